@@ -1,0 +1,64 @@
+# Thin wrapper over CMake + Ninja + ctest. Every target installs what it
+# needs first (scripts/deps.sh), so each works on a fresh Debian 12 machine.
+#
+#   make demo           the main job (README's first command)
+#   make test           build + the whole ctest suite (README's second command)
+#   make test-sanitize  unit tests under AddressSanitizer + UBSan
+#   make fuzz           each libFuzzer target for FUZZ_SECONDS (clang)
+#   make bench          every bench_* (Release); BENCH_FILTER=regex to narrow
+#   make fixtures       regenerate tests/fixtures from zfs-fuse (needs root)
+
+BUILD        ?= build
+BUILD_ASAN   ?= build-asan
+BUILD_FUZZ   ?= build-fuzz
+FUZZ_SECONDS ?= 20
+JOBS         ?= $(shell nproc)
+CMAKE_FLAGS  ?=
+ifneq ($(CI),)
+CMAKE_FLAGS += -DUZFS_WERROR=ON
+endif
+
+.PHONY: all deps build test test-sanitize fuzz bench demo fixtures clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	@bash scripts/deps.sh
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: $(BUILD)/build.ninja
+	@bash scripts/deps.sh
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize:
+	@bash scripts/deps.sh
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
+
+fuzz:
+	@bash scripts/deps.sh
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DUZFS_FUZZ=ON -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_TESTS=OFF \
+	  -DUZFS_BUILD_BENCHMARKS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	bash scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+bench: build
+	bash scripts/run-benchmarks.sh $(BUILD) '$(BENCH_FILTER)'
+
+demo: build
+	bash scripts/demo.sh $(BUILD)
+
+fixtures: build
+	bash tests/fixtures/make-zfs-fuse-fixtures.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,0 +1,36 @@
+// Shared helpers for uzfs tests: fixture paths, deterministic random data,
+// and GoogleTest assertions for Status/Result.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "zfs/util/status.h"
+
+namespace uzfs::test {
+
+// Path of a file under tests/fixtures/ in the source tree.
+std::filesystem::path FixturePath(const std::string& rel);
+// Whole file contents; fails the current test (and returns empty) if unreadable.
+std::vector<uint8_t> ReadFile(const std::filesystem::path& p);
+// Deterministic pseudo-random bytes (xorshift) for a given seed.
+std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed);
+// Bytes parsed from a hex string (whitespace ignored).
+std::vector<uint8_t> FromHex(const std::string& hex);
+
+}  // namespace uzfs::test
+
+#define ASSERT_UZFS_OK(expr)                                   \
+  do {                                                         \
+    const ::uzfs::Status uzfs_s_ = (expr);                     \
+    ASSERT_TRUE(uzfs_s_.ok()) << uzfs_s_.ToString(true);       \
+  } while (0)
+#define EXPECT_UZFS_OK(expr)                                   \
+  do {                                                         \
+    const ::uzfs::Status uzfs_s_ = (expr);                     \
+    EXPECT_TRUE(uzfs_s_.ok()) << uzfs_s_.ToString(true);       \
+  } while (0)
