@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs a command next to a private zfs-fuse daemon, the compatibility judge.
+#
+#   scripts/zfs-fuse-sandbox.sh <command> [args...]
+#
+# zfs-fuse's socket and cache paths are fixed (/run/zfs, /var/lib/zfs), so the
+# daemon runs inside a private mount namespace (unshare --mount) where both
+# are bind-mounted to a fresh temporary directory: runs never collide with
+# each other or with a system zfs-fuse. The command runs inside the same
+# namespace with the daemon up (zpool/zfs/zdb from /usr/sbin work); the
+# daemon is stopped by its PID afterwards and the command's exit code is
+# returned. Needs root. ZFS_FUSE_SANDBOX_KEEP=1 keeps the temporary directory.
+set -euo pipefail
+if [ "${1:-}" != "--inside" ]; then
+  [ $# -ge 1 ] || { echo "usage: $0 <command> [args...]" >&2; exit 2; }
+  [ "$(id -u)" -eq 0 ] || { echo "zfs-fuse-sandbox: needs root" >&2; exit 1; }
+  command -v zfs-fuse >/dev/null || [ -x /usr/sbin/zfs-fuse ] ||
+    { echo "zfs-fuse-sandbox: zfs-fuse is not installed (make deps)" >&2; exit 1; }
+  exec unshare --mount --propagation private "$0" --inside "$@"
+fi
+shift
+export PATH=/usr/sbin:/sbin:$PATH
+box=$(mktemp -d /tmp/zfs-fuse-sandbox.XXXXXX)
+mkdir -p "$box/run" "$box/lib" /run/zfs /var/lib/zfs
+mount --bind "$box/run" /run/zfs
+mount --bind "$box/lib" /var/lib/zfs
+zfs-fuse --pidfile "$box/zfs-fuse.pid" >"$box/zfs-fuse.log" 2>&1 &
+# Wait for the daemon's socket before handing over.
+for _ in $(seq 1 100); do
+  [ -S /run/zfs/zfs_socket ] && break
+  sleep 0.1
+done
+pid=$(cat "$box/zfs-fuse.pid" 2>/dev/null || true)
+stop() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  [ -n "${ZFS_FUSE_SANDBOX_KEEP:-}" ] || rm -rf "$box"
+}
+trap stop EXIT
+[ -S /run/zfs/zfs_socket ] || { echo "zfs-fuse-sandbox: daemon did not start:" >&2; cat "$box/zfs-fuse.log" >&2; exit 1; }
+set +e
+"$@"
+rc=$?
+set -e
+exit $rc
