@@ -3,9 +3,10 @@
 #
 #   scripts/zfs-fuse-sandbox.sh <command> [args...]
 #
-# zfs-fuse's socket and cache paths are fixed (/run/zfs, /var/lib/zfs), so the
-# daemon runs inside a private mount namespace (unshare --mount) where both
-# are bind-mounted to a fresh temporary directory: runs never collide with
+# zfs-fuse's socket, cache and lock paths are fixed (/run/zfs, /var/lib/zfs,
+# /var/lock/zfs), so the daemon runs inside a private mount namespace
+# (unshare --mount) where all three are bind-mounted to a fresh temporary
+# directory: runs never collide with
 # each other or with a system zfs-fuse. The command runs inside the same
 # namespace with the daemon up (zpool/zfs/zdb from /usr/sbin work); the
 # daemon is stopped by its PID afterwards and the command's exit code is
@@ -21,9 +22,10 @@ fi
 shift
 export PATH=/usr/sbin:/sbin:$PATH
 box=$(mktemp -d /tmp/zfs-fuse-sandbox.XXXXXX)
-mkdir -p "$box/run" "$box/lib" /run/zfs /var/lib/zfs
+mkdir -p "$box/run" "$box/lib" "$box/lock" /run/zfs /var/lib/zfs /var/lock/zfs
 mount --bind "$box/run" /run/zfs
 mount --bind "$box/lib" /var/lib/zfs
+mount --bind "$box/lock" /var/lock/zfs
 zfs-fuse --pidfile "$box/zfs-fuse.pid" >"$box/zfs-fuse.log" 2>&1 &
 # Wait for the daemon's socket before handing over.
 for _ in $(seq 1 100); do
