@@ -57,8 +57,8 @@ bench: build
 demo: build
 	bash scripts/demo.sh $(BUILD)
 
-fixtures: build
-	bash tests/fixtures/make-zfs-fuse-fixtures.sh
+fixtures: deps
+	for f in tests/fixtures/*/make-*.sh; do scripts/zfs-fuse-sandbox.sh "$$f" || exit 1; done
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
