@@ -1,6 +1,6 @@
 // Block pointer codec: bit positions pinned by hand-built words, round trips
 // of every field, embedded payload placement, and the validator's refusals.
-#include "zfs/zio/block_ptr.h"
+#include "zfs/spa/block_ptr.h"
 
 #include <gtest/gtest.h>
 

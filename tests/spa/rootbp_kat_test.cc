@@ -16,7 +16,7 @@
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
 #include "zfs/util/endian.h"
-#include "zfs/zio/block_ptr.h"
+#include "zfs/spa/block_ptr.h"
 
 namespace uzfs {
 namespace {

@@ -1,5 +1,5 @@
 // Block pointer encode/decode/validate (see block_ptr.h for the layout).
-#include "zfs/zio/block_ptr.h"
+#include "zfs/spa/block_ptr.h"
 
 #include <cinttypes>
 #include <cstdio>
