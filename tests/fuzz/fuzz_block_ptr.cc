@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "zfs/zio/block_ptr.h"
+#include "zfs/spa/block_ptr.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < uzfs::kBlockPtrSize + 1) return 0;
