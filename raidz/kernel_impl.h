@@ -1,0 +1,147 @@
+// The SIMD parity kernel, written once over a vector "traits" type and
+// instantiated by each raidz_<isa>.cc with that file's instruction set.
+//
+// PRIVATE: include only from a raidz_<isa>.cc. Everything is in an anonymous
+// namespace so each instantiation (built with different -m flags) stays in
+// its own translation unit and never leaks through the linker (ODR).
+//
+// Strategy: walk the block in chunks of V::kUnroll vectors. For one chunk,
+// keep the P/Q/R accumulators in registers and fold in every data column by
+// Horner's rule (Q = 2Q ^ D, R = 4R ^ D), so each data byte is read once and
+// each output byte written once. For reconstruction the accumulators become
+// the syndromes (parity XORed in), and the missing columns come out of a
+// k x k constant multiply done on the same registers before the store.
+// Short columns, the tail of the block and partial outputs go through a
+// zero-padded stack buffer, so any length works.
+//
+// V provides: Reg, kWidth, kUnroll, Load, Store, Zero, Xor, Mul2, Mul4,
+// Const, MakeConst(c), MulConst(const Const&, Reg).
+#pragma once
+
+#include <cstring>
+
+#include "raidz/gf256.h"
+#include "raidz/parity_ops.h"
+
+namespace uzfs::raidz {
+namespace {
+
+template <class V, unsigned kRows, bool kSolve>
+void Kernel(const KernelArgs& a) {
+  using Reg = typename V::Reg;
+  constexpr size_t W = V::kWidth, U = V::kUnroll, CH = W * U;
+  constexpr bool kP = kRows & 1, kQ = kRows & 2, kR = kRows & 4;
+  constexpr int K = (kP ? 1 : 0) + (kQ ? 1 : 0) + (kR ? 1 : 0);
+  alignas(64) uint8_t buf[CH];
+
+  typename V::Const mc[kSolve ? K * K : 1];
+  if constexpr (kSolve) {
+    for (int i = 0; i < K * K; i++) mc[i] = V::MakeConst(a.mat[i]);
+  }
+  const uint8_t* const* data = a.data;
+  const size_t* dlen = a.dlen;
+  const uint32_t n = a.n;
+
+  for (size_t off = 0; off < a.len; off += CH) {
+    Reg p[U], q[U], r[U];
+    for (size_t u = 0; u < U; u++) p[u] = q[u] = r[u] = V::Zero();
+    for (uint32_t i = 0; i < n; i++) {
+      const uint8_t* d = data[i];
+      const size_t dl = dlen[i];
+      if (d != nullptr && dl >= off + CH) {
+        d += off;
+      } else if (d == nullptr || dl <= off) {
+        for (size_t u = 0; u < U; u++) {
+          if constexpr (kQ) q[u] = V::Mul2(q[u]);
+          if constexpr (kR) r[u] = V::Mul4(r[u]);
+        }
+        continue;
+      } else {
+        std::memset(buf, 0, CH);
+        std::memcpy(buf, d + off, dl - off);
+        d = buf;
+      }
+      for (size_t u = 0; u < U; u++) {
+        const Reg x = V::Load(d + u * W);
+        if constexpr (kP) p[u] = V::Xor(p[u], x);
+        if constexpr (kQ) q[u] = V::Xor(V::Mul2(q[u]), x);
+        if constexpr (kR) r[u] = V::Xor(V::Mul4(r[u]), x);
+      }
+    }
+    const size_t avail = a.len - off;  // bytes of parity in this chunk
+    Reg* acc[3];
+    {
+      int k = 0;
+      if constexpr (kP) acc[k++] = p;
+      if constexpr (kQ) acc[k++] = q;
+      if constexpr (kR) acc[k++] = r;
+    }
+    if constexpr (kSolve) {
+      for (int j = 0; j < K; j++) {
+        const uint8_t* s = a.par[j] + off;
+        if (avail < CH) {
+          std::memset(buf, 0, CH);
+          std::memcpy(buf, s, avail);
+          s = buf;
+        }
+        for (size_t u = 0; u < U; u++) acc[j][u] = V::Xor(acc[j][u], V::Load(s + u * W));
+      }
+      for (int x = 0; x < K; x++) {
+        if (a.outlen[x] <= off) continue;
+        const size_t oa = a.outlen[x] - off;
+        uint8_t* o = oa >= CH ? a.out[x] + off : buf;
+        for (size_t u = 0; u < U; u++) {
+          Reg v = V::MulConst(mc[x * K], acc[0][u]);
+          for (int j = 1; j < K; j++) v = V::Xor(v, V::MulConst(mc[x * K + j], acc[j][u]));
+          V::Store(o + u * W, v);
+        }
+        if (oa < CH) std::memcpy(a.out[x] + off, buf, oa);
+      }
+    } else {
+      for (int j = 0; j < K; j++) {
+        if (a.outlen[j] <= off) continue;
+        const size_t oa = a.outlen[j] - off;
+        uint8_t* o = oa >= CH ? a.out[j] + off : buf;
+        for (size_t u = 0; u < U; u++) V::Store(o + u * W, acc[j][u]);
+        if (oa < CH) std::memcpy(a.out[j] + off, buf, oa);
+      }
+    }
+  }
+}
+
+template <class V, bool kSolve>
+void Dispatch(const KernelArgs& a) {
+  switch (a.rows & 7) {
+    case 1: return Kernel<V, 1, kSolve>(a);
+    case 2: return Kernel<V, 2, kSolve>(a);
+    case 3: return Kernel<V, 3, kSolve>(a);
+    case 4: return Kernel<V, 4, kSolve>(a);
+    case 5: return Kernel<V, 5, kSolve>(a);
+    case 6: return Kernel<V, 6, kSolve>(a);
+    case 7: return Kernel<V, 7, kSolve>(a);
+    default: return;
+  }
+}
+
+template <class V>
+void GenKernel(const KernelArgs& a) { Dispatch<V, false>(a); }
+template <class V>
+void RecKernel(const KernelArgs& a) { Dispatch<V, true>(a); }
+
+// Nibble tables for multiplying by a constant with a 16-byte shuffle:
+// c*x = lo[x & 15] ^ hi[x >> 4].
+struct NibbleTables {
+  alignas(16) uint8_t lo[16];
+  alignas(16) uint8_t hi[16];
+};
+inline NibbleTables MakeNibbleTables(uint8_t c) {
+  NibbleTables t;
+  for (int i = 0; i < 16; i++) {
+    t.lo[i] = gf256::Mul(c, static_cast<uint8_t>(i));
+    t.hi[i] = gf256::Mul(c, static_cast<uint8_t>(i << 4));
+  }
+  return t;
+}
+
+}  // namespace
+}  // namespace uzfs::raidz
