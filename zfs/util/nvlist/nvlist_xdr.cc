@@ -204,6 +204,11 @@ class NvXdrDecoder {
       UZFS_RETURN_IF_ERROR(U32(enc_size, "pair encoded size"));
       UZFS_RETURN_IF_ERROR(U32(dec_size, "pair decoded size"));
       if (enc_size == 0 && dec_size == 0) return Status::Ok();  // terminator
+      if (enc_size == 0 || dec_size == 0) {
+        pos_ = start;
+        return Fail("half-zero terminator (sizes " + std::to_string(enc_size) + ", " +
+                    std::to_string(dec_size) + ")");
+      }
       if (enc_size > buf_.size() - start) {
         pos_ = start;
         return Fail("pair encoded size " + std::to_string(enc_size) + " exceeds the remaining " +
@@ -211,10 +216,10 @@ class NvXdrDecoder {
       }
       NvPair p;
       UZFS_RETURN_IF_ERROR(Pair(p, depth));
-      if (pos_ - start != enc_size) {
+      if (size_t used = pos_ - start; used != enc_size) {
         pos_ = start;
         return Fail("pair '" + p.name_ + "' has encoded size " + std::to_string(enc_size) +
-                    " but its contents take " + std::to_string(pos_ - start) + " bytes");
+                    " but its contents take " + std::to_string(used) + " bytes");
       }
       if (dec_size != nvlist_impl::NativePairSize(p, 8) &&
           dec_size != nvlist_impl::NativePairSize(p, 4)) {
