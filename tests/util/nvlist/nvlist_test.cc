@@ -491,7 +491,7 @@ TEST(NvListDecodeTest, BadPairsAreCorruption) {
 }
 
 TEST(NvListDecodeTest, EightBitValuesInEitherSignForm) {
-  // x86 writers sign-extend bytes (xdr_char); others may not. Both decode.
+  // Writers with a signed C char sign-extend bytes; others do not. Both decode.
   for (uint32_t raw : {0xffffffffu, 0x000000ffu}) {
     Xdr x;
     x.Header().ListHead().U32(28).U32(32).Str("b").U32(2).U32(1).U32(raw).End();

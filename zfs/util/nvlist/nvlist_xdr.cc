@@ -306,7 +306,7 @@ class NvXdrDecoder {
       uint32_t v = 0;
       UZFS_RETURN_IF_ERROR(U32(v, "value"));
       if (ti.native_size == 1 && ti.scalar != NvType::kBooleanValue) {
-        // 8-bit values: writers differ in sign-extending (x86 xdr_char) or
+        // 8-bit values: writers differ in sign-extending (signed C char) or
         // not; accept both forms of one byte and keep the byte.
         int32_t s = static_cast<int32_t>(v);
         if (s < INT8_MIN || s > UINT8_MAX)
