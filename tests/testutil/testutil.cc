@@ -2,6 +2,10 @@
 #include "tests/testutil/testutil.h"
 
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fstream>
 #include <iterator>
 
@@ -44,6 +48,53 @@ std::vector<uint8_t> FromHex(const std::string& hex) {
     }
   }
   return out;
+}
+
+int RunInZfsFuseSandbox(const std::string& script, std::string* output) {
+  output->clear();
+  if (geteuid() != 0) {
+    ADD_FAILURE() << "compat tests need root (zfs-fuse runs in a private mount namespace)";
+    return -1;
+  }
+  const auto sandbox = std::filesystem::path(UZFS_SOURCE_DIR) / "scripts" / "zfs-fuse-sandbox.sh";
+  char tmpl[] = "/tmp/uzfs-compat-script.XXXXXX";
+  const int fd = mkstemp(tmpl);
+  if (fd < 0) {
+    ADD_FAILURE() << "mkstemp failed";
+    return -1;
+  }
+  const std::string body = "set -euo pipefail\n" + script + "\n";
+  if (write(fd, body.data(), body.size()) != static_cast<ssize_t>(body.size())) {
+    close(fd);
+    ADD_FAILURE() << "cannot write " << tmpl;
+    return -1;
+  }
+  close(fd);
+  const std::string cmd = sandbox.string() + " bash " + tmpl + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "cannot run " << cmd;
+    std::remove(tmpl);
+    return -1;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
+  const int status = pclose(p);
+  std::remove(tmpl);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/uzfs-test.XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  EXPECT_NE(d, nullptr) << "mkdtemp failed";
+  path_ = d ? d : "/tmp";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace uzfs::test

@@ -34,3 +34,26 @@ std::vector<uint8_t> FromHex(const std::string& hex);
     const ::uzfs::Status uzfs_s_ = (expr);                     \
     EXPECT_TRUE(uzfs_s_.ok()) << uzfs_s_.ToString(true);       \
   } while (0)
+
+namespace uzfs::test {
+
+// Runs a bash script next to a private zfs-fuse daemon (the compatibility
+// judge; scripts/zfs-fuse-sandbox.sh) and returns its exit code, with stdout
+// and stderr in *output. Compat tests call this; they fail (never skip) when
+// zfs-fuse or root is missing, because CI must run them.
+int RunInZfsFuseSandbox(const std::string& script, std::string* output);
+
+// A fresh temporary directory, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace uzfs::test
