@@ -1,0 +1,75 @@
+// BlockDevice: range checks, error counting and the shared I/O error message
+// (see block_device.h).
+#include "zfs/vdev/block_device.h"
+
+#include <cstring>
+#include <string>
+
+namespace uzfs {
+
+std::string_view IoOpName(IoOp op) {
+  switch (op) {
+    case IoOp::kRead: return "read";
+    case IoOp::kWrite: return "write";
+    case IoOp::kFlush: return "flush";
+  }
+  return "io";
+}
+
+Status DeviceIoError(IoOp op, std::string_view path, uint64_t offset, uint64_t len, int err,
+                     std::string_view what) {
+  std::string msg(IoOpName(op));
+  msg += " ";
+  msg += path;
+  if (op != IoOp::kFlush) {
+    msg += " at offset " + std::to_string(offset) + " (" + std::to_string(len) + " bytes)";
+  }
+  msg += ": ";
+  if (!what.empty()) {
+    msg += what;
+    if (err != 0) msg += ": ";
+  }
+  if (err != 0) msg += std::strerror(err);
+  return Status::IoError(msg);
+}
+
+Status BlockDevice::CheckRange(IoOp op, uint64_t offset, uint64_t len, const void* buf) const {
+  if (op == IoOp::kFlush) return Status::Ok();
+  const uint64_t size = Size();
+  if (offset > size || len > size - offset) {
+    return Status::InvalidArgument(std::string(IoOpName(op)) + " " + path() + ": range [" +
+                                   std::to_string(offset) + ", +" + std::to_string(len) +
+                                   ") is outside the device (" + std::to_string(size) +
+                                   " bytes)");
+  }
+  const uint64_t align = RequiredAlignment();
+  if (align > 1 && ((offset | len | reinterpret_cast<uintptr_t>(buf)) & (align - 1)) != 0) {
+    return Status::InvalidArgument(std::string(IoOpName(op)) + " " + path() + ": offset " +
+                                   std::to_string(offset) + ", length " + std::to_string(len) +
+                                   " and buffer must be aligned to " + std::to_string(align) +
+                                   " bytes (O_DIRECT)");
+  }
+  return Status::Ok();
+}
+
+Status BlockDevice::Read(uint64_t offset, std::span<uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kRead, offset, buf.size(), buf.data()));
+  Status s = DoRead(offset, buf);
+  if (s.IsIoError()) errors_.CountIoError(IoOp::kRead);
+  return s;
+}
+
+Status BlockDevice::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, buf.size(), buf.data()));
+  Status s = DoWrite(offset, buf);
+  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
+  return s;
+}
+
+Status BlockDevice::Flush() {
+  Status s = DoFlush();
+  if (s.IsIoError()) errors_.CountIoError(IoOp::kFlush);
+  return s;
+}
+
+}  // namespace uzfs

@@ -1,0 +1,133 @@
+// BlockDevice: the leaf of the vdev tree, one disk or file that holds bytes.
+//
+// What it does: positional read and write of byte ranges, a flush that makes
+// every write completed before it durable (fdatasync for files, a cache flush
+// for block devices), the device's size, the sector size it prefers (as an
+// ashift hint), its path, and error counters that `zpool status` shows.
+//
+// What it promises:
+//  - Read/Write transfer the whole range or fail; short transfers and EINTR
+//    are retried below this interface. Failures are Status::IoError with the
+//    path, the operation and the offset in the message. A range outside
+//    [0, Size()) is InvalidArgument and touches nothing.
+//  - Flush: a write that completed before Flush() was *called* is durable
+//    when Flush() returns OK. Writes racing with the flush may or may not be
+//    covered (as with a disk's cache flush). Order with it by waiting.
+//  - Errors are counted: a Read/Write/Flush that returns IoError adds one to
+//    errors().read / .write (flush counts as a write) on the device that
+//    returned it. Checksum errors are only known above this layer, which adds
+//    them with errors().checksum. Argument errors are not counted.
+//
+// Threading contract: every implementation is safe for concurrent use from
+// many threads without external locking. Concurrent writes to overlapping
+// ranges leave either one's data per sector (as a disk does); which one is
+// unspecified.
+//
+// Implementations: FileDevice (file_device.h: files and block devices),
+// MemDevice (mem_device.h: RAM, with a volatile write cache model),
+// FaultDevice (fault_device.h: wraps another device and injects faults).
+// The IoEngine (io_engine.h) runs these asynchronously.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "zfs/util/status.h"
+
+namespace uzfs {
+
+enum class IoOp : uint8_t { kRead, kWrite, kFlush };
+std::string_view IoOpName(IoOp op);
+
+// A plain copy of the counters, for reporting.
+struct DeviceErrorCounts {
+  uint64_t read = 0;
+  uint64_t write = 0;
+  uint64_t checksum = 0;
+  bool operator==(const DeviceErrorCounts&) const = default;
+};
+
+// Per-device error counters (the READ / WRITE / CKSUM columns of
+// `zpool status`). Lock-free; any thread may add, `zpool clear` resets.
+struct DeviceErrorCounters {
+  std::atomic<uint64_t> read{0};
+  std::atomic<uint64_t> write{0};
+  std::atomic<uint64_t> checksum{0};
+
+  // Adds one to the counter an I/O error of this kind belongs to.
+  void CountIoError(IoOp op) {
+    (op == IoOp::kRead ? read : write).fetch_add(1, std::memory_order_relaxed);
+  }
+  void CountChecksumError() { checksum.fetch_add(1, std::memory_order_relaxed); }
+  DeviceErrorCounts Snapshot() const {
+    return {read.load(std::memory_order_relaxed), write.load(std::memory_order_relaxed),
+            checksum.load(std::memory_order_relaxed)};
+  }
+  void Reset() {
+    read.store(0, std::memory_order_relaxed);
+    write.store(0, std::memory_order_relaxed);
+    checksum.store(0, std::memory_order_relaxed);
+  }
+};
+
+class BlockDevice {
+ public:
+  // Ashift used for files and whenever the hardware does not say: 4 KiB
+  // sectors, the safe choice for any modern disk.
+  static constexpr uint32_t kDefaultAshift = 12;
+
+  virtual ~BlockDevice() = default;
+  BlockDevice(const BlockDevice&) = delete;
+  BlockDevice& operator=(const BlockDevice&) = delete;
+
+  // Reads buf.size() bytes at offset into buf.
+  Status Read(uint64_t offset, std::span<uint8_t> buf);
+  // Writes buf at offset. Not durable until a later Flush() returns OK.
+  Status Write(uint64_t offset, std::span<const uint8_t> buf);
+  // Makes every previously completed write durable.
+  Status Flush();
+
+  // Size in bytes, fixed for the life of the object.
+  virtual uint64_t Size() const = 0;
+  // log2 of the preferred (physical) sector size: 9 for 512-byte, 12 for 4K.
+  virtual uint32_t AshiftHint() const = 0;
+  // The name given at open (a path, or a label for in-memory devices).
+  virtual const std::string& path() const = 0;
+
+  // For the IoEngine: a descriptor that may be used with pread/pwrite/
+  // fdatasync (or io_uring) in place of Read/Write/Flush, or -1 when I/O has
+  // to go through the virtual methods (in-memory and wrapping devices).
+  virtual int NativeFd() const { return -1; }
+  // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none
+  // (O_DIRECT devices need their logical sector size).
+  virtual uint32_t RequiredAlignment() const { return 1; }
+
+  DeviceErrorCounters& errors() { return errors_; }
+  const DeviceErrorCounters& errors() const { return errors_; }
+
+  // InvalidArgument when [offset, offset+len) is not inside the device or is
+  // misaligned for RequiredAlignment(). Used by Read/Write and the IoEngine.
+  Status CheckRange(IoOp op, uint64_t offset, uint64_t len, const void* buf) const;
+
+ protected:
+  BlockDevice() = default;
+  // The implementation's I/O. The range has been checked. Return IoError on
+  // failure; the public methods do the error counting.
+  virtual Status DoRead(uint64_t offset, std::span<uint8_t> buf) = 0;
+  virtual Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) = 0;
+  virtual Status DoFlush() = 0;
+
+ private:
+  DeviceErrorCounters errors_;
+};
+
+// "read /dev/sdb at offset 4096 (8192 bytes): Input/output error": the
+// message every device uses for an I/O failure. err is an errno value, or 0
+// when `what` already says what went wrong.
+Status DeviceIoError(IoOp op, std::string_view path, uint64_t offset, uint64_t len, int err,
+                     std::string_view what = {});
+
+}  // namespace uzfs

@@ -1,0 +1,188 @@
+// IoEngine: choosing an implementation, shared bookkeeping, SubmitAndWait,
+// and the WorkerPool both engines use (see io_engine.h, io_engine_impl.h).
+#include "zfs/vdev/io_engine.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "zfs/vdev/io_engine_impl.h"
+
+namespace uzfs {
+
+std::string_view IoEngineKindName(IoEngineKind k) {
+  switch (k) {
+    case IoEngineKind::kAuto: return "auto";
+    case IoEngineKind::kUring: return "uring";
+    case IoEngineKind::kThreads: return "threads";
+  }
+  return "unknown";
+}
+
+Result<std::unique_ptr<IoEngine>> IoEngine::Create(const IoEngineOptions& opts) {
+  if (opts.queue_depth == 0 || opts.threads == 0) {
+    return Status::InvalidArgument("I/O engine: queue_depth and threads must be at least 1");
+  }
+  IoEngineKind kind = opts.kind;
+  if (kind == IoEngineKind::kAuto) {
+    const char* env = std::getenv("UZFS_IO_ENGINE");
+    const std::string_view v = env ? env : "";
+    if (v == "uring" || v == "io_uring") {
+      kind = IoEngineKind::kUring;
+    } else if (v == "threads") {
+      kind = IoEngineKind::kThreads;
+    } else if (!v.empty() && v != "auto") {
+      return Status::InvalidArgument("UZFS_IO_ENGINE=" + std::string(v) +
+                                     ": expected uring, threads or auto");
+    }
+  }
+  switch (kind) {
+    case IoEngineKind::kUring: return vdev_internal::NewUringEngine(opts);
+    case IoEngineKind::kThreads: return vdev_internal::NewThreadsEngine(opts);
+    case IoEngineKind::kAuto: break;
+  }
+  auto uring = vdev_internal::NewUringEngine(opts);
+  if (uring.ok()) return std::move(uring).value();
+  return vdev_internal::NewThreadsEngine(opts);
+}
+
+void IoEngine::Submit(IoRequest req) {
+  std::vector<IoRequest> batch;
+  batch.push_back(std::move(req));
+  Submit(std::move(batch));
+}
+
+IoEngineStats IoEngine::stats() const {
+  IoEngineStats s;
+  s.submitted = submitted_.load(std::memory_order_acquire);
+  s.completed = completed_.load(std::memory_order_acquire);
+  s.cancelled = cancelled_.load(std::memory_order_acquire);
+  s.errors = errors_.load(std::memory_order_acquire);
+  return s;
+}
+
+void IoEngine::Complete(IoRequest& req, Status s) {
+  if (!s.ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  completed_.fetch_add(1, std::memory_order_release);
+  if (req.done) req.done(std::move(s));
+}
+
+void IoEngine::Cancel(IoRequest& req) {
+  cancelled_.fetch_add(1, std::memory_order_relaxed);
+  completed_.fetch_add(1, std::memory_order_release);
+  if (req.done) {
+    req.done(Status::Busy("I/O engine is shut down; " + std::string(IoOpName(req.op)) +
+                          " request cancelled"));
+  }
+}
+
+Status SubmitAndWait(IoEngine& engine, std::vector<IoRequest> batch) {
+  if (batch.empty()) return Status::Ok();
+  struct Waiter {
+    Mutex mu;
+    CondVar cv{&mu};
+    size_t left UZFS_GUARDED_BY(mu) = 0;
+    Status first UZFS_GUARDED_BY(mu);
+  };
+  auto w = std::make_shared<Waiter>();
+  {
+    MutexLock l(&w->mu);
+    w->left = batch.size();
+  }
+  for (IoRequest& r : batch) {
+    r.done = [w](Status s) {
+      MutexLock l(&w->mu);
+      if (!s.ok() && w->first.ok()) w->first = std::move(s);
+      if (--w->left == 0) w->cv.SignalAll();
+    };
+  }
+  engine.Submit(std::move(batch));
+  MutexLock l(&w->mu);
+  while (w->left > 0) w->cv.Wait();
+  return w->first;
+}
+
+namespace vdev_internal {
+namespace {
+thread_local const IoEngine* current_engine = nullptr;
+}  // namespace
+
+void SetCurrentEngine(const IoEngine* engine) { current_engine = engine; }
+
+void CheckNotEngineThread(const IoEngine* engine, const char* what) {
+  if (current_engine == engine && engine != nullptr) {
+    std::fprintf(stderr, "uzfs: %s called from one of the I/O engine's own threads\n", what);
+    std::abort();
+  }
+}
+
+Status ExecuteSync(const IoRequest& req) {
+  if (req.device == nullptr) return Status::InvalidArgument("I/O request without a device");
+  switch (req.op) {
+    case IoOp::kRead: return req.device->Read(req.offset, req.buf);
+    case IoOp::kWrite:
+      return req.device->Write(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));
+    case IoOp::kFlush: return req.device->Flush();
+  }
+  return Status::InvalidArgument("unknown I/O op");
+}
+
+WorkerPool::WorkerPool(const IoEngine* owner, uint32_t threads, CompleteFn complete,
+                       CancelFn cancel)
+    : owner_(owner), complete_(std::move(complete)), cancel_(std::move(cancel)) {
+  threads_.reserve(threads);
+  for (uint32_t i = 0; i < threads; i++) threads_.emplace_back([this] { Run(); });
+}
+
+WorkerPool::~WorkerPool() { Shutdown(ShutdownMode::kDrain); }
+
+bool WorkerPool::Enqueue(std::vector<IoRequest>* reqs) {
+  {
+    MutexLock l(&mu_);
+    if (stopping_) return false;
+    for (IoRequest& r : *reqs) queue_.push_back(std::move(r));
+  }
+  if (reqs->size() == 1) {
+    cv_.Signal();
+  } else {
+    cv_.SignalAll();
+  }
+  reqs->clear();
+  return true;
+}
+
+void WorkerPool::Run() {
+  SetCurrentEngine(owner_);
+  while (true) {
+    IoRequest req;
+    {
+      MutexLock l(&mu_);
+      while (queue_.empty() && !stopping_) cv_.Wait();
+      if (queue_.empty()) break;  // stopping and nothing left to drain
+      req = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Status s = ExecuteSync(req);
+    complete_(req, std::move(s));
+  }
+  SetCurrentEngine(nullptr);
+}
+
+void WorkerPool::Shutdown(ShutdownMode mode) {
+  CheckNotEngineThread(owner_, "IoEngine::Shutdown");
+  MutexLock s(&shutdown_mu_);
+  if (joined_) return;
+  std::deque<IoRequest> cancelled;
+  {
+    MutexLock l(&mu_);
+    stopping_ = true;
+    if (mode == ShutdownMode::kCancel) cancelled.swap(queue_);
+  }
+  cv_.SignalAll();
+  for (IoRequest& r : cancelled) cancel_(r);
+  for (std::thread& t : threads_) t.join();
+  joined_ = true;
+}
+
+}  // namespace vdev_internal
+}  // namespace uzfs
