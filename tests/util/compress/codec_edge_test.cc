@@ -192,7 +192,9 @@ TEST(ZstdTest, HeaderLayoutAndLevels) {
   for (int e = 0; e < 256; e++) {
     auto l = ZstdEnumToLevel(static_cast<uint8_t>(e));
     EXPECT_EQ(l.ok(), (e >= 1 && e <= 19) || (e >= 103 && e <= 123)) << e;
-    if (l.ok()) EXPECT_EQ(*ZstdLevelToEnum(*l), e);
+    if (l.ok()) {
+      EXPECT_EQ(*ZstdLevelToEnum(*l), e);
+    }
   }
   auto f = ZstdCompress(src, dst, -500);
   ASSERT_TRUE(f.ok());
@@ -251,7 +253,9 @@ TEST_P(CorruptionTest, TruncationAndDamage) {
     EXPECT_TRUE(s.ok() || s.IsCorruption()) << s.ToString();
     detected += !s.ok();
   }
-  if (IsGzip(c.type)) EXPECT_GT(detected, 150);  // Adler-32 catches nearly all
+  if (IsGzip(c.type)) {
+    EXPECT_GT(detected, 150);  // Adler-32 catches nearly all
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CorruptionTest,

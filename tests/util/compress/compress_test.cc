@@ -35,7 +35,7 @@ std::vector<uint8_t> Sparse(size_t n, uint64_t seed) {
   std::vector<uint8_t> out(n, 0);
   auto r = test::RandomBytes(n, seed);
   for (size_t i = 0; i < n; i += 97 + r[i] % 300)
-    for (size_t k = 0; k < 1 + r[i] % 20 && i + k < n; k++) out[i + k] = r[i + k] | 1;
+    for (size_t k = 0; k < 1u + r[i] % 20 && i + k < n; k++) out[i + k] = r[i + k] | 1;
   return out;
 }
 
@@ -110,10 +110,13 @@ TEST_P(RoundTripTest, VariedDataAndSizes) {
         EXPECT_EQ(cb->kind, Kind::kAllZero);
         continue;
       }
-      if (kind == 2 && n >= 512) EXPECT_EQ(cb->kind, Kind::kNotWorthIt);
+      if (kind == 2 && n >= 512) {
+        EXPECT_EQ(cb->kind, Kind::kNotWorthIt);
+      }
       if ((kind == 1 || kind == 3) && n >= 4096 && a.type != CompressType::kZle &&
-          !(a.type == CompressType::kZstd && a.level <= -100))  // zstd-fast-1000 barely tries
+          !(a.type == CompressType::kZstd && a.level <= -100)) {  // zstd-fast-1000 barely tries
         EXPECT_EQ(cb->kind, Kind::kCompressed);
+      }
       if (cb->kind == Kind::kCompressed) {
         EXPECT_EQ(cb->psize % kMinBlockSize, 0u);
         EXPECT_LE(cb->psize, MaxCompressedSize(n));
@@ -177,7 +180,9 @@ TEST(CompressRuleTest, OneEighthBoundaryExact) {
       EXPECT_EQ(cb->kind, Kind::kCompressed) << k;
       EXPECT_EQ(cb->psize, *raw);
     }
-    if (*raw > MaxCompressedSize(n)) EXPECT_EQ(cb->kind, Kind::kNotWorthIt) << k;
+    if (*raw > MaxCompressedSize(n)) {
+      EXPECT_EQ(cb->kind, Kind::kNotWorthIt) << k;
+    }
     compressed += cb->kind == Kind::kCompressed;
     not_worth += cb->kind == Kind::kNotWorthIt;
   }
