@@ -104,11 +104,6 @@ const char* const kTypeNames[] = {
     "int8 array",   "uint8 array",  "double",
 };
 
-// Stored word -> signed value per the element type's signedness.
-int64_t WordAsSigned(NvType scalar, uint64_t w) {
-  return static_cast<int64_t>(w);  // stored already sign- or zero-extended
-}
-
 std::string FormatWord(NvType scalar, uint64_t w) {
   char buf[64];
   switch (scalar) {
@@ -311,7 +306,8 @@ Result<std::vector<int64_t>> NvList::GetIntArray(std::string_view name, NvType t
   UZFS_ASSIGN_OR_RETURN(const NvPair* p, Lookup(name, type));
   std::vector<int64_t> out;
   out.reserve(p->words_.size());
-  for (uint64_t w : p->words_) out.push_back(WordAsSigned(ti.scalar, w));
+  // Words are stored sign- or zero-extended already.
+  for (uint64_t w : p->words_) out.push_back(static_cast<int64_t>(w));
   return out;
 }
 

@@ -9,7 +9,7 @@
 // the new pair goes to the end, as libnvpair does, so a list built in the
 // same order encodes to the same bytes.
 //
-// Encoding (see man/uzfs-format.5, "NVLIST"): a 4-byte stream header
+// Encoding (see man/uzfs-format.5, NAME/VALUE LISTS): a 4-byte stream header
 // {encoding, host endianness, 0, 0}, then the list as XDR (big-endian
 // 4-byte units): version, nvflags, pairs each prefixed by its encoded and
 // decoded (in-memory) sizes, and an 8-byte zero terminator. Only XDR is

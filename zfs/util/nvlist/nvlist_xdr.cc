@@ -1,4 +1,4 @@
-// XDR codec for NvList (layout in man/uzfs-format.5, "NVLIST").
+// XDR codec for NvList (layout in man/uzfs-format.5, NAME/VALUE LISTS).
 //
 // Stream:  u8 encoding (1 = XDR; 0 = native, refused), u8 host endianness
 //          (1 = little), u8 reserved, u8 reserved; then a list.
