@@ -1,0 +1,161 @@
+// FileDevice on temporary files: round trips across reopen, geometry,
+// exclusive open (Busy), open errors, O_DIRECT alignment, and I/O errors
+// that carry the path and offset and are counted.
+#include "zfs/vdev/file_device.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/testutil/testutil.h"
+#include "tests/vdev/vdev_test_util.h"
+#include "zfs/vdev/aligned_buffer.h"
+
+namespace uzfs {
+namespace {
+
+constexpr uint64_t kSize = 4 << 20;
+
+FileDeviceOptions Create(uint64_t size = kSize) {
+  FileDeviceOptions o;
+  o.create_size = size;
+  return o;
+}
+
+TEST(FileDeviceTest, RoundTripSurvivesReopen) {
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "disk0");
+  auto data = test::RandomBytes(128 * 1024, 5);
+  {
+    auto dev = FileDevice::Open(path, Create());
+    ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+    ASSERT_UZFS_OK((*dev)->Write(12345, data));
+    std::vector<uint8_t> back(data.size());
+    ASSERT_UZFS_OK((*dev)->Read(12345, back));
+    EXPECT_EQ(back, data);
+    ASSERT_UZFS_OK((*dev)->Flush());
+  }
+  auto dev = FileDevice::Open(path);
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  std::vector<uint8_t> back(data.size());
+  ASSERT_UZFS_OK((*dev)->Read(12345, back));
+  EXPECT_EQ(back, data);
+}
+
+TEST(FileDeviceTest, GeometryOfAPlainFile) {
+  test::TempDir dir;
+  auto dev = FileDevice::Open(test::FileIn(dir, "disk0"), Create());
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  EXPECT_EQ((*dev)->Size(), kSize);
+  EXPECT_EQ((*dev)->AshiftHint(), 12u);
+  EXPECT_EQ((*dev)->path(), test::FileIn(dir, "disk0"));
+  EXPECT_FALSE((*dev)->is_block_device());
+  EXPECT_FALSE((*dev)->direct_io());  // off by default for files
+  EXPECT_GE((*dev)->NativeFd(), 0);
+  EXPECT_EQ((*dev)->RequiredAlignment(), 1u);
+}
+
+TEST(FileDeviceTest, SecondOpenIsBusyUntilTheFirstCloses) {
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "disk0");
+  auto first = FileDevice::Open(path, Create());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+
+  auto second = FileDevice::Open(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kBusy);
+  EXPECT_EQ(second.status().message(), path + " is in use by another process");
+
+  // A read-only inspector (zdb -l) may look without the lock.
+  FileDeviceOptions peek;
+  peek.read_only = true;
+  peek.exclusive = false;
+  EXPECT_TRUE(FileDevice::Open(path, peek).ok());
+
+  first.value().reset();  // closing drops the lock
+  EXPECT_TRUE(FileDevice::Open(path).ok());
+}
+
+TEST(FileDeviceTest, OpenErrorsAreClear) {
+  test::TempDir dir;
+  auto missing = FileDevice::Open(test::FileIn(dir, "nope"));
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_NE(missing.status().message().find(test::FileIn(dir, "nope")), std::string::npos);
+
+  auto directory = FileDevice::Open(test::FileIn(dir, ""));
+  EXPECT_EQ(directory.status().code(), Code::kInvalidArgument);
+
+  const std::string empty = test::FileIn(dir, "empty");
+  close(open(empty.c_str(), O_CREAT | O_WRONLY, 0644));
+  EXPECT_EQ(FileDevice::Open(empty).status().code(), Code::kInvalidArgument);
+}
+
+TEST(FileDeviceTest, OutOfRangeIsInvalidArgument) {
+  test::TempDir dir;
+  auto dev = FileDevice::Open(test::FileIn(dir, "disk0"), Create(8192));
+  ASSERT_TRUE(dev.ok());
+  std::vector<uint8_t> buf(4096);
+  EXPECT_EQ((*dev)->Read(8000, buf).code(), Code::kInvalidArgument);
+  EXPECT_EQ((*dev)->errors().Snapshot(), DeviceErrorCounts{});
+}
+
+TEST(FileDeviceTest, WriteErrorNamesPathAndOffsetAndIsCounted) {
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "disk0");
+  ASSERT_TRUE(FileDevice::Open(path, Create()).ok());
+  FileDeviceOptions ro;
+  ro.read_only = true;
+  auto dev = FileDevice::Open(path, ro);
+  ASSERT_TRUE(dev.ok());
+  Status s = (*dev)->Write(8192, std::vector<uint8_t>(512, 1));
+  EXPECT_TRUE(s.IsIoError()) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("offset 8192"), std::string::npos) << s.ToString();
+  EXPECT_EQ((*dev)->errors().Snapshot(), (DeviceErrorCounts{0, 1, 0}));
+  (*dev)->errors().CountChecksumError();  // what the ZIO layer will do
+  EXPECT_EQ((*dev)->errors().Snapshot(), (DeviceErrorCounts{0, 1, 1}));
+  (*dev)->errors().Reset();  // zpool clear
+  EXPECT_EQ((*dev)->errors().Snapshot(), DeviceErrorCounts{});
+}
+
+TEST(FileDeviceTest, FileShrunkUnderUsIsAReadError) {
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "disk0");
+  auto dev = FileDevice::Open(path, Create(65536));
+  ASSERT_TRUE(dev.ok());
+  ASSERT_EQ(truncate(path.c_str(), 10000), 0);
+  std::vector<uint8_t> buf(8192);
+  Status s = (*dev)->Read(8192, buf);  // the first 1808 bytes exist, then EOF
+  EXPECT_TRUE(s.IsIoError()) << s.ToString();
+  EXPECT_NE(s.message().find("unexpected end of device"), std::string::npos) << s.ToString();
+  EXPECT_EQ((*dev)->errors().Snapshot().read, 1u);
+}
+
+TEST(FileDeviceTest, DirectIoNeedsAlignedBuffers) {
+  test::TempDir dir;
+  FileDeviceOptions o = Create();
+  o.direct_io = DirectIo::kOn;
+  auto dev = FileDevice::Open(test::FileIn(dir, "disk0"), o);
+  if (dev.status().code() == Code::kNotSupported) GTEST_SKIP() << dev.status().ToString();
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  EXPECT_TRUE((*dev)->direct_io());
+  ASSERT_EQ((*dev)->RequiredAlignment(), 4096u);
+
+  AlignedBuffer buf(8192);
+  auto data = test::RandomBytes(8192, 8);
+  std::copy(data.begin(), data.end(), buf.data());
+  ASSERT_UZFS_OK((*dev)->Write(4096, buf.span()));
+  AlignedBuffer back(8192);
+  ASSERT_UZFS_OK((*dev)->Read(4096, back.span()));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data()));
+
+  EXPECT_EQ((*dev)->Read(100, back.span()).code(), Code::kInvalidArgument);
+  EXPECT_EQ((*dev)->Read(0, back.span().subspan(1, 4096)).code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace uzfs
