@@ -5,8 +5,10 @@
 
 // GCC 12 warns falsely inside its own AVX-512 headers (the "undefined"
 // pass-through operand of unmasked intrinsics); nothing here is uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "zfs/util/fletcher4_impl.h"
 

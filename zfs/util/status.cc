@@ -21,7 +21,7 @@ std::string_view CodeName(Code c) {
   return "Unknown";
 }
 
-Status::Status(Code code, std::string_view msg, std::source_location loc) {
+Status::Status(Code code, std::string_view msg, SourceLocation loc) {
   if (code == Code::kOk) return;
   const char* file = loc.file_name();
   if (const char* slash = std::strrchr(file, '/')) file = slash + 1;

@@ -10,13 +10,26 @@
 
 #include <cstdint>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 
 namespace uzfs {
+
+// Where a Status was made. Like SourceLocation (which clang 14 with
+// libstdc++ 12 lacks, and the fuzz build uses clang): the default arguments
+// are evaluated at the call site.
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          uint32_t line = __builtin_LINE()) {
+    return SourceLocation{file, line};
+  }
+  constexpr const char* file_name() const { return file_; }
+  constexpr uint32_t line() const { return line_; }
+  const char* file_ = "";
+  uint32_t line_ = 0;
+};
 
 enum class Code : uint8_t {
   kOk = 0,
@@ -39,43 +52,43 @@ class [[nodiscard]] Status {
   static Status Ok() { return Status(); }
 
   static Status Corruption(std::string_view msg,
-                           std::source_location loc = std::source_location::current()) {
+                           SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kCorruption, msg, loc);
   }
   static Status IoError(std::string_view msg,
-                        std::source_location loc = std::source_location::current()) {
+                        SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kIoError, msg, loc);
   }
   static Status NotFound(std::string_view msg,
-                         std::source_location loc = std::source_location::current()) {
+                         SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kNotFound, msg, loc);
   }
   static Status Exists(std::string_view msg,
-                       std::source_location loc = std::source_location::current()) {
+                       SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kExists, msg, loc);
   }
   static Status NoSpace(std::string_view msg,
-                        std::source_location loc = std::source_location::current()) {
+                        SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kNoSpace, msg, loc);
   }
   static Status InvalidArgument(std::string_view msg,
-                                std::source_location loc = std::source_location::current()) {
+                                SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kInvalidArgument, msg, loc);
   }
   static Status NotSupported(std::string_view msg,
-                             std::source_location loc = std::source_location::current()) {
+                             SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kNotSupported, msg, loc);
   }
   static Status Busy(std::string_view msg,
-                     std::source_location loc = std::source_location::current()) {
+                     SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kBusy, msg, loc);
   }
   static Status Overflow(std::string_view msg,
-                         std::source_location loc = std::source_location::current()) {
+                         SourceLocation loc = SourceLocation::current()) {
     return Status(Code::kOverflow, msg, loc);
   }
   Status(Code code, std::string_view msg,
-         std::source_location loc = std::source_location::current());
+         SourceLocation loc = SourceLocation::current());
 
   Status(const Status& o) : rep_(o.rep_ ? std::make_unique<Rep>(*o.rep_) : nullptr) {}
   Status& operator=(const Status& o) {
