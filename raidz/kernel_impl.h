@@ -45,9 +45,12 @@ void Kernel(const KernelArgs& a) {
   const size_t* dlen = a.dlen;
   const uint32_t n = a.n;
 
+  // Accumulator slots in row order; constant indexes keep them in registers.
+  constexpr int iP = 0, iQ = kP ? 1 : 0, iR = (kP ? 1 : 0) + (kQ ? 1 : 0);
   for (size_t off = 0; off < a.len; off += CH) {
-    Reg p[U], q[U], r[U];
-    for (size_t u = 0; u < U; u++) p[u] = q[u] = r[u] = V::Zero();
+    Reg acc[K][U];
+    for (int j = 0; j < K; j++)
+      for (size_t u = 0; u < U; u++) acc[j][u] = V::Zero();
     for (uint32_t i = 0; i < n; i++) {
       const uint8_t* d = data[i];
       const size_t dl = dlen[i];
@@ -55,8 +58,8 @@ void Kernel(const KernelArgs& a) {
         d += off;
       } else if (d == nullptr || dl <= off) {
         for (size_t u = 0; u < U; u++) {
-          if constexpr (kQ) q[u] = V::Mul2(q[u]);
-          if constexpr (kR) r[u] = V::Mul4(r[u]);
+          if constexpr (kQ) acc[iQ][u] = V::Mul2(acc[iQ][u]);
+          if constexpr (kR) acc[iR][u] = V::Mul4(acc[iR][u]);
         }
         continue;
       } else {
@@ -66,19 +69,12 @@ void Kernel(const KernelArgs& a) {
       }
       for (size_t u = 0; u < U; u++) {
         const Reg x = V::Load(d + u * W);
-        if constexpr (kP) p[u] = V::Xor(p[u], x);
-        if constexpr (kQ) q[u] = V::Xor(V::Mul2(q[u]), x);
-        if constexpr (kR) r[u] = V::Xor(V::Mul4(r[u]), x);
+        if constexpr (kP) acc[iP][u] = V::Xor(acc[iP][u], x);
+        if constexpr (kQ) acc[iQ][u] = V::Xor(V::Mul2(acc[iQ][u]), x);
+        if constexpr (kR) acc[iR][u] = V::Xor(V::Mul4(acc[iR][u]), x);
       }
     }
     const size_t avail = a.len - off;  // bytes of parity in this chunk
-    Reg* acc[3];
-    {
-      int k = 0;
-      if constexpr (kP) acc[k++] = p;
-      if constexpr (kQ) acc[k++] = q;
-      if constexpr (kR) acc[k++] = r;
-    }
     if constexpr (kSolve) {
       for (int j = 0; j < K; j++) {
         const uint8_t* s = a.par[j] + off;
