@@ -15,6 +15,8 @@
 // zero-padded stack buffer, so any length works.
 //
 // V provides: Reg, kWidth, kUnroll, Load, Store, Zero, Xor, Mul2, Mul4,
+// Div2, Div4 (multiply by 2^-1 = 0x8E and 4^-1 = 0x47), kGenDown (whether
+// GenFull runs Horner downwards with Div2/Div4; see there),
 // Const, MakeConst(c), MulConst(const Const&, Reg).
 #pragma once
 
@@ -129,45 +131,57 @@ void Dispatch(const KernelArgs& a) {
 
 // Dedicated generation (P, P+Q, P+Q+R) over the leading bytes that every
 // data column holds in full, rounded down to whole chunks: no per-column
-// length checks, the first column loads straight into the accumulators
-// (no zeroing, no multiply of zero), the other columns fold in by Horner's
-// rule. Returns how many bytes it did; the generic Kernel finishes the rest
-// (short columns, missing columns, the tail), so results are unchanged.
+// length checks, no zeroing. P-only walks the columns from last to first,
+// measured faster than first to last on AMD Zen 4 with the columns a power
+// of two apart (as in a RaidzMap's buffer). With V::kGenDown so do Q and R,
+// Horner's rule then running with the inverses: S = S * g^-1 ^ D_i for
+// i = n-1..0 gives S = sum g^-i D_i, and one constant multiply per output,
+// by g^(n-1), turns it into sum g^(n-1-i) D_i.
+// Returns how many bytes it did; the generic Kernel finishes the rest (short
+// and missing columns, the tail), so results are unchanged.
 template <class V, unsigned kRows>
 size_t GenFull(const KernelArgs& a) {
   using Reg = typename V::Reg;
   constexpr bool kQ = kRows & 2, kR = kRows & 4;
-  constexpr size_t W = V::kWidth, U = kRows == 1 ? 2 * V::kUnroll : V::kUnroll, CH = W * U;
+  constexpr size_t W = V::kWidth, U = kRows == 1 ? 2 : V::kUnroll, CH = W * U;
   const uint8_t* const* data = a.data;
   const uint32_t n = a.n;
+  if (n == 0) return 0;
   size_t full = a.len;
   for (uint32_t i = 0; i < n; i++) full = data[i] == nullptr ? 0 : std::min(full, a.dlen[i]);
   for (unsigned j = 0; j < (kR ? 3u : kQ ? 2u : 1u); j++) full = std::min(full, a.outlen[j]);
   full -= full % CH;
+  if (full == 0) return 0;
+  // Horner from the last column down (with g^-1), or from the first up
+  // (with g, as the generic Kernel) where x g^-1 costs more than x g.
+  constexpr bool kDown = kRows == 1 || V::kGenDown;
+  typename V::Const cq{}, cr{};
+  if constexpr (kDown && kQ) cq = V::MakeConst(gf256::Pow(2, n - 1));
+  if constexpr (kDown && kR) cr = V::MakeConst(gf256::Pow(4, n - 1));
   uint8_t* const op = a.out[0];
   uint8_t* const oq = kQ ? a.out[1] : nullptr;
   uint8_t* const orr = kR ? a.out[2] : nullptr;
   for (size_t off = 0; off < full; off += CH) {
     Reg p[U], q[U], r[U];
-    const uint8_t* d = data[0] + off;
+    const uint8_t* d = data[kDown ? n - 1 : 0] + off;
     for (size_t u = 0; u < U; u++) {
       p[u] = V::Load(d + u * W);
       if constexpr (kQ) q[u] = p[u];
       if constexpr (kR) r[u] = p[u];
     }
-    for (uint32_t i = 1; i < n; i++) {
-      d = data[i] + off;
+    for (uint32_t k = 1; k < n; k++) {
+      d = data[kDown ? n - 1 - k : k] + off;
       for (size_t u = 0; u < U; u++) {
         const Reg x = V::Load(d + u * W);
         p[u] = V::Xor(p[u], x);
-        if constexpr (kQ) q[u] = V::Xor(V::Mul2(q[u]), x);
-        if constexpr (kR) r[u] = V::Xor(V::Mul4(r[u]), x);
+        if constexpr (kQ) q[u] = V::Xor(kDown ? V::Div2(q[u]) : V::Mul2(q[u]), x);
+        if constexpr (kR) r[u] = V::Xor(kDown ? V::Div4(r[u]) : V::Mul4(r[u]), x);
       }
     }
     for (size_t u = 0; u < U; u++) {
       V::Store(op + off + u * W, p[u]);
-      if constexpr (kQ) V::Store(oq + off + u * W, q[u]);
-      if constexpr (kR) V::Store(orr + off + u * W, r[u]);
+      if constexpr (kQ) V::Store(oq + off + u * W, kDown ? V::MulConst(cq, q[u]) : q[u]);
+      if constexpr (kR) V::Store(orr + off + u * W, kDown ? V::MulConst(cr, r[u]) : r[u]);
     }
   }
   return full;
@@ -201,6 +215,18 @@ inline NibbleTables MakeNibbleTables(uint8_t c) {
   }
   return t;
 }
+
+// Division tables for the shift-based x * g^-1 (g = 2 or 4): shifting x
+// right by log2(g) drops its low bits b, and b * g^-1 = t[b] puts them back.
+struct DivTable {
+  alignas(16) uint8_t t[16];
+};
+constexpr DivTable MakeDivTable(uint8_t g) {
+  DivTable d{};
+  for (unsigned b = 0; b < g; b++) d.t[b] = gf256::Mul(static_cast<uint8_t>(b), gf256::Inv(g));
+  return d;
+}
+inline constexpr DivTable kDiv2Table = MakeDivTable(2), kDiv4Table = MakeDivTable(4);
 
 }  // namespace
 }  // namespace uzfs::raidz

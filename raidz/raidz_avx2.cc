@@ -10,6 +10,7 @@ namespace {
 struct Avx2 {
   using Reg = __m256i;
   static constexpr size_t kWidth = 32, kUnroll = 4;
+  static constexpr bool kGenDown = false;
   struct Const { __m256i lo, hi; };
   static Reg Load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static void Store(uint8_t* p, Reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
@@ -20,6 +21,16 @@ struct Avx2 {
     return _mm256_xor_si256(_mm256_add_epi8(a, a), _mm256_and_si256(hi, _mm256_set1_epi8(0x1d)));
   }
   static Reg Mul4(Reg a) { return Mul2(Mul2(a)); }
+  // x * 2^-1 and x * 4^-1: shift right (masking what the 16-bit shift
+  // carries over), then put back the low bits it dropped by a lookup.
+  static Reg Div2(Reg a) {
+    const Reg fix = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kDiv2Table.t))), _mm256_and_si256(a, _mm256_set1_epi8(1)));
+    return _mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(a, 1), _mm256_set1_epi8(0x7f)), fix);
+  }
+  static Reg Div4(Reg a) {
+    const Reg fix = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kDiv4Table.t))), _mm256_and_si256(a, _mm256_set1_epi8(3)));
+    return _mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(a, 2), _mm256_set1_epi8(0x3f)), fix);
+  }
   static Const MakeConst(uint8_t c) {
     const NibbleTables t = MakeNibbleTables(c);
     return {_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t.lo))),

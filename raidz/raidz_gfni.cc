@@ -13,6 +13,7 @@ namespace {
 struct Gfni {
   using Reg = __m512i;
   static constexpr size_t kWidth = 64, kUnroll = 4;
+  static constexpr bool kGenDown = true;
   using Const = __m512i;
   static Reg Load(const uint8_t* p) { return _mm512_loadu_si512(p); }
   static void Store(uint8_t* p, Reg v) { _mm512_storeu_si512(p, v); }
@@ -23,6 +24,12 @@ struct Gfni {
   }
   static Reg Mul4(Reg a) {
     return _mm512_gf2p8affine_epi64_epi8(a, _mm512_set1_epi64(static_cast<long long>(gf256::AffineMatrix(4))), 0);
+  }
+  static Reg Div2(Reg a) {
+    return _mm512_gf2p8affine_epi64_epi8(a, _mm512_set1_epi64(static_cast<long long>(gf256::AffineMatrix(gf256::Inv(2)))), 0);
+  }
+  static Reg Div4(Reg a) {
+    return _mm512_gf2p8affine_epi64_epi8(a, _mm512_set1_epi64(static_cast<long long>(gf256::AffineMatrix(gf256::Inv(4)))), 0);
   }
   static Const MakeConst(uint8_t c) {
     return _mm512_set1_epi64(static_cast<long long>(gf256::AffineMatrix(c)));
