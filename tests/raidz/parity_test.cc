@@ -3,6 +3,7 @@
 // kernel selection. UZFS_RAIDZ_STRESS=1 widens the sweeps.
 #include "raidz/parity.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -181,6 +182,69 @@ TEST(ParityTest, EveryKernelRebuildsEveryFailureCombination) {
       }
     }
   }
+}
+
+// The dedicated generation loop runs over the bytes every data column holds
+// in full, in whole chunks of up to 4 vectors; the generic kernel does the
+// rest. Sweep the split: all columns present, lengths 1..300 (and a few long
+// ones), widths 2..24, the data columns either all full or with one to all
+// of them shorter by a varying amount. Each kernel's parity must equal
+// scalar's; CheckGenSweep returns the first mismatch.
+std::string CheckGenSweep(const std::vector<const ParityOps*>& kernels) {
+  uint64_t seed = 1;
+  std::vector<size_t> lens;
+  for (size_t len = 1; len <= 300; len++) lens.push_back(len);
+  for (size_t len : {511, 512, 513, 1023, 1024, 1025, 4096, 4097, 6000}) lens.push_back(len);
+  for (uint32_t p = 1; p <= 3; p++) {
+    for (uint32_t w = p + 1; w <= 24; w++) {
+      const uint32_t n = w - p;
+      for (size_t len : lens) {
+        if (len > 300 && w % 4 != 0) continue;  // long ones at fewer widths
+        for (int shape = 0; shape < 3; shape++) {
+          std::vector<size_t> ds(n, len);
+          if (shape == 1) ds[n - 1] = len - 1 - (len * 7 + w) % len;   // last column short
+          if (shape == 2)
+            for (uint32_t i = 0; i < n; i++) ds[i] = len - (i * 37 + len) % (len / 2 + 1);
+          if (shape != 0 && ds == std::vector<size_t>(n, len)) continue;
+          Block ref(p, len, ds, seed++);
+          if (!GenerateParity(ref.cols, p, &kScalarOps).ok()) return "GenerateParity failed";
+          for (const ParityOps* o : kernels) {
+            Block b(p, len, ds, seed - 1);
+            if (!GenerateParity(b.cols, p, o).ok()) return "GenerateParity failed";
+            if (!SameColumns(b, ref))
+              return std::string(o->name) + " p=" + std::to_string(p) + " w=" + std::to_string(w) +
+                     " len=" + std::to_string(len) + " shape=" + std::to_string(shape) + ": " +
+                     SameColumns(b, ref).message();
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+TEST(ParityTest, GenerationMatchesScalarOnOddLengthsAndShortColumns) {
+  std::vector<const ParityOps*> simd;
+  for (const ParityOps* o : Kernels())
+    if (o != &kScalarOps) simd.push_back(o);
+  EXPECT_EQ(CheckGenSweep(simd), "");
+}
+
+// Test the test: the sweep catches a kernel that weights Q and R with the
+// columns in the opposite order (ISA-L's pq_gen convention; P stays right).
+void ReversedGen(const KernelArgs& a) {
+  std::vector<const uint8_t*> d(a.data, a.data + a.n);
+  std::vector<size_t> l(a.dlen, a.dlen + a.n);
+  std::reverse(d.begin(), d.end());
+  std::reverse(l.begin(), l.end());
+  KernelArgs r = a;
+  r.data = d.data();
+  r.dlen = l.data();
+  kScalarOps.gen(r);
+}
+TEST(ParityTest, GenSweepCatchesReversedColumnOrder) {
+  const ParityOps reversed = {"reversed", [] { return true; }, ReversedGen, kScalarOps.rec};
+  EXPECT_NE(CheckGenSweep({&reversed}), "");
 }
 
 // Test the test: a kernel that skips parity generation must be caught by
