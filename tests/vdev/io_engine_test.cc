@@ -44,7 +44,7 @@ class Tracker {
   }
   void Wait(size_t expected) {
     MutexLock l(&mu_);
-    while (finished_ < expected) cv_.Wait();
+    while (finished_ < expected) cv_.Wait(&mu_);
   }
   void ExpectEachCalledOnce() {
     MutexLock l(&mu_);
@@ -57,7 +57,7 @@ class Tracker {
 
  private:
   Mutex mu_;
-  CondVar cv_{&mu_};
+  CondVar cv_;
   std::vector<int> calls_ UZFS_GUARDED_BY(mu_);
   std::vector<Status> statuses_ UZFS_GUARDED_BY(mu_);
   size_t finished_ UZFS_GUARDED_BY(mu_) = 0;
@@ -247,7 +247,7 @@ TEST_P(IoEngineTest, CallbacksMaySubmitMore) {
   constexpr int kSteps = 200;
   std::vector<uint8_t> buf(4096, 0x5A);
   Mutex mu;
-  CondVar cv(&mu);
+  CondVar cv;
   int steps = 0;
   bool failed = false;
   // Alternates file (ring) and memory (pool) devices, so both completion
@@ -267,7 +267,7 @@ TEST_P(IoEngineTest, CallbacksMaySubmitMore) {
   };
   engine->Submit({file.get(), IoOp::kWrite, 0, buf, next});
   MutexLock l(&mu);
-  while (steps < kSteps) cv.Wait();
+  while (steps < kSteps) cv.Wait(&mu);
   EXPECT_FALSE(failed);
 }
 
@@ -343,13 +343,16 @@ TEST_P(IoEngineTest, DestroyingTheEngineWithRequestsInFlightIsSafe) {
   for (int round = 0; round < 5; round++) {
     auto counter = std::make_shared<std::atomic<int>>(0);
     constexpr int kN = 200;
-    std::vector<uint8_t> buf(16384, 2);
+    std::vector<uint8_t> wbuf(16384, 2);
+    std::vector<std::vector<uint8_t>> rbufs(kN, std::vector<uint8_t>(16384));
     {
       NEW_ENGINE_OR_SKIP(engine, 8, 2);
       std::vector<IoRequest> batch;
       for (int i = 0; i < kN; i++) {
         BlockDevice* d = i % 2 ? static_cast<BlockDevice*>(mem.get()) : file.get();
-        batch.push_back({d, i % 3 ? IoOp::kWrite : IoOp::kRead, (i % 200) * 16384ull, buf,
+        const bool write = i % 3 != 0;
+        batch.push_back({d, write ? IoOp::kWrite : IoOp::kRead, (i % 200) * 16384ull,
+                         write ? std::span<uint8_t>(wbuf) : std::span<uint8_t>(rbufs[i]),
                          [counter](Status) { (*counter)++; }});
       }
       engine->Submit(std::move(batch));

@@ -141,7 +141,7 @@ bool FaultDevice::EnterLane() {
   {
     MutexLock l(&mu_);
     if (latency_.count() == 0) return false;
-    while (latency_.count() > 0 && busy_lanes_ >= lanes_) lane_cv_.Wait();
+    while (latency_.count() > 0 && busy_lanes_ >= lanes_) lane_cv_.Wait(&mu_);
     if (latency_.count() == 0) return false;  // cleared while we waited
     busy_lanes_++;
     wait = latency_;

@@ -139,7 +139,7 @@ class FaultDevice final : public BlockDevice {
   const bool volatile_cache_;
 
   Mutex mu_;  // the fault settings and lanes below
-  CondVar lane_cv_{&mu_};
+  CondVar lane_cv_;
   Rule read_fail_ UZFS_GUARDED_BY(mu_);
   Rule write_fail_ UZFS_GUARDED_BY(mu_);
   Rule flush_fail_ UZFS_GUARDED_BY(mu_);

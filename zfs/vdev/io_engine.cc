@@ -80,7 +80,7 @@ Status SubmitAndWait(IoEngine& engine, std::vector<IoRequest> batch) {
   if (batch.empty()) return Status::Ok();
   struct Waiter {
     Mutex mu;
-    CondVar cv{&mu};
+    CondVar cv;
     size_t left UZFS_GUARDED_BY(mu) = 0;
     Status first UZFS_GUARDED_BY(mu);
   };
@@ -98,7 +98,7 @@ Status SubmitAndWait(IoEngine& engine, std::vector<IoRequest> batch) {
   }
   engine.Submit(std::move(batch));
   MutexLock l(&w->mu);
-  while (w->left > 0) w->cv.Wait();
+  while (w->left > 0) w->cv.Wait(&w->mu);
   return w->first;
 }
 
@@ -157,7 +157,7 @@ void WorkerPool::Run() {
     IoRequest req;
     {
       MutexLock l(&mu_);
-      while (queue_.empty() && !stopping_) cv_.Wait();
+      while (queue_.empty() && !stopping_) cv_.Wait(&mu_);
       if (queue_.empty()) break;  // stopping and nothing left to drain
       req = std::move(queue_.front());
       queue_.pop_front();

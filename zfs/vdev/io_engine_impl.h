@@ -48,7 +48,7 @@ class WorkerPool {
   const CompleteFn complete_;
   const CancelFn cancel_;
   Mutex mu_;
-  CondVar cv_{&mu_};
+  CondVar cv_;
   std::deque<IoRequest> queue_ UZFS_GUARDED_BY(mu_);
   bool stopping_ UZFS_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;  // written by ctor, joined by Shutdown

@@ -61,22 +61,23 @@ class UZFS_SCOPED_CAPABILITY MutexLock {
   Mutex* const mu_;
 };
 
-// A condition variable bound to one Mutex.
+// A condition variable used with a Mutex. The mutex is passed to each wait
+// (not stored) so the thread-safety analysis can check that it is held.
 class CondVar {
  public:
-  explicit CondVar(Mutex* mu) : mu_(mu) {}
+  CondVar() = default;
   CondVar(const CondVar&) = delete;
   CondVar& operator=(const CondVar&) = delete;
 
   // REQUIRES: mu held. Releases it while blocked; holds it again on return.
-  void Wait() UZFS_REQUIRES(mu_) {
-    std::unique_lock<std::mutex> lk(mu_->mu_, std::adopt_lock);
+  void Wait(Mutex* mu) UZFS_REQUIRES(mu) {
+    std::unique_lock<std::mutex> lk(mu->mu_, std::adopt_lock);
     cv_.wait(lk);
     lk.release();
   }
   // REQUIRES: mu held. Returns false on timeout.
-  bool WaitFor(std::chrono::nanoseconds d) UZFS_REQUIRES(mu_) {
-    std::unique_lock<std::mutex> lk(mu_->mu_, std::adopt_lock);
+  bool WaitFor(Mutex* mu, std::chrono::nanoseconds d) UZFS_REQUIRES(mu) {
+    std::unique_lock<std::mutex> lk(mu->mu_, std::adopt_lock);
     const bool woke = cv_.wait_for(lk, d) == std::cv_status::no_timeout;
     lk.release();
     return woke;
@@ -85,7 +86,6 @@ class CondVar {
   void SignalAll() { cv_.notify_all(); }
 
  private:
-  Mutex* const mu_;
   std::condition_variable cv_;
 };
 
