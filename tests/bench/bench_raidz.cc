@@ -10,8 +10,12 @@
 //   BM_IsalRec/d<D>p<P>/m<M>             ec_encode_data with the decode rows
 //   BM_MemRead                           streaming read of 256 MiB (AVX2)
 //
-// Run on a shared machine with:
-//   bench_raidz --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+// Every case of one config works on the same Stripe shape (d columns of
+// 128 KiB / d, 64-byte aligned, warm after the first iteration) and counts
+// the same bytes (d columns), so ours and ISA-L's numbers compare directly.
+// Run on a shared machine with (interleaving spreads others' load evenly):
+//   bench_raidz --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//               --benchmark_enable_random_interleaving=true
 #include <immintrin.h>
 
 #include <cstdlib>
