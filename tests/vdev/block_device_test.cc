@@ -1,0 +1,83 @@
+// FileDevice on a real block device: a loop device over a temporary file
+// (needs root and losetup; skipped otherwise). Checks what only a block
+// device has: size from BLKGETSIZE64, ashift from BLKPBSZGET, O_DIRECT on
+// by default with the logical sector as alignment, and O_EXCL exclusivity.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tests/testutil/testutil.h"
+#include "tests/vdev/vdev_test_util.h"
+#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/file_device.h"
+#include "zfs/vdev/io_engine.h"
+
+namespace uzfs {
+namespace {
+
+// Attaches a loop device with 4 KiB sectors to `file`; detaches on scope exit.
+class LoopDevice {
+ public:
+  explicit LoopDevice(const std::string& file) {
+    if (geteuid() != 0) return;
+    const std::string cmd = "losetup --find --show --sector-size 4096 '" + file + "' 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return;
+    char line[256] = {0};
+    if (std::fgets(line, sizeof(line), p) != nullptr) {
+      dev_ = line;
+      while (!dev_.empty() && (dev_.back() == '\n' || dev_.back() == ' ')) dev_.pop_back();
+    }
+    if (pclose(p) != 0) dev_.clear();
+  }
+  ~LoopDevice() {
+    if (!dev_.empty()) {
+      const std::string cmd = "losetup -d '" + dev_ + "'";
+      if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "could not detach " << dev_;
+    }
+  }
+  const std::string& path() const { return dev_; }
+
+ private:
+  std::string dev_;
+};
+
+TEST(BlockDeviceTest, LoopDeviceGeometryExclusivityAndIo) {
+  test::TempDir dir;
+  const std::string backing = test::FileIn(dir, "backing");
+  {
+    FileDeviceOptions o;
+    o.create_size = 16 << 20;
+    ASSERT_TRUE(FileDevice::Open(backing, o).ok());
+  }
+  LoopDevice loop(backing);
+  if (loop.path().empty()) GTEST_SKIP() << "needs root and losetup";
+
+  auto dev = FileDevice::Open(loop.path());
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  EXPECT_TRUE((*dev)->is_block_device());
+  EXPECT_EQ((*dev)->Size(), 16u << 20);
+  EXPECT_EQ((*dev)->AshiftHint(), 12u);
+  EXPECT_TRUE((*dev)->direct_io());  // on by default for block devices
+  EXPECT_EQ((*dev)->RequiredAlignment(), 4096u);
+
+  auto second = FileDevice::Open(loop.path());
+  EXPECT_EQ(second.status().code(), Code::kBusy);
+  EXPECT_EQ(second.status().message(), loop.path() + " is in use by another process");
+
+  AlignedBuffer buf(65536);
+  auto data = test::RandomBytes(65536, 11);
+  std::copy(data.begin(), data.end(), buf.data());
+  auto engine = std::move(IoEngine::Create()).value();
+  ASSERT_UZFS_OK(SubmitAndWait(*engine, {{dev->get(), IoOp::kWrite, 1 << 20, buf.span(), {}},
+                                         {dev->get(), IoOp::kFlush, 0, {}, {}}}));
+  AlignedBuffer back(65536);
+  ASSERT_UZFS_OK((*dev)->Read(1 << 20, back.span()));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data()));
+}
+
+}  // namespace
+}  // namespace uzfs
