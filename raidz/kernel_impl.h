@@ -191,10 +191,11 @@ template <class V>
 void GenKernel(const KernelArgs& a) {
   // GenerateParity only asks for P, P+Q or P+Q+R; other row sets (tests
   // call kernels directly) take the generic path.
+  size_t done = 0;
   switch (a.rows & 7) {
-    case 1: return Kernel<V, 1, false>(a, GenFull<V, 1>(a));
-    case 3: return Kernel<V, 3, false>(a, GenFull<V, 3>(a));
-    case 7: return Kernel<V, 7, false>(a, GenFull<V, 7>(a));
+    case 1: if ((done = GenFull<V, 1>(a)) < a.len) Kernel<V, 1, false>(a, done); return;
+    case 3: if ((done = GenFull<V, 3>(a)) < a.len) Kernel<V, 3, false>(a, done); return;
+    case 7: if ((done = GenFull<V, 7>(a)) < a.len) Kernel<V, 7, false>(a, done); return;
     default: return Dispatch<V, false>(a);
   }
 }
