@@ -47,7 +47,7 @@ fuzz:
 	@bash scripts/deps.sh
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DUZFS_FUZZ=ON -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_TESTS=OFF \
-	  -DUZFS_BUILD_BENCHMARKS=OFF
+	  -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_FUZZ) -j $(JOBS)
 	bash scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 

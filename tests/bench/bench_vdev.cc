@@ -22,7 +22,7 @@
 #include "zfs/vdev/aligned_buffer.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"
-#include "zfs/vdev/mutex.h"
+#include "zfs/util/mutex.h"
 
 namespace uzfs {
 namespace {

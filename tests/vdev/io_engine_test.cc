@@ -21,7 +21,7 @@
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/mem_device.h"
-#include "zfs/vdev/mutex.h"
+#include "zfs/util/mutex.h"
 
 namespace uzfs {
 namespace {

@@ -36,7 +36,7 @@
 #include <memory>
 
 #include "zfs/vdev/block_device.h"
-#include "zfs/vdev/mutex.h"
+#include "zfs/util/mutex.h"
 #include "zfs/vdev/write_cache_model.h"
 
 namespace uzfs {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "zfs/vdev/io_engine.h"
-#include "zfs/vdev/mutex.h"
+#include "zfs/util/mutex.h"
 
 namespace uzfs::vdev_internal {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "zfs/vdev/block_device.h"
-#include "zfs/vdev/mutex.h"
+#include "zfs/util/mutex.h"
 #include "zfs/vdev/write_cache_model.h"
 
 namespace uzfs {
