@@ -131,6 +131,36 @@ void Fletcher4Byteswap(const void* buf, size_t size, Checksum256* out) {
   Fletcher4Selected().byteswap(buf, size, out);
 }
 
+Result<Checksum256> BlockChecksum(ChecksumType type, std::span<const uint8_t> data,
+                                  bool byteswap) {
+  Checksum256 ck;
+  switch (type) {
+    case ChecksumType::kOff:
+      return ck;
+    case ChecksumType::kFletcher2:
+      byteswap ? Fletcher2Byteswap(data.data(), data.size(), &ck)
+               : Fletcher2Native(data.data(), data.size(), &ck);
+      return ck;
+    case ChecksumType::kOn:  // "on" is stored resolved; accept it as fletcher4
+    case ChecksumType::kFletcher4:
+      byteswap ? Fletcher4Byteswap(data.data(), data.size(), &ck)
+               : Fletcher4Native(data.data(), data.size(), &ck);
+      return ck;
+    case ChecksumType::kSha256:
+      Sha256(data.data(), data.size(), &ck);
+      return ck;
+    case ChecksumType::kSha512:
+    case ChecksumType::kSkein:
+    case ChecksumType::kEdonr:
+    case ChecksumType::kBlake3:
+      return Status::NotSupported("checksum " + std::string(ChecksumName(type)) +
+                                  " is not implemented by uzfs");
+    default:
+      return Status::InvalidArgument("checksum " + std::string(ChecksumName(type)) +
+                                     " is not a block-pointer checksum");
+  }
+}
+
 void Sha256(const void* buf, size_t size, Checksum256* out) {
   uint8_t digest[SHA256_DIGEST_LENGTH];
   SHA256(static_cast<const unsigned char*>(buf), size, digest);

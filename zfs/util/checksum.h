@@ -19,6 +19,8 @@
 #include <span>
 #include <string_view>
 
+#include "zfs/util/status.h"
+
 namespace uzfs {
 
 struct Checksum256 {
@@ -45,6 +47,14 @@ enum class ChecksumType : uint8_t {
   kBlake3 = 14,
 };
 std::string_view ChecksumName(ChecksumType t);
+
+// The checksum a block pointer of type `type` records for `data`, summing
+// byte-swapped words when the block was written in the other byte order.
+// kOff gives all zeros (nothing to verify). InvalidArgument for the types
+// that live in a trailer (label, gang_header, zilog, zilog2: see
+// embedded_checksum.h) or mean "inherit"; NotSupported for sha512, skein,
+// edonr and blake3, which uzfs does not implement.
+Result<Checksum256> BlockChecksum(ChecksumType type, std::span<const uint8_t> data, bool byteswap);
 
 void Fletcher2Native(const void* buf, size_t size, Checksum256* out);
 void Fletcher2Byteswap(const void* buf, size_t size, Checksum256* out);

@@ -147,3 +147,26 @@ TEST(ChecksumTest, Names) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+TEST(BlockChecksumTest, DispatchesByTypeAndByteOrder) {
+  auto buf = test::RandomBytes(8192, 77);
+  Checksum256 want;
+  Fletcher4Native(buf.data(), buf.size(), &want);
+  EXPECT_EQ(*BlockChecksum(ChecksumType::kFletcher4, buf, false), want);
+  Fletcher4Byteswap(buf.data(), buf.size(), &want);
+  EXPECT_EQ(*BlockChecksum(ChecksumType::kFletcher4, buf, true), want);
+  Fletcher2Native(buf.data(), buf.size(), &want);
+  EXPECT_EQ(*BlockChecksum(ChecksumType::kFletcher2, buf, false), want);
+  Sha256(buf.data(), buf.size(), &want);
+  EXPECT_EQ(*BlockChecksum(ChecksumType::kSha256, buf, true), want);
+  EXPECT_EQ(*BlockChecksum(ChecksumType::kOff, buf, false), Checksum256{});
+  EXPECT_EQ(BlockChecksum(ChecksumType::kSkein, buf, false).status().code(), Code::kNotSupported);
+  EXPECT_EQ(BlockChecksum(ChecksumType::kLabel, buf, false).status().code(),
+            Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace uzfs

@@ -1,0 +1,44 @@
+// ThreadPool: a fixed set of worker threads running queued tasks in FIFO
+// order. The ZIO pipeline runs its stages (compress, checksum, allocate,
+// issue; verify, decompress) on one, so every core works on blocks at once.
+//
+// Promises: every task submitted before the destructor (or Shutdown) starts
+// runs exactly once; the destructor waits for them, then joins the workers.
+// Tasks may submit further tasks. A task must not throw (the engine has no
+// exceptions); one that does terminates the process.
+// Threading: Submit is safe from any thread, including a worker.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "zfs/util/mutex.h"
+
+namespace uzfs {
+
+class ThreadPool {
+ public:
+  // threads == 0 means one per core.
+  explicit ThreadPool(unsigned threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void Submit(std::function<void()> task) UZFS_EXCLUDES(mu_);
+  // Runs the queue dry and joins the workers; later Submits run inline.
+  void Shutdown() UZFS_EXCLUDES(mu_);
+  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+
+ private:
+  void Work() UZFS_EXCLUDES(mu_);
+
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::function<void()>> queue_ UZFS_GUARDED_BY(mu_);
+  bool stopping_ UZFS_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace uzfs
