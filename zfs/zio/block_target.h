@@ -1,0 +1,49 @@
+// What the ZIO pipeline needs from the pool beneath it, as two small
+// interfaces: where blocks are stored (the vdev tree) and who hands out
+// space (the metaslab allocator). The pool implements them over its Vdev
+// tree and Allocator; tests implement them in memory. Keeping the pipeline
+// behind these lets it be tested and benchmarked without a whole pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "zfs/spa/block_ptr.h"
+#include "zfs/util/status.h"
+
+namespace uzfs {
+
+// verify(bytes) -> true when the bytes are the block the pointer names.
+using BlockVerify = std::function<bool(std::span<const uint8_t>)>;
+
+// The vdev tree as the pipeline sees it: top-level vdevs by index.
+// Threading: all methods are called concurrently from pipeline workers.
+class BlockTarget {
+ public:
+  virtual ~BlockTarget() = default;
+  virtual uint32_t TopLevelCount() const = 0;
+  // Allocatable bytes of top-level vdev `vdev` (bounds DVAs; see ValidateBlockPtr).
+  virtual uint64_t TopLevelAsize(uint32_t vdev) const = 0;
+  // Reads `buf.size()` bytes at `offset` of top-level vdev `vdev`, using the
+  // vdev's own redundancy (mirror sides, raidz parity) until verify accepts
+  // them, and repairing what it can below. IoError / Corruption otherwise.
+  virtual Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
+                      const BlockVerify& verify) = 0;
+  virtual Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) = 0;
+};
+
+// The allocator as the pipeline sees it.
+class BlockAllocator {
+ public:
+  virtual ~BlockAllocator() = default;
+  // `copies` DVAs for a block of psize bytes, on distinct top-level vdevs
+  // where possible. NoSpace when no contiguous run fits (the pipeline then
+  // gangs); never a partial result.
+  virtual Result<std::vector<Dva>> Allocate(uint64_t psize, int copies, uint64_t txg) = 0;
+  // Returns a DVA's space, usable again after `txg` syncs.
+  virtual Status Free(const Dva& dva, uint64_t txg) = 0;
+};
+
+}  // namespace uzfs

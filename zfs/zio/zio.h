@@ -1,0 +1,105 @@
+// The ZIO pipeline: how a logical block becomes bytes on the vdevs and back.
+//
+// Write:  compress (ZFS framing and 1/8 rule; all-zero data becomes a hole)
+//         -> checksum the physical bytes -> allocate `copies` DVAs on
+//         distinct top-level vdevs (ditto blocks) -> issue the writes ->
+//         the block pointer. When no contiguous run is free the block is
+//         ganged (gang.h): split into up to three pieces, each written as
+//         its own block (ganged again if need be), under a gang header.
+// Read:   validate the pointer (never follow an impossible one) -> holes
+//         read as zeros, embedded pointers decompress their payload ->
+//         otherwise each DVA in turn: read through the vdev (which uses its
+//         own mirror/raidz redundancy) until the bytes match the pointer's
+//         checksum -> rewrite the good bytes over every copy that failed
+//         (self-healing) -> decompress.
+// Free:   returns every DVA's space (gang members too), deferred to `txg`.
+//
+// Promises: a block pointer is returned only after every copy is written;
+// a read returns data only if it matches the checksum (or the pointer says
+// checksum=off); a failed write leaves no space allocated. Errors keep
+// their kind: NoSpace, IoError (too few devices answered), Corruption (no
+// copy verified).
+// Threading: every method is safe to call from many threads at once.
+// The *Async forms run the whole pipeline on the pool's worker threads, so
+// with enough blocks in flight every core compresses and checksums.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "zfs/spa/block_ptr.h"
+#include "zfs/util/checksum.h"
+#include "zfs/util/compress/compress.h"
+#include "zfs/util/status.h"
+#include "zfs/util/thread_pool.h"
+#include "zfs/zio/block_target.h"
+
+namespace uzfs {
+
+struct WriteProps {
+  CompressType compress = CompressType::kLz4;  // kOff, kLzjb, kGzip1..9, kZle, kLz4, kZstd
+  int zstd_level = 0;                          // 0 = ZFS's default (3)
+  ChecksumType checksum = ChecksumType::kFletcher4;
+  int copies = 1;                              // 1..3
+  uint8_t type = 19;                           // dmu_object_type (19: plain file contents)
+  uint8_t level = 0;                           // 0 = data
+  uint64_t fill = 1;                           // non-hole L0 blocks below (1 for data)
+};
+
+struct ZioStats {
+  std::atomic<uint64_t> blocks_written{0}, logical_written{0}, physical_written{0};
+  std::atomic<uint64_t> holes_written{0}, gang_blocks{0};
+  std::atomic<uint64_t> blocks_read{0}, logical_read{0};
+  std::atomic<uint64_t> copies_failed{0}, self_heals{0};
+};
+
+struct ZioOptions {
+  unsigned threads = 0;          // worker threads; 0 = one per core
+  uint64_t psize_round = 512;    // physical sizes are multiples of this
+  bool writable = true;          // false: never write repairs (read-only import)
+};
+
+class Zio {
+ public:
+  Zio(BlockTarget& target, BlockAllocator& allocator, const ZioOptions& opts = {});
+  ~Zio();
+  Zio(const Zio&) = delete;
+  Zio& operator=(const Zio&) = delete;
+
+  // REQUIRES: data.size() a multiple of 512, at most 16 MiB.
+  Result<BlockPtr> Write(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg);
+  // REQUIRES: out.size() == bp.lsize.
+  Status Read(const BlockPtr& bp, std::span<uint8_t> out);
+  Status Free(const BlockPtr& bp, uint64_t txg);
+
+  // Asynchronous forms: `data`/`out` must stay valid until `done` runs (on a
+  // worker thread).
+  void WriteAsync(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg,
+                  std::function<void(Result<BlockPtr>)> done);
+  void ReadAsync(const BlockPtr& bp, std::span<uint8_t> out, std::function<void(Status)> done);
+
+  const ZioStats& stats() const { return stats_; }
+
+ private:
+  // Writes physical bytes as a block (ganging when needed); fills the DVAs
+  // and sizes of *bp. Allocates nothing on failure.
+  Status WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
+  Status WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
+  // Reads the physical bytes of copy `d` of *bp into phys, verified.
+  Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
+  Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
+  Status FreeCopy(const BlockPtr& bp, int d, uint64_t txg);
+  bool Verifies(const BlockPtr& bp, std::span<const uint8_t> phys) const;
+  BlockPtrLimits Limits() const;
+
+  BlockTarget& target_;
+  BlockAllocator& alloc_;
+  ZioOptions opts_;
+  ZioStats stats_;
+  ThreadPool pool_;
+};
+
+}  // namespace uzfs
