@@ -1,0 +1,74 @@
+// Helpers for the vdev-tree tests (vdev_test.cc, mirror_vdev_test.cc,
+// raidz_vdev_test.cc): leaves made of MemDevices behind FaultDevices, a
+// shared IoEngine, an exact verifier, and direct on-media corruption.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/testutil/testutil.h"
+#include "zfs/vdev/fault_device.h"
+#include "zfs/vdev/io_engine.h"
+#include "zfs/vdev/mem_device.h"
+#include "zfs/vdev/vdev.h"
+
+namespace uzfs::test {
+
+inline std::unique_ptr<IoEngine> TestEngine() {
+  auto e = IoEngine::Create({IoEngineKind::kThreads, 128, 8});
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return std::move(e).value();
+}
+
+// Leaves over FaultDevice(MemDevice); faults[i] stays valid while the tree lives.
+struct TestLeaves {
+  std::vector<std::unique_ptr<Vdev>> leaves;
+  std::vector<FaultDevice*> faults;
+};
+
+inline TestLeaves MakeLeaves(IoEngine& io, uint32_t n, uint64_t size, uint32_t ashift,
+                             uint64_t guid_base = 100) {
+  TestLeaves t;
+  for (uint32_t i = 0; i < n; i++) {
+    MemDeviceOptions mo;
+    mo.name = "mem" + std::to_string(i);
+    mo.ashift = ashift;
+    mo.volatile_cache = false;
+    auto mem = MemDevice::Create(size, mo);
+    EXPECT_TRUE(mem.ok());
+    FaultDeviceOptions fo;
+    fo.volatile_cache = false;
+    auto fd = std::make_unique<FaultDevice>(std::move(mem).value(), fo);
+    t.faults.push_back(fd.get());
+    t.leaves.push_back(MakeLeafVdev(std::move(fd), io, guid_base + i, ashift));
+  }
+  return t;
+}
+
+// A verifier that accepts exactly `want`.
+inline BlockVerifier Exactly(const std::vector<uint8_t>& want) {
+  return [&want](std::span<const uint8_t> b) {
+    return b.size() == want.size() && std::memcmp(b.data(), want.data(), b.size()) == 0;
+  };
+}
+
+// Flips every byte of [offset, offset+len) of a leaf's allocatable space on
+// the medium itself (through the FaultDevice's inner device, so no fault is
+// counted): silent corruption that stays until rewritten.
+inline void CorruptOnMedia(FaultDevice* fd, uint64_t offset, uint64_t len, uint8_t mask = 0x5a) {
+  std::vector<uint8_t> b(len);
+  const uint64_t dev_off = kLeafFrontReserve + offset;
+  ASSERT_TRUE(fd->inner().Read(dev_off, b).ok());
+  for (auto& x : b) x ^= mask;
+  ASSERT_TRUE(fd->inner().Write(dev_off, b).ok());
+}
+
+// Fault range covering the whole allocatable space (so the probe at the
+// start of the device still works and the leaf stays ONLINE).
+inline FaultRange DataArea() { return FaultRange{kLeafFrontReserve, UINT64_MAX / 2}; }
+
+}  // namespace uzfs::test

@@ -1,0 +1,340 @@
+// The vdev tree's common parts: names, ownership of children, flush, the
+// admin transitions (offline/online/removed), counters, the root vdev, the
+// builders, and RunChildIos (the parallel child-I/O helper; vdev_impl.h).
+// Leaf, mirror and raidz I/O live in vdev_leaf.cc, vdev_mirror.cc and
+// vdev_raidz.cc. Threading: see vdev.h.
+#include "zfs/vdev/vdev.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/vdev_impl.h"
+
+namespace uzfs {
+
+std::string_view VdevKindName(VdevKind k) {
+  switch (k) {
+    case VdevKind::kRoot: return "root";
+    case VdevKind::kMirror: return "mirror";
+    case VdevKind::kRaidz: return "raidz";
+    case VdevKind::kLeaf: return "leaf";
+  }
+  return "unknown";
+}
+
+std::string_view VdevStateName(VdevState s) {
+  switch (s) {
+    case VdevState::kOnline: return "ONLINE";
+    case VdevState::kDegraded: return "DEGRADED";
+    case VdevState::kFaulted: return "FAULTED";
+    case VdevState::kOffline: return "OFFLINE";
+    case VdevState::kRemoved: return "REMOVED";
+    case VdevState::kUnavail: return "UNAVAIL";
+  }
+  return "UNKNOWN";
+}
+
+Vdev::Vdev(VdevKind kind, uint64_t guid, uint32_t ashift)
+    : kind_(kind), guid_(guid), ashift_(ashift) {}
+
+Vdev::~Vdev() = default;
+
+std::string Vdev::name() const {
+  return std::string(VdevKindName(kind_)) + "-" + std::to_string(id_);
+}
+
+uint64_t Vdev::AllocatedSize(uint64_t psize) const {
+  const uint64_t sector = uint64_t{1} << ashift_;
+  return (psize + sector - 1) / sector * sector;
+}
+
+void Vdev::AdoptChildren(std::vector<std::unique_ptr<Vdev>> children) {
+  children_ = std::move(children);
+  child_ptrs_.clear();
+  for (size_t i = 0; i < children_.size(); i++) {
+    children_[i]->id_ = static_cast<uint32_t>(i);
+    children_[i]->parent_ = this;
+    child_ptrs_.push_back(children_[i].get());
+  }
+}
+
+void Vdev::CollectLeaves(std::vector<Vdev*>* out) {
+  if (kind_ == VdevKind::kLeaf) {
+    out->push_back(this);
+    return;
+  }
+  for (Vdev* c : child_ptrs_) c->CollectLeaves(out);
+}
+
+Vdev::Counters Vdev::counters() const {
+  Counters c;
+  if (BlockDevice* dev = device()) {
+    const DeviceErrorCounts e = dev->errors().Snapshot();
+    c.read_errors = e.read;
+    c.write_errors = e.write;
+    c.checksum_errors = e.checksum;
+  } else {
+    c.read_errors = read_errors_.load(std::memory_order_relaxed);
+    c.write_errors = write_errors_.load(std::memory_order_relaxed);
+    c.checksum_errors = checksum_errors_.load(std::memory_order_relaxed);
+  }
+  c.repaired_bytes = repaired_bytes_.load(std::memory_order_relaxed);
+  return c;
+}
+
+void Vdev::ResetCounters() {
+  if (BlockDevice* dev = device()) dev->errors().Reset();
+  read_errors_.store(0, std::memory_order_relaxed);
+  write_errors_.store(0, std::memory_order_relaxed);
+  checksum_errors_.store(0, std::memory_order_relaxed);
+  repaired_bytes_.store(0, std::memory_order_relaxed);
+  for (Vdev* c : child_ptrs_) c->ResetCounters();
+}
+
+bool Vdev::SurvivesLosing(const Vdev*) const { return false; }
+
+Status Vdev::Offline() {
+  if (kind_ != VdevKind::kLeaf) return Status::InvalidArgument("only a leaf vdev can be offlined");
+  auto* leaf = static_cast<LeafVdev*>(this);
+  if (parent_ == nullptr) {
+    leaf->SetState(VdevState::kOffline);
+    return Status::Ok();
+  }
+  MutexLock lock(&parent_->admin_mu_);
+  if (leaf->state() == VdevState::kOffline) return Status::Ok();
+  if (!parent_->SurvivesLosing(this))
+    return Status::Busy("cannot offline " + name() + ": no valid replicas");
+  leaf->SetState(VdevState::kOffline);
+  return Status::Ok();
+}
+
+Status Vdev::Online() {
+  if (kind_ != VdevKind::kLeaf) return Status::InvalidArgument("only a leaf vdev can be onlined");
+  auto* leaf = static_cast<LeafVdev*>(this);
+  // Probe first: a device that still cannot be read stays out of service.
+  AlignedBuffer probe(8192, std::max<uint32_t>(4096, device()->RequiredAlignment()));
+  Status s = device()->Read(0, probe.span());
+  if (!s.ok()) {
+    leaf->SetState(VdevState::kUnavail);
+    return s.WithContext("cannot online " + name());
+  }
+  leaf->SetState(VdevState::kOnline);
+  return Status::Ok();
+}
+
+void Vdev::MarkRemoved() {
+  if (kind_ == VdevKind::kLeaf) static_cast<LeafVdev*>(this)->SetState(VdevState::kRemoved);
+}
+
+void Vdev::AppendFlushes(std::vector<ChildIo>* ios) {
+  for (Vdev* c : child_ptrs_) c->AppendFlushes(ios);
+}
+
+Status Vdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
+  Status first;
+  for (Vdev* c : child_ptrs_) {
+    Status s = c->JudgeFlush(ios, pos);
+    if (first.ok() && !s.ok()) first = std::move(s);
+  }
+  return first;
+}
+
+Status Vdev::Flush() {
+  std::vector<ChildIo> ios;
+  AppendFlushes(&ios);
+  RunChildIos(ios);
+  size_t pos = 0;
+  return JudgeFlush(ios, &pos);
+}
+
+// ---- RunChildIos ----
+
+namespace {
+
+// Completion count of one batch.
+struct BatchWait {
+  Mutex mu;
+  CondVar cv;
+  size_t remaining UZFS_GUARDED_BY(mu) = 0;
+};
+
+}  // namespace
+
+void RunChildIos(std::span<ChildIo> ios) {
+  std::vector<AlignedBuffer> bounce(ios.size());
+  std::vector<IoRequest> batch;
+  batch.reserve(ios.size());
+  BatchWait wait;
+  IoEngine* engine = nullptr;
+  bool one_engine = true;
+  for (size_t i = 0; i < ios.size(); i++) {
+    ChildIo& c = ios[i];
+    c.issued = false;
+    if (!c.leaf->usable()) {
+      c.status = Status::IoError(c.leaf->name() + " is " +
+                                 std::string(VdevStateName(c.leaf->state())));
+      continue;
+    }
+    if (c.op != IoOp::kFlush && c.offset + c.buf.size() > c.leaf->asize()) {
+      c.status = Status::InvalidArgument(c.leaf->name() + ": I/O past the allocatable space");
+      continue;
+    }
+    IoRequest r;
+    r.device = c.leaf->device();
+    r.op = c.op;
+    r.offset = c.op == IoOp::kFlush ? 0 : LeafVdev::DeviceOffset(c.offset);
+    r.buf = c.buf;
+    const uint32_t align = r.device->RequiredAlignment();
+    if (c.op != IoOp::kFlush && align > 1 &&
+        reinterpret_cast<uintptr_t>(c.buf.data()) % align != 0) {
+      bounce[i] = AlignedBuffer(c.buf.size(), std::max<uint32_t>(align, 4096));
+      if (c.op == IoOp::kWrite) std::memcpy(bounce[i].data(), c.buf.data(), c.buf.size());
+      r.buf = bounce[i].span();
+    }
+    r.done = [&wait, &c](Status s) {
+      c.status = std::move(s);
+      MutexLock lock(&wait.mu);
+      wait.remaining--;
+      wait.cv.Signal();  // under the lock: the waiter may return and destroy cv
+    };
+    c.issued = true;
+    if (engine == nullptr) engine = &c.leaf->io();
+    one_engine = one_engine && engine == &c.leaf->io();
+    batch.push_back(std::move(r));
+  }
+  if (batch.empty()) return;
+  {
+    MutexLock lock(&wait.mu);
+    wait.remaining = batch.size();
+  }
+  if (one_engine) {
+    engine->Submit(std::move(batch));
+  } else {
+    size_t k = 0;
+    for (ChildIo& c : ios) {
+      if (c.issued) c.leaf->io().Submit(std::move(batch[k++]));
+    }
+  }
+  {
+    MutexLock lock(&wait.mu);
+    while (wait.remaining > 0) wait.cv.Wait(&wait.mu);
+  }
+  for (size_t i = 0; i < ios.size(); i++) {
+    ChildIo& c = ios[i];
+    if (!c.issued) continue;
+    if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
+      std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
+    if (c.status.IsIoError()) c.leaf->Probe(c.op != IoOp::kRead).IgnoreError();
+  }
+}
+
+// ---- Root ----
+
+RootVdev::RootVdev(std::vector<std::unique_ptr<Vdev>> top_levels, uint64_t guid)
+    : Vdev(VdevKind::kRoot, guid, 9) {
+  uint32_t a = 9;
+  for (const auto& t : top_levels) a = std::max(a, t->ashift());
+  set_ashift(a);
+  AdoptChildren(std::move(top_levels));
+}
+
+uint64_t RootVdev::asize() const {
+  uint64_t total = 0;
+  for (const Vdev* c : children()) total += c->asize();
+  return total;
+}
+
+Status RootVdev::Read(uint64_t, std::span<uint8_t>, const BlockVerifier&, ReadOutcome*,
+                      ReadMode) {
+  return Status::InvalidArgument("read of the root vdev: a DVA names a top-level vdev");
+}
+
+Status RootVdev::Write(uint64_t, std::span<const uint8_t>) {
+  return Status::InvalidArgument("write of the root vdev: a DVA names a top-level vdev");
+}
+
+VdevState RootVdev::state() const {
+  bool degraded = false;
+  for (const Vdev* c : children()) {
+    const VdevState s = c->state();
+    if (!VdevStateUsable(s)) return VdevState::kUnavail;
+    degraded = degraded || s == VdevState::kDegraded;
+  }
+  return degraded ? VdevState::kDegraded : VdevState::kOnline;
+}
+
+bool RootVdev::SurvivesLosing(const Vdev*) const { return false; }
+
+Status RootVdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
+  return Vdev::JudgeFlush(ios, pos);
+}
+
+// ---- Builders ----
+
+namespace {
+
+Status CheckAshift(uint32_t ashift) {
+  if (ashift != 0 && (ashift < 9 || ashift > 16))
+    return Status::InvalidArgument("ashift " + std::to_string(ashift) + " is not 9..16");
+  return Status::Ok();
+}
+
+uint32_t ChildAshift(const std::vector<std::unique_ptr<Vdev>>& children, uint32_t ashift) {
+  if (ashift != 0) return ashift;
+  uint32_t a = 9;
+  for (const auto& c : children) a = std::max(a, c->ashift());
+  return a;
+}
+
+Status CheckLeafChildren(const std::vector<std::unique_ptr<Vdev>>& children, const char* what) {
+  for (const auto& c : children) {
+    if (c == nullptr || c->kind() != VdevKind::kLeaf)
+      return Status::InvalidArgument(std::string(what) + " children must be leaf vdevs");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::unique_ptr<Vdev> MakeLeafVdev(std::unique_ptr<BlockDevice> dev, IoEngine& io, uint64_t guid,
+                                   uint32_t ashift) {
+  const uint32_t a = ashift != 0 ? ashift : std::clamp<uint32_t>(dev->AshiftHint(), 9, 16);
+  return std::make_unique<LeafVdev>(std::move(dev), io, guid, a);
+}
+
+Result<std::unique_ptr<Vdev>> MakeMirrorVdev(std::vector<std::unique_ptr<Vdev>> sides,
+                                             uint64_t guid, uint32_t ashift) {
+  UZFS_RETURN_IF_ERROR(CheckAshift(ashift));
+  if (sides.size() < 2) return Status::InvalidArgument("a mirror needs at least 2 sides");
+  UZFS_RETURN_IF_ERROR(CheckLeafChildren(sides, "mirror"));
+  const uint32_t a = ChildAshift(sides, ashift);
+  return std::unique_ptr<Vdev>(std::make_unique<MirrorVdev>(std::move(sides), guid, a));
+}
+
+Result<std::unique_ptr<Vdev>> MakeRaidzVdev(std::vector<std::unique_ptr<Vdev>> children,
+                                            uint32_t nparity, uint64_t guid, uint32_t ashift) {
+  UZFS_RETURN_IF_ERROR(CheckAshift(ashift));
+  UZFS_RETURN_IF_ERROR(CheckLeafChildren(children, "raidz"));
+  const uint32_t a = ChildAshift(children, ashift);
+  UZFS_RETURN_IF_ERROR(raidz::ValidateGeometry(
+      raidz::Geometry{static_cast<uint32_t>(children.size()), nparity, a}));
+  return std::unique_ptr<Vdev>(
+      std::make_unique<RaidzVdev>(std::move(children), nparity, guid, a));
+}
+
+Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> top_levels,
+                                           uint64_t guid) {
+  if (top_levels.empty()) return Status::InvalidArgument("a pool needs a top-level vdev");
+  for (const auto& t : top_levels) {
+    if (t == nullptr || t->kind() == VdevKind::kRoot)
+      return Status::InvalidArgument("a root vdev cannot be a top-level vdev");
+  }
+  return std::unique_ptr<Vdev>(std::make_unique<RootVdev>(std::move(top_levels), guid));
+}
+
+uint32_t RaidzParity(const Vdev& v) {
+  return v.kind() == VdevKind::kRaidz ? static_cast<const RaidzVdev&>(v).nparity() : 0;
+}
+
+}  // namespace uzfs

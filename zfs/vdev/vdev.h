@@ -1,0 +1,250 @@
+// Vdev: the vdev tree — leaves, mirrors, raidz and the root — and the
+// blocking block I/O the ZIO pipeline issues to it.
+//
+// What it does: a Vdev turns "read/write psize bytes at byte `offset` of my
+// allocatable space" into I/O on its leaves, with the redundancy its kind
+// gives:
+//  - leaf: one BlockDevice; byte `offset` of its allocatable space is device
+//    byte kVdevDataOffset (4 MiB) + offset. No redundancy.
+//  - mirror: every side holds the whole block. Writes go to all sides at
+//    once; reads start on a side chosen by the offset (spreading load) and
+//    try the others on an I/O error or a verify failure.
+//  - raidz: columns from raidz::MapBlock (OpenZFS's layout, so pools move
+//    between uzfs and OpenZFS) plus nparity parity columns. Reads read data
+//    columns only; on a failed child, parity rebuilds the missing columns;
+//    on a verify failure every column is read and subsets of up to nparity
+//    (minus the known-failed) columns are tried as silently wrong until the
+//    block verifies. Skip sectors are never written.
+//  - root: top-level vdev i is child i. Read/Write on it are InvalidArgument
+//    (a DVA names a top-level vdev); Flush flushes every leaf.
+//
+// What it promises:
+//  - Self-healing: when a read succeeds with a verifier after using
+//    redundancy, the correct bytes are written back to every child that
+//    returned an I/O error (and is still usable) or wrong data, and the
+//    children that returned wrong data get one checksum error each
+//    (BlockDevice::errors().checksum). A second read of that block needs no
+//    repair. A null verifier means "trust the data": no checks, no repair.
+//  - Errors: IoError when too few children could be read (or written) for
+//    the block; Corruption when the block was read but nothing verifies;
+//    InvalidArgument for a range outside asize() or an unaligned offset.
+//    Never returns OK with bytes that failed the verifier.
+//  - Counting: I/O errors are counted once, by the leaf device that failed
+//    (block_device.h). Interior vdevs count, in their own counters, the
+//    blocks they could not read or write (read/write_errors) and the blocks
+//    that nothing verified (checksum_errors), as zpool status shows for a
+//    raidz or mirror line. repaired_bytes is what self-healing wrote.
+//  - State: a leaf is ONLINE until taken OFFLINE (Offline()), marked
+//    REMOVED (MarkRemoved(): its device vanished) or found UNAVAIL (an I/O
+//    error was followed by a failed probe of the device: an 8 KiB read at
+//    its start, and for a write error also a rewrite of the same bytes).
+//    Interior states derive from the children: mirror DEGRADED when any
+//    side is not usable, UNAVAIL ("insufficient replicas", what zpool status
+//    shows; OpenZFS's CANT_OPEN) when none is; raidz DEGRADED with 1..nparity
+//    unusable children, UNAVAIL beyond; root DEGRADED/UNAVAIL when a
+//    top-level vdev is. Unusable leaves get no I/O (reads treat them as
+//    missing, writes skip them; resilver will need a DTL — not kept yet).
+//
+// Threading contract: Read, Write, Flush, state(), counters() and the admin
+// calls are safe from many threads at once (concurrent writes to one block
+// leave one of them, per sector). The tree's shape is fixed after the
+// builders return. Read/Write/Flush block on the IoEngine, so they must not
+// be called from an IoEngine thread (REQUIRES, as SubmitAndWait).
+// Locks: each vdev's admin_mu_ serializes the check-and-set of Offline()
+// among its children; I/O takes no vdev lock (states and counters are
+// atomics).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zfs/util/mutex.h"
+#include "zfs/util/status.h"
+#include "zfs/vdev/block_device.h"
+#include "zfs/vdev/io_engine.h"
+
+namespace uzfs {
+
+// Leaf geometry (the same numbers as zfs/spa/label.h, which sits above this
+// layer; tests/vdev/vdev_test.cc checks they agree): allocatable space starts
+// after the two front labels and the boot reserve and ends before the two
+// back labels; the device size is first rounded down to whole labels.
+inline constexpr uint64_t kLeafLabelSize = 256 * 1024;
+inline constexpr uint64_t kLeafFrontReserve = 4ull << 20;
+inline constexpr uint64_t kLeafBackReserve = 2 * kLeafLabelSize;
+// A leaf's allocatable bytes for a device of device_size bytes.
+constexpr uint64_t LeafAsize(uint64_t device_size) {
+  const uint64_t whole = device_size / kLeafLabelSize * kLeafLabelSize;
+  return whole > kLeafFrontReserve + kLeafBackReserve
+             ? whole - kLeafFrontReserve - kLeafBackReserve
+             : 0;
+}
+
+enum class VdevKind : uint8_t { kRoot, kMirror, kRaidz, kLeaf };
+std::string_view VdevKindName(VdevKind k);  // "root", "mirror", "raidz", "leaf"
+
+enum class VdevState : uint8_t { kOnline, kDegraded, kFaulted, kOffline, kRemoved, kUnavail };
+// "ONLINE", "DEGRADED", "FAULTED", "OFFLINE", "REMOVED", "UNAVAIL".
+std::string_view VdevStateName(VdevState s);
+// ONLINE or DEGRADED: the vdev can serve I/O.
+constexpr bool VdevStateUsable(VdevState s) {
+  return s == VdevState::kOnline || s == VdevState::kDegraded;
+}
+
+// verify(block) -> true when the psize bytes are the right block (the caller
+// checks the block-pointer checksum). Called on the caller's thread, maybe
+// many times per Read (once per reconstruction tried).
+using BlockVerifier = std::function<bool(std::span<const uint8_t> block)>;
+
+struct ReadOutcome {
+  int repaired_children = 0;      // == repaired.size()
+  bool reconstructed = false;     // parity or another mirror side was needed
+  int checksum_errors = 0;        // children that returned wrong data
+  std::vector<uint32_t> repaired;  // ids (index in this vdev) written back
+};
+
+// Mirror reads start on side (offset >> kMirrorSpreadShift) mod N.
+inline constexpr uint32_t kMirrorSpreadShift = 20;
+
+enum class ReadMode : uint8_t {
+  kNormal,  // read what the block needs (raidz: data columns; mirror: one side)
+  kScrub,   // read every copy (raidz: parity too; mirror: every side), repair
+            // any that is wrong
+};
+
+struct ChildIo;  // vdev_impl.h
+
+class Vdev {
+ public:
+  struct Counters {
+    uint64_t read_errors = 0;
+    uint64_t write_errors = 0;
+    uint64_t checksum_errors = 0;
+    uint64_t repaired_bytes = 0;
+    bool operator==(const Counters&) const = default;
+  };
+
+  virtual ~Vdev();
+  Vdev(const Vdev&) = delete;
+  Vdev& operator=(const Vdev&) = delete;
+
+  VdevKind kind() const { return kind_; }
+  uint64_t guid() const { return guid_; }
+  uint32_t id() const { return id_; }  // index in the parent (0 for the root)
+  Vdev* parent() const { return parent_; }
+  // "raidz2-0", "mirror-1", "root"; a leaf: its device's path.
+  virtual std::string name() const;
+  uint32_t ashift() const { return ashift_; }
+
+  // Allocatable bytes. Leaf: device size rounded down to 256 KiB (a label)
+  // minus 4 MiB (front labels + boot reserve) minus 512 KiB (back labels), 0
+  // if that is negative. Mirror: the smallest side. Raidz: smallest child *
+  // children. Root: the sum of the top-level vdevs. (Checked against
+  // zfs-fuse's `zdb -l` asize in tests/vdev/raidz_compat_test.cc.)
+  virtual uint64_t asize() const = 0;
+  // Bytes a block of psize bytes occupies: raidz::RaidzAsize for raidz,
+  // psize rounded up to 1 << ashift otherwise.
+  virtual uint64_t AllocatedSize(uint64_t psize) const;
+
+  // Reads the block of buf.size() (psize) bytes at `offset` into buf; see the
+  // header comment for redundancy, repair and errors. `out` (optional) says
+  // what it took. REQUIRES: not on an IoEngine thread.
+  virtual Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+                      ReadOutcome* out = nullptr, ReadMode mode = ReadMode::kNormal) = 0;
+  // Writes the block (all children in parallel). OK when the block is
+  // readable afterwards (mirror: a side took it; raidz: at most nparity
+  // columns failed). REQUIRES: not on an IoEngine thread.
+  virtual Status Write(uint64_t offset, std::span<const uint8_t> buf) = 0;
+  // Flushes every usable leaf below, in parallel. OK when the vdev's data is
+  // durable (mirror: one side flushed; raidz: at most nparity failed; root:
+  // every top-level vdev).
+  Status Flush();
+
+  virtual VdevState state() const = 0;
+  bool usable() const { return VdevStateUsable(state()); }
+  std::span<Vdev* const> children() const { return child_ptrs_; }
+  Vdev* child(uint32_t i) const { return i < child_ptrs_.size() ? child_ptrs_[i] : nullptr; }
+  // Every leaf below (this vdev itself if it is one), in tree order.
+  void CollectLeaves(std::vector<Vdev*>* out);
+
+  // Leaf: its device's counters plus repaired_bytes; interior: its own.
+  Counters counters() const;
+  // `zpool clear`: zeroes the counters of this vdev and everything below.
+  void ResetCounters();
+
+  // Leaf only (InvalidArgument otherwise):
+  // `zpool offline`: Busy "no valid replicas" when the parent could not
+  // serve I/O without it; OK if already offline.
+  Status Offline();
+  // `zpool online` / reopen: probes the device; IoError (state UNAVAIL) if
+  // the probe fails, else ONLINE.
+  Status Online();
+  // The device vanished (hot unplug): REMOVED until Online().
+  void MarkRemoved();
+  // The leaf's device (nullptr for interior vdevs).
+  virtual BlockDevice* device() const { return nullptr; }
+
+ protected:
+  Vdev(VdevKind kind, uint64_t guid, uint32_t ashift);
+  // Takes ownership of children, sets their id and parent.
+  void AdoptChildren(std::vector<std::unique_ptr<Vdev>> children);
+  void set_ashift(uint32_t a) { ashift_ = a; }
+
+  // Whether this (interior) vdev would still be usable without `child`.
+  virtual bool SurvivesLosing(const Vdev* child) const;
+
+  // Flush plumbing: each vdev appends the leaves' flush requests, then judges
+  // the outcome, consuming the same entries in the same order.
+  friend class RootVdev;
+  friend class MirrorVdev;
+  friend class RaidzVdev;
+  virtual void AppendFlushes(std::vector<ChildIo>* ios);
+  virtual Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos);
+
+  // Interior vdevs' own counters.
+  std::atomic<uint64_t> read_errors_{0};
+  std::atomic<uint64_t> write_errors_{0};
+  std::atomic<uint64_t> checksum_errors_{0};
+  std::atomic<uint64_t> repaired_bytes_{0};
+  // Leaf state (interior states are derived).
+  std::atomic<VdevState> leaf_state_{VdevState::kOnline};
+  Mutex admin_mu_;  // serializes Offline() checks among this vdev's children
+
+ private:
+  const VdevKind kind_;
+  const uint64_t guid_;
+  uint32_t ashift_;
+  uint32_t id_ = 0;
+  Vdev* parent_ = nullptr;
+  std::vector<std::unique_ptr<Vdev>> children_;
+  std::vector<Vdev*> child_ptrs_;
+};
+
+// Builders. Leaves wrap a device; interior vdevs own their children; all I/O
+// goes through the leaves' IoEngine (shared; it must outlive the tree).
+// ashift 0 means: leaf — the device's AshiftHint(); interior — the largest
+// child ashift. An explicit ashift (9..16) is what a pool's config says.
+
+std::unique_ptr<Vdev> MakeLeafVdev(std::unique_ptr<BlockDevice> dev, IoEngine& io, uint64_t guid,
+                                   uint32_t ashift = 0);
+// InvalidArgument: fewer than 2 sides, a side that is not a leaf, bad ashift.
+Result<std::unique_ptr<Vdev>> MakeMirrorVdev(std::vector<std::unique_ptr<Vdev>> sides,
+                                             uint64_t guid, uint32_t ashift = 0);
+// InvalidArgument: nparity not 1..3, children <= nparity or > 255, a child
+// that is not a leaf, bad ashift.
+Result<std::unique_ptr<Vdev>> MakeRaidzVdev(std::vector<std::unique_ptr<Vdev>> children,
+                                            uint32_t nparity, uint64_t guid, uint32_t ashift = 0);
+// InvalidArgument: no top-level vdevs, or a root among them.
+Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> top_levels,
+                                           uint64_t guid = 0);
+
+// Raidz geometry of a raidz vdev (nparity; 0 for other kinds).
+uint32_t RaidzParity(const Vdev& v);
+
+}  // namespace uzfs

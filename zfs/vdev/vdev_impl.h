@@ -1,0 +1,136 @@
+// Private to zfs/vdev/vdev*.cc: the concrete vdev classes and the parallel
+// child-I/O helper they share. Users include vdev.h only.
+//
+// ChildIo / RunChildIos: an interior vdev describes one I/O per child (a
+// leaf, an op, an offset in the leaf's allocatable space, a buffer), and
+// RunChildIos issues them all at once through the IoEngine and blocks until
+// every one has completed, leaving each one's Status in place. Leaves that
+// are not usable are not touched (IoError "<path> is OFFLINE"). Buffers that
+// a device cannot take as they are (O_DIRECT alignment) go through an aligned
+// bounce buffer. After the batch, every leaf that returned IoError is probed
+// (vdev.h) and becomes UNAVAIL when the probe fails.
+//
+// Threading: RunChildIos blocks the caller (never an engine thread); the
+// completion callbacks write only their own ChildIo and a counter under the
+// batch's mutex.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "raidz/raidz_map.h"
+#include "zfs/vdev/vdev.h"
+
+namespace uzfs {
+
+class LeafVdev;
+
+struct ChildIo {
+  LeafVdev* leaf = nullptr;
+  IoOp op = IoOp::kRead;
+  uint64_t offset = 0;      // in the leaf's allocatable space; unused for flush
+  std::span<uint8_t> buf;   // read into / written from (not modified); empty for flush
+  Status status;            // the outcome, set by RunChildIos
+  bool issued = false;      // reached the device (false: leaf not usable)
+};
+
+// Runs every entry in parallel and waits. REQUIRES: not on an engine thread.
+void RunChildIos(std::span<ChildIo> ios);
+
+class LeafVdev final : public Vdev {
+ public:
+  LeafVdev(std::unique_ptr<BlockDevice> dev, IoEngine& io, uint64_t guid, uint32_t ashift);
+
+  std::string name() const override { return dev_->path(); }
+  uint64_t asize() const override { return asize_; }
+  Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+              ReadOutcome* out, ReadMode mode) override;
+  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
+  BlockDevice* device() const override { return dev_.get(); }
+
+  IoEngine& io() const { return io_; }
+  // Device byte offset of allocatable byte `offset`.
+  static uint64_t DeviceOffset(uint64_t offset);
+  // Reads 8 KiB at the device's start (and, for a write error, writes them
+  // back); on failure an ONLINE leaf becomes UNAVAIL. Returns the probe's
+  // status.
+  Status Probe(bool write_test);
+  // State transitions for the admin calls (vdev.cc).
+  void SetState(VdevState s) { leaf_state_.store(s, std::memory_order_release); }
+  void AddRepaired(uint64_t bytes) { repaired_bytes_.fetch_add(bytes, std::memory_order_relaxed); }
+
+ protected:
+  void AppendFlushes(std::vector<ChildIo>* ios) override;
+  Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+
+ private:
+  const std::unique_ptr<BlockDevice> dev_;
+  IoEngine& io_;
+  const uint64_t asize_;
+};
+
+class MirrorVdev final : public Vdev {
+ public:
+  MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift);
+
+  uint64_t asize() const override { return asize_; }
+  Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+              ReadOutcome* out, ReadMode mode) override;
+  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  VdevState state() const override;
+
+ protected:
+  bool SurvivesLosing(const Vdev* child) const override;
+  Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+
+ private:
+  Status CheckRange(uint64_t offset, uint64_t psize) const;
+  uint64_t asize_ = 0;
+};
+
+class RaidzVdev final : public Vdev {
+ public:
+  RaidzVdev(std::vector<std::unique_ptr<Vdev>> children, uint32_t nparity, uint64_t guid,
+            uint32_t ashift);
+
+  std::string name() const override;
+  uint64_t asize() const override { return asize_; }
+  uint64_t AllocatedSize(uint64_t psize) const override;
+  Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+              ReadOutcome* out, ReadMode mode) override;
+  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  VdevState state() const override;
+  uint32_t nparity() const { return nparity_; }
+  raidz::Geometry geometry() const;
+
+ protected:
+  bool SurvivesLosing(const Vdev* child) const override;
+  Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+
+ private:
+  Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
+  const uint32_t nparity_;
+  uint64_t asize_ = 0;
+};
+
+class RootVdev final : public Vdev {
+ public:
+  RootVdev(std::vector<std::unique_ptr<Vdev>> top_levels, uint64_t guid);
+
+  std::string name() const override { return "root"; }
+  uint64_t asize() const override;
+  Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+              ReadOutcome* out, ReadMode mode) override;
+  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  VdevState state() const override;
+
+ protected:
+  bool SurvivesLosing(const Vdev* child) const override;
+  Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+};
+
+}  // namespace uzfs

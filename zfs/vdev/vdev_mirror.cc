@@ -1,0 +1,189 @@
+// MirrorVdev: N sides (leaves), each holding every block.
+//
+// Writes go to every usable side in parallel; OK when at least one side took
+// the block (the others are counted by their devices, and probed). Reads
+// start on side (offset >> kMirrorSpreadShift) mod N, so different regions of the
+// vdev are served by different sides while a sequential stream stays on one
+// side per MiB, then try the other usable sides in turn after an I/O error
+// or a verify failure. The first side that verifies wins; every side that
+// failed (and is still usable) gets the good bytes written back, and a side
+// that returned wrong bytes gets a checksum error. Scrub mode reads every
+// side in parallel and repairs each that is wrong. Thread-safe (vdev.h).
+#include <cstring>
+
+#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/vdev_impl.h"
+
+namespace uzfs {
+
+MirrorVdev::MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift)
+    : Vdev(VdevKind::kMirror, guid, ashift) {
+  uint64_t a = UINT64_MAX;
+  for (const auto& s : sides) a = std::min(a, s->asize());
+  asize_ = a;
+  AdoptChildren(std::move(sides));
+}
+
+Status MirrorVdev::CheckRange(uint64_t offset, uint64_t psize) const {
+  if (psize == 0 || offset % (uint64_t{1} << ashift()) != 0 ||
+      offset + AllocatedSize(psize) > asize_)
+    return Status::InvalidArgument(name() + ": bad block range " + std::to_string(offset) + "+" +
+                                   std::to_string(psize));
+  return Status::Ok();
+}
+
+Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+                        ReadOutcome* out, ReadMode mode) {
+  ReadOutcome local;
+  ReadOutcome& o = out ? *out : local;
+  o = ReadOutcome{};
+  UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
+  const uint64_t padded = AllocatedSize(buf.size());
+  const uint32_t n = static_cast<uint32_t>(children().size());
+
+  // One padded buffer per side read (scrub reads all sides at once).
+  const bool scrub = mode == ReadMode::kScrub;
+  std::vector<AlignedBuffer> bufs(scrub ? n : 1);
+  auto side_buf = [&](uint32_t side) -> std::span<uint8_t> {
+    AlignedBuffer& b = bufs[scrub ? side : 0];
+    if (!scrub && padded == buf.size()) return buf;
+    if (b.data() == nullptr) b = AlignedBuffer(padded);
+    return b.span();
+  };
+  auto check = [&](std::span<uint8_t> got) {
+    if (got.data() != buf.data()) std::memcpy(buf.data(), got.data(), buf.size());
+    return !verify || verify(buf);
+  };
+
+  std::vector<uint32_t> io_failed, wrong;
+  int good = -1;
+  if (scrub) {
+    std::vector<ChildIo> ios;
+    for (uint32_t s = 0; s < n; s++)
+      ios.push_back(ChildIo{static_cast<LeafVdev*>(child(s)), IoOp::kRead, offset, side_buf(s),
+                            {}, false});
+    RunChildIos(ios);
+    for (uint32_t s = 0; s < n; s++) {
+      if (!ios[s].status.ok()) {
+        if (ios[s].issued) io_failed.push_back(s);
+        continue;
+      }
+      if (check(ios[s].buf)) {
+        if (good < 0) good = static_cast<int>(s);
+      } else {
+        wrong.push_back(s);
+      }
+    }
+    if (good >= 0) check(ios[static_cast<uint32_t>(good)].buf);  // buf holds the good copy
+  } else {
+    const uint32_t start = static_cast<uint32_t>((offset >> kMirrorSpreadShift) % n);
+    for (uint32_t i = 0; i < n && good < 0; i++) {
+      const uint32_t s = (start + i) % n;
+      auto* leaf = static_cast<LeafVdev*>(child(s));
+      if (!leaf->usable()) continue;
+      ChildIo c{leaf, IoOp::kRead, offset, side_buf(s), {}, false};
+      RunChildIos({&c, 1});
+      if (!c.status.ok()) {
+        if (c.issued) io_failed.push_back(s);
+        continue;
+      }
+      if (check(c.buf)) {
+        good = static_cast<int>(s);
+      } else {
+        wrong.push_back(s);
+      }
+    }
+  }
+
+  if (good < 0) {
+    if (!wrong.empty()) {
+      checksum_errors_.fetch_add(1, std::memory_order_relaxed);
+      return Status::Corruption(name() + ": no side of the block at " + std::to_string(offset) +
+                                " verifies");
+    }
+    read_errors_.fetch_add(1, std::memory_order_relaxed);
+    return Status::IoError(name() + ": no side could read the block at " +
+                           std::to_string(offset));
+  }
+  o.reconstructed = !io_failed.empty() || !wrong.empty();
+  o.checksum_errors = static_cast<int>(wrong.size());
+  for (uint32_t s : wrong) child(s)->device()->errors().CountChecksumError();
+  if (!verify) return Status::Ok();
+
+  // Self-heal: the good side's bytes to every failed side still in service.
+  const std::span<uint8_t> good_bytes = side_buf(scrub ? static_cast<uint32_t>(good) : 0);
+  std::vector<ChildIo> repairs;
+  for (const auto* list : {&io_failed, &wrong}) {
+    for (uint32_t s : *list) {
+      auto* leaf = static_cast<LeafVdev*>(child(s));
+      if (leaf->usable()) repairs.push_back(ChildIo{leaf, IoOp::kWrite, offset, good_bytes, {}, false});
+    }
+  }
+  RunChildIos(repairs);
+  for (const ChildIo& r : repairs) {
+    if (!r.status.ok()) continue;
+    r.leaf->AddRepaired(padded);
+    repaired_bytes_.fetch_add(padded, std::memory_order_relaxed);
+    o.repaired.push_back(r.leaf->id());
+  }
+  o.repaired_children = static_cast<int>(o.repaired.size());
+  return Status::Ok();
+}
+
+Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
+  const uint64_t padded = AllocatedSize(buf.size());
+  AlignedBuffer scratch;
+  std::span<uint8_t> io_buf(const_cast<uint8_t*>(buf.data()), buf.size());  // not modified
+  if (padded != buf.size()) {
+    scratch = AlignedBuffer(padded);
+    std::memcpy(scratch.data(), buf.data(), buf.size());
+    io_buf = scratch.span();
+  }
+  std::vector<ChildIo> ios;
+  for (Vdev* c : children())
+    ios.push_back(ChildIo{static_cast<LeafVdev*>(c), IoOp::kWrite, offset, io_buf, {}, false});
+  RunChildIos(ios);
+  for (const ChildIo& c : ios) {
+    if (c.status.ok()) return Status::Ok();
+  }
+  write_errors_.fetch_add(1, std::memory_order_relaxed);
+  return Status::IoError(name() + ": no side took the block at " + std::to_string(offset) +
+                         " (" + ios[0].status.ToString() + ")");
+}
+
+VdevState MirrorVdev::state() const {
+  uint32_t usable = 0;
+  bool degraded = false;
+  for (const Vdev* c : children()) {
+    const VdevState s = c->state();
+    if (VdevStateUsable(s)) usable++;
+    degraded = degraded || s != VdevState::kOnline;
+  }
+  if (usable == 0) return VdevState::kUnavail;
+  return degraded ? VdevState::kDegraded : VdevState::kOnline;
+}
+
+bool MirrorVdev::SurvivesLosing(const Vdev* child) const {
+  for (const Vdev* c : children()) {
+    if (c != child && c->usable()) return true;
+  }
+  return false;
+}
+
+Status MirrorVdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
+  Status first;
+  bool any = false;
+  for (Vdev* c : children()) {
+    Status s = c->JudgeFlush(ios, pos);
+    if (s.ok()) {
+      any = true;
+    } else if (first.ok()) {
+      first = std::move(s);
+    }
+  }
+  if (any) return Status::Ok();
+  return first.WithContext(name() + ": no side flushed");
+}
+
+}  // namespace uzfs
