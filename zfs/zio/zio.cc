@@ -19,7 +19,10 @@ bool IsUncompressed(uint8_t comp) {
 }  // namespace
 
 Zio::Zio(BlockTarget& target, BlockAllocator& allocator, const ZioOptions& opts)
-    : target_(target), alloc_(allocator), opts_(opts), pool_(opts.threads) {}
+    : target_(target),
+      alloc_(allocator),
+      opts_(opts),
+      pool_(opts.threads ? opts.threads : 4 * std::max(1u, std::thread::hardware_concurrency())) {}
 
 Zio::~Zio() { pool_.Shutdown(); }
 

@@ -57,7 +57,7 @@ struct ZioStats {
 };
 
 struct ZioOptions {
-  unsigned threads = 0;          // worker threads; 0 = one per core
+  unsigned threads = 0;          // worker threads; 0 = four per core (workers block on I/O)
   uint64_t psize_round = 512;    // physical sizes are multiples of this
   bool writable = true;          // false: never write repairs (read-only import)
 };

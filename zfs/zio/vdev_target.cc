@@ -1,0 +1,19 @@
+// VdevTreeTarget; see vdev_target.h.
+#include "zfs/zio/vdev_target.h"
+
+namespace uzfs {
+
+Status VdevTreeTarget::Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
+                            const BlockVerify& verify) {
+  Vdev* v = root_.child(vdev);
+  if (!v) return Status::Corruption("no top-level vdev " + std::to_string(vdev));
+  return v->Read(offset, buf, verify);
+}
+
+Status VdevTreeTarget::Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) {
+  Vdev* v = root_.child(vdev);
+  if (!v) return Status::InvalidArgument("no top-level vdev " + std::to_string(vdev));
+  return v->Write(offset, buf);
+}
+
+}  // namespace uzfs
