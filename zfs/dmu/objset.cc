@@ -1,0 +1,52 @@
+// objset_phys_t codec (layout in objset.h).
+#include "zfs/dmu/objset.h"
+
+#include <string>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/util/endian.h"
+
+namespace uzfs {
+namespace {
+
+uint64_t Get64(const uint8_t* p, bool swap) { return swap ? LoadBE64(p) : LoadLE64(p); }
+
+Result<Dnode> SubDnode(std::span<const uint8_t> raw, size_t off, bool swap, const char* what) {
+  auto dn = DecodeDnode(raw.subspan(off, kDnodeSlotSize), swap);
+  if (!dn.ok()) return dn.status().WithContext(what);
+  Status s = ValidateDnode(*dn);
+  if (!s.ok()) return s.WithContext(what);
+  return dn;
+}
+
+}  // namespace
+
+Result<Objset> DecodeObjset(std::span<const uint8_t> raw, bool swap) {
+  if (raw.size() != kObjsetPhysSizeV1 && raw.size() != kObjsetPhysSizeV2 &&
+      raw.size() != kObjsetPhysSizeV3)
+    return Status::Corruption("objset block of " + std::to_string(raw.size()) + " bytes");
+  Objset os;
+  os.byteswapped = swap;
+  UZFS_ASSIGN_OR_RETURN(os.meta_dnode, SubDnode(raw, 0, swap, "meta-dnode"));
+  if (os.meta_dnode.type != dmu_ot::kDnode)
+    return Status::Corruption("meta-dnode has type " + DmuTypeName(os.meta_dnode.type));
+  const uint8_t* z = raw.data() + 512;
+  os.zil.claim_txg = Get64(z, swap);
+  os.zil.replay_seq = Get64(z + 8, swap);
+  os.zil.log = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(z + 16, kBlockPtrSize), swap);
+  os.zil.claim_blk_seq = Get64(z + 144, swap);
+  os.zil.flags = Get64(z + 152, swap);
+  os.zil.claim_lr_seq = Get64(z + 160, swap);
+  os.type = Get64(raw.data() + 704, swap);
+  os.flags = Get64(raw.data() + 712, swap);
+  if (raw.size() >= kObjsetPhysSizeV2) {
+    UZFS_ASSIGN_OR_RETURN(os.userused, SubDnode(raw, 1024, swap, "userused dnode"));
+    UZFS_ASSIGN_OR_RETURN(os.groupused, SubDnode(raw, 1536, swap, "groupused dnode"));
+  }
+  if (raw.size() >= kObjsetPhysSizeV3) {
+    UZFS_ASSIGN_OR_RETURN(os.projectused, SubDnode(raw, 2048, swap, "projectused dnode"));
+  }
+  return os;
+}
+
+}  // namespace uzfs
