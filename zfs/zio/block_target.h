@@ -44,6 +44,9 @@ class BlockAllocator {
   virtual Result<std::vector<Dva>> Allocate(uint64_t psize, int copies, uint64_t txg) = 0;
   // Returns a DVA's space, usable again after `txg` syncs.
   virtual Status Free(const Dva& dva, uint64_t txg) = 0;
+  // Takes back space allocated in `txg` that was never referenced (a write
+  // that failed), usable again at once. Default: a deferred Free.
+  virtual Status Unallocate(const Dva& dva, uint64_t txg) { return Free(dva, txg); }
 };
 
 }  // namespace uzfs

@@ -90,7 +90,7 @@ Status Zio::WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t tx
     const Dva& d = (*dvas)[i];
     Status s = target_.Write(d.vdev, d.offset, phys);
     if (!s.ok()) {
-      for (const Dva& undo : *dvas) alloc_.Free(undo, txg).IgnoreError();
+      for (const Dva& undo : *dvas) alloc_.Unallocate(undo, txg).IgnoreError();
       return s.WithContext("writing DVA " + std::to_string(i));
     }
   }
@@ -104,8 +104,8 @@ Status Zio::WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, B
   GangHeader h;
   std::vector<BlockPtr> written;
   auto undo = [&] {
-    for (const BlockPtr& m : written) Free(m, txg).IgnoreError();
-    for (const Dva& d : hdr) alloc_.Free(d, txg).IgnoreError();
+    for (const BlockPtr& m : written) Unallocate(m, txg).IgnoreError();
+    for (const Dva& d : hdr) alloc_.Unallocate(d, txg).IgnoreError();
   };
   uint64_t off = 0;
   for (int m = 0; m < kGangMembers && off < phys.size(); m++) {
@@ -254,9 +254,10 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
 
 // ----------------------------------------------------------------- free
 
-Status Zio::FreeCopy(const BlockPtr& bp, int d, uint64_t txg) {
+Status Zio::FreeCopy(const BlockPtr& bp, int d, uint64_t txg, bool now) {
   Dva dva = bp.dva[d];
-  if (!dva.gang) return alloc_.Free(dva, txg);
+  auto give_back = [&](const Dva& x) { return now ? alloc_.Unallocate(x, txg) : alloc_.Free(x, txg); };
+  if (!dva.gang) return give_back(dva);
   uint8_t raw[kGangHeaderSize];
   // Any copy of the header will do: they are identical.
   Status s = Status::Corruption("no gang header copy verifies");
@@ -274,22 +275,25 @@ Status Zio::FreeCopy(const BlockPtr& bp, int d, uint64_t txg) {
                         DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(raw), bp));
   for (const BlockPtr& m : h.members) {
     if (m.IsHole() || m.dva[d].asize == 0) continue;
-    UZFS_RETURN_IF_ERROR(FreeCopy(m, d, txg));
+    UZFS_RETURN_IF_ERROR(FreeCopy(m, d, txg, now));
     dva.asize -= std::min(dva.asize, m.dva[d].asize);
   }
   dva.gang = false;
-  return alloc_.Free(dva, txg);  // what is left is the header itself
+  return give_back(dva);  // what is left is the header itself
 }
 
-Status Zio::Free(const BlockPtr& bp, uint64_t txg) {
+Status Zio::FreeBlock(const BlockPtr& bp, uint64_t txg, bool now) {
   if (bp.embedded || bp.IsHole()) return Status::Ok();
   UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
   for (int d = 0; d < 3; d++) {
     if (bp.dva[d].asize == 0) continue;
-    UZFS_RETURN_IF_ERROR(FreeCopy(bp, d, txg));
+    UZFS_RETURN_IF_ERROR(FreeCopy(bp, d, txg, now));
   }
   return Status::Ok();
 }
+
+Status Zio::Free(const BlockPtr& bp, uint64_t txg) { return FreeBlock(bp, txg, false); }
+Status Zio::Unallocate(const BlockPtr& bp, uint64_t txg) { return FreeBlock(bp, txg, true); }
 
 // ---------------------------------------------------------------- async
 

@@ -74,6 +74,9 @@ class Zio {
   // REQUIRES: out.size() == bp.lsize.
   Status Read(const BlockPtr& bp, std::span<uint8_t> out);
   Status Free(const BlockPtr& bp, uint64_t txg);
+  // Like Free, but the space is reusable at once: only for a block written
+  // in this open txg that nothing references (e.g. an aborted write).
+  Status Unallocate(const BlockPtr& bp, uint64_t txg);
 
   // Asynchronous forms: `data`/`out` must stay valid until `done` runs (on a
   // worker thread).
@@ -91,7 +94,8 @@ class Zio {
   // Reads the physical bytes of copy `d` of *bp into phys, verified.
   Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
   Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
-  Status FreeCopy(const BlockPtr& bp, int d, uint64_t txg);
+  Status FreeCopy(const BlockPtr& bp, int d, uint64_t txg, bool now);
+  Status FreeBlock(const BlockPtr& bp, uint64_t txg, bool now);
   bool Verifies(const BlockPtr& bp, std::span<const uint8_t> phys) const;
   BlockPtrLimits Limits() const;
 
