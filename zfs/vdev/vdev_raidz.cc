@@ -73,6 +73,7 @@ struct ColumnSet {
   AlignedBuffer data_scratch;
   uint8_t* data_base = nullptr;
   uint64_t data_bytes = 0;
+  uint32_t nparity = 0;
   std::vector<raidz::Column> cols;
 
   // buf: psize bytes; copy_in: put buf's bytes into the scratch (writes).
@@ -85,18 +86,25 @@ struct ColumnSet {
       data_base = data_scratch.data();
       if (copy_in) std::memcpy(data_base, buf, psize);
     }
-    const uint64_t plen = map.cols[0].size;
-    parity = AlignedBuffer(p * plen);
+    nparity = p;
     cols.resize(map.cols.size());
     uint64_t pos = 0;
     for (uint32_t c = 0; c < map.cols.size(); c++) {
       if (c < p) {
-        cols[c] = {parity.data() + c * plen, plen};
+        cols[c] = {nullptr, map.cols[0].size};  // EnsureParity()
       } else {
         cols[c] = {data_base + pos, map.cols[c].size};
         pos += map.cols[c].size;
       }
     }
+  }
+  // Parity buffers are only allocated when parity is generated or read (a
+  // healthy read never needs them).
+  void EnsureParity() {
+    if (parity.data() != nullptr) return;
+    const uint64_t plen = cols[0].size;
+    parity = AlignedBuffer(nparity * plen);
+    for (uint32_t c = 0; c < nparity; c++) cols[c].data = parity.data() + c * plen;
   }
   std::span<uint8_t> span(uint32_t c) const { return {cols[c].data, cols[c].size}; }
 };
@@ -123,6 +131,7 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
     std::vector<uint32_t> which;
     for (uint32_t c = 0; c < ncols; c++) {
       if (st[c] != Col::kUnread || !want(c)) continue;
+      if (c < p) cs.EnsureParity();
       ios.push_back(ChildIo{leaf_of(c), IoOp::kRead, map.cols[c].offset, cs.span(c), {}, false});
       which.push_back(c);
     }
@@ -279,6 +288,7 @@ Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
   // Data columns are only read from (GenerateParity and the writes).
   ColumnSet cs(map, const_cast<uint8_t*>(buf.data()), buf.size(), true);
+  cs.EnsureParity();
   UZFS_RETURN_IF_ERROR(raidz::GenerateParity(cs.cols, nparity_));
   std::vector<ChildIo> ios;
   for (uint32_t c = 0; c < map.cols.size(); c++) {
