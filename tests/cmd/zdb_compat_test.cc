@@ -6,8 +6,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "tests/testutil/testutil.h"
 
@@ -22,13 +20,6 @@ std::string Capture(const std::string& cmd) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   pclose(p);
   return out;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(ZdbCompat, LabelsPrintExactlyAsZfsFuse) {
@@ -54,11 +45,11 @@ TEST(ZdbCompat, LabelsPrintExactlyAsZfsFuse) {
       "cp cache.img cache.copy\n";
   ASSERT_EQ(test::RunInZfsFuseSandbox(script, &out), 0) << out;
   for (const char* dev : {"s0", "m0", "m1", "r0", "r3", "log0", "spare0"}) {
-    const std::string theirs = Slurp(d + "/" + dev + ".theirs");
+    const std::string theirs = test::ReadText(d + "/" + dev + ".theirs");
     ASSERT_NE(theirs.find("LABEL 3"), std::string::npos) << dev << ":\n" << theirs;
     EXPECT_EQ(Capture(ours + " -lu " + d + "/" + dev), theirs) << dev;
   }
-  EXPECT_EQ(Capture(ours + " -lu " + d + "/cache.copy"), Slurp(d + "/cache.theirs"));
+  EXPECT_EQ(Capture(ours + " -lu " + d + "/cache.copy"), test::ReadText(d + "/cache.theirs"));
 
   // Damage m0: the nvlist of label 0 (both zdbs must fail to unpack it),
   // the padding of label 1's config region (the list still decodes; zfs-fuse
@@ -81,7 +72,7 @@ TEST(ZdbCompat, LabelsPrintExactlyAsZfsFuse) {
             0);
   ASSERT_EQ(test::RunInZfsFuseSandbox("zdb -lu " + d + "/m0 > " + d + "/m0.damaged", &out), 0)
       << out;
-  const std::string theirs = Slurp(d + "/m0.damaged");
+  const std::string theirs = test::ReadText(d + "/m0.damaged");
   EXPECT_NE(theirs.find("failed to unpack label 0"), std::string::npos) << theirs;
   EXPECT_NE(theirs.find("failed to unpack label 3"), std::string::npos) << theirs;
   std::string mine = Capture(ours + " -lu " + d + "/m0");

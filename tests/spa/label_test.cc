@@ -5,20 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "tests/testutil/testutil.h"
 
 namespace uzfs {
 namespace {
-
-std::string ReadText(const std::string& rel) {
-  std::ifstream in(test::FixturePath(rel));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class RealLabel : public ::testing::TestWithParam<const char*> {};
 
@@ -28,7 +19,7 @@ TEST_P(RealLabel, VerifiesDecodesAndReencodesIdentically) {
   ASSERT_EQ(region.size(), kVdevPhysSize);
   auto config = DecodeLabelConfig(region, kVdevPhysOffset);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  const std::string zdb = ReadText("uberblock/" + name + ".zdb-l.txt");
+  const std::string zdb = test::ReadText(test::FixturePath("uberblock/" + name + ".zdb-l.txt"));
   EXPECT_NE(zdb.find("name: '" + std::string(*config->GetString("name")) + "'"),
             std::string::npos);
   EXPECT_NE(zdb.find("pool_guid: " + std::to_string(*config->GetUint64("pool_guid"))),

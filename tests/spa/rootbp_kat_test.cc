@@ -7,9 +7,7 @@
 // bytes a real ZFS wrote.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "tests/testutil/testutil.h"
@@ -22,13 +20,6 @@
 namespace uzfs {
 namespace {
 
-std::string ReadText(const std::string& rel) {
-  std::ifstream in(test::FixturePath(rel));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 uint64_t Field(const std::string& text, const std::string& name) {
   std::smatch m;
   const std::regex re("\\b" + name + " = ([0-9]+)");
@@ -40,9 +31,9 @@ class RootBpKat : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RootBpKat, MatchesZdb) {
   const std::string name = GetParam();
-  const std::string zdb = ReadText("uberblock/" + name + ".zdb-u.txt");
+  const std::string zdb = test::ReadText(test::FixturePath("uberblock/" + name + ".zdb-u.txt"));
   const auto ring = test::ReadFile(test::FixturePath("uberblock/" + name + ".ring.bin"));
-  const int ashift = std::stoi(ReadText("uberblock/" + name + ".ashift"));
+  const int ashift = std::stoi(test::ReadText(test::FixturePath("uberblock/" + name + ".ashift")));
   ASSERT_EQ(ring.size(), 128u * 1024);
   const size_t slot = UberblockSlotSize(ashift);
 

@@ -21,6 +21,11 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), {});
 }
 
+std::string ReadText(const std::filesystem::path& p) {
+  const auto bytes = ReadFile(p);
+  return std::string(bytes.begin(), bytes.end());
+}
+
 std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {
   std::vector<uint8_t> out(n);
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;

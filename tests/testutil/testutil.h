@@ -17,6 +17,8 @@ namespace uzfs::test {
 std::filesystem::path FixturePath(const std::string& rel);
 // Whole file contents; fails the current test (and returns empty) if unreadable.
 std::vector<uint8_t> ReadFile(const std::filesystem::path& p);
+// Whole file as text ("" and a test failure if unreadable).
+std::string ReadText(const std::filesystem::path& p);
 // Deterministic pseudo-random bytes (xorshift) for a given seed.
 std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed);
 // Bytes parsed from a hex string (whitespace ignored).
