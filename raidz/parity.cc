@@ -99,9 +99,9 @@ Result<uint32_t> CheckColumns(std::span<const Column> cols, uint32_t nparity) {
 }
 }  // namespace internal
 
-Status GenerateParity(std::span<const Column> cols, uint32_t nparity, const ParityOps* ops) {
-  UZFS_ASSIGN_OR_RETURN(const uint32_t n, internal::CheckColumns(cols, nparity));
-  if (ops == nullptr) ops = &ActiveKernel();
+namespace internal {
+void RegenParity(std::span<const Column> cols, uint32_t nparity, uint32_t n, unsigned rows,
+                 const ParityOps& ops) {
   const uint8_t* data[255];
   size_t dlen[255];
   for (uint32_t i = 0; i < n; i++) {
@@ -113,12 +113,21 @@ Status GenerateParity(std::span<const Column> cols, uint32_t nparity, const Pari
   a.dlen = dlen;
   a.n = n;
   a.len = cols[0].size;
-  a.rows = (1u << nparity) - 1;
-  for (uint32_t j = 0; j < nparity; j++) {
-    a.out[j] = cols[j].data;
-    a.outlen[j] = cols[j].size;
+  a.rows = rows;
+  int k = 0;
+  for (uint32_t j = 0; j < 3; j++) {
+    if (!(rows & (1u << j))) continue;
+    a.out[k] = cols[j].data;
+    a.outlen[k] = cols[j].size;
+    k++;
   }
-  ops->gen(a);
+  ops.gen(a);
+}
+}  // namespace internal
+
+Status GenerateParity(std::span<const Column> cols, uint32_t nparity, const ParityOps* ops) {
+  UZFS_ASSIGN_OR_RETURN(const uint32_t n, internal::CheckColumns(cols, nparity));
+  internal::RegenParity(cols, nparity, n, (1u << nparity) - 1, ops ? *ops : ActiveKernel());
   return Status::Ok();
 }
 

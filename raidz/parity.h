@@ -61,6 +61,10 @@ std::vector<KernelStats> KernelReport();
 namespace internal {
 // Checks the shape of cols (see GenerateParity) and returns the data count.
 Result<uint32_t> CheckColumns(std::span<const Column> cols, uint32_t nparity);
+// Regenerates the parity rows in `rows` (bitmask: 1 = P, 2 = Q, 4 = R) from
+// the n complete data columns. REQUIRES: cols passed CheckColumns.
+void RegenParity(std::span<const Column> cols, uint32_t nparity, uint32_t n, unsigned rows,
+                 const ParityOps& ops);
 }  // namespace internal
 
 }  // namespace uzfs::raidz

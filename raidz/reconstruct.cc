@@ -13,30 +13,7 @@ namespace {
 
 constexpr uint8_t kGen[3] = {1, 2, 4};
 
-// Regenerates the parity rows in `rows` (bitmask) from complete data.
-void RegenParity(std::span<const Column> cols, uint32_t nparity, uint32_t n, unsigned rows,
-                 const ParityOps& ops) {
-  const uint8_t* data[255];
-  size_t dlen[255];
-  for (uint32_t i = 0; i < n; i++) {
-    data[i] = cols[nparity + i].data;
-    dlen[i] = cols[nparity + i].size;
-  }
-  KernelArgs a;
-  a.data = data;
-  a.dlen = dlen;
-  a.n = n;
-  a.len = cols[0].size;
-  a.rows = rows;
-  int k = 0;
-  for (uint32_t j = 0; j < 3; j++) {
-    if (!(rows & (1u << j))) continue;
-    a.out[k] = cols[j].data;
-    a.outlen[k] = cols[j].size;
-    k++;
-  }
-  ops.gen(a);
-}
+using internal::RegenParity;
 
 }  // namespace
 
