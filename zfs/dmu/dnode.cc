@@ -88,7 +88,8 @@ void EncodeDnode(const Dnode& dn, std::span<uint8_t> out) {
                                      p + kDnodeCoreSize + i * kBlockPtrSize, kBlockPtrSize));
   }
   const size_t bonus_off = kDnodeCoreSize + size_t{dn.nblkptr} * kBlockPtrSize;
-  std::memcpy(p + bonus_off, dn.bonus.data(), std::min<size_t>(dn.bonus.size(), dn.bonuslen));
+  const size_t bonus_n = std::min<size_t>(dn.bonus.size(), dn.bonuslen);
+  if (bonus_n > 0) std::memcpy(p + bonus_off, dn.bonus.data(), bonus_n);
   if (dn.spill) {
     EncodeBlockPtr(*dn.spill, std::span<uint8_t, kBlockPtrSize>(p + dn.Size() - kBlockPtrSize,
                                                                 kBlockPtrSize));
