@@ -157,7 +157,8 @@ Result<Profile> ChooseProfile(const EnclosureSpec& spec, ProfileKind kind, bool 
                               std::to_string(units) + " enclosures");
     return Status::NotFound(name + " needs at least " + std::to_string(shape.min_width + min_spares) +
                             " disks (" + std::to_string(shape.min_width) + " + " +
-                            std::to_string(min_spares) + " spares); there are " +
+                            std::to_string(min_spares) + (min_spares == 1 ? " spare" : " spares") +
+                            "); there are " +
                             std::to_string(total));
   }
   const uint64_t data_disks = uint64_t{best.groups} *
