@@ -19,7 +19,8 @@ class MemTarget : public BlockTarget {
   MemTarget(uint32_t vdevs, uint64_t asize) : disks_(vdevs, std::vector<uint8_t>(asize)) {}
   uint32_t TopLevelCount() const override { return static_cast<uint32_t>(disks_.size()); }
   uint64_t TopLevelAsize(uint32_t v) const override { return disks_[v].size(); }
-  Status Read(uint32_t v, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify) override {
+  Status Read(uint32_t v, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
+              bool /*scrub*/ = false) override {
     std::lock_guard<std::mutex> l(mu_);
     if (failed_.count(v)) return Status::IoError("vdev " + std::to_string(v) + " failed");
     if (off + buf.size() > disks_[v].size()) return Status::IoError("read past end");

@@ -29,8 +29,10 @@ class BlockTarget {
   // Reads `buf.size()` bytes at `offset` of top-level vdev `vdev`, using the
   // vdev's own redundancy (mirror sides, raidz parity) until verify accepts
   // them, and repairing what it can below. IoError / Corruption otherwise.
+  // With scrub, every redundant copy below is read and checked too (raidz
+  // parity, every mirror side) and the wrong ones repaired.
   virtual Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
-                      const BlockVerify& verify) = 0;
+                      const BlockVerify& verify, bool scrub = false) = 0;
   virtual Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) = 0;
 };
 

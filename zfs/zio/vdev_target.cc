@@ -4,10 +4,10 @@
 namespace uzfs {
 
 Status VdevTreeTarget::Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
-                            const BlockVerify& verify) {
+                            const BlockVerify& verify, bool scrub) {
   Vdev* v = root_.child(vdev);
   if (!v) return Status::Corruption("no top-level vdev " + std::to_string(vdev));
-  return v->Read(offset, buf, verify);
+  return v->Read(offset, buf, verify, nullptr, scrub ? ReadMode::kScrub : ReadMode::kNormal);
 }
 
 Status VdevTreeTarget::Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) {

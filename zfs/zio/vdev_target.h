@@ -21,8 +21,8 @@ class VdevTreeTarget final : public BlockTarget {
     const Vdev* v = root_.child(vdev);
     return v ? v->asize() : 0;
   }
-  Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
-              const BlockVerify& verify) override;
+  Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf, const BlockVerify& verify,
+              bool scrub = false) override;
   Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) override;
 
  private:

@@ -162,21 +162,25 @@ Status Zio::WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, B
 
 // ----------------------------------------------------------------- read
 
-Status Zio::ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys) {
+Status Zio::ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub) {
   const Dva& dva = bp.dva[d];
-  if (dva.gang) return ReadGangCopy(bp, d, phys);
-  return target_.Read(dva.vdev, dva.offset, phys,
-                      [&](std::span<const uint8_t> b) { return Verifies(bp, b); });
+  if (dva.gang) return ReadGangCopy(bp, d, phys, scrub);
+  return target_.Read(
+      dva.vdev, dva.offset, phys, [&](std::span<const uint8_t> b) { return Verifies(bp, b); },
+      scrub);
 }
 
-Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys) {
+Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub) {
   const Dva& dva = bp.dva[d];
   uint8_t raw[kGangHeaderSize];
-  UZFS_RETURN_IF_ERROR(target_.Read(dva.vdev, dva.offset, raw, [&](std::span<const uint8_t> b) {
-    return DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(b.data(), kGangHeaderSize),
-                            bp)
-        .ok();
-  }));
+  UZFS_RETURN_IF_ERROR(target_.Read(
+      dva.vdev, dva.offset, raw,
+      [&](std::span<const uint8_t> b) {
+        return DecodeGangHeader(
+                   std::span<const uint8_t, kGangHeaderSize>(b.data(), kGangHeaderSize), bp)
+            .ok();
+      },
+      scrub));
   UZFS_ASSIGN_OR_RETURN(GangHeader h,
                         DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(raw), bp));
   const BlockPtrLimits limits = Limits();
@@ -192,7 +196,7 @@ Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys) {
     for (int md = 0; md < 3 && !ok; md++) {
       const int which = (d + md) % 3;  // this copy's member first
       if (m.dva[which].asize == 0) continue;
-      last = ReadCopy(m, which, part);
+      last = ReadCopy(m, which, part, scrub);
       ok = last.ok();
     }
     if (!ok) return last;
@@ -250,6 +254,39 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
     return Status::Ok();
   }
   return Decompress(static_cast<CompressType>(bp.compression), phys, out);
+}
+
+Status Zio::Scrub(const BlockPtr& bp, ScrubResult* result) {
+  ScrubResult local;
+  ScrubResult& r = result ? *result : local;
+  UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+  if (bp.embedded || bp.IsHole()) return Status::Ok();
+  stats_.blocks_scrubbed++;
+  std::vector<uint8_t> phys(bp.psize), good;
+  std::vector<int> bad;
+  Status last;
+  for (int d = 0; d < 3; d++) {
+    if (bp.dva[d].asize == 0) continue;
+    r.copies_checked++;
+    last = ReadCopy(bp, d, phys, /*scrub=*/true);
+    if (last.ok()) {
+      if (good.empty()) good = phys;
+    } else {
+      bad.push_back(d);
+      stats_.copies_failed++;
+    }
+  }
+  if (good.empty()) return last.WithContext("scrub: no copy of the block verifies");
+  if (opts_.writable) {
+    for (int d : bad) {
+      if (bp.dva[d].gang) continue;
+      if (target_.Write(bp.dva[d].vdev, bp.dva[d].offset, good).ok()) {
+        stats_.self_heals++;
+        r.copies_repaired++;
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // ----------------------------------------------------------------- free

@@ -53,7 +53,12 @@ struct ZioStats {
   std::atomic<uint64_t> blocks_written{0}, logical_written{0}, physical_written{0};
   std::atomic<uint64_t> holes_written{0}, gang_blocks{0};
   std::atomic<uint64_t> blocks_read{0}, logical_read{0};
-  std::atomic<uint64_t> copies_failed{0}, self_heals{0};
+  std::atomic<uint64_t> copies_failed{0}, self_heals{0}, blocks_scrubbed{0};
+};
+
+struct ScrubResult {
+  int copies_checked = 0;
+  int copies_repaired = 0;   // whole DVAs rewritten from another copy
 };
 
 struct ZioOptions {
@@ -74,6 +79,11 @@ class Zio {
   // REQUIRES: out.size() == bp.lsize.
   Status Read(const BlockPtr& bp, std::span<uint8_t> out);
   Status Free(const BlockPtr& bp, uint64_t txg);
+  // What `zpool scrub` does to one block: reads every copy (every DVA, and
+  // below each the raidz parity / every mirror side), checks each against
+  // the checksum and rewrites the bad ones from a good one. OK when every
+  // copy is (now) good; Corruption when no copy verifies.
+  Status Scrub(const BlockPtr& bp, ScrubResult* result = nullptr);
   // Like Free, but the space is reusable at once: only for a block written
   // in this open txg that nothing references (e.g. an aborted write).
   Status Unallocate(const BlockPtr& bp, uint64_t txg);
@@ -92,8 +102,8 @@ class Zio {
   Status WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
   Status WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
   // Reads the physical bytes of copy `d` of *bp into phys, verified.
-  Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
-  Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys);
+  Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub = false);
+  Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub);
   Status FreeCopy(const BlockPtr& bp, int d, uint64_t txg, bool now);
   Status FreeBlock(const BlockPtr& bp, uint64_t txg, bool now);
   bool Verifies(const BlockPtr& bp, std::span<const uint8_t> phys) const;
