@@ -607,6 +607,9 @@ Result<std::vector<space::VdevSpec>> ParseLayout(const std::vector<std::string>&
     if (w == "special" || w == "dedup" || w.rfind("draid", 0) == 0)
       return Status::InvalidArgument("'" + w + "' vdevs are not supported by uzfs");
     Result<DeviceToken> t = ParseDeviceToken(w);
+    if (!t.ok() && !w.empty() && std::isdigit(static_cast<unsigned char>(w[0])))
+      return Status::InvalidArgument("cannot parse '" + w + "': " +
+                                     std::string(t.status().message()));
     if (!t.ok())
       return Status::InvalidArgument(
           "cannot parse '" + w + "': expected a size (4T, 1.5g, 6x4T) or one of mirror, "

@@ -229,6 +229,7 @@ TEST(SpaceCalc, ImpossibleLayoutsSayWhatIsWrong) {
   EXPECT_NE(err("mirror 1T").find("at least 2 devices"), std::string::npos);
   EXPECT_NE(err("32M").find("smaller than the 64M minimum"), std::string::npos);
   EXPECT_NE(err("log 1T").find("at least one data vdev"), std::string::npos);
+  EXPECT_NE(err("9x8E").find("more than 16E"), std::string::npos);
   EXPECT_NE(err("1T log raidz 3x1T").find("not raidz"), std::string::npos);
   space::LayoutSpec mixed = Layout("raidz2 1T 1T 2T", 12);
   mixed.allow_mixed_sizes = true;
@@ -287,7 +288,8 @@ TEST(SizecalcParse, Grammar) {
   };
   EXPECT_NE(bad({"mirror"}).find("'mirror' must be followed by devices"), std::string::npos);
   EXPECT_NE(bad({"raidz2", "log", "1T"}).find("'raidz2' must be followed"), std::string::npos);
-  EXPECT_NE(bad({"foo"}).find("cannot parse 'foo'"), std::string::npos);
+  EXPECT_NE(bad({"foo"}).find("cannot parse 'foo': expected a size"), std::string::npos);
+  EXPECT_NE(bad({"20E"}).find("cannot parse '20E': size '20E' is too large"), std::string::npos);
   EXPECT_NE(bad({"1T", "special", "mirror", "2x1T"}).find("not supported"), std::string::npos);
   EXPECT_NE(bad({"1T", "cache", "mirror", "2x1T"}).find("plain devices"), std::string::npos);
   EXPECT_NE(bad({}).find("missing"), std::string::npos);
@@ -478,6 +480,8 @@ TEST(SizecalcProfiles, ErrorsAndNspf) {
   EXPECT_NE(p.status().message().find("raidz3-wide needs at least 6 disks (5 + 1 spare); there are 5"), std::string::npos);
   space::EnclosureSpec logs = Jbods(1, 0, {30});
   EXPECT_FALSE(space::ComputeProfiles(logs).ok());
+  EXPECT_FALSE(space::ComputeProfiles(Jbods(65, 0)).ok());
+  EXPECT_TRUE(space::ComputeProfiles(Jbods(64, 0)).ok());
   // NSPF placements really keep <= P disks of a group per enclosure: with 2
   // enclosures raidz2 NSPF is at most 4 wide.
   p = space::ChooseProfile(Jbods(2, 0), space::ProfileKind::kRaidz2, true);

@@ -57,6 +57,13 @@ Status Validate(const LayoutSpec& layout) {
     return Status::InvalidArgument("ashift " + std::to_string(layout.ashift) +
                                    " is out of range: use 9..16");
   bool data = false;
+  uint64_t total = 0;
+  for (const VdevSpec& v : layout.vdevs) {
+    for (uint64_t d : v.devices) {
+      if (__builtin_add_overflow(total, d, &total))
+        return Status::InvalidArgument("the layout adds up to more than 16E bytes");
+    }
+  }
   for (size_t i = 0; i < layout.vdevs.size(); ++i) {
     const VdevSpec& v = layout.vdevs[i];
     const std::string what = std::string(VdevClassName(v.cls)) + " vdev " + VdevName(v, i);

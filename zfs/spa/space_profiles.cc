@@ -72,6 +72,10 @@ Result<std::vector<uint32_t>> EnclosureDisks(const EnclosureSpec& spec) {
     return Status::InvalidArgument("--disks-per-enclosure must be at least 1");
   if (spec.half_enclosures && spec.disks_per_enclosure < 2)
     return Status::InvalidArgument("a half enclosure needs --disks-per-enclosure of at least 2");
+  if (units > kMaxEnclosures || spec.disks_per_enclosure > kMaxDisksPerEnclosure)
+    return Status::InvalidArgument("at most " + std::to_string(kMaxEnclosures) +
+                                   " enclosures of at most " +
+                                   std::to_string(kMaxDisksPerEnclosure) + " disks");
   if (spec.logs_per_enclosure.size() > units)
     return Status::InvalidArgument("log devices listed for " +
                                    std::to_string(spec.logs_per_enclosure.size()) +
@@ -130,7 +134,7 @@ Result<Profile> ChooseProfile(const EnclosureSpec& spec, ProfileKind kind, bool 
     if (nspf && (w + units - 1) / units > shape.redundancy) break;  // ceil(w/E) > P
     for (uint32_t g = usable / w; g > 0; --g) {
       if (nspf && !PlaceGroups(disks, w, g, shape.redundancy)) continue;
-      if (!nspf && !PlaceGroups(disks, w, g, w)) continue;
+      // Without NSPF any g x w <= usable disks can be placed.
       Profile p;
       p.kind = kind;
       p.nspf = nspf;

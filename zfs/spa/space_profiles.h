@@ -83,8 +83,12 @@ struct Profile {
   uint64_t log_devices = 0;
 };
 
+inline constexpr uint32_t kMaxEnclosures = 64;
+inline constexpr uint32_t kMaxDisksPerEnclosure = 256;
+
 // Disk slots per enclosure after log devices. InvalidArgument for no
-// enclosures, no disk size, or more logs than slots.
+// enclosures, no disk size, more logs than slots, or more than
+// kMaxEnclosures / kMaxDisksPerEnclosure.
 Result<std::vector<uint32_t>> EnclosureDisks(const EnclosureSpec& spec);
 
 // Best profile of one kind (nspf: the NSPF variant), or NotFound with a
