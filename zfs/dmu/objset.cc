@@ -1,6 +1,7 @@
 // objset_phys_t codec (layout in objset.h).
 #include "zfs/dmu/objset.h"
 
+#include <algorithm>
 #include <string>
 
 #include "zfs/dmu/dmu_types.h"
@@ -47,6 +48,27 @@ Result<Objset> DecodeObjset(std::span<const uint8_t> raw, bool swap) {
     UZFS_ASSIGN_OR_RETURN(os.projectused, SubDnode(raw, 2048, swap, "projectused dnode"));
   }
   return os;
+}
+
+void EncodeObjset(const Objset& os, std::span<uint8_t> out) {
+  std::fill(out.begin(), out.end(), 0);
+  EncodeDnode(os.meta_dnode, out.subspan(0, kDnodeSlotSize));
+  uint8_t* z = out.data() + 512;
+  StoreLE64(z, os.zil.claim_txg);
+  StoreLE64(z + 8, os.zil.replay_seq);
+  if (!os.zil.log.IsHole())
+    EncodeBlockPtr(os.zil.log, std::span<uint8_t, kBlockPtrSize>(z + 16, kBlockPtrSize));
+  StoreLE64(z + 144, os.zil.claim_blk_seq);
+  StoreLE64(z + 152, os.zil.flags);
+  StoreLE64(z + 160, os.zil.claim_lr_seq);
+  StoreLE64(out.data() + 704, os.type);
+  StoreLE64(out.data() + 712, os.flags);
+  auto put = [&](const std::optional<Dnode>& dn, size_t off) {
+    if (dn && off + kDnodeSlotSize <= out.size()) EncodeDnode(*dn, out.subspan(off, kDnodeSlotSize));
+  };
+  put(os.userused, 1024);
+  put(os.groupused, 1536);
+  put(os.projectused, 2048);
 }
 
 }  // namespace uzfs

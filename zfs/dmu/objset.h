@@ -52,4 +52,9 @@ struct Objset {
 // meta-dnode is not of type "DMU dnode".
 Result<Objset> DecodeObjset(std::span<const uint8_t> raw, bool swap = false);
 
+// Writes `os` little-endian into out, whose size (1, 2 or 4 KiB) says which
+// optional dnodes are written (absent ones are written free). REQUIRES:
+// every present dnode validates.
+void EncodeObjset(const Objset& os, std::span<uint8_t> out);
+
 }  // namespace uzfs

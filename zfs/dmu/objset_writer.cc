@@ -1,0 +1,765 @@
+// ObjsetWriter: dirty records per txg and the copy-on-write sync
+// (contract and threading in objset_writer.h).
+#include "zfs/dmu/objset_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "zfs/dmu/block_tree.h"
+#include "zfs/dmu/object_reader.h"
+
+namespace uzfs {
+
+struct ObjsetWriter::TxgRecord {
+  // Level-0 blocks written in this txg, whole (DataBlockSize() bytes).
+  std::map<uint64_t, std::shared_ptr<std::vector<uint8_t>>> blocks;
+  // Level-0 ids [a, b) made holes in this txg, applied before `blocks`.
+  std::vector<std::pair<uint64_t, uint64_t>> frees;
+  Dnode fields;        // the dnode's fields at the end of this txg
+  bool freed = false;  // the object was freed in this txg
+};
+
+struct ObjsetWriter::Object {
+  Dnode committed;  // as last synced; free when not on disk yet
+  std::map<uint64_t, std::shared_ptr<TxgRecord>> txgs;  // unsynced, by txg
+  const Dnode& Cur() const { return txgs.empty() ? committed : txgs.rbegin()->second->fields; }
+};
+
+// What Sync produced for one object.
+struct ObjsetWriter::SyncedObject {
+  uint64_t object = 0;
+  Dnode old;    // committed before
+  Dnode dn;     // new (free when freed)
+  std::vector<BlockPtr> frees, written;
+};
+
+namespace {
+
+constexpr uint64_t kSpaVersionDnodeBytes = 3;
+constexpr uint64_t kSpaVersionUserspace = 15;
+constexpr uint64_t kSpaVersionFeatures = 5000;
+
+bool Overlaps(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return a < d && c < b; }
+
+// Number of allocated dnodes in a 16 KiB dnode block (its fill count).
+uint64_t CountDnodes(std::span<const uint8_t> blk) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < kDnodesPerBlock;) {
+    const uint8_t* p = blk.data() + i * kDnodeSlotSize;
+    if (p[0] != 0) {
+      n++;
+      i += size_t{p[12]} + 1;
+    } else {
+      i++;
+    }
+  }
+  return n;
+}
+
+Dnode NewMetaDnode(uint64_t version) {
+  Dnode m;
+  m.type = dmu_ot::kDnode;
+  m.indblkshift = version >= kSpaVersionFeatures ? 17 : 14;
+  m.datablkszsec = kMetaDnodeBlockSize >> 9;
+  m.nblkptr = 3;
+  m.flags = version >= kSpaVersionDnodeBytes ? kDnodeFlagUsedBytes : 0;
+  m.blkptr.assign(3, BlockPtr{});
+  // Enough levels for 2^48 objects, as ZFS makes it, so it never grows.
+  const uint32_t epbs = m.indblkshift - kBlkPtrShift;
+  const uint64_t blocks = (uint64_t{1} << 48) / kDnodesPerBlock;
+  m.nlevels = 1;
+  while ((uint64_t{3} << (epbs * (m.nlevels - 1u))) < blocks) m.nlevels++;
+  return m;
+}
+
+void AddUsed(Dnode* dn, const std::vector<BlockPtr>& freed, const std::vector<BlockPtr>& written) {
+  uint64_t bytes = dn->UsedBytes();
+  for (const BlockPtr& bp : freed) bytes -= std::min(bytes, BlockAsize(bp));
+  for (const BlockPtr& bp : written) bytes += BlockAsize(bp);
+  dn->used = (dn->flags & kDnodeFlagUsedBytes) ? bytes : bytes >> 9;
+}
+
+}  // namespace
+
+ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
+    : zio_(zio), opts_(opts), meta_copies_(std::min(3, opts.data_copies + 1)) {}
+
+ObjsetWriter::~ObjsetWriter() = default;
+
+CompressType ObjsetWriter::MetaCompress() const {
+  if (opts_.meta_compress != CompressType::kInherit) return opts_.meta_compress;
+  return opts_.pool_version >= kSpaVersionFeatures ? CompressType::kLz4 : CompressType::kLzjb;
+}
+
+Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Create(Zio& zio, ObjsetType type,
+                                                           const ObjsetWriterOptions& opts) {
+  ObjsetWriterOptions o = opts;
+  if (type == ObjsetType::kMeta) o.data_copies = 3;
+  if (o.data_copies < 1 || o.data_copies > 3) return Status::InvalidArgument("copies must be 1..3");
+  std::unique_ptr<ObjsetWriter> w(new ObjsetWriter(zio, o));
+  MutexLock l(&w->mu_);
+  w->os_.type = static_cast<uint64_t>(type);
+  w->os_.meta_dnode = NewMetaDnode(o.pool_version);
+  if (o.pool_version >= kSpaVersionUserspace) {
+    w->os_.userused = Dnode{};
+    w->os_.groupused = Dnode{};
+  }
+  w->slots_.assign(kDnodesPerBlock, 0);
+  w->slots_[0] = 1;  // object 0: the meta-dnode
+  return w;
+}
+
+Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Open(Zio& zio, const BlockPtr& root,
+                                                         const ObjsetWriterOptions& opts) {
+  ObjectReader reader(zio);
+  UZFS_ASSIGN_OR_RETURN(Objset os, reader.ReadObjset(root));
+  if (os.byteswapped || !root.little_endian)
+    return Status::NotSupported("modifying a big-endian object set");
+  ObjsetWriterOptions o = opts;
+  if (os.type == static_cast<uint64_t>(ObjsetType::kMeta)) o.data_copies = 3;
+  if (o.data_copies < 1 || o.data_copies > 3) return Status::InvalidArgument("copies must be 1..3");
+  std::unique_ptr<ObjsetWriter> w(new ObjsetWriter(zio, o));
+  MutexLock l(&w->mu_);
+  w->os_ = std::move(os);
+  w->root_ = root;
+  w->synced_txg_ = root.birth;
+  UZFS_RETURN_IF_ERROR(w->ScanSlots());
+  return w;
+}
+
+Status ObjsetWriter::ScanSlots() {
+  const Dnode& meta = os_.meta_dnode;
+  if (meta.DataBlockSize() != kMetaDnodeBlockSize)
+    return Status::NotSupported("meta-dnode blocks of " + std::to_string(meta.DataBlockSize()) + " bytes");
+  slots_.assign((meta.maxblkid + 1) * kDnodesPerBlock, 0);
+  slots_[0] = 1;
+  BlockTree tree(zio_, meta);
+  std::vector<uint8_t> blk(kMetaDnodeBlockSize);
+  for (uint64_t b = 0; b <= meta.maxblkid; b++) {
+    UZFS_ASSIGN_OR_RETURN(BlockPtr bp, tree.Lookup(0, b));
+    if (bp.IsHole()) continue;
+    UZFS_RETURN_IF_ERROR(tree.ReadL0(b, blk));
+    for (size_t i = 0; i < kDnodesPerBlock;) {
+      const uint8_t* p = blk.data() + i * kDnodeSlotSize;
+      const size_t n = p[0] != 0 ? std::min<size_t>(size_t{p[12]} + 1, kDnodesPerBlock - i) : 1;
+      if (p[0] != 0) std::fill_n(slots_.begin() + b * kDnodesPerBlock + i, n, 1);
+      i += n;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ObjsetWriter::CheckTxg(uint64_t txg) const {
+  if (txg <= synced_txg_ || (syncing_txg_ != 0 && txg <= syncing_txg_))
+    return Status::InvalidArgument("txg " + std::to_string(txg) + " is already synced or syncing");
+  return Status::Ok();
+}
+
+Result<ObjsetWriter::Object*> ObjsetWriter::Hold(uint64_t object) {
+  auto it = objects_.find(object);
+  if (it == objects_.end()) {
+    if (object == 0 || object >= slots_.size() || !slots_[object])
+      return Status::NotFound("object " + std::to_string(object) + " is not allocated");
+    ObjectReader reader(zio_);
+    UZFS_ASSIGN_OR_RETURN(Dnode dn, reader.ReadDnode(os_.meta_dnode, object));
+    if (dn.IsFree()) return Status::NotFound("object " + std::to_string(object) + " is free");
+    auto obj = std::make_unique<Object>();
+    obj->committed = std::move(dn);
+    it = objects_.emplace(object, std::move(obj)).first;
+  }
+  if (it->second->Cur().IsFree()) return Status::NotFound("object " + std::to_string(object) + " is free");
+  return it->second.get();
+}
+
+Result<ObjsetWriter::TxgRecord*> ObjsetWriter::Dirty(Object* obj, uint64_t txg) {
+  UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+  auto it = obj->txgs.find(txg);
+  if (it != obj->txgs.end()) return it->second.get();
+  auto rec = std::make_shared<TxgRecord>();
+  auto older = obj->txgs.lower_bound(txg);
+  rec->fields = older == obj->txgs.begin() ? obj->committed : std::prev(older)->second->fields;
+  TxgRecord* r = rec.get();
+  obj->txgs.emplace(txg, std::move(rec));
+  dirty_bytes_[txg] += kDnodeSlotSize;
+  return r;
+}
+
+template <typename Fn>
+Status ObjsetWriter::ChangeFields(Object* obj, uint64_t txg, Fn fn) {
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  (void)rec;
+  for (auto it = obj->txgs.find(txg); it != obj->txgs.end(); ++it) fn(it->second->fields);
+  return Status::Ok();
+}
+
+Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, uint64_t txg) {
+  if (p.dnode_size < kDnodeSlotSize || p.dnode_size > kDnodeMaxSlots * kDnodeSlotSize ||
+      p.dnode_size % kDnodeSlotSize != 0)
+    return Status::InvalidArgument("dnode size " + std::to_string(p.dnode_size));
+  if (p.block_size < 512 || p.block_size > kMaxBlockSize || p.block_size % 512 != 0)
+    return Status::InvalidArgument("block size " + std::to_string(p.block_size));
+  if (p.indblkshift < kMinIndBlkShift || p.indblkshift > kMaxIndBlkShift)
+    return Status::InvalidArgument("indblkshift " + std::to_string(p.indblkshift));
+  if (p.type == 0) return Status::InvalidArgument("object type 0 means free");
+  const size_t room = p.dnode_size - kDnodeCoreSize - kBlockPtrSize;
+  if (p.bonuslen > room) return Status::InvalidArgument("bonus of " + std::to_string(p.bonuslen) + " bytes");
+  Dnode dn;
+  dn.type = p.type;
+  dn.bonustype = p.bonustype;
+  dn.bonuslen = p.bonuslen;
+  dn.bonus.assign(p.bonuslen, 0);
+  dn.indblkshift = p.indblkshift;
+  dn.datablkszsec = static_cast<uint16_t>(p.block_size >> 9);
+  dn.nblkptr = static_cast<uint8_t>(std::min<size_t>(kDnodeMaxBlkPtrs, 1 + (room - p.bonuslen) / kBlockPtrSize));
+  dn.blkptr.assign(dn.nblkptr, BlockPtr{});
+  dn.nlevels = 1;
+  dn.extra_slots = static_cast<uint8_t>(p.dnode_size / kDnodeSlotSize - 1);
+  dn.checksum = p.checksum;
+  dn.compress = p.compress;
+  dn.flags = opts_.pool_version >= kSpaVersionDnodeBytes ? kDnodeFlagUsedBytes : 0;
+  UZFS_RETURN_IF_ERROR(ValidateDnode(dn));
+
+  MutexLock l(&mu_);
+  UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+  const size_t n = dn.Slots();
+  uint64_t o = std::max<uint64_t>(alloc_hint_, 1);
+  bool hint_moved = false;
+  for (;; o++) {
+    if (o + n > slots_.size()) slots_.resize(std::max(slots_.size() * 2, o + n + kDnodesPerBlock), 0);
+    if (slots_[o]) continue;
+    if (!hint_moved) {
+      alloc_hint_ = o;
+      hint_moved = true;
+    }
+    if (o % kDnodesPerBlock + n > kDnodesPerBlock) continue;
+    if (std::all_of(slots_.begin() + o, slots_.begin() + o + n, [](uint8_t s) { return s == 0; })) break;
+  }
+  std::fill_n(slots_.begin() + o, n, 1);
+  auto obj = std::make_unique<Object>();
+  Object* op = obj.get();
+  objects_[o] = std::move(obj);
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(op, txg));
+  rec->fields = std::move(dn);
+  dirty_objects_[txg].insert(o);
+  return o;
+}
+
+Status ObjsetWriter::FreeObject(uint64_t object, uint64_t txg) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  if (!obj->txgs.empty() && obj->txgs.rbegin()->first > txg)
+    return Status::InvalidArgument("object changed in a newer txg than the free");
+  const size_t slots = obj->Cur().Slots();
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  rec->freed = true;
+  rec->blocks.clear();
+  rec->frees.clear();
+  rec->fields = Dnode{};
+  dirty_objects_[txg].insert(object);
+  freed_objects_[txg].push_back({object, slots});
+  return Status::Ok();
+}
+
+Result<Dnode> ObjsetWriter::GetDnode(uint64_t object) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  Dnode dn = obj->Cur();
+  dn.blkptr = obj->committed.IsFree() ? std::vector<BlockPtr>(dn.nblkptr) : obj->committed.blkptr;
+  dn.used = obj->committed.used;
+  return dn;
+}
+
+Status ObjsetWriter::SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus,
+                              uint64_t txg) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  if (bonus.size() > obj->Cur().MaxBonusLen())
+    return Status::InvalidArgument("bonus of " + std::to_string(bonus.size()) + " bytes does not fit");
+  UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
+    f.bonustype = bonustype;
+    f.bonuslen = static_cast<uint16_t>(bonus.size());
+    f.bonus.assign(bonus.begin(), bonus.end());
+  }));
+  dirty_objects_[txg].insert(object);
+  return Status::Ok();
+}
+
+Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift,
+                                  uint64_t txg) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  if (block_size < 512 || block_size > kMaxBlockSize || block_size % 512 != 0 ||
+      indblkshift < kMinIndBlkShift || indblkshift > kMaxIndBlkShift)
+    return Status::InvalidArgument("block size " + std::to_string(block_size) + ", indblkshift " +
+                                   std::to_string(indblkshift));
+  const bool has_blocks =
+      std::any_of(obj->committed.blkptr.begin(), obj->committed.blkptr.end(),
+                  [](const BlockPtr& bp) { return !bp.IsHole(); }) ||
+      std::any_of(obj->txgs.begin(), obj->txgs.end(), [](const auto& r) { return !r.second->blocks.empty(); });
+  if (has_blocks) return Status::InvalidArgument("block size of an object with data");
+  UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
+    f.datablkszsec = static_cast<uint16_t>(block_size >> 9);
+    f.indblkshift = indblkshift;
+    f.maxblkid = 0;
+  }));
+  dirty_objects_[txg].insert(object);
+  return Status::Ok();
+}
+
+Status ObjsetWriter::SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress,
+                                         uint64_t txg) {
+  if (checksum > 14 || compress > 16) return Status::InvalidArgument("unknown checksum or compression");
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
+    f.checksum = checksum;
+    f.compress = compress;
+  }));
+  dirty_objects_[txg].insert(object);
+  return Status::Ok();
+}
+
+Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) {
+  for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend(); ++it) {
+    const TxgRecord& r = *it->second;
+    auto b = r.blocks.find(blkid);
+    if (b != r.blocks.end()) {
+      std::memcpy(out.data(), b->second->data(), out.size());
+      return Status::Ok();
+    }
+    for (const auto& [a, e] : r.frees) {
+      if (blkid >= a && blkid < e) {
+        std::memset(out.data(), 0, out.size());
+        return Status::Ok();
+      }
+    }
+  }
+  const Dnode& c = obj->committed;
+  if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != out.size()) {
+    std::memset(out.data(), 0, out.size());
+    return Status::Ok();
+  }
+  BlockTree tree(zio_, c);
+  return tree.ReadL0(blkid, out);
+}
+
+Result<std::vector<uint8_t>*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg,
+                                                       uint64_t blkid, bool whole) {
+  for (auto n = obj->txgs.upper_bound(txg); n != obj->txgs.end(); ++n) {
+    bool touched = n->second->blocks.count(blkid) > 0;
+    for (const auto& [a, e] : n->second->frees) touched |= blkid >= a && blkid < e;
+    if (touched) return Status::InvalidArgument("block " + std::to_string(blkid) + " changed in a newer txg");
+  }
+  auto it = rec->blocks.find(blkid);
+  if (it != rec->blocks.end()) return it->second.get();
+  auto buf = std::make_shared<std::vector<uint8_t>>(rec->fields.DataBlockSize(), 0);
+  if (!whole) UZFS_RETURN_IF_ERROR(ReadBlock(obj, blkid, *buf));
+  dirty_bytes_[txg] += buf->size();
+  return rec->blocks.emplace(blkid, std::move(buf)).first->second.get();
+}
+
+Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
+  if (data.empty()) return Status::Ok();
+  if (offset + data.size() < offset) return Status::InvalidArgument("write range overflows");
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  const uint64_t dblk = obj->Cur().DataBlockSize();
+  const uint64_t last = (offset + data.size() - 1) / dblk;
+  if (last > 0 && (dblk & (dblk - 1)) != 0)
+    return Status::InvalidArgument("an object of " + std::to_string(dblk) +
+                                   "-byte blocks (not a power of two) holds one block");
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  dirty_objects_[txg].insert(object);
+  size_t done = 0;
+  while (done < data.size()) {
+    const uint64_t pos = offset + done;
+    const uint64_t blkid = pos / dblk, in = pos % dblk;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dblk - in, data.size() - done));
+    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> * buf, DirtyBlock(obj, rec, txg, blkid, n == dblk));
+    std::memcpy(buf->data() + in, data.data() + done, n);
+    done += n;
+  }
+  return ChangeFields(obj, txg, [&](Dnode& f) { f.maxblkid = std::max(f.maxblkid, last); });
+}
+
+Status ObjsetWriter::Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) {
+  if (out.empty()) return Status::Ok();
+  if (offset + out.size() < offset) return Status::InvalidArgument("read range overflows");
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  const Dnode& cur = obj->Cur();
+  const uint64_t dblk = cur.DataBlockSize();
+  std::unique_ptr<BlockTree> tree;  // committed tree, indirect blocks cached for this call
+  std::vector<uint8_t> tmp;
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t pos = offset + done;
+    const uint64_t blkid = pos / dblk, in = pos % dblk;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dblk - in, out.size() - done));
+    std::span<uint8_t> dst = out.subspan(done, n);
+    if (blkid > cur.maxblkid) {
+      std::memset(out.data() + done, 0, out.size() - done);
+      break;
+    }
+    // Newest record first, then the committed tree.
+    bool found = false;
+    for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend() && !found; ++it) {
+      const TxgRecord& r = *it->second;
+      auto b = r.blocks.find(blkid);
+      if (b != r.blocks.end()) {
+        std::memcpy(dst.data(), b->second->data() + in, n);
+        found = true;
+        break;
+      }
+      for (const auto& [a, e] : r.frees) {
+        if (blkid >= a && blkid < e) {
+          std::memset(dst.data(), 0, n);
+          found = true;
+          break;
+        }
+      }
+    }
+    if (!found) {
+      const Dnode& c = obj->committed;
+      if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != dblk) {
+        std::memset(dst.data(), 0, n);
+      } else {
+        if (!tree) tree = std::make_unique<BlockTree>(zio_, c);
+        if (n == dblk) {
+          UZFS_RETURN_IF_ERROR(tree->ReadL0(blkid, dst));
+        } else {
+          tmp.resize(dblk);
+          UZFS_RETURN_IF_ERROR(tree->ReadL0(blkid, tmp));
+          std::memcpy(dst.data(), tmp.data() + in, n);
+        }
+      }
+    }
+    done += n;
+  }
+  return Status::Ok();
+}
+
+Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length, uint64_t txg) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  const bool trunc = length == UINT64_MAX;
+  const uint64_t end = trunc || offset + length < offset ? UINT64_MAX : offset + length;
+  if (end <= offset) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  dirty_objects_[txg].insert(object);
+  const uint64_t dblk = rec->fields.DataBlockSize();
+  const uint64_t maxblkid = obj->Cur().maxblkid;
+  // Partial blocks at either end are zeroed in place.
+  auto zero = [&](uint64_t blkid, uint64_t from, uint64_t to) -> Status {
+    if (blkid > maxblkid || from >= to) return Status::Ok();
+    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> * buf, DirtyBlock(obj, rec, txg, blkid, false));
+    std::memset(buf->data() + from, 0, to - from);
+    return Status::Ok();
+  };
+  uint64_t first = offset / dblk;
+  if (offset % dblk != 0) {
+    const uint64_t to = end - first * dblk < dblk ? end - first * dblk : dblk;
+    UZFS_RETURN_IF_ERROR(zero(first, offset % dblk, to));
+    first++;
+  }
+  uint64_t stop = end == UINT64_MAX ? UINT64_MAX : end / dblk;  // whole blocks [first, stop)
+  if (end != UINT64_MAX && end % dblk != 0 && stop >= first) UZFS_RETURN_IF_ERROR(zero(stop, 0, end % dblk));
+  if (first < stop) {
+    for (auto n = obj->txgs.upper_bound(txg); n != obj->txgs.end(); ++n) {
+      const TxgRecord& r = *n->second;
+      auto b = r.blocks.lower_bound(first);
+      bool touched = b != r.blocks.end() && b->first < stop;
+      for (const auto& [a, e] : r.frees) touched |= Overlaps(a, e, first, stop);
+      if (touched) return Status::InvalidArgument("range changed in a newer txg");
+    }
+    rec->blocks.erase(rec->blocks.lower_bound(first),
+                      stop == UINT64_MAX ? rec->blocks.end() : rec->blocks.lower_bound(stop));
+    rec->frees.push_back({first, stop});
+  }
+  if (trunc) {
+    const uint64_t keep = offset == 0 ? 0 : (offset - 1) / dblk;
+    return ChangeFields(obj, txg, [&](Dnode& f) { f.maxblkid = std::min(f.maxblkid, keep); });
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> ObjsetWriter::EstimateWrite(uint64_t object, uint64_t offset, uint64_t length) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  const Dnode& cur = obj->Cur();
+  if (length == 0) return uint64_t{0};
+  const uint64_t dblk = cur.DataBlockSize();
+  const uint64_t blocks = (offset + length - 1) / dblk - offset / dblk + 1;
+  uint64_t bytes = blocks * dblk * static_cast<uint64_t>(opts_.data_copies);
+  // Every indirect level could need a new block per 2^epbs data blocks,
+  // plus one at each end; up to the deepest tree a 2^64-byte object needs.
+  const uint32_t epbs = cur.indblkshift - kBlkPtrShift;
+  uint64_t per_level = blocks;
+  for (int level = 1; level < 64 / static_cast<int>(epbs) + 2; level++) {
+    per_level = (per_level >> epbs) + 2;
+    bytes += per_level * cur.IndirectBlockSize() * static_cast<uint64_t>(meta_copies_);
+  }
+  // The dnode block, the meta-dnode's path and the objset block.
+  const Dnode& meta = os_.meta_dnode;
+  bytes += (kMetaDnodeBlockSize + meta.nlevels * meta.IndirectBlockSize() + kObjsetPhysSizeV3) *
+           static_cast<uint64_t>(meta_copies_);
+  return bytes;
+}
+
+uint64_t ObjsetWriter::DirtyBytes(uint64_t txg) const {
+  MutexLock l(&mu_);
+  auto it = dirty_bytes_.find(txg);
+  return it == dirty_bytes_.end() ? 0 : it->second;
+}
+
+BlockPtr ObjsetWriter::root() const {
+  MutexLock l(&mu_);
+  return root_;
+}
+
+Objset ObjsetWriter::objset() const {
+  MutexLock l(&mu_);
+  return os_;
+}
+
+Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
+  MutexLock sync_lock(&sync_mu_);
+  struct Work {
+    uint64_t object;
+    Dnode old;
+    std::shared_ptr<TxgRecord> rec;
+  };
+  std::vector<Work> work;
+  Objset os;
+  BlockPtr old_root;
+  {
+    MutexLock l(&mu_);
+    UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+    syncing_txg_ = txg;
+    for (uint64_t o : dirty_objects_[txg]) {
+      Object* obj = objects_.at(o).get();
+      work.push_back({o, obj->committed, obj->txgs.at(txg)});
+    }
+    os = os_;
+    old_root = root_;
+  }
+  std::vector<BlockPtr> all_written, all_frees;
+  auto fail = [&](Status s) -> Status {
+    for (const BlockPtr& bp : all_written) zio_.Unallocate(bp, txg).IgnoreError();
+    MutexLock l(&mu_);
+    syncing_txg_ = 0;
+    return s;
+  };
+
+  // 1. Level-0 data blocks of every object, all in flight at once.
+  std::vector<BlockWrite> jobs;
+  std::vector<std::pair<size_t, uint64_t>> job_at;  // (work index, blkid)
+  for (size_t i = 0; i < work.size(); i++) {
+    const TxgRecord& r = *work[i].rec;
+    if (r.freed) continue;
+    const Dnode& f = r.fields;
+    WriteProps p;
+    p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
+                 : opts_.data_compress != CompressType::kInherit ? opts_.data_compress
+                                                                 : MetaCompress();
+    p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : opts_.data_checksum;
+    p.copies = opts_.data_copies;
+    p.type = f.type;
+    for (const auto& [blkid, buf] : r.blocks) {
+      if (blkid > f.maxblkid) continue;  // truncated away later in the txg
+      jobs.push_back(BlockWrite{*buf, p, {}});
+      job_at.push_back({i, blkid});
+    }
+  }
+  if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
+  for (const BlockWrite& j : jobs) {
+    if (!j.result.IsHole()) all_written.push_back(j.result);
+  }
+
+  // 2. Each object's tree and new dnode.
+  std::vector<SyncedObject> done;
+  size_t next_job = 0;
+  for (size_t i = 0; i < work.size(); i++) {
+    const Work& w = work[i];
+    const TxgRecord& r = *w.rec;
+    SyncedObject so;
+    so.object = w.object;
+    so.old = w.old;
+    Dnode base = w.old;
+    if (base.IsFree()) {
+      base = r.fields;
+      base.blkptr.assign(base.nblkptr, BlockPtr{});
+      base.nlevels = 1;
+      base.maxblkid = 0;
+      base.used = 0;
+    }
+    if (base.IsFree()) {  // allocated and freed before ever reaching disk
+      so.dn = Dnode{};
+      done.push_back(std::move(so));
+      continue;
+    }
+    BlockTree tree(zio_, base);
+    Status s = Status::Ok();
+    if (r.freed) {
+      s = tree.FreeRange(0, UINT64_MAX);
+      if (s.ok() && base.spill) so.frees.push_back(*base.spill);
+    } else {
+      tree.GrowTo(r.fields.maxblkid);
+      for (const auto& [a, b] : r.frees) {
+        if (s.ok()) s = tree.FreeRange(a, b);
+      }
+      for (; s.ok() && next_job < jobs.size() && job_at[next_job].first == i; next_job++) {
+        s = tree.SetL0(job_at[next_job].second, jobs[next_job].result);
+      }
+      // Blocks past a truncated end that reached disk in earlier txgs.
+      if (s.ok() && r.fields.maxblkid < base.maxblkid) s = tree.FreeRange(r.fields.maxblkid + 1, UINT64_MAX);
+    }
+    if (s.ok()) {
+      // For a freed object this writes nothing (every block is a hole) but
+      // collects the replaced indirect blocks for freeing.
+      WriteProps ip;
+      ip.compress = MetaCompress();
+      ip.checksum = ChecksumType::kFletcher4;
+      ip.copies = meta_copies_;
+      ip.type = base.type;
+      s = tree.WriteIndirect(ip, txg);
+    }
+    // Count the L0 blocks already in all_written once; indirect ones now.
+    for (const BlockPtr& bp : tree.written()) {
+      if (bp.level > 0) all_written.push_back(bp);
+    }
+    if (!s.ok()) return fail(s.WithContext("object " + std::to_string(w.object)));
+    so.frees.insert(so.frees.end(), tree.frees().begin(), tree.frees().end());
+    so.written = tree.written();
+    if (r.freed) {
+      so.dn = Dnode{};
+    } else {
+      so.dn = r.fields;
+      so.dn.nlevels = static_cast<uint8_t>(tree.levels());
+      so.dn.blkptr = tree.top();
+      so.dn.used = w.old.IsFree() ? 0 : w.old.used;
+      so.dn.spill = w.old.IsFree() ? std::nullopt : w.old.spill;
+      if (so.dn.spill) so.dn.flags |= kDnodeFlagSpillBlkptr;
+      AddUsed(&so.dn, so.frees, so.written);
+      if (Status v = ValidateDnode(so.dn); !v.ok()) return fail(v.WithContext("new dnode of object " + std::to_string(w.object)));
+    }
+    all_frees.insert(all_frees.end(), so.frees.begin(), so.frees.end());
+    done.push_back(std::move(so));
+  }
+
+  // 3. The dnode blocks and the meta-dnode's tree.
+  Dnode meta = os.meta_dnode;
+  BlockTree mtree(zio_, meta);
+  std::map<uint64_t, std::vector<uint8_t>> mblocks;
+  for (const SyncedObject& so : done) {
+    const uint64_t b = so.object / kDnodesPerBlock;
+    auto it = mblocks.find(b);
+    if (it == mblocks.end()) {
+      std::vector<uint8_t> blk(kMetaDnodeBlockSize, 0);
+      if (b <= meta.maxblkid) {
+        if (Status s = mtree.ReadL0(b, blk); !s.ok()) return fail(s.WithContext("dnode block"));
+      }
+      it = mblocks.emplace(b, std::move(blk)).first;
+    }
+    const size_t off = (so.object % kDnodesPerBlock) * kDnodeSlotSize;
+    std::span<uint8_t> slot = std::span<uint8_t>(it->second).subspan(off);
+    if (so.dn.IsFree()) {
+      const size_t n = so.old.IsFree() ? kDnodeSlotSize : so.old.Size();
+      std::fill_n(slot.begin(), std::min(n, slot.size()), 0);
+    } else {
+      EncodeDnode(so.dn, slot);
+    }
+  }
+  std::vector<BlockWrite> mjobs;
+  for (auto& [b, blk] : mblocks) {
+    WriteProps p;
+    p.compress = MetaCompress();
+    p.checksum = ChecksumType::kFletcher4;
+    p.copies = meta_copies_;
+    p.type = dmu_ot::kDnode;
+    p.fill = CountDnodes(blk);
+    mjobs.push_back(BlockWrite{blk, p, {}});
+  }
+  if (Status s = WriteBlocks(zio_, mjobs, txg); !s.ok()) return fail(s);
+  for (const BlockWrite& j : mjobs) {
+    if (!j.result.IsHole()) all_written.push_back(j.result);
+  }
+  if (!mblocks.empty()) meta.maxblkid = std::max(meta.maxblkid, mblocks.rbegin()->first);
+  mtree.GrowTo(meta.maxblkid);
+  {
+    Status s = Status::Ok();
+    size_t k = 0;
+    for (auto& [b, blk] : mblocks) {
+      if (s.ok()) s = mtree.SetL0(b, mjobs[k].result);
+      k++;
+    }
+    WriteProps ip;
+    ip.compress = MetaCompress();
+    ip.checksum = ChecksumType::kFletcher4;
+    ip.copies = meta_copies_;
+    ip.type = dmu_ot::kDnode;
+    if (s.ok()) s = mtree.WriteIndirect(ip, txg);
+    for (const BlockPtr& bp : mtree.written()) {
+      if (bp.level > 0) all_written.push_back(bp);
+    }
+    if (!s.ok()) return fail(s.WithContext("meta-dnode"));
+  }
+  meta.nlevels = static_cast<uint8_t>(mtree.levels());
+  meta.blkptr = mtree.top();
+  AddUsed(&meta, mtree.frees(), mtree.written());
+  all_frees.insert(all_frees.end(), mtree.frees().begin(), mtree.frees().end());
+  os.meta_dnode = meta;
+
+  // 4. The objset block.
+  const size_t os_size = !old_root.IsHole() ? old_root.lsize
+                         : os.userused ? kObjsetPhysSizeV2
+                                       : kObjsetPhysSizeV1;
+  std::vector<uint8_t> raw(os_size);
+  EncodeObjset(os, raw);
+  BlockWrite rj{raw, {}, {}};
+  rj.props.compress = MetaCompress();
+  rj.props.checksum = ChecksumType::kFletcher4;
+  rj.props.copies = meta_copies_;
+  rj.props.type = dmu_ot::kObjset;
+  rj.props.fill = 0;
+  for (const BlockPtr& bp : meta.blkptr) rj.props.fill += bp.IsHole() ? 0 : bp.fill;
+  if (Status s = WriteBlocks(zio_, std::span<BlockWrite>(&rj, 1), txg); !s.ok()) return fail(s);
+  if (rj.result.IsHole()) return fail(Status::Corruption("objset block encoded as zeros"));
+  if (opts_.free_old_root && !old_root.IsHole()) all_frees.push_back(old_root);
+
+  // 5. Install, then free what the new tree replaced.
+  {
+    MutexLock l(&mu_);
+    for (SyncedObject& so : done) {
+      auto it = objects_.find(so.object);
+      Object* obj = it->second.get();
+      obj->txgs.erase(txg);
+      if (so.dn.IsFree() && obj->txgs.empty()) {
+        objects_.erase(it);
+      } else {
+        obj->committed = std::move(so.dn);
+      }
+    }
+    for (const auto& [o, n] : freed_objects_[txg]) {
+      std::fill_n(slots_.begin() + o, std::min<size_t>(n, slots_.size() - o), 0);
+      alloc_hint_ = std::min(alloc_hint_, o);
+    }
+    freed_objects_.erase(txg);
+    dirty_objects_.erase(txg);
+    dirty_bytes_.erase(txg);
+    os_ = std::move(os);
+    root_ = rj.result;
+    synced_txg_ = txg;
+    syncing_txg_ = 0;
+  }
+  Status first_err = Status::Ok();
+  for (const BlockPtr& bp : all_frees) {
+    Status s = zio_.Free(bp, txg);
+    if (!s.ok() && first_err.ok()) first_err = s;
+  }
+  if (!first_err.ok()) return first_err.WithContext("freeing replaced blocks (space leaked)");
+  return rj.result;
+}
+
+}  // namespace uzfs

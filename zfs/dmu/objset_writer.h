@@ -1,0 +1,215 @@
+// ObjsetWriter: an object set being modified in memory, txg by txg, and
+// written copy-on-write by Sync(txg). The write side of the DMU.
+//
+// Model. The writer holds the set's committed state (the objset block it
+// was opened from or last synced: meta-dnode, intent-log header, type) and,
+// per object touched, the committed dnode plus one dirty record per
+// unsynced txg:
+//   - the level-0 blocks written in that txg (whole blocks, dblk bytes),
+//   - the ranges of level-0 blocks freed in that txg (applied before the
+//     blocks at sync, so free-then-write and write-then-free both end as
+//     the caller did them),
+//   - the dnode's fields (type, bonus, block sizes, maxblkid, ...) as of
+//     the end of that txg, and whether the object was freed in it.
+// Reads see the newest record first, then older ones, then the committed
+// tree: a read returns everything written so far, synced or not.
+// Copy-on-write of buffers happens when a later txg dirties a block an
+// earlier unsynced txg holds: the later txg gets its own copy, so a txg's
+// buffers never change once the caller stops writing into that txg.
+//
+// Sync(txg) writes the txg's records: per object, its level-0 blocks
+// through Zio (compression, checksum per the object's settings; all-zero
+// blocks become holes; data copies from the options), then the indirect
+// blocks above them (BlockTree: fill counts, nlevels grown as maxblkid
+// needs), then the dnode blocks of the meta-dnode (32 dnodes of 512 bytes
+// per 16 KiB block; a block's fill is its count of allocated dnodes), the
+// meta-dnode's own tree, and finally the objset block (1 KiB before pool
+// version 15, 2 KiB from it), whose pointer it returns. Metadata (indirect
+// blocks, dnode blocks, the objset block) is written with `meta_copies`
+// copies (3 for the MOS, data copies + 1 up to 3 otherwise), compressed
+// with lz4 on feature-flag pools and lzjb before, checksummed fletcher4.
+// Every block the new tree replaced is freed (Zio::Free, deferred to the
+// txg) only after every new block is written; if a write fails, the new
+// blocks are unallocated and the committed state and records are left as
+// they were, so Sync can be retried. Nothing live is ever overwritten.
+// The old objset block is freed too (free_old_root), for sets the DSL does
+// not track by birth time yet.
+//
+// Accounting: each dnode's `used` is the allocated size of its blocks (all
+// copies), in bytes when the pool version is >= 3 (flag USED_BYTES), else
+// in sectors. DirtyBytes(txg) is what the write throttle will weigh: the
+// data block bytes dirtied in that txg plus a dnode slot per dirtied object.
+//
+// Object numbers: AllocateObject takes the lowest free run of slots (1..32
+// slots of 512 bytes, never crossing a 16 KiB dnode block), from object 1
+// (object 0 is the meta-dnode). A freed object's slots are reused only
+// after the txg that freed it has synced.
+//
+// Threading (what the txg engine may rely on):
+//   - Every public method is safe to call from any thread.
+//   - Writes, frees and setters take `txg`: it must be newer than every
+//     txg already synced or syncing (InvalidArgument otherwise), and a
+//     block (or the dnode's fields) may not be changed in txg T after a
+//     newer txg has changed it (InvalidArgument): writers of one range are
+//     serialized by the layer above (range locks), as in ZFS. A field
+//     change (bonus, sizes, checksum) in txg T also applies to the records
+//     of newer txgs already open.
+//   - Sync(N) may run while other threads modify txg N+1 (and read): it
+//     takes mu_ only to snapshot txg N's records at its start and to
+//     install the result at its end; the I/O in between runs unlocked on
+//     txg N's buffers, which nobody changes any more. Syncs are serialized
+//     by sync_mu_ and must come in increasing txg order.
+//   - Reads and writes hold mu_ while they read committed blocks (simple;
+//     the ARC will take this I/O out from under the lock).
+//   Lock order: sync_mu_ -> mu_.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dmu/dnode.h"
+#include "zfs/dmu/objset.h"
+#include "zfs/spa/block_ptr.h"
+#include "zfs/util/mutex.h"
+#include "zfs/util/status.h"
+#include "zfs/zio/zio.h"
+
+namespace uzfs {
+
+inline constexpr uint64_t kMetaDnodeBlockSize = 16384;   // 32 dnodes
+inline constexpr uint64_t kDnodesPerBlock = kMetaDnodeBlockSize / kDnodeSlotSize;
+
+struct ObjsetWriterOptions {
+  uint64_t pool_version = 5000;   // < 3: used in sectors; < 15: 1 KiB objset block
+  // Metadata compression; kInherit: lz4 at version 5000, lzjb before.
+  CompressType meta_compress = CompressType::kInherit;
+  // Defaults for objects whose dnode says "inherit" (0) or "on" (1).
+  CompressType data_compress = CompressType::kInherit;  // kInherit: as meta_compress
+  ChecksumType data_checksum = ChecksumType::kFletcher4;
+  int data_copies = 1;            // the dataset's `copies`; the MOS uses 3
+  bool free_old_root = true;      // free the replaced objset block at Sync
+};
+
+// How AllocateObject lays out a new object.
+struct ObjectProps {
+  uint8_t type = dmu_ot::kPlainFileContents;
+  uint8_t bonustype = 0;
+  uint16_t bonuslen = 0;          // fixes nblkptr: as many pointers (<= 3) as fit
+  uint64_t block_size = 131072;   // 512 B .. 16 MiB, a multiple of 512
+  uint8_t indblkshift = 17;       // 9..17
+  uint32_t dnode_size = 512;      // 512 .. 16384, a multiple of 512
+  uint8_t checksum = 0;           // ChecksumType value; 0 = inherit
+  uint8_t compress = 0;           // CompressType value; 0 = inherit
+};
+
+class ObjsetWriter {
+ public:
+  // An empty set of `type` (kMeta for a MOS, kZfs for a filesystem).
+  static Result<std::unique_ptr<ObjsetWriter>> Create(Zio& zio, ObjsetType type,
+                                                      const ObjsetWriterOptions& opts);
+  // The set `root` names; NotSupported for a big-endian set (uzfs writes
+  // little-endian and does not convert yet).
+  static Result<std::unique_ptr<ObjsetWriter>> Open(Zio& zio, const BlockPtr& root,
+                                                    const ObjsetWriterOptions& opts);
+  ObjsetWriter(const ObjsetWriter&) = delete;
+  ObjsetWriter& operator=(const ObjsetWriter&) = delete;
+
+  // A new object; its number. InvalidArgument for impossible props.
+  Result<uint64_t> AllocateObject(const ObjectProps& props, uint64_t txg) UZFS_EXCLUDES(mu_);
+  // Frees the object and (at sync) every block of it.
+  Status FreeObject(uint64_t object, uint64_t txg) UZFS_EXCLUDES(mu_);
+  // The object's dnode as of the newest txg (blkptr: as last synced).
+  // NotFound for a free object.
+  Result<Dnode> GetDnode(uint64_t object) UZFS_EXCLUDES(mu_);
+
+  // Bonus bytes; the length may change up to the dnode's MaxBonusLen().
+  Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, uint64_t txg)
+      UZFS_EXCLUDES(mu_);
+  // Block sizes; only while the object has no data blocks.
+  Status SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift, uint64_t txg)
+      UZFS_EXCLUDES(mu_);
+  // Checksum/compression property values for the object's new blocks.
+  Status SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress, uint64_t txg)
+      UZFS_EXCLUDES(mu_);
+
+  Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
+      UZFS_EXCLUDES(mu_);
+  // Bytes past the last block read as zeros.
+  Status Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) UZFS_EXCLUDES(mu_);
+  // Zeros [offset, offset + length): whole blocks become holes (freed at
+  // sync), partial blocks are zeroed. length == UINT64_MAX truncates: the
+  // object ends at offset (maxblkid drops to the last block kept).
+  Status FreeRange(uint64_t object, uint64_t offset, uint64_t length, uint64_t txg)
+      UZFS_EXCLUDES(mu_);
+
+  // Worst-case bytes a write of [offset, offset+length) can allocate at
+  // sync (data copies, and metadata copies of every indirect level and the
+  // dnode block): what a transaction reserves.
+  Result<uint64_t> EstimateWrite(uint64_t object, uint64_t offset, uint64_t length)
+      UZFS_EXCLUDES(mu_);
+
+  // Writes txg's changes; the new objset block pointer. A txg with no
+  // changes still writes a new objset block (the caller decides to skip).
+  // REQUIRES: txg newer than the last synced txg; nothing writes into txg
+  // any more.
+  Result<BlockPtr> Sync(uint64_t txg) UZFS_EXCLUDES(mu_, sync_mu_);
+
+  uint64_t DirtyBytes(uint64_t txg) const UZFS_EXCLUDES(mu_);
+  // The objset block pointer last synced (or opened); a hole before the
+  // first Sync of a new set.
+  BlockPtr root() const UZFS_EXCLUDES(mu_);
+  // The committed objset (intent-log header, type, meta-dnode).
+  Objset objset() const UZFS_EXCLUDES(mu_);
+  ~ObjsetWriter();
+
+ private:
+  struct TxgRecord;
+  struct Object;
+  struct SyncedObject;
+  ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts);
+
+  // Loads (or finds) an allocated object. NotFound when free.
+  Result<Object*> Hold(uint64_t object) UZFS_REQUIRES(mu_);
+  // The record of txg for obj, created with the fields of the newest
+  // record (or committed dnode). InvalidArgument for a txg too old.
+  Result<TxgRecord*> Dirty(Object* obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CheckTxg(uint64_t txg) const UZFS_REQUIRES(mu_);
+  // Applies fn to the fields of record txg and of every newer record.
+  template <typename Fn>
+  Status ChangeFields(Object* obj, uint64_t txg, Fn fn) UZFS_REQUIRES(mu_);
+  // The current bytes of L0 block blkid (newest record, else committed).
+  Status ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) UZFS_REQUIRES(mu_);
+  // A writable buffer for blkid in record txg (copied from what reads see
+  // unless `whole` is about to be overwritten).
+  Result<std::vector<uint8_t>*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,
+                                           bool whole) UZFS_REQUIRES(mu_);
+  Status ScanSlots() UZFS_REQUIRES(mu_);
+  CompressType MetaCompress() const;
+
+  Zio& zio_;
+  const ObjsetWriterOptions opts_;
+  const int meta_copies_;  // set by Create/Open per type
+
+  mutable Mutex sync_mu_;  // taken before mu_
+  mutable Mutex mu_;
+  Objset os_ UZFS_GUARDED_BY(mu_);             // committed
+  BlockPtr root_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, std::unique_ptr<Object>> objects_ UZFS_GUARDED_BY(mu_);
+  // Slot map: 1 = allocated (or freed in an unsynced txg), 0 = free.
+  std::vector<uint8_t> slots_ UZFS_GUARDED_BY(mu_);
+  uint64_t alloc_hint_ UZFS_GUARDED_BY(mu_) = 1;
+  // txg -> (object, slots) freed in it; slots become free when it syncs.
+  std::map<uint64_t, std::vector<std::pair<uint64_t, size_t>>> freed_objects_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, std::set<uint64_t>> dirty_objects_ UZFS_GUARDED_BY(mu_);      // txg -> objs
+  std::map<uint64_t, uint64_t> dirty_bytes_ UZFS_GUARDED_BY(mu_);
+  uint64_t synced_txg_ UZFS_GUARDED_BY(mu_) = 0;   // newest txg synced (or opened)
+  uint64_t syncing_txg_ UZFS_GUARDED_BY(mu_) = 0;  // txg a Sync is writing, else 0
+};
+
+}  // namespace uzfs
