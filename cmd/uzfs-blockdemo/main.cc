@@ -1,21 +1,24 @@
-// uzfs-blockdemo: the layers built so far, end to end, on plain files.
+// uzfs-blockdemo: the block layer, end to end, on plain files.
 //
-// Stores a real directory tree as ZFS blocks on a raidz vdev made of sparse
-// files, exactly as a pool lays them out: each file is cut into records,
-// each record compressed with ZFS's framing and 1/8 rule, checksummed
-// (fletcher4), placed by the raidz map (OpenZFS's column layout, parity,
-// skip sectors) behind the 4 MiB of labels and boot reserve of every child.
-// Then it damages the disks — silent bit rot on one child, then whole
-// children lost — and reads everything back through checksums, raidz
-// reconstruction (combinatorial when no device reported an error) and
-// decompression, comparing with the source files. It reports what zpool
-// and zfs would: per-child READ/WRITE/CKSUM counters, compressratio, and
-// throughput. This is a demonstration and a smoke test, not the pool: no
-// labels, no MOS, no mount (those are issues 4-7).
+// Builds the real engine below the pool layer — six sparse files opened as
+// leaf vdevs (io_uring), a raidz vdev over them, the metaslab allocator and
+// the ZIO pipeline — and stores a real directory tree in it as ZFS blocks:
+// each file cut into records, compressed with ZFS's framing and 1/8 rule,
+// checksummed, placed by the allocator, written as raidz columns with
+// parity behind the 4 MiB of labels and boot reserve of every child. It
+// writes each child's four labels (zdb -l reads them). Then it damages the
+// disks — silent rot on one child — and scrubs, loses nparity whole
+// children and reads every block back, comparing with the source files,
+// and prints what `zpool status` would: per-child states and
+// READ/WRITE/CKSUM counters, compressratio, throughput. It is a
+// demonstration and a smoke test of the block layer, not the pool: there is
+// no MOS, so the disks are not an importable pool (that is the pool issue).
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,10 +31,18 @@
 
 #include "raidz/parity.h"
 #include "raidz/raidz_map.h"
-#include "raidz/reconstruct.h"
+#include "zfs/spa/allocator.h"
 #include "zfs/spa/label.h"
+#include "zfs/spa/label_io.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
+#include "zfs/vdev/fault_device.h"
+#include "zfs/vdev/file_device.h"
+#include "zfs/vdev/io_engine.h"
+#include "zfs/vdev/vdev.h"
+#include "zfs/zio/spa_allocator.h"
+#include "zfs/zio/vdev_target.h"
+#include "zfs/zio/zio.h"
 
 namespace fs = std::filesystem;
 using namespace uzfs;
@@ -47,17 +58,10 @@ struct Options {
   std::string compress = "lz4";
 };
 
-struct Block {
-  std::string file;
+struct Record {
+  size_t file;           // index into files
   uint64_t file_offset;
-  uint64_t lsize, psize, vdev_offset;
-  CompressType comp;
-  Checksum256 cksum;
-};
-
-struct ChildStats {
-  uint64_t read = 0, write = 0, cksum = 0;
-  bool missing = false;
+  BlockPtr bp;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -102,138 +106,82 @@ std::string Human(double bytes) {
   return buf;
 }
 
-class Disks {
- public:
-  Disks(const Options& o, uint64_t child_size) : stats_(o.width) {
-    fs::create_directories(o.dir);
-    for (uint32_t i = 0; i < o.width; i++) {
-      const std::string path = o.dir + "/disk" + std::to_string(i);
-      const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || ftruncate(fd, child_size) != 0) Die("cannot create " + path);
-      fds_.push_back(fd);
-      paths_.push_back(path);
-    }
-  }
-  ~Disks() {
-    for (int fd : fds_) close(fd);
-  }
-  void Write(uint32_t child, uint64_t off, const uint8_t* p, size_t n) {
-    if (pwrite(fds_[child], p, n, kVdevDataOffset + off) != static_cast<ssize_t>(n))
-      Die("write failed on " + paths_[child]);
-    stats_[child].write++;
-  }
-  bool Read(uint32_t child, uint64_t off, uint8_t* p, size_t n) {
-    if (stats_[child].missing) return false;
-    stats_[child].read++;
-    return pread(fds_[child], p, n, kVdevDataOffset + off) == static_cast<ssize_t>(n);
-  }
-  void Lose(uint32_t child) {  // the disk is gone: zero it and stop answering
-    if (ftruncate(fds_[child], 0) != 0) Die("cannot truncate " + paths_[child]);
-    stats_[child].missing = true;
-  }
-  void Rot(uint32_t child, uint64_t off, size_t n, std::mt19937_64& rng) {
-    std::vector<uint8_t> junk(n);
-    for (auto& b : junk) b = static_cast<uint8_t>(rng());
-    if (pwrite(fds_[child], junk.data(), n, kVdevDataOffset + off) != static_cast<ssize_t>(n))
-      Die("cannot damage " + paths_[child]);
-  }
-  std::vector<ChildStats>& stats() { return stats_; }
-  const std::string& path(uint32_t i) const { return paths_[i]; }
-
- private:
-  std::vector<int> fds_;
-  std::vector<std::string> paths_;
-  std::vector<ChildStats> stats_;
-};
-
 std::vector<uint8_t> Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), {});
 }
 
-// Reads one block back, healing what it can. Returns false if unrecoverable.
-// With scrub, parity is checked too (regenerated from the verified data and
-// compared), as `zpool scrub` does; a plain read only needs the data.
-bool ReadBlock(const Block& b, const raidz::Geometry& g, Disks& disks, std::vector<uint8_t>* out,
-               uint64_t* repaired, bool scrub) {
-  auto map = raidz::MapBlock(b.vdev_offset, b.psize, g);
-  if (!map.ok()) Die(map.status().ToString());
-  std::vector<std::vector<uint8_t>> bufs;
-  std::vector<raidz::Column> cols;
-  std::vector<uint32_t> missing;
-  for (uint32_t c = 0; c < map->cols.size(); c++) {
-    const auto& mc = map->cols[c];
-    bufs.emplace_back(mc.size);
-    if (!disks.Read(mc.child, mc.offset, bufs.back().data(), mc.size)) missing.push_back(c);
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Rots `len` bytes of child `child` at `offset` of its allocatable space,
+// behind the engine's back (as bit rot would).
+void Rot(const std::string& path, uint64_t offset, size_t len, std::mt19937_64& rng) {
+  std::vector<uint8_t> junk(len);
+  for (auto& b : junk) b = static_cast<uint8_t>(rng());
+  const int fd = open(path.c_str(), O_WRONLY);
+  if (fd < 0 || pwrite(fd, junk.data(), len, kVdevDataOffset + offset) != static_cast<ssize_t>(len))
+    Die("cannot damage " + path);
+  close(fd);
+}
+
+NvList LabelConfig(const Options& o, const Vdev& raidz, size_t child) {
+  NvList leaf, tree, cfg;
+  std::vector<NvList> kids;
+  for (size_t i = 0; i < raidz.children().size(); i++) {
+    NvList k;
+    k.AddString("type", "file").IgnoreError();
+    k.AddUint64("id", i).IgnoreError();
+    k.AddUint64("guid", raidz.children()[i]->guid()).IgnoreError();
+    k.AddString("path", fs::absolute(o.dir + "/disk" + std::to_string(i)).string()).IgnoreError();
+    kids.push_back(std::move(k));
   }
-  for (auto& v : bufs) cols.push_back({v.data(), v.size()});
-  auto assemble = [&](std::span<const raidz::Column> data) {
-    std::vector<uint8_t> phys;
-    for (const auto& d : data) phys.insert(phys.end(), d.data, d.data + d.size);
-    phys.resize(b.psize);
-    return phys;
+  tree.AddString("type", "raidz").IgnoreError();
+  tree.AddUint64("id", 0).IgnoreError();
+  tree.AddUint64("guid", raidz.guid()).IgnoreError();
+  tree.AddUint64("nparity", o.parity).IgnoreError();
+  tree.AddUint64("ashift", o.ashift).IgnoreError();
+  tree.AddUint64("asize", raidz.asize()).IgnoreError();
+  tree.AddNvListArray("children", std::move(kids)).IgnoreError();
+  cfg.AddUint64("version", 5000).IgnoreError();
+  cfg.AddString("name", "blockdemo").IgnoreError();
+  cfg.AddUint64("state", 1).IgnoreError();
+  cfg.AddUint64("txg", 4).IgnoreError();
+  cfg.AddUint64("pool_guid", 0x5eed0000d3e3ull).IgnoreError();
+  cfg.AddString("comment", "uzfs-blockdemo: block layer only, not an importable pool").IgnoreError();
+  cfg.AddUint64("top_guid", raidz.guid()).IgnoreError();
+  cfg.AddUint64("guid", raidz.children()[child]->guid()).IgnoreError();
+  cfg.AddUint64("vdev_children", 1).IgnoreError();
+  cfg.AddNvList("vdev_tree", std::move(tree)).IgnoreError();
+  return cfg;
+}
+
+void PrintStatus(const Vdev& raidz, const Options& o, uint64_t errors) {
+  std::printf("\n\tNAME%*s  STATE     READ WRITE CKSUM\n", 14, "");
+  auto row = [](const std::string& name, const Vdev& v, int indent) {
+    const auto c = v.counters();
+    std::printf("\t%*s%-*s  %-8s %5" PRIu64 " %5" PRIu64 " %5" PRIu64 "\n", indent, "",
+                18 - indent, name.c_str(), std::string(VdevStateName(v.state())).c_str(),
+                c.read_errors, c.write_errors, c.checksum_errors);
   };
-  auto verify = [&](std::span<const raidz::Column> data) {
-    auto phys = assemble(data);
-    Checksum256 ck;
-    Fletcher4Native(phys.data(), phys.size(), &ck);
-    return ck == b.cksum;
-  };
-  const auto data_cols = std::span<const raidz::Column>(cols).subspan(g.nparity);
-  if (!missing.empty()) {
-    if (missing.size() > g.nparity) return false;
-    if (!raidz::Reconstruct(cols, g.nparity, missing).ok()) return false;
-  }
-  if (!verify(data_cols)) {
-    // No device said anything was wrong, yet the checksum fails: find the
-    // silently damaged columns, rebuild them, and write the repair back.
-    auto wrong = raidz::CombinatorialReconstruct(cols, g.nparity, verify);
-    if (!wrong.ok()) return false;
-    for (uint32_t c : *wrong) {
-      const auto& mc = map->cols[c];
-      disks.stats()[mc.child].cksum++;
-      if (!disks.stats()[mc.child].missing) {
-        disks.Write(mc.child, mc.offset, cols[c].data, cols[c].size);
-        (*repaired)++;
-      }
-    }
-  }
-  if (scrub && missing.empty()) {
-    std::vector<std::vector<uint8_t>> fresh;
-    std::vector<raidz::Column> check(cols.begin(), cols.end());
-    for (uint32_t c = 0; c < g.nparity; c++) {
-      fresh.emplace_back(cols[c].size);
-      check[c] = {fresh.back().data(), fresh.back().size()};
-    }
-    if (!raidz::GenerateParity(check, g.nparity).ok()) return false;
-    for (uint32_t c = 0; c < g.nparity; c++) {
-      if (std::memcmp(fresh[c].data(), cols[c].data, cols[c].size) == 0) continue;
-      const auto& mc = map->cols[c];
-      disks.stats()[mc.child].cksum++;
-      disks.Write(mc.child, mc.offset, fresh[c].data(), fresh[c].size());
-      (*repaired)++;
-    }
-  }
-  const auto phys = assemble(data_cols);
-  out->resize(b.lsize);
-  if (b.comp == CompressType::kOff) {
-    std::memcpy(out->data(), phys.data(), b.lsize);
-    return true;
-  }
-  return Decompress(b.comp, phys, *out).ok();
+  row("raidz" + std::to_string(o.parity) + "-0", raidz, 0);
+  for (size_t i = 0; i < raidz.children().size(); i++)
+    row("disk" + std::to_string(i), *raidz.children()[i], 2);
+  std::printf("\nerrors: %s\n", errors ? "permanent errors in some files" : "No known data errors");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
-  const raidz::Geometry g{o.width, o.parity, o.ashift};
-  if (auto s = raidz::ValidateGeometry(g); !s.ok()) Die("bad raidz layout: " + s.ToString());
+  if (auto s = raidz::ValidateGeometry({o.width, o.parity, o.ashift}); !s.ok())
+    Die("bad raidz layout: " + std::string(s.message()));
   auto comp = ParseCompressName(o.compress);
   if (!comp.ok()) Die("unknown compression '" + o.compress + "'");
   if (!fs::is_directory(o.src)) Die("source tree '" + o.src + "' is not a directory");
 
-  // 1. Pick the files.
+  // 1. The files to store.
   std::vector<fs::path> files;
   uint64_t total = 0;
   for (auto it = fs::recursive_directory_iterator(o.src, fs::directory_options::skip_permission_denied);
@@ -243,129 +191,148 @@ int main(int argc, char** argv) {
       total += it->file_size();
     }
   }
-  const uint64_t child_size = kVdevDataOffset + kVdevLabelEndSize + total * 2 / (o.width - o.parity) +
-                              (256ull << 20);
-  std::printf("raidz%u of %u sparse files in %s, ashift %u, recordsize %s, compression %s\n",
-              o.parity, o.width, o.dir.c_str(), o.ashift, Human(o.recordsize).c_str(),
-              o.compress.c_str());
-  std::printf("raidz kernel: %s, fletcher4 kernel: %s\n", raidz::ActiveKernel().name,
-              Fletcher4Selected().name);
-  Disks disks(o, child_size);
 
-  // 2. Write every record as a pool would.
-  std::vector<Block> blocks;
-  uint64_t next = 0, lsum = 0, psum = 0, asum = 0;
-  const uint64_t sector = 1ull << o.ashift;
-  std::vector<uint8_t> cbuf(o.recordsize);
+  // 2. The engine: leaves on sparse files (behind a fault injector, so the
+  //    demo can pull disks), raidz, root, allocator, pipeline.
+  const uint64_t child_size =
+      std::max<uint64_t>(kMinDeviceSize, (total * 3 / (o.width - o.parity) + (96ull << 20)) & ~((1ull << 20) - 1));
+  fs::create_directories(o.dir);
+  auto io = IoEngine::Create();
+  if (!io.ok()) Die(io.status().ToString());
+  std::vector<std::unique_ptr<Vdev>> leaves;
+  std::vector<FaultDevice*> faults;
+  std::vector<std::string> paths;
+  for (uint32_t i = 0; i < o.width; i++) {
+    const std::string path = o.dir + "/disk" + std::to_string(i);
+    std::filesystem::remove(path);
+    FileDeviceOptions fo;
+    fo.create_size = child_size;
+    auto dev = FileDevice::Open(path, fo);
+    if (!dev.ok()) Die(dev.status().ToString());
+    if (auto s = InitDeviceLabels(**dev); !s.ok()) Die(s.ToString());
+    auto fault = std::make_unique<FaultDevice>(std::move(dev).value(), FaultDeviceOptions{.volatile_cache = false});
+    faults.push_back(fault.get());
+    paths.push_back(path);
+    leaves.push_back(MakeLeafVdev(std::move(fault), **io, 0x1000 + i, o.ashift));
+  }
+  auto rz = MakeRaidzVdev(std::move(leaves), o.parity, 0x77, o.ashift);
+  if (!rz.ok()) Die(rz.status().ToString());
+  std::vector<std::unique_ptr<Vdev>> tops;
+  tops.push_back(std::move(rz).value());
+  auto root = MakeRootVdev(std::move(tops));
+  if (!root.ok()) Die(root.status().ToString());
+  Vdev& raidz = *(*root)->child(0);
+  auto alloc = Allocator::Create(
+      {TopVdevSpace{0, raidz.asize(), o.ashift,
+                    [&raidz](uint64_t p) { return raidz.AllocatedSize(p); }, 0}},
+      AllocatorOptions{});
+  if (!alloc.ok()) Die(alloc.status().ToString());
+  VdevTreeTarget target(**root);
+  SpaAllocator shim(**alloc);
+  Zio zio(target, shim, ZioOptions{.psize_round = 1ull << o.ashift});
+
+  for (uint32_t i = 0; i < o.width; i++) {
+    FaultDevice& dev = *faults[i];
+    if (auto s = WriteDeviceConfig(dev, LabelConfig(o, raidz, i)); !s.ok()) Die(s.ToString());
+  }
+  std::printf("raidz%u of %u sparse files of %s in %s, ashift %u, recordsize %s, compression %s\n",
+              o.parity, o.width, Human(child_size).c_str(), o.dir.c_str(), o.ashift,
+              Human(o.recordsize).c_str(), o.compress.c_str());
+  std::printf("kernels: raidz %s, fletcher4 %s; I/O engine %s; %u metaslabs of %s\n",
+              raidz::ActiveKernel().name, Fletcher4Selected().name, std::string((*io)->name()).c_str(),
+              static_cast<unsigned>((*alloc)->VdevStats()[0].metaslab_count),
+              Human(1ull << (*alloc)->metaslab_shift(0)).c_str());
+
+  // 3. Write every record through the pipeline, many in flight.
+  std::vector<Record> records;
+  std::vector<std::vector<uint8_t>> payload;  // kept alive until written
+  WriteProps props;
+  props.compress = *comp;
+  std::atomic<int> pending{0}, failures{0};
   auto t0 = std::chrono::steady_clock::now();
-  for (const auto& f : files) {
-    const auto data = Slurp(f);
+  uint64_t logical = 0;
+  for (size_t f = 0; f < files.size(); f++) {
+    const auto data = Slurp(files[f]);
     for (uint64_t off = 0; off < data.size(); off += o.recordsize) {
       const uint64_t n = std::min<uint64_t>(o.recordsize, data.size() - off);
-      // A file's last partial record is stored at its own (sector-rounded) size.
-      const uint64_t lsize = (n + 511) & ~511ull;
-      std::vector<uint8_t> logical(lsize, 0);
-      std::memcpy(logical.data(), data.data() + off, n);
-      auto cb = CompressBlock(*comp, 0, logical, std::span(cbuf).first(lsize), sector);
-      if (!cb.ok()) Die(cb.status().ToString());
-      if (cb->kind == CompressedBlock::Kind::kAllZero) continue;  // a hole
-      Block b{f.string(), off, lsize, 0, next, *comp, {}};
-      std::vector<uint8_t> phys;
-      if (cb->kind == CompressedBlock::Kind::kCompressed) {
-        phys.assign(cbuf.begin(), cbuf.begin() + cb->psize);
-      } else {
-        b.comp = CompressType::kOff;
-        phys = logical;
-        phys.resize((lsize + sector - 1) & ~(sector - 1), 0);
-      }
-      b.psize = phys.size();
-      Fletcher4Native(phys.data(), phys.size(), &b.cksum);
-      auto map = raidz::MapBlock(next, b.psize, g);
-      if (!map.ok()) Die(map.status().ToString());
-      std::vector<std::vector<uint8_t>> bufs;
-      std::vector<raidz::Column> cols;
-      uint64_t pos = 0;
-      for (uint32_t c = 0; c < map->cols.size(); c++) {
-        bufs.emplace_back(map->cols[c].size, 0);
-        if (c >= g.nparity) {
-          const uint64_t take = std::min<uint64_t>(map->cols[c].size, phys.size() - pos);
-          std::memcpy(bufs.back().data(), phys.data() + pos, take);
-          pos += take;
-        }
-      }
-      for (auto& v : bufs) cols.push_back({v.data(), v.size()});
-      if (auto s = raidz::GenerateParity(cols, g.nparity); !s.ok()) Die(s.ToString());
-      for (uint32_t c = 0; c < map->cols.size(); c++)
-        disks.Write(map->cols[c].child, map->cols[c].offset, bufs[c].data(), bufs[c].size());
-      next += map->asize;
-      lsum += lsize;
-      psum += b.psize;
-      asum += map->asize;
-      blocks.push_back(std::move(b));
+      std::vector<uint8_t> rec((n + 511) & ~511ull, 0);  // last record: its own size
+      std::memcpy(rec.data(), data.data() + off, n);
+      logical += rec.size();
+      records.push_back(Record{f, off, {}});
+      payload.push_back(std::move(rec));
     }
   }
-  const double wsecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("\nwrote %zu files, %zu blocks: logical %s, physical %s, allocated %s\n",
-              files.size(), blocks.size(), Human(lsum).c_str(), Human(psum).c_str(),
-              Human(asum).c_str());
+  for (size_t i = 0; i < records.size(); i++) {
+    while (pending.load() > 64) std::this_thread::yield();
+    pending++;
+    zio.WriteAsync(payload[i], props, 5, [&, i](Result<BlockPtr> r) {
+      if (r.ok()) records[i].bp = *r; else failures++;
+      pending--;
+    });
+  }
+  while (pending.load() > 0) std::this_thread::yield();
+  if (failures) Die(std::to_string(failures.load()) + " blocks could not be written");
+  if (auto s = (*root)->Flush(); !s.ok()) Die(s.ToString());
+  const double wsecs = Since(t0);
+  payload.clear();
+  uint64_t physical = 0, holes = 0;
+  for (const auto& r : records) {
+    if (r.bp.IsHole()) holes++; else physical += r.bp.psize;
+  }
+  std::printf("\nwrote %zu files as %zu blocks (%" PRIu64 " holes): logical %s, physical %s, "
+              "allocated %s\n",
+              files.size(), records.size(), holes, Human(logical).c_str(), Human(physical).c_str(),
+              Human((*alloc)->allocated()).c_str());
   std::printf("compressratio %.2fx, raidz%u allocation overhead %.2fx, %.0f MB/s\n",
-              double(lsum) / psum, o.parity, double(asum) / psum, lsum / wsecs / 1e6);
+              double(logical) / physical, o.parity, double((*alloc)->allocated()) / physical,
+              logical / wsecs / 1e6);
 
-  // 3. Damage: silent bit rot in one column of every 7th block on child 1,
-  //    then lose up to nparity-1 whole children on top of it.
+  // 4. Silent rot: one column of every 5th block on child 1.
   std::mt19937_64 rng(42);
   uint64_t rotted = 0;
-  for (size_t i = 0; i < blocks.size(); i += 7) {
-    auto map = raidz::MapBlock(blocks[i].vdev_offset, blocks[i].psize, g);
-    for (const auto& mc : map->cols) {
-      if (mc.child == 1) {
-        disks.Rot(1, mc.offset, mc.size, rng);
-        rotted++;
-        break;
-      }
+  const raidz::Geometry g{o.width, o.parity, o.ashift};
+  for (size_t i = 0; i < records.size(); i += 5) {
+    const BlockPtr& bp = records[i].bp;
+    if (bp.IsHole() || bp.dva[0].gang) continue;
+    auto map = raidz::MapBlock(bp.dva[0].offset, bp.psize, g);
+    if (!map.ok()) Die(map.status().ToString());
+    for (const auto& col : map->cols) {
+      if (col.child != 1) continue;
+      Rot(paths[1], col.offset, col.size, rng);
+      rotted++;
     }
   }
-  std::printf("\ndamaged: silent corruption in %lu columns on %s\n", (unsigned long)rotted,
-              disks.path(1).c_str());
+  std::printf("\nsilently corrupted %" PRIu64 " columns on %s\n", rotted, paths[1].c_str());
 
-  // 4. Read everything back (heals the rot), then lose disks and read again.
-  auto verify_all = [&](const char* phase, bool scrub) {
-    uint64_t bad = 0, repaired = 0;
-    std::vector<uint8_t> out;
-    std::string cur;
-    std::vector<uint8_t> src;
-    auto t1 = std::chrono::steady_clock::now();
-    for (const auto& b : blocks) {
-      if (b.file != cur) {
-        cur = b.file;
-        src = Slurp(cur);
-      }
-      const uint64_t n = std::min<uint64_t>(b.lsize, src.size() - b.file_offset);
-      if (!ReadBlock(b, g, disks, &out, &repaired, scrub) ||
-          std::memcmp(out.data(), src.data() + b.file_offset, n) != 0)
-        bad++;
-    }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    std::printf("%s: %zu blocks read, %lu repaired and written back, %lu unrecoverable, %.0f MB/s\n",
-                phase, blocks.size(), (unsigned long)repaired, (unsigned long)bad,
-                lsum / secs / 1e6);
-    return bad;
-  };
-  uint64_t bad = verify_all("scrub", true);
-  for (uint32_t c = 0; c < o.parity; c++) disks.Lose(o.width - 1 - c);
-  std::printf("lost %u whole children: ", o.parity);
-  for (uint32_t c = 0; c < o.parity; c++) std::printf("%s ", disks.path(o.width - 1 - c).c_str());
+  // 5. Scrub, then lose nparity children and read everything back.
+  t0 = std::chrono::steady_clock::now();
+  uint64_t scrub_errors = 0;
+  for (const auto& r : records) scrub_errors += zio.Scrub(r.bp).ok() ? 0 : 1;
+  const auto c1 = raidz.children()[1]->counters();
+  std::printf("scrub: %zu blocks, %" PRIu64 " checksum errors on disk1 repaired, %" PRIu64
+              " unrecoverable, %.0f MB/s\n",
+              records.size(), c1.checksum_errors, scrub_errors, logical / Since(t0) / 1e6);
+  for (uint32_t c = 0; c < o.parity; c++) faults[o.width - 1 - c]->Vanish();
+  std::printf("pulled %u disks:", o.parity);
+  for (uint32_t c = 0; c < o.parity; c++) std::printf(" %s", paths[o.width - 1 - c].c_str());
   std::printf("\n");
-  bad += verify_all("degraded read", false);
-
-  std::printf("\n\tNAME%*s  STATE     READ WRITE CKSUM\n", 14, "");
-  std::printf("\traidz%u-0%*s  %-8s %5s %5s %5s\n", o.parity, 10, "",
-              bad ? "FAULTED" : "DEGRADED", "0", "0", "0");
-  for (uint32_t c = 0; c < o.width; c++) {
-    const auto& s = disks.stats()[c];
-    std::printf("\t  %-16s  %-8s %5lu %5lu %5lu\n", ("disk" + std::to_string(c)).c_str(),
-                s.missing ? "UNAVAIL" : "ONLINE", 0ul, 0ul, (unsigned long)s.cksum);
+  t0 = std::chrono::steady_clock::now();
+  uint64_t bad = scrub_errors;
+  std::vector<uint8_t> out, src;
+  size_t cur = SIZE_MAX;
+  for (const auto& r : records) {
+    if (r.file != cur) {
+      cur = r.file;
+      src = Slurp(files[cur]);
+    }
+    out.resize(r.bp.lsize);
+    const uint64_t n = std::min<uint64_t>(r.bp.lsize, src.size() - r.file_offset);
+    if (!zio.Read(r.bp, out).ok() || std::memcmp(out.data(), src.data() + r.file_offset, n) != 0)
+      bad++;
   }
-  std::printf("\nerrors: %s\n", bad ? "permanent errors in some files" : "No known data errors");
+  std::printf("degraded read: %zu blocks compared with the source files, %" PRIu64
+              " bad, %.0f MB/s\n",
+              records.size(), bad, logical / Since(t0) / 1e6);
+  PrintStatus(raidz, o, bad);
   return bad ? 1 : 0;
 }

@@ -48,7 +48,8 @@ class FileStripeTarget : public BlockTarget {
   static constexpr uint64_t kFront = kVdevDataOffset;
   uint32_t TopLevelCount() const override { return 1; }
   uint64_t TopLevelAsize(uint32_t) const override { return dev_.Size() - kFront - kVdevLabelEndSize; }
-  Status Read(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify) override {
+  Status Read(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
+              bool /*scrub*/ = false) override {
     if (vdev != 0) return Status::IoError("no such vdev");
     UZFS_RETURN_IF_ERROR(dev_.Read(kFront + off, buf));
     if (verify && !verify(buf)) return Status::Corruption("checksum mismatch");
