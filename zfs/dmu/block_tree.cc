@@ -59,6 +59,37 @@ Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg) {
   return Status::Ok();
 }
 
+Status ReadBlocks(Zio& zio, std::span<const BlockPtr> bps, std::span<const std::span<uint8_t>> outs) {
+  Mutex mu;
+  CondVar cv;
+  size_t left = 0;
+  Status first = Status::Ok();
+  for (size_t i = 0; i < bps.size(); i++) {
+    if (bps[i].IsHole()) {
+      std::memset(outs[i].data(), 0, outs[i].size());
+      continue;
+    }
+    if (bps[i].level != 0 || bps[i].lsize != outs[i].size()) {
+      first = Status::Corruption("data pointer level " + std::to_string(bps[i].level) + " size " +
+                                 std::to_string(bps[i].lsize) + ", expected level 0 size " +
+                                 std::to_string(outs[i].size()));
+      break;
+    }
+    {
+      MutexLock l(&mu);
+      left++;
+    }
+    zio.ReadAsync(bps[i], outs[i], [&](Status s) {
+      MutexLock l(&mu);
+      if (!s.ok() && first.ok()) first = s;
+      if (--left == 0) cv.SignalAll();
+    });
+  }
+  MutexLock l(&mu);
+  while (left > 0) cv.Wait(&mu);
+  return first;
+}
+
 BlockTree::BlockTree(Zio& zio, const Dnode& dn)
     : zio_(zio),
       ind_size_(dn.IndirectBlockSize()),

@@ -391,7 +391,17 @@ Status ObjsetWriter::Read(uint64_t object, uint64_t offset, std::span<uint8_t> o
   const Dnode& cur = obj->Cur();
   const uint64_t dblk = cur.DataBlockSize();
   std::unique_ptr<BlockTree> tree;  // committed tree, indirect blocks cached for this call
-  std::vector<uint8_t> tmp;
+  // Committed blocks are gathered and read in parallel at the end; partial
+  // ones through a temporary block.
+  std::vector<BlockPtr> bps;
+  std::vector<std::span<uint8_t>> outs;
+  struct Partial {
+    std::vector<uint8_t> blk;
+    std::span<uint8_t> dst;
+    uint64_t in;
+  };
+  std::vector<Partial> partials;
+  partials.reserve(2);
   size_t done = 0;
   while (done < out.size()) {
     const uint64_t pos = offset + done;
@@ -426,17 +436,20 @@ Status ObjsetWriter::Read(uint64_t object, uint64_t offset, std::span<uint8_t> o
         std::memset(dst.data(), 0, n);
       } else {
         if (!tree) tree = std::make_unique<BlockTree>(zio_, c);
+        UZFS_ASSIGN_OR_RETURN(BlockPtr bp, tree->Lookup(0, blkid));
+        bps.push_back(bp);
         if (n == dblk) {
-          UZFS_RETURN_IF_ERROR(tree->ReadL0(blkid, dst));
+          outs.push_back(dst);
         } else {
-          tmp.resize(dblk);
-          UZFS_RETURN_IF_ERROR(tree->ReadL0(blkid, tmp));
-          std::memcpy(dst.data(), tmp.data() + in, n);
+          partials.push_back(Partial{std::vector<uint8_t>(dblk), dst, in});
+          outs.push_back(partials.back().blk);
         }
       }
     }
     done += n;
   }
+  UZFS_RETURN_IF_ERROR(ReadBlocks(zio_, bps, outs));
+  for (const Partial& p : partials) std::memcpy(p.dst.data(), p.blk.data() + p.in, p.dst.size());
   return Status::Ok();
 }
 
