@@ -419,6 +419,7 @@ TEST_F(ObjsetWriterTest, OverlappingTxgsStaySeparate) {
   m6[a].bytes.resize(20000);
   EXPECT_FALSE(w->Write(a, 1000, Pattern(10, 4), 5).ok());  // block changed in 6 already
   CheckWriterReads(*w, m6);
+  EXPECT_FALSE(w->Sync(6).ok());  // txg 5 first
   auto r5 = w->Sync(5);
   ASSERT_UZFS_OK(r5.status());
   Judge(zio_, *r5, m5);

@@ -549,6 +549,11 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   {
     MutexLock l(&mu_);
     UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+    for (const auto& [t, objs] : dirty_objects_) {
+      if (t < txg && !objs.empty())
+        return Status::InvalidArgument("txg " + std::to_string(t) + " has unsynced changes; sync it before txg " +
+                                       std::to_string(txg));
+    }
     syncing_txg_ = txg;
     for (uint64_t o : dirty_objects_[txg]) {
       Object* obj = objects_.at(o).get();

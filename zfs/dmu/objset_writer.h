@@ -157,7 +157,8 @@ class ObjsetWriter {
   // Writes txg's changes; the new objset block pointer. A txg with no
   // changes still writes a new objset block (the caller decides to skip).
   // REQUIRES: txg newer than the last synced txg; nothing writes into txg
-  // any more.
+  // any more. InvalidArgument when an older txg still has unsynced changes
+  // (txgs sync in order).
   Result<BlockPtr> Sync(uint64_t txg) UZFS_EXCLUDES(mu_, sync_mu_);
 
   uint64_t DirtyBytes(uint64_t txg) const UZFS_EXCLUDES(mu_);
