@@ -14,6 +14,7 @@ MemZapObject::MemZapObject(std::span<const uint8_t> bytes, uint64_t block_size)
 }
 
 Result<std::span<const uint8_t>> MemZapObject::Block(uint64_t blkid) {
+  requests_++;
   if (blkid >= blocks_.size())
     return Status::Corruption("ZAP block " + std::to_string(blkid) + " past the end");
   const std::vector<uint8_t>& b = blocks_[blkid];
@@ -21,6 +22,7 @@ Result<std::span<const uint8_t>> MemZapObject::Block(uint64_t blkid) {
 }
 
 Result<std::span<uint8_t>> MemZapObject::MutableBlock(uint64_t blkid) {
+  requests_++;
   if (blkid >= (uint64_t{1} << 40)) return Status::InvalidArgument("ZAP block id too large");
   if (blkid >= blocks_.size()) blocks_.resize(blkid + 1);
   std::vector<uint8_t>& b = blocks_[blkid];

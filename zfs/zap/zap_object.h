@@ -71,11 +71,15 @@ class MemZapObject final : public ZapObject {
   std::vector<uint8_t> Bytes() const;
   // Blocks holding data (not holes).
   uint64_t AllocatedBlocks() const;
+  // Block() and MutableBlock() calls so far: the work per ZAP operation,
+  // independent of caches (the benchmark reports it per entry).
+  uint64_t block_requests() const { return requests_; }
 
  private:
   uint64_t bsize_;
   std::vector<uint8_t> zeros_;
   std::vector<std::vector<uint8_t>> blocks_;
+  uint64_t requests_ = 0;
 };
 
 // ZapReader over a ZapObject (copies each block it reads). The object must

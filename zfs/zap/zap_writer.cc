@@ -96,24 +96,28 @@ class Leaf {
     }
     return Status::Ok();
   }
-  Result<bool> ArrayEquals(uint32_t first, std::string_view bytes) const {
+  // Whether the array at `first` holds `name` and then a NUL.
+  Result<bool> NameEquals(uint32_t first, std::string_view name) const {
     uint32_t c = first;
-    for (size_t done = 0; done < bytes.size();) {
+    const size_t total = name.size() + 1;
+    for (size_t done = 0; done < total;) {
       if (!Is(c, kChunkArray)) return Status::Corruption("ZAP array chain broken");
-      const size_t take = std::min(kArrayBytes, bytes.size() - done);
-      if (std::memcmp(Chunk(c) + 1, bytes.data() + done, take) != 0) return false;
+      const size_t take = std::min(kArrayBytes, total - done);
+      const size_t from_name = std::min(take, name.size() - std::min(done, name.size()));
+      if (std::memcmp(Chunk(c) + 1, name.data() + done, from_name) != 0) return false;
+      if (from_name < take && Chunk(c)[1 + from_name] != 0) return false;
       done += take;
       c = LoadLE16(Chunk(c) + 22);
     }
     return true;
   }
-  // The entry chunk of `name_nul` (name with its NUL) with hash h, or kChainEnd.
-  Result<uint16_t> Find(uint64_t h, std::string_view name_nul) const {
+  // The entry chunk of `name` (without its NUL) with hash h, or kChainEnd.
+  Result<uint16_t> Find(uint64_t h, std::string_view name) const {
     uint32_t c = Head(Bucket(h));
     for (uint32_t hops = 0; c != kChainEnd; hops++) {
       if (hops > g_.nchunks || !Is(c, kChunkEntry)) return Status::Corruption("ZAP hash chain broken");
-      if (Hash(c) == h && NameLen(c) == name_nul.size()) {
-        UZFS_ASSIGN_OR_RETURN(bool eq, ArrayEquals(NameChunk(c), name_nul));
+      if (Hash(c) == h && NameLen(c) == name.size() + 1) {
+        UZFS_ASSIGN_OR_RETURN(bool eq, NameEquals(NameChunk(c), name));
         if (eq) return static_cast<uint16_t>(c);
       }
       c = Next(c);
@@ -757,7 +761,7 @@ Status ZapWriter::FatPut(std::string_view name, uint64_t h, uint8_t int_size, st
     UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
     Leaf lr(ro.data(), g);
     if (!lr.Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
-    UZFS_ASSIGN_OR_RETURN(uint16_t found, lr.Find(h, it.name));
+    UZFS_ASSIGN_OR_RETURN(uint16_t found, lr.Find(h, name));
     if (found != kChainEnd) {
       if (!replace) return Status::Exists("ZAP entry " + std::string(name) + " exists");
       const size_t old_v = ArrayChunks(size_t{lr.ValueInts(found)} * lr.Intlen(found));
@@ -798,9 +802,7 @@ Result<ZapEntry> ZapWriter::FatLookup(std::string_view name, uint64_t h) {
   UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
   Leaf l(ro.data(), g);
   if (!l.Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
-  std::string nm(name);
-  nm.push_back('\0');
-  UZFS_ASSIGN_OR_RETURN(uint16_t c, l.Find(h, nm));
+  UZFS_ASSIGN_OR_RETURN(uint16_t c, l.Find(h, name));
   if (c == kChainEnd) return Status::NotFound("no ZAP entry " + std::string(name));
   ZapEntry e;
   UZFS_RETURN_IF_ERROR(l.Decode(c, &e));
@@ -812,9 +814,7 @@ Status ZapWriter::FatRemove(std::string_view name, uint64_t h) {
   UZFS_ASSIGN_OR_RETURN(uint64_t blk, LeafFor(h));
   UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(blk));
   UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
-  std::string nm(name);
-  nm.push_back('\0');
-  UZFS_ASSIGN_OR_RETURN(uint16_t c, Leaf(ro.data(), g).Find(h, nm));
+  UZFS_ASSIGN_OR_RETURN(uint16_t c, Leaf(ro.data(), g).Find(h, name));
   if (c == kChainEnd) return Status::NotFound("no ZAP entry " + std::string(name));
   UZFS_ASSIGN_OR_RETURN(std::span<uint8_t> w, obj_->MutableBlock(blk));
   UZFS_RETURN_IF_ERROR(Leaf(w.data(), g).Remove(c));
