@@ -464,7 +464,7 @@ Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length
   const uint64_t dblk = rec->fields.DataBlockSize();
   const uint64_t maxblkid = obj->Cur().maxblkid;
   // Partial blocks at either end are zeroed in place.
-  auto zero = [&](uint64_t blkid, uint64_t from, uint64_t to) -> Status {
+  auto zero = [&](uint64_t blkid, uint64_t from, uint64_t to) UZFS_REQUIRES(mu_) -> Status {
     if (blkid > maxblkid || from >= to) return Status::Ok();
     UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> * buf, DirtyBlock(obj, rec, txg, blkid, false));
     std::memset(buf->data() + from, 0, to - from);
