@@ -529,7 +529,8 @@ TEST_F(ObjsetWriterTest, SyncRunsWhileTheNextTxgIsWritten) {
 }
 
 // The real block layer: raidz2 of six plus a mirror, metaslab allocator
-// (deferred frees), a large file needing an L1 level with lz4; after
+// (deferred frees), a large file needing an L1 level with lz4 and random
+// changes over several txgs; after
 // deleting everything and letting the frees mature, allocated space is
 // exactly the live metadata.
 TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
@@ -573,13 +574,37 @@ TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
     ASSERT_UZFS_OK(r.status());
     commit(10);
     EXPECT_EQ(Judge(zio, *r, m), alloc->allocated());
-    ASSERT_UZFS_OK(w->FreeObject(*a, 11));
+    // Random overwrites, holes and new objects over a few txgs; after each
+    // commit the allocator's live bytes are the walked trees' bytes.
+    std::mt19937_64 rng(3);
+    for (uint64_t txg = 11; txg < 15; txg++) {
+      ObjectProps q;
+      q.block_size = 512ull << (rng() % 9);
+      auto o = w->AllocateObject(q, txg);
+      ASSERT_UZFS_OK(o.status());
+      m[*o].props = q;
+      for (int i = 0; i < 8; i++) {
+        auto it = m.begin();
+        std::advance(it, rng() % m.size());
+        const uint64_t off = rng() % (4 << 20);
+        auto d = (i % 3 == 2) ? std::vector<uint8_t>(1 + rng() % 300000, 0) : Pattern(1 + rng() % 300000, rng());
+        ASSERT_UZFS_OK(w->Write(it->first, off, d, txg));
+        auto& b = it->second.bytes;
+        if (b.size() < off + d.size()) b.resize(off + d.size(), 0);
+        std::copy(d.begin(), d.end(), b.begin() + off);
+      }
+      r = w->Sync(txg);
+      ASSERT_UZFS_OK(r.status());
+      commit(txg);
+      EXPECT_EQ(Judge(zio, *r, m), alloc->allocated()) << "txg " << txg;
+    }
+    for (const auto& [obj, mo] : m) ASSERT_UZFS_OK(w->FreeObject(obj, 15));
     m.clear();
-    r = w->Sync(11);
+    r = w->Sync(15);
     ASSERT_UZFS_OK(r.status());
-    commit(11);
+    commit(15);
     EXPECT_GT(alloc->deferred(), 3u << 20);  // frees wait for their txg
-    for (uint64_t t = 12; t < 15; t++) commit(t);
+    for (uint64_t t = 16; t < 19; t++) commit(t);
     EXPECT_EQ(alloc->deferred(), 0u);
     EXPECT_EQ(Judge(zio, *r, m), alloc->allocated());
   }
