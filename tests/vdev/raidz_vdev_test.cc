@@ -464,3 +464,43 @@ TEST(RaidzVdev, ConcurrentReadersAndWritersWithAFailedChild) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+TEST(RaidzVdev, ReadOnlyTreeReadsThroughDamageWithoutWriting) {
+  Raidz r(5, 1, 9);
+  const auto blocks = WriteBlocks(*r.vdev, 20, 77);
+  r.vdev->SetReadOnly(true);
+  EXPECT_TRUE(r.vdev->child(2)->read_only());
+  // Rot one data column of every block on the medium.
+  for (const Block& b : blocks) {
+    const auto m = r.Map(b);
+    const auto& col = m.cols[m.nparity()];
+    test::CorruptOnMedia(r.faults[col.child], col.offset, col.size, 0x5a);
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (const Block& b : blocks) {
+      std::vector<uint8_t> got(b.data.size());
+      ReadOutcome o;
+      ASSERT_UZFS_OK(r.vdev->Read(b.offset, got, Exactly(b.data), &o));
+      EXPECT_EQ(got, b.data);
+      EXPECT_EQ(o.repaired_children, 0) << "a read-only tree must not repair";
+      EXPECT_EQ(o.checksum_errors, 1) << "the damage stays, so every pass sees it";
+    }
+  }
+  for (uint32_t c = 0; c < 5; c++) {
+    EXPECT_EQ(r.vdev->child(c)->counters().write_errors, 0u);
+    EXPECT_EQ(r.vdev->child(c)->state(), VdevState::kOnline);
+  }
+  EXPECT_EQ(r.vdev->Write(blocks[0].offset, blocks[0].data).code(), Code::kInvalidArgument);
+  // Back to read-write: the next read repairs.
+  r.vdev->SetReadOnly(false);
+  std::vector<uint8_t> got(blocks[0].data.size());
+  ReadOutcome o;
+  ASSERT_UZFS_OK(r.vdev->Read(blocks[0].offset, got, Exactly(blocks[0].data), &o));
+  EXPECT_EQ(o.repaired_children, 1);
+}
+
+}  // namespace
+}  // namespace uzfs

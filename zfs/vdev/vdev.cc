@@ -229,6 +229,11 @@ void RunChildIos(std::span<ChildIo> ios) {
   }
 }
 
+void Vdev::SetReadOnly(bool read_only) {
+  read_only_.store(read_only, std::memory_order_release);
+  for (Vdev* c : child_ptrs_) c->SetReadOnly(read_only);
+}
+
 // ---- Root ----
 
 RootVdev::RootVdev(std::vector<std::unique_ptr<Vdev>> top_levels, uint64_t guid)

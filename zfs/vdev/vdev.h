@@ -168,6 +168,11 @@ class Vdev {
 
   virtual VdevState state() const = 0;
   bool usable() const { return VdevStateUsable(state()); }
+  // A read-only tree (a pool imported with readonly=on, or one still in use
+  // elsewhere) never writes: Write is refused and reads do not repair.
+  // Applies to this vdev and everything below it.
+  void SetReadOnly(bool read_only);
+  bool read_only() const { return read_only_.load(std::memory_order_acquire); }
   std::span<Vdev* const> children() const { return child_ptrs_; }
   Vdev* child(uint32_t i) const { return i < child_ptrs_.size() ? child_ptrs_[i] : nullptr; }
   // Every leaf below (this vdev itself if it is one), in tree order.
@@ -208,6 +213,7 @@ class Vdev {
   virtual Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos);
 
   // Interior vdevs' own counters.
+  std::atomic<bool> read_only_{false};
   std::atomic<uint64_t> read_errors_{0};
   std::atomic<uint64_t> write_errors_{0};
   std::atomic<uint64_t> checksum_errors_{0};

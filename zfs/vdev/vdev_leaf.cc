@@ -59,6 +59,7 @@ Status LeafVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifi
 }
 
 Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   const uint64_t padded = AllocatedSize(buf.size());
   if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
     return Status::InvalidArgument(name() + ": bad block range");

@@ -116,7 +116,7 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   for (const auto* list : {&io_failed, &wrong}) {
     for (uint32_t s : *list) {
       auto* leaf = static_cast<LeafVdev*>(child(s));
-      if (leaf->usable()) repairs.push_back(ChildIo{leaf, IoOp::kWrite, offset, good_bytes, {}, false});
+      if (!read_only() && leaf->usable()) repairs.push_back(ChildIo{leaf, IoOp::kWrite, offset, good_bytes, {}, false});
     }
   }
   RunChildIos(repairs);
@@ -131,6 +131,7 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
 }
 
 Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
   const uint64_t padded = AllocatedSize(buf.size());
   AlignedBuffer scratch;

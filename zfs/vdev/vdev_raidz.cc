@@ -269,7 +269,7 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
   bad.insert(bad.end(), wrong.begin(), wrong.end());
   std::vector<ChildIo> repairs;
   for (uint32_t c : bad) {
-    if (leaf_of(c)->usable())
+    if (!read_only() && leaf_of(c)->usable())
       repairs.push_back(ChildIo{leaf_of(c), IoOp::kWrite, map.cols[c].offset, cs.span(c), {}, false});
   }
   RunChildIos(repairs);
@@ -285,6 +285,7 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
 }
 
 Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
   // Data columns are only read from (GenerateParity and the writes).
   ColumnSet cs(map, const_cast<uint8_t*>(buf.data()), buf.size(), true);
