@@ -602,7 +602,7 @@ TEST(ZapCursorTest, StableWhileEntriesComeAndGo) {
     }
     // Passes over a growing ZAP: micro first, upgraded during pass 0 or 1,
     // then fat with leaves splitting under the cursor.
-    for (int pass = 0; pass < 12; pass++) {
+    for (int pass = 0; pass < 7; pass++) {
       std::set<std::string> stable = live, returned;
       uint64_t cookie = 0;
       int rounds = 0;
