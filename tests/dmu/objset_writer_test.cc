@@ -399,6 +399,22 @@ TEST_F(ObjsetWriterTest, BonusBuffersAndLargeDnodes) {
   auto w2 = ObjsetWriter::Open(zio_, *root, {});
   ASSERT_UZFS_OK(w2.status());
   for (const auto& [obj, mo] : m) EXPECT_EQ((*w2)->GetDnode(obj)->bonus, mo.bonus);
+  // The reopened writer knows which slots the large dnodes hold: new
+  // objects land only in free slots, and the set still judges right.
+  for (int i = 0; i < 40; i++) {
+    ObjectProps q;
+    q.dnode_size = 512u << (i % 3);
+    auto o = (*w2)->AllocateObject(q, 4);
+    ASSERT_UZFS_OK(o.status());
+    for (const auto& [obj, mo] : m) {
+      EXPECT_FALSE(*o < obj + mo.props.dnode_size / 512 && obj < *o + q.dnode_size / 512)
+          << "object " << *o << " overlaps " << obj;
+    }
+    m[*o].props = q;
+  }
+  auto r4 = (*w2)->Sync(4);
+  ASSERT_UZFS_OK(r4.status());
+  EXPECT_EQ(Judge(zio_, *r4, m, 200), alloc_.allocated());
 }
 
 // Txg N+1 is modified while N is unsynced: N's sync carries only N's
