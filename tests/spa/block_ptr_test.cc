@@ -144,8 +144,14 @@ TEST(BlockPtrTest, ValidatorRejectsImpossiblePointers) {
   bp.dva[0].vdev = 2;
   expect_bad(bp, "does not exist");
   bp = SampleBp();
-  bp.dva[1].offset = 0x100000000ull - 512;
+  bp.dva[0].offset = 0x100000000ull - 0x2000;  // 12 KiB at 8 KiB from the end
   expect_bad(bp, "past the end");
+  bp = SampleBp();
+  bp.dva[1].offset = 0x100000000ull - 512;  // a gang header: only 512 bytes here
+  EXPECT_UZFS_OK(ValidateBlockPtr(bp, limits));
+  bp = SampleBp();
+  bp.dva[0].asize = 0x2000;  // 8 KiB cannot hold a 10.5 KiB block
+  expect_bad(bp, "smaller than the block");
   bp = SampleBp();
   bp.dva[2].offset = 0x1000;  // non-empty DVA with no size
   expect_bad(bp, "allocated size of 0");

@@ -172,3 +172,39 @@ TEST(MetaslabTest, LoadRejectsBadMaps) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// Storage whose header write fails once: the map is left half-written.
+class FlakyStorage final : public SpaceMapStorage {
+ public:
+  Status Append(std::span<const uint64_t> w) override { return inner.Append(w); }
+  Result<std::vector<uint64_t>> ReadAll() override { return inner.ReadAll(); }
+  Status Truncate() override { return inner.Truncate(); }
+  uint64_t Length() const override { return inner.Length(); }
+  Status WriteHeader(const SpaceMapHeader& h) override {
+    if (fail_header) return Status::IoError("injected header write failure");
+    return inner.WriteHeader(h);
+  }
+  Result<SpaceMapHeader> ReadHeader() override { return inner.ReadHeader(); }
+  MemSpaceMapStorage inner;
+  bool fail_header = false;
+};
+
+TEST(MetaslabTest, FailedSyncIsNotRetriedIntoADoubleAppend) {
+  Metaslab ms(0, 3, 0, 1 << 20, Opts(2));
+  FlakyStorage sm;
+  ASSERT_TRUE(ms.Allocate(8192, 5).ok());
+  sm.fail_header = true;
+  EXPECT_TRUE(ms.Sync(5, &sm).IsIoError());
+  const uint64_t len = sm.Length();
+  sm.fail_header = false;
+  Status again = ms.Sync(5, &sm);
+  EXPECT_TRUE(again.IsIoError());
+  EXPECT_NE(again.message().find("import"), std::string::npos) << again.ToString();
+  EXPECT_EQ(sm.Length(), len) << "nothing appended twice";
+}
+
+}  // namespace
+}  // namespace uzfs

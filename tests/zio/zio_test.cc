@@ -264,3 +264,108 @@ TEST(GangHeaderTest, PieceSizes) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// A gang block written with copies=2 over two vdevs whose free space is
+// fragmented into 32 KiB runs: the 64 KiB block gangs, its ~21 KiB pieces
+// do not.
+struct GangFixture : Fixture {
+  GangFixture() : Fixture(2) {
+    alloc.Fragment(128, 64);
+    data = test::RandomBytes(65536, 21);
+    WriteProps p;
+    p.copies = 2;
+    auto r = zio.Write(data, p, 11);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    bp = *r;
+    EXPECT_TRUE(bp.dva[0].gang);
+  }
+  GangHeader Header(int d) {
+    uint8_t raw[kGangHeaderSize];
+    EXPECT_UZFS_OK(target.Read(bp.dva[d].vdev, bp.dva[d].offset, raw, nullptr));
+    return *DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(raw), bp);
+  }
+  std::vector<uint8_t> data;
+  BlockPtr bp;
+};
+
+TEST(ZioGangTest, SelfReferencingHeaderIsCorruptionNotACrash) {
+  GangFixture f;
+  // A forged header (its checksum is public math) whose first member is the
+  // gang block itself: following it would recurse forever.
+  GangHeader h = f.Header(0);
+  h.members[0] = f.bp;
+  uint8_t raw[kGangHeaderSize];
+  EncodeGangHeader(h, f.bp, std::span<uint8_t, kGangHeaderSize>(raw));
+  for (int d = 0; d < 2; d++) ASSERT_UZFS_OK(f.target.Write(f.bp.dva[d].vdev, f.bp.dva[d].offset, raw));
+  std::vector<uint8_t> out(f.data.size());
+  EXPECT_TRUE(f.zio.Read(f.bp, out).IsCorruption());
+  EXPECT_TRUE(f.zio.Scrub(f.bp).IsCorruption());
+  const uint64_t before = f.alloc.allocated();
+  EXPECT_FALSE(f.zio.Free(f.bp, 12).ok());
+  EXPECT_EQ(f.alloc.allocated(), before) << "a failed free frees nothing";
+}
+
+TEST(ZioGangTest, ScrubHealsHeaderAndMemberCopies) {
+  GangFixture f;
+  const GangHeader h = f.Header(0);
+  const Dva hdr0 = f.bp.dva[0];
+  const Dva mem0 = h.members[1].dva[0];
+  ASSERT_FALSE(mem0.gang);
+  const uint8_t hdr_good = f.target.Byte(hdr0.vdev, hdr0.offset + 7);
+  const uint8_t mem_good = f.target.Byte(mem0.vdev, mem0.offset + 7);
+  f.target.Corrupt(hdr0.vdev, hdr0.offset + 7);
+  f.target.Corrupt(mem0.vdev, mem0.offset + 7);
+  ScrubResult r;
+  ASSERT_UZFS_OK(f.zio.Scrub(f.bp, &r));
+  EXPECT_GE(r.copies_repaired, 2);
+  EXPECT_EQ(f.target.Byte(hdr0.vdev, hdr0.offset + 7), hdr_good);
+  EXPECT_EQ(f.target.Byte(mem0.vdev, mem0.offset + 7), mem_good);
+  std::vector<uint8_t> out(f.data.size());
+  ASSERT_UZFS_OK(f.zio.Read(f.bp, out));
+  EXPECT_EQ(out, f.data);
+}
+
+TEST(ZioGangTest, ReadHealsAMemberCopy) {
+  GangFixture f;
+  const Dva mem0 = f.Header(0).members[2].dva[0];
+  ASSERT_FALSE(mem0.gang);
+  const uint8_t good = f.target.Byte(mem0.vdev, mem0.offset + 3);
+  f.target.Corrupt(mem0.vdev, mem0.offset + 3);
+  std::vector<uint8_t> out(f.data.size());
+  ASSERT_UZFS_OK(f.zio.Read(f.bp, out));
+  EXPECT_EQ(out, f.data);
+  EXPECT_EQ(f.target.Byte(mem0.vdev, mem0.offset + 3), good);
+}
+
+TEST(ZioGangTest, UnreadableHeadersMeanNothingIsFreed) {
+  GangFixture f;
+  for (int d = 0; d < 2; d++) f.target.Corrupt(f.bp.dva[d].vdev, f.bp.dva[d].offset);
+  const uint64_t before = f.alloc.allocated();
+  EXPECT_FALSE(f.zio.Free(f.bp, 12).ok());
+  EXPECT_EQ(f.alloc.allocated(), before);
+}
+
+TEST(ZioScrubTest, ReadOnlyScrubReportsDamageItCannotFix) {
+  test::MemTarget target(2, kAsize);
+  test::SectorAllocator alloc(2, kAsize);
+  Zio rw(target, alloc);
+  WriteProps p;
+  p.copies = 2;
+  auto data = Text(16384, 4);
+  auto bp = rw.Write(data, p, 3);
+  ASSERT_TRUE(bp.ok());
+  target.Corrupt(bp->dva[1].vdev, bp->dva[1].offset + 1);
+  Zio ro(target, alloc, ZioOptions{.writable = false});
+  EXPECT_TRUE(ro.Scrub(*bp).IsCorruption());
+  std::vector<uint8_t> out(data.size());
+  ASSERT_UZFS_OK(ro.Read(*bp, out));  // reads still work from the good copy
+  EXPECT_EQ(out, data);
+  EXPECT_UZFS_OK(rw.Scrub(*bp));      // a writable scrub fixes it
+  EXPECT_UZFS_OK(ro.Scrub(*bp));
+}
+
+}  // namespace
+}  // namespace uzfs

@@ -221,7 +221,11 @@ Result<std::vector<Dva>> Allocator::Allocate(uint64_t psize, int copies, uint64_
       for (const Dva& d : out) if (d.vdev == g.id()) avoid.push_back(d);
       auto r = g.Allocate(asize, txg, avoid, g.space() >> opts_.ditto_distance_shift);
       if (!r.ok()) {
-        if (!r.status().IsNoSpace()) return r.status();
+        if (!r.status().IsNoSpace()) {
+          // All or nothing: give back the copies already placed.
+          for (const Dva& d : out) Unallocate(d, txg).IgnoreError();
+          return r.status();
+        }
         if (c == 0 && gi == order[0]) {
           MutexLock l(&rotor_mu_);
           rotor_bytes_ = opts_.aliquot;  // move on next time

@@ -145,7 +145,13 @@ Status ValidateBlockPtr(const BlockPtr& bp, const BlockPtrLimits& limits) {
     if (limits.vdev_asize.empty()) continue;
     if (d.vdev >= limits.vdev_asize.size())
       return bad("DVA names top-level vdev %" PRIu64 ", which does not exist", d.vdev);
-    const uint64_t end = d.offset + d.asize;
+    const uint64_t block = d.gang ? 512 : bp.psize;
+    const uint64_t need = limits.allocated_size ? limits.allocated_size(d.vdev, block)
+                                                : (block + 511) & ~uint64_t{511};
+    if (d.asize < need)
+      return bad("DVA[%" PRIu64 "] is smaller than the block it holds", i);
+    const uint64_t span = d.gang ? need : d.asize;  // gang members live elsewhere
+    const uint64_t end = d.offset + span;
     if (end < d.offset || end > limits.vdev_asize[d.vdev])
       return bad("DVA reaches past the end of its vdev (offset 0x%" PRIx64 ")", d.offset);
   }

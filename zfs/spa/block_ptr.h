@@ -28,6 +28,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -96,6 +97,13 @@ struct BlockPtrLimits {
   // Allocatable bytes of each top-level vdev; a DVA naming a vdev past the
   // end, or reaching past its size, is rejected. Empty: DVAs unchecked.
   std::vector<uint64_t> vdev_asize;
+  // Allocated bytes of a block of psize bytes on top-level vdev v (raidz
+  // parity and padding included). A DVA whose asize is smaller than its
+  // block needs is refused (reading or repairing it would touch other
+  // blocks). A gang DVA's asize covers its members, which live elsewhere,
+  // so only its 512-byte header is bounds-checked. Empty: psize rounded
+  // up to 512.
+  std::function<uint64_t(uint32_t v, uint64_t psize)> allocated_size;
 };
 // OK, or Corruption saying which field is impossible.
 Status ValidateBlockPtr(const BlockPtr& bp, const BlockPtrLimits& limits);

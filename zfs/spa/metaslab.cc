@@ -182,9 +182,26 @@ RangeTree Metaslab::MapFreeLocked(uint64_t txg) const {
 
 Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm) {
   MutexLock l(&mu_);
+  if (sync_broken_)
+    return Status::IoError("metaslab " + std::to_string(id_) +
+                           ": its space map was left half-written by a failed sync; "
+                           "export and import the pool");
+  // A storage call that fails part way leaves the map in an unknown state:
+  // retrying would append entries twice. The on-disk map is only committed
+  // with its txg's uberblock, so the pool recovers by re-importing.
+  struct Guard {
+    bool* broken;
+    bool done = false;
+    ~Guard() {
+      if (!done) *broken = true;
+    }
+  } guard{&sync_broken_};
   auto ait = allocs_.find(txg);
   auto fit = frees_.find(txg);
-  if (ait == allocs_.end() && fit == frees_.end()) return Status::Ok();
+  if (ait == allocs_.end() && fit == frees_.end()) {
+    guard.done = true;
+    return Status::Ok();
+  }
   static const RangeTree kEmpty;
   const RangeTree& a = ait == allocs_.end() ? kEmpty : ait->second;
   const RangeTree& f = fit == frees_.end() ? kEmpty : fit->second;
@@ -225,6 +242,7 @@ Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm) {
                    .histogram = std::nullopt};
   if (opts_.spacemap_histogram) h.histogram = SpaceMapHistogram(*map_free, opts_.ashift);
   UZFS_RETURN_IF_ERROR(sm->WriteHeader(h));
+  guard.done = true;
 
   // Written: the txg's allocations are now just "not free"; its frees wait.
   map_alloc_ = new_alloc;

@@ -149,6 +149,7 @@ class Metaslab {
   std::map<uint64_t, RangeTree> defer_ UZFS_GUARDED_BY(mu_);
   std::array<uint64_t, 64> cursor_ UZFS_GUARDED_BY(mu_){};
   int64_t map_alloc_ UZFS_GUARDED_BY(mu_) = 0;
+  bool sync_broken_ UZFS_GUARDED_BY(mu_) = false;  // a Sync failed part way
 
   std::atomic<uint64_t> free_bytes_{0};
   std::atomic<uint64_t> deferred_bytes_{0};

@@ -26,6 +26,11 @@ class BlockTarget {
   virtual uint32_t TopLevelCount() const = 0;
   // Allocatable bytes of top-level vdev `vdev` (bounds DVAs; see ValidateBlockPtr).
   virtual uint64_t TopLevelAsize(uint32_t vdev) const = 0;
+  // Allocated bytes of a block of psize bytes on top-level vdev `vdev`
+  // (raidz parity and padding included). Default: psize rounded up to 512.
+  virtual uint64_t TopLevelAllocatedSize(uint32_t vdev, uint64_t psize) const {
+    return (psize + 511) & ~uint64_t{511};
+  }
   // Reads `buf.size()` bytes at `offset` of top-level vdev `vdev`, using the
   // vdev's own redundancy (mirror sides, raidz parity) until verify accepts
   // them, and repairing what it can below. IoError / Corruption otherwise.

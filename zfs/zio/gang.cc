@@ -8,7 +8,7 @@
 namespace uzfs {
 
 Checksum256 GangVerifier(const BlockPtr& gang_bp) {
-  return Checksum256{{gang_bp.dva[0].vdev, gang_bp.dva[0].offset, gang_bp.birth, 0}};
+  return Checksum256{{gang_bp.dva[0].vdev, gang_bp.dva[0].offset, gang_bp.PhysBirth(), 0}};
 }
 
 void EncodeGangHeader(const GangHeader& h, const BlockPtr& gang_bp,

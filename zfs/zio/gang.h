@@ -5,7 +5,7 @@
 //
 // Header layout (512 bytes): three 128-byte block pointers, 88 bytes of
 // zero filler, and a 40-byte embedded sha256 trailer whose verifier is
-// {vdev, offset, logical birth, 0} of the gang block pointer's first DVA,
+// {vdev, offset, physical birth, 0} of the gang block pointer's first DVA,
 // so a header is bound to the pointer that names it. Member pointers are
 // uncompressed, carry the parent's checksum algorithm, type and level, and
 // their sizes are the pieces' sizes rounded up to 512 bytes. Each DVA of

@@ -21,6 +21,10 @@ class VdevTreeTarget final : public BlockTarget {
     const Vdev* v = root_.child(vdev);
     return v ? v->asize() : 0;
   }
+  uint64_t TopLevelAllocatedSize(uint32_t vdev, uint64_t psize) const override {
+    const Vdev* v = root_.child(vdev);
+    return v ? v->AllocatedSize(psize) : (psize + 511) & ~uint64_t{511};
+  }
   Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf, const BlockVerify& verify,
               bool scrub = false) override;
   Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) override;

@@ -2,6 +2,8 @@
 #include "zfs/zio/zio.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +31,9 @@ Zio::~Zio() { pool_.Shutdown(); }
 BlockPtrLimits Zio::Limits() const {
   BlockPtrLimits l;
   for (uint32_t v = 0; v < target_.TopLevelCount(); v++) l.vdev_asize.push_back(target_.TopLevelAsize(v));
+  l.allocated_size = [this](uint32_t v, uint64_t psize) {
+    return target_.TopLevelAllocatedSize(v, psize);
+  };
   return l;
 }
 
@@ -162,19 +167,26 @@ Status Zio::WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, B
 
 // ----------------------------------------------------------------- read
 
-Status Zio::ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub) {
+namespace {
+// Gang trees are at most ~10 levels deep for real data (each level divides
+// by three, pieces are at least 512 bytes); a deeper one is hostile.
+constexpr int kMaxGangDepth = 16;
+}  // namespace
+
+Status Zio::ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, int depth, bool scrub,
+                     std::array<uint8_t, kGangHeaderSize>* header) {
   const Dva& dva = bp.dva[d];
-  if (dva.gang) return ReadGangCopy(bp, d, phys, scrub);
+  if (dva.gang) return ReadGangCopy(bp, d, phys, depth, scrub, header);
   return target_.Read(
       dva.vdev, dva.offset, phys, [&](std::span<const uint8_t> b) { return Verifies(bp, b); },
       scrub);
 }
 
-Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub) {
+Result<GangHeader> Zio::ReadGangHeader(const BlockPtr& bp, int d, bool scrub,
+                                       std::array<uint8_t, kGangHeaderSize>* raw) {
   const Dva& dva = bp.dva[d];
-  uint8_t raw[kGangHeaderSize];
   UZFS_RETURN_IF_ERROR(target_.Read(
-      dva.vdev, dva.offset, raw,
+      dva.vdev, dva.offset, *raw,
       [&](std::span<const uint8_t> b) {
         return DecodeGangHeader(
                    std::span<const uint8_t, kGangHeaderSize>(b.data(), kGangHeaderSize), bp)
@@ -182,28 +194,67 @@ Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, boo
       },
       scrub));
   UZFS_ASSIGN_OR_RETURN(GangHeader h,
-                        DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(raw), bp));
+                        DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(*raw), bp));
+  // Members must be real, smaller pieces of this block (no cycles).
   const BlockPtrLimits limits = Limits();
-  uint64_t off = 0;
   for (const BlockPtr& m : h.members) {
     if (m.IsHole()) continue;
     UZFS_RETURN_IF_ERROR(ValidateBlockPtr(m, limits).WithContext("gang member"));
-    if (m.embedded || off + m.psize > phys.size())
-      return Status::Corruption("gang member does not fit its gang block");
-    auto part = phys.subspan(off, m.psize);
-    Status last = Status::Corruption("gang member has no copies");
-    bool ok = false;
-    for (int md = 0; md < 3 && !ok; md++) {
-      const int which = (d + md) % 3;  // this copy's member first
-      if (m.dva[which].asize == 0) continue;
-      last = ReadCopy(m, which, part, scrub);
-      ok = last.ok();
-    }
-    if (!ok) return last;
+    if (m.embedded || m.psize >= bp.psize)
+      return Status::Corruption("gang member is not a smaller piece of its gang block");
+  }
+  return h;
+}
+
+Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, int depth,
+                         bool scrub, std::array<uint8_t, kGangHeaderSize>* header) {
+  if (depth >= kMaxGangDepth) return Status::Corruption("gang blocks nested too deep");
+  std::array<uint8_t, kGangHeaderSize> raw;
+  UZFS_ASSIGN_OR_RETURN(GangHeader h, ReadGangHeader(bp, d, scrub, &raw));
+  uint64_t off = 0;
+  for (const BlockPtr& m : h.members) {
+    if (m.IsHole()) continue;
+    if (off + m.psize > phys.size())
+      return Status::Corruption("gang members overrun their gang block");
+    UZFS_RETURN_IF_ERROR(ReadCopies(m, d, phys.subspan(off, m.psize), depth + 1));
     off += m.psize;
   }
   if (off != phys.size() || !Verifies(bp, phys))
     return Status::Corruption("gang block fails its checksum");
+  if (header) *header = raw;
+  return Status::Ok();
+}
+
+Status Zio::ReadCopies(const BlockPtr& bp, int first, std::span<uint8_t> phys, int depth) {
+  std::vector<int> failed;
+  Status last = Status::Corruption("block pointer has no copies");
+  std::array<uint8_t, kGangHeaderSize> header;
+  bool good = false, have_header = false;
+  for (int k = 0; k < 3 && !good; k++) {
+    const int d = (first + k) % 3;
+    if (bp.dva[d].asize == 0) continue;
+    last = ReadCopy(bp, d, phys, depth, false, &header);
+    if (last.ok()) {
+      good = true;
+      have_header = bp.dva[d].gang;
+    } else {
+      failed.push_back(d);
+      stats_.copies_failed++;
+    }
+  }
+  if (!good) return last;
+  // Self-healing: every copy that failed while another verified gets the
+  // good bytes back — the block itself, or for a gang copy its header (the
+  // members heal themselves as they are read).
+  if (opts_.writable) {
+    for (int d : failed) {
+      const Dva& dva = bp.dva[d];
+      const std::span<const uint8_t> bytes =
+          dva.gang ? std::span<const uint8_t>(header) : std::span<const uint8_t>(phys);
+      if (dva.gang != have_header) continue;  // bytes of the other kind: nothing to copy
+      if (target_.Write(dva.vdev, dva.offset, bytes).ok()) stats_.self_heals++;
+    }
+  }
   return Status::Ok();
 }
 
@@ -226,28 +277,8 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
     return Status::Ok();
   }
   std::vector<uint8_t> phys(bp.psize);
-  std::vector<int> failed;
-  Status last;
-  bool good = false;
-  for (int d = 0; d < 3 && !good; d++) {
-    if (bp.dva[d].asize == 0) continue;
-    last = ReadCopy(bp, d, phys);
-    if (last.ok()) {
-      good = true;
-    } else {
-      failed.push_back(d);
-      stats_.copies_failed++;
-    }
-  }
-  if (!good) return last.WithContext("no copy of the block could be read");
-  // Self-healing: a copy that failed while another verified gets the good
-  // bytes back (gang copies heal through their members' own reads).
-  if (opts_.writable) {
-    for (int d : failed) {
-      if (bp.dva[d].gang) continue;
-      if (target_.Write(bp.dva[d].vdev, bp.dva[d].offset, phys).ok()) stats_.self_heals++;
-    }
-  }
+  UZFS_RETURN_IF_ERROR(
+      ReadCopies(bp, 0, phys, 0).WithContext("no copy of the block could be read"));
   if (IsUncompressed(bp.compression)) {
     if (bp.psize != bp.lsize) return Status::Corruption("uncompressed block with psize != lsize");
     std::memcpy(out.data(), phys.data(), bp.lsize);
@@ -256,77 +287,129 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
   return Decompress(static_cast<CompressType>(bp.compression), phys, out);
 }
 
-Status Zio::Scrub(const BlockPtr& bp, ScrubResult* result) {
-  ScrubResult local;
-  ScrubResult& r = result ? *result : local;
-  UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+// ---------------------------------------------------------------- scrub
+
+Status Zio::ScrubBlock(const BlockPtr& bp, int depth, ScrubResult* r) {
   if (bp.embedded || bp.IsHole()) return Status::Ok();
+  if (depth >= kMaxGangDepth) return Status::Corruption("gang blocks nested too deep");
   stats_.blocks_scrubbed++;
-  std::vector<uint8_t> phys(bp.psize), good;
-  std::vector<int> bad;
-  Status last;
-  for (int d = 0; d < 3; d++) {
-    if (bp.dva[d].asize == 0) continue;
-    r.copies_checked++;
-    last = ReadCopy(bp, d, phys, /*scrub=*/true);
-    if (last.ok()) {
-      if (good.empty()) good = phys;
-    } else {
-      bad.push_back(d);
-      stats_.copies_failed++;
+  int unrepaired = 0;
+  auto repair = [&](const Dva& dva, std::span<const uint8_t> bytes) {
+    if (!opts_.writable) {
+      unrepaired++;
+      return;
     }
-  }
-  if (good.empty()) return last.WithContext("scrub: no copy of the block verifies");
-  if (opts_.writable) {
-    for (int d : bad) {
-      if (bp.dva[d].gang) continue;
-      if (target_.Write(bp.dva[d].vdev, bp.dva[d].offset, good).ok()) {
-        stats_.self_heals++;
-        r.copies_repaired++;
+    if (target_.Write(dva.vdev, dva.offset, bytes).ok()) {
+      stats_.self_heals++;
+      r->copies_repaired++;
+    } else {
+      unrepaired++;
+    }
+  };
+  std::vector<int> bad;
+  if (bp.dva[0].gang) {
+    // Every header copy is checked (and rewritten from a good one), then
+    // every member is scrubbed the same way, then the whole block verified.
+    std::array<uint8_t, kGangHeaderSize> raw, good_raw;
+    std::optional<GangHeader> h;
+    Status last;
+    for (int d = 0; d < 3; d++) {
+      if (bp.dva[d].asize == 0) continue;
+      r->copies_checked++;
+      auto hd = ReadGangHeader(bp, d, /*scrub=*/true, &raw);
+      if (hd.ok()) {
+        if (!h) {
+          h = *hd;
+          good_raw = raw;
+        }
+      } else {
+        bad.push_back(d);
+        last = hd.status();
       }
     }
+    if (!h) return last.WithContext("scrub: no copy of the gang header verifies");
+    for (int d : bad) repair(bp.dva[d], good_raw);
+    for (const BlockPtr& m : h->members) {
+      if (m.IsHole()) continue;
+      UZFS_RETURN_IF_ERROR(ScrubBlock(m, depth + 1, r));
+    }
+    std::vector<uint8_t> phys(bp.psize);
+    UZFS_RETURN_IF_ERROR(ReadCopies(bp, 0, phys, depth));
+  } else {
+    std::vector<uint8_t> phys(bp.psize), good;
+    Status last;
+    for (int d = 0; d < 3; d++) {
+      if (bp.dva[d].asize == 0) continue;
+      r->copies_checked++;
+      last = ReadCopy(bp, d, phys, depth, /*scrub=*/true, nullptr);
+      if (last.ok()) {
+        if (good.empty()) good = phys;
+      } else {
+        bad.push_back(d);
+        stats_.copies_failed++;
+      }
+    }
+    if (good.empty()) return last.WithContext("scrub: no copy of the block verifies");
+    for (int d : bad) repair(bp.dva[d], good);
   }
+  if (unrepaired)
+    return opts_.writable
+               ? Status::IoError("scrub: " + std::to_string(unrepaired) +
+                                 " damaged copies could not be rewritten")
+               : Status::Corruption("scrub: " + std::to_string(unrepaired) +
+                                    " damaged copies left as they are (read-only)");
   return Status::Ok();
+}
+
+Status Zio::Scrub(const BlockPtr& bp, ScrubResult* result) {
+  ScrubResult local;
+  UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+  return ScrubBlock(bp, 0, result ? result : &local);
 }
 
 // ----------------------------------------------------------------- free
 
-Status Zio::FreeCopy(const BlockPtr& bp, int d, uint64_t txg, bool now) {
-  Dva dva = bp.dva[d];
-  auto give_back = [&](const Dva& x) { return now ? alloc_.Unallocate(x, txg) : alloc_.Free(x, txg); };
-  if (!dva.gang) return give_back(dva);
-  uint8_t raw[kGangHeaderSize];
-  // Any copy of the header will do: they are identical.
-  Status s = Status::Corruption("no gang header copy verifies");
-  for (int hd = 0; hd < 3 && !s.ok(); hd++) {
-    const Dva& h = bp.dva[(d + hd) % 3];
-    if (h.asize == 0) continue;
-    s = target_.Read(h.vdev, h.offset, raw, [&](std::span<const uint8_t> b) {
-      return DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(b.data(), kGangHeaderSize),
-                              bp)
-          .ok();
-    });
+Status Zio::CollectFrees(const BlockPtr& bp, int depth, std::vector<Dva>* out) {
+  if (bp.embedded || bp.IsHole()) return Status::Ok();
+  if (depth >= kMaxGangDepth) return Status::Corruption("gang blocks nested too deep");
+  std::optional<GangHeader> h;
+  Status last = Status::Corruption("no gang header copy verifies");
+  std::array<uint8_t, kGangHeaderSize> raw;
+  for (int d = 0; d < 3 && !h; d++) {
+    if (bp.dva[d].asize == 0 || !bp.dva[d].gang) continue;
+    auto hd = ReadGangHeader(bp, d, false, &raw);
+    if (hd.ok()) h = *hd; else last = hd.status();
   }
-  UZFS_RETURN_IF_ERROR(s.WithContext("freeing a gang block"));
-  UZFS_ASSIGN_OR_RETURN(GangHeader h,
-                        DecodeGangHeader(std::span<const uint8_t, kGangHeaderSize>(raw), bp));
-  for (const BlockPtr& m : h.members) {
-    if (m.IsHole() || m.dva[d].asize == 0) continue;
-    UZFS_RETURN_IF_ERROR(FreeCopy(m, d, txg, now));
-    dva.asize -= std::min(dva.asize, m.dva[d].asize);
+  const bool any_gang = bp.dva[0].gang || bp.dva[1].gang || bp.dva[2].gang;
+  if (any_gang && !h) return last.WithContext("freeing a gang block");
+  if (h) {
+    for (const BlockPtr& m : h->members) UZFS_RETURN_IF_ERROR(CollectFrees(m, depth + 1, out));
   }
-  dva.gang = false;
-  return give_back(dva);  // what is left is the header itself
+  for (int d = 0; d < 3; d++) {
+    Dva dva = bp.dva[d];
+    if (dva.asize == 0) continue;
+    if (dva.gang) {  // the members were collected above; what is left is the header
+      for (const BlockPtr& m : h->members) dva.asize -= std::min(dva.asize, m.dva[d].asize);
+      dva.gang = false;
+    }
+    out->push_back(dva);
+  }
+  return Status::Ok();
 }
 
 Status Zio::FreeBlock(const BlockPtr& bp, uint64_t txg, bool now) {
   if (bp.embedded || bp.IsHole()) return Status::Ok();
   UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
-  for (int d = 0; d < 3; d++) {
-    if (bp.dva[d].asize == 0) continue;
-    UZFS_RETURN_IF_ERROR(FreeCopy(bp, d, txg, now));
+  // Everything to free is found (every gang header read) before anything
+  // is freed, so a free either happens whole or not at all.
+  std::vector<Dva> dvas;
+  UZFS_RETURN_IF_ERROR(CollectFrees(bp, 0, &dvas));
+  Status first;
+  for (const Dva& d : dvas) {
+    Status s = now ? alloc_.Unallocate(d, txg) : alloc_.Free(d, txg);
+    if (first.ok() && !s.ok()) first = s;
   }
-  return Status::Ok();
+  return first;
 }
 
 Status Zio::Free(const BlockPtr& bp, uint64_t txg) { return FreeBlock(bp, txg, false); }

@@ -24,6 +24,7 @@
 // with enough blocks in flight every core compresses and checksums.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,7 @@
 #include "zfs/util/status.h"
 #include "zfs/util/thread_pool.h"
 #include "zfs/zio/block_target.h"
+#include "zfs/zio/gang.h"
 
 namespace uzfs {
 
@@ -80,9 +82,11 @@ class Zio {
   Status Read(const BlockPtr& bp, std::span<uint8_t> out);
   Status Free(const BlockPtr& bp, uint64_t txg);
   // What `zpool scrub` does to one block: reads every copy (every DVA, and
-  // below each the raidz parity / every mirror side), checks each against
-  // the checksum and rewrites the bad ones from a good one. OK when every
-  // copy is (now) good; Corruption when no copy verifies.
+  // below each the raidz parity / every mirror side; for a gang block every
+  // header copy and every member's copies), checks each against its checksum
+  // and rewrites the bad ones from a good one. OK when every copy is (now)
+  // good; Corruption when no copy verifies or, read-only, damage was left;
+  // IoError when a repair could not be written.
   Status Scrub(const BlockPtr& bp, ScrubResult* result = nullptr);
   // Like Free, but the space is reusable at once: only for a block written
   // in this open txg that nothing references (e.g. an aborted write).
@@ -101,10 +105,23 @@ class Zio {
   // and sizes of *bp. Allocates nothing on failure.
   Status WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
   Status WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
-  // Reads the physical bytes of copy `d` of *bp into phys, verified.
-  Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub = false);
-  Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, bool scrub);
-  Status FreeCopy(const BlockPtr& bp, int d, uint64_t txg, bool now);
+  // Reads copy `d` of *bp (verified) into phys; for a gang copy also
+  // returns its raw header in *header when given.
+  Status ReadCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, int depth, bool scrub,
+                  std::array<uint8_t, kGangHeaderSize>* header);
+  Status ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, int depth, bool scrub,
+                      std::array<uint8_t, kGangHeaderSize>* header);
+  // Reads and checks gang header copy `d`: verified, members valid and
+  // strictly smaller than the gang block.
+  Result<GangHeader> ReadGangHeader(const BlockPtr& bp, int d, bool scrub,
+                                    std::array<uint8_t, kGangHeaderSize>* raw);
+  // The first copy (from `first` on) that verifies, healing the ones that
+  // failed before it.
+  Status ReadCopies(const BlockPtr& bp, int first, std::span<uint8_t> phys, int depth);
+  Status ScrubBlock(const BlockPtr& bp, int depth, ScrubResult* r);
+  // Every DVA a free must return (gang members included); reads all gang
+  // headers first so a free is all or nothing.
+  Status CollectFrees(const BlockPtr& bp, int depth, std::vector<Dva>* out);
   Status FreeBlock(const BlockPtr& bp, uint64_t txg, bool now);
   bool Verifies(const BlockPtr& bp, std::span<const uint8_t> phys) const;
   BlockPtrLimits Limits() const;
