@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -70,7 +71,9 @@ std::unique_ptr<Rig> MakeRig(bool files) {
   rig->io = std::move(IoEngine::Create()).value();
   std::vector<std::unique_ptr<Vdev>> kids;
   if (files) {
-    rig->dir = std::filesystem::temp_directory_path() / ("uzfs-bench-zio-" + std::to_string(getpid()));
+    char name[64];  // snprintf: GCC 12's -Wrestrict misfires on "lit" + std::string
+    std::snprintf(name, sizeof name, "uzfs-bench-zio-%d", static_cast<int>(getpid()));
+    rig->dir = std::filesystem::temp_directory_path() / name;
     std::filesystem::create_directories(rig->dir);
   }
   for (int i = 0; i < 6; i++) {
@@ -78,7 +81,9 @@ std::unique_ptr<Rig> MakeRig(bool files) {
     if (files) {
       FileDeviceOptions o;
       o.create_size = kChildSize;
-      dev = std::move(FileDevice::Open((rig->dir / ("d" + std::to_string(i))).string(), o)).value();
+      char leaf[16];
+      std::snprintf(leaf, sizeof leaf, "d%d", i);
+      dev = std::move(FileDevice::Open((rig->dir / leaf).string(), o)).value();
     } else {
       MemDeviceOptions o;
       o.volatile_cache = false;

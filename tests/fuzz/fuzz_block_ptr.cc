@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool swap = data[uzfs::kBlockPtrSize] & 1;
   uzfs::BlockPtr bp = uzfs::DecodeBlockPtr(
       std::span<const uint8_t, uzfs::kBlockPtrSize>(data, uzfs::kBlockPtrSize), swap);
-  uzfs::BlockPtrLimits limits{{1ull << 40, 1ull << 30}};
+  uzfs::BlockPtrLimits limits;
+  limits.vdev_asize = {1ull << 40, 1ull << 30};
   (void)uzfs::FormatBlockPtr(bp);
   if (!uzfs::ValidateBlockPtr(bp, limits).ok()) return 0;
   uint8_t raw[uzfs::kBlockPtrSize];

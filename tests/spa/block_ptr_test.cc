@@ -118,7 +118,8 @@ TEST(BlockPtrTest, HoleIsFirstDvaEmpty) {
 }
 
 TEST(BlockPtrTest, ValidatorRejectsImpossiblePointers) {
-  const BlockPtrLimits limits{{0x100000000ull, 0x100000000ull}};
+  BlockPtrLimits limits;
+  limits.vdev_asize = {0x100000000ull, 0x100000000ull};
   EXPECT_UZFS_OK(ValidateBlockPtr(SampleBp(), limits));
   auto expect_bad = [&](BlockPtr bp, const char* why) {
     Status s = ValidateBlockPtr(bp, limits);

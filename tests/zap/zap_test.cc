@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -262,25 +263,34 @@ TEST_F(FatZapTest, FlippedBytesNeverCrash) {
 // Writes the fuzz seed corpus (tests/fuzz/corpus/zap/) when
 // UZFS_WRITE_ZAP_CORPUS names a directory: input byte 0 picks the block
 // shift (9 + b % 6), the rest are the blocks.
-TEST_F(FatZapTest, WriteFuzzSeeds) {
-  const char* dir = std::getenv("UZFS_WRITE_ZAP_CORPUS");
-  if (!dir) GTEST_SKIP() << "set UZFS_WRITE_ZAP_CORPUS to regenerate the seeds";
-  auto write = [&](const std::string& name, uint8_t shift_code, const std::vector<uint8_t>& blocks) {
-    std::ofstream f(std::string(dir) + "/" + name, std::ios::binary);
-    f.put(static_cast<char>(shift_code));
-    f.write(reinterpret_cast<const char*>(blocks.data()), static_cast<std::streamsize>(blocks.size()));
+// The fuzz seeds in tests/fuzz/corpus/zap/ are these real and hand-made ZAP
+// blocks. The test checks the committed seeds are exactly them; with
+// UZFS_WRITE_ZAP_CORPUS=<dir> it writes them there instead.
+TEST_F(FatZapTest, FuzzSeedsAreTheRealBlocks) {
+  const char* out_dir = std::getenv("UZFS_WRITE_ZAP_CORPUS");
+  const std::filesystem::path committed =
+      std::filesystem::path(UZFS_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "zap";
+  auto seed = [&](const std::string& name, uint8_t shift_code, const std::vector<uint8_t>& blocks) {
+    std::vector<uint8_t> bytes{shift_code};
+    bytes.insert(bytes.end(), blocks.begin(), blocks.end());
+    if (out_dir) {
+      std::ofstream f(std::string(out_dir) + "/" + name, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    } else {
+      EXPECT_EQ(test::ReadFile(committed / name), bytes) << name << " drifted from its source";
+    }
   };
   auto od = pool_->MosObject(1);
   ASSERT_UZFS_OK(od.status());
-  write("mos-object-directory", 0, *pool_->reader().ReadBlock(*od, 0, 0));
-  write("micro-be", 0, MakeMicro(7, {{"a", 1}, {"bb", 2}, {"ccc", 3}}, 512, true));
+  seed("mos-object-directory", 0, *pool_->reader().ReadBlock(*od, 0, 0));
+  seed("micro-be", 0, MakeMicro(7, {{"a", 1}, {"bb", 2}, {"ccc", 3}}, 512, true));
   auto props = pool_->MosObject(28);  // DSL props of dmupool/fs: a 2-block fat ZAP
   ASSERT_UZFS_OK(props.status());
   std::vector<uint8_t> p = *pool_->reader().ReadBlock(*props, 0, 0);
   auto p1 = *pool_->reader().ReadBlock(*props, 0, 1);
   p.insert(p.end(), p1.begin(), p1.end());
-  write("fat-props", 5, p);
-  write("fat-many-3-blocks", 5, std::vector<uint8_t>(blocks_->begin(), blocks_->begin() + 3 * 16384));
+  seed("fat-props", 5, p);
+  seed("fat-many-3-blocks", 5, std::vector<uint8_t>(blocks_->begin(), blocks_->begin() + 3 * 16384));
 }
 
 }  // namespace
