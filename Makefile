@@ -17,6 +17,9 @@ CMAKE_FLAGS  ?=
 ifneq ($(CI),)
 CMAKE_FLAGS += -DUZFS_WERROR=ON
 endif
+# ccache: hash paths relative to the checkout, so clones share cached objects.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps build test test-sanitize fuzz bench demo fixtures clean
 
