@@ -1,0 +1,215 @@
+// Rebuilding an exported pool's vdev tree from label configs (vdev_config.h).
+#include "zfs/spa/vdev_config.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "zfs/spa/label_io.h"
+#include "zfs/vdev/file_device.h"
+
+namespace uzfs {
+namespace {
+
+template <typename T, typename U>
+T Or(const Result<T>& r, U dflt) {
+  return r.ok() ? *r : static_cast<T>(dflt);
+}
+
+// Stands in for a device that was not found: every I/O fails. Its leaf is
+// marked REMOVED, so the tree never sends it I/O and reads go around it.
+class AbsentDevice final : public BlockDevice {
+ public:
+  AbsentDevice(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
+  uint64_t Size() const override { return size_; }
+  uint32_t AshiftHint() const override { return 9; }
+  const std::string& path() const override { return path_; }
+
+ protected:
+  Status DoRead(uint64_t off, std::span<uint8_t> buf) override {
+    return DeviceIoError(IoOp::kRead, path_, off, buf.size(), 0, "device is missing");
+  }
+  Status DoWrite(uint64_t off, std::span<const uint8_t> buf) override {
+    return DeviceIoError(IoOp::kWrite, path_, off, buf.size(), 0, "device is missing");
+  }
+  Status DoFlush() override { return Status::IoError("device is missing"); }
+
+ private:
+  std::string path_;
+  uint64_t size_;
+};
+
+Status BadConfig(std::string_view what) {
+  return Status::Corruption(std::string("invalid vdev configuration: ") + std::string(what));
+}
+
+struct BuildCtx {
+  const std::map<uint64_t, const FoundDevice*>* by_guid;
+  IoEngine* io;
+  uint32_t ashift;
+  uint64_t leaf_size;  // size of a present sibling, for absent leaves
+  std::vector<std::string>* paths;
+  std::vector<uint64_t>* missing;
+};
+
+// The largest device size among the leaves of `tree` that were found.
+uint64_t PresentLeafSize(const NvList& tree, const std::map<uint64_t, const FoundDevice*>& by_guid) {
+  uint64_t best = 0;
+  if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
+    for (const NvList& k : *kids) best = std::max(best, PresentLeafSize(k, by_guid));
+    return best;
+  }
+  auto g = tree.GetUint64("guid");
+  if (!g.ok()) return 0;
+  auto it = by_guid.find(*g);
+  if (it == by_guid.end()) return 0;
+  std::error_code ec;
+  const auto sz = std::filesystem::file_size(it->second->path, ec);
+  return ec ? 0 : sz;
+}
+
+Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx) {
+  UZFS_ASSIGN_OR_RETURN(std::string_view type, tree.GetString("type"));
+  UZFS_ASSIGN_OR_RETURN(uint64_t guid, tree.GetUint64("guid"));
+  if (type == "file" || type == "disk") {
+    auto it = ctx.by_guid->find(guid);
+    if (it != ctx.by_guid->end()) {
+      auto dev = FileDevice::Open(it->second->path,
+                                  FileDeviceOptions{.read_only = true, .exclusive = false});
+      if (dev.ok()) {
+        ctx.paths->push_back(it->second->path);
+        return MakeLeafVdev(std::move(*dev), *ctx.io, guid, ctx.ashift);
+      }
+    }
+    std::string path(Or(tree.GetString("path"), std::string_view("(missing)")));
+    ctx.missing->push_back(guid);
+    auto leaf = MakeLeafVdev(std::make_unique<AbsentDevice>(path, ctx.leaf_size), *ctx.io, guid,
+                             ctx.ashift);
+    leaf->MarkRemoved();
+    return leaf;
+  }
+  if (type != "mirror" && type != "raidz" && type != "replacing" && type != "spare") {
+    return BadConfig("vdev type '" + std::string(type) + "'");
+  }
+  UZFS_ASSIGN_OR_RETURN(std::span<const NvList> kids, tree.GetNvListArray("children"));
+  std::vector<std::unique_ptr<Vdev>> children(kids.size());
+  for (const NvList& k : kids) {
+    UZFS_ASSIGN_OR_RETURN(uint64_t id, k.GetUint64("id"));
+    if (id >= kids.size() || children[id]) return BadConfig("child ids");
+    UZFS_ASSIGN_OR_RETURN(children[id], BuildVdev(k, ctx));
+  }
+  if (type == "raidz") {
+    UZFS_ASSIGN_OR_RETURN(uint64_t nparity, tree.GetUint64("nparity"));
+    return MakeRaidzVdev(std::move(children), static_cast<uint32_t>(nparity), guid, ctx.ashift);
+  }
+  // replacing / spare read like a mirror of their sides.
+  return MakeMirrorVdev(std::move(children), guid, ctx.ashift);
+}
+
+}  // namespace
+
+Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) return Status::NotFound("cannot open '" + dir + "': " + ec.message());
+  std::vector<FoundDevice> out;
+  for (const auto& entry : it) {
+    struct stat st;
+    if (::stat(entry.path().c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) continue;
+    auto dev = FileDevice::Open(entry.path().string(),
+                                FileDeviceOptions{.read_only = true, .exclusive = false});
+    if (!dev.ok()) continue;
+    auto labels = ReadDeviceLabels(**dev, 9);
+    if (!labels.ok()) continue;
+    FoundDevice f;
+    f.path = entry.path().string();
+    f.config = std::move(labels->config);
+    auto name = f.config.GetString("name");
+    auto pg = f.config.GetUint64("pool_guid");
+    auto g = f.config.GetUint64("guid");
+    if (!name.ok() || !pg.ok() || !g.ok()) continue;  // a spare or cache device
+    f.pool_name = std::string(*name);
+    f.pool_guid = *pg;
+    f.guid = *g;
+    f.txg = Or(f.config.GetUint64("txg"), 0);
+    f.state = Or(f.config.GetUint64("state"), 0);
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FoundDevice& a, const FoundDevice& b) { return a.path < b.path; });
+  return out;
+}
+
+std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices) {
+  std::map<uint64_t, FoundPool> by_guid;
+  for (const FoundDevice& d : devices) {
+    FoundPool& p = by_guid[d.pool_guid];
+    if (p.paths.empty() || d.txg > p.txg) {
+      p.name = d.pool_name;
+      p.guid = d.pool_guid;
+      p.state = d.state;
+      p.txg = d.txg;
+    }
+    p.paths.push_back(d.path);
+  }
+  std::vector<FoundPool> out;
+  for (auto& [g, p] : by_guid) out.push_back(std::move(p));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const FoundPool& a, const FoundPool& b) { return a.name < b.name; });
+  return out;
+}
+
+Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
+                                   const std::string& name_or_guid, IoEngine& io) {
+  uint64_t pool_guid = 0;
+  bool found = false;
+  for (const FoundDevice& d : devices) {
+    const bool match = d.pool_name == name_or_guid || std::to_string(d.pool_guid) == name_or_guid;
+    if (!match) continue;
+    if (found && d.pool_guid != pool_guid) return Status::InvalidArgument("more than one matching pool");
+    pool_guid = d.pool_guid;
+    found = true;
+  }
+  if (!found) return Status::NotFound("no such pool available");
+
+  AssembledPool pool;
+  pool.guid = pool_guid;
+  std::map<uint64_t, const FoundDevice*> by_guid;
+  std::map<uint64_t, const FoundDevice*> top_source;  // top-level id -> newest config naming it
+  const FoundDevice* newest = nullptr;
+  for (const FoundDevice& d : devices) {
+    if (d.pool_guid != pool_guid) continue;
+    by_guid.emplace(d.guid, &d);
+    if (!newest || d.txg > newest->txg) newest = &d;
+    auto tree = d.config.GetNvList("vdev_tree");
+    if (!tree.ok()) return BadConfig("no vdev_tree");
+    auto id = (*tree)->GetUint64("id");
+    if (!id.ok()) return BadConfig("no top-level id");
+    auto& src = top_source[*id];
+    if (!src || d.txg > src->txg) src = &d;
+  }
+  pool.name = newest->pool_name;
+  pool.config = newest->config;
+  const uint64_t children = Or(newest->config.GetUint64("vdev_children"), top_source.size());
+  std::vector<std::unique_ptr<Vdev>> tops;
+  for (uint64_t id = 0; id < children; id++) {
+    auto src = top_source.find(id);
+    if (src == top_source.end()) return Status::IoError("one or more devices is currently unavailable");
+    const NvList& tree = **src->second->config.GetNvList("vdev_tree");
+    auto ashift = tree.GetUint64("ashift");
+    if (!ashift.ok()) return BadConfig("no ashift");
+    BuildCtx ctx{&by_guid, &io, static_cast<uint32_t>(*ashift), PresentLeafSize(tree, by_guid),
+                 &pool.paths, &pool.missing};
+    UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top, BuildVdev(tree, ctx));
+    if (!top->usable()) return Status::IoError("one or more devices is currently unavailable");
+    tops.push_back(std::move(top));
+  }
+  UZFS_ASSIGN_OR_RETURN(pool.root, MakeRootVdev(std::move(tops), pool_guid));
+  pool.root->SetReadOnly(true);
+  return pool;
+}
+
+}  // namespace uzfs

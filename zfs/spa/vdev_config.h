@@ -1,0 +1,82 @@
+// Finding an exported pool's devices and rebuilding its vdev tree from the
+// labels, as `zpool import -d DIR` and `zdb -e -p DIR` do.
+//
+// A directory is scanned for regular files and block devices whose labels
+// verify (ReadDeviceLabels); each is a FoundDevice carrying its label config
+// (pool name and guid, its own leaf guid, top_guid, the top-level vdev's
+// subtree). Devices are matched to the tree BY GUID, never by the label's
+// "path" (paths go stale when disks move). AssemblePool groups the devices
+// of one pool, takes each top-level vdev's subtree from the newest config
+// (highest "txg") that names it, and builds root -> top-level (by "id") ->
+// mirror/raidz -> leaves with the vdev builders. A leaf whose device was not
+// found becomes an absent leaf (every I/O fails, state REMOVED), so a
+// mirror or raidz reads around it; a whole top-level vdev that is missing,
+// or a pool that cannot be told apart from another of the same name, is an
+// error worded like zpool import's. The tree is read-only (SetReadOnly).
+//
+// Nothing here writes to a device. Threading: plain functions; the returned
+// tree follows vdev.h's contract.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zfs/spa/uberblock.h"
+#include "zfs/util/nvlist/nvlist.h"
+#include "zfs/util/status.h"
+#include "zfs/vdev/io_engine.h"
+#include "zfs/vdev/vdev.h"
+
+namespace uzfs {
+
+struct FoundDevice {
+  std::string path;      // where it was found (not the label's path)
+  NvList config;         // the first label config that verified
+  std::string pool_name;
+  uint64_t pool_guid = 0;
+  uint64_t guid = 0;     // this leaf's guid
+  uint64_t txg = 0;      // the config's txg
+  uint64_t state = 0;    // pool state in the label (0 active, 1 exported, 2 destroyed)
+};
+
+// Every device in `dir` (regular files and block devices, not recursing)
+// whose labels verify; others are skipped silently. NotFound when `dir`
+// cannot be read. Sorted by path.
+Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir);
+
+struct FoundPool {
+  std::string name;
+  uint64_t guid = 0;
+  uint64_t state = 0;    // from the newest label
+  uint64_t txg = 0;      // newest config txg seen
+  std::vector<std::string> paths;
+};
+// The pools the devices belong to, one entry per pool guid, by name.
+std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices);
+
+struct AssembledPool {
+  std::string name;
+  uint64_t guid = 0;
+  NvList config;                      // newest label config of the pool
+  std::unique_ptr<Vdev> root;         // read-only; leaves share the IoEngine
+  std::vector<std::string> paths;     // device paths in use
+  std::vector<uint64_t> missing;      // guids of absent leaves
+};
+
+// Builds the tree of the pool named `name_or_guid` (a name, or a decimal
+// pool guid) from `devices`. Errors (message = what zpool import says after
+// "cannot import 'NAME': "):
+//   NotFound "no such pool available"                 no device names it
+//   InvalidArgument "more than one matching pool"     two pool guids share it
+//   IoError "one or more devices is currently unavailable"  a top-level vdev
+//       has no device, or too few for its redundancy
+//   Corruption "invalid vdev configuration"            a config we cannot parse
+// REQUIRES: io outlives the tree.
+Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
+                                   const std::string& name_or_guid, IoEngine& io);
+
+}  // namespace uzfs
