@@ -6,10 +6,18 @@
 // output is line for line what zfs-fuse's zdb prints for the same device,
 // so scripts written for one work with the other; one difference: a label
 // whose config still decodes but fails its checksum is printed with a line
-// saying so (zfs-fuse prints it without checking). Dataset, object and block
-// traversal (-d, -b) arrive with the pool layer.
+// saying so (zfs-fuse prints it without checking).
+//
+// `zdb -e [-p DIR] -u POOL` and `zdb -e [-p DIR] -d[d...] POOL[/DATASET]
+// [object...]` open an exported pool read-only from the devices found in
+// DIR (zfs/dsl/pool_reader.h: nothing is ever written) and print the active
+// uberblock and the dataset/object listings in zfs-fuse's layout
+// (zfs/dsl/object_dump.h holds the formatting; this file only parses
+// arguments and prints). Block traversal (-b) is still to come.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "zfs/dsl/object_dump.h"
+#include "zfs/dsl/pool_reader.h"
 #include "zfs/spa/label.h"
 #include "zfs/spa/uberblock.h"
 #include "zfs/vdev/file_device.h"
@@ -26,8 +36,13 @@ namespace {
 void Usage() {
   std::fprintf(stderr,
                "usage: zdb -l [-u] device\n"
+               "       zdb -e [-p dir] [-u] [-d...] pool[/dataset] [object...]\n"
                "\t-l\tdisplay the vdev labels of a device\n"
-               "\t-u\twith -l, also display each label's uberblocks\n");
+               "\t-u\twith -l, also display each label's uberblocks;\n"
+               "\t\twith a pool, display its active uberblock\n"
+               "\t-e\tthe pool is exported: find its devices (read-only)\n"
+               "\t-p dir\twith -e, look for devices in dir (default /dev)\n"
+               "\t-d\tdisplay datasets (repeat for objects and their contents)\n");
   std::exit(2);
 }
 
@@ -94,18 +109,101 @@ int DumpLabels(const std::string& path, bool uberblocks) {
   return 0;
 }
 
+// Datasets below (and including) `ds`, children first, as zdb lists them.
+uzfs::Status DumpTree(uzfs::PoolReader& pool, const uzfs::DslDatasetRef& ds, int verbosity,
+                      std::string* out) {
+  UZFS_ASSIGN_OR_RETURN(auto kids, pool.ChildDirs(ds.dir_obj));
+  for (const auto& [name, dir] : kids) {
+    UZFS_ASSIGN_OR_RETURN(uzfs::DslDatasetRef child, pool.DatasetOfDir(ds.name + "/" + name, dir));
+    UZFS_RETURN_IF_ERROR(DumpTree(pool, child, verbosity, out));
+  }
+  return uzfs::DumpDataset(pool, &ds, verbosity, {}, out);
+}
+
+int DumpPool(const std::string& dir, const std::string& target, int uberblock, int datasets,
+             const std::vector<uint64_t>& objects) {
+  const std::string pool_name = target.substr(0, target.find('/'));
+  auto pool = uzfs::PoolReader::Open(dir, pool_name);
+  if (!pool.ok()) {
+    std::fprintf(stderr, "cannot import '%s': %s\n", pool_name.c_str(),
+                 std::string(pool.status().message()).c_str());
+    return 1;
+  }
+  std::string out;
+  uzfs::Status st;
+  if (target.find('/') != std::string::npos) {
+    auto ds = (*pool)->ResolveDataset(target);
+    if (!ds.ok()) {
+      std::fprintf(stderr, "Could not open %s, error %d\n", target.c_str(), ENOENT);
+      return 1;
+    }
+    st = uzfs::DumpDataset(**pool, &*ds, std::max(datasets, 1), objects, &out);
+  } else {
+    if (uberblock) {
+      const uzfs::Uberblock& ub = (*pool)->uberblock();
+      out += "Uberblock\n\n";
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "\tmagic = %016" PRIx64 "\n\tversion = %" PRIu64 "\n\ttxg = %" PRIu64
+                    "\n\tguid_sum = %" PRIu64 "\n",
+                    uzfs::kUberblockMagic, ub.version, ub.txg, ub.guid_sum);
+      out += buf;
+      const time_t ts = static_cast<time_t>(ub.timestamp);
+      std::snprintf(buf, sizeof buf, "\ttimestamp = %" PRIu64 " UTC = %s", ub.timestamp,
+                    std::asctime(std::localtime(&ts)));
+      out += buf;
+      if (uberblock >= 3) out += "\trootbp = " + uzfs::ZdbBlockPtr(ub.rootbp) + "\n";
+      out += "\n";
+    }
+    if (datasets) {
+      st = uzfs::DumpDataset(**pool, nullptr, datasets, {}, &out);
+      if (st.ok()) {
+        auto root = (*pool)->ResolveDataset(pool_name);
+        st = root.ok() ? DumpTree(**pool, *root, datasets, &out) : root.status();
+      }
+    }
+  }
+  std::fputs(out.c_str(), stdout);
+  if (!st.ok()) {
+    std::fprintf(stderr, "zdb: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool labels = false, uberblocks = false;
+  bool labels = false, exported = false;
+  int uberblocks = 0, datasets = 0;
+  std::string dir = "/dev";
   int c;
-  while ((c = getopt(argc, argv, "lu")) != -1) {
+  while ((c = getopt(argc, argv, "ludep:")) != -1) {
     switch (c) {
       case 'l': labels = true; break;
-      case 'u': uberblocks = true; break;
+      case 'u': uberblocks++; break;
+      case 'e': exported = true; break;
+      case 'd': datasets++; break;
+      case 'p': dir = optarg; break;
       default: Usage();
     }
   }
-  if (!labels || optind != argc - 1) Usage();
-  return DumpLabels(argv[optind], uberblocks);
+  if (labels) {
+    if (exported || datasets || optind != argc - 1) Usage();
+    return DumpLabels(argv[optind], uberblocks > 0);
+  }
+  if (!exported || optind >= argc || (!uberblocks && !datasets)) Usage();
+  const std::string target = argv[optind];
+  std::vector<uint64_t> objects;
+  for (int i = optind + 1; i < argc; i++) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(argv[i], &end, 0);
+    if (errno || !end || *end || argv[i][0] == '-') {
+      std::fprintf(stderr, "zdb: bad object number '%s'\n", argv[i]);
+      Usage();
+    }
+    objects.push_back(v);
+  }
+  if (!objects.empty() && target.find('/') == std::string::npos) Usage();
+  return DumpPool(dir, target, uberblocks, datasets, objects);
 }

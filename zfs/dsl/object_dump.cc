@@ -1,0 +1,370 @@
+// zdb's dataset and object text (object_dump.h).
+#include "zfs/dsl/object_dump.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/dsl_phys.h"
+#include "zfs/util/endian.h"
+
+namespace uzfs {
+namespace {
+
+template <typename... Args>
+void Appendf(std::string* out, const char* fmt, Args... args) {
+  char buf[512];
+  const int n = std::snprintf(buf, sizeof(buf), fmt, args...);
+  if (n < 0) return;
+  if (static_cast<size_t>(n) < sizeof(buf)) {
+    out->append(buf, static_cast<size_t>(n));
+    return;
+  }
+  std::string big(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(big.data(), big.size(), fmt, args...);
+  big.pop_back();
+  out->append(big);
+}
+
+// ctime(3) text without its newline, in local time as zdb prints it.
+std::string TimeText(uint64_t secs) {
+  const time_t t = static_cast<time_t>(secs);
+  struct tm tm;
+  char buf[64];
+  if (!localtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%a %b %e %H:%M:%S %Y", &tm)) return "?";
+  return buf;
+}
+
+void DumpDslDir(std::span<const uint8_t> bonus, std::string* out) {
+  auto d = DecodeDslDir(bonus);
+  if (!d.ok()) return;
+  Appendf(out, "\t\tcreation_time = %s\n", TimeText(d->creation_time).c_str());
+  Appendf(out, "\t\thead_dataset_obj = %" PRIu64 "\n", d->head_dataset_obj);
+  Appendf(out, "\t\tparent_dir_obj = %" PRIu64 "\n", d->parent_obj);
+  Appendf(out, "\t\torigin_obj = %" PRIu64 "\n", d->origin_obj);
+  Appendf(out, "\t\tchild_dir_zapobj = %" PRIu64 "\n", d->child_dir_zapobj);
+  Appendf(out, "\t\tused_bytes = %s\n", NiceNum(d->used_bytes).c_str());
+  Appendf(out, "\t\tcompressed_bytes = %s\n", NiceNum(d->compressed_bytes).c_str());
+  Appendf(out, "\t\tuncompressed_bytes = %s\n", NiceNum(d->uncompressed_bytes).c_str());
+  Appendf(out, "\t\tquota = %s\n", NiceNum(d->quota).c_str());
+  Appendf(out, "\t\treserved = %s\n", NiceNum(d->reserved).c_str());
+  Appendf(out, "\t\tprops_zapobj = %" PRIu64 "\n", d->props_zapobj);
+  Appendf(out, "\t\tdeleg_zapobj = %" PRIu64 "\n", d->deleg_zapobj);
+  Appendf(out, "\t\tflags = %" PRIx64 "\n", d->flags);
+  static const char* const kUsed[] = {"HEAD", "SNAP", "CHILD", "CHILD_RSRV", "REFRSRV"};
+  for (int i = 0; i < kDdUsedCount; i++) {
+    Appendf(out, "\t\tused_breakdown[%s] = %s\n", kUsed[i], NiceNum(d->used_breakdown[i]).c_str());
+  }
+}
+
+void DumpDslDataset(std::span<const uint8_t> bonus, std::string* out) {
+  auto d = DecodeDslDataset(bonus);
+  if (!d.ok()) return;
+  Appendf(out, "\t\tdir_obj = %" PRIu64 "\n", d->dir_obj);
+  Appendf(out, "\t\tprev_snap_obj = %" PRIu64 "\n", d->prev_snap_obj);
+  Appendf(out, "\t\tprev_snap_txg = %" PRIu64 "\n", d->prev_snap_txg);
+  Appendf(out, "\t\tnext_snap_obj = %" PRIu64 "\n", d->next_snap_obj);
+  Appendf(out, "\t\tsnapnames_zapobj = %" PRIu64 "\n", d->snapnames_zapobj);
+  Appendf(out, "\t\tnum_children = %" PRIu64 "\n", d->num_children);
+  Appendf(out, "\t\tuserrefs_obj = %" PRIu64 "\n", d->userrefs_obj);
+  Appendf(out, "\t\tcreation_time = %s\n", TimeText(d->creation_time).c_str());
+  Appendf(out, "\t\tcreation_txg = %" PRIu64 "\n", d->creation_txg);
+  Appendf(out, "\t\tdeadlist_obj = %" PRIu64 "\n", d->deadlist_obj);
+  Appendf(out, "\t\tused_bytes = %s\n", NiceNum(d->referenced_bytes).c_str());
+  Appendf(out, "\t\tcompressed_bytes = %s\n", NiceNum(d->compressed_bytes).c_str());
+  Appendf(out, "\t\tuncompressed_bytes = %s\n", NiceNum(d->uncompressed_bytes).c_str());
+  Appendf(out, "\t\tunique = %s\n", NiceNum(d->unique_bytes).c_str());
+  Appendf(out, "\t\tfsid_guid = %" PRIu64 "\n", d->fsid_guid);
+  Appendf(out, "\t\tguid = %" PRIu64 "\n", d->guid);
+  Appendf(out, "\t\tflags = %" PRIx64 "\n", d->flags);
+  Appendf(out, "\t\tnext_clones_obj = %" PRIu64 "\n", d->next_clones_obj);
+  Appendf(out, "\t\tprops_obj = %" PRIu64 "\n", d->props_obj);
+  Appendf(out, "\t\tbp = %s\n", d->bp.IsHole() ? "<hole>" : ZdbBlockPtr(d->bp).c_str());
+}
+
+// The path of a ZPL object: up the znode parent pointers, each name found
+// by searching the parent directory for the child's object number.
+std::string ZplPath(ObjectReader& reader, const Objset& os, uint64_t obj) {
+  std::string path;
+  for (int depth = 0; depth < 256; depth++) {
+    auto dn = reader.ReadDnode(os.meta_dnode, obj);
+    if (!dn.ok() || dn->bonus.size() < 96) return "???" + path;
+    const uint64_t parent = LoadLE64(dn->bonus.data() + 88);
+    if (parent == obj) return path.empty() ? "/" : path;
+    auto pdn = reader.ReadDnode(os.meta_dnode, parent);
+    if (!pdn.ok()) return "???" + path;
+    auto zap = OpenObjectZap(reader, *pdn);
+    if (!zap.ok()) return "???" + path;
+    auto list = zap->List();
+    if (!list.ok()) return "???" + path;
+    const ZapEntry* hit = nullptr;
+    for (const ZapEntry& e : *list) {
+      if (e.values.size() == 1 && (e.values[0] & ((1ull << 48) - 1)) == obj) hit = &e;
+    }
+    if (!hit) return "???" + path;
+    path = "/" + hit->name + path;
+    obj = parent;
+  }
+  return path;
+}
+
+// znode_phys_t (ZPL v3/v4): times at 0/16/32/48 (seconds, nanoseconds),
+// gen 64, mode 72, size 80, parent 88, links 96, xattr 104, rdev 112,
+// flags 120, uid 128, gid 136.
+void DumpZnode(ObjectReader& reader, const Objset& os, uint64_t obj, std::span<const uint8_t> b,
+               std::string* out) {
+  if (b.size() < 144) return;
+  const auto u = [&](size_t off) { return LoadLE64(b.data() + off); };
+  Appendf(out, "\tpath\t%s\n", ZplPath(reader, os, obj).c_str());
+  Appendf(out, "\tuid     %" PRIu64 "\n", u(128));
+  Appendf(out, "\tgid     %" PRIu64 "\n", u(136));
+  Appendf(out, "\tatime\t%s\n", TimeText(u(0)).c_str());
+  Appendf(out, "\tmtime\t%s\n", TimeText(u(16)).c_str());
+  Appendf(out, "\tctime\t%s\n", TimeText(u(32)).c_str());
+  Appendf(out, "\tcrtime\t%s\n", TimeText(u(48)).c_str());
+  Appendf(out, "\tgen\t%" PRIu64 "\n", u(64));
+  Appendf(out, "\tmode\t%" PRIo64 "\n", u(72));
+  Appendf(out, "\tsize\t%" PRIu64 "\n", u(80));
+  Appendf(out, "\tparent\t%" PRIu64 "\n", u(88));
+  Appendf(out, "\tlinks\t%" PRIu64 "\n", u(96));
+  Appendf(out, "\txattr\t%" PRIu64 "\n", u(104));
+  Appendf(out, "\trdev\t0x%016" PRIx64 "\n", u(112));
+}
+
+Status DumpZap(ObjectReader& reader, const Dnode& dn, std::string* out) {
+  UZFS_ASSIGN_OR_RETURN(ZapReader zap, OpenObjectZap(reader, dn));
+  UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> list, zap.List());
+  if (zap.micro()) {
+    Appendf(out, "\tmicrozap: %" PRIu64 " bytes, %zu entries\n", dn.DataBlockSize(), list.size());
+  } else {
+    // zap_phys_t: 0 block_type, 8 magic, 16 ptrtbl {blk, numblks, shift,
+    // nextblk, blks_copied}, 56 freeblk, 64 num_leafs, 72 num_entries, 80 salt.
+    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> hdr, reader.ReadBlock(dn, 0, 0));
+    if (hdr.size() < 88) return Status::Corruption("short fat ZAP header");
+    const auto u = [&](size_t off) { return LoadLE64(hdr.data() + off); };
+    out->append("\tFat ZAP stats:\n\t\tPointer table:\n");
+    Appendf(out, "\t\t\t%" PRIu64 " elements\n", uint64_t{1} << u(32));
+    Appendf(out, "\t\t\tzt_blk: %" PRIu64 "\n", u(16));
+    Appendf(out, "\t\t\tzt_numblks: %" PRIu64 "\n", u(24));
+    Appendf(out, "\t\t\tzt_shift: %" PRIu64 "\n", u(32));
+    Appendf(out, "\t\t\tzt_blks_copied: %" PRIu64 "\n", u(48));
+    Appendf(out, "\t\t\tzt_nextblk: %" PRIu64 "\n", u(40));
+    Appendf(out, "\t\tZAP entries: %" PRIu64 "\n", u(72));
+    Appendf(out, "\t\tLeaf blocks: %" PRIu64 "\n", u(64));
+    Appendf(out, "\t\tTotal blocks: %" PRIu64 "\n", u(56));
+    Appendf(out, "\t\tzap_block_type: 0x%" PRIx64 "\n", u(0));
+    Appendf(out, "\t\tzap_magic: 0x%" PRIx64 "\n", u(8));
+    Appendf(out, "\t\tzap_salt: 0x%" PRIx64 "\n", u(80));
+  }
+  out->append("\n");
+  for (const ZapEntry& e : list) out->append("\t\t" + ZdbEntryText(e, dn.type) + "\n");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string NiceNum(uint64_t num) {
+  uint64_t n = num;
+  int index = 0;
+  while (n >= 1024) {
+    n = (n + 512) / 1024;
+    index++;
+  }
+  const char u = " KMGTPE"[index];
+  char buf[32];
+  if (index == 0) {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64, n);
+  } else if ((num & (num - 1)) == 0) {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 "%c", n, u);
+  } else {
+    for (int i = 2; i >= 0; i--) {
+      if (std::snprintf(buf, sizeof(buf), "%.*f%c", i, double(num) / double(1ull << (10 * index)), u) <= 5) break;
+    }
+  }
+  return buf;
+}
+
+std::string ChecksumPropName(uint8_t c) {
+  static const char* const k[] = {"inherit", "on", "off", "label", "gang_header", "zilog",
+                                  "fletcher2", "fletcher4", "sha256", "zilog2"};
+  return c < 10 ? k[c] : "?";
+}
+
+std::string CompressPropName(uint8_t c) {
+  static const char* const k[] = {"inherit", "on", "uncompressed", "lzjb", "empty", "gzip-1",
+                                  "gzip-2", "gzip-3", "gzip-4", "gzip-5", "gzip-6", "gzip-7",
+                                  "gzip-8", "gzip-9", "zle"};
+  return c < 15 ? k[c] : "?";
+}
+
+std::string DirentTypeName(uint64_t t) {
+  switch (t) {
+    case 1: return "FIFO";
+    case 2: return "Character Device";
+    case 4: return "Directory";
+    case 6: return "Block Device";
+    case 8: return "Regular File";
+    case 10: return "Symbolic Link";
+    case 12: return "Socket";
+    default: return "Unknown";
+  }
+}
+
+std::string ZdbEntryText(const ZapEntry& e, uint8_t objtype) {
+  std::string s = e.name + " = ";
+  if (objtype == dmu_ot::kDirectoryContents && e.int_size == 8 && e.values.size() == 1) {
+    s += std::to_string(e.values[0] & ((1ull << 48) - 1)) + " (type: " + DirentTypeName(e.values[0] >> 60) + ")";
+  } else if (e.int_size == 1) {
+    for (uint64_t v : e.values) {
+      if (v == 0) break;
+      s += static_cast<char>(v);
+    }
+  } else {
+    for (uint64_t v : e.values) s += std::to_string(v) + " ";
+  }
+  return s;
+}
+
+std::string ZdbBlockPtr(const BlockPtr& bp) {
+  if (bp.IsHole() || bp.embedded) return "<hole>";
+  std::string out;
+  char buf[512];
+  for (int i = 0; i < 3; i++) {
+    const Dva& d = bp.dva[i];
+    if (d.asize == 0) continue;
+    std::snprintf(buf, sizeof buf, "DVA[%d]=<%u:%" PRIx64 ":%" PRIx64 "%s> ", i, d.vdev, d.offset,
+                  d.asize, d.gang ? ":G" : "");
+    out += buf;
+  }
+  static const char* const kCopies[] = {"zero", "single", "double", "triple"};
+  const int copies = bp.NumDvas();
+  std::snprintf(buf, sizeof buf,
+                "[L%u %s] %s %s %s %s %s %s size=%" PRIx64 "L/%" PRIx64 "P birth=%" PRIu64
+                "L/%" PRIu64 "P fill=%" PRIu64 " cksum=%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64,
+                unsigned{bp.level}, DmuTypeName(bp.type).c_str(), ChecksumPropName(bp.checksum).c_str(),
+                CompressPropName(bp.compression).c_str(), bp.little_endian ? "LE" : "BE",
+                bp.dva[0].gang ? "gang" : "contiguous", bp.dedup ? "dedup" : "unique",
+                copies >= 0 && copies <= 3 ? kCopies[copies] : "?", bp.lsize, bp.psize, bp.birth,
+                bp.PhysBirth(), bp.fill, bp.cksum.word[0], bp.cksum.word[1], bp.cksum.word[2],
+                bp.cksum.word[3]);
+  return out + buf;
+}
+
+Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dnode& dn,
+                  int verbosity, bool* print_header, std::string* out) {
+  if (*print_header) {
+    Appendf(out, "\n%10s  %3s  %5s  %5s  %5s  %5s  %6s  %s\n", "Object", "lvl", "iblk", "dblk",
+            "dsize", "lsize", "%full", "type");
+    *print_header = false;
+  }
+  const uint64_t lsize = (dn.maxblkid + 1) * dn.DataBlockSize();
+  // %full: zfs-fuse's zdb sums the fill count of blkptr[0] only.
+  uint64_t fill = dn.blkptr[0].IsHole() ? 0 : dn.blkptr[0].fill;
+  fill *= dn.type == dmu_ot::kDnode ? kDnodeSlotSize : dn.DataBlockSize();
+  char pct[32];
+  std::snprintf(pct, sizeof(pct), "%.2f", 100.0 * double(fill) / double(lsize));
+  std::string type = DmuTypeName(dn.type);
+  if (dn.checksum != 0) type += " (K=" + ChecksumPropName(dn.checksum) + ")";
+  if (dn.compress != 0) type += " (Z=" + CompressPropName(dn.compress) + ")";
+  Appendf(out, "%10" PRId64 "  %3u  %5s  %5s  %5s  %5s  %6s  %s\n", obj, unsigned{dn.nlevels},
+          NiceNum(dn.IndirectBlockSize()).c_str(), NiceNum(dn.DataBlockSize()).c_str(),
+          NiceNum(dn.UsedBytes()).c_str(), NiceNum(lsize).c_str(), pct, type.c_str());
+  if (verbosity < 4) return Status::Ok();
+  if (dn.bonustype != 0) {
+    Appendf(out, "%10s  %3s  %5s  %5s  %5s  %5s  %6s  %s\n", "", "", "", "", "",
+            std::to_string(dn.bonuslen).c_str(), "bonus", DmuTypeName(dn.bonustype).c_str());
+  }
+  out->append("\tdnode flags: ");
+  static const char* const kFlags[] = {"USED_BYTES", "USERUSED_ACCOUNTED", "SPILL_BLKPTR"};
+  for (int i = 0; i < 3; i++) {
+    if (dn.flags & (1 << i)) out->append(std::string(kFlags[i]) + " ");
+  }
+  Appendf(out, "\n\tdnode maxblkid: %" PRIu64 "\n", dn.maxblkid);
+  if (dn.bonustype == dmu_ot::kDslDir) DumpDslDir(dn.bonus, out);
+  if (dn.bonustype == dmu_ot::kDslDataset) DumpDslDataset(dn.bonus, out);
+  if (dn.bonustype == dmu_ot::kZnode && obj > 0) DumpZnode(reader, os, static_cast<uint64_t>(obj), dn.bonus, out);
+  if (DmuTypeIsZap(dn.type)) UZFS_RETURN_IF_ERROR(DumpZap(reader, dn, out));
+  if (dn.type == dmu_ot::kPackedNvlist && dn.bonus.size() >= 8) {
+    std::vector<uint8_t> packed(LoadLE64(dn.bonus.data()));
+    if (packed.size() <= (64u << 20) && reader.Read(dn, 0, packed).ok()) {
+      if (auto nv = NvList::DecodeXdr(packed); nv.ok()) out->append(nv->Dump(8));
+    }
+  }
+  *print_header = true;
+  return Status::Ok();
+}
+
+Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
+                   const std::vector<uint64_t>& objects, std::string* out) {
+  Objset os;
+  std::string name, type;
+  uint64_t id = 0, cr_txg = 4, used = 0, usedobjs = 0;
+  const BlockPtr* rootbp = nullptr;
+  if (ds == nullptr) {
+    os = pool.mos();
+    name = "mos";
+    type = "META";
+    rootbp = &pool.uberblock().rootbp;
+    usedobjs = rootbp->fill;
+    // The MOS's space is that of the hidden "$MOS" directory.
+    UZFS_ASSIGN_OR_RETURN(uint64_t root_dir, pool.DirectoryEntry("root_dataset"));
+    UZFS_ASSIGN_OR_RETURN(Dnode rd, pool.MosObject(root_dir));
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys rdp, DecodeDslDir(rd.bonus));
+    UZFS_ASSIGN_OR_RETURN(ZapReader kids, pool.MosZap(rdp.child_dir_zapobj));
+    if (auto mos_dir = kids.LookupUint64("$MOS"); mos_dir.ok()) {
+      UZFS_ASSIGN_OR_RETURN(Dnode md, pool.MosObject(*mos_dir));
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys mdp, DecodeDslDir(md.bonus));
+      used = mdp.used_bytes;
+    }
+  } else {
+    UZFS_ASSIGN_OR_RETURN(os, pool.OpenObjset(*ds));
+    name = ds->name;
+    static const char* const kTypes[] = {"NONE", "META", "ZPL", "ZVOL", "OTHER", "ANY"};
+    type = os.type < 6 ? kTypes[os.type] : "UNKNOWN";
+    id = ds->ds_obj;
+    cr_txg = ds->ds.creation_txg;
+    used = ds->ds.referenced_bytes;
+    rootbp = &ds->ds.bp;
+    usedobjs = rootbp->fill;
+  }
+  Appendf(out, "Dataset %s [%s], ID %" PRIu64 ", cr_txg %" PRIu64 ", %s, %" PRIu64 " objects",
+          name.c_str(), type.c_str(), id, cr_txg, NiceNum(used).c_str(), usedobjs);
+  if (verbosity >= 4) out->append(", rootbp " + ZdbBlockPtr(*rootbp));
+  out->append("\n");
+  bool header = true;
+  ObjectReader& r = pool.reader();
+  if (!objects.empty()) {
+    for (uint64_t obj : objects) {
+      auto dn = obj == 0 ? Result<Dnode>(os.meta_dnode) : r.ReadDnode(os.meta_dnode, obj);
+      if (!dn.ok() || dn->IsFree()) {
+        Appendf(out, "dump_object: object %" PRIu64 " not allocated\n", obj);
+        continue;
+      }
+      UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out));
+    }
+    out->append("\n");
+    return Status::Ok();
+  }
+  if (verbosity < 2 || rootbp->IsHole()) return Status::Ok();
+  UZFS_RETURN_IF_ERROR(DumpObject(r, os, 0, os.meta_dnode, verbosity, &header, out));
+  if (os.userused && !os.userused->IsFree()) {
+    UZFS_RETURN_IF_ERROR(DumpObject(r, os, -1, *os.userused, verbosity, &header, out));
+    if (os.groupused) UZFS_RETURN_IF_ERROR(DumpObject(r, os, -2, *os.groupused, verbosity, &header, out));
+  }
+  const uint64_t n = (os.meta_dnode.maxblkid + 1) * (os.meta_dnode.DataBlockSize() / kDnodeSlotSize);
+  for (uint64_t obj = 1; obj < n; obj++) {
+    auto dn = r.ReadDnode(os.meta_dnode, obj);
+    if (!dn.ok()) {
+      if (dn.status().IsNotFound()) continue;  // a hole in the meta-dnode
+      return dn.status();
+    }
+    if (dn->IsFree()) continue;
+    UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out));
+    obj += dn->extra_slots;
+  }
+  out->append("\n");
+  return Status::Ok();
+}
+
+}  // namespace uzfs
