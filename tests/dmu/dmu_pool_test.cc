@@ -55,9 +55,8 @@ class DmuPoolTest : public ::testing::Test {
     UZFS_ASSIGN_OR_RETURN(uint64_t dir, od.LookupUint64("root_dataset"));
     for (const std::string& c : children) {
       UZFS_ASSIGN_OR_RETURN(Dnode d, pool_->MosObject(dir));
-      if (d.bonus.size() < 40) return Status::Corruption("short DSL dir");
-      // dsl_dir_phys_t.dd_child_dir_zapobj is at bonus offset 32.
-      UZFS_ASSIGN_OR_RETURN(ZapReader cz, pool_->MosZap(LoadLE64(d.bonus.data() + 32)));
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys dd, DecodeDslDir(d.bonus));
+      UZFS_ASSIGN_OR_RETURN(ZapReader cz, pool_->MosZap(dd.child_dir_zapobj));
       UZFS_ASSIGN_OR_RETURN(dir, cz.LookupUint64(c));
     }
     return pool_->HeadObjset(dir);

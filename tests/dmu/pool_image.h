@@ -15,6 +15,7 @@
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dmu/object_reader.h"
+#include "zfs/dsl/dsl_phys.h"
 #include "zfs/spa/label.h"
 #include "zfs/spa/label_io.h"
 #include "zfs/util/endian.h"
@@ -123,19 +124,17 @@ class PoolImage {
     UZFS_ASSIGN_OR_RETURN(Dnode dn, MosObject(obj));
     return OpenObjectZap(*reader_, dn);
   }
-  // The objset of the head dataset of the DSL directory at `dir_obj`:
-  // dsl_dir_phys_t.head_dataset_obj is the u64 at bonus offset 8, and
-  // dsl_dataset_phys_t.bp the 128 bytes at bonus offset 128 (the DSL layer
-  // will decode these properly; here they are just offsets).
+  // The objset of the head dataset of the DSL directory at `dir_obj`
+  // (decoded with zfs/dsl's codecs).
   Result<Objset> HeadObjset(uint64_t dir_obj, uint64_t* ds_obj_out = nullptr) {
     UZFS_ASSIGN_OR_RETURN(Dnode dir, MosObject(dir_obj));
-    if (dir.type != dmu_ot::kDslDir || dir.bonus.size() < 16) return Status::Corruption("not a DSL dir");
-    const uint64_t ds_obj = LoadLE64(dir.bonus.data() + 8);
-    if (ds_obj_out) *ds_obj_out = ds_obj;
-    UZFS_ASSIGN_OR_RETURN(Dnode ds, MosObject(ds_obj));
-    if (ds.type != dmu_ot::kDslDataset || ds.bonus.size() < 256) return Status::Corruption("not a DSL dataset");
-    const BlockPtr bp = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(ds.bonus.data() + 128, kBlockPtrSize));
-    return reader_->ReadObjset(bp);
+    if (dir.type != dmu_ot::kDslDir) return Status::Corruption("not a DSL dir");
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys dd, DecodeDslDir(dir.bonus));
+    if (ds_obj_out) *ds_obj_out = dd.head_dataset_obj;
+    UZFS_ASSIGN_OR_RETURN(Dnode ds, MosObject(dd.head_dataset_obj));
+    if (ds.type != dmu_ot::kDslDataset) return Status::Corruption("not a DSL dataset");
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys dsp, DecodeDslDataset(ds.bonus));
+    return reader_->ReadObjset(dsp.bp);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/dmu/pool_image.h"
+#include "zfs/dsl/object_dump.h"
 
 namespace uzfs::test {
 
@@ -32,29 +33,7 @@ inline std::string Normalize(const std::string& s) {
   return out;
 }
 
-// zdb's nicenum: 1024-based, at most 5 characters. zfs-fuse's zdb prints
-// powers of two without decimals (4096 -> "4K") but other exact multiples
-// with them (3072 -> "3.00K", 15360 -> "15.0K"), as its output shows.
-inline std::string NiceNum(uint64_t num) {
-  uint64_t n = num;
-  int index = 0;
-  while (n >= 1024) {
-    n = (n + 512) / 1024;
-    index++;
-  }
-  const char u = " KMGTPE"[index];
-  char buf[32];
-  if (index == 0) {
-    snprintf(buf, sizeof(buf), "%" PRIu64, n);
-  } else if ((num & (num - 1)) == 0) {
-    snprintf(buf, sizeof(buf), "%" PRIu64 "%c", n, u);
-  } else {
-    for (int i = 2; i >= 0; i--) {
-      if (snprintf(buf, sizeof(buf), "%.*f%c", i, double(num) / double(1ull << (10 * index)), u) <= 5) break;
-    }
-  }
-  return buf;
-}
+using uzfs::NiceNum;  // zdb's number format, from zfs/dsl/object_dump.h
 
 // Object summaries of the section "Dataset <name> [...]" of zdb -dddd text.
 inline std::map<int64_t, ObjSummary> ParseZdbObjects(const std::string& text, const std::string& dataset) {
@@ -112,47 +91,6 @@ inline std::map<int64_t, ObjSummary> ParseZdbObjects(const std::string& text, co
   return out;
 }
 
-inline std::string ChecksumPropName(uint8_t c) {
-  static const char* const k[] = {"inherit", "on", "off", "label", "gang_header", "zilog",
-                                  "fletcher2", "fletcher4", "sha256", "zilog2"};
-  return c < 10 ? k[c] : "?";
-}
-inline std::string CompressPropName(uint8_t c) {
-  static const char* const k[] = {"inherit", "on", "uncompressed", "lzjb", "empty", "gzip-1",
-                                  "gzip-2", "gzip-3", "gzip-4", "gzip-5", "gzip-6", "gzip-7",
-                                  "gzip-8", "gzip-9", "zle"};
-  return c < 15 ? k[c] : "?";
-}
-
-inline std::string DirentTypeName(uint64_t t) {
-  switch (t) {
-    case 1: return "FIFO";
-    case 2: return "Character Device";
-    case 4: return "Directory";
-    case 6: return "Block Device";
-    case 8: return "Regular File";
-    case 10: return "Symbolic Link";
-    case 12: return "Socket";
-    default: return "Unknown";
-  }
-}
-
-// One ZAP entry as zdb prints it.
-inline std::string ZdbEntryText(const ZapEntry& e, uint8_t objtype) {
-  std::string s = e.name + " = ";
-  if (objtype == dmu_ot::kDirectoryContents && e.int_size == 8 && e.values.size() == 1) {
-    s += std::to_string(e.values[0] & ((1ull << 48) - 1)) + " (type: " + DirentTypeName(e.values[0] >> 60) + ")";
-  } else if (e.int_size == 1) {
-    for (uint64_t v : e.values) {
-      if (v == 0) break;
-      s += static_cast<char>(v);
-    }
-  } else {
-    for (uint64_t v : e.values) s += std::to_string(v) + " ";
-  }
-  return Normalize(s);
-}
-
 // The summary of object `obj` (dnode `dn`) as uzfs reads it.
 inline ObjSummary Summarize(ObjectReader& reader, int64_t obj, const Dnode& dn, std::string* err) {
   ObjSummary s;
@@ -197,7 +135,7 @@ inline ObjSummary Summarize(ObjectReader& reader, int64_t obj, const Dnode& dn, 
               std::to_string(zap->num_entries()) + " leafs " + std::to_string(zap->num_leafs()) +
               " salt " + salt;
     }
-    for (const ZapEntry& e : *list) s.entries.push_back(ZdbEntryText(e, dn.type));
+    for (const ZapEntry& e : *list) s.entries.push_back(Normalize(uzfs::ZdbEntryText(e, dn.type)));
   }
   return s;
 }
