@@ -141,7 +141,7 @@ int DumpPool(const std::string& dir, const std::string& target, int uberblock, i
   } else {
     if (uberblock) {
       const uzfs::Uberblock& ub = (*pool)->uberblock();
-      out += "Uberblock\n\n";
+      out += "\nUberblock:\n";
       char buf[256];
       std::snprintf(buf, sizeof buf, "\tmagic = %016" PRIx64 "\n\tversion = %" PRIu64 "\n\ttxg = %" PRIu64
                     "\n\tguid_sum = %" PRIu64 "\n",

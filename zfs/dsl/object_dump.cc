@@ -168,19 +168,21 @@ std::string NiceNum(uint64_t num) {
   uint64_t n = num;
   int index = 0;
   while (n >= 1024) {
-    n = (n + 512) / 1024;
+    n = (n + 512) / 1024;  // rounded to nearest at each step
     index++;
   }
   const char u = " KMGTPE"[index];
+  const double scaled = double(num) / double(1ull << (10 * index));
+  const bool pow2 = (num & (num - 1)) == 0;
   char buf[32];
   if (index == 0) {
     std::snprintf(buf, sizeof(buf), "%" PRIu64, n);
-  } else if ((num & (num - 1)) == 0) {
-    std::snprintf(buf, sizeof(buf), "%" PRIu64 "%c", n, u);
+  } else if (n < 10 && !pow2) {
+    std::snprintf(buf, sizeof(buf), "%.2f%c", scaled, u);
+  } else if (n < 100 && !pow2) {
+    std::snprintf(buf, sizeof(buf), "%.1f%c", scaled, u);
   } else {
-    for (int i = 2; i >= 0; i--) {
-      if (std::snprintf(buf, sizeof(buf), "%.*f%c", i, double(num) / double(1ull << (10 * index)), u) <= 5) break;
-    }
+    std::snprintf(buf, sizeof(buf), "%" PRIu64 "%c", n, u);
   }
   return buf;
 }
@@ -259,6 +261,9 @@ Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dno
     *print_header = false;
   }
   const uint64_t lsize = (dn.maxblkid + 1) * dn.DataBlockSize();
+  // dsize: zdb counts whole 512-byte sectors, rounded to nearest (raidz's
+  // deflated space is not sector-aligned).
+  const uint64_t dsize = (dn.UsedBytes() + 256) / 512 * 512;
   // %full: zfs-fuse's zdb sums the fill count of blkptr[0] only.
   uint64_t fill = dn.blkptr[0].IsHole() ? 0 : dn.blkptr[0].fill;
   fill *= dn.type == dmu_ot::kDnode ? kDnodeSlotSize : dn.DataBlockSize();
@@ -269,7 +274,7 @@ Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dno
   if (dn.compress != 0) type += " (Z=" + CompressPropName(dn.compress) + ")";
   Appendf(out, "%10" PRId64 "  %3u  %5s  %5s  %5s  %5s  %6s  %s\n", obj, unsigned{dn.nlevels},
           NiceNum(dn.IndirectBlockSize()).c_str(), NiceNum(dn.DataBlockSize()).c_str(),
-          NiceNum(dn.UsedBytes()).c_str(), NiceNum(lsize).c_str(), pct, type.c_str());
+          NiceNum(dsize).c_str(), NiceNum(lsize).c_str(), pct, type.c_str());
   if (verbosity < 4) return Status::Ok();
   if (dn.bonustype != 0) {
     Appendf(out, "%10s  %3s  %5s  %5s  %5s  %5s  %6s  %s\n", "", "", "", "", "",
@@ -345,6 +350,14 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
     }
     out->append("\n");
     return Status::Ok();
+  }
+  if (verbosity >= 2 && ds != nullptr && os.zil.log.birth != 0) {
+    // The intent log's header. The chain of log blocks that zfs-fuse lists
+    // at -dddd ("Block seqno N, ...") needs the ZIL reader: not yet.
+    const ZilHeader& z = os.zil;
+    Appendf(out, "\n    ZIL header: claim_txg %" PRIu64 ", claim_blk_seq %" PRIu64 ", claim_lr_seq %" PRIu64
+            " replay_seq %" PRIu64 ", flags 0x%" PRIx64 "\n\n",
+            z.claim_txg, z.claim_blk_seq, z.claim_lr_seq, z.replay_seq, z.flags);
   }
   if (verbosity < 2 || rootbp->IsHole()) return Status::Ok();
   UZFS_RETURN_IF_ERROR(DumpObject(r, os, 0, os.meta_dnode, verbosity, &header, out));

@@ -32,8 +32,9 @@
 
 namespace uzfs {
 
-// zdb's nicenum: 1024-based, at most 5 characters; powers of two without
-// decimals (4096 -> "4K"), other values with (3072 -> "3.00K").
+// zdb's nicenum: 1024-based, rounded to nearest at each step; below 10
+// units two decimals, below 100 one, else none ("1.49K", "15.0K", "107K"),
+// and powers of two never with decimals ("4K").
 std::string NiceNum(uint64_t num);
 std::string ChecksumPropName(uint8_t c);   // "fletcher4"
 std::string CompressPropName(uint8_t c);   // "lzjb"

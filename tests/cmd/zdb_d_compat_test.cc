@@ -1,0 +1,112 @@
+// `zdb -e -p DIR -u POOL` and `zdb -e -p DIR -d[dddd] POOL[/DATASET]`
+// judged by zfs-fuse's zdb: pools of three shapes (a one-file stripe, a
+// mirror, raidz2) with nested datasets and a few files are made and
+// exported by zfs-fuse; both zdbs read them and must print the same bytes.
+//
+// Normalized (only these, in theirs): the fat ZAP histograms ("Leafs with
+// 2^n pointers:" ... "Buckets with n entries:" and their rows) and the
+// intent log's block chain under its header ("\n\tBlock seqno N, won't
+// claim"), which our zdb does not compute yet. Not compared: `-ddd` and
+// deeper on a whole pool (zfs-fuse adds the metaslab table, deferred frees
+// and dirty time logs, which need the space map reader), so whole pools
+// are compared at -d and -dd, datasets at every level up to -dddd.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "tests/testutil/testutil.h"
+
+namespace uzfs {
+namespace {
+
+std::string Capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// Drops the fat ZAP histogram blocks (see the file comment).
+std::string DropZapHistograms(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool skipping = false;
+  while (std::getline(in, line)) {
+    if (line == "\t\tLeafs with 2^n pointers:") skipping = true;
+    if (skipping && line.empty()) skipping = false;
+    if (line.rfind("\tBlock seqno ", 0) == 0) {
+      // and the blank line zdb printed before it
+      if (out.size() >= 2 && out.compare(out.size() - 2, 2, "\n\n") == 0) out.pop_back();
+      continue;
+    }
+    if (!skipping) out += line + "\n";
+  }
+  return out;
+}
+
+TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
+  test::TempDir dir;
+  const std::string d = dir.path().string();
+  const std::string ours = "TZ=UTC " + std::string(UZFS_BINARY_DIR) + "/cmd/zdb/zdb -e -p " + d + "/dev";
+  std::string out;
+  const std::string script =
+      "set -e\ncd " + d + "\nmkdir dev out\n"
+      "truncate -s 80M dev/s0 dev/m0 dev/m1 dev/r0 dev/r1 dev/r2 dev/r3\n"
+      "zpool create -o version=23 zs " + d + "/dev/s0\n"
+      "zpool create -o version=23 zm mirror " + d + "/dev/m0 " + d + "/dev/m1\n"
+      "zpool create -o version=23 zr raidz2 " + d + "/dev/r0 " + d + "/dev/r1 " + d + "/dev/r2 " + d +
+      "/dev/r3\n"
+      "for p in zs zm zr; do\n"
+      "  zfs create -o compression=lzjb $p/fs\n"
+      "  zfs create -o compression=gzip $p/fs/gz\n"
+      "  cp /etc/services /$p/fs/\n"
+      "  mkdir /$p/fs/dir; echo hello >/$p/fs/dir/hello.txt; ln -s services /$p/fs/link\n"
+      "  seq 1 20000 >/$p/fs/gz/seq.txt\n"
+      "  (cd /$p/fs/dir && for i in $(seq 1 300); do : >f$i; done)\n"
+      "done\n"
+      "sync\n"
+      "zpool export zs; zpool export zm; zpool export zr\n"
+      "export TZ=UTC\n"
+      "for p in zs zm zr; do\n"
+      "  zdb -e -p " + d + "/dev -u $p >out/$p.u\n"
+      "  zdb -e -p " + d + "/dev -d $p >out/$p.d\n"
+      "  zdb -e -p " + d + "/dev -dd $p >out/$p.dd\n"
+      "  for n in 1 2 3 4; do zdb -e -p " + d + "/dev -$(printf 'd%.0s' $(seq 1 $n)) $p/fs >out/$p.fs.$n; done\n"
+      "  zdb -e -p " + d + "/dev -dddd $p/fs/gz >out/$p.gz.4\n"
+      "  zdb -e -p " + d + "/dev -dddd $p/fs 1 3 >out/$p.fs.obj\n"
+      "done\n"
+      "md5sum dev/* >out/md5\n";
+  ASSERT_EQ(test::RunInZfsFuseSandbox(script, &out), 0) << out;
+  const std::string o = d + "/out/";
+  for (const std::string p : {"zs", "zm", "zr"}) {
+    SCOPED_TRACE(p);
+    const std::string u = test::ReadText(o + p + ".u");
+    ASSERT_NE(u.find("Uberblock"), std::string::npos) << u;
+    EXPECT_EQ(Capture(ours + " -u " + p), u);
+    EXPECT_EQ(Capture(ours + " -d " + p), test::ReadText(o + p + ".d"));
+    EXPECT_EQ(Capture(ours + " -dd " + p), test::ReadText(o + p + ".dd"));
+    for (int n = 1; n <= 4; n++) {
+      std::string flag(static_cast<size_t>(n) + 1, 'd');
+      flag[0] = '-';
+      EXPECT_EQ(Capture(ours + " " + flag + " " + p + "/fs"),
+                DropZapHistograms(test::ReadText(o + p + ".fs." + std::to_string(n))))
+          << flag;
+    }
+    EXPECT_EQ(Capture(ours + " -dddd " + p + "/fs/gz"), DropZapHistograms(test::ReadText(o + p + ".gz.4")));
+    EXPECT_EQ(Capture(ours + " -dddd " + p + "/fs 1 3"), DropZapHistograms(test::ReadText(o + p + ".fs.obj")));
+  }
+  // Reading wrote nothing.
+  EXPECT_EQ(Capture("cd " + d + " && md5sum dev/*"), test::ReadText(o + "md5"));
+  // A pool that is not there, a dataset that is not there.
+  EXPECT_EQ(Capture(ours + " -d nosuch 2>&1; echo rc=$?"),
+            "cannot import 'nosuch': no such pool available\nrc=1\n");
+  EXPECT_EQ(Capture(ours + " -d zs/nosuch 2>&1; echo rc=$?"),
+            "Could not open zs/nosuch, error 2\nrc=1\n");
+}
+
+}  // namespace
+}  // namespace uzfs
