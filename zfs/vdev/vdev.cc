@@ -195,8 +195,9 @@ void RunChildIos(std::span<ChildIo> ios) {
     r.done = [&wait, &c](Status s) {
       c.status = std::move(s);
       MutexLock lock(&wait.mu);
-      wait.remaining--;
-      wait.cv.Signal();  // under the lock: the waiter may return and destroy cv
+      // Wake the waiter once, when the last child I/O is done (not once per
+      // column). Under the lock: the waiter may return and destroy cv.
+      if (--wait.remaining == 0) wait.cv.Signal();
     };
     c.issued = true;
     if (engine == nullptr) engine = &c.leaf->io();
