@@ -154,8 +154,10 @@ int DumpPool(const std::string& dir, const std::string& target, int uberblock, i
       if (uberblock >= 3) out += "\trootbp = " + uzfs::ZdbBlockPtr(ub.rootbp) + "\n";
       out += "\n";
     }
-    if (datasets) {
+    if (datasets > 2) st = uzfs::DumpMetaslabs(**pool, &out);
+    if (datasets && st.ok()) {
       st = uzfs::DumpDataset(**pool, nullptr, datasets, {}, &out);
+      if (st.ok() && datasets > 2) st = uzfs::DumpDeferredAndDtl(**pool, &out);
       if (st.ok()) {
         auto root = (*pool)->ResolveDataset(pool_name);
         st = root.ok() ? DumpTree(**pool, *root, datasets, &out) : root.status();

@@ -6,10 +6,9 @@
 // Normalized (only these, in theirs): the fat ZAP histograms ("Leafs with
 // 2^n pointers:" ... "Buckets with n entries:" and their rows) and the
 // intent log's block chain under its header ("\n\tBlock seqno N, won't
-// claim"), which our zdb does not compute yet. Not compared: `-ddd` and
-// deeper on a whole pool (zfs-fuse adds the metaslab table, deferred frees
-// and dirty time logs, which need the space map reader), so whole pools
-// are compared at -d and -dd, datasets at every level up to -dddd.
+// claim"), which our zdb does not compute yet. Whole pools are compared at
+// -d, -dd and -dddd (metaslab table, deferred frees, dirty time logs),
+// datasets at every level up to -dddd.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -75,6 +74,7 @@ TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
       "  zdb -e -p " + d + "/dev -u $p >out/$p.u\n"
       "  zdb -e -p " + d + "/dev -d $p >out/$p.d\n"
       "  zdb -e -p " + d + "/dev -dd $p >out/$p.dd\n"
+      "  zdb -e -p " + d + "/dev -dddd $p >out/$p.dddd\n"
       "  for n in 1 2 3 4; do zdb -e -p " + d + "/dev -$(printf 'd%.0s' $(seq 1 $n)) $p/fs >out/$p.fs.$n; done\n"
       "  zdb -e -p " + d + "/dev -dddd $p/fs/gz >out/$p.gz.4\n"
       "  zdb -e -p " + d + "/dev -dddd $p/fs 1 3 >out/$p.fs.obj\n"
@@ -89,6 +89,7 @@ TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
     EXPECT_EQ(Capture(ours + " -u " + p), u);
     EXPECT_EQ(Capture(ours + " -d " + p), test::ReadText(o + p + ".d"));
     EXPECT_EQ(Capture(ours + " -dd " + p), test::ReadText(o + p + ".dd"));
+    EXPECT_EQ(Capture(ours + " -dddd " + p), DropZapHistograms(test::ReadText(o + p + ".dddd")));
     for (int n = 1; n <= 4; n++) {
       std::string flag(static_cast<size_t>(n) + 1, 'd');
       flag[0] = '-';

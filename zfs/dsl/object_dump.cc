@@ -83,6 +83,32 @@ void DumpDslDataset(std::span<const uint8_t> bonus, std::string* out) {
   Appendf(out, "\t\tbp = %s\n", d->bp.IsHole() ? "<hole>" : ZdbBlockPtr(d->bp).c_str());
 }
 
+// A bplist's header (bonus of a "bplist" object): entries 0, bytes 8.
+// Nothing when the list is empty, as zdb.
+void DumpBplist(PoolReader& pool, uint64_t obj, const char* name, std::string* out) {
+  if (obj == 0) return;
+  auto dn = pool.MosObject(obj);
+  if (!dn.ok() || dn->bonus.size() < 16) return;
+  const uint64_t entries = LoadLE64(dn->bonus.data());
+  if (entries == 0) return;
+  Appendf(out, "\n    %s: %" PRIu64 " entries, %s\n", name, entries,
+          NiceNum(LoadLE64(dn->bonus.data() + 8)).c_str());
+}
+
+void DumpDtl(const Vdev& v, const std::string& pool, int indent, bool required, std::string* out) {
+  std::string name;
+  if (v.kind() == VdevKind::kRoot) name = pool;
+  else if (v.kind() == VdevKind::kLeaf) name = v.device() ? v.device()->path() : "(missing)";
+  else name = std::string(VdevKindName(v.kind()));
+  Appendf(out, "\t%*s%s [%s]\n", indent, "", name.c_str(), required ? "DTL-required" : "DTL-expendable");
+  for (const Vdev* c : v.children()) {
+    // The root and its top-level vdevs cannot lose a child; a mirror or
+    // raidz can lose one.
+    const bool child_required = v.kind() == VdevKind::kRoot;
+    DumpDtl(*c, pool, indent + 4, child_required, out);
+  }
+}
+
 // The path of a ZPL object: up the znode parent pointers, each name found
 // by searching the parent directory for the child's object number.
 std::string ZplPath(ObjectReader& reader, const Objset& os, uint64_t obj) {
@@ -300,6 +326,47 @@ Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dno
   return Status::Ok();
 }
 
+Status DumpMetaslabs(PoolReader& pool, std::string* out) {
+  UZFS_ASSIGN_OR_RETURN(NvList cfg, pool.MosConfig());
+  UZFS_ASSIGN_OR_RETURN(const NvList* root, cfg.GetNvList("vdev_tree"));
+  UZFS_ASSIGN_OR_RETURN(std::span<const NvList> tops, root->GetNvListArray("children"));
+  out->append("\nMetaslabs:\n");
+  for (const NvList& top : tops) {
+    UZFS_ASSIGN_OR_RETURN(uint64_t id, top.GetUint64("id"));
+    auto array = top.GetUint64("metaslab_array");
+    auto shift = top.GetUint64("metaslab_shift");
+    auto asize = top.GetUint64("asize");
+    if (!array.ok() || !shift.ok() || !asize.ok() || *shift >= 64) continue;  // a log device being added
+    const uint64_t count = *asize >> *shift;
+    Appendf(out, "\tvdev %10" PRIu64 "\n", id);
+    Appendf(out, "\tmetaslabs%6" PRIu64 "   offset                spacemap          free      \n", count);
+    out->append("\t---------------   -------------------   ---------------   -------------\n");
+    UZFS_ASSIGN_OR_RETURN(Dnode arr, pool.MosObject(*array));
+    std::vector<uint8_t> objs(count * 8);
+    UZFS_RETURN_IF_ERROR(pool.reader().Read(arr, 0, objs));
+    for (uint64_t m = 0; m < count; m++) {
+      const uint64_t sm = LoadLE64(objs.data() + 8 * m);
+      uint64_t alloc = 0;
+      if (sm != 0) {
+        // space_map_obj_t in the bonus: object 0, objsize 8, alloc 16.
+        UZFS_ASSIGN_OR_RETURN(Dnode smd, pool.MosObject(sm));
+        if (smd.bonus.size() >= 24) alloc = LoadLE64(smd.bonus.data() + 16);
+      }
+      Appendf(out, "\tmetaslab%7" PRIu64 "   offset %12" PRIx64 "   spacemap %6" PRIu64 "   free %8s\n", m,
+              m << *shift, sm, NiceNum((uint64_t{1} << *shift) - alloc).c_str());
+    }
+    out->append("\n");
+  }
+  return Status::Ok();
+}
+
+Status DumpDeferredAndDtl(PoolReader& pool, std::string* out) {
+  if (auto bpl = pool.DirectoryEntry("sync_bplist"); bpl.ok()) DumpBplist(pool, *bpl, "Deferred frees", out);
+  out->append("\nDirty time logs:\n\n");
+  DumpDtl(*pool.vdevs().root, pool.name(), 0, true, out);
+  return Status::Ok();
+}
+
 Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
                    const std::vector<uint64_t>& objects, std::string* out) {
   Objset os;
@@ -359,6 +426,7 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
             " replay_seq %" PRIu64 ", flags 0x%" PRIx64 "\n\n",
             z.claim_txg, z.claim_blk_seq, z.claim_lr_seq, z.replay_seq, z.flags);
   }
+  if (verbosity >= 3 && ds != nullptr) DumpBplist(pool, ds->ds.deadlist_obj, "Deadlist", out);
   if (verbosity < 2 || rootbp->IsHole()) return Status::Ok();
   UZFS_RETURN_IF_ERROR(DumpObject(r, os, 0, os.meta_dnode, verbosity, &header, out));
   if (os.userused && !os.userused->IsFree()) {

@@ -58,4 +58,13 @@ Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dno
 Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
                    const std::vector<uint64_t>& objects, std::string* out);
 
+// Pool-wide sections zdb prints around the MOS at -ddd and more:
+// "Metaslabs:" (per top-level vdev: each metaslab's offset, space map
+// object and free space = metaslab size - the space map header's
+// allocated bytes) before it, and after it the deferred-free list
+// ("Deferred frees: N entries, SIZE", when not empty) and "Dirty time
+// logs:" (the vdev tree; leaves by the path they were found at).
+Status DumpMetaslabs(PoolReader& pool, std::string* out);
+Status DumpDeferredAndDtl(PoolReader& pool, std::string* out);
+
 }  // namespace uzfs
