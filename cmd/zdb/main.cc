@@ -13,7 +13,7 @@
 // DIR (zfs/dsl/pool_reader.h: nothing is ever written) and print the active
 // uberblock and the dataset/object listings in zfs-fuse's layout
 // (zfs/dsl/object_dump.h holds the formatting; this file only parses
-// arguments and prints). Block traversal (-b) is still to come.
+// arguments and prints). `-b` traverses every block (block_traverse.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/object_dump.h"
 #include "zfs/dsl/pool_reader.h"
 #include "zfs/spa/label.h"
@@ -36,13 +37,14 @@ namespace {
 void Usage() {
   std::fprintf(stderr,
                "usage: zdb -l [-u] device\n"
-               "       zdb -e [-p dir] [-u] [-d...] pool[/dataset] [object...]\n"
+               "       zdb -e [-p dir] [-u] [-d...] [-b] pool[/dataset] [object...]\n"
                "\t-l\tdisplay the vdev labels of a device\n"
                "\t-u\twith -l, also display each label's uberblocks;\n"
                "\t\twith a pool, display its active uberblock\n"
                "\t-e\tthe pool is exported: find its devices (read-only)\n"
                "\t-p dir\twith -e, look for devices in dir (default /dev)\n"
-               "\t-d\tdisplay datasets (repeat for objects and their contents)\n");
+               "\t-d\tdisplay datasets (repeat for objects and their contents)\n"
+               "\t-b\ttraverse every block: verify checksums, count, check space maps\n");
   std::exit(2);
 }
 
@@ -120,8 +122,48 @@ uzfs::Status DumpTree(uzfs::PoolReader& pool, const uzfs::DslDatasetRef& ds, int
   return uzfs::DumpDataset(pool, &ds, verbosity, {}, out);
 }
 
+// zdb -b: the traversal summary, in zfs-fuse's layout.
+uzfs::Status DumpBlockStats(uzfs::PoolReader& pool, std::string* out) {
+  out->append("\nTraversing all blocks to verify nothing leaked ...\n");
+  UZFS_ASSIGN_OR_RETURN(uzfs::TraverseReport r, uzfs::TraversePool(pool));
+  char buf[512];
+  const auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    out->append(buf);
+  };
+  for (const std::string& e : r.errors) add("\tzdb_blkptr_cb: %s\n", e.c_str());
+  const uint64_t used = r.total.asize;
+  if (used == r.spa_allocated && r.leaked == 0 && r.unreachable == 0 && r.double_allocated == 0) {
+    out->append("\n\tNo leaks (block sum matches space maps exactly)\n");
+  } else {
+    for (const auto& l : r.leaks)
+      add("leaked space: vdev %u, offset 0x%" PRIx64 ", size %" PRIu64 "\n", l.vdev, l.offset, l.size);
+    if (r.unreachable) add("referenced but not allocated: %" PRIu64 " bytes\n", r.unreachable);
+    if (r.double_allocated) add("allocated more than once: %" PRIu64 " bytes\n", r.double_allocated);
+    const int64_t diff = static_cast<int64_t>(r.spa_allocated - used);
+    add("block traversal size %" PRIu64 " != alloc %" PRIu64 " (%s %" PRId64 ")\n", used, r.spa_allocated,
+        diff > 0 ? "leaked" : "unreachable", diff > 0 ? diff : -diff);
+  }
+  const uint64_t n = r.total.count ? r.total.count : 1;
+  const auto ratio = [](uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 1.0; };
+  add("\n\tbp count:      %10" PRIu64 "\n", r.total.count);
+  add("\tbp logical:    %10" PRIu64 "      avg: %6" PRIu64 "\n", r.total.lsize, r.total.lsize / n);
+  add("\tbp physical:   %10" PRIu64 "      avg: %6" PRIu64 "     compression: %6.2f\n", r.total.psize,
+      r.total.psize / n, ratio(r.total.lsize, r.total.psize));
+  add("\tbp allocated:  %10" PRIu64 "      avg: %6" PRIu64 "     compression: %6.2f\n", r.total.asize,
+      r.total.asize / n, ratio(r.total.lsize, r.total.asize));
+  add("\tbp deduped:    %10" PRIu64 "    ref>1: %6" PRIu64 "   deduplication: %6.2f\n", uint64_t{0},
+      uint64_t{0}, 1.0);
+  add("\tSPA allocated: %10" PRIu64 "     used: %5.2f%%\n", r.spa_allocated,
+      100.0 * ratio(r.spa_allocated, r.spa_size));
+  out->append("\n");
+  if (r.checksum_errors || r.leaked || r.unreachable || r.double_allocated || used != r.spa_allocated)
+    return uzfs::Status::Corruption("block traversal found damage");
+  return uzfs::Status::Ok();
+}
+
 int DumpPool(const std::string& dir, const std::string& target, int uberblock, int datasets,
-             const std::vector<uint64_t>& objects) {
+             int blocks, const std::vector<uint64_t>& objects) {
   const std::string pool_name = target.substr(0, target.find('/'));
   auto pool = uzfs::PoolReader::Open(dir, pool_name);
   if (!pool.ok()) {
@@ -163,6 +205,7 @@ int DumpPool(const std::string& dir, const std::string& target, int uberblock, i
         st = root.ok() ? DumpTree(**pool, *root, datasets, &out) : root.status();
       }
     }
+    if (blocks && st.ok()) st = DumpBlockStats(**pool, &out);
   }
   std::fputs(out.c_str(), stdout);
   if (!st.ok()) {
@@ -176,15 +219,16 @@ int DumpPool(const std::string& dir, const std::string& target, int uberblock, i
 
 int main(int argc, char** argv) {
   bool labels = false, exported = false;
-  int uberblocks = 0, datasets = 0;
+  int uberblocks = 0, datasets = 0, blocks = 0;
   std::string dir = "/dev";
   int c;
-  while ((c = getopt(argc, argv, "ludep:")) != -1) {
+  while ((c = getopt(argc, argv, "ludbep:")) != -1) {
     switch (c) {
       case 'l': labels = true; break;
       case 'u': uberblocks++; break;
       case 'e': exported = true; break;
       case 'd': datasets++; break;
+      case 'b': blocks++; break;
       case 'p': dir = optarg; break;
       default: Usage();
     }
@@ -193,7 +237,7 @@ int main(int argc, char** argv) {
     if (exported || datasets || optind != argc - 1) Usage();
     return DumpLabels(argv[optind], uberblocks > 0);
   }
-  if (!exported || optind >= argc || (!uberblocks && !datasets)) Usage();
+  if (!exported || optind >= argc || (!uberblocks && !datasets && !blocks)) Usage();
   const std::string target = argv[optind];
   std::vector<uint64_t> objects;
   for (int i = optind + 1; i < argc; i++) {
@@ -207,5 +251,6 @@ int main(int argc, char** argv) {
     objects.push_back(v);
   }
   if (!objects.empty() && target.find('/') == std::string::npos) Usage();
-  return DumpPool(dir, target, uberblocks, datasets, objects);
+  if (blocks && target.find('/') != std::string::npos) Usage();
+  return DumpPool(dir, target, uberblocks, datasets, blocks, objects);
 }

@@ -72,6 +72,7 @@ class PoolReader {
   // How many newer uberblocks were skipped because their MOS did not verify.
   int uberblocks_skipped() const { return skipped_; }
   ObjectReader& reader() { return *reader_; }
+  Zio& zio() { return *zio_; }
   const Objset& mos() const { return mos_; }
 
   Result<Dnode> MosObject(uint64_t obj);
