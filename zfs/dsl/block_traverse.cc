@@ -77,6 +77,11 @@ class Traverser {
       if (report_.errors.size() < 20) report_.errors.push_back(what + ": " + os.status().ToString());
       return;
     }
+    // The intent log's first block is allocated (for the next log write)
+    // whether or not anything was logged; count it, do not read it (an
+    // unwritten log block has no valid checksum). Later blocks of a chain
+    // that was never claimed are not followed yet.
+    Count(os->zil.log, os->zil.log.type);
     WalkDnode(os->meta_dnode, what + " meta-dnode");
     for (const auto& extra : {os->userused, os->groupused, os->projectused}) {
       if (extra && !extra->IsFree()) WalkDnode(*extra, what + " accounting");

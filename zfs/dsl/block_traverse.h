@@ -15,8 +15,10 @@
 // the allocator could hand out again (corruption); a range referenced twice
 // = double allocation.
 //
-// Not yet: intent-log blocks (claimed logs of pools that were not exported
-// cleanly), gang block members (the gang header is counted), dedup.
+// Intent logs: each objset's first log block is counted (it is allocated
+// ahead of the next log write) but neither read nor followed: the rest of
+// a chain left by a pool that was not exported cleanly is not counted yet.
+// Not yet either: gang block members (the gang header is counted), dedup.
 #pragma once
 
 #include <array>
