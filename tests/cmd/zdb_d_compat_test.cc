@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "tests/testutil/testutil.h"
@@ -104,6 +105,20 @@ TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
   }
   // Reading wrote nothing.
   EXPECT_EQ(Capture("cd " + d + " && md5sum dev/*"), test::ReadText(o + "md5"));
+  // Missing devices: the mirror without m1 and raidz2 without r0 and r3
+  // are read around their absent leaves and print what they printed
+  // whole; without its only device the stripe is not found at all.
+  const std::string deg = d + "/degraded";
+  std::filesystem::create_directory(deg);
+  for (const char* f : {"m0", "r1", "r2"}) {
+    std::filesystem::copy_file(d + "/dev/" + f, deg + "/" + f);
+  }
+  const std::string ours_deg = "TZ=UTC " + std::string(UZFS_BINARY_DIR) + "/cmd/zdb/zdb -e -p " + deg;
+  EXPECT_EQ(Capture(ours_deg + " -dd zm"), test::ReadText(o + "zm.dd"));
+  EXPECT_EQ(Capture(ours_deg + " -dddd zr/fs"), DropZapHistograms(test::ReadText(o + "zr.fs.4")));
+  EXPECT_EQ(Capture(ours_deg + " -b zr"), test::ReadText(o + "zr.b"));
+  EXPECT_EQ(Capture(ours_deg + " -u zs 2>&1; echo rc=$?"),
+            "cannot import 'zs': no such pool available\nrc=1\n");
   // A pool that is not there, a dataset that is not there.
   EXPECT_EQ(Capture(ours + " -d nosuch 2>&1; echo rc=$?"),
             "cannot import 'nosuch': no such pool available\nrc=1\n");
