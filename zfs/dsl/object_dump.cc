@@ -1,6 +1,8 @@
 // zdb's dataset and object text (object_dump.h).
 #include "zfs/dsl/object_dump.h"
 
+#include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
@@ -158,6 +160,75 @@ void DumpZnode(ObjectReader& reader, const Objset& os, uint64_t obj, std::span<c
   Appendf(out, "\trdev\t0x%016" PRIx64 "\n", u(112));
 }
 
+// zdb's histogram rows: "\t\t\tN: COUNT STARS", from the first to the last
+// non-empty bucket, stars scaled to the largest bucket (at least 40).
+void AppendHistogram(const std::array<uint64_t, 10>& h, std::string* out) {
+  static const std::string kStars(40, '*');
+  uint64_t max = 0;
+  int lo = -1, hi = -1;
+  for (int i = 0; i < 10; i++) {
+    max = std::max(max, h[i]);
+    if (h[i] > 0) {
+      if (lo < 0) lo = i;
+      hi = i;
+    }
+  }
+  if (max < 40) max = 40;
+  for (int i = lo; lo >= 0 && i <= hi; i++) {
+    const uint64_t skip = (max - h[i]) * 40 / max;
+    Appendf(out, "\t\t\t%d: %6" PRIu64 " %s\n", i, h[i], kStars.c_str() + skip);
+  }
+}
+
+// The fat ZAP leaf statistics zdb prints after the header. A leaf block
+// (zap_leaf_phys_t): header 0 block_type, 16 prefix, 24 magic (u32),
+// 28 nfree, 30 nentries, 32 prefix_len (u16); then bs/32 u16 hash bucket
+// heads; then 24-byte chunks. An entry chunk: 0 type (252), 1 value
+// int length, 2 next, 4 name chunk, 6 name length, 8 value chunk, 10 value
+// count (u16). 0xffff ends a chain. Histograms have 10 buckets, the last
+// one taking everything larger.
+Status DumpFatZapHistograms(ObjectReader& reader, const Dnode& dn, uint64_t zt_shift, uint64_t freeblk,
+                            std::string* out) {
+  std::array<uint64_t, 10> ptrs{}, entries{}, full{}, chunks{}, buckets{};
+  const auto cap = [](uint64_t v) { return static_cast<size_t>(std::min<uint64_t>(v, 9)); };
+  for (uint64_t blk = 1; blk < freeblk && blk <= dn.maxblkid; blk++) {
+    auto leaf = reader.ReadBlock(dn, 0, blk);
+    if (!leaf.ok()) continue;
+    const std::vector<uint8_t>& b = *leaf;
+    const size_t bs = b.size();
+    if (bs < 512 || LoadLE64(b.data()) != (1ull << 63) || LoadLE32(b.data() + 24) != 0x2AB1EAF) continue;
+    const uint64_t nfree = LoadLE16(b.data() + 28), nentries = LoadLE16(b.data() + 30);
+    const uint64_t prefix_len = LoadLE16(b.data() + 32);
+    const size_t nhash = bs / 32, chunk0 = 48 + 2 * nhash;
+    const size_t nchunks = (bs - 2 * nhash) / 24 - 2;
+    ptrs[cap(zt_shift > prefix_len ? zt_shift - prefix_len : 0)]++;
+    entries[cap(nentries / 5)]++;
+    full[cap(10 * (bs - std::min<uint64_t>(bs, nfree * 22)) / bs)]++;
+    for (size_t h = 0; h < nhash; h++) {
+      uint64_t n = 0;
+      for (uint16_t c = LoadLE16(b.data() + 48 + 2 * h); c != 0xffff && c < nchunks && n < nchunks; n++) {
+        const uint8_t* e = b.data() + chunk0 + 24 * size_t{c};
+        const uint64_t name_bytes = LoadLE16(e + 6);
+        const uint64_t value_bytes = uint64_t{e[1]} * LoadLE16(e + 10);
+        chunks[cap(1 + (name_bytes + 20) / 21 + (value_bytes + 20) / 21)]++;
+        c = LoadLE16(e + 2);
+      }
+      buckets[cap(n)]++;
+    }
+  }
+  out->append("\t\tLeafs with 2^n pointers:\n");
+  AppendHistogram(ptrs, out);
+  out->append("\t\tBlocks with n*5 entries:\n");
+  AppendHistogram(entries, out);
+  out->append("\t\tBlocks n/10 full:\n");
+  AppendHistogram(full, out);
+  out->append("\t\tEntries with n chunks:\n");
+  AppendHistogram(chunks, out);
+  out->append("\t\tBuckets with n entries:\n");
+  AppendHistogram(buckets, out);
+  return Status::Ok();
+}
+
 Status DumpZap(ObjectReader& reader, const Dnode& dn, std::string* out) {
   UZFS_ASSIGN_OR_RETURN(ZapReader zap, OpenObjectZap(reader, dn));
   UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> list, zap.List());
@@ -182,6 +253,7 @@ Status DumpZap(ObjectReader& reader, const Dnode& dn, std::string* out) {
     Appendf(out, "\t\tzap_block_type: 0x%" PRIx64 "\n", u(0));
     Appendf(out, "\t\tzap_magic: 0x%" PRIx64 "\n", u(8));
     Appendf(out, "\t\tzap_salt: 0x%" PRIx64 "\n", u(80));
+    UZFS_RETURN_IF_ERROR(DumpFatZapHistograms(reader, dn, u(32), u(56), out));
   }
   out->append("\n");
   for (const ZapEntry& e : list) out->append("\t\t" + ZdbEntryText(e, dn.type) + "\n");

@@ -10,13 +10,12 @@
 //   \tdnode flags: USED_BYTES ...                                    (-dddd)
 //   \tdnode maxblkid: N
 //   then by object type: ZAP contents (micro or fat, with fat ZAP pointer
-//   table and header stats), a packed nvlist, and by bonus type: DSL
+//   table, header and leaf histograms), a packed nvlist, and by bonus type: DSL
 //   directory / DSL dataset fields, the ZPL znode (path, ids, times, mode,
 //   size, links ...).
 //
-// Known gaps (zfs-fuse prints these, we do not yet): the fat ZAP
-// histograms ("Leafs with 2^n pointers:" ... "Buckets with n entries:"),
-// the ZIL header of a dataset with an intent log, the -ddddd block lists.
+// Known gaps (zfs-fuse prints these, we do not yet): the intent log's block
+// chain under its header ("Block seqno N, ..."), the -ddddd block lists.
 // Formatting helpers (NiceNum etc.) are shared with the tests that compare
 // our reading of fixture pools with zdb's text (tests/dmu/zdb_listing.h).
 // Not thread-safe beyond the ObjectReader's guarantees; output appended to
