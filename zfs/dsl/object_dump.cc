@@ -113,25 +113,32 @@ void DumpDtl(const Vdev& v, const std::string& pool, int indent, bool required, 
 
 // The path of a ZPL object: up the znode parent pointers, each name found
 // by searching the parent directory for the child's object number.
-std::string ZplPath(ObjectReader& reader, const Objset& os, uint64_t obj) {
+std::string ZplPath(ObjectReader& reader, const Objset& os, uint64_t obj, ZplNameCache* cache) {
+  ZplNameCache local;
+  ZplNameCache& names = cache ? *cache : local;
   std::string path;
   for (int depth = 0; depth < 256; depth++) {
     auto dn = reader.ReadDnode(os.meta_dnode, obj);
     if (!dn.ok() || dn->bonus.size() < 96) return "???" + path;
     const uint64_t parent = LoadLE64(dn->bonus.data() + 88);
     if (parent == obj) return path.empty() ? "/" : path;
-    auto pdn = reader.ReadDnode(os.meta_dnode, parent);
-    if (!pdn.ok()) return "???" + path;
-    auto zap = OpenObjectZap(reader, *pdn);
-    if (!zap.ok()) return "???" + path;
-    auto list = zap->List();
-    if (!list.ok()) return "???" + path;
-    const ZapEntry* hit = nullptr;
-    for (const ZapEntry& e : *list) {
-      if (e.values.size() == 1 && (e.values[0] & ((1ull << 48) - 1)) == obj) hit = &e;
+    auto it = names.find(parent);
+    if (it == names.end()) {
+      std::map<uint64_t, std::string> m;
+      auto pdn = reader.ReadDnode(os.meta_dnode, parent);
+      if (!pdn.ok()) return "???" + path;
+      auto zap = OpenObjectZap(reader, *pdn);
+      if (!zap.ok()) return "???" + path;
+      auto list = zap->List();
+      if (!list.ok()) return "???" + path;
+      for (const ZapEntry& e : *list) {
+        if (e.values.size() == 1) m[e.values[0] & ((1ull << 48) - 1)] = e.name;  // last wins, as a scan
+      }
+      it = names.emplace(parent, std::move(m)).first;
     }
-    if (!hit) return "???" + path;
-    path = "/" + hit->name + path;
+    auto hit = it->second.find(obj);
+    if (hit == it->second.end()) return "???" + path;
+    path = "/" + hit->second + path;
     obj = parent;
   }
   return path;
@@ -141,10 +148,10 @@ std::string ZplPath(ObjectReader& reader, const Objset& os, uint64_t obj) {
 // gen 64, mode 72, size 80, parent 88, links 96, xattr 104, rdev 112,
 // flags 120, uid 128, gid 136.
 void DumpZnode(ObjectReader& reader, const Objset& os, uint64_t obj, std::span<const uint8_t> b,
-               std::string* out) {
+               ZplNameCache* names, std::string* out) {
   if (b.size() < 144) return;
   const auto u = [&](size_t off) { return LoadLE64(b.data() + off); };
-  Appendf(out, "\tpath\t%s\n", ZplPath(reader, os, obj).c_str());
+  Appendf(out, "\tpath\t%s\n", ZplPath(reader, os, obj, names).c_str());
   Appendf(out, "\tuid     %" PRIu64 "\n", u(128));
   Appendf(out, "\tgid     %" PRIu64 "\n", u(136));
   Appendf(out, "\tatime\t%s\n", TimeText(u(0)).c_str());
@@ -352,7 +359,7 @@ std::string ZdbBlockPtr(const BlockPtr& bp) {
 }
 
 Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dnode& dn,
-                  int verbosity, bool* print_header, std::string* out) {
+                  int verbosity, bool* print_header, std::string* out, ZplNameCache* names) {
   if (*print_header) {
     Appendf(out, "\n%10s  %3s  %5s  %5s  %5s  %5s  %6s  %s\n", "Object", "lvl", "iblk", "dblk",
             "dsize", "lsize", "%full", "type");
@@ -386,7 +393,7 @@ Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dno
   Appendf(out, "\n\tdnode maxblkid: %" PRIu64 "\n", dn.maxblkid);
   if (dn.bonustype == dmu_ot::kDslDir) DumpDslDir(dn.bonus, out);
   if (dn.bonustype == dmu_ot::kDslDataset) DumpDslDataset(dn.bonus, out);
-  if (dn.bonustype == dmu_ot::kZnode && obj > 0) DumpZnode(reader, os, static_cast<uint64_t>(obj), dn.bonus, out);
+  if (dn.bonustype == dmu_ot::kZnode && obj > 0) DumpZnode(reader, os, static_cast<uint64_t>(obj), dn.bonus, names, out);
   if (DmuTypeIsZap(dn.type)) UZFS_RETURN_IF_ERROR(DumpZap(reader, dn, out));
   if (dn.type == dmu_ot::kPackedNvlist && dn.bonus.size() >= 8) {
     std::vector<uint8_t> packed(LoadLE64(dn.bonus.data()));
@@ -478,6 +485,7 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
   out->append("\n");
   bool header = true;
   ObjectReader& r = pool.reader();
+  ZplNameCache names;
   if (!objects.empty()) {
     for (uint64_t obj : objects) {
       auto dn = obj == 0 ? Result<Dnode>(os.meta_dnode) : r.ReadDnode(os.meta_dnode, obj);
@@ -485,7 +493,7 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
         Appendf(out, "dump_object: object %" PRIu64 " not allocated\n", obj);
         continue;
       }
-      UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out));
+      UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out, &names));
     }
     out->append("\n");
     return Status::Ok();
@@ -500,10 +508,10 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
   }
   if (verbosity >= 3 && ds != nullptr) DumpBplist(pool, ds->ds.deadlist_obj, "Deadlist", out);
   if (verbosity < 2 || rootbp->IsHole()) return Status::Ok();
-  UZFS_RETURN_IF_ERROR(DumpObject(r, os, 0, os.meta_dnode, verbosity, &header, out));
+  UZFS_RETURN_IF_ERROR(DumpObject(r, os, 0, os.meta_dnode, verbosity, &header, out, &names));
   if (os.userused && !os.userused->IsFree()) {
-    UZFS_RETURN_IF_ERROR(DumpObject(r, os, -1, *os.userused, verbosity, &header, out));
-    if (os.groupused) UZFS_RETURN_IF_ERROR(DumpObject(r, os, -2, *os.groupused, verbosity, &header, out));
+    UZFS_RETURN_IF_ERROR(DumpObject(r, os, -1, *os.userused, verbosity, &header, out, &names));
+    if (os.groupused) UZFS_RETURN_IF_ERROR(DumpObject(r, os, -2, *os.groupused, verbosity, &header, out, &names));
   }
   const uint64_t n = (os.meta_dnode.maxblkid + 1) * (os.meta_dnode.DataBlockSize() / kDnodeSlotSize);
   for (uint64_t obj = 1; obj < n; obj++) {
@@ -513,7 +521,7 @@ Status DumpDataset(PoolReader& pool, const DslDatasetRef* ds, int verbosity,
       return dn.status();
     }
     if (dn->IsFree()) continue;
-    UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out));
+    UZFS_RETURN_IF_ERROR(DumpObject(r, os, static_cast<int64_t>(obj), *dn, verbosity, &header, out, &names));
     obj += dn->extra_slots;
   }
   out->append("\n");

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "zfs/dmu/object_reader.h"
@@ -49,8 +50,12 @@ std::string ZdbBlockPtr(const BlockPtr& bp);
 // `dn` at zdb verbosity `verbosity` (number of d's). `print_header` is
 // zdb's: the column header precedes the row when set, is then cleared, and
 // set again after each object at verbosity >= 4.
+// `names` (optional) caches each directory's object -> name map for the
+// znode paths, so listing a large directory is not quadratic.
+using ZplNameCache = std::map<uint64_t, std::map<uint64_t, std::string>>;
 Status DumpObject(ObjectReader& reader, const Objset& os, int64_t obj, const Dnode& dn,
-                  int verbosity, bool* print_header, std::string* out);
+                  int verbosity, bool* print_header, std::string* out,
+                  ZplNameCache* names = nullptr);
 
 // Appends the whole "Dataset ..." section of `ds` (its objset `os`), or of
 // the MOS when ds == nullptr.
