@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/object_dump.h"
 #include "zfs/dsl/pool_reader.h"
@@ -44,7 +45,8 @@ void Usage() {
                "\t-e\tthe pool is exported: find its devices (read-only)\n"
                "\t-p dir\twith -e, look for devices in dir (default /dev)\n"
                "\t-d\tdisplay datasets (repeat for objects and their contents)\n"
-               "\t-b\ttraverse every block: verify checksums, count, check space maps\n");
+               "\t-b\ttraverse every block: verify checksums, count, check space maps\n"
+               "\t\t(-bb: also per block type)\n");
   std::exit(2);
 }
 
@@ -123,7 +125,7 @@ uzfs::Status DumpTree(uzfs::PoolReader& pool, const uzfs::DslDatasetRef& ds, int
 }
 
 // zdb -b: the traversal summary, in zfs-fuse's layout.
-uzfs::Status DumpBlockStats(uzfs::PoolReader& pool, std::string* out) {
+uzfs::Status DumpBlockStats(uzfs::PoolReader& pool, int verbosity, std::string* out) {
   out->append("\nTraversing all blocks to verify nothing leaked ...\n");
   UZFS_ASSIGN_OR_RETURN(uzfs::TraverseReport r, uzfs::TraversePool(pool));
   char buf[512];
@@ -157,6 +159,26 @@ uzfs::Status DumpBlockStats(uzfs::PoolReader& pool, std::string* out) {
   add("\tSPA allocated: %10" PRIu64 "     used: %5.2f%%\n", r.spa_allocated,
       100.0 * ratio(r.spa_allocated, r.spa_size));
   out->append("\n");
+  if (verbosity >= 2) {
+    // Per block type, as zdb -bb: the legacy DMU types of a version-23
+    // pool (0 .. "DDT statistics"), deferred frees, dedup ditto, total.
+    out->append("Blocks\tLSIZE\tPSIZE\tASIZE\t  avg\t comp\t%Total\tType\n");
+    const auto row = [&](const uzfs::BlockTypeStats& st, const std::string& name) {
+      if (st.count == 0) {
+        add("     -\t    -\t    -\t    -\t    -\t    -\t     -\t%s\n", name.c_str());
+        return;
+      }
+      add("%6s\t%5s\t%5s\t%5s\t%5s\t%5.2f\t%6.2f\t%s\n", uzfs::NiceNum(st.count).c_str(),
+          uzfs::NiceNum(st.lsize).c_str(), uzfs::NiceNum(st.psize).c_str(), uzfs::NiceNum(st.asize).c_str(),
+          uzfs::NiceNum(st.asize / st.count).c_str(), ratio(st.lsize, st.psize),
+          100.0 * ratio(st.asize, r.total.asize), name.c_str());
+    };
+    for (int t = 0; t < uzfs::dmu_ot::kDdtStats + 1; t++) row(r.by_type[t], uzfs::DmuTypeName(static_cast<uint8_t>(t)));
+    row(r.by_type[uzfs::kDeferredFreeStat], "deferred free");
+    row(uzfs::BlockTypeStats{}, "dedup ditto");
+    row(r.total, "Total");
+    out->append("\n");
+  }
   if (r.checksum_errors || r.leaked || r.unreachable || r.double_allocated || used != r.spa_allocated)
     return uzfs::Status::Corruption("block traversal found damage");
   return uzfs::Status::Ok();
@@ -205,7 +227,7 @@ int DumpPool(const std::string& dir, const std::string& target, int uberblock, i
         st = root.ok() ? DumpTree(**pool, *root, datasets, &out) : root.status();
       }
     }
-    if (blocks && st.ok()) st = DumpBlockStats(**pool, &out);
+    if (blocks && st.ok()) st = DumpBlockStats(**pool, blocks, &out);
   }
   std::fputs(out.c_str(), stdout);
   if (!st.ok()) {

@@ -1,6 +1,7 @@
 // `zdb -e -p DIR -u POOL`, `zdb -e -p DIR -d[dddd] POOL[/DATASET]` and
-// `zdb -e -p DIR -b POOL` judged by zfs-fuse's zdb: pools of three shapes (a one-file stripe, a
-// mirror, raidz2) with nested datasets and a few files are made and
+// `zdb -e -p DIR -b[b] POOL` judged by zfs-fuse's zdb: pools of three
+// shapes (a one-file stripe, a mirror, raidz2) with nested datasets and a
+// few files are made and
 // exported by zfs-fuse; both zdbs read them and must print the same bytes.
 //
 // Normalized (only this, in theirs): the intent log's block chain under
@@ -73,6 +74,7 @@ TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
       "  zdb -e -p " + d + "/dev -dd $p >out/$p.dd\n"
       "  zdb -e -p " + d + "/dev -dddd $p >out/$p.dddd\n"
       "  zdb -e -p " + d + "/dev -b $p >out/$p.b\n"
+      "  zdb -e -p " + d + "/dev -bb $p >out/$p.bb\n"
       "  for n in 1 2 3 4; do zdb -e -p " + d + "/dev -$(printf 'd%.0s' $(seq 1 $n)) $p/fs >out/$p.fs.$n; done\n"
       "  zdb -e -p " + d + "/dev -dddd $p/fs/gz >out/$p.gz.4\n"
       "  zdb -e -p " + d + "/dev -dddd $p/fs 1 3 >out/$p.fs.obj\n"
@@ -89,6 +91,7 @@ TEST(ZdbDatasetCompat, UberblockAndDatasetsPrintAsZfsFuse) {
     EXPECT_EQ(Capture(ours + " -dd " + p), test::ReadText(o + p + ".dd"));
     EXPECT_EQ(Capture(ours + " -dddd " + p), DropZilBlocks(test::ReadText(o + p + ".dddd")));
     EXPECT_EQ(Capture(ours + " -b " + p), test::ReadText(o + p + ".b"));
+    EXPECT_EQ(Capture(ours + " -bb " + p), test::ReadText(o + p + ".bb"));
     for (int n = 1; n <= 4; n++) {
       std::string flag(static_cast<size_t>(n) + 1, 'd');
       flag[0] = '-';
