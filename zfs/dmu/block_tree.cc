@@ -51,7 +51,9 @@ Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg) {
   for (size_t i = 0; i < jobs.size(); i++) {
     if (errs[i].ok()) continue;
     for (size_t j = 0; j < jobs.size(); j++) {
-      if (errs[j].ok() && !jobs[j].result.IsHole()) zio.Unallocate(jobs[j].result, txg).IgnoreError();
+      // A rewrite in place is not new space: its block stays allocated.
+      if (errs[j].ok() && !jobs[j].result.IsHole() && !IsRewriteOf(jobs[j].result, jobs[j].props.rewrite))
+        zio.Unallocate(jobs[j].result, txg).IgnoreError();
       jobs[j].result = BlockPtr{};
     }
     return errs[i];
@@ -177,9 +179,15 @@ void BlockTree::GrowTo(uint64_t maxblkid) {
   }
 }
 
-void BlockTree::Replace(BlockPtr* slot, const BlockPtr& bp) {
-  if (!slot->IsHole()) frees_.push_back(*slot);
+bool BlockTree::Replace(BlockPtr* slot, const BlockPtr& bp) {
+  const bool rewrite = IsRewriteOf(bp, *slot);
+  if (rewrite) {
+    rewritten_.push_back(bp);
+  } else if (!slot->IsHole()) {
+    frees_.push_back(*slot);
+  }
   *slot = bp.IsHole() ? BlockPtr{} : bp;
+  return rewrite;
 }
 
 Status BlockTree::FreeUnder(int level, uint64_t id, uint64_t a, uint64_t b) {
@@ -221,8 +229,7 @@ Status BlockTree::SetL0(uint64_t blkid, const BlockPtr& bp) {
   UZFS_ASSIGN_OR_RETURN(BlockPtr * slot, Slot(0, blkid));
   if (slot == nullptr) return Status::InvalidArgument("block " + std::to_string(blkid) + " past the tree");
   if (slot->IsHole() && bp.IsHole()) return Status::Ok();
-  Replace(slot, bp);
-  if (!bp.IsHole()) written_.push_back(bp);
+  if (!Replace(slot, bp) && !bp.IsHole()) written_.push_back(bp);
   return TouchParent(0, blkid);
 }
 
@@ -258,16 +265,24 @@ Status BlockTree::WriteIndirect(const WriteProps& props, uint64_t txg) {
       w.props = props;
       w.props.level = static_cast<uint8_t>(level);
       w.props.fill = fill;
+      // The block this one replaces: Zio rewrites it in place when it was
+      // born in this txg (an earlier sync pass) and the size still fits.
+      UZFS_ASSIGN_OR_RETURN(BlockPtr * cur, Slot(level, dirty[k].first));
+      w.props.rewrite = cur != nullptr ? *cur : BlockPtr{};
       jobs.push_back(w);
     }
     for (size_t j = 0; j < jobs.size(); j++) jobs[j].data = bufs[j];
     UZFS_RETURN_IF_ERROR(WriteBlocks(zio_, jobs, txg));
     for (size_t k = 0; k < dirty.size(); k++) {
       const BlockPtr bp = job_of[k] == SIZE_MAX ? BlockPtr{} : jobs[job_of[k]].result;
-      if (!bp.IsHole()) written_.push_back(bp);
       UZFS_ASSIGN_OR_RETURN(BlockPtr * slot, Slot(level, dirty[k].first));
-      if (slot == nullptr) return Status::Corruption("indirect block outside its tree");
-      Replace(slot, bp);
+      if (slot == nullptr) {
+        // Cannot happen (the slot was found above); keep the new block
+        // accounted so a failed sync unallocates it.
+        if (!bp.IsHole() && !IsRewriteOf(bp, jobs[job_of[k]].props.rewrite)) written_.push_back(bp);
+        return Status::Corruption("indirect block outside its tree");
+      }
+      if (!Replace(slot, bp) && !bp.IsHole()) written_.push_back(bp);
       dirty[k].second->dirty = false;
       UZFS_RETURN_IF_ERROR(TouchParent(level, dirty[k].first));
     }

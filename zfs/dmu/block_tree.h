@@ -19,6 +19,12 @@
 // writes in written(): the caller frees the former only once the whole
 // sync has succeeded, and unallocates the latter if it fails, so a failed
 // sync leaves the committed tree intact and leaks nothing.
+// Rewrites in place (sync passes >= 2, see zio.h): WriteIndirect offers
+// each replaced indirect pointer as the rewrite candidate, and a new
+// pointer (indirect, or an L0 given to SetL0) that reuses the DVAs of the
+// pointer it replaces is neither a free nor a new block: it goes to
+// rewritten() only (its asize is unchanged, so dn_used is too). A failed
+// sync must not unallocate those.
 //
 // Holes are kept as all-zero pointers (BlockPtr{} encodes as 128 zero
 // bytes here), the legacy form every pool version reads.
@@ -52,8 +58,8 @@ struct BlockWrite {
   BlockPtr result;  // filled in; BlockPtr{} when the data was all zeros
 };
 // Writes every block through Zio::WriteAsync at once and waits. On any
-// failure the blocks that were written are unallocated and the first error
-// is returned.
+// failure the blocks that were newly allocated are unallocated (never a
+// rewrite in place of props.rewrite) and the first error is returned.
 Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg);
 
 // Reads every (bp, out) pair through Zio::ReadAsync at once and waits;
@@ -91,7 +97,8 @@ class BlockTree {
 
   const std::vector<BlockPtr>& top() const { return top_; }
   const std::vector<BlockPtr>& frees() const { return frees_; }
-  const std::vector<BlockPtr>& written() const { return written_; }
+  const std::vector<BlockPtr>& written() const { return written_; }     // newly allocated
+  const std::vector<BlockPtr>& rewritten() const { return rewritten_; }  // same DVAs as before
 
  private:
   struct Ind {
@@ -106,7 +113,9 @@ class BlockTree {
   // Marks the block holding the pointer to (level, id) changed.
   Status TouchParent(int level, uint64_t id);
   Status FreeUnder(int level, uint64_t id, uint64_t a, uint64_t b);
-  void Replace(BlockPtr* slot, const BlockPtr& bp);
+  // Puts bp in *slot; the old pointer goes to frees_, or, when bp reuses
+  // its DVAs, bp to rewritten_ (returns true then).
+  bool Replace(BlockPtr* slot, const BlockPtr& bp);
 
   Zio& zio_;
   const uint64_t ind_size_;
@@ -114,7 +123,7 @@ class BlockTree {
   int levels_;
   std::vector<BlockPtr> top_;
   std::map<std::pair<int, uint64_t>, Ind> ind_;  // std::map: pointers stay valid
-  std::vector<BlockPtr> frees_, written_;
+  std::vector<BlockPtr> frees_, written_, rewritten_;
   const Dnode shape_;  // indblkshift, datablkszsec, nblkptr, type
 };
 

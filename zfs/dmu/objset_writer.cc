@@ -151,6 +151,17 @@ Status ObjsetWriter::ScanSlots() {
 }
 
 Status ObjsetWriter::CheckTxg(uint64_t txg) const {
+  if (broken_)
+    return Status::IoError("a failed sync pass may have overwritten blocks of txg " +
+                           std::to_string(pass_txg_) + "; reopen from the last durable root");
+  if (opts_.multi_pass && pass_txg_ != 0 && txg == pass_txg_ && txg == synced_txg_) {
+    // Another pass of the txg synced last.
+    if (syncing_txg_ != 0) return Status::InvalidArgument("txg " + std::to_string(txg) + " is syncing");
+    if (newest_dirtied_txg_ > txg)
+      return Status::InvalidArgument("txg " + std::to_string(txg) +
+                                     " is closed for further passes: a newer txg has changes");
+    return Status::Ok();
+  }
   if (txg <= synced_txg_ || (syncing_txg_ != 0 && txg <= syncing_txg_))
     return Status::InvalidArgument("txg " + std::to_string(txg) + " is already synced or syncing");
   return Status::Ok();
@@ -181,6 +192,7 @@ Result<ObjsetWriter::TxgRecord*> ObjsetWriter::Dirty(Object* obj, uint64_t txg) 
   rec->fields = older == obj->txgs.begin() ? obj->committed : std::prev(older)->second->fields;
   TxgRecord* r = rec.get();
   obj->txgs.emplace(txg, std::move(rec));
+  newest_dirtied_txg_ = std::max(newest_dirtied_txg_, txg);
   dirty_bytes_[txg] += kDnodeSlotSize;
   return r;
 }
@@ -536,8 +548,24 @@ Objset ObjsetWriter::objset() const {
   return os_;
 }
 
-Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
+bool ObjsetWriter::HasDirty(uint64_t txg) const {
+  MutexLock l(&mu_);
+  auto it = dirty_objects_.find(txg);
+  return it != dirty_objects_.end() && !it->second.empty();
+}
+
+SyncStats ObjsetWriter::LastSyncStats() const {
+  MutexLock l(&mu_);
+  return last_stats_;
+}
+
+Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) { return Sync(txg, nullptr); }
+
+Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   MutexLock sync_lock(&sync_mu_);
+  SyncStats stats;
+  stats.txg = txg;
+  bool again = false;  // a pass >= 2 of txg
   struct Work {
     uint64_t object;
     Dnode old;
@@ -548,11 +576,25 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   BlockPtr old_root;
   {
     MutexLock l(&mu_);
-    UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+    again = opts_.multi_pass && pass_txg_ != 0 && txg == pass_txg_ && txg == synced_txg_;
+    // Another pass is allowed even when a newer txg has records by now
+    // (they came after this txg's, which must still be synced first).
+    if (!again || broken_) UZFS_RETURN_IF_ERROR(CheckTxg(txg));
     for (const auto& [t, objs] : dirty_objects_) {
       if (t < txg && !objs.empty())
         return Status::InvalidArgument("txg " + std::to_string(t) + " has unsynced changes; sync it before txg " +
                                        std::to_string(txg));
+    }
+    stats.pass = again ? passes_ + 1 : 1;
+    auto d = dirty_objects_.find(txg);
+    if (again && (d == dirty_objects_.end() || d->second.empty())) {
+      // Nothing changed since the last pass: write nothing, keep the root.
+      if (d != dirty_objects_.end()) dirty_objects_.erase(d);
+      dirty_bytes_.erase(txg);
+      passes_ = stats.pass;
+      last_stats_ = stats;
+      if (stats_out) *stats_out = stats;
+      return root_;
     }
     syncing_txg_ = txg;
     for (uint64_t o : dirty_objects_[txg]) {
@@ -562,13 +604,23 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
     os = os_;
     old_root = root_;
   }
+  // New allocations (what a failure unallocates) and replaced blocks (what
+  // success frees); rewrites in place are in neither.
   std::vector<BlockPtr> all_written, all_frees;
+  uint64_t rewritten = 0;
+  bool issued = false;  // writes were issued (a pass >= 2 may have rewritten)
   auto fail = [&](Status s) -> Status {
     for (const BlockPtr& bp : all_written) zio_.Unallocate(bp, txg).IgnoreError();
     MutexLock l(&mu_);
     syncing_txg_ = 0;
+    if (again && issued) broken_ = true;
     return s;
   };
+  // Metadata compression: none from pass 2 on, so sizes stop changing.
+  const CompressType meta_compress = again ? CompressType::kOff : MetaCompress();
+  // Committed trees of the objects, built here when a pass >= 2 looks up
+  // its data blocks' rewrite candidates, reused in step 2.
+  std::vector<std::unique_ptr<BlockTree>> trees(work.size());
 
   // 1. Level-0 data blocks of every object, all in flight at once.
   std::vector<BlockWrite> jobs;
@@ -584,15 +636,31 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
     p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : opts_.data_checksum;
     p.copies = opts_.data_copies;
     p.type = f.type;
+    if (again) p.compress = CompressType::kOff;
+    const Dnode& old = work[i].old;
     for (const auto& [blkid, buf] : r.blocks) {
       if (blkid > f.maxblkid) continue;  // truncated away later in the txg
-      jobs.push_back(BlockWrite{*buf, p, {}});
+      BlockWrite job{*buf, p, {}};
+      // The block it replaces, unless this txg's frees (applied first)
+      // make that slot a hole before the new block lands in it.
+      const bool freed_first = std::any_of(r.frees.begin(), r.frees.end(), [&](const auto& fr) {
+        return blkid >= fr.first && blkid < fr.second;
+      });
+      if (again && !old.IsFree() && !freed_first && blkid <= old.maxblkid &&
+          old.DataBlockSize() == buf->size()) {
+        if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, old);
+        auto cand = trees[i]->Lookup(0, blkid);
+        if (!cand.ok()) return fail(cand.status().WithContext("object " + std::to_string(work[i].object)));
+        if (cand->birth == txg) job.props.rewrite = *cand;
+      }
+      jobs.push_back(job);
       job_at.push_back({i, blkid});
     }
   }
+  issued = true;
   if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
   for (const BlockWrite& j : jobs) {
-    if (!j.result.IsHole()) all_written.push_back(j.result);
+    if (!j.result.IsHole() && !IsRewriteOf(j.result, j.props.rewrite)) all_written.push_back(j.result);
   }
 
   // 2. Each object's tree and new dnode.
@@ -617,7 +685,8 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
       done.push_back(std::move(so));
       continue;
     }
-    BlockTree tree(zio_, base);
+    if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, base);
+    BlockTree& tree = *trees[i];
     Status s = Status::Ok();
     if (r.freed) {
       s = tree.FreeRange(0, UINT64_MAX);
@@ -637,7 +706,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
       // For a freed object this writes nothing (every block is a hole) but
       // collects the replaced indirect blocks for freeing.
       WriteProps ip;
-      ip.compress = MetaCompress();
+      ip.compress = meta_compress;
       ip.checksum = ChecksumType::kFletcher4;
       ip.copies = meta_copies_;
       ip.type = base.type;
@@ -650,6 +719,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
     if (!s.ok()) return fail(s.WithContext("object " + std::to_string(w.object)));
     so.frees.insert(so.frees.end(), tree.frees().begin(), tree.frees().end());
     so.written = tree.written();
+    rewritten += tree.rewritten().size();
     if (r.freed) {
       so.dn = Dnode{};
     } else {
@@ -664,12 +734,14 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
     }
     all_frees.insert(all_frees.end(), so.frees.begin(), so.frees.end());
     done.push_back(std::move(so));
+    trees[i].reset();  // its cached indirect blocks are no longer needed
   }
 
   // 3. The dnode blocks and the meta-dnode's tree.
   Dnode meta = os.meta_dnode;
   BlockTree mtree(zio_, meta);
   std::map<uint64_t, std::vector<uint8_t>> mblocks;
+  std::map<uint64_t, BlockPtr> mcands;  // pass >= 2: dnode blocks born in txg
   for (const SyncedObject& so : done) {
     const uint64_t b = so.object / kDnodesPerBlock;
     auto it = mblocks.find(b);
@@ -677,6 +749,11 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
       std::vector<uint8_t> blk(kMetaDnodeBlockSize, 0);
       if (b <= meta.maxblkid) {
         if (Status s = mtree.ReadL0(b, blk); !s.ok()) return fail(s.WithContext("dnode block"));
+        if (again) {
+          auto cand = mtree.Lookup(0, b);
+          if (!cand.ok()) return fail(cand.status().WithContext("dnode block"));
+          if (cand->birth == txg) mcands[b] = *cand;
+        }
       }
       it = mblocks.emplace(b, std::move(blk)).first;
     }
@@ -692,16 +769,17 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   std::vector<BlockWrite> mjobs;
   for (auto& [b, blk] : mblocks) {
     WriteProps p;
-    p.compress = MetaCompress();
+    p.compress = meta_compress;
     p.checksum = ChecksumType::kFletcher4;
     p.copies = meta_copies_;
     p.type = dmu_ot::kDnode;
     p.fill = CountDnodes(blk);
+    if (auto c = mcands.find(b); c != mcands.end()) p.rewrite = c->second;
     mjobs.push_back(BlockWrite{blk, p, {}});
   }
   if (Status s = WriteBlocks(zio_, mjobs, txg); !s.ok()) return fail(s);
   for (const BlockWrite& j : mjobs) {
-    if (!j.result.IsHole()) all_written.push_back(j.result);
+    if (!j.result.IsHole() && !IsRewriteOf(j.result, j.props.rewrite)) all_written.push_back(j.result);
   }
   if (!mblocks.empty()) meta.maxblkid = std::max(meta.maxblkid, mblocks.rbegin()->first);
   mtree.GrowTo(meta.maxblkid);
@@ -713,7 +791,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
       k++;
     }
     WriteProps ip;
-    ip.compress = MetaCompress();
+    ip.compress = meta_compress;
     ip.checksum = ChecksumType::kFletcher4;
     ip.copies = meta_copies_;
     ip.type = dmu_ot::kDnode;
@@ -727,6 +805,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   meta.blkptr = mtree.top();
   AddUsed(&meta, mtree.frees(), mtree.written());
   all_frees.insert(all_frees.end(), mtree.frees().begin(), mtree.frees().end());
+  rewritten += mtree.rewritten().size();
   os.meta_dnode = meta;
 
   // 4. The objset block.
@@ -736,7 +815,8 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   std::vector<uint8_t> raw(os_size);
   EncodeObjset(os, raw);
   BlockWrite rj{raw, {}, {}};
-  rj.props.compress = MetaCompress();
+  rj.props.compress = meta_compress;
+  rj.props.rewrite = old_root;  // Zio takes it only when born in this txg (a pass >= 2)
   rj.props.checksum = ChecksumType::kFletcher4;
   rj.props.copies = meta_copies_;
   rj.props.type = dmu_ot::kObjset;
@@ -744,7 +824,28 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
   for (const BlockPtr& bp : meta.blkptr) rj.props.fill += bp.IsHole() ? 0 : bp.fill;
   if (Status s = WriteBlocks(zio_, std::span<BlockWrite>(&rj, 1), txg); !s.ok()) return fail(s);
   if (rj.result.IsHole()) return fail(Status::Corruption("objset block encoded as zeros"));
-  if (opts_.free_old_root && !old_root.IsHole()) all_frees.push_back(old_root);
+  const bool root_rewritten = IsRewriteOf(rj.result, old_root);
+  if (root_rewritten) {
+    rewritten++;
+  } else {
+    all_written.push_back(rj.result);  // counted as born below
+    if (opts_.free_old_root && !old_root.IsHole()) all_frees.push_back(old_root);
+  }
+  for (const BlockPtr& bp : all_written) {
+    stats.born_blocks++;
+    stats.born_asize += BlockAsize(bp);
+    stats.born_psize += bp.psize;
+    stats.born_lsize += bp.lsize;
+  }
+  for (const BlockPtr& bp : all_frees) {
+    if (bp.IsHole()) continue;
+    stats.killed_blocks++;
+    stats.killed_asize += BlockAsize(bp);
+    stats.killed_psize += bp.psize;
+    stats.killed_lsize += bp.lsize;
+  }
+  stats.rewritten_blocks = rewritten;
+  stats.wrote = true;
 
   // 5. Install, then free what the new tree replaced.
   {
@@ -770,7 +871,11 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) {
     root_ = rj.result;
     synced_txg_ = txg;
     syncing_txg_ = 0;
+    pass_txg_ = txg;
+    passes_ = stats.pass;
+    last_stats_ = stats;
   }
+  if (stats_out) *stats_out = stats;
   Status first_err = Status::Ok();
   for (const BlockPtr& bp : all_frees) {
     Status s = zio_.Free(bp, txg);

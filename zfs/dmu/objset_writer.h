@@ -35,6 +35,41 @@
 // The old objset block is freed too (free_old_root), for sets the DSL does
 // not track by birth time yet.
 //
+// Sync passes (ObjsetWriterOptions::multi_pass; the MOS). The pool's sync
+// of txg T writes the MOS, whose allocations and frees must land in space
+// maps that are MOS objects of txg T themselves; so it syncs T in passes,
+// as ZFS does. With multi_pass, after Sync(T) has returned, writes, frees,
+// setters and AllocateObject may target txg T again (T must be the txg this
+// writer synced last, no Sync may be running, and no newer txg may ever
+// have been given records; InvalidArgument otherwise), and Sync(T) may be
+// called again: pass 2, 3, ... of T. In a pass >= 2:
+//   - every block is written uncompressed (data, indirect and dnode blocks,
+//     the objset block), so sizes stop changing;
+//   - every block whose current pointer was born in T (an earlier pass;
+//     no durable uberblock references it) is offered to Zio as the rewrite
+//     candidate (see zio.h): data blocks, indirect blocks, dnode blocks,
+//     the meta-dnode's tree and the objset block itself. When its physical
+//     size is unchanged it is rewritten in place (same DVAs: no allocation,
+//     no free); otherwise a new block is allocated and the replaced one is
+//     freed (Zio::Free(bp, T)) as usual. Blocks born before T are never
+//     overwritten.
+//   - a pass with no records (HasDirty(T) false) writes nothing and
+//     returns the same root; the pool stops when a pass allocated and
+//     freed nothing.
+// A failed pass 1 leaves the committed state intact (Sync can be retried).
+// A pass >= 2 that fails after issuing writes may have overwritten blocks
+// the committed in-memory tree still names (born in T, never durable): the
+// writer then refuses every further change and Sync with IoError, and the
+// pool must drop txg T and reopen from its last durable root.
+// With free_old_root == false the caller owns every replaced root, also a
+// root born in T by an earlier pass that the next pass did not rewrite.
+//
+// Space accounting for the DSL: LastSyncStats() (or Sync's `stats`) gives,
+// per Sync call (each pass), the blocks that call newly allocated (born)
+// and freed (killed), as counts and sums of BlockAsize (all DVAs), psize
+// and lsize, the objset block included (the new root is born; the old one
+// is killed when it is freed). A rewrite in place is neither.
+//
 // Accounting: each dnode's `used` is the allocated size of its blocks (all
 // copies), in bytes when the pool version is >= 3 (flag USED_BYTES), else
 // in sectors. DirtyBytes(txg) is what the write throttle will weigh: the
@@ -48,7 +83,8 @@
 // Threading (what the txg engine may rely on):
 //   - Every public method is safe to call from any thread.
 //   - Writes, frees and setters take `txg`: it must be newer than every
-//     txg already synced or syncing (InvalidArgument otherwise), and a
+//     txg already synced or syncing (InvalidArgument otherwise; with
+//     multi_pass, the last synced txg is allowed too, see above), and a
 //     block (or the dnode's fields) may not be changed in txg T after a
 //     newer txg has changed it (InvalidArgument): writers of one range are
 //     serialized by the layer above (range locks), as in ZFS. A field
@@ -58,7 +94,9 @@
 //     takes mu_ only to snapshot txg N's records at its start and to
 //     install the result at its end; the I/O in between runs unlocked on
 //     txg N's buffers, which nobody changes any more. Syncs are serialized
-//     by sync_mu_ and must come in increasing txg order.
+//     by sync_mu_ and must come in increasing txg order (passes of one
+//     txg: in the syncing thread, which alone changes that txg between
+//     them).
 //   - Reads and writes hold mu_ while they read committed blocks (simple;
 //     the ARC will take this I/O out from under the lock).
 //   Lock order: sync_mu_ -> mu_.
@@ -94,6 +132,19 @@ struct ObjsetWriterOptions {
   ChecksumType data_checksum = ChecksumType::kFletcher4;
   int data_copies = 1;            // the dataset's `copies`; the MOS uses 3
   bool free_old_root = true;      // free the replaced objset block at Sync
+  // Sync passes: txg T stays writable after Sync(T) and Sync(T) may run
+  // again (see the top of this file). The MOS sets it.
+  bool multi_pass = false;
+};
+
+// What one Sync call (one pass) did, for the DSL's space accounting.
+struct SyncStats {
+  uint64_t txg = 0;
+  int pass = 0;                  // 1 for the first Sync of txg; 2, 3, ... after
+  uint64_t born_blocks = 0, born_asize = 0, born_psize = 0, born_lsize = 0;
+  uint64_t killed_blocks = 0, killed_asize = 0, killed_psize = 0, killed_lsize = 0;
+  uint64_t rewritten_blocks = 0; // written in place over blocks born in txg
+  bool wrote = false;            // false: nothing written, root unchanged
 };
 
 // How AllocateObject lays out a new object.
@@ -159,7 +210,16 @@ class ObjsetWriter {
   // REQUIRES: txg newer than the last synced txg; nothing writes into txg
   // any more. InvalidArgument when an older txg still has unsynced changes
   // (txgs sync in order).
+  // With multi_pass, txg may also equal the txg this writer synced last:
+  // another pass of it (see the top of this file); with no records then,
+  // it writes nothing and returns root().
   Result<BlockPtr> Sync(uint64_t txg) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The same; *stats (when given) receives what LastSyncStats() returns.
+  Result<BlockPtr> Sync(uint64_t txg, SyncStats* stats) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Born/killed/rewritten space of the last successful Sync call.
+  SyncStats LastSyncStats() const UZFS_EXCLUDES(mu_);
+  // Whether txg has unsynced records (a change of any object in it).
+  bool HasDirty(uint64_t txg) const UZFS_EXCLUDES(mu_);
 
   uint64_t DirtyBytes(uint64_t txg) const UZFS_EXCLUDES(mu_);
   // The objset block pointer last synced (or opened); a hole before the
@@ -211,6 +271,14 @@ class ObjsetWriter {
   std::map<uint64_t, uint64_t> dirty_bytes_ UZFS_GUARDED_BY(mu_);
   uint64_t synced_txg_ UZFS_GUARDED_BY(mu_) = 0;   // newest txg synced (or opened)
   uint64_t syncing_txg_ UZFS_GUARDED_BY(mu_) = 0;  // txg a Sync is writing, else 0
+  // multi_pass: the txg this writer itself synced last (0: none yet; an
+  // opened root's txg is durable and never reopened for passes) and how
+  // many passes it had.
+  uint64_t pass_txg_ UZFS_GUARDED_BY(mu_) = 0;
+  int passes_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t newest_dirtied_txg_ UZFS_GUARDED_BY(mu_) = 0;  // newest txg ever given a record
+  bool broken_ UZFS_GUARDED_BY(mu_) = false;  // a pass >= 2 failed mid-write
+  SyncStats last_stats_ UZFS_GUARDED_BY(mu_);
 };
 
 }  // namespace uzfs

@@ -20,6 +20,21 @@ bool IsUncompressed(uint8_t comp) {
 
 }  // namespace
 
+bool IsRewriteOf(const BlockPtr& bp, const BlockPtr& candidate) {
+  if (bp.IsHole() || bp.embedded || candidate.IsHole() || candidate.embedded) return false;
+  return bp.dva[0].vdev == candidate.dva[0].vdev && bp.dva[0].offset == candidate.dva[0].offset &&
+         !bp.dva[0].gang && !candidate.dva[0].gang;
+}
+
+bool Zio::CanRewrite(const BlockPtr& c, uint64_t psize, int copies, uint64_t txg) {
+  if (c.IsHole() || c.embedded || c.birth != txg || c.psize != psize) return false;
+  if (c.NumDvas() != copies) return false;
+  for (const Dva& d : c.dva) {
+    if (d.gang) return false;
+  }
+  return true;
+}
+
 Zio::Zio(BlockTarget& target, BlockAllocator& allocator, const ZioOptions& opts)
     : target_(target),
       alloc_(allocator),
@@ -78,7 +93,20 @@ Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& pro
   bp.checksum = static_cast<uint8_t>(props.checksum);
   bp.fill = props.fill;
   UZFS_ASSIGN_OR_RETURN(bp.cksum, BlockChecksum(props.checksum, phys, false));
-  UZFS_RETURN_IF_ERROR(WritePhysical(phys, props.copies, txg, &bp));
+  if (CanRewrite(props.rewrite, phys.size(), props.copies, txg)) {
+    // Over the candidate's copies: same DVAs, so the same asize each.
+    for (int i = 0; i < 3; i++) {
+      const Dva& d = props.rewrite.dva[i];
+      if (d.asize == 0) continue;
+      if (Status s = target_.Write(d.vdev, d.offset, phys); !s.ok())
+        return s.WithContext("rewriting DVA " + std::to_string(i) + " in place");
+    }
+    for (int i = 0; i < 3; i++) bp.dva[i] = props.rewrite.dva[i];
+    bp.psize = phys.size();
+    stats_.blocks_rewritten++;
+  } else {
+    UZFS_RETURN_IF_ERROR(WritePhysical(phys, props.copies, txg, &bp));
+  }
   stats_.blocks_written++;
   stats_.logical_written += bp.lsize;
   stats_.physical_written += bp.psize;

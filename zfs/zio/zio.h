@@ -13,10 +13,21 @@
 //         checksum -> rewrite the good bytes over every copy that failed
 //         (self-healing) -> decompress.
 // Free:   returns every DVA's space (gang members too), deferred to `txg`.
+// Rewrite in place (sync passes >= 2 of a txg): WriteProps::rewrite names
+// the block being replaced. When it is a plain block (not ganged, not
+// embedded) born in this very txg, with exactly `copies` DVAs and the same
+// physical size as the new bytes, the new bytes are written over its DVAs
+// (every copy) instead of allocating: the returned pointer has the
+// candidate's DVAs and the new checksum, sizes, fill and birth. Any other
+// candidate is ignored (a block of an older txg is never overwritten: a
+// durable uberblock may reference it). IsRewriteOf() tells the caller which
+// happened; a rewritten block is neither new space nor a free.
 //
 // Promises: a block pointer is returned only after every copy is written;
 // a read returns data only if it matches the checksum (or the pointer says
-// checksum=off); a failed write leaves no space allocated. Errors keep
+// checksum=off); a failed write leaves no space allocated (a failed
+// rewrite leaves the candidate allocated, its copies possibly holding part
+// of the new bytes: nothing durable references it). Errors keep
 // their kind: NoSpace, IoError (too few devices answered), Corruption (no
 // copy verified).
 // Threading: every method is safe to call from many threads at once.
@@ -49,11 +60,19 @@ struct WriteProps {
   uint8_t type = 19;                           // dmu_object_type (19: plain file contents)
   uint8_t level = 0;                           // 0 = data
   uint64_t fill = 1;                           // non-hole L0 blocks below (1 for data)
+  // The block this write replaces, offered for a rewrite in place (see the
+  // top of this file); a hole (the default) = allocate as usual.
+  BlockPtr rewrite;
 };
+
+// True when `bp` (a Write result) reuses the DVAs of `candidate`, i.e. the
+// write was a rewrite in place of that block rather than a new allocation.
+bool IsRewriteOf(const BlockPtr& bp, const BlockPtr& candidate);
 
 struct ZioStats {
   std::atomic<uint64_t> blocks_written{0}, logical_written{0}, physical_written{0};
   std::atomic<uint64_t> holes_written{0}, gang_blocks{0};
+  std::atomic<uint64_t> blocks_rewritten{0};  // in place (also in blocks_written)
   std::atomic<uint64_t> blocks_read{0}, logical_read{0};
   std::atomic<uint64_t> copies_failed{0}, self_heals{0}, blocks_scrubbed{0};
 };
@@ -104,6 +123,8 @@ class Zio {
   // Writes physical bytes as a block (ganging when needed); fills the DVAs
   // and sizes of *bp. Allocates nothing on failure.
   Status WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
+  // The candidate's DVAs, when the write may go over them in place.
+  static bool CanRewrite(const BlockPtr& cand, uint64_t psize, int copies, uint64_t txg);
   Status WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
   // Reads copy `d` of *bp (verified) into phys; for a gang copy also
   // returns its raw header in *header when given.
