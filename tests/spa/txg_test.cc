@@ -290,13 +290,16 @@ TEST(TxgEngine, DirtyLimitTriggersSyncWithoutTimeout) {
   auto a = e->Assign(10);
   ASSERT_TRUE(a.ok());
   a->Commit(250);  // the actual count crosses the limit
+  EXPECT_EQ(e->open_txg(), 2u);  // closed by the commit itself
   ASSERT_TRUE(s.WaitSynced(1));
+  EXPECT_UZFS_OK(e->WaitSynced(1));  // 1 is already closed: not a request
   auto b = e->Assign(300);  // the estimate crosses it
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->txg(), 2u);
   EXPECT_EQ(e->stats().quiescing_txg, 2u);
   b->Commit();
   ASSERT_TRUE(s.WaitSynced(2));
+  EXPECT_UZFS_OK(e->WaitSynced(2));  // the engine has counted it too
   EXPECT_EQ(s.synced(), (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(e->stats().closed_by_dirty, 2u);
   EXPECT_EQ(e->stats().closed_by_timeout, 0u);
