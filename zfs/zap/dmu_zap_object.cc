@@ -1,0 +1,186 @@
+// DmuZapObject and CreateZapObject (contracts in dmu_zap_object.h).
+#include "zfs/zap/dmu_zap_object.h"
+
+#include <algorithm>
+#include <string>
+
+namespace uzfs {
+namespace {
+
+constexpr uint64_t kMaxZapBlocks = uint64_t{1} << 40;
+
+bool AllZero(std::span<const uint8_t> b) {
+  return std::all_of(b.begin(), b.end(), [](uint8_t c) { return c == 0; });
+}
+
+}  // namespace
+
+DmuZapObject::DmuZapObject(ObjsetWriter& os, uint64_t object, uint64_t txg)
+    : os_(os), object_(object), txg_(txg) {
+  Result<Dnode> dn = os_.GetDnode(object_);
+  if (!dn.ok()) {
+    error_ = dn.status().WithContext("ZAP object " + std::to_string(object_));
+    return;
+  }
+  bsize_ = dn->DataBlockSize();
+  indblkshift_ = dn->indblkshift;
+  if (bsize_ == 0) {
+    error_ = Status::Corruption("ZAP object " + std::to_string(object_) + " has no block size");
+    return;
+  }
+  if (dn->maxblkid > 0) {
+    nblocks_ = dn->maxblkid + 1;
+    return;
+  }
+  // maxblkid 0: one block, or none yet (a new object reads as zeros).
+  Cached c;
+  c.data.assign(bsize_, 0);
+  Status s = os_.Read(object_, 0, c.data);
+  if (!s.ok()) {
+    error_ = s.WithContext("ZAP object " + std::to_string(object_) + " block 0");
+    return;
+  }
+  if (AllZero(c.data)) {
+    nblocks_ = 0;
+  } else {
+    nblocks_ = 1;
+    cache_.emplace(0, std::move(c));  // clean; saves the first operation a read
+  }
+}
+
+Result<DmuZapObject::Cached*> DmuZapObject::Load(uint64_t blkid) {
+  auto it = cache_.find(blkid);
+  if (it != cache_.end()) return &it->second;
+  Cached c;
+  c.data.assign(bsize_, 0);
+  if (blkid < nblocks_) {
+    Status s = os_.Read(object_, blkid * bsize_, c.data);
+    if (!s.ok()) return s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
+  }
+  return &cache_.emplace(blkid, std::move(c)).first->second;
+}
+
+Result<std::span<const uint8_t>> DmuZapObject::Block(uint64_t blkid) {
+  if (!error_.ok()) return error_;
+  if (blkid >= nblocks_)
+    return Status::Corruption("ZAP object " + std::to_string(object_) + ": block " + std::to_string(blkid) +
+                              " past the end");
+  UZFS_ASSIGN_OR_RETURN(Cached * c, Load(blkid));
+  return std::span<const uint8_t>(c->data);
+}
+
+Result<std::span<uint8_t>> DmuZapObject::MutableBlock(uint64_t blkid) {
+  if (!error_.ok()) return error_;
+  if (blkid >= kMaxZapBlocks) return Status::InvalidArgument("ZAP block id too large");
+  UZFS_ASSIGN_OR_RETURN(Cached * c, Load(blkid));
+  c->dirty = true;
+  nblocks_ = std::max(nblocks_, blkid + 1);
+  return std::span<uint8_t>(c->data);
+}
+
+Status DmuZapObject::SetBlockSize(uint64_t bytes) {
+  if (!error_.ok()) return error_;
+  if (bytes < 512 || bytes % 512 != 0 || bytes > (uint64_t{16} << 20))
+    return Status::InvalidArgument("block size " + std::to_string(bytes));
+  if (nblocks_ > 1) return Status::InvalidArgument("block size change of a multi-block object");
+  if (bytes == bsize_) return Status::Ok();
+  if (nblocks_ == 0) {
+    UZFS_RETURN_IF_ERROR(os_.SetBlockSize(object_, bytes, indblkshift_, txg_));
+    cache_.clear();
+    bsize_ = bytes;
+    return Status::Ok();
+  }
+  // One block: keep its bytes (the cached ones if this operation changed them).
+  std::vector<uint8_t> b0;
+  {
+    UZFS_ASSIGN_OR_RETURN(Cached * c, Load(0));
+    b0 = std::move(c->data);
+    cache_.clear();
+  }
+  Status s = os_.SetBlockSize(object_, bytes, indblkshift_, txg_);
+  if (!s.ok() && s.code() == Code::kInvalidArgument) {
+    // The writer takes new sizes only for objects without data: drop it in
+    // this txg, then try again.
+    Status f = os_.FreeRange(object_, 0, UINT64_MAX, txg_);
+    if (!f.ok()) {
+      error_ = f.WithContext("ZAP object " + std::to_string(object_) + ": freeing for a block size change");
+      return error_;
+    }
+    s = os_.SetBlockSize(object_, bytes, indblkshift_, txg_);
+    if (!s.ok()) {
+      // Put block 0 back as it was: the operation fails, the ZAP is intact.
+      Status w = os_.Write(object_, 0, b0, txg_);
+      if (!w.ok()) {
+        error_ = w.WithContext("ZAP object " + std::to_string(object_) + ": restoring block 0");
+        return error_;
+      }
+      return s.WithContext("ZAP object " + std::to_string(object_) + ": block size " +
+                           std::to_string(bsize_) + " -> " + std::to_string(bytes));
+    }
+  } else if (!s.ok()) {
+    // Nothing changed in the object, but this operation's block 0 bytes
+    // must still reach it.
+    Status w = os_.Write(object_, 0, b0, txg_);
+    if (!w.ok()) error_ = w;
+    return s;
+  }
+  bsize_ = bytes;
+  b0.resize(bytes, 0);
+  cache_.emplace(0, Cached{std::move(b0), true});
+  return Status::Ok();
+}
+
+Status DmuZapObject::FreeBlocks(uint64_t first, uint64_t n) {
+  if (!error_.ok()) return error_;
+  if (n == 0) return Status::Ok();
+  if (first >= kMaxZapBlocks || n > kMaxZapBlocks - first)
+    return Status::InvalidArgument("ZAP block range too large");
+  cache_.erase(cache_.lower_bound(first), cache_.lower_bound(first + n));
+  return os_.FreeRange(object_, first * bsize_, n * bsize_, txg_);
+}
+
+Status DmuZapObject::WriteBack() {
+  Status first;
+  for (auto& [blkid, c] : cache_) {
+    if (!c.dirty) continue;
+    Status s = os_.Write(object_, blkid * bsize_, c.data, txg_);
+    if (!s.ok() && first.ok())
+      first = s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
+  }
+  cache_.clear();
+  return first;
+}
+
+void DmuZapObject::EndOperation() {
+  Status s = WriteBack();
+  if (!s.ok() && error_.ok()) error_ = std::move(s);
+}
+
+Status DmuZapObject::Flush() {
+  EndOperation();
+  return error_;
+}
+
+Result<uint64_t> CreateZapObject(ObjsetWriter& os, uint8_t type, uint64_t txg, uint8_t bonustype,
+                                 uint16_t bonuslen, const ZapWriteOptions& opts, uint8_t indblkshift) {
+  ObjectProps p;
+  p.type = type;
+  p.bonustype = bonustype;
+  p.bonuslen = bonuslen;
+  p.block_size = kNewZapBlockSize;
+  p.indblkshift = indblkshift;
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, os.AllocateObject(p, txg));
+  Status s;
+  {
+    DmuZapObject z(os, obj, txg);
+    Result<ZapWriter> w = ZapWriter::Create(z, opts);
+    s = w.ok() ? z.Flush() : w.status();
+  }
+  if (!s.ok()) {
+    os.FreeObject(obj, txg).IgnoreError();  // best effort: the caller fails the txg anyway
+    return s.WithContext("new ZAP object");
+  }
+  return obj;
+}
+
+}  // namespace uzfs
