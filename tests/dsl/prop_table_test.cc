@@ -460,6 +460,17 @@ TEST(PropTableTest, InheritanceSources) {
   ASSERT_GE(all->size(), 2u);
   EXPECT_EQ((*all)[all->size() - 2].name, "secure:x");
   EXPECT_EQ(all->back().name, "com.x:y");
+
+  // One command over several datasets shares the user columns' order.
+  std::vector<std::string> shared;
+  ASSERT_UZFS_OK(ResolveAllDatasetProps(std::span(chain).subspan(2), &zpl, nullptr,
+                                        kPropFilesystem, &shared)
+                     .status());
+  auto leaf = ResolveAllDatasetProps(chain, &zpl, nullptr, kPropFilesystem, &shared);
+  ASSERT_UZFS_OK(leaf.status());
+  EXPECT_EQ(leaf->back().name, "secure:x");
+  EXPECT_EQ((*leaf)[leaf->size() - 2].name, "com.x:y");
+  EXPECT_EQ(shared, (std::vector<std::string>{"com.x:y", "secure:x"}));
 }
 
 // Received values (pool version >= 22): "$recvd" gives "received" on the

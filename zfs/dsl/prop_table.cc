@@ -602,9 +602,9 @@ Result<ResolvedProp> ResolveDatasetProp(std::string_view name, std::span<const D
   return r;
 }
 
-Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(std::span<const DslPropLevel> chain,
-                                                         const PropZap* zpl_master,
-                                                         const PropZap* computed, uint8_t type) {
+Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(
+    std::span<const DslPropLevel> chain, const PropZap* zpl_master, const PropZap* computed,
+    uint8_t type, std::vector<std::string>* shared_user_order) {
   std::vector<ResolvedProp> out;
   for (const PropDef& d : kDatasetProps) {
     if (d.hidden || (d.types & type) == 0) continue;
@@ -616,6 +616,7 @@ Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(std::span<const DslProp
     }
   }
   std::vector<std::string> seen;
+  std::vector<ResolvedProp> user;
   for (const DslPropLevel& level : chain) {
     for (const PropZapEntry& e : level.props) {
       std::string base = e.name;
@@ -628,7 +629,21 @@ Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(std::span<const DslProp
       auto r = ResolveDatasetProp(base, chain, zpl_master, computed);
       if (!r.ok()) continue;  // masked by $inherit
       seen.push_back(base);
-      out.push_back(std::move(*r));
+      user.push_back(std::move(*r));
+    }
+  }
+  if (shared_user_order == nullptr) {
+    for (ResolvedProp& r : user) out.push_back(std::move(r));
+    return out;
+  }
+  for (const ResolvedProp& r : user) {
+    bool known = false;
+    for (const std::string& s : *shared_user_order) known = known || s == r.name;
+    if (!known) shared_user_order->push_back(r.name);
+  }
+  for (const std::string& name : *shared_user_order) {
+    for (ResolvedProp& r : user) {
+      if (r.name == name) out.push_back(std::move(r));
     }
   }
   return out;

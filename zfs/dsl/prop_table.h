@@ -234,10 +234,14 @@ Result<ResolvedProp> ResolveDatasetProp(std::string_view name, std::span<const D
 // only when present in `computed`, as zfs get skips those it cannot get,
 // like origin of a non-clone), then user properties (the dataset's ZAP
 // order, then each ancestor's, first occurrence wins).
-Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(std::span<const DslPropLevel> chain,
-                                                         const PropZap* zpl_master,
-                                                         const PropZap* computed,
-                                                         uint8_t type = kPropFilesystem);
+// `zfs get all A B ...` keeps ONE list of user property columns for the
+// whole command: a name joins it when first seen, and every dataset lists
+// its user properties in that list's order (zfs-fuse does this; the compat
+// test checks it). Pass the same `shared_user_order` for each dataset of a
+// command, in command order, to get that; nullptr = this dataset alone.
+Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(
+    std::span<const DslPropLevel> chain, const PropZap* zpl_master, const PropZap* computed,
+    uint8_t type = kPropFilesystem, std::vector<std::string>* shared_user_order = nullptr);
 
 // What `zpool get` needs besides the pool props ZAP.
 struct PoolPropState {
