@@ -1,0 +1,137 @@
+#include "zfs/zpl/zpl_create.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/zap/zap_object.h"
+#include "zfs/zap/zap_writer.h"
+
+namespace uzfs {
+
+namespace {
+
+constexpr uint64_t kZplBlockSize = 512;
+constexpr uint8_t kZplIndBlkShift = 14;
+constexpr uint64_t kSIfDir = 0040000;
+
+ObjectProps Props(uint8_t type, uint8_t bonustype, uint16_t bonuslen) {
+  ObjectProps p;
+  p.type = type;
+  p.bonustype = bonustype;
+  p.bonuslen = bonuslen;
+  p.block_size = kZplBlockSize;
+  p.indblkshift = kZplIndBlkShift;
+  p.dnode_size = kDnodeSlotSize;
+  return p;
+}
+
+// Allocates the next object, which must be `want` (the set is empty).
+Status Allocate(ObjsetWriter& os, const ObjectProps& props, uint64_t want, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(uint64_t got, os.AllocateObject(props, txg));
+  if (got != want) {
+    return Status::InvalidArgument("ZPL creation needs an empty object set: got object " +
+                                   std::to_string(got) + " for " + std::to_string(want));
+  }
+  return Status::Ok();
+}
+
+// A micro ZAP with `entries` added in order, written as the object's data.
+Status WriteMicroZap(ObjsetWriter& os, uint64_t obj, uint64_t normflags,
+                     const std::vector<std::pair<const char*, uint64_t>>& entries, uint64_t txg) {
+  MemZapObject mem(kZplBlockSize);
+  ZapWriteOptions zo;
+  zo.normflags = normflags;
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zap, ZapWriter::Create(mem, zo));
+  for (const auto& [name, value] : entries) UZFS_RETURN_IF_ERROR(zap.Add(name, value));
+  if (!zap.micro() || mem.NumBlocks() != 1 || mem.BlockSize() != kZplBlockSize)
+    return Status::Corruption("ZPL creation: ZAP of object " + std::to_string(obj) + " is not one micro block");
+  const std::vector<uint8_t> bytes = mem.Bytes();
+  return os.Write(obj, 0, bytes, txg);
+}
+
+ZnodePhys DirZnode(const ZplCreateOptions& opts, uint64_t obj, uint64_t perm, uint64_t gen) {
+  ZnodePhys z;
+  z.atime = z.mtime = z.ctime = z.crtime = opts.crtime;
+  z.gen = gen;
+  z.mode = kSIfDir | perm;
+  z.size = 2;
+  z.parent = obj;
+  z.links = 2;
+  z.flags = TrivialAclFlags(perm);
+  z.uid = opts.uid;
+  z.gid = opts.gid;
+  const std::vector<ZplAce> acl = TrivialAcl(perm);
+  (void)z.SetAces(acl);  // six 8-byte ACEs always fit in 72 bytes
+  return z;
+}
+
+Status CheckOptions(const ZplCreateOptions& o) {
+  if (o.version == 5)
+    return Status::NotSupported("ZPL version 5 (system attributes) is not implemented yet");
+  if (o.version != 3 && o.version != 4)
+    return Status::NotSupported("creating ZPL version " + std::to_string(o.version));
+  switch (o.normalization) {
+    case zpl_norm::kNone: case zpl_norm::kFormD: case zpl_norm::kFormKD:
+    case zpl_norm::kFormC: case zpl_norm::kFormKC:
+      break;
+    default:
+      return Status::InvalidArgument("bad normalization value " + std::to_string(o.normalization));
+  }
+  if (o.normalization != zpl_norm::kNone && !o.utf8only)
+    return Status::InvalidArgument("normalization requires utf8only");
+  if (static_cast<uint64_t>(o.casesensitivity) > 2)
+    return Status::InvalidArgument("bad casesensitivity value");
+  if (o.mode > 07777) return Status::InvalidArgument("root mode has bits beyond 07777");
+  if (o.crtime.nsec >= 1000000000) return Status::InvalidArgument("creation time nanoseconds >= 1e9");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<uint64_t> ZplVersionForPool(uint64_t spa_version) {
+  if (spa_version >= 24) return uint64_t{5};
+  if (spa_version >= 15) return uint64_t{4};
+  if (spa_version >= 9) return uint64_t{3};
+  return Status::InvalidArgument("uzfs does not create file systems on pool version " +
+                                 std::to_string(spa_version) + " (< 9)");
+}
+
+Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg) {
+  UZFS_RETURN_IF_ERROR(CheckOptions(opts));
+  if (os.objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
+    return Status::InvalidArgument("ZPL creation needs a ZFS (filesystem) object set");
+  const uint64_t gen = opts.gen != 0 ? opts.gen : txg;
+  uint64_t dir_norm = opts.normalization;
+  if (opts.casesensitivity != ZplCase::kSensitive) dir_norm |= zpl_norm::kToUpper;
+
+  UZFS_RETURN_IF_ERROR(Allocate(os, Props(dmu_ot::kMasterNode, 0, 0), kZplMasterNodeObj, txg));
+  UZFS_RETURN_IF_ERROR(Allocate(os, Props(dmu_ot::kUnlinkedSet, 0, 0), kZplDeleteQueueObj, txg));
+  UZFS_RETURN_IF_ERROR(WriteMicroZap(os, kZplDeleteQueueObj, 0, {}, txg));
+
+  struct Dir {
+    uint64_t obj;
+    uint64_t perm;
+  };
+  for (const Dir d : {Dir{kZplRootObj, opts.mode}, Dir{kZplSharesObj, 0555}}) {
+    UZFS_RETURN_IF_ERROR(
+        Allocate(os, Props(dmu_ot::kDirectoryContents, dmu_ot::kZnode, kZnodePhysSize), d.obj, txg));
+    UZFS_RETURN_IF_ERROR(WriteMicroZap(os, d.obj, dir_norm, {}, txg));
+    const std::vector<uint8_t> bonus = EncodeZnode(DirZnode(opts, d.obj, d.perm, gen));
+    UZFS_RETURN_IF_ERROR(os.SetBonus(d.obj, dmu_ot::kZnode, bonus, txg));
+  }
+
+  // The master node last, with every entry in zfs-fuse's order.
+  return WriteMicroZap(os, kZplMasterNodeObj, 0,
+                       {{"normalization", opts.normalization},
+                        {"utf8only", opts.utf8only ? 1u : 0u},
+                        {"casesensitivity", static_cast<uint64_t>(opts.casesensitivity)},
+                        {"VERSION", opts.version},
+                        {"DELETE_QUEUE", kZplDeleteQueueObj},
+                        {"ROOT", kZplRootObj},
+                        {"SHARES", kZplSharesObj}},
+                       txg);
+}
+
+}  // namespace uzfs

@@ -1,0 +1,104 @@
+// CreateZplFilesystem: the empty POSIX file system a new filesystem dataset
+// starts with (what `zfs create`, and `zpool create` for the pool's root
+// dataset, put in its object set), so zfs-fuse/OpenZFS can mount it and
+// `zfs get` can read its ZPL properties.
+//
+// Layout (ZPL 3 and 4, legacy pools; reproduced from what zfs-fuse 0.7
+// makes on a version-23 pool, tests/fixtures/zpl/, where `zfs get version`
+// shows 4). Every object: 512-byte dnode, one level, 512-byte data block
+// (datablkszsec 1), 16 KiB indirect block shift (14), checksum and
+// compression "inherit", written in the creation txg:
+//
+//   obj  type                    bonus                contents
+//   1    21 ZFS master node      none (3 blkptrs)     micro ZAP, entries added in this
+//                                                     order (= slot order):
+//                                                       normalization   0 | 0x10 formD |
+//                                                                       0x20 formKD | 0x50 formC |
+//                                                                       0x60 formKC
+//                                                       utf8only        0 | 1
+//                                                       casesensitivity 0 sensitive |
+//                                                                       1 insensitive | 2 mixed
+//                                                       VERSION         3 | 4
+//                                                       DELETE_QUEUE    2
+//                                                       ROOT            3
+//                                                       SHARES          4
+//   2    22 ZFS delete queue     none (3 blkptrs)     empty micro ZAP (the unlinked set)
+//   3    20 ZFS directory        17 ZFS znode, 264 B  empty micro ZAP: the root directory
+//   4    20 ZFS directory        17 ZFS znode, 264 B  empty micro ZAP: .zfs/shares
+//
+// Micro ZAPs: random odd salt; header normflags 0 for the master node and
+// the delete queue; the two directories carry the file system's name
+// normalization: normalization | 0x2 (U8_TEXTPREP_TOUPPER) when
+// casesensitivity is not "sensitive" (formD + mixed -> 0x12).
+//
+// The directories' znodes (zfs/zpl/znode_phys.h): atime = mtime = ctime =
+// crtime = the creation time, gen = the creation txg, size 2 (no entries
+// + . and ..), links 2, parent = itself (both: the shares directory is
+// parented to itself, not to the root), xattr 0, rdev 0, zap 0, uid/gid
+// from the options (shares too), mode S_IFDIR | the options' mode for the
+// root, S_IFDIR | 0555 for shares; the six-ACE trivial ACL of that mode
+// embedded (TrivialAcl, FUID version 1, 48 bytes) and flags ARCHIVE |
+// AV_MODIFIED | ACL_TRIVIAL | ACL_AUTO_INHERIT (| NO_EXECS_DENIED when
+// everyone may execute). ZPL 3 and 4 write identical bytes except VERSION.
+//
+// Not done here, by design: the user/group-used objects (-1/-2) and each
+// dnode's USERUSED_ACCOUNTED flag are the DMU's space accounting at sync
+// (pool version >= 15), not part of creating the file system; the meta-
+// dnode's shape is ObjsetWriter's. The unit test compares with zfs-fuse's
+// objects 1-4 and leaves those to their owners.
+// ZPL 5 (system attributes: an SA_ATTRS master node entry, SA registry and
+// layouts objects, sa-format bonus) is NotSupported for now; ZPL 1 and 2
+// (no FUIDs) likewise.
+//
+// Threading: as ObjsetWriter (callers serialize per object set).
+#pragma once
+
+#include <cstdint>
+
+#include "zfs/dmu/objset_writer.h"
+#include "zfs/util/status.h"
+#include "zfs/zpl/znode_phys.h"
+
+namespace uzfs {
+
+// Fixed object numbers of a new file system (the set must be empty).
+inline constexpr uint64_t kZplMasterNodeObj = 1;
+inline constexpr uint64_t kZplDeleteQueueObj = 2;
+inline constexpr uint64_t kZplRootObj = 3;
+inline constexpr uint64_t kZplSharesObj = 4;
+
+// The `normalization` property's values as stored (U8_TEXTPREP_* flags).
+namespace zpl_norm {
+inline constexpr uint64_t kNone = 0;
+inline constexpr uint64_t kFormD = 0x10;
+inline constexpr uint64_t kFormKD = 0x20;
+inline constexpr uint64_t kFormC = 0x50;
+inline constexpr uint64_t kFormKC = 0x60;
+inline constexpr uint64_t kToUpper = 0x2;   // added to directory ZAPs when not case-sensitive
+}  // namespace zpl_norm
+
+enum class ZplCase : uint64_t { kSensitive = 0, kInsensitive = 1, kMixed = 2 };
+
+struct ZplCreateOptions {
+  uint64_t version = 4;                  // ZPL version: 3 or 4 (see ZplVersionForPool)
+  uint64_t normalization = zpl_norm::kNone;
+  bool utf8only = false;                 // must be true when normalization != none
+  ZplCase casesensitivity = ZplCase::kSensitive;
+  ZplTimespec crtime;                    // the root's and shares' four times
+  uint64_t uid = 0, gid = 0;             // owner of both directories
+  uint64_t mode = 0755;                  // root's permission bits (<= 07777)
+  uint64_t gen = 0;                      // znode generation; 0 = the txg
+};
+
+// The ZPL version `zfs create` picks on a pool of `spa_version`: 5 from
+// pool version 24 (SA), 4 from 15 (user space accounting), 3 from 9
+// (FUIDs); version 23 -> 4 (zfs-fuse's `zfs get version` agrees).
+// InvalidArgument below 9 (older ZPLs are not created by uzfs).
+Result<uint64_t> ZplVersionForPool(uint64_t spa_version);
+
+// Creates objects 1-4 above in `os`, in txg `txg`; the caller syncs.
+// InvalidArgument for bad options or a set that is not empty (object 1
+// taken); NotSupported for ZPL versions other than 3 and 4.
+Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg);
+
+}  // namespace uzfs
