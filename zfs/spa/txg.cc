@@ -218,14 +218,15 @@ Status TxgEngine::WaitSyncedLocked(uint64_t txg) {
   if (txg > open_txg_)
     return Status::InvalidArgument("txg engine: txg " + std::to_string(txg) + " is not open yet");
   if (txg <= synced_txg_) return Status::Ok();
-  if (txg == open_txg_) {
-    UZFS_RETURN_IF_ERROR(RefuseLocked());
+  if (txg == open_txg_ && failure_.ok() && Slot(txg).reason == TxgCloseReason::kNone) {
+    // Once shutdown began, an open txg nobody asked to close never syncs.
+    if (stopping_) return Status::Busy("txg engine shut down before txg " + std::to_string(txg) + " synced");
     RequestClose(TxgCloseReason::kRequested);
     Advance();
   }
   while (synced_txg_ < txg) {
     if (!failure_.ok()) return failure_;
-    if (thread_exited_ || (stopping_ && txg == open_txg_))
+    if (thread_exited_)
       return Status::Busy("txg engine shut down before txg " + std::to_string(txg) + " synced");
     synced_cv_.Wait(&mu_);
   }
@@ -239,12 +240,7 @@ Status TxgEngine::WaitSynced(uint64_t txg) {
 
 Status TxgEngine::WaitOpenSynced() {
   MutexLock l(&mu_);
-  uint64_t txg = open_txg_ - 1;
-  if (Slot(open_txg_).tx_count > 0) {
-    UZFS_RETURN_IF_ERROR(RefuseLocked());
-    txg = open_txg_;
-  }
-  return WaitSyncedLocked(txg);
+  return WaitSyncedLocked(Slot(open_txg_).tx_count > 0 ? open_txg_ : open_txg_ - 1);
 }
 
 Status TxgEngine::Shutdown() {
