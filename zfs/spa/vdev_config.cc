@@ -52,6 +52,7 @@ struct BuildCtx {
   uint64_t leaf_size;  // size of a present sibling, for absent leaves
   std::vector<std::string>* paths;
   std::vector<uint64_t>* missing;
+  bool writable = false;
 };
 
 // The largest device size among the leaves of `tree` that were found.
@@ -76,8 +77,11 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx) {
   if (type == "file" || type == "disk") {
     auto it = ctx.by_guid->find(guid);
     if (it != ctx.by_guid->end()) {
-      auto dev = FileDevice::Open(it->second->path,
-                                  FileDeviceOptions{.read_only = true, .exclusive = false});
+      auto dev = FileDevice::Open(it->second->path, FileDeviceOptions{.read_only = !ctx.writable,
+                                                                      .exclusive = ctx.writable});
+      if (!dev.ok() && dev.status().code() == Code::kBusy) {
+        return Status::Busy("device '" + it->second->path + "' is in use by another process");
+      }
       if (dev.ok()) {
         ctx.paths->push_back(it->second->path);
         return MakeLeafVdev(std::move(*dev), *ctx.io, guid, ctx.ashift);
@@ -163,7 +167,8 @@ std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices) {
 }
 
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
-                                   const std::string& name_or_guid, IoEngine& io) {
+                                   const std::string& name_or_guid, IoEngine& io,
+                                   bool writable) {
   uint64_t pool_guid = 0;
   bool found = false;
   for (const FoundDevice& d : devices) {
@@ -202,13 +207,13 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
     auto ashift = tree.GetUint64("ashift");
     if (!ashift.ok()) return BadConfig("no ashift");
     BuildCtx ctx{&by_guid, &io, static_cast<uint32_t>(*ashift), PresentLeafSize(tree, by_guid),
-                 &pool.paths, &pool.missing};
+                 &pool.paths, &pool.missing, writable};
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top, BuildVdev(tree, ctx));
     if (!top->usable()) return Status::IoError("one or more devices is currently unavailable");
     tops.push_back(std::move(top));
   }
   UZFS_ASSIGN_OR_RETURN(pool.root, MakeRootVdev(std::move(tops), pool_guid));
-  pool.root->SetReadOnly(true);
+  if (!writable) pool.root->SetReadOnly(true);
   return pool;
 }
 

@@ -75,8 +75,11 @@ struct AssembledPool {
 //   IoError "one or more devices is currently unavailable"  a top-level vdev
 //       has no device, or too few for its redundancy
 //   Corruption "invalid vdev configuration"            a config we cannot parse
+// writable: open the devices read-write and exclusively (an import), else
+// read-only and shared (zdb) with the tree marked read-only.
 // REQUIRES: io outlives the tree.
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
-                                   const std::string& name_or_guid, IoEngine& io);
+                                   const std::string& name_or_guid, IoEngine& io,
+                                   bool writable = false);
 
 }  // namespace uzfs

@@ -1,0 +1,764 @@
+// Pool lifecycle and txg sync (contract in pool.h).
+#include "zfs/dsl/pool.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dmu/object_reader.h"
+#include "zfs/dsl/space_map_objects.h"
+#include "zfs/spa/label_io.h"
+#include "zfs/spa/metaslab.h"
+#include "zfs/util/endian.h"
+#include "zfs/vdev/file_device.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap.h"
+#include "zfs/zap/zap_writer.h"
+#include "zfs/zio/spa_allocator.h"
+#include "zfs/zio/vdev_target.h"
+
+namespace uzfs {
+
+
+namespace {
+
+constexpr uint64_t kMinVersion = 11;   // $ORIGIN
+constexpr uint64_t kMaxVersion = 25;   // before bpobj deadlists (26)
+constexpr uint64_t kMaxSyncPasses = 32;
+
+uint64_t Now() { return static_cast<uint64_t>(::time(nullptr)); }
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+uint64_t HostId() { return static_cast<uint64_t>(static_cast<uint32_t>(::gethostid())); }
+
+Status ValidatePoolName(const std::string& name) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("cannot create '" + name + "': invalid pool name: " + why);
+  };
+  if (name.empty()) return bad("name is empty");
+  if (name.size() > 255) return bad("name is too long");
+  if (!std::isalpha(static_cast<unsigned char>(name[0]))) return bad("name must begin with a letter");
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != ':' && c != ' ')
+      return bad(std::string("invalid character '") + c + "' in pool name");
+  }
+  for (const char* r : {"mirror", "raidz", "spare", "log", "cache"}) {
+    if (name.starts_with(r)) return bad("name is reserved");
+  }
+  if (name.size() >= 2 && name[0] == 'c' && std::isdigit(static_cast<unsigned char>(name[1])))
+    return bad("pool name is reserved");
+  return Status::Ok();
+}
+
+// Opens a leaf for a new pool: exclusive, big enough, not part of another
+// pool unless forced.
+Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
+                                                bool force) {
+  auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = false, .exclusive = true});
+  if (!dev.ok()) {
+    return dev.status().WithContext("cannot open '" + path + "'");
+  }
+  if ((*dev)->Size() < kMinDeviceSize) {
+    return Status::InvalidArgument("cannot create '" + pool +
+                                   "': one or more devices is less than the minimum size (64M)");
+  }
+  auto labels = ReadDeviceLabels(**dev, 9);
+  if (labels.ok() && !force) {
+    const uint64_t state = labels->config.GetUint64("state").ok() ? *labels->config.GetUint64("state") : 0;
+    auto other = labels->config.GetString("name");
+    if (state != kPoolStateDestroyed && state != kPoolStateSpare && state != kPoolStateL2cache &&
+        other.ok()) {
+      return Status::InvalidArgument(
+          "invalid vdev specification\nuse '-f' to override the following errors:\n" + path +
+          " is part of " + (state == kPoolStateExported ? "exported " : "active ") + "pool '" +
+          std::string(*other) + "'");
+    }
+  }
+  return dev;
+}
+
+// The pre-import probe never allocates.
+class ReadOnlyAllocator final : public BlockAllocator {
+ public:
+  Result<std::vector<Dva>> Allocate(uint64_t, int, uint64_t) override {
+    return Status::NotSupported("pool is open read-only");
+  }
+  Status Free(const Dva&, uint64_t) override { return Status::NotSupported("pool is open read-only"); }
+};
+
+struct BuiltVdev {
+  std::unique_ptr<Vdev> vdev;
+  VdevNode node;
+};
+
+Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, IoEngine& io,
+                                uint32_t ashift, bool force, uint64_t id) {
+  BuiltVdev out;
+  out.node.id = id;
+  out.node.guid = NewGuid();
+  out.node.create_txg = kInitialTxg;
+  if (spec.type == VdevSpec::Type::kFile || spec.type == VdevSpec::Type::kDisk) {
+    UZFS_ASSIGN_OR_RETURN(auto dev, OpenNewLeaf(pool, spec.path, force));
+    out.node.type = spec.type == VdevSpec::Type::kDisk ? "disk" : "file";
+    out.node.path = spec.path;
+    out.vdev = MakeLeafVdev(std::move(dev), io, out.node.guid, ashift);
+    return out;
+  }
+  std::vector<std::unique_ptr<Vdev>> kids;
+  for (size_t i = 0; i < spec.children.size(); i++) {
+    UZFS_ASSIGN_OR_RETURN(BuiltVdev c, BuildFromSpec(pool, spec.children[i], io, ashift, force, i));
+    kids.push_back(std::move(c.vdev));
+    out.node.children.push_back(std::move(c.node));
+  }
+  if (spec.type == VdevSpec::Type::kMirror) {
+    out.node.type = "mirror";
+    UZFS_ASSIGN_OR_RETURN(out.vdev, MakeMirrorVdev(std::move(kids), out.node.guid, ashift));
+  } else {
+    out.node.type = "raidz";
+    out.node.nparity = spec.nparity;
+    UZFS_ASSIGN_OR_RETURN(out.vdev, MakeRaidzVdev(std::move(kids), spec.nparity, out.node.guid, ashift));
+  }
+  return out;
+}
+
+uint32_t LargestHint(const VdevSpec& spec) {
+  if (spec.children.empty()) {
+    auto dev = FileDevice::Open(spec.path, FileDeviceOptions{.read_only = true, .exclusive = false});
+    return dev.ok() ? (*dev)->AshiftHint() : 9;
+  }
+  uint32_t a = 9;
+  for (const VdevSpec& c : spec.children) a = std::max(a, LargestHint(c));
+  return a;
+}
+
+void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out) {
+  if (n.IsLeaf()) {
+    out->push_back(&n);
+    return;
+  }
+  for (const VdevNode& c : n.children) CollectLeafNodes(c, out);
+}
+
+}  // namespace
+
+Pool::Pool() = default;
+
+Pool::~Pool() {
+  bool closed;
+  {
+    MutexLock l(&mu_);
+    closed = closed_ || readonly_ || !failed_.ok();
+  }
+  if (!closed) Sync().IgnoreError();
+  MutexLock s(&sync_mu_);
+  MutexLock l(&mu_);
+  datasets_.clear();
+  maps_.reset();
+  mos_.reset();
+  zio_.reset();
+}
+
+const Uberblock& Pool::uberblock() const {
+  MutexLock l(&mu_);
+  return ub_;
+}
+
+uint64_t Pool::open_txg() const {
+  MutexLock l(&mu_);
+  return open_txg_;
+}
+
+VdevNode Pool::ConfigTree() const { return tree_; }
+
+// ------------------------------------------------------------------ create
+
+Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLayout& layout,
+                                           const PoolCreateOptions& opts) {
+  UZFS_RETURN_IF_ERROR(ValidatePoolName(name));
+  if (opts.version < kMinVersion || opts.version > kMaxVersion) {
+    return Status::NotSupported("cannot create '" + name + "': pool version " +
+                                std::to_string(opts.version) + " is not supported (uzfs creates " +
+                                std::to_string(kMinVersion) + " to " + std::to_string(kMaxVersion) + ")");
+  }
+  if (opts.ashift != 0 && (opts.ashift < 9 || opts.ashift > 16)) {
+    return Status::InvalidArgument("cannot create '" + name + "': ashift must be 9 to 16");
+  }
+  std::unique_ptr<Pool> p(new Pool());
+  p->ident_.version = opts.version;
+  p->ident_.name = name;
+  p->ident_.pool_guid = NewGuid();
+  p->ident_.hostid = opts.hostid ? *opts.hostid : HostId();
+  p->ident_.hostname = opts.hostname.empty() ? HostName() : opts.hostname;
+  p->fs_init_ = opts.fs_init;
+  UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));
+
+  uint32_t ashift = opts.ashift;
+  if (ashift == 0) {
+    for (const VdevSpec& s : layout.data) ashift = std::max(ashift, LargestHint(s));
+    for (const VdevSpec& s : layout.logs) ashift = std::max(ashift, LargestHint(s));
+    ashift = std::max<uint32_t>(ashift, 9);
+  }
+  // Open every device first: nothing is written until all of them passed.
+  std::vector<std::unique_ptr<Vdev>> tops;
+  p->tree_.type = "root";
+  p->tree_.guid = p->ident_.pool_guid;
+  p->tree_.create_txg = kInitialTxg;
+  uint64_t id = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const auto& list = pass == 0 ? layout.data : layout.logs;
+    for (const VdevSpec& s : list) {
+      UZFS_ASSIGN_OR_RETURN(BuiltVdev b, BuildFromSpec(name, s, *p->io_, ashift, opts.force, id++));
+      b.node.ashift = ashift;
+      b.node.asize = b.vdev->asize();
+      b.node.is_log = pass == 1;
+      b.node.metaslab_shift = MetaslabShift(b.node.asize, MetaslabShiftRule::kLegacy);
+      if (MetaslabCount(b.node.asize, static_cast<uint32_t>(b.node.metaslab_shift)) == 0) {
+        return Status::InvalidArgument("cannot create '" + name +
+                                       "': one or more devices is less than the minimum size (64M)");
+      }
+      tops.push_back(std::move(b.vdev));
+      p->tree_.children.push_back(std::move(b.node));
+    }
+  }
+  std::vector<std::unique_ptr<FileDevice>> aux_devs;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const VdevSpec& s : pass == 0 ? layout.spares : layout.cache) {
+      UZFS_ASSIGN_OR_RETURN(auto dev, OpenNewLeaf(name, s.path, opts.force));
+      VdevNode n;
+      n.type = s.type == VdevSpec::Type::kDisk ? "disk" : "file";
+      n.path = s.path;
+      n.guid = NewGuid();
+      (pass == 0 ? p->spares_ : p->cache_).push_back(n);
+      aux_devs.push_back(std::move(dev));
+    }
+  }
+  UZFS_ASSIGN_OR_RETURN(p->root_, MakeRootVdev(std::move(tops), p->ident_.pool_guid));
+
+  // Blank labels everywhere, then the aux devices' short labels.
+  std::vector<Vdev*> leaves;
+  p->root_->CollectLeaves(&leaves);
+  for (Vdev* leaf : leaves) UZFS_RETURN_IF_ERROR(InitDeviceLabels(*leaf->device()));
+  for (size_t i = 0; i < aux_devs.size(); i++) {
+    const bool spare = i < p->spares_.size();
+    const VdevNode& n = spare ? p->spares_[i] : p->cache_[i - p->spares_.size()];
+    UZFS_RETURN_IF_ERROR(InitDeviceLabels(*aux_devs[i]));
+    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(
+        *aux_devs[i], AuxLabelConfig(opts.version, spare ? kPoolStateSpare : kPoolStateL2cache, n.guid)));
+  }
+
+  const uint64_t txg = kInitialTxg;
+  {
+    MutexLock l(&p->mu_);
+    UZFS_RETURN_IF_ERROR(p->OpenCommon());
+    p->open_txg_ = txg;
+    UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg));
+    if (!opts.history.empty()) p->history_.push_back(opts.history);
+    p->config_dirty_ = true;
+    p->labels_dirty_ = true;
+    // The root dataset's properties (-O).
+    for (const auto& [k, v] : opts.fs_props) {
+      UZFS_RETURN_IF_ERROR(p->SetPropSync(name, k, v, txg));
+    }
+  }
+  {
+    MutexLock s(&p->sync_mu_);
+    UZFS_RETURN_IF_ERROR(p->SyncTxg(txg));
+  }
+  MutexLock l(&p->mu_);
+  p->closed_ = false;
+  return p;
+}
+
+// Builds the allocator, the ZIO pipeline and the MOS writer over root_ and
+// tree_ (create: a new MOS; import: the caller opens it after).
+Status Pool::OpenCommon() {
+  std::vector<TopVdevSpace> spaces;
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    const VdevNode& n = tree_.children[i];
+    if (n.is_log) continue;
+    Vdev* v = root_->child(static_cast<uint32_t>(i));
+    TopVdevSpace s;
+    s.vdev_id = static_cast<uint32_t>(i);
+    s.asize = n.asize;
+    s.ashift = static_cast<uint32_t>(n.ashift);
+    s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
+    s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
+    spaces.push_back(std::move(s));
+  }
+  AllocatorOptions ao;
+  ao.shift_rule = MetaslabShiftRule::kLegacy;
+  ao.debug_entries = true;
+  UZFS_ASSIGN_OR_RETURN(alloc_, Allocator::Create(std::move(spaces), ao));
+  spa_alloc_ = std::make_unique<SpaAllocator>(*alloc_);
+  target_ = std::make_unique<VdevTreeTarget>(*root_);
+  zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
+  return Status::Ok();
+}
+
+Status Pool::CreateMosLayout(uint64_t txg) {
+  ObjsetWriterOptions mo;
+  mo.pool_version = ident_.version;
+  mo.multi_pass = true;
+  UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, mo));
+  // Object 1: the object directory.
+  UZFS_ASSIGN_OR_RETURN(uint64_t objdir, MosCreateZap(dmu_ot::kObjectDirectory, txg));
+  if (objdir != 1) return Status::Corruption("object directory is not object 1");
+  maps_ = std::make_unique<DmuSpaceMapProvider>(*mos_);
+
+  // The DSL: root dir, $MOS, $ORIGIN and its snapshot, the root dataset.
+  UZFS_ASSIGN_OR_RETURN(root_dir_obj_, CreateDir(0, "", txg, 0));
+  UZFS_ASSIGN_OR_RETURN(mos_dir_obj_, CreateDir(root_dir_obj_, "$MOS", txg, 0));
+  UZFS_ASSIGN_OR_RETURN(uint64_t origin_dir, CreateDir(root_dir_obj_, "$ORIGIN", txg, 0));
+  {
+    // $ORIGIN's head dataset, then the snapshot it was taken from at txg 1.
+    DslDatasetPhys head;
+    DslDatasetPhys snap;
+    auto make_ds = [&]() -> Result<uint64_t> {
+      ObjectProps op;
+      op.type = dmu_ot::kDslDataset;
+      op.bonustype = dmu_ot::kDslDataset;
+      op.bonuslen = kDslDatasetPhysSize;
+      op.block_size = 512;
+      op.indblkshift = 14;
+      return mos_->AllocateObject(op, txg);
+    };
+    UZFS_ASSIGN_OR_RETURN(uint64_t head_obj, make_ds());
+    UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
+    UZFS_ASSIGN_OR_RETURN(uint64_t snap_dl, MosCreateBplist(128 * 1024, txg));
+    UZFS_ASSIGN_OR_RETURN(uint64_t snap_obj, make_ds());
+    UZFS_ASSIGN_OR_RETURN(uint64_t head_dl, MosCreateBplist(128 * 1024, txg));
+    origin_snap_obj_ = snap_obj;
+    const uint64_t now = Now();
+    head.dir_obj = origin_dir;
+    head.prev_snap_obj = snap_obj;
+    head.prev_snap_txg = kOriginSnapTxg;
+    head.snapnames_zapobj = snapnames;
+    head.creation_time = now;
+    head.creation_txg = kOriginSnapTxg;
+    head.deadlist_obj = head_dl;
+    head.fsid_guid = NewGuid() & ((uint64_t{1} << 56) - 1);
+    head.guid = NewGuid();
+    head.flags = 4;
+    snap.dir_obj = origin_dir;
+    snap.next_snap_obj = head_obj;
+    snap.num_children = 1;
+    snap.creation_time = now;
+    snap.creation_txg = kOriginSnapTxg;
+    snap.deadlist_obj = snap_dl;
+    snap.fsid_guid = NewGuid() & ((uint64_t{1} << 56) - 1);
+    snap.guid = NewGuid();
+    snap.flags = 4;
+    UZFS_ASSIGN_OR_RETURN(snap.next_clones_obj, MosCreateZap(dmu_ot::kNextClones, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(snapnames, "$ORIGIN", snap_obj, txg));
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(head_obj, head, txg));
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(snap_obj, snap, txg));
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin_dir));
+    od.head_dataset_obj = head_obj;
+    UZFS_RETURN_IF_ERROR(WriteDirPhys(origin_dir, od, txg));
+  }
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, ReadDirPhys(root_dir_obj_));
+  rd.origin_obj = origin_snap_obj_;
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(root_dir_obj_, rd, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t root_ds, CreateHeadDataset(root_dir_obj_, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "root_dataset", root_dir_obj_, txg));
+
+  // Pool objects: config, sync bplist, history, deflate, metaslab arrays.
+  {
+    ObjectProps op;
+    op.type = dmu_ot::kPackedNvlist;
+    op.bonustype = dmu_ot::kPackedNvlistSize;
+    op.bonuslen = 8;
+    op.block_size = 16384;
+    op.indblkshift = 14;
+    UZFS_ASSIGN_OR_RETURN(config_obj_, mos_->AllocateObject(op, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(1, "config", config_obj_, txg));
+  }
+  UZFS_ASSIGN_OR_RETURN(uint64_t sync_bplist, MosCreateBplist(16384, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "sync_bplist", sync_bplist, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "deflate", 1, txg));
+  {
+    ObjectProps op;
+    op.type = dmu_ot::kSpaHistory;
+    op.bonustype = dmu_ot::kSpaHistoryOffsets;
+    op.bonuslen = 40;
+    op.block_size = 128 * 1024;
+    op.indblkshift = 14;
+    UZFS_ASSIGN_OR_RETURN(history_obj_, mos_->AllocateObject(op, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(1, "history", history_obj_, txg));
+    // sh_pool_create_len, sh_phys_max_off, sh_bof, sh_eof, sh_records_lost.
+    uint64_t dspace = alloc_->space();
+    uint64_t max_off = std::clamp<uint64_t>(dspace / 1000, 128 * 1024, 1ull << 30);
+    std::vector<uint8_t> bonus(40, 0);
+    StoreLE64(bonus.data() + 8, max_off);
+    UZFS_RETURN_IF_ERROR(mos_->SetBonus(history_obj_, dmu_ot::kSpaHistoryOffsets, bonus, txg));
+  }
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    VdevNode& n = tree_.children[i];
+    const uint64_t count = MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift));
+    UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
+                          maps_->CreateArray(static_cast<uint32_t>(i), count, txg));
+  }
+
+  // The root dataset's (empty) file system.
+  auto ds = std::make_unique<Dataset>();
+  ds->name = ident_.name;
+  ds->dir_obj = root_dir_obj_;
+  ds->ds_obj = root_ds;
+  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(root_dir_obj_)));
+  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, txg));
+  ds->needs_sync = true;
+  datasets_[ds->name] = std::move(ds);
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ import
+
+Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
+                                           const std::string& name_or_guid,
+                                           const PoolImportOptions& opts) {
+  std::unique_ptr<Pool> p(new Pool());
+  p->readonly_ = opts.readonly;
+  p->fs_init_ = opts.fs_init;
+  UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));
+  UZFS_ASSIGN_OR_RETURN(AssembledPool a, AssemblePool(devices, name_or_guid, *p->io_, !opts.readonly));
+  const NvList& label = a.config;
+  auto get = [&](const char* k) -> uint64_t {
+    auto r = label.GetUint64(k);
+    return r.ok() ? *r : 0;
+  };
+  p->ident_.name = a.name;
+  p->ident_.pool_guid = a.guid;
+  p->ident_.version = get("version");
+  p->ident_.hostid = HostId();
+  p->ident_.hostname = HostName();
+  const std::string quoted = "cannot import '" + a.name + "': ";
+  if (p->ident_.version < 1 || (p->ident_.version > 28 && p->ident_.version != 5000)) {
+    return Status::NotSupported(quoted + "pool is formatted using an unsupported ZFS version");
+  }
+  if (p->ident_.version == 5000 || p->ident_.version > kMaxVersion || p->ident_.version < kMinVersion) {
+    if (!opts.readonly) {
+      return Status::NotSupported(quoted + "uzfs can only open pool versions " + std::to_string(kMinVersion) +
+                                  " to " + std::to_string(kMaxVersion) + " for writing (this is version " +
+                                  std::to_string(p->ident_.version) + "); import it with -o readonly=on");
+    }
+  }
+  if (get("state") == kPoolStateActive && label.GetUint64("hostid").ok() && get("hostid") != 0 &&
+      get("hostid") != p->ident_.hostid && !opts.force) {
+    auto host = label.GetString("hostname");
+    return Status::Busy(quoted + "pool may be in use from other system" +
+                        (host.ok() ? ", it was last accessed by " + std::string(*host) : std::string()) +
+                        "\nuse '-f' to import anyway");
+  }
+  p->root_ = std::move(a.root);
+  std::map<uint64_t, std::string> found_paths;
+  for (const FoundDevice& d : devices) {
+    if (d.pool_guid == a.guid) found_paths[d.guid] = d.path;
+  }
+
+  // Choose the uberblock: the newest whose MOS reads, older ones if not.
+  uint64_t newest_seen = 0;
+  {
+    VdevTreeTarget probe_target(*p->root_);
+    ReadOnlyAllocator none;
+    Zio probe(probe_target, none, ZioOptions{.threads = 2, .writable = false});
+    ObjectReader reader(probe);
+    std::vector<Vdev*> leaves;
+    p->root_->CollectLeaves(&leaves);
+    std::optional<uint64_t> max_txg = opts.max_txg;
+    Status last = Status::Corruption(quoted + "no valid uberblock");
+    bool found = false;
+    for (int attempt = 0; attempt < 128 && !found; attempt++) {
+      std::optional<Uberblock> best;
+      for (Vdev* leaf : leaves) {
+        if (!leaf->usable() || !leaf->device()) continue;
+        auto labels = ReadDeviceLabels(*leaf->device(), leaf->ashift(), max_txg);
+        if (!labels.ok() || !labels->uberblock) continue;
+        if (!best || labels->uberblock->txg > best->txg) best = labels->uberblock;
+      }
+      if (!best) return last;
+      newest_seen = std::max(newest_seen, best->txg);
+      auto mos = reader.ReadObjset(best->rootbp);
+      if (mos.ok()) {
+        MutexLock l(&p->mu_);
+        p->ub_ = *best;
+        found = true;
+        break;
+      }
+      last = Status::Corruption(quoted + "no valid uberblock (txg " + std::to_string(best->txg) +
+                                ": " + std::string(mos.status().message()) + ")");
+      if (best->txg == 0) break;
+      max_txg = best->txg - 1;
+    }
+    if (!found) return last;
+  }
+
+  MutexLock l(&p->mu_);
+  if (p->ub_.version != p->ident_.version && p->ub_.version > p->ident_.version) {
+    p->ident_.version = p->ub_.version;
+  }
+  // The MOS, its config (the whole tree), the allocator.
+  {
+    VdevTreeTarget t(*p->root_);
+    ReadOnlyAllocator none;
+    Zio z(t, none, ZioOptions{.threads = 2, .writable = false});
+    ObjectReader r(z);
+    UZFS_ASSIGN_OR_RETURN(uzfs::Objset mos, r.ReadObjset(p->ub_.rootbp));
+    UZFS_ASSIGN_OR_RETURN(Dnode od, r.ReadDnode(mos.meta_dnode, 1));
+    UZFS_ASSIGN_OR_RETURN(ZapReader odz, OpenObjectZap(r, od));
+    UZFS_ASSIGN_OR_RETURN(uint64_t cfg_obj, odz.LookupUint64("config"));
+    UZFS_ASSIGN_OR_RETURN(Dnode cdn, r.ReadDnode(mos.meta_dnode, cfg_obj));
+    if (cdn.bonus.size() < 8) return Status::Corruption(quoted + "MOS config has no size");
+    const uint64_t size = LoadLE64(cdn.bonus.data());
+    if (size > (64ull << 20)) return Status::Corruption(quoted + "MOS config too large");
+    std::vector<uint8_t> packed(size);
+    UZFS_RETURN_IF_ERROR(r.Read(cdn, 0, packed));
+    UZFS_ASSIGN_OR_RETURN(NvList cfg, NvList::DecodeXdr(packed));
+    UZFS_ASSIGN_OR_RETURN(const NvList* vt, cfg.GetNvList("vdev_tree"));
+    UZFS_ASSIGN_OR_RETURN(p->tree_, ParseVdevNode(*vt));
+    if (auto sp = cfg.GetNvListArray("spares"); sp.ok()) {
+      for (const NvList& s : *sp) {
+        UZFS_ASSIGN_OR_RETURN(VdevNode n, ParseVdevNode(s));
+        p->spares_.push_back(n);
+      }
+    }
+    if (auto c = cfg.GetNvListArray("l2cache"); c.ok()) {
+      for (const NvList& s : *c) {
+        UZFS_ASSIGN_OR_RETURN(VdevNode n, ParseVdevNode(s));
+        p->cache_.push_back(n);
+      }
+    }
+  }
+  if (p->tree_.children.size() != p->root_->children().size()) {
+    return Status::Corruption(quoted + "the MOS config and the labels disagree on the vdev tree");
+  }
+  std::function<void(VdevNode&)> fix_paths = [&](VdevNode& n) {
+    if (n.IsLeaf()) {
+      if (auto it = found_paths.find(n.guid); it != found_paths.end()) n.path = it->second;
+      return;
+    }
+    for (VdevNode& c : n.children) fix_paths(c);
+  };
+  fix_paths(p->tree_);
+  UZFS_RETURN_IF_ERROR(p->OpenCommon());
+  ObjsetWriterOptions mo;
+  mo.pool_version = p->ident_.version;
+  mo.multi_pass = true;
+  UZFS_ASSIGN_OR_RETURN(p->mos_, ObjsetWriter::Open(*p->zio_, p->ub_.rootbp, mo));
+  p->maps_ = std::make_unique<DmuSpaceMapProvider>(*p->mos_);
+  for (size_t i = 0; i < p->tree_.children.size(); i++) {
+    const VdevNode& n = p->tree_.children[i];
+    if (n.is_log) continue;
+    UZFS_RETURN_IF_ERROR(p->maps_->OpenArray(static_cast<uint32_t>(i), n.metaslab_array));
+  }
+  UZFS_RETURN_IF_ERROR(p->alloc_->Load(*p->maps_));
+  UZFS_ASSIGN_OR_RETURN(p->root_dir_obj_, p->MosZapLookup(1, "root_dataset"));
+  UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
+  if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, p->ReadDirPhys(p->root_dir_obj_));
+  UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));
+  p->origin_snap_obj_ = rd.origin_obj;
+  p->open_txg_ = std::max(newest_seen, p->ub_.txg) + 1;
+  if (!p->readonly_) {
+    p->config_dirty_ = true;
+    p->labels_dirty_ = true;
+    if (!opts.history.empty()) p->history_.push_back(opts.history);
+  }
+  p->closed_ = false;
+  return p;
+}
+
+// ------------------------------------------------------------------ sync
+
+Status Pool::Sync() {
+  MutexLock s(&sync_mu_);
+  uint64_t txg;
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::Ok();
+    if (!failed_.ok()) return failed_;
+    if (closed_) return Status::InvalidArgument("pool is closed");
+    txg = open_txg_;
+  }
+  return SyncTxg(txg);
+}
+
+Status Pool::RunTask(SyncTask task) {
+  auto result = std::make_shared<Status>(Status::Ok());
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::NotSupported("pool is read-only");
+    if (closed_) return Status::InvalidArgument("pool is not open");
+    tasks_.push_back(PendingTask{std::move(task), result});
+  }
+  UZFS_RETURN_IF_ERROR(Sync());
+  return *result;
+}
+
+Status Pool::SyncTxg(uint64_t txg) {
+  MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  auto fail = [&](Status s) {
+    failed_ = s.WithContext("pool '" + ident_.name + "' suspended: txg " + std::to_string(txg) + " failed to sync");
+    return failed_;
+  };
+  // 1. Sync tasks: each runs all or nothing as far as the caller sees; a
+  //    failed task reports its error but the txg still syncs.
+  //    A task checks everything before it changes anything, so a task that
+  //    fails for bad input changed nothing and the txg goes on.
+  std::vector<PendingTask> tasks = std::move(tasks_);
+  tasks_.clear();
+  for (PendingTask& t : tasks) *t.result = t.fn(txg);
+  // 2. Datasets.
+  if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
+  // 3. Config and history.
+  if (config_dirty_) {
+    if (Status s = WriteConfigObject(txg); !s.ok()) return fail(s);
+  }
+  if (!history_.empty()) {
+    if (Status s = WriteHistory(txg); !s.ok()) return fail(s);
+  }
+  // 4. Passes until the MOS and the space maps agree.
+  if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
+  // 5. Flush, labels, uberblock, flush.
+  if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
+  alloc_->SyncDone(txg);
+  open_txg_ = txg + 1;
+  return Status::Ok();
+}
+
+Status Pool::SyncDatasets(uint64_t txg) {
+  for (auto& [name, ds] : datasets_) {
+    if (!ds->os) continue;
+    if (!ds->needs_sync && !ds->os->HasDirty(txg)) continue;
+    UZFS_ASSIGN_OR_RETURN(BlockPtr bp, ds->os->Sync(txg));
+    const SyncStats st = ds->os->LastSyncStats();
+    ds->needs_sync = false;
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
+    const int64_t du = static_cast<int64_t>(st.born_asize) - static_cast<int64_t>(st.killed_asize);
+    const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
+    const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    p.bp = bp;
+    p.referenced_bytes += du;
+    p.compressed_bytes += dc;
+    p.uncompressed_bytes += dl;
+    p.unique_bytes += du;
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(ds->ds_obj, p, txg));
+    UZFS_RETURN_IF_ERROR(ChargeDirs(ds->dir_obj, du, dc, dl, static_cast<int>(DdUsed::kHead), txg));
+  }
+  return Status::Ok();
+}
+
+Status Pool::SyncPasses(uint64_t txg) {
+  maps_->SetTxg(txg);
+  for (uint64_t pass = 1;; pass++) {
+    if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge");
+    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_));
+    if (!mos_->HasDirty(txg)) break;
+    UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
+    const SyncStats st = mos_->LastSyncStats();
+    const int64_t du = static_cast<int64_t>(st.born_asize) - static_cast<int64_t>(st.killed_asize);
+    const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
+    const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    if (du != 0 || dc != 0 || dl != 0) {
+      UZFS_RETURN_IF_ERROR(ChargeDirs(mos_dir_obj_, du, dc, dl, static_cast<int>(DdUsed::kHead), txg));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
+  std::map<uint64_t, Vdev*> by_guid;
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  for (Vdev* v : leaves) by_guid[v->guid()] = v;
+  int written = 0;
+  Status first = Status::Ok();
+  for (const VdevNode& top : tree_.children) {
+    std::vector<const VdevNode*> ln;
+    CollectLeafNodes(top, &ln);
+    for (const VdevNode* n : ln) {
+      auto it = by_guid.find(n->guid);
+      if (it == by_guid.end() || !it->second->usable() || !it->second->device()) continue;
+      Status s = WriteDeviceConfig(*it->second->device(),
+                                   LeafLabelConfig(ident_, state, txg, top, n->guid, tree_.children.size()));
+      if (s.ok()) {
+        written++;
+      } else if (first.ok()) {
+        first = s;
+      }
+    }
+  }
+  if (written == 0) return first.ok() ? Status::IoError("no device to write labels to") : first;
+  return Status::Ok();
+}
+
+Status Pool::WriteUberblock(uint64_t txg) {
+  UZFS_RETURN_IF_ERROR(root_->Flush());
+  if (labels_dirty_) {
+    UZFS_RETURN_IF_ERROR(WriteLabels(label_state_, txg));
+    labels_dirty_ = false;
+  }
+  Uberblock ub;
+  ub.version = ident_.version;
+  ub.txg = txg;
+  ub.guid_sum = GuidSum(tree_);
+  ub.timestamp = Now();
+  ub.rootbp = mos_->root();
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  int written = 0;
+  Status first = Status::Ok();
+  for (Vdev* leaf : leaves) {
+    if (!leaf->usable() || !leaf->device()) continue;
+    Status s = WriteDeviceUberblock(*leaf->device(), ub, leaf->ashift());
+    if (s.ok()) {
+      written++;
+    } else if (first.ok()) {
+      first = s;
+    }
+  }
+  if (written == 0) return first.ok() ? Status::IoError("no device to write the uberblock to") : first;
+  ub_ = ub;
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ export
+
+Status Pool::Export() { return CloseWithState(kPoolStateExported); }
+
+Status Pool::Destroy() { return CloseWithState(kPoolStateDestroyed); }
+
+Status Pool::CloseWithState(uint64_t state) {
+  {
+    MutexLock l(&mu_);
+    if (closed_) return Status::InvalidArgument("pool '" + ident_.name + "' is not open");
+    if (readonly_) {
+      if (state == kPoolStateDestroyed) return Status::NotSupported("cannot destroy a pool imported read-only");
+      closed_ = true;
+      return Status::Ok();
+    }
+    label_state_ = state;
+    labels_dirty_ = true;
+    config_dirty_ = true;
+  }
+  Status s = Sync();
+  MutexLock l(&mu_);
+  if (s.ok()) closed_ = true;
+  return s;
+}
+
+void Pool::LogHistory(const std::string& command) {
+  MutexLock l(&mu_);
+  history_.push_back(command);
+}
+
+}  // namespace uzfs

@@ -1,0 +1,263 @@
+// Pool: an imported, writable pool — the vdev tree, the allocator, the ZIO
+// pipeline, the MOS and the DSL datasets on top of it — and its lifecycle:
+// create, import, sync, export, destroy. (ZFS splits this between spa.c
+// and dsl_pool.c; here the spa layer keeps the pieces that need no objects
+// — labels, uberblocks, metaslabs, the txg engine — and this class, which
+// must read and write MOS objects, lives in the DSL, above the DMU.)
+//
+// On-disk layout it writes (pool versions 11..28; checked by zfs-fuse,
+// which imports, scrubs and `zdb -bcc`s our pools in tests/dsl):
+//   MOS object 1, the object directory (micro ZAP): root_dataset, config,
+//   sync_bplist, deflate (v>=3), history; the DSL: the root directory
+//   (props ZAP, child map holding $MOS, $ORIGIN and the child datasets),
+//   $MOS (accounts the MOS's own space), $ORIGIN with its head dataset and
+//   the snapshot $ORIGIN@$ORIGIN (txg 1, empty) of which every head dataset
+//   is a clone (pool version >= 11); per top-level vdev an object array of
+//   its metaslabs' space map objects; the packed config; the history ring.
+//   Everything a new pool holds is written in txg 4, ZFS's first txg.
+//
+// Sync of txg T (SyncTxg, called by the txg engine's sync thread):
+//   1. queued sync tasks (dataset create/destroy/rename/props) change the
+//      MOS in T, 2. every dataset with changes in T is synced (its objset
+//      copy-on-write) and its new root, space born and killed go into its
+//      DSL records, 3. the config and history objects if changed, 4. sync
+//      passes: the allocator appends txg T's allocations and frees to the
+//      space maps (MOS objects), the MOS is synced, and this repeats until
+//      a pass changes nothing (from pass 2 the MOS rewrites its own blocks
+//      of T in place, so it converges), 5. every vdev is flushed, labels get
+//      the new config if it changed, the uberblock goes to every leaf's four
+//      rings and is flushed, 6. frees of T become reusable after the defer
+//      period. A crash anywhere before the uberblock lands leaves txg T-1.
+//
+// Threading: one sync at a time; DSL operations are queued to the sync
+// thread; reads of pool state take mu_.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zfs/dmu/objset_writer.h"
+#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl/pool_config.h"
+#include "zfs/spa/allocator.h"
+#include "zfs/spa/uberblock.h"
+#include "zfs/spa/vdev_config.h"
+#include "zfs/util/mutex.h"
+#include "zfs/util/nvlist/nvlist.h"
+#include "zfs/util/status.h"
+#include "zfs/vdev/io_engine.h"
+#include "zfs/vdev/vdev.h"
+#include "zfs/zio/zio.h"
+
+namespace uzfs {
+
+class DmuSpaceMapProvider;
+class SpaAllocator;
+class VdevTreeTarget;
+
+inline constexpr uint64_t kInitialTxg = 4;       // ZFS's TXG_INITIAL
+inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
+
+// Fills the objset of a new filesystem dataset (the ZPL's empty file
+// system): registered by the layer above (zfs/zpl), called in txg `txg`.
+using FilesystemInit = std::function<Status(ObjsetWriter& os, uint64_t pool_version, uint64_t txg)>;
+
+struct PoolCreateOptions {
+  uint64_t version = 23;          // 11..28 (5000 comes with feature flags)
+  uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
+  std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
+  std::string hostname;           // empty: gethostname()
+  std::optional<uint64_t> hostid; // unset: gethostid()
+  bool force = false;             // -f: take devices that belong to another pool
+  std::string history;            // the command line recorded in the history
+  FilesystemInit fs_init;         // may be empty (datasets without a ZPL)
+  IoEngineOptions io;
+};
+
+struct PoolImportOptions {
+  std::optional<uint64_t> max_txg;  // -T: ignore newer uberblocks
+  bool force = false;               // -f: import a pool active on another host
+  bool readonly = false;            // -o readonly=on
+  std::string history;              // recorded when not read-only
+  FilesystemInit fs_init;
+  IoEngineOptions io;
+};
+
+// One dataset as `zfs list` needs it.
+struct DatasetInfo {
+  std::string name;
+  uint64_t dir_obj = 0, ds_obj = 0;
+  DslDirPhys dir;
+  DslDatasetPhys ds;
+};
+
+class Pool {
+ public:
+  // Creates and opens a pool. Errors: InvalidArgument (bad layout or
+  // version, a device in use by another pool without force, a device
+  // smaller than 64 MiB, a bad property), Busy (a device open elsewhere),
+  // IoError. Nothing is written to any device until every check passed.
+  static Result<std::unique_ptr<Pool>> Create(const std::string& name, const PoolLayout& layout,
+                                              const PoolCreateOptions& opts);
+  // Imports the pool named `name_or_guid` from `devices` (ScanDeviceDir).
+  // Errors: those of AssemblePool, Corruption "no valid uberblock",
+  // NotSupported (unknown version or feature), Busy ("pool may be in use
+  // from another system" unless force).
+  static Result<std::unique_ptr<Pool>> Import(std::span<const FoundDevice> devices,
+                                              const std::string& name_or_guid,
+                                              const PoolImportOptions& opts);
+  // Closes without exporting (the labels still say ACTIVE, as after a crash
+  // but with everything synced).
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  const std::string& name() const { return ident_.name; }
+  uint64_t guid() const { return ident_.pool_guid; }
+  uint64_t version() const { return ident_.version; }
+  bool readonly() const { return readonly_; }
+  Vdev& root_vdev() { return *root_; }
+  Allocator& allocator() { return *alloc_; }
+  Zio& zio() { return *zio_; }
+  const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);
+
+  // --- transactions (until the txg engine drives them) ---
+  // The txg changes are written into now.
+  uint64_t open_txg() const UZFS_EXCLUDES(mu_);
+  // Syncs the open txg (and runs the queued DSL operations) now.
+  Status Sync() UZFS_EXCLUDES(mu_, sync_mu_);
+
+  // --- lifecycle ---
+  // Syncs, then marks every label EXPORTED and closes the devices.
+  Status Export() UZFS_EXCLUDES(mu_, sync_mu_);
+  // Marks every label DESTROYED (zpool import -D can still find it).
+  Status Destroy() UZFS_EXCLUDES(mu_, sync_mu_);
+
+  // --- datasets ---
+  Status CreateDataset(const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& props)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  Status DestroyDataset(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
+  Status RenameDataset(const std::string& from, const std::string& to) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Value as stored: numbers for numeric/index properties, else strings.
+  Status SetProp(const std::string& ds, const std::string& prop, const std::string& value)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  Status InheritProp(const std::string& ds, const std::string& prop) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The dataset's own props ZAP (name -> value text).
+  Result<std::map<std::string, std::string>> LocalProps(const std::string& ds) UZFS_EXCLUDES(mu_);
+  Result<std::vector<DatasetInfo>> ListDatasets() UZFS_EXCLUDES(mu_);
+  // The dataset's object set, to change in open_txg().
+  Result<ObjsetWriter*> Objset(const std::string& ds) UZFS_EXCLUDES(mu_);
+
+  // Appends a record to the pool history (written at the next sync).
+  void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
+
+ private:
+  struct Dataset {
+    std::string name;
+    uint64_t dir_obj = 0;
+    uint64_t ds_obj = 0;
+    std::unique_ptr<ObjsetWriter> os;
+    bool needs_sync = false;  // new: write its objset even if nothing changed
+  };
+  using SyncTask = std::function<Status(uint64_t txg)>;
+
+  Pool();
+  Status OpenCommon() UZFS_REQUIRES(mu_);
+  // One txg: see the header comment.
+  Status SyncTxg(uint64_t txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status SyncDatasets(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status SyncPasses(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status WriteUberblock(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status WriteLabels(uint64_t state, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
+  Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
+
+  // MOS helpers (txg: the syncing txg).
+  Result<uint64_t> MosCreateZap(uint8_t type, uint64_t txg, uint8_t bonustype = 0,
+                                uint16_t bonuslen = 0) UZFS_REQUIRES(mu_);
+  Status MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, uint64_t txg)
+      UZFS_REQUIRES(mu_);
+  Status MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
+                         uint64_t txg) UZFS_REQUIRES(mu_);
+  Status MosZapRemove(uint64_t obj, const std::string& name, uint64_t txg) UZFS_REQUIRES(mu_);
+  Result<std::vector<std::pair<std::string, std::vector<uint64_t>>>> MosZapList(uint64_t obj,
+                                                                               uint8_t* int_size = nullptr)
+      UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosZapLookup(uint64_t obj, const std::string& name) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreateBplist(uint64_t block_size, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
+  Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
+  Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
+  Status WriteConfigObject(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);
+
+  // DSL.
+  Status CreateMosLayout(uint64_t txg) UZFS_REQUIRES(mu_);
+  // A new DSL dir under parent_dir (with props ZAP and child map).
+  Result<uint64_t> CreateDir(uint64_t parent_dir, const std::string& leaf, uint64_t txg,
+                             uint64_t origin_obj) UZFS_REQUIRES(mu_);
+  // A new head dataset in dir, a clone of $ORIGIN@$ORIGIN (v >= 11).
+  Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CreateDatasetSync(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& props,
+                           uint64_t txg) UZFS_REQUIRES(mu_);
+  Status DestroyDatasetSync(const std::string& name, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status RenameDatasetSync(const std::string& from, const std::string& to, uint64_t txg)
+      UZFS_REQUIRES(mu_);
+  Result<uint64_t> LookupDir(const std::string& name) UZFS_REQUIRES(mu_);
+  Result<Dataset*> HoldDataset(const std::string& name) UZFS_REQUIRES(mu_);
+  // Adds delta bytes to dir and (as CHILD) to every ancestor.
+  Status ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
+                    uint64_t txg) UZFS_REQUIRES(mu_);
+  Status SetPropSync(const std::string& ds, const std::string& prop,
+                     const std::optional<std::string>& value, uint64_t txg) UZFS_REQUIRES(mu_);
+  ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  VdevNode ConfigTree() const UZFS_REQUIRES(mu_);
+
+  // Configuration and devices.
+  PoolIdentity ident_;
+  bool readonly_ = false;
+  std::unique_ptr<IoEngine> io_;
+  std::unique_ptr<Vdev> root_;
+  VdevNode tree_;                      // config view (guids, ids, metaslab arrays)
+  std::vector<VdevNode> spares_, cache_;
+  std::unique_ptr<Allocator> alloc_;
+  std::unique_ptr<SpaAllocator> spa_alloc_;
+  std::unique_ptr<VdevTreeTarget> target_;
+  std::unique_ptr<Zio> zio_;
+  FilesystemInit fs_init_;
+
+  mutable Mutex sync_mu_;  // taken before mu_
+  mutable Mutex mu_;
+  std::unique_ptr<ObjsetWriter> mos_ UZFS_GUARDED_BY(mu_);
+  std::unique_ptr<DmuSpaceMapProvider> maps_ UZFS_GUARDED_BY(mu_);
+  Uberblock ub_ UZFS_GUARDED_BY(mu_);
+  uint64_t open_txg_ UZFS_GUARDED_BY(mu_) = 0;
+  bool config_dirty_ UZFS_GUARDED_BY(mu_) = false;
+  bool labels_dirty_ UZFS_GUARDED_BY(mu_) = false;
+  Status failed_ UZFS_GUARDED_BY(mu_) = Status::Ok();  // a sync failed: suspended
+  bool closed_ UZFS_GUARDED_BY(mu_) = true;  // until Create/Import finish
+  uint64_t label_state_ UZFS_GUARDED_BY(mu_) = kPoolStateActive;
+  struct PendingTask {
+    SyncTask fn;
+    std::shared_ptr<Status> result;
+  };
+  std::vector<PendingTask> tasks_ UZFS_GUARDED_BY(mu_);
+  std::vector<std::string> history_ UZFS_GUARDED_BY(mu_);
+  // MOS objects.
+  uint64_t config_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t history_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t root_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t origin_snap_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::unique_ptr<Dataset>> datasets_ UZFS_GUARDED_BY(mu_);
+};
+
+}  // namespace uzfs

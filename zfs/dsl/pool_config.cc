@@ -1,0 +1,224 @@
+// Pool configuration nvlists and the vdev grammar (pool_config.h).
+#include "zfs/dsl/pool_config.h"
+
+#include <sys/stat.h>
+
+#include <random>
+
+namespace uzfs {
+namespace {
+
+// Add* only fails for duplicate names, which these builders never make.
+void Must(const Status& s) { s.IgnoreError(); }
+
+uint64_t Or(const Result<uint64_t>& r, uint64_t dflt) { return r.ok() ? *r : dflt; }
+
+Status Bad(const std::string& why) {
+  return Status::InvalidArgument("invalid vdev specification: " + why);
+}
+
+Result<VdevSpec> Leaf(const std::string& path) {
+  if (path.empty() || path[0] != '/')
+    return Bad("'" + path + "' is not an absolute path (use the full path of a file or device)");
+  VdevSpec v;
+  v.path = path;
+  struct stat st;
+  v.type = (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) ? VdevSpec::Type::kDisk
+                                                                    : VdevSpec::Type::kFile;
+  return v;
+}
+
+bool IsKeyword(const std::string& w) {
+  return w == "mirror" || w == "raidz" || w == "raidz1" || w == "raidz2" || w == "raidz3" ||
+         w == "log" || w == "cache" || w == "spare";
+}
+
+}  // namespace
+
+Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args) {
+  PoolLayout out;
+  enum class Section { kData, kLog, kCache, kSpare } section = Section::kData;
+  size_t i = 0;
+  auto section_list = [&]() -> std::vector<VdevSpec>& {
+    switch (section) {
+      case Section::kLog: return out.logs;
+      case Section::kCache: return out.cache;
+      case Section::kSpare: return out.spares;
+      default: return out.data;
+    }
+  };
+  while (i < args.size()) {
+    const std::string& w = args[i];
+    if (w == "log" || w == "cache" || w == "spare") {
+      section = w == "log" ? Section::kLog : w == "cache" ? Section::kCache : Section::kSpare;
+      i++;
+      if (i == args.size() || (args[i] != "mirror" && IsKeyword(args[i])))
+        return Bad("'" + w + "' must be followed by at least one device");
+      continue;
+    }
+    if (w == "mirror" || w.starts_with("raidz")) {
+      VdevSpec g;
+      uint32_t min = 2;
+      if (w == "mirror") {
+        g.type = VdevSpec::Type::kMirror;
+      } else {
+        g.type = VdevSpec::Type::kRaidz;
+        g.nparity = w == "raidz" ? 1 : static_cast<uint32_t>(w.back() - '0');
+        min = g.nparity + 1;
+        if (section == Section::kLog) return Bad("raidz is not supported for log devices");
+      }
+      if (section == Section::kCache || section == Section::kSpare)
+        return Bad(w + " is not supported for " + (section == Section::kCache ? "cache" : "spare") +
+                   " devices");
+      i++;
+      while (i < args.size() && !IsKeyword(args[i])) {
+        UZFS_ASSIGN_OR_RETURN(VdevSpec leaf, Leaf(args[i]));
+        g.children.push_back(std::move(leaf));
+        i++;
+      }
+      if (g.children.size() < min) {
+        return Bad(w + " requires at least " + std::to_string(min) + " devices");
+      }
+      section_list().push_back(std::move(g));
+      continue;
+    }
+    UZFS_ASSIGN_OR_RETURN(VdevSpec leaf, Leaf(w));
+    section_list().push_back(std::move(leaf));
+    i++;
+  }
+  if (out.data.empty()) return Bad("at least one toplevel vdev must be specified");
+  return out;
+}
+
+NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
+  NvList nv;
+  Must(nv.AddString("type", v.type));
+  Must(nv.AddUint64("id", v.id));
+  Must(nv.AddUint64("guid", v.guid));
+  if (v.IsLeaf()) {
+    Must(nv.AddString("path", v.path));
+    if (v.type == "disk") Must(nv.AddUint64("whole_disk", 0));
+  }
+  if (v.type == "raidz") Must(nv.AddUint64("nparity", v.nparity));
+  if (top_level) {
+    Must(nv.AddUint64("metaslab_array", v.metaslab_array));
+    Must(nv.AddUint64("metaslab_shift", v.metaslab_shift));
+    Must(nv.AddUint64("ashift", v.ashift));
+    Must(nv.AddUint64("asize", v.asize));
+    Must(nv.AddUint64("is_log", v.is_log ? 1 : 0));
+  }
+  Must(nv.AddUint64("create_txg", v.create_txg));
+  if (!v.children.empty()) {
+    std::vector<NvList> kids;
+    for (const VdevNode& c : v.children) kids.push_back(VdevNodeConfig(c, false));
+    Must(nv.AddNvListArray("children", std::move(kids)));
+  }
+  return nv;
+}
+
+namespace {
+
+void AddHeader(NvList* nv, const PoolIdentity& id, uint64_t state, uint64_t txg) {
+  Must(nv->AddUint64("version", id.version));
+  Must(nv->AddString("name", id.name));
+  Must(nv->AddUint64("state", state));
+  Must(nv->AddUint64("txg", txg));
+  Must(nv->AddUint64("pool_guid", id.pool_guid));
+  Must(nv->AddUint64("hostid", id.hostid));
+  Must(nv->AddString("hostname", id.hostname));
+}
+
+NvList AuxList(const VdevNode& v) {
+  NvList nv;
+  Must(nv.AddString("type", v.type));
+  Must(nv.AddString("path", v.path));
+  Must(nv.AddUint64("guid", v.guid));
+  return nv;
+}
+
+}  // namespace
+
+NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& root,
+                     std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
+  NvList nv;
+  AddHeader(&nv, id, state, txg);
+  Must(nv.AddUint64("vdev_children", root.children.size()));
+  NvList tree;
+  Must(tree.AddString("type", "root"));
+  Must(tree.AddUint64("id", 0));
+  Must(tree.AddUint64("guid", root.guid));
+  Must(tree.AddUint64("create_txg", root.create_txg));
+  std::vector<NvList> kids;
+  for (const VdevNode& c : root.children) kids.push_back(VdevNodeConfig(c, true));
+  Must(tree.AddNvListArray("children", std::move(kids)));
+  Must(nv.AddNvList("vdev_tree", std::move(tree)));
+  if (!spares.empty()) {
+    std::vector<NvList> s;
+    for (const VdevNode& v : spares) s.push_back(AuxList(v));
+    Must(nv.AddNvListArray("spares", std::move(s)));
+  }
+  if (!cache.empty()) {
+    std::vector<NvList> c;
+    for (const VdevNode& v : cache) c.push_back(AuxList(v));
+    Must(nv.AddNvListArray("l2cache", std::move(c)));
+  }
+  return nv;
+}
+
+NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& top,
+                       uint64_t leaf_guid, uint64_t vdev_children) {
+  NvList nv;
+  AddHeader(&nv, id, state, txg);
+  Must(nv.AddUint64("top_guid", top.guid));
+  Must(nv.AddUint64("guid", leaf_guid));
+  if (top.is_log) Must(nv.AddUint64("is_log", 1));
+  Must(nv.AddUint64("vdev_children", vdev_children));
+  Must(nv.AddNvList("vdev_tree", VdevNodeConfig(top, true)));
+  return nv;
+}
+
+NvList AuxLabelConfig(uint64_t version, uint64_t state, uint64_t guid) {
+  NvList nv;
+  Must(nv.AddUint64("version", version));
+  Must(nv.AddUint64("state", state));
+  Must(nv.AddUint64("guid", guid));
+  return nv;
+}
+
+Result<VdevNode> ParseVdevNode(const NvList& tree) {
+  VdevNode v;
+  UZFS_ASSIGN_OR_RETURN(std::string_view type, tree.GetString("type"));
+  v.type = std::string(type);
+  v.id = Or(tree.GetUint64("id"), 0);
+  UZFS_ASSIGN_OR_RETURN(v.guid, tree.GetUint64("guid"));
+  v.nparity = Or(tree.GetUint64("nparity"), 0);
+  if (auto p = tree.GetString("path"); p.ok()) v.path = std::string(*p);
+  v.metaslab_array = Or(tree.GetUint64("metaslab_array"), 0);
+  v.metaslab_shift = Or(tree.GetUint64("metaslab_shift"), 0);
+  v.ashift = Or(tree.GetUint64("ashift"), 0);
+  v.asize = Or(tree.GetUint64("asize"), 0);
+  v.is_log = Or(tree.GetUint64("is_log"), 0) != 0;
+  v.create_txg = Or(tree.GetUint64("create_txg"), 0);
+  if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
+    for (const NvList& k : *kids) {
+      UZFS_ASSIGN_OR_RETURN(VdevNode c, ParseVdevNode(k));
+      v.children.push_back(std::move(c));
+    }
+  }
+  return v;
+}
+
+uint64_t NewGuid() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t g = 0;
+  while (g == 0) g = rng();
+  return g;
+}
+
+uint64_t GuidSum(const VdevNode& root) {
+  uint64_t s = root.guid;
+  for (const VdevNode& c : root.children) s += GuidSum(c);
+  return s;
+}
+
+}  // namespace uzfs

@@ -1,0 +1,766 @@
+// Pool: the DSL side — MOS object helpers, DSL directories and datasets,
+// properties, space accounting, the config and history objects (pool.h).
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/util/checksum.h"
+#include "zfs/util/compress/compress.h"
+#include "zfs/util/endian.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_writer.h"
+
+namespace uzfs {
+
+
+namespace {
+
+uint64_t Now() { return static_cast<uint64_t>(::time(nullptr)); }
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::pair<std::string, std::string> SplitParent(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return {"", name};
+  return {name.substr(0, slash), name.substr(slash + 1)};
+}
+
+Status CheckComponent(const std::string& full, const std::string& c) {
+  if (c.empty()) return Status::InvalidArgument("cannot create '" + full + "': empty component in name");
+  if (c.size() > 255) return Status::InvalidArgument("cannot create '" + full + "': name is too long");
+  for (char ch : c) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.' && ch != ':' && ch != ' ')
+      return Status::InvalidArgument("cannot create '" + full + "': invalid character '" + std::string(1, ch) +
+                                     "' in name");
+  }
+  return Status::Ok();
+}
+
+// A property value as the DSL props ZAP stores it.
+struct StoredProp {
+  bool is_string = false;
+  uint64_t number = 0;
+  std::string text;
+};
+
+Result<uint64_t> ParseSize(const std::string& prop, const std::string& v) {
+  if (v == "none") return 0;
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || d < 0) return Status::InvalidArgument("bad numeric value '" + v + "'");
+  std::string suf(end);
+  for (char& c : suf) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!suf.empty() && suf.back() == 'B' && suf.size() > 1) suf.pop_back();
+  uint64_t mult = 1;
+  if (suf.empty() || suf == "B") {
+    mult = 1;
+  } else if (suf == "K") {
+    mult = 1ull << 10;
+  } else if (suf == "M") {
+    mult = 1ull << 20;
+  } else if (suf == "G") {
+    mult = 1ull << 30;
+  } else if (suf == "T") {
+    mult = 1ull << 40;
+  } else if (suf == "P") {
+    mult = 1ull << 50;
+  } else {
+    return Status::InvalidArgument("bad numeric value '" + v + "' for '" + prop + "'");
+  }
+  return static_cast<uint64_t>(d * static_cast<double>(mult));
+}
+
+// Encodes `value` of dataset property `prop` (the subset uzfs stores so
+// far; zfs/dsl/prop_table will replace this with the full table).
+Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, uint64_t version) {
+  StoredProp out;
+  auto bad = [&](const std::string& allowed) {
+    return Status::InvalidArgument("'" + prop + "' must be one of '" + allowed + "'");
+  };
+  if (prop.find(':') != std::string::npos) {
+    out.is_string = true;
+    out.text = value;
+    return out;
+  }
+  if (prop == "compression" || prop == "compress") {
+    if (value == "on") {
+      out.number = static_cast<uint64_t>(CompressType::kOn);
+      return out;
+    }
+    auto t = ParseCompressName(value);
+    if (!t.ok() || *t == CompressType::kInherit || *t == CompressType::kEmpty ||
+        (*t == CompressType::kLz4 && version < 5000) || *t == CompressType::kZstd) {
+      return bad(version < 5000 ? "on | off | lzjb | gzip | gzip-[1-9] | zle"
+                                : "on | off | lzjb | gzip | gzip-[1-9] | zle | lz4");
+    }
+    out.number = static_cast<uint64_t>(*t);
+    return out;
+  }
+  if (prop == "checksum") {
+    static const std::pair<const char*, ChecksumType> kNames[] = {
+        {"on", ChecksumType::kOn}, {"off", ChecksumType::kOff}, {"fletcher2", ChecksumType::kFletcher2},
+        {"fletcher4", ChecksumType::kFletcher4}, {"sha256", ChecksumType::kSha256}};
+    for (const auto& [n, t] : kNames) {
+      if (value == n) {
+        out.number = static_cast<uint64_t>(t);
+        return out;
+      }
+    }
+    return bad("on | off | fletcher2 | fletcher4 | sha256");
+  }
+  if (prop == "copies") {
+    if (value != "1" && value != "2" && value != "3") return bad("1 | 2 | 3");
+    out.number = std::stoull(value);
+    return out;
+  }
+  if (prop == "atime" || prop == "readonly" || prop == "devices" || prop == "exec" || prop == "setuid" ||
+      prop == "xattr" || prop == "zoned" || prop == "nbmand" || prop == "jailed") {
+    if (value != "on" && value != "off") return bad("on | off");
+    out.number = value == "on" ? 1 : 0;
+    return out;
+  }
+  if (prop == "canmount") {
+    if (value == "off") out.number = 0;
+    else if (value == "on") out.number = 1;
+    else if (value == "noauto") out.number = 2;
+    else return bad("on | off | noauto");
+    return out;
+  }
+  if (prop == "recordsize") {
+    UZFS_ASSIGN_OR_RETURN(uint64_t n, ParseSize(prop, value));
+    if (n < 512 || n > 131072 || (n & (n - 1)) != 0)
+      return Status::InvalidArgument("'recordsize' must be power of 2 from 512B to 128K");
+    out.number = n;
+    return out;
+  }
+  if (prop == "quota" || prop == "reservation" || prop == "refquota" || prop == "refreservation") {
+    UZFS_ASSIGN_OR_RETURN(out.number, ParseSize(prop, value));
+    return out;
+  }
+  if (prop == "mountpoint") {
+    if (value != "none" && value != "legacy" && (value.empty() || value[0] != '/'))
+      return Status::InvalidArgument("'mountpoint' must be an absolute path, 'none', or 'legacy'");
+    out.is_string = true;
+    out.text = value;
+    return out;
+  }
+  if (prop == "sharenfs" || prop == "sharesmb") {
+    out.is_string = true;
+    out.text = value;
+    return out;
+  }
+  return Status::InvalidArgument("invalid property '" + prop + "'");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ MOS helpers
+
+Result<uint64_t> Pool::MosCreateZap(uint8_t type, uint64_t txg, uint8_t bonustype, uint16_t bonuslen) {
+  return CreateZapObject(*mos_, type, txg, bonustype, bonuslen);
+}
+
+Status Pool::MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, uint64_t txg) {
+  DmuZapObject zo(*mos_, obj, txg);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_RETURN_IF_ERROR(zw.Update(name, value));
+  return zo.Flush();
+}
+
+Status Pool::MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
+                             uint64_t txg) {
+  std::vector<uint64_t> bytes(value.begin(), value.end());
+  bytes.push_back(0);
+  DmuZapObject zo(*mos_, obj, txg);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_RETURN_IF_ERROR(zw.Update(name, 1, bytes));
+  return zo.Flush();
+}
+
+Status Pool::MosZapRemove(uint64_t obj, const std::string& name, uint64_t txg) {
+  DmuZapObject zo(*mos_, obj, txg);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_RETURN_IF_ERROR(zw.Remove(name));
+  return zo.Flush();
+}
+
+Result<std::vector<std::pair<std::string, std::vector<uint64_t>>>> Pool::MosZapList(uint64_t obj,
+                                                                                   uint8_t* int_size) {
+  DmuZapObject zo(*mos_, obj, open_txg_);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> out;
+  for (ZapEntry& e : entries) {
+    if (int_size) *int_size = e.int_size;
+    out.push_back({e.name, std::move(e.values)});
+  }
+  return out;
+}
+
+Result<uint64_t> Pool::MosZapLookup(uint64_t obj, const std::string& name) {
+  DmuZapObject zo(*mos_, obj, open_txg_);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  return zw.LookupUint64(name);
+}
+
+Result<uint64_t> Pool::MosCreateBplist(uint64_t block_size, uint64_t txg) {
+  ObjectProps op;
+  op.type = dmu_ot::kBpobj;
+  op.bonustype = dmu_ot::kBpobjHeader;
+  op.bonuslen = 32;
+  op.block_size = block_size;
+  op.indblkshift = 14;
+  return mos_->AllocateObject(op, txg);
+}
+
+Status Pool::WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) {
+  std::array<uint8_t, kDslDirPhysSize> raw{};
+  EncodeDslDir(d, raw);
+  return mos_->SetBonus(obj, dmu_ot::kDslDir, raw, txg);
+}
+
+Status Pool::WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) {
+  std::array<uint8_t, kDslDatasetPhysSize> raw{};
+  EncodeDslDataset(d, raw);
+  return mos_->SetBonus(obj, dmu_ot::kDslDataset, raw, txg);
+}
+
+Result<DslDirPhys> Pool::ReadDirPhys(uint64_t obj) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(obj));
+  if (dn.type != dmu_ot::kDslDir) return Status::Corruption("object " + std::to_string(obj) + " is not a DSL directory");
+  return DecodeDslDir(dn.bonus);
+}
+
+Result<DslDatasetPhys> Pool::ReadDsPhys(uint64_t obj) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(obj));
+  if (dn.type != dmu_ot::kDslDataset) return Status::Corruption("object " + std::to_string(obj) + " is not a DSL dataset");
+  return DecodeDslDataset(dn.bonus);
+}
+
+Status Pool::WriteConfigObject(uint64_t txg) {
+  const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
+  UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, nv.EncodeXdr());
+  UZFS_RETURN_IF_ERROR(mos_->FreeRange(config_obj_, 0, UINT64_MAX, txg));
+  UZFS_RETURN_IF_ERROR(mos_->Write(config_obj_, 0, packed, txg));
+  uint8_t size[8];
+  StoreLE64(size, packed.size());
+  UZFS_RETURN_IF_ERROR(mos_->SetBonus(config_obj_, dmu_ot::kPackedNvlistSize, size, txg));
+  config_dirty_ = false;
+  return Status::Ok();
+}
+
+// The history object is a ring: the pool-creation record is kept at
+// [0, create_len); later records wrap within [create_len, phys_max_off),
+// the oldest dropped (records_lost) when the ring is full. Logical offsets
+// bof/eof only grow. Each record: u64 length, then a packed XDR nvlist.
+Status Pool::WriteHistory(uint64_t txg) {
+  if (history_obj_ == 0) {
+    history_.clear();
+    return Status::Ok();
+  }
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(history_obj_));
+  if (dn.bonus.size() < 40) return Status::Corruption("history offsets too short");
+  uint64_t create_len = LoadLE64(dn.bonus.data());
+  const uint64_t max_off = LoadLE64(dn.bonus.data() + 8);
+  uint64_t bof = LoadLE64(dn.bonus.data() + 16);
+  uint64_t eof = LoadLE64(dn.bonus.data() + 24);
+  uint64_t lost = LoadLE64(dn.bonus.data() + 32);
+  auto phys = [&](uint64_t off) {
+    if (off < max_off || create_len >= max_off) return off;
+    return create_len + (off - create_len) % (max_off - create_len);
+  };
+  auto ring_write = [&](uint64_t off, std::span<const uint8_t> data) -> Status {
+    while (!data.empty()) {
+      const uint64_t p = phys(off);
+      const uint64_t room = max_off - p;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(room, data.size()));
+      UZFS_RETURN_IF_ERROR(mos_->Write(history_obj_, p, data.first(n), txg));
+      data = data.subspan(n);
+      off += n;
+    }
+    return Status::Ok();
+  };
+  auto ring_read64 = [&](uint64_t off) -> Result<uint64_t> {
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++) {
+      UZFS_RETURN_IF_ERROR(mos_->Read(history_obj_, phys(off + i), std::span<uint8_t>(b + i, 1)));
+    }
+    return LoadLE64(b);
+  };
+  for (const std::string& cmd : history_) {
+    NvList nv;
+    nv.AddUint64("history time", Now()).IgnoreError();
+    nv.AddString("history command", cmd).IgnoreError();
+    nv.AddUint64("history who", static_cast<uint64_t>(::getuid())).IgnoreError();
+    nv.AddString("history hostname", ident_.hostname).IgnoreError();
+    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, nv.EncodeXdr());
+    std::vector<uint8_t> rec(8 + packed.size());
+    StoreLE64(rec.data(), packed.size());
+    std::copy(packed.begin(), packed.end(), rec.begin() + 8);
+    if (eof == 0) {
+      // The creation record, kept forever.
+      UZFS_RETURN_IF_ERROR(mos_->Write(history_obj_, 0, rec, txg));
+      create_len = bof = eof = rec.size();
+      continue;
+    }
+    const uint64_t ring = max_off > create_len ? max_off - create_len : 0;
+    if (rec.size() > ring) continue;  // never fits: skip
+    while (eof + rec.size() - bof > ring) {
+      UZFS_ASSIGN_OR_RETURN(uint64_t len, ring_read64(bof));
+      bof += 8 + len;
+      lost++;
+    }
+    UZFS_RETURN_IF_ERROR(ring_write(eof, rec));
+    eof += rec.size();
+  }
+  history_.clear();
+  std::vector<uint8_t> bonus(40);
+  StoreLE64(bonus.data(), create_len);
+  StoreLE64(bonus.data() + 8, max_off);
+  StoreLE64(bonus.data() + 16, bof);
+  StoreLE64(bonus.data() + 24, eof);
+  StoreLE64(bonus.data() + 32, lost);
+  return mos_->SetBonus(history_obj_, dmu_ot::kSpaHistoryOffsets, bonus, txg);
+}
+
+// ------------------------------------------------------------------ DSL
+
+Result<uint64_t> Pool::CreateDir(uint64_t parent_dir, const std::string& leaf, uint64_t txg,
+                                 uint64_t origin_obj) {
+  ObjectProps op;
+  op.type = dmu_ot::kDslDir;
+  op.bonustype = dmu_ot::kDslDir;
+  op.bonuslen = kDslDirPhysSize;
+  op.block_size = 512;
+  op.indblkshift = 14;
+  UZFS_ASSIGN_OR_RETURN(uint64_t dir, mos_->AllocateObject(op, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t props, MosCreateZap(dmu_ot::kDslProps, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t child, MosCreateZap(dmu_ot::kDslDirChildMap, txg));
+  DslDirPhys d;
+  d.creation_time = Now();
+  d.parent_obj = parent_dir;
+  d.origin_obj = origin_obj;
+  d.child_dir_zapobj = child;
+  d.props_zapobj = props;
+  d.flags = kDdFlagUsedBreakdown;
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir, d, txg));
+  if (parent_dir != 0) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys p, ReadDirPhys(parent_dir));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(p.child_dir_zapobj, leaf, dir, txg));
+  }
+  return dir;
+}
+
+Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
+  ObjectProps op;
+  op.type = dmu_ot::kDslDataset;
+  op.bonustype = dmu_ot::kDslDataset;
+  op.bonuslen = kDslDatasetPhysSize;
+  op.block_size = 512;
+  op.indblkshift = 14;
+  UZFS_ASSIGN_OR_RETURN(uint64_t ds, mos_->AllocateObject(op, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t deadlist, MosCreateBplist(128 * 1024, txg));
+  DslDatasetPhys p;
+  p.dir_obj = dir_obj;
+  p.prev_snap_obj = origin_snap_obj_;
+  p.prev_snap_txg = kOriginSnapTxg;
+  p.snapnames_zapobj = snapnames;
+  p.creation_time = Now();
+  p.creation_txg = txg;
+  p.deadlist_obj = deadlist;
+  p.fsid_guid = NewGuid() & ((uint64_t{1} << 56) - 1);
+  p.guid = NewGuid();
+  p.flags = 4;  // DS_FLAG_UNIQUE_ACCURATE
+  UZFS_RETURN_IF_ERROR(WriteDsPhys(ds, p, txg));
+  // A clone of $ORIGIN@$ORIGIN.
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys snap, ReadDsPhys(origin_snap_obj_));
+  snap.num_children++;
+  UZFS_RETURN_IF_ERROR(WriteDsPhys(origin_snap_obj_, snap, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(snap.next_clones_obj, Hex(ds), ds, txg));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  d.head_dataset_obj = ds;
+  d.origin_obj = origin_snap_obj_;
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir_obj, d, txg));
+  return ds;
+}
+
+Status Pool::ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
+                        uint64_t txg) {
+  bool first = true;
+  for (uint64_t d = dir_obj; d != 0;) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys p, ReadDirPhys(d));
+    p.used_bytes += static_cast<uint64_t>(used);
+    p.compressed_bytes += static_cast<uint64_t>(comp);
+    p.uncompressed_bytes += static_cast<uint64_t>(uncomp);
+    p.used_breakdown[first ? which : static_cast<int>(DdUsed::kChild)] += static_cast<uint64_t>(used);
+    UZFS_RETURN_IF_ERROR(WriteDirPhys(d, p, txg));
+    first = false;
+    d = p.parent_obj;
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> Pool::LookupDir(const std::string& name) {
+  if (name == ident_.name) return root_dir_obj_;
+  if (!name.starts_with(ident_.name + "/")) return Status::NotFound("dataset does not exist");
+  uint64_t dir = root_dir_obj_;
+  size_t pos = ident_.name.size() + 1;
+  while (pos <= name.size()) {
+    size_t slash = name.find('/', pos);
+    if (slash == std::string::npos) slash = name.size();
+    const std::string comp = name.substr(pos, slash - pos);
+    if (comp.empty() || comp[0] == '$') return Status::NotFound("dataset does not exist");
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys p, ReadDirPhys(dir));
+    auto child = MosZapLookup(p.child_dir_zapobj, comp);
+    if (!child.ok()) return Status::NotFound("dataset does not exist");
+    dir = *child;
+    pos = slash + 1;
+  }
+  return dir;
+}
+
+ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
+  ObjsetWriterOptions o;
+  o.pool_version = ident_.version;
+  // Effective compression, checksum and copies: nearest dir that sets them.
+  auto effective = [&](const std::string& prop) -> std::optional<uint64_t> {
+    for (uint64_t d = dir_obj; d != 0;) {
+      auto p = ReadDirPhys(d);
+      if (!p.ok()) return std::nullopt;
+      auto v = MosZapLookup(p->props_zapobj, prop);
+      if (v.ok()) return *v;
+      d = p->parent_obj;
+    }
+    return std::nullopt;
+  };
+  if (auto c = effective("compression")) {
+    CompressType t = static_cast<CompressType>(*c);
+    if (t == CompressType::kOn) t = ident_.version >= 5000 ? CompressType::kLz4 : CompressType::kLzjb;
+    o.data_compress = t;
+  } else {
+    o.data_compress = CompressType::kOff;
+  }
+  if (auto c = effective("checksum")) {
+    ChecksumType t = static_cast<ChecksumType>(*c);
+    if (t == ChecksumType::kOn) t = ChecksumType::kFletcher4;
+    o.data_checksum = t;
+  }
+  if (auto c = effective("copies"); c && *c >= 1 && *c <= 3) o.data_copies = static_cast<int>(*c);
+  return o;
+}
+
+Result<Pool::Dataset*> Pool::HoldDataset(const std::string& name) {
+  if (auto it = datasets_.find(name); it != datasets_.end()) return it->second.get();
+  UZFS_ASSIGN_OR_RETURN(uint64_t dir, LookupDir(name));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
+  auto ds = std::make_unique<Dataset>();
+  ds->name = name;
+  ds->dir_obj = dir;
+  ds->ds_obj = d.head_dataset_obj;
+  if (p.bp.IsHole()) {
+    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(dir)));
+  } else {
+    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Open(*zio_, p.bp, DatasetOptions(dir)));
+  }
+  Dataset* raw = ds.get();
+  datasets_[name] = std::move(ds);
+  return raw;
+}
+
+Result<ObjsetWriter*> Pool::Objset(const std::string& name) {
+  MutexLock l(&mu_);
+  if (readonly_) return Status::NotSupported("pool is read-only");
+  UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
+  return ds->os.get();
+}
+
+Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
+  MutexLock l(&mu_);
+  std::vector<DatasetInfo> out;
+  std::function<Status(const std::string&, uint64_t)> walk = [&](const std::string& name,
+                                                                  uint64_t dir) -> Status {
+    DatasetInfo info;
+    info.name = name;
+    info.dir_obj = dir;
+    UZFS_ASSIGN_OR_RETURN(info.dir, ReadDirPhys(dir));
+    info.ds_obj = info.dir.head_dataset_obj;
+    UZFS_ASSIGN_OR_RETURN(info.ds, ReadDsPhys(info.ds_obj));
+    const uint64_t child_zap = info.dir.child_dir_zapobj;
+    out.push_back(std::move(info));
+    UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(child_zap));
+    std::sort(kids.begin(), kids.end());
+    for (const auto& [k, v] : kids) {
+      if (k.empty() || k[0] == '$' || v.empty()) continue;
+      UZFS_RETURN_IF_ERROR(walk(name + "/" + k, v[0]));
+    }
+    return Status::Ok();
+  };
+  UZFS_RETURN_IF_ERROR(walk(ident_.name, root_dir_obj_));
+  return out;
+}
+
+Result<std::map<std::string, std::string>> Pool::LocalProps(const std::string& ds) {
+  MutexLock l(&mu_);
+  auto dir = LookupDir(ds);
+  if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  DmuZapObject zo(*mos_, d.props_zapobj, open_txg_);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
+  std::map<std::string, std::string> out;
+  for (const ZapEntry& e : entries) {
+    if (e.int_size == 1) {
+      std::string s;
+      for (uint64_t c : e.values) {
+        if (c == 0) break;
+        s.push_back(static_cast<char>(c));
+      }
+      out[e.name] = s;
+    } else {
+      out[e.name] = std::to_string(e.value());
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ operations
+
+Status Pool::CreateDataset(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& props) {
+  return RunTask([this, name, props](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    return CreateDatasetSync(name, props, txg);
+  });
+}
+
+Status Pool::CreateDatasetSync(const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& props,
+                               uint64_t txg) {
+  const auto [parent, leaf] = SplitParent(name);
+  if (parent.empty()) {
+    return Status::InvalidArgument("cannot create '" + name + "': missing dataset name");
+  }
+  UZFS_RETURN_IF_ERROR(CheckComponent(name, leaf));
+  if (name.find('@') != std::string::npos) {
+    return Status::NotSupported("cannot create '" + name + "': snapshots are not supported yet");
+  }
+  if (LookupDir(name).ok()) return Status::Exists("cannot create '" + name + "': dataset already exists");
+  auto pdir = LookupDir(parent);
+  if (!pdir.ok()) return Status::NotFound("cannot create '" + name + "': parent does not exist");
+  // Validate every property before changing anything.
+  std::vector<std::pair<std::string, StoredProp>> enc;
+  for (const auto& [k, v] : props) {
+    auto e = EncodeProp(k, v, ident_.version);
+    if (!e.ok()) return Status::InvalidArgument("cannot create '" + name + "': " + std::string(e.status().message()));
+    enc.push_back({k == "compress" ? "compression" : k, *e});
+  }
+  UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(*pdir, leaf, txg, origin_snap_obj_));
+  UZFS_ASSIGN_OR_RETURN(uint64_t dsobj, CreateHeadDataset(dir, txg));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+  for (const auto& [k, v] : enc) {
+    if (v.is_string) {
+      UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, k, v.text, txg));
+    } else {
+      UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, k, v.number, txg));
+    }
+    if (k == "quota") d.quota = v.number;
+    if (k == "reservation") d.reserved = v.number;
+  }
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir, d, txg));
+  auto ds = std::make_unique<Dataset>();
+  ds->name = name;
+  ds->dir_obj = dir;
+  ds->ds_obj = dsobj;
+  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(dir)));
+  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, txg));
+  ds->needs_sync = true;
+  datasets_[name] = std::move(ds);
+  return Status::Ok();
+}
+
+namespace {
+
+// Frees every block of the object set under `root` (its data, indirect
+// and dnode blocks, and the objset block itself) in txg.
+Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t txg) {
+  std::function<Status(const BlockPtr&)> free_bp;
+  auto free_dnode = [&](const Dnode& dn) -> Status {
+    for (const BlockPtr& bp : dn.blkptr) UZFS_RETURN_IF_ERROR(free_bp(bp));
+    if (dn.spill) UZFS_RETURN_IF_ERROR(free_bp(*dn.spill));
+    return Status::Ok();
+  };
+  free_bp = [&](const BlockPtr& bp) -> Status {
+    if (bp.IsHole() || bp.embedded) return Status::Ok();
+    if (bp.level > 0 || bp.type == dmu_ot::kDnode || bp.type == dmu_ot::kObjset) {
+      std::vector<uint8_t> buf(bp.lsize);
+      UZFS_RETURN_IF_ERROR(zio.Read(bp, buf));
+      if (bp.level > 0) {
+        for (size_t off = 0; off + kBlockPtrSize <= buf.size(); off += kBlockPtrSize) {
+          const BlockPtr child =
+              DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(buf.data() + off, kBlockPtrSize));
+          UZFS_RETURN_IF_ERROR(free_bp(child));
+        }
+      } else if (bp.type == dmu_ot::kDnode) {
+        for (size_t off = 0; off + kDnodeSlotSize <= buf.size();) {
+          if (buf[off] == 0) {
+            off += kDnodeSlotSize;
+            continue;
+          }
+          UZFS_ASSIGN_OR_RETURN(Dnode dn, DecodeDnode(std::span<const uint8_t>(buf).subspan(off)));
+          UZFS_RETURN_IF_ERROR(free_dnode(dn));
+          off += dn.Size();
+        }
+      } else {
+        UZFS_ASSIGN_OR_RETURN(uzfs::Objset os, DecodeObjset(buf));
+        UZFS_RETURN_IF_ERROR(free_dnode(os.meta_dnode));
+        if (os.userused) UZFS_RETURN_IF_ERROR(free_dnode(*os.userused));
+        if (os.groupused) UZFS_RETURN_IF_ERROR(free_dnode(*os.groupused));
+      }
+    }
+    return zio.Free(bp, txg);
+  };
+  return free_bp(root);
+}
+
+}  // namespace
+
+Status Pool::DestroyDataset(const std::string& name) {
+  return RunTask([this, name](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    return DestroyDatasetSync(name, txg);
+  });
+}
+
+Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
+  const std::string q = "cannot destroy '" + name + "': ";
+  if (name == ident_.name) return Status::InvalidArgument(q + "operation does not apply to pools\nuse 'zpool destroy " + name + "' to destroy the pool itself");
+  auto dir = LookupDir(name);
+  if (!dir.ok()) return Status::NotFound(q + "dataset does not exist");
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(d.child_dir_zapobj));
+  if (!kids.empty()) return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets");
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
+  // Drop the in-memory writer (its unsynced changes die with it).
+  datasets_.erase(name);
+  UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, txg));
+  // Accounting: the dir's space leaves every ancestor.
+  UZFS_RETURN_IF_ERROR(ChargeDirs(d.parent_obj, -static_cast<int64_t>(d.used_bytes),
+                                  -static_cast<int64_t>(d.compressed_bytes),
+                                  -static_cast<int64_t>(d.uncompressed_bytes),
+                                  static_cast<int>(DdUsed::kChild), txg));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys parent, ReadDirPhys(d.parent_obj));
+  const std::string leaf = SplitParent(name).second;
+  UZFS_RETURN_IF_ERROR(MosZapRemove(parent.child_dir_zapobj, leaf, txg));
+  if (p.prev_snap_obj != 0) {
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys snap, ReadDsPhys(p.prev_snap_obj));
+    if (snap.num_children > 0) snap.num_children--;
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(p.prev_snap_obj, snap, txg));
+    if (snap.next_clones_obj != 0) MosZapRemove(snap.next_clones_obj, Hex(d.head_dataset_obj), txg).IgnoreError();
+  }
+  for (uint64_t obj : {p.snapnames_zapobj, p.deadlist_obj, d.head_dataset_obj, d.props_zapobj,
+                       d.child_dir_zapobj, *dir}) {
+    if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
+  }
+  return Status::Ok();
+}
+
+Status Pool::RenameDataset(const std::string& from, const std::string& to) {
+  return RunTask([this, from, to](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    return RenameDatasetSync(from, to, txg);
+  });
+}
+
+Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, uint64_t txg) {
+  const std::string q = "cannot rename to '" + to + "': ";
+  if (from == ident_.name) return Status::InvalidArgument("cannot rename '" + from + "': operation does not apply to pools");
+  auto dir = LookupDir(from);
+  if (!dir.ok()) return Status::NotFound("cannot open '" + from + "': dataset does not exist");
+  if (!to.starts_with(ident_.name + "/")) return Status::InvalidArgument(q + "datasets must be within same pool");
+  if (to.starts_with(from + "/")) return Status::InvalidArgument(q + "new dataset name cannot be a descendant of current dataset name");
+  if (LookupDir(to).ok()) return Status::Exists(q + "dataset already exists");
+  const auto [to_parent, to_leaf] = SplitParent(to);
+  UZFS_RETURN_IF_ERROR(CheckComponent(to, to_leaf));
+  auto npdir = LookupDir(to_parent);
+  if (!npdir.ok()) return Status::NotFound(q + "parent does not exist");
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys op, ReadDirPhys(d.parent_obj));
+  UZFS_RETURN_IF_ERROR(MosZapRemove(op.child_dir_zapobj, SplitParent(from).second, txg));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys np, ReadDirPhys(*npdir));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(np.child_dir_zapobj, to_leaf, *dir, txg));
+  if (d.parent_obj != *npdir) {
+    const int64_t u = static_cast<int64_t>(d.used_bytes), c = static_cast<int64_t>(d.compressed_bytes),
+                  un = static_cast<int64_t>(d.uncompressed_bytes);
+    UZFS_RETURN_IF_ERROR(ChargeDirs(d.parent_obj, -u, -c, -un, static_cast<int>(DdUsed::kChild), txg));
+    UZFS_RETURN_IF_ERROR(ChargeDirs(*npdir, u, c, un, static_cast<int>(DdUsed::kChild), txg));
+    UZFS_ASSIGN_OR_RETURN(d, ReadDirPhys(*dir));
+    d.parent_obj = *npdir;
+    UZFS_RETURN_IF_ERROR(WriteDirPhys(*dir, d, txg));
+  }
+  // Held writers follow their datasets' new names.
+  std::map<std::string, std::unique_ptr<Dataset>> moved;
+  for (auto it = datasets_.begin(); it != datasets_.end();) {
+    if (it->first == from || it->first.starts_with(from + "/")) {
+      std::string nn = to + it->first.substr(from.size());
+      it->second->name = nn;
+      moved[nn] = std::move(it->second);
+      it = datasets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [k, v] : moved) datasets_[k] = std::move(v);
+  return Status::Ok();
+}
+
+Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::string& value) {
+  return RunTask([this, ds, prop, value](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    return SetPropSync(ds, prop, value, txg);
+  });
+}
+
+Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
+  return RunTask([this, ds, prop](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    return SetPropSync(ds, prop, std::nullopt, txg);
+  });
+}
+
+Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
+                         const std::optional<std::string>& value, uint64_t txg) {
+  auto dir = LookupDir(ds);
+  if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
+  const std::string name = prop == "compress" ? "compression" : prop;
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  if (!value) {
+    if (prop.find(':') == std::string::npos) {
+      auto check = EncodeProp(name, "", ident_.version);
+      if (!check.ok() && check.status().message().starts_with("invalid property"))
+        return Status::InvalidArgument("invalid property '" + prop + "'");
+    }
+    Status s = MosZapRemove(d.props_zapobj, name, txg);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    if (name == "quota") d.quota = 0;
+    if (name == "reservation") d.reserved = 0;
+    return WriteDirPhys(*dir, d, txg);
+  }
+  auto enc = EncodeProp(name, *value, ident_.version);
+  if (!enc.ok()) return Status::InvalidArgument("cannot set property for '" + ds + "': " + std::string(enc.status().message()));
+  if (enc->is_string) {
+    UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, name, enc->text, txg));
+  } else {
+    UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, name, enc->number, txg));
+  }
+  if (name == "quota") d.quota = enc->number;
+  if (name == "reservation") d.reserved = enc->number;
+  return WriteDirPhys(*dir, d, txg);
+}
+
+}  // namespace uzfs
