@@ -92,9 +92,11 @@ Status DmuZapObject::SetBlockSize(uint64_t bytes) {
   }
   // One block: keep its bytes (the cached ones if this operation changed them).
   std::vector<uint8_t> b0;
+  bool b0_dirty = false;
   {
     UZFS_ASSIGN_OR_RETURN(Cached * c, Load(0));
     b0 = std::move(c->data);
+    b0_dirty = c->dirty;
     cache_.clear();
   }
   Status s = os_.SetBlockSize(object_, bytes, indblkshift_, txg_);
@@ -120,8 +122,10 @@ Status DmuZapObject::SetBlockSize(uint64_t bytes) {
   } else if (!s.ok()) {
     // Nothing changed in the object, but this operation's block 0 bytes
     // must still reach it.
-    Status w = os_.Write(object_, 0, b0, txg_);
-    if (!w.ok()) error_ = w;
+    if (b0_dirty) {
+      Status w = os_.Write(object_, 0, b0, txg_);
+      if (!w.ok()) error_ = w;
+    }
     return s;
   }
   bsize_ = bytes;
