@@ -150,9 +150,12 @@ TEST_P(UzfsToZfsFuse, ImportScrubZdb) {
         ASSERT_UZFS_OK(os.status());
         ObjectProps op;
         op.indblkshift = 14;
-        auto obj = (*os)->AllocateObject(op, P.open_txg());
+        auto tx = P.Begin(300000);
+        ASSERT_UZFS_OK(tx.status());
+        auto obj = (*os)->AllocateObject(op, tx->txg());
         ASSERT_UZFS_OK(obj.status());
-        ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(200000 + 5000 * t, t), P.open_txg()));
+        ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(200000 + 5000 * t, t), tx->txg()));
+        tx->Commit();
       }
       ASSERT_UZFS_OK(P.Sync());
     }

@@ -86,14 +86,17 @@ void WriteObjects(Pool& p, const std::string& ds, int n, size_t size, uint64_t s
                   std::vector<uint64_t>* objs) {
   auto os = p.Objset(ds);
   ASSERT_UZFS_OK(os.status());
+  auto tx = p.Begin(n * size);
+  ASSERT_UZFS_OK(tx.status());
   for (int i = 0; i < n; i++) {
     ObjectProps op;
     op.indblkshift = 14;
-    auto obj = (*os)->AllocateObject(op, p.open_txg());
+    auto obj = (*os)->AllocateObject(op, tx->txg());
     ASSERT_UZFS_OK(obj.status());
-    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(size, seed + i), p.open_txg()));
+    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(size, seed + i), tx->txg()));
     objs->push_back(*obj);
   }
+  tx->Commit();
 }
 
 TEST(Pool, CreateExportImportStripe) {
@@ -320,6 +323,42 @@ TEST(Pool, ImportFallsBackPastDamagedUberblock) {
   auto list = (*p)->ListDatasets();
   ASSERT_UZFS_OK(list.status());
   EXPECT_GE(list->size(), 2u);
+  ASSERT_UZFS_OK((*p)->Export());
+  ExpectConsistent(d.path(), "tank");
+}
+
+}  // namespace
+}  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// Many datasets: the MOS ZAPs created in earlier txgs (the root's child
+// map, $ORIGIN@$ORIGIN's next_clones, a props ZAP) grow past one micro ZAP
+// block and upgrade to fat ZAPs in later txgs.
+TEST(Pool, ManyDatasetsGrowMosZaps) {
+  test::TempDir d;
+  {
+    auto p = Pool::Create("tank", Stripe(d.path(), 1), V23());
+    ASSERT_UZFS_OK(p.status());
+    for (int i = 0; i < 40; i++) {
+      ASSERT_UZFS_OK((*p)->CreateDataset("tank/ds" + std::to_string(i), {}));
+    }
+    for (int i = 0; i < 20; i++) {
+      ASSERT_UZFS_OK((*p)->SetProp("tank", "com.uzfs:p" + std::to_string(i), "v" + std::to_string(i)));
+    }
+    auto list = (*p)->ListDatasets();
+    ASSERT_UZFS_OK(list.status());
+    EXPECT_EQ(list->size(), 41u);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  ExpectConsistent(d.path(), "tank");
+  auto p = ImportFrom(d.path(), "tank");
+  ASSERT_UZFS_OK(p.status());
+  auto props = (*p)->LocalProps("tank");
+  ASSERT_UZFS_OK(props.status());
+  EXPECT_EQ(props->at("com.uzfs:p19"), "v19");
+  for (int i = 0; i < 40; i += 2) ASSERT_UZFS_OK((*p)->DestroyDataset("tank/ds" + std::to_string(i)));
   ASSERT_UZFS_OK((*p)->Export());
   ExpectConsistent(d.path(), "tank");
 }

@@ -309,13 +309,37 @@ Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t 
       std::any_of(obj->committed.blkptr.begin(), obj->committed.blkptr.end(),
                   [](const BlockPtr& bp) { return !bp.IsHole(); }) ||
       std::any_of(obj->txgs.begin(), obj->txgs.end(), [](const auto& r) { return !r.second->blocks.empty(); });
-  if (has_blocks) return Status::InvalidArgument("block size of an object with data");
+  if (!has_blocks) {
+    UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
+      f.datablkszsec = static_cast<uint16_t>(block_size >> 9);
+      f.indblkshift = indblkshift;
+      f.maxblkid = 0;
+    }));
+    dirty_objects_[txg].insert(object);
+    return Status::Ok();
+  }
+  // An object of one block (a micro ZAP growing or turning fat): block 0
+  // keeps its bytes (cut or zero-filled) at the new size, as ZFS allows.
+  const Dnode cur = obj->Cur();
+  if (cur.maxblkid != 0 || cur.nlevels != 1 || indblkshift != cur.indblkshift)
+    return Status::InvalidArgument("block size of an object with more than one block");
+  for (auto it = obj->txgs.upper_bound(txg); it != obj->txgs.end(); ++it) {
+    if (!it->second->blocks.empty())
+      return Status::InvalidArgument("block size change under a newer txg's data");
+  }
+  if (block_size == cur.DataBlockSize()) return Status::Ok();
+  std::vector<uint8_t> old(cur.DataBlockSize());
+  UZFS_RETURN_IF_ERROR(ReadBlock(obj, 0, old));
   UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
     f.datablkszsec = static_cast<uint16_t>(block_size >> 9);
-    f.indblkshift = indblkshift;
     f.maxblkid = 0;
   }));
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  auto buf = std::make_shared<std::vector<uint8_t>>(block_size, 0);
+  std::copy_n(old.begin(), std::min<size_t>(old.size(), buf->size()), buf->begin());
+  rec->blocks[0] = std::move(buf);
   dirty_objects_[txg].insert(object);
+  dirty_bytes_[txg] += block_size;
   return Status::Ok();
 }
 

@@ -182,7 +182,9 @@ class ObjsetWriter {
   // Bonus bytes; the length may change up to the dnode's MaxBonusLen().
   Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, uint64_t txg)
       UZFS_EXCLUDES(mu_);
-  // Block sizes; only while the object has no data blocks.
+  // Block sizes. With data, only for a one-block object (block 0 keeps its
+  // bytes, cut or zero-filled: a micro ZAP growing or turning fat), the
+  // indirect block size unchanged and no newer txg holding its data.
   Status SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift, uint64_t txg)
       UZFS_EXCLUDES(mu_);
   // Checksum/compression property values for the object's new blocks.

@@ -153,12 +153,10 @@ void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out) {
 Pool::Pool() = default;
 
 Pool::~Pool() {
-  bool closed;
-  {
-    MutexLock l(&mu_);
-    closed = closed_ || readonly_ || !failed_.ok();
-  }
-  if (!closed) Sync().IgnoreError();
+  // Whatever is open is synced (unless the pool failed); the labels keep
+  // saying ACTIVE, as after a crash with everything on disk.
+  if (txg_) txg_->Shutdown().IgnoreError();
+  txg_.reset();
   MutexLock s(&sync_mu_);
   MutexLock l(&mu_);
   datasets_.clear();
@@ -167,17 +165,37 @@ Pool::~Pool() {
   zio_.reset();
 }
 
+Status Pool::StartEngine(const TxgOptions& opts) {
+  uint64_t first;
+  {
+    MutexLock l(&mu_);
+    first = open_txg_;
+  }
+  UZFS_ASSIGN_OR_RETURN(txg_, TxgEngine::Create(*this, first, opts));
+  return Status::Ok();
+}
+
+Result<Tx> Pool::Begin(uint64_t bytes) {
+  if (!txg_) return Status::NotSupported("pool '" + ident_.name + "' is read-only");
+  return txg_->Assign(bytes);
+}
+
+TxgStats Pool::txg_stats() const { return txg_ ? txg_->stats() : TxgStats{}; }
+
 const Uberblock& Pool::uberblock() const {
   MutexLock l(&mu_);
   return ub_;
 }
 
 uint64_t Pool::open_txg() const {
+  if (txg_) return txg_->open_txg();
   MutexLock l(&mu_);
   return open_txg_;
 }
 
 VdevNode Pool::ConfigTree() const { return tree_; }
+
+uint64_t Pool::Deflate(uint64_t asize) const { return (asize >> 9) * deflate_ratio_; }
 
 // ------------------------------------------------------------------ create
 
@@ -271,8 +289,9 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
   }
   {
     MutexLock s(&p->sync_mu_);
-    UZFS_RETURN_IF_ERROR(p->SyncTxg(txg));
+    UZFS_RETURN_IF_ERROR(p->SyncTxgLocked(txg));
   }
+  UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
   MutexLock l(&p->mu_);
   p->closed_ = false;
   return p;
@@ -301,6 +320,16 @@ Status Pool::OpenCommon() {
   spa_alloc_ = std::make_unique<SpaAllocator>(*alloc_);
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
+  // The deflate ratio (object directory "deflate"): space charged to
+  // datasets is allocated space scaled to what it would take without
+  // raidz parity: per 512-byte sector, 2^17 / sectors(asize(2^17)).
+  deflate_ratio_ = 512;
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    if (tree_.children[i].is_log) continue;
+    const uint64_t a = root_->child(static_cast<uint32_t>(i))->AllocatedSize(131072) >> 9;
+    const uint64_t r = a == 0 ? 512 : 131072 / a;
+    deflate_ratio_ = i == 0 ? r : std::min(deflate_ratio_, r);
+  }
   return Status::Ok();
 }
 
@@ -501,6 +530,15 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
     if (!found) return last;
   }
 
+  UZFS_RETURN_IF_ERROR(p->LoadAfterImport(opts, a, std::move(found_paths), newest_seen));
+  if (!p->readonly_) UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
+  return p;
+}
+
+Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool& a,
+                             std::map<uint64_t, std::string> found_paths, uint64_t newest_seen) {
+  Pool* p = this;
+  const std::string quoted = "cannot import '" + a.name + "': ";
   MutexLock l(&p->mu_);
   if (p->ub_.version != p->ident_.version && p->ub_.version > p->ident_.version) {
     p->ident_.version = p->ub_.version;
@@ -573,22 +611,26 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
     if (!opts.history.empty()) p->history_.push_back(opts.history);
   }
   p->closed_ = false;
-  return p;
+  return Status::Ok();
 }
 
 // ------------------------------------------------------------------ sync
 
 Status Pool::Sync() {
-  MutexLock s(&sync_mu_);
-  uint64_t txg;
   {
     MutexLock l(&mu_);
     if (readonly_) return Status::Ok();
     if (!failed_.ok()) return failed_;
-    if (closed_) return Status::InvalidArgument("pool is closed");
-    txg = open_txg_;
+    if (closed_) return Status::InvalidArgument("pool '" + ident_.name + "' is not open");
   }
-  return SyncTxg(txg);
+  // WaitSynced closes the open txg even when nothing joined it, so queued
+  // DSL operations run.
+  return txg_->WaitSynced(txg_->open_txg());
+}
+
+Status Pool::SyncTxg(uint64_t txg) {
+  MutexLock s(&sync_mu_);
+  return SyncTxgLocked(txg);
 }
 
 Status Pool::RunTask(SyncTask task) {
@@ -603,7 +645,7 @@ Status Pool::RunTask(SyncTask task) {
   return *result;
 }
 
-Status Pool::SyncTxg(uint64_t txg) {
+Status Pool::SyncTxgLocked(uint64_t txg) {
   MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
   auto fail = [&](Status s) {
@@ -616,7 +658,14 @@ Status Pool::SyncTxg(uint64_t txg) {
   //    fails for bad input changed nothing and the txg goes on.
   std::vector<PendingTask> tasks = std::move(tasks_);
   tasks_.clear();
-  for (PendingTask& t : tasks) *t.result = t.fn(txg);
+  for (PendingTask& t : tasks) {
+    const uint64_t before = mos_->DirtyBytes(txg);
+    *t.result = t.fn(txg);
+    if (!t.result->ok() && mos_->DirtyBytes(txg) != before) {
+      // It failed after changing the MOS: the txg cannot be trusted.
+      return fail(t.result->WithContext("operation failed part way"));
+    }
+  }
   // 2. Datasets.
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
   // 3. Config and history.
@@ -643,7 +692,7 @@ Status Pool::SyncDatasets(uint64_t txg) {
     const SyncStats st = ds->os->LastSyncStats();
     ds->needs_sync = false;
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
-    const int64_t du = static_cast<int64_t>(st.born_asize) - static_cast<int64_t>(st.killed_asize);
+    const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
     const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
     p.bp = bp;
@@ -665,7 +714,7 @@ Status Pool::SyncPasses(uint64_t txg) {
     if (!mos_->HasDirty(txg)) break;
     UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
     const SyncStats st = mos_->LastSyncStats();
-    const int64_t du = static_cast<int64_t>(st.born_asize) - static_cast<int64_t>(st.killed_asize);
+    const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
     const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
     if (du != 0 || dc != 0 || dl != 0) {
@@ -751,6 +800,7 @@ Status Pool::CloseWithState(uint64_t state) {
     config_dirty_ = true;
   }
   Status s = Sync();
+  if (s.ok() && txg_) s = txg_->Shutdown();
   MutexLock l(&mu_);
   if (s.ok()) closed_ = true;
   return s;

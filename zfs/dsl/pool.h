@@ -5,7 +5,7 @@
 // — labels, uberblocks, metaslabs, the txg engine — and this class, which
 // must read and write MOS objects, lives in the DSL, above the DMU.)
 //
-// On-disk layout it writes (pool versions 11..28; checked by zfs-fuse,
+// On-disk layout it writes (pool versions 11..25; checked by zfs-fuse,
 // which imports, scrubs and `zdb -bcc`s our pools in tests/dsl):
 //   MOS object 1, the object directory (micro ZAP): root_dataset, config,
 //   sync_bplist, deflate (v>=3), history; the DSL: the root directory
@@ -45,6 +45,7 @@
 #include "zfs/dsl/dsl_phys.h"
 #include "zfs/dsl/pool_config.h"
 #include "zfs/spa/allocator.h"
+#include "zfs/spa/txg.h"
 #include "zfs/spa/uberblock.h"
 #include "zfs/spa/vdev_config.h"
 #include "zfs/util/mutex.h"
@@ -68,7 +69,7 @@ inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
 using FilesystemInit = std::function<Status(ObjsetWriter& os, uint64_t pool_version, uint64_t txg)>;
 
 struct PoolCreateOptions {
-  uint64_t version = 23;          // 11..28 (5000 comes with feature flags)
+  uint64_t version = 23;          // 11..25 (26+: bpobj deadlists; 5000: feature flags; not yet)
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
   std::string hostname;           // empty: gethostname()
@@ -77,6 +78,7 @@ struct PoolCreateOptions {
   std::string history;            // the command line recorded in the history
   FilesystemInit fs_init;         // may be empty (datasets without a ZPL)
   IoEngineOptions io;
+  TxgOptions txg;
 };
 
 struct PoolImportOptions {
@@ -86,6 +88,7 @@ struct PoolImportOptions {
   std::string history;              // recorded when not read-only
   FilesystemInit fs_init;
   IoEngineOptions io;
+  TxgOptions txg;
 };
 
 // One dataset as `zfs list` needs it.
@@ -96,7 +99,7 @@ struct DatasetInfo {
   DslDatasetPhys ds;
 };
 
-class Pool {
+class Pool final : private TxgSyncer {
  public:
   // Creates and opens a pool. Errors: InvalidArgument (bad layout or
   // version, a device in use by another pool without force, a device
@@ -126,11 +129,16 @@ class Pool {
   Zio& zio() { return *zio_; }
   const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);
 
-  // --- transactions (until the txg engine drives them) ---
-  // The txg changes are written into now.
+  // --- transactions ---
+  // A hold on the open txg for a change of about `bytes` (the write
+  // throttle may delay the caller): write into tx.txg(), then Commit. The
+  // txg syncs after every hold on it is released.
+  Result<Tx> Begin(uint64_t bytes) UZFS_EXCLUDES(mu_);
+  // The txg new transactions join.
   uint64_t open_txg() const UZFS_EXCLUDES(mu_);
-  // Syncs the open txg (and runs the queued DSL operations) now.
+  // Everything begun so far (and the queued DSL operations) on disk.
   Status Sync() UZFS_EXCLUDES(mu_, sync_mu_);
+  TxgStats txg_stats() const;
 
   // --- lifecycle ---
   // Syncs, then marks every label EXPORTED and closes the devices.
@@ -169,8 +177,13 @@ class Pool {
 
   Pool();
   Status OpenCommon() UZFS_REQUIRES(mu_);
-  // One txg: see the header comment.
-  Status SyncTxg(uint64_t txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status LoadAfterImport(const PoolImportOptions& opts, const AssembledPool& a,
+                         std::map<uint64_t, std::string> found_paths, uint64_t newest_seen)
+      UZFS_EXCLUDES(mu_);
+  // TxgSyncer: one txg, on the engine's sync thread (header comment).
+  Status SyncTxg(uint64_t txg) override UZFS_EXCLUDES(mu_, sync_mu_);
+  Status SyncTxgLocked(uint64_t txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status StartEngine(const TxgOptions& opts) UZFS_EXCLUDES(mu_);
   Status SyncDatasets(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status SyncPasses(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteUberblock(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
@@ -220,6 +233,10 @@ class Pool {
                      const std::optional<std::string>& value, uint64_t txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);
   VdevNode ConfigTree() const UZFS_REQUIRES(mu_);
+  // Allocated bytes as charged to datasets (deflated for raidz). With
+  // top-level vdevs of different ratios the smallest is used (ZFS charges
+  // each DVA at its own vdev's ratio; the sync stats carry only totals).
+  uint64_t Deflate(uint64_t asize) const;
 
   // Configuration and devices.
   PoolIdentity ident_;
@@ -233,6 +250,8 @@ class Pool {
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<Zio> zio_;
   FilesystemInit fs_init_;
+  std::unique_ptr<TxgEngine> txg_;   // null for read-only pools
+  uint64_t deflate_ratio_ = 512;
 
   mutable Mutex sync_mu_;  // taken before mu_
   mutable Mutex mu_;

@@ -9,6 +9,7 @@
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/dsl/prop_table.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
 #include "zfs/util/endian.h"
@@ -50,115 +51,33 @@ struct StoredProp {
   bool is_string = false;
   uint64_t number = 0;
   std::string text;
+  std::string zap_name;
 };
 
-Result<uint64_t> ParseSize(const std::string& prop, const std::string& v) {
-  if (v == "none") return 0;
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() || d < 0) return Status::InvalidArgument("bad numeric value '" + v + "'");
-  std::string suf(end);
-  for (char& c : suf) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (!suf.empty() && suf.back() == 'B' && suf.size() > 1) suf.pop_back();
-  uint64_t mult = 1;
-  if (suf.empty() || suf == "B") {
-    mult = 1;
-  } else if (suf == "K") {
-    mult = 1ull << 10;
-  } else if (suf == "M") {
-    mult = 1ull << 20;
-  } else if (suf == "G") {
-    mult = 1ull << 30;
-  } else if (suf == "T") {
-    mult = 1ull << 40;
-  } else if (suf == "P") {
-    mult = 1ull << 50;
-  } else {
-    return Status::InvalidArgument("bad numeric value '" + v + "' for '" + prop + "'");
-  }
-  return static_cast<uint64_t>(d * static_cast<double>(mult));
-}
-
-// Encodes `value` of dataset property `prop` (the subset uzfs stores so
-// far; zfs/dsl/prop_table will replace this with the full table).
-Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, uint64_t version) {
+// Parses and encodes `value` of dataset property `prop` with the property
+// table (zfs get/set wording in errors); only properties kept in the DSL
+// props ZAP can be set here (the ZPL's create-time ones need the ZPL).
+Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, uint64_t version,
+                              const std::string& target, bool creating) {
+  PropContext ctx;
+  ctx.target = target;
+  ctx.action = creating ? "cannot create" : "cannot set property for";
+  ctx.pool_version = version;
+  ctx.creating = creating;
+  UZFS_ASSIGN_OR_RETURN(PropValue v, ParseDatasetProp(prop, value, ctx));
   StoredProp out;
-  auto bad = [&](const std::string& allowed) {
-    return Status::InvalidArgument("'" + prop + "' must be one of '" + allowed + "'");
-  };
-  if (prop.find(':') != std::string::npos) {
-    out.is_string = true;
-    out.text = value;
-    return out;
-  }
-  if (prop == "compression" || prop == "compress") {
-    if (value == "on") {
-      out.number = static_cast<uint64_t>(CompressType::kOn);
-      return out;
+  out.is_string = v.is_string;
+  out.number = v.number;
+  out.text = v.string;
+  out.zap_name = prop;
+  if (const PropDef* def = FindDatasetProp(prop)) {
+    if (def->storage != PropStorage::kDslZap) {
+      return Status::NotSupported(ctx.action + " '" + target + "': property '" + std::string(def->name) +
+                                  "' is not supported by uzfs yet");
     }
-    auto t = ParseCompressName(value);
-    if (!t.ok() || *t == CompressType::kInherit || *t == CompressType::kEmpty ||
-        (*t == CompressType::kLz4 && version < 5000) || *t == CompressType::kZstd) {
-      return bad(version < 5000 ? "on | off | lzjb | gzip | gzip-[1-9] | zle"
-                                : "on | off | lzjb | gzip | gzip-[1-9] | zle | lz4");
-    }
-    out.number = static_cast<uint64_t>(*t);
-    return out;
+    out.zap_name = std::string(def->zap_name);
   }
-  if (prop == "checksum") {
-    static const std::pair<const char*, ChecksumType> kNames[] = {
-        {"on", ChecksumType::kOn}, {"off", ChecksumType::kOff}, {"fletcher2", ChecksumType::kFletcher2},
-        {"fletcher4", ChecksumType::kFletcher4}, {"sha256", ChecksumType::kSha256}};
-    for (const auto& [n, t] : kNames) {
-      if (value == n) {
-        out.number = static_cast<uint64_t>(t);
-        return out;
-      }
-    }
-    return bad("on | off | fletcher2 | fletcher4 | sha256");
-  }
-  if (prop == "copies") {
-    if (value != "1" && value != "2" && value != "3") return bad("1 | 2 | 3");
-    out.number = std::stoull(value);
-    return out;
-  }
-  if (prop == "atime" || prop == "readonly" || prop == "devices" || prop == "exec" || prop == "setuid" ||
-      prop == "xattr" || prop == "zoned" || prop == "nbmand" || prop == "jailed") {
-    if (value != "on" && value != "off") return bad("on | off");
-    out.number = value == "on" ? 1 : 0;
-    return out;
-  }
-  if (prop == "canmount") {
-    if (value == "off") out.number = 0;
-    else if (value == "on") out.number = 1;
-    else if (value == "noauto") out.number = 2;
-    else return bad("on | off | noauto");
-    return out;
-  }
-  if (prop == "recordsize") {
-    UZFS_ASSIGN_OR_RETURN(uint64_t n, ParseSize(prop, value));
-    if (n < 512 || n > 131072 || (n & (n - 1)) != 0)
-      return Status::InvalidArgument("'recordsize' must be power of 2 from 512B to 128K");
-    out.number = n;
-    return out;
-  }
-  if (prop == "quota" || prop == "reservation" || prop == "refquota" || prop == "refreservation") {
-    UZFS_ASSIGN_OR_RETURN(out.number, ParseSize(prop, value));
-    return out;
-  }
-  if (prop == "mountpoint") {
-    if (value != "none" && value != "legacy" && (value.empty() || value[0] != '/'))
-      return Status::InvalidArgument("'mountpoint' must be an absolute path, 'none', or 'legacy'");
-    out.is_string = true;
-    out.text = value;
-    return out;
-  }
-  if (prop == "sharenfs" || prop == "sharesmb") {
-    out.is_string = true;
-    out.text = value;
-    return out;
-  }
-  return Status::InvalidArgument("invalid property '" + prop + "'");
+  return out;
 }
 
 }  // namespace
@@ -560,9 +479,8 @@ Status Pool::CreateDatasetSync(const std::string& name,
   // Validate every property before changing anything.
   std::vector<std::pair<std::string, StoredProp>> enc;
   for (const auto& [k, v] : props) {
-    auto e = EncodeProp(k, v, ident_.version);
-    if (!e.ok()) return Status::InvalidArgument("cannot create '" + name + "': " + std::string(e.status().message()));
-    enc.push_back({k == "compress" ? "compression" : k, *e});
+    UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true));
+    enc.push_back({e.zap_name, e});
   }
   UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(*pdir, leaf, txg, origin_snap_obj_));
   UZFS_ASSIGN_OR_RETURN(uint64_t dsobj, CreateHeadDataset(dir, txg));
@@ -737,29 +655,29 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
                          const std::optional<std::string>& value, uint64_t txg) {
   auto dir = LookupDir(ds);
   if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
-  const std::string name = prop == "compress" ? "compression" : prop;
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
   if (!value) {
-    if (prop.find(':') == std::string::npos) {
-      auto check = EncodeProp(name, "", ident_.version);
-      if (!check.ok() && check.status().message().starts_with("invalid property"))
-        return Status::InvalidArgument("invalid property '" + prop + "'");
+    std::string zap_name = prop;
+    if (!IsUserProp(prop)) {
+      if (Status s = CheckInheritable(prop); !s.ok()) {
+        return Status(s).WithContext("cannot inherit " + prop + " for '" + ds + "'");
+      }
+      if (const PropDef* def = FindDatasetProp(prop)) zap_name = std::string(def->zap_name);
     }
-    Status s = MosZapRemove(d.props_zapobj, name, txg);
+    Status s = MosZapRemove(d.props_zapobj, zap_name, txg);
     if (!s.ok() && !s.IsNotFound()) return s;
-    if (name == "quota") d.quota = 0;
-    if (name == "reservation") d.reserved = 0;
+    if (zap_name == "quota") d.quota = 0;
+    if (zap_name == "reservation") d.reserved = 0;
     return WriteDirPhys(*dir, d, txg);
   }
-  auto enc = EncodeProp(name, *value, ident_.version);
-  if (!enc.ok()) return Status::InvalidArgument("cannot set property for '" + ds + "': " + std::string(enc.status().message()));
-  if (enc->is_string) {
-    UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, name, enc->text, txg));
+  UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, ident_.version, ds, false));
+  if (enc.is_string) {
+    UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, enc.zap_name, enc.text, txg));
   } else {
-    UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, name, enc->number, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, enc.zap_name, enc.number, txg));
   }
-  if (name == "quota") d.quota = enc->number;
-  if (name == "reservation") d.reserved = enc->number;
+  if (enc.zap_name == "quota") d.quota = enc.number;
+  if (enc.zap_name == "reservation") d.reserved = enc.number;
   return WriteDirPhys(*dir, d, txg);
 }
 
