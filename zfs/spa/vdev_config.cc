@@ -52,8 +52,17 @@ struct BuildCtx {
   uint64_t leaf_size;  // size of a present sibling, for absent leaves
   std::vector<std::string>* paths;
   std::vector<uint64_t>* missing;
+  std::vector<std::string>* too_small;
   bool writable = false;
 };
+
+// The least allocatable size each child of `tree` needs so that the vdev
+// still spans `need` bytes (its config asize): a mirror's (or replacing /
+// spare vdev's) sides the whole of it, a raidz child its share.
+uint64_t ChildNeed(std::string_view type, uint64_t need, size_t children) {
+  if (type == "raidz" && children > 0) return (need + children - 1) / children;
+  return need;
+}
 
 // The largest device size among the leaves of `tree` that were found.
 uint64_t PresentLeafSize(const NvList& tree, const std::map<uint64_t, const FoundDevice*>& by_guid) {
@@ -71,7 +80,8 @@ uint64_t PresentLeafSize(const NvList& tree, const std::map<uint64_t, const Foun
   return ec ? 0 : sz;
 }
 
-Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx) {
+// `need`: the allocatable bytes this vdev must span (0: unknown).
+Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint64_t need) {
   UZFS_ASSIGN_OR_RETURN(std::string_view type, tree.GetString("type"));
   UZFS_ASSIGN_OR_RETURN(uint64_t guid, tree.GetUint64("guid"));
   if (type == "file" || type == "disk") {
@@ -82,15 +92,21 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx) {
       if (!dev.ok() && dev.status().code() == Code::kBusy) {
         return Status::Busy("device '" + it->second->path + "' is in use by another process");
       }
-      if (dev.ok()) {
+      if (dev.ok() && LeafAsize((*dev)->Size()) < need) {
+        // Shrunk (a truncated file, a smaller disk with a copied label):
+        // blocks past its end are gone and its back labels would land on
+        // live data. It is left closed and untouched, like a missing one.
+        ctx.too_small->push_back(it->second->path);
+      } else if (dev.ok()) {
         ctx.paths->push_back(it->second->path);
         return MakeLeafVdev(std::move(*dev), *ctx.io, guid, ctx.ashift);
       }
     }
     std::string path(Or(tree.GetString("path"), std::string_view("(missing)")));
     ctx.missing->push_back(guid);
-    auto leaf = MakeLeafVdev(std::make_unique<AbsentDevice>(path, ctx.leaf_size), *ctx.io, guid,
-                             ctx.ashift);
+    // Big enough for its parent's geometry (the size is never used for I/O).
+    const uint64_t size = std::max(ctx.leaf_size, need + kLeafFrontReserve + kLeafBackReserve);
+    auto leaf = MakeLeafVdev(std::make_unique<AbsentDevice>(path, size), *ctx.io, guid, ctx.ashift);
     leaf->MarkRemoved();
     return leaf;
   }
@@ -99,10 +115,11 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx) {
   }
   UZFS_ASSIGN_OR_RETURN(std::span<const NvList> kids, tree.GetNvListArray("children"));
   std::vector<std::unique_ptr<Vdev>> children(kids.size());
+  const uint64_t child_need = ChildNeed(type, need, kids.size());
   for (const NvList& k : kids) {
     UZFS_ASSIGN_OR_RETURN(uint64_t id, k.GetUint64("id"));
     if (id >= kids.size() || children[id]) return BadConfig("child ids");
-    UZFS_ASSIGN_OR_RETURN(children[id], BuildVdev(k, ctx));
+    UZFS_ASSIGN_OR_RETURN(children[id], BuildVdev(k, ctx, child_need));
   }
   if (type == "raidz") {
     UZFS_ASSIGN_OR_RETURN(uint64_t nparity, tree.GetUint64("nparity"));
@@ -140,6 +157,7 @@ Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir) {
     f.guid = *g;
     f.txg = Or(f.config.GetUint64("txg"), 0);
     f.state = Or(f.config.GetUint64("state"), 0);
+    f.ub_txg = labels->uberblock ? labels->uberblock->txg : 0;
     out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end(),
@@ -168,17 +186,33 @@ std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices) {
 
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
-                                   bool writable) {
+                                   bool writable, DestroyedPools destroyed) {
+  // Whether each pool was destroyed: its newest label says so.
+  std::map<uint64_t, const FoundDevice*> newest_of;
+  for (const FoundDevice& d : devices) {
+    auto& n = newest_of[d.pool_guid];
+    if (!n || d.txg > n->txg) n = &d;
+  }
   uint64_t pool_guid = 0;
-  bool found = false;
+  bool found = false, skipped_destroyed = false;
   for (const FoundDevice& d : devices) {
     const bool match = d.pool_name == name_or_guid || std::to_string(d.pool_guid) == name_or_guid;
     if (!match) continue;
+    const bool is_destroyed = newest_of[d.pool_guid]->state == kLabelStateDestroyed;
+    if (is_destroyed ? destroyed == DestroyedPools::kSkip : destroyed == DestroyedPools::kOnly) {
+      skipped_destroyed |= is_destroyed;
+      continue;
+    }
     if (found && d.pool_guid != pool_guid) return Status::InvalidArgument("more than one matching pool");
     pool_guid = d.pool_guid;
     found = true;
   }
-  if (!found) return Status::NotFound("no such pool available");
+  if (!found) {
+    return Status::NotFound(skipped_destroyed
+                                ? "no such pool available ('" + name_or_guid +
+                                      "' was destroyed; import it with -D)"
+                                : std::string("no such pool available"));
+  }
 
   AssembledPool pool;
   pool.guid = pool_guid;
@@ -187,7 +221,13 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
   const FoundDevice* newest = nullptr;
   for (const FoundDevice& d : devices) {
     if (d.pool_guid != pool_guid) continue;
-    by_guid.emplace(d.guid, &d);
+    // Two devices with one guid (a copy of a disk image, a stale clone):
+    // the one with the newer label, then the newer uberblock, is the
+    // device; the other is never opened. (Ties: the first path.)
+    auto [it, fresh] = by_guid.emplace(d.guid, &d);
+    if (!fresh && std::pair(d.txg, d.ub_txg) > std::pair(it->second->txg, it->second->ub_txg)) {
+      it->second = &d;
+    }
     if (!newest || d.txg > newest->txg) newest = &d;
     auto tree = d.config.GetNvList("vdev_tree");
     if (!tree.ok()) return BadConfig("no vdev_tree");
@@ -207,8 +247,9 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
     auto ashift = tree.GetUint64("ashift");
     if (!ashift.ok()) return BadConfig("no ashift");
     BuildCtx ctx{&by_guid, &io, static_cast<uint32_t>(*ashift), PresentLeafSize(tree, by_guid),
-                 &pool.paths, &pool.missing, writable};
-    UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top, BuildVdev(tree, ctx));
+                 &pool.paths, &pool.missing, &pool.too_small, writable};
+    UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top,
+                          BuildVdev(tree, ctx, Or(tree.GetUint64("asize"), 0)));
     if (!top->usable()) return Status::IoError("one or more devices is currently unavailable");
     tops.push_back(std::move(top));
   }

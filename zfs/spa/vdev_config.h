@@ -9,10 +9,13 @@
 // of one pool, takes each top-level vdev's subtree from the newest config
 // (highest "txg") that names it, and builds root -> top-level (by "id") ->
 // mirror/raidz -> leaves with the vdev builders. A leaf whose device was not
-// found becomes an absent leaf (every I/O fails, state REMOVED), so a
-// mirror or raidz reads around it; a whole top-level vdev that is missing,
-// or a pool that cannot be told apart from another of the same name, is an
-// error worded like zpool import's. The tree is read-only (SetReadOnly).
+// found, or is now too small for its vdev's config asize (a truncated file:
+// blocks past its end are gone, and its back labels would be rewritten over
+// live data), becomes an absent leaf (every I/O fails, state REMOVED), so a
+// mirror or raidz reads around it and nothing is ever written to it; a
+// whole top-level vdev that is missing, or a pool that cannot be told apart
+// from another of the same name, is an error worded like zpool import's.
+// The tree is read-only (SetReadOnly) unless assembled for writing.
 //
 // Nothing here writes to a device. Threading: plain functions; the returned
 // tree follows vdev.h's contract.
@@ -41,7 +44,12 @@ struct FoundDevice {
   uint64_t guid = 0;     // this leaf's guid
   uint64_t txg = 0;      // the config's txg
   uint64_t state = 0;    // pool state in the label (0 active, 1 exported, 2 destroyed)
+  uint64_t ub_txg = 0;   // txg of its newest valid uberblock (0: none)
 };
+
+// The label state of a destroyed pool (pool_config.h's kPoolStateDestroyed,
+// which sits above this layer).
+inline constexpr uint64_t kLabelStateDestroyed = 2;
 
 // Every device in `dir` (regular files and block devices, not recursing)
 // whose labels verify; others are skipped silently. NotFound when `dir`
@@ -65,13 +73,26 @@ struct AssembledPool {
   std::unique_ptr<Vdev> root;         // read-only; leaves share the IoEngine
   std::vector<std::string> paths;     // device paths in use
   std::vector<uint64_t> missing;      // guids of absent leaves
+  std::vector<std::string> too_small;  // found, but smaller than their vdev's
+                                       // config asize needs: left closed and
+                                       // absent (also in `missing`)
 };
 
+// Which pools a name or guid may match. A pool is destroyed when its newest
+// label (highest config txg) says so; zpool import skips those unless -D,
+// and with -D considers only them.
+enum class DestroyedPools : uint8_t { kSkip, kOnly, kInclude };
+
 // Builds the tree of the pool named `name_or_guid` (a name, or a decimal
-// pool guid) from `devices`. Errors (message = what zpool import says after
+// pool guid) from `devices`. When two devices carry one leaf guid (a copied
+// disk image), the one with the newer label txg, then uberblock txg, is used
+// and the other left closed. Errors (message = what zpool import says after
 // "cannot import 'NAME': "):
 //   NotFound "no such pool available"                 no device names it
+//       (+ " ('NAME' was destroyed; import it with -D)" when only a
+//       destroyed pool does and `destroyed` is kSkip)
 //   InvalidArgument "more than one matching pool"     two pool guids share it
+//       (destroyed pools do not count unless `destroyed` allows them)
 //   IoError "one or more devices is currently unavailable"  a top-level vdev
 //       has no device, or too few for its redundancy
 //   Corruption "invalid vdev configuration"            a config we cannot parse
@@ -80,6 +101,7 @@ struct AssembledPool {
 // REQUIRES: io outlives the tree.
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
-                                   bool writable = false);
+                                   bool writable = false,
+                                   DestroyedPools destroyed = DestroyedPools::kSkip);
 
 }  // namespace uzfs
