@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package listed in scripts/debian-packages.txt that is
 # not installed yet. Runs `apt-get update` only when something is missing.
+# Then fetches OpenZFS's zdb, the second compatibility judge, into its own
+# cache directory (scripts/openzfs-zdb.sh --install; never installed
+# system-wide: it conflicts with zfs-fuse).
 # With --check it only reports (exit 1 when something is missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,12 +14,23 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
 if [ "${1:-}" = "--check" ]; then
-  echo "missing packages: ${missing[*]}"
-  exit 1
+  rc=0
+  [ ${#missing[@]} -eq 0 ] || { echo "missing packages: ${missing[*]}"; rc=1; }
+  bash "$here/openzfs-zdb.sh" --check || rc=1
+  exit $rc
+fi
+openzfs_zdb() {
+  # The default cache directory is root's; elsewhere the caller's own.
+  if [ "$(id -u)" -ne 0 ] && [ -z "${UZFS_OPENZFS_DIR:-}" ]; then
+    sudo bash "$here/openzfs-zdb.sh" --install
+  else
+    bash "$here/openzfs-zdb.sh" --install
+  fi
+}
+if [ ${#missing[@]} -eq 0 ]; then
+  openzfs_zdb
+  exit 0
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
@@ -27,3 +41,4 @@ sudo_cmd=()
 # zfs-fuse's package starts its daemon on install where services run; uzfs
 # tests run their own copy in a private mount namespace, so stop that one.
 if [ -x /etc/init.d/zfs-fuse ]; then "${sudo_cmd[@]}" /etc/init.d/zfs-fuse stop >/dev/null 2>&1 || true; fi
+openzfs_zdb

@@ -90,6 +90,28 @@ int RunInZfsFuseSandbox(const std::string& script, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int RunOpenZfsZdb(const std::string& args, std::string* output) {
+  output->clear();
+  const auto script = std::filesystem::path(UZFS_SOURCE_DIR) / "scripts" / "openzfs-zdb.sh";
+  const std::string cmd = "bash " + script.string() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "cannot run " << cmd;
+    return -1;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
+  const int status = pclose(p);
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // 125: the wrapper could not fetch, unpack or load zdb (126/127: no bash
+  // or script). Never a verdict on the pool.
+  if (rc == 125 || rc == 126 || rc == 127) {
+    ADD_FAILURE() << "OpenZFS zdb is not available (make deps):\n" << *output;
+  }
+  return rc;
+}
+
 TempDir::TempDir() {
   char tmpl[] = "/tmp/uzfs-test.XXXXXX";
   const char* d = mkdtemp(tmpl);
