@@ -499,7 +499,7 @@ TEST(PoolBadInput, CorruptedNewestUberblockEverywhereFallsBack) {
     {
       auto p = ImportFrom(d.path(), "tank");
       ASSERT_UZFS_OK(p.status());
-      EXPECT_EQ((*p)->uberblock().txg, last - 1);
+      EXPECT_EQ((*p)->import_txg(), last - 1);
       EXPECT_GE((*p)->open_txg(), last);
       EXPECT_EQ((*p)->root_vdev().state(), VdevState::kOnline);
       ExpectDataReads(**p, w);

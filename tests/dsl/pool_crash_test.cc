@@ -269,8 +269,18 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
   {
     Rec r;
     r.type = kImported;
-    r.txg = pool.uberblock().txg;
+    r.txg = pool.import_txg();
     if (!SendRec(fd, r)) return 3;
+    // Import syncs once (the labels say ACTIVE at once): a synced txg with
+    // the imported state.
+    Rec b;
+    b.type = kSyncBegin;
+    b.txg = pool.uberblock().txg;
+    if (!SendRec(fd, b)) return 3;
+    Rec d;
+    d.type = kSynced;
+    d.txg = pool.uberblock().txg;
+    if (!SendRec(fd, d)) return 3;
   }
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   for (int round = 0; round < 1000000; round++) {
@@ -609,6 +619,8 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
     const Model* want = nullptr;
     if (txg == out.last_synced) {
       want = &out.committed;
+    } else if (out.imported_txg == 0 && txg == out.last_synced + 1) {
+      want = &out.committed;  // killed after Import's own sync landed: nothing changed
     } else if (out.began && txg == out.began_txg) {
       want = &out.pending;
       landed_pending++;

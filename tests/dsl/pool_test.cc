@@ -318,7 +318,7 @@ TEST(Pool, ImportFallsBackPastDamagedUberblock) {
   ::close(fd);
   auto p = ImportFrom(d.path(), "tank");
   ASSERT_UZFS_OK(p.status());
-  EXPECT_LT((*p)->uberblock().txg, last);
+  EXPECT_LT((*p)->import_txg(), last);
   EXPECT_GE((*p)->open_txg(), last);
   auto list = (*p)->ListDatasets();
   ASSERT_UZFS_OK(list.status());
@@ -362,6 +362,57 @@ TEST(Pool, ManyDatasetsGrowMosZaps) {
   ASSERT_UZFS_OK((*p)->Export());
   ExpectConsistent(d.path(), "tank");
 }
+
+}  // namespace
+}  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// Every pool version uzfs creates: 11 ($ORIGIN), 15 (user accounting
+// objects), 23 (zfs-fuse), 25, 26 (bpobj deadlists, $FREE, free_bpobj),
+// 28, and 5000 (feature flags: lz4_compress).
+class PoolVersions : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(PoolVersions, LifecycleStaysConsistent) {
+  const uint64_t v = GetParam();
+  test::TempDir d;
+  std::vector<uint64_t> objs;
+  {
+    PoolCreateOptions o = V23();
+    o.version = v;
+    auto p = Pool::Create("tank", Stripe(d.path(), 2), o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->CreateDataset("tank/a", {{"compression", v == 5000 ? "lz4" : "lzjb"}}));
+    ASSERT_UZFS_OK((*p)->CreateDataset("tank/a/b", {}));
+    for (int i = 0; i < 3; i++) {
+      WriteObjects(**p, "tank/a", 2, 70000, 40 + i, &objs);
+      ASSERT_UZFS_OK((*p)->Sync());
+    }
+    if (v < 5000) {
+      auto bad = (*p)->CreateDataset("tank/lz", {{"compression", "lz4"}});
+      EXPECT_FALSE(bad.ok());
+    }
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  ExpectConsistent(d.path(), "tank");
+  {
+    auto p = ImportFrom(d.path(), "tank");
+    ASSERT_UZFS_OK(p.status());
+    EXPECT_EQ((*p)->version(), v);
+    auto os = (*p)->Objset("tank/a");
+    ASSERT_UZFS_OK(os.status());
+    std::vector<uint8_t> got(70000);
+    ASSERT_UZFS_OK((*os)->Read(objs.back(), 0, got));
+    EXPECT_EQ(got, test::RandomBytes(70000, 42 + 1));
+    ASSERT_UZFS_OK((*p)->DestroyDataset("tank/a/b"));
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  ExpectConsistent(d.path(), "tank");
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, PoolVersions, ::testing::Values(11, 15, 23, 25, 26, 28, 5000),
+                         [](const auto& info) { return "v" + std::to_string(info.param); });
 
 }  // namespace
 }  // namespace uzfs

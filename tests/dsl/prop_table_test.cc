@@ -331,6 +331,7 @@ TEST(PropTableTest, RoundTrips) {
   for (const PropDef& d : DatasetProps()) {
     if (d.attr == PropAttr::kReadOnly || d.kind != PropKind::kIndex) continue;
     for (const PropIndexValue& v : d.values) {
+      ctx.pool_version = std::max<uint64_t>(kPropDefaultPoolVersion, v.min_version);
       auto p = ParseDatasetProp(d.name, v.name, ctx);
       ASSERT_TRUE(p.ok()) << d.name << "=" << v.name << ": " << p.status().ToString();
       EXPECT_EQ(p->number, v.value);

@@ -662,7 +662,9 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     p.type = f.type;
     if (again) p.compress = CompressType::kOff;
     const Dnode& old = work[i].old;
-    for (const auto& [blkid, buf] : r.blocks) {
+    for (const auto& entry : r.blocks) {
+      const uint64_t blkid = entry.first;  // a plain variable: clang 14 cannot capture bindings
+      const auto& buf = entry.second;
       if (blkid > f.maxblkid) continue;  // truncated away later in the txg
       BlockWrite job{*buf, p, {}};
       // The block it replaces, unless this txg's frees (applied first)
@@ -902,7 +904,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   if (stats_out) *stats_out = stats;
   Status first_err = Status::Ok();
   for (const BlockPtr& bp : all_frees) {
-    Status s = zio_.Free(bp, txg);
+    Status s = opts_.free_hook ? opts_.free_hook(bp, txg, stats.pass) : zio_.Free(bp, txg);
     if (!s.ok() && first_err.ok()) first_err = s;
   }
   if (!first_err.ok()) return first_err.WithContext("freeing replaced blocks (space leaked)");

@@ -103,6 +103,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,6 +136,10 @@ struct ObjsetWriterOptions {
   // Sync passes: txg T stays writable after Sync(T) and Sync(T) may run
   // again (see the top of this file). The MOS sets it.
   bool multi_pass = false;
+  // When set, Sync hands each replaced block to this instead of Zio::Free
+  // (pass: 1, 2, ...). The pool uses it to put frees of later passes on the
+  // deferred-free list, as ZFS does, so they dirty no new space maps.
+  std::function<Status(const BlockPtr& bp, uint64_t txg, int pass)> free_hook;
 };
 
 // What one Sync call (one pass) did, for the DSL's space accounting.

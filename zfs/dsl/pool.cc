@@ -27,7 +27,9 @@ namespace uzfs {
 namespace {
 
 constexpr uint64_t kMinVersion = 11;   // $ORIGIN
-constexpr uint64_t kMaxVersion = 25;   // before bpobj deadlists (26)
+constexpr uint64_t kMaxVersion = 28;   // the last legacy version; then 5000
+
+bool VersionSupported(uint64_t v) { return (v >= kMinVersion && v <= kMaxVersion) || v == kFeatureVersion; }
 constexpr uint64_t kMaxSyncPasses = 32;
 
 uint64_t Now() { return static_cast<uint64_t>(::time(nullptr)); }
@@ -41,7 +43,7 @@ std::string HostName() {
 uint64_t HostId() { return static_cast<uint64_t>(static_cast<uint32_t>(::gethostid())); }
 
 Status ValidatePoolName(const std::string& name) {
-  auto bad = [&](const std::string& why) {
+  auto bad = [&](const std::string& why) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     return Status::InvalidArgument("cannot create '" + name + "': invalid pool name: " + why);
   };
   if (name.empty()) return bad("name is empty");
@@ -202,10 +204,11 @@ uint64_t Pool::Deflate(uint64_t asize) const { return (asize >> 9) * deflate_rat
 Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLayout& layout,
                                            const PoolCreateOptions& opts) {
   UZFS_RETURN_IF_ERROR(ValidatePoolName(name));
-  if (opts.version < kMinVersion || opts.version > kMaxVersion) {
+  if (!VersionSupported(opts.version)) {
     return Status::NotSupported("cannot create '" + name + "': pool version " +
                                 std::to_string(opts.version) + " is not supported (uzfs creates " +
-                                std::to_string(kMinVersion) + " to " + std::to_string(kMaxVersion) + ")");
+                                std::to_string(kMinVersion) + " to " + std::to_string(kMaxVersion) +
+                                " and 5000)");
   }
   if (opts.ashift != 0 && (opts.ashift < 9 || opts.ashift > 16)) {
     return Status::InvalidArgument("cannot create '" + name + "': ashift must be 9 to 16");
@@ -238,7 +241,8 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
       b.node.ashift = ashift;
       b.node.asize = b.vdev->asize();
       b.node.is_log = pass == 1;
-      b.node.metaslab_shift = MetaslabShift(b.node.asize, MetaslabShiftRule::kLegacy);
+      b.node.metaslab_shift = MetaslabShift(
+          b.node.asize, opts.version == kFeatureVersion ? MetaslabShiftRule::kOpenZfs : MetaslabShiftRule::kLegacy);
       if (MetaslabCount(b.node.asize, static_cast<uint32_t>(b.node.metaslab_shift)) == 0) {
         return Status::InvalidArgument("cannot create '" + name +
                                        "': one or more devices is less than the minimum size (64M)");
@@ -334,10 +338,7 @@ Status Pool::OpenCommon() {
 }
 
 Status Pool::CreateMosLayout(uint64_t txg) {
-  ObjsetWriterOptions mo;
-  mo.pool_version = ident_.version;
-  mo.multi_pass = true;
-  UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, mo));
+  UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, MosOptions()));
   // Object 1: the object directory.
   UZFS_ASSIGN_OR_RETURN(uint64_t objdir, MosCreateZap(dmu_ot::kObjectDirectory, txg));
   if (objdir != 1) return Status::Corruption("object directory is not object 1");
@@ -351,7 +352,7 @@ Status Pool::CreateMosLayout(uint64_t txg) {
     // $ORIGIN's head dataset, then the snapshot it was taken from at txg 1.
     DslDatasetPhys head;
     DslDatasetPhys snap;
-    auto make_ds = [&]() -> Result<uint64_t> {
+    auto make_ds = [&]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
       ObjectProps op;
       op.type = dmu_ot::kDslDataset;
       op.bonustype = dmu_ot::kDslDataset;
@@ -362,9 +363,9 @@ Status Pool::CreateMosLayout(uint64_t txg) {
     };
     UZFS_ASSIGN_OR_RETURN(uint64_t head_obj, make_ds());
     UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
-    UZFS_ASSIGN_OR_RETURN(uint64_t snap_dl, MosCreateBplist(128 * 1024, txg));
+    UZFS_ASSIGN_OR_RETURN(uint64_t snap_dl, MosCreateDeadlist(txg));
     UZFS_ASSIGN_OR_RETURN(uint64_t snap_obj, make_ds());
-    UZFS_ASSIGN_OR_RETURN(uint64_t head_dl, MosCreateBplist(128 * 1024, txg));
+    UZFS_ASSIGN_OR_RETURN(uint64_t head_dl, MosCreateDeadlist(txg));
     origin_snap_obj_ = snap_obj;
     const uint64_t now = Now();
     head.dir_obj = origin_dir;
@@ -413,7 +414,15 @@ Status Pool::CreateMosLayout(uint64_t txg) {
   }
   UZFS_ASSIGN_OR_RETURN(uint64_t sync_bplist, MosCreateBplist(16384, txg));
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "sync_bplist", sync_bplist, txg));
+  sync_bplist_obj_ = sync_bplist;
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "deflate", 1, txg));
+  if (ident_.version >= kVersionDeadlists) {
+    // Frees of destroyed datasets wait here (empty), accounted in $FREE.
+    UZFS_ASSIGN_OR_RETURN(uint64_t free_bpobj, MosCreateBplist(128 * 1024, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(1, "free_bpobj", free_bpobj, txg));
+    UZFS_RETURN_IF_ERROR(CreateDir(root_dir_obj_, "$FREE", txg, 0).status());
+  }
+  if (ident_.version == kFeatureVersion) UZFS_RETURN_IF_ERROR(CreateFeatureObjects(txg));
   {
     ObjectProps op;
     op.type = dmu_ot::kSpaHistory;
@@ -458,9 +467,12 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   p->readonly_ = opts.readonly;
   p->fs_init_ = opts.fs_init;
   UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));
-  UZFS_ASSIGN_OR_RETURN(AssembledPool a, AssemblePool(devices, name_or_guid, *p->io_, !opts.readonly));
+  auto assembled = AssemblePool(devices, name_or_guid, *p->io_, !opts.readonly,
+                                opts.destroyed ? DestroyedPools::kOnly : DestroyedPools::kSkip);
+  if (!assembled.ok()) return assembled.status().WithContext("cannot import '" + name_or_guid + "'");
+  AssembledPool a = std::move(*assembled);
   const NvList& label = a.config;
-  auto get = [&](const char* k) -> uint64_t {
+  auto get = [&](const char* k) UZFS_NO_THREAD_SAFETY_ANALYSIS -> uint64_t {
     auto r = label.GetUint64(k);
     return r.ok() ? *r : 0;
   };
@@ -473,12 +485,10 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   if (p->ident_.version < 1 || (p->ident_.version > 28 && p->ident_.version != 5000)) {
     return Status::NotSupported(quoted + "pool is formatted using an unsupported ZFS version");
   }
-  if (p->ident_.version == 5000 || p->ident_.version > kMaxVersion || p->ident_.version < kMinVersion) {
-    if (!opts.readonly) {
-      return Status::NotSupported(quoted + "uzfs can only open pool versions " + std::to_string(kMinVersion) +
-                                  " to " + std::to_string(kMaxVersion) + " for writing (this is version " +
-                                  std::to_string(p->ident_.version) + "); import it with -o readonly=on");
-    }
+  if (!VersionSupported(p->ident_.version) && !opts.readonly) {
+    return Status::NotSupported(quoted + "uzfs can only open pool versions " + std::to_string(kMinVersion) +
+                                " to " + std::to_string(kMaxVersion) + " and 5000 for writing (this is version " +
+                                std::to_string(p->ident_.version) + "); import it with -o readonly=on");
   }
   if (get("state") == kPoolStateActive && label.GetUint64("hostid").ok() && get("hostid") != 0 &&
       get("hostid") != p->ident_.hostid && !opts.force) {
@@ -519,6 +529,7 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
       if (mos.ok()) {
         MutexLock l(&p->mu_);
         p->ub_ = *best;
+        p->import_txg_ = best->txg;
         found = true;
         break;
       }
@@ -531,7 +542,11 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   }
 
   UZFS_RETURN_IF_ERROR(p->LoadAfterImport(opts, a, std::move(found_paths), newest_seen));
-  if (!p->readonly_) UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
+  if (!p->readonly_) {
+    UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
+    // As zpool import does: the labels say ACTIVE, with this host, at once.
+    UZFS_RETURN_IF_ERROR(p->Sync());
+  }
   return p;
 }
 
@@ -578,7 +593,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   if (p->tree_.children.size() != p->root_->children().size()) {
     return Status::Corruption(quoted + "the MOS config and the labels disagree on the vdev tree");
   }
-  std::function<void(VdevNode&)> fix_paths = [&](VdevNode& n) {
+  std::function<void(VdevNode&)> fix_paths = [&](VdevNode& n) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     if (n.IsLeaf()) {
       if (auto it = found_paths.find(n.guid); it != found_paths.end()) n.path = it->second;
       return;
@@ -587,10 +602,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   };
   fix_paths(p->tree_);
   UZFS_RETURN_IF_ERROR(p->OpenCommon());
-  ObjsetWriterOptions mo;
-  mo.pool_version = p->ident_.version;
-  mo.multi_pass = true;
-  UZFS_ASSIGN_OR_RETURN(p->mos_, ObjsetWriter::Open(*p->zio_, p->ub_.rootbp, mo));
+  UZFS_ASSIGN_OR_RETURN(p->mos_, ObjsetWriter::Open(*p->zio_, p->ub_.rootbp, p->MosOptions()));
   p->maps_ = std::make_unique<DmuSpaceMapProvider>(*p->mos_);
   for (size_t i = 0; i < p->tree_.children.size(); i++) {
     const VdevNode& n = p->tree_.children[i];
@@ -600,10 +612,12 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   UZFS_RETURN_IF_ERROR(p->alloc_->Load(*p->maps_));
   UZFS_ASSIGN_OR_RETURN(p->root_dir_obj_, p->MosZapLookup(1, "root_dataset"));
   UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
+  if (auto b = p->MosZapLookup(1, "sync_bplist"); b.ok()) p->sync_bplist_obj_ = *b;
   if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
   UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, p->ReadDirPhys(p->root_dir_obj_));
   UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));
   p->origin_snap_obj_ = rd.origin_obj;
+  if (p->ident_.version == kFeatureVersion) UZFS_RETURN_IF_ERROR(p->CheckFeatures(quoted, opts.readonly));
   p->open_txg_ = std::max(newest_seen, p->ub_.txg) + 1;
   if (!p->readonly_) {
     p->config_dirty_ = true;
@@ -648,7 +662,7 @@ Status Pool::RunTask(SyncTask task) {
 Status Pool::SyncTxgLocked(uint64_t txg) {
   MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
-  auto fail = [&](Status s) {
+  auto fail = [&](Status s) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     failed_ = s.WithContext("pool '" + ident_.name + "' suspended: txg " + std::to_string(txg) + " failed to sync");
     return failed_;
   };
@@ -656,6 +670,8 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   //    failed task reports its error but the txg still syncs.
   //    A task checks everything before it changes anything, so a task that
   //    fails for bad input changed nothing and the txg goes on.
+  // 0. Last txg's deferred frees (its later passes' replaced blocks).
+  if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
   std::vector<PendingTask> tasks = std::move(tasks_);
   tasks_.clear();
   for (PendingTask& t : tasks) {
@@ -708,12 +724,19 @@ Status Pool::SyncDatasets(uint64_t txg) {
 
 Status Pool::SyncPasses(uint64_t txg) {
   maps_->SetTxg(txg);
+  std::string trace;  // per pass: born/killed/rewritten blocks, for the error
   for (uint64_t pass = 1;; pass++) {
-    if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge");
-    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_));
+    if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
+    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
     if (!mos_->HasDirty(txg)) break;
     UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
+    UZFS_RETURN_IF_ERROR(AppendDeferredFrees(txg));
     const SyncStats st = mos_->LastSyncStats();
+    if (pass > kMaxSyncPasses - 4) {
+      trace += " [pass " + std::to_string(pass) + ": born " + std::to_string(st.born_blocks) + "/" +
+               std::to_string(st.born_asize) + " killed " + std::to_string(st.killed_blocks) + "/" +
+               std::to_string(st.killed_asize) + " rewritten " + std::to_string(st.rewritten_blocks) + "]";
+    }
     const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
     const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
@@ -722,6 +745,73 @@ Status Pool::SyncPasses(uint64_t txg) {
     }
   }
   return Status::Ok();
+}
+
+ObjsetWriterOptions Pool::MosOptions() {
+  ObjsetWriterOptions mo;
+  mo.pool_version = ident_.version;
+  mo.multi_pass = true;
+  mo.free_hook = [this](const BlockPtr& bp, uint64_t txg, int pass) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    // Runs inside mos_->Sync, called by SyncPasses with mu_ held.
+    if (pass >= 2 && bp.birth < txg && sync_bplist_obj_ != 0) {
+      deferred_frees_.push_back(bp);
+      return Status::Ok();
+    }
+    return zio_->Free(bp, txg);
+  };
+  return mo;
+}
+
+// The deferred-free list is a bplist (bpobj from v26): 128-byte block
+// pointers in the object's data, header in the bonus: entries, bytes
+// (allocated, deflated), compressed, uncompressed [, subobjs, nsubobjs].
+Status Pool::AppendDeferredFrees(uint64_t txg) {
+  if (deferred_frees_.empty()) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
+  std::vector<uint8_t> hdr = dn.bonus;
+  if (hdr.size() < 32) return Status::Corruption("sync_bplist header too short");
+  uint64_t n = LoadLE64(hdr.data());
+  std::vector<uint8_t> raw(deferred_frees_.size() * kBlockPtrSize);
+  uint64_t bytes = 0, comp = 0, uncomp = 0;
+  for (size_t i = 0; i < deferred_frees_.size(); i++) {
+    // As ZFS stores list entries: fill and checksum zeroed (fill bit 0
+    // means "freed" to OpenZFS's bpobj readers).
+    BlockPtr bp = deferred_frees_[i];
+    bp.fill = 0;
+    bp.cksum = {};
+    EncodeBlockPtr(bp, std::span<uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
+    uint64_t asize = 0;
+    for (const Dva& d : bp.dva) asize += d.asize;
+    bytes += Deflate(asize);
+    comp += bp.psize;
+    uncomp += bp.lsize;
+  }
+  UZFS_RETURN_IF_ERROR(mos_->Write(sync_bplist_obj_, n * kBlockPtrSize, raw, txg));
+  StoreLE64(hdr.data(), n + deferred_frees_.size());
+  StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + bytes);
+  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + comp);
+  StoreLE64(hdr.data() + 24, LoadLE64(hdr.data() + 24) + uncomp);
+  deferred_frees_.clear();
+  return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
+}
+
+Status Pool::ProcessDeferredFrees(uint64_t txg) {
+  if (sync_bplist_obj_ == 0) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
+  if (dn.bonus.size() < 32) return Status::Corruption("sync_bplist header too short");
+  const uint64_t n = LoadLE64(dn.bonus.data());
+  if (n == 0) return Status::Ok();
+  if (n > (uint64_t{1} << 24)) return Status::Corruption("sync_bplist has an impossible length");
+  std::vector<uint8_t> raw(n * kBlockPtrSize);
+  UZFS_RETURN_IF_ERROR(mos_->Read(sync_bplist_obj_, 0, raw));
+  for (uint64_t i = 0; i < n; i++) {
+    const BlockPtr bp =
+        DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
+    UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg));
+  }
+  UZFS_RETURN_IF_ERROR(mos_->FreeRange(sync_bplist_obj_, 0, UINT64_MAX, txg));
+  std::vector<uint8_t> hdr(dn.bonus.size(), 0);
+  return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
 }
 
 Status Pool::WriteLabels(uint64_t state, uint64_t txg) {

@@ -5,7 +5,7 @@
 // — labels, uberblocks, metaslabs, the txg engine — and this class, which
 // must read and write MOS objects, lives in the DSL, above the DMU.)
 //
-// On-disk layout it writes (pool versions 11..25; checked by zfs-fuse,
+// On-disk layout it writes (pool versions 11..28 and 5000; checked by zfs-fuse,
 // which imports, scrubs and `zdb -bcc`s our pools in tests/dsl):
 //   MOS object 1, the object directory (micro ZAP): root_dataset, config,
 //   sync_bplist, deflate (v>=3), history; the DSL: the root directory
@@ -63,13 +63,15 @@ class VdevTreeTarget;
 
 inline constexpr uint64_t kInitialTxg = 4;       // ZFS's TXG_INITIAL
 inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
+inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, free_bpobj
+inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
 
 // Fills the objset of a new filesystem dataset (the ZPL's empty file
 // system): registered by the layer above (zfs/zpl), called in txg `txg`.
 using FilesystemInit = std::function<Status(ObjsetWriter& os, uint64_t pool_version, uint64_t txg)>;
 
 struct PoolCreateOptions {
-  uint64_t version = 23;          // 11..25 (26+: bpobj deadlists; 5000: feature flags; not yet)
+  uint64_t version = 23;          // 11..28, or 5000 (feature flags: lz4_compress only)
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
   std::string hostname;           // empty: gethostname()
@@ -85,6 +87,7 @@ struct PoolImportOptions {
   std::optional<uint64_t> max_txg;  // -T: ignore newer uberblocks
   bool force = false;               // -f: import a pool active on another host
   bool readonly = false;            // -o readonly=on
+  bool destroyed = false;           // -D: only pools marked destroyed
   std::string history;              // recorded when not read-only
   FilesystemInit fs_init;
   IoEngineOptions io;
@@ -128,6 +131,8 @@ class Pool final : private TxgSyncer {
   Allocator& allocator() { return *alloc_; }
   Zio& zio() { return *zio_; }
   const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);
+  // The txg of the uberblock Import chose (before its own first sync).
+  uint64_t import_txg() const { return import_txg_; }
 
   // --- transactions ---
   // A hold on the open txg for a change of about `bytes` (the write
@@ -204,12 +209,18 @@ class Pool final : private TxgSyncer {
       UZFS_REQUIRES(mu_);
   Result<uint64_t> MosZapLookup(uint64_t obj, const std::string& name) UZFS_REQUIRES(mu_);
   Result<uint64_t> MosCreateBplist(uint64_t block_size, uint64_t txg) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreateDeadlist(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CreateFeatureObjects(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CheckFeatures(const std::string& quoted, bool readonly) UZFS_REQUIRES(mu_);
   Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Status WriteConfigObject(uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status ProcessDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
+  ObjsetWriterOptions MosOptions() UZFS_REQUIRES(mu_);
 
   // DSL.
   Status CreateMosLayout(uint64_t txg) UZFS_REQUIRES(mu_);
@@ -252,6 +263,7 @@ class Pool final : private TxgSyncer {
   FilesystemInit fs_init_;
   std::unique_ptr<TxgEngine> txg_;   // null for read-only pools
   uint64_t deflate_ratio_ = 512;
+  uint64_t import_txg_ = 0;
 
   mutable Mutex sync_mu_;  // taken before mu_
   mutable Mutex mu_;
@@ -272,6 +284,12 @@ class Pool final : private TxgSyncer {
   std::vector<std::string> history_ UZFS_GUARDED_BY(mu_);
   // MOS objects.
   uint64_t config_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t sync_bplist_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  // Frees of blocks born before the syncing txg, made by MOS sync passes
+  // after the first: they go on the deferred-free list (sync_bplist) and
+  // are freed at the start of the next txg, so a late pass never dirties
+  // another space map (which would keep the passes from converging).
+  std::vector<BlockPtr> deferred_frees_ UZFS_GUARDED_BY(mu_);
   uint64_t history_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t root_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;

@@ -174,6 +174,9 @@ NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, con
   if (top.is_log) Must(nv.AddUint64("is_log", 1));
   Must(nv.AddUint64("vdev_children", vdev_children));
   Must(nv.AddNvList("vdev_tree", VdevNodeConfig(top, true)));
+  // Feature-flag pools name the features a reader needs to read the labels
+  // themselves; uzfs uses none.
+  if (id.version == 5000) Must(nv.AddNvList("features_for_read", NvList()));
   return nv;
 }
 

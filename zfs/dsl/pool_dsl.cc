@@ -131,14 +131,89 @@ Result<uint64_t> Pool::MosZapLookup(uint64_t obj, const std::string& name) {
   return zw.LookupUint64(name);
 }
 
+// A block pointer list: "bplist" before version 26 (32-byte header:
+// entries, bytes, comp, uncomp), a bpobj from 26 on (48 bytes: also the
+// sub-object list and its length).
 Result<uint64_t> Pool::MosCreateBplist(uint64_t block_size, uint64_t txg) {
   ObjectProps op;
   op.type = dmu_ot::kBpobj;
   op.bonustype = dmu_ot::kBpobjHeader;
-  op.bonuslen = 32;
+  op.bonuslen = ident_.version >= kVersionDeadlists ? 48 : 32;
   op.block_size = block_size;
   op.indblkshift = 14;
   return mos_->AllocateObject(op, txg);
+}
+
+// A dataset's deadlist: a bplist before version 26; from 26 an (empty)
+// ZAP of "mintxg -> bpobj" with a 320-byte header bonus (used, comp,
+// uncomp, padding).
+Result<uint64_t> Pool::MosCreateDeadlist(uint64_t txg) {
+  if (ident_.version < kVersionDeadlists) return MosCreateBplist(128 * 1024, txg);
+  return MosCreateZap(dmu_ot::kDeadlist, txg, dmu_ot::kDeadlistHdr, 320);
+}
+
+// Version 5000: the feature ZAPs. uzfs enables only what it implements:
+// lz4_compress (active from the moment it is enabled, as in OpenZFS).
+namespace {
+struct KnownFeature {
+  const char* guid;
+  const char* description;
+  bool for_read;  // needed to read (else only to write)
+};
+constexpr KnownFeature kKnownFeatures[] = {
+    {"org.illumos:lz4_compress", "LZ4 compression algorithm support.", false},
+};
+}  // namespace
+
+Status Pool::CreateFeatureObjects(uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_read", for_read, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_write", for_write, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "feature_descriptions", descriptions, txg));
+  for (const KnownFeature& f : kKnownFeatures) {
+    UZFS_RETURN_IF_ERROR(MosZapAdd(f.for_read ? for_read : for_write, f.guid, 1, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAddString(descriptions, f.guid, f.description, txg));
+  }
+  return Status::Ok();
+}
+
+// Import of a feature-flag pool: every feature in use (refcount > 0) must
+// be one uzfs knows; one needed only for writing allows a read-only import.
+Status Pool::CheckFeatures(const std::string& quoted, bool readonly) {
+  auto known = [](const std::string& g) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    for (const KnownFeature& f : kKnownFeatures) {
+      if (g == f.guid) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> read_bad, write_bad;
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    auto obj = MosZapLookup(1, which);
+    if (!obj.ok()) return Status::Corruption(quoted + "feature-flag pool without " + which);
+    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(*obj));
+    for (const auto& [g, v] : entries) {
+      if (v.empty() || v[0] == 0 || known(g)) continue;
+      (std::string(which) == "features_for_read" ? read_bad : write_bad).push_back(g);
+    }
+  }
+  auto list = [](const std::vector<std::string>& v) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    std::string out;
+    for (const std::string& g : v) out += "\n    " + g;
+    return out;
+  };
+  if (!read_bad.empty()) {
+    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
+                                list(read_bad) + list(write_bad));
+  }
+  if (!write_bad.empty() && !readonly) {
+    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
+                                list(write_bad) +
+                                "\nAll unsupported features are only required for writing to the pool."
+                                "\nThe pool can be imported using '-o readonly=on'.");
+  }
+  return Status::Ok();
 }
 
 Status Pool::WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) {
@@ -193,11 +268,11 @@ Status Pool::WriteHistory(uint64_t txg) {
   uint64_t bof = LoadLE64(dn.bonus.data() + 16);
   uint64_t eof = LoadLE64(dn.bonus.data() + 24);
   uint64_t lost = LoadLE64(dn.bonus.data() + 32);
-  auto phys = [&](uint64_t off) {
+  auto phys = [&](uint64_t off) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     if (off < max_off || create_len >= max_off) return off;
     return create_len + (off - create_len) % (max_off - create_len);
   };
-  auto ring_write = [&](uint64_t off, std::span<const uint8_t> data) -> Status {
+  auto ring_write = [&](uint64_t off, std::span<const uint8_t> data) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     while (!data.empty()) {
       const uint64_t p = phys(off);
       const uint64_t room = max_off - p;
@@ -208,7 +283,7 @@ Status Pool::WriteHistory(uint64_t txg) {
     }
     return Status::Ok();
   };
-  auto ring_read64 = [&](uint64_t off) -> Result<uint64_t> {
+  auto ring_read64 = [&](uint64_t off) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
     uint8_t b[8];
     for (int i = 0; i < 8; i++) {
       UZFS_RETURN_IF_ERROR(mos_->Read(history_obj_, phys(off + i), std::span<uint8_t>(b + i, 1)));
@@ -288,7 +363,7 @@ Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
   op.indblkshift = 14;
   UZFS_ASSIGN_OR_RETURN(uint64_t ds, mos_->AllocateObject(op, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
-  UZFS_ASSIGN_OR_RETURN(uint64_t deadlist, MosCreateBplist(128 * 1024, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t deadlist, MosCreateDeadlist(txg));
   DslDatasetPhys p;
   p.dir_obj = dir_obj;
   p.prev_snap_obj = origin_snap_obj_;
@@ -352,7 +427,7 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
   ObjsetWriterOptions o;
   o.pool_version = ident_.version;
   // Effective compression, checksum and copies: nearest dir that sets them.
-  auto effective = [&](const std::string& prop) -> std::optional<uint64_t> {
+  auto effective = [&](const std::string& prop) UZFS_NO_THREAD_SAFETY_ANALYSIS -> std::optional<uint64_t> {
     for (uint64_t d = dir_obj; d != 0;) {
       auto p = ReadDirPhys(d);
       if (!p.ok()) return std::nullopt;
@@ -407,8 +482,8 @@ Result<ObjsetWriter*> Pool::Objset(const std::string& name) {
 Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
   MutexLock l(&mu_);
   std::vector<DatasetInfo> out;
-  std::function<Status(const std::string&, uint64_t)> walk = [&](const std::string& name,
-                                                                  uint64_t dir) -> Status {
+  std::function<Status(const std::string&, uint64_t)> walk =
+      [&](const std::string& name, uint64_t dir) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     DatasetInfo info;
     info.name = name;
     info.dir_obj = dir;
@@ -512,7 +587,7 @@ namespace {
 // and dnode blocks, and the objset block itself) in txg.
 Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t txg) {
   std::function<Status(const BlockPtr&)> free_bp;
-  auto free_dnode = [&](const Dnode& dn) -> Status {
+  auto free_dnode = [&](const Dnode& dn) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (const BlockPtr& bp : dn.blkptr) UZFS_RETURN_IF_ERROR(free_bp(bp));
     if (dn.spill) UZFS_RETURN_IF_ERROR(free_bp(*dn.spill));
     return Status::Ok();

@@ -31,7 +31,8 @@ constexpr PropIndexValue kChecksum[] = {
 constexpr PropIndexValue kCompression[] = {
     {"on", 1},       {"off", 2},      {"lzjb", 3},     {"gzip", 10, 5},   {"gzip-1", 5, 5},
     {"gzip-2", 6, 5}, {"gzip-3", 7, 5}, {"gzip-4", 8, 5}, {"gzip-5", 9, 5}, {"gzip-6", 10, 5},
-    {"gzip-7", 11, 5}, {"gzip-8", 12, 5}, {"gzip-9", 13, 5}, {"zle", 14, 20}};
+    {"gzip-7", 11, 5}, {"gzip-8", 12, 5}, {"gzip-9", 13, 5}, {"zle", 14, 20},
+    {"lz4", 15, 5000}};  // feature lz4_compress
 // Checksum enum values with the verify bit (1 << 8).
 constexpr PropIndexValue kDedup[] = {
     {"on", 1}, {"off", 2}, {"verify", 1 | 256}, {"sha256", 8}, {"sha256,verify", 8 | 256}};

@@ -67,8 +67,19 @@ class MetaslabGroup {
       for (const auto& m : metaslabs_) {
         if (m->weight() >= asize && Acceptable(*m, avoid, level, distance)) cand.push_back(m.get());
       }
-      std::stable_sort(cand.begin(), cand.end(),
-                       [](const Metaslab* x, const Metaslab* y) { return x->weight() > y->weight(); });
+      // A further copy (avoid non-empty) goes to a metaslab already in use
+      // where one is far enough, as ZFS keeps its open metaslabs: opening
+      // a fresh metaslab for every ditto copy would give each its own
+      // space map (and a new pool megabytes of maps). A first copy that
+      // outgrew the active metaslab takes the one with the most room.
+      const bool ditto = !avoid.empty();
+      std::stable_sort(cand.begin(), cand.end(), [ditto](const Metaslab* x, const Metaslab* y) {
+        if (ditto) {
+          const bool ux = x->allocated() > 0, uy = y->allocated() > 0;
+          if (ux != uy) return ux;
+        }
+        return x->weight() > y->weight();
+      });
       for (Metaslab* m : cand) {
         auto r = m->Allocate(asize, txg);
         if (!r.ok()) continue;  // another thread got there first
@@ -285,13 +296,13 @@ Status Allocator::Load(SpaceMapProvider& maps) {
   return Status::Ok();
 }
 
-Status Allocator::SyncTxg(uint64_t txg, SpaceMapProvider& maps) {
+Status Allocator::SyncTxg(uint64_t txg, SpaceMapProvider& maps, bool allow_condense) {
   for (const auto& g : groups_) {
     for (const auto& m : g->metaslabs()) {
       if (!m->Dirty(txg)) continue;
       UZFS_ASSIGN_OR_RETURN(SpaceMapStorage * sm, maps.Open(g->id(), m->id(), true));
       if (sm == nullptr) return Status::InvalidArgument("space map provider returned no storage");
-      UZFS_RETURN_IF_ERROR(m->Sync(txg, sm));
+      UZFS_RETURN_IF_ERROR(m->Sync(txg, sm, allow_condense));
     }
   }
   return Status::Ok();

@@ -137,7 +137,10 @@ class Allocator {
   Status Claim(const Dva& dva, uint64_t txg);
 
   // Writes the space maps of every metaslab changed in txg.
-  Status SyncTxg(uint64_t txg, SpaceMapProvider& maps);
+  // allow_condense=false (a pool's sync passes after the first) never
+  // rewrites a map from scratch: a condense frees and allocates map blocks,
+  // which would keep the passes from converging.
+  Status SyncTxg(uint64_t txg, SpaceMapProvider& maps, bool allow_condense = true);
   // Txg's uberblock is durable: deferred frees old enough become free.
   void SyncDone(uint64_t txg);
 

@@ -180,7 +180,7 @@ RangeTree Metaslab::MapFreeLocked(uint64_t txg) const {
   return out;
 }
 
-Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm) {
+Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm, bool allow_condense) {
   MutexLock l(&mu_);
   if (sync_broken_)
     return Status::IoError("metaslab " + std::to_string(id_) +
@@ -211,7 +211,7 @@ Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm) {
   uint64_t optimal = free_.num_segments() + 2;
   for (const auto& [t, tree] : defer_) optimal += tree.num_segments();
   const uint64_t after = have_words + add_words;
-  const bool condense = after * 8 >= opts_.condense_min_bytes &&
+  const bool condense = allow_condense && after * 8 >= opts_.condense_min_bytes &&
                         after * 100 > static_cast<uint64_t>(opts_.condense_pct) * optimal;
 
   int64_t new_alloc = map_alloc_;

@@ -110,7 +110,8 @@ class Metaslab {
   // True if txg has allocations or frees not yet written.
   bool Dirty(uint64_t txg) const;
   // Writes txg's changes to `sm` (appending, or condensing) and its header.
-  Status Sync(uint64_t txg, SpaceMapStorage* sm);
+  // allow_condense=false: append even when the map is due for condensing.
+  Status Sync(uint64_t txg, SpaceMapStorage* sm, bool allow_condense = true);
   // Txg is durable: releases frees deferred long enough.
   void SyncDone(uint64_t txg);
 
