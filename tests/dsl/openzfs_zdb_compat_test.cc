@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
@@ -29,26 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string MakeFile(const fs::path& dir, const std::string& name, uint64_t size = 128ull << 20) {
-  const fs::path p = dir / name;
-  std::ofstream(p).close();
-  fs::resize_file(p, size);
-  return p.string();
-}
-
-VdevSpec Leaf(const fs::path& dir, const std::string& name) {
-  VdevSpec s;
-  s.path = MakeFile(dir, name);
-  return s;
-}
-
-VdevSpec Group(const fs::path& dir, const std::string& prefix, VdevSpec::Type t, int n, uint32_t parity = 0) {
-  VdevSpec g;
-  g.type = t;
-  g.nparity = parity;
-  for (int i = 0; i < n; i++) g.children.push_back(Leaf(dir, prefix + std::to_string(i)));
-  return g;
-}
+using pooltest::Group;
+using pooltest::Leaf;
+using pooltest::MakeFile;
 
 // The ZPL version `zfs create` would pick for the pool version. ZPL 5
 // (system attributes, pools >= 24) is not implemented yet: until it is,

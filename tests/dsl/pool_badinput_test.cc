@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/pool.h"
@@ -41,27 +42,14 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-std::string MakeFile(const fs::path& dir, const std::string& name, uint64_t size = 128 * kMiB) {
-  const fs::path p = dir / name;
-  std::ofstream(p).close();
-  fs::resize_file(p, size);
-  return p.string();
-}
+using pooltest::ExpectConsistent;
+using pooltest::Group;
+using pooltest::ImportFrom;
+using pooltest::Leaf;
+using pooltest::MakeFile;
 
-VdevSpec Leaf(const fs::path& dir, const std::string& name, uint64_t size = 128 * kMiB) {
-  VdevSpec s;
-  s.path = MakeFile(dir, name, size);
-  return s;
-}
-
-VdevSpec Group(const fs::path& dir, const std::string& prefix, VdevSpec::Type t, int n,
-               uint32_t parity = 0) {
-  VdevSpec g;
-  g.type = t;
-  g.nparity = parity;
-  for (int i = 0; i < n; i++) g.children.push_back(Leaf(dir, prefix + std::to_string(i)));
-  return g;
-}
+// Version 23, ashift 9; this file's pools record a bare "zpool create".
+PoolCreateOptions V23() { return pooltest::V23("zpool create"); }
 
 PoolLayout Stripe(const fs::path& dir, const std::string& prefix, int n) {
   PoolLayout l;
@@ -99,14 +87,6 @@ class TempDir {
  private:
   fs::path path_;
 };
-
-PoolCreateOptions V23() {
-  PoolCreateOptions o;
-  o.version = 23;
-  o.ashift = 9;
-  o.history = "zpool create";
-  return o;
-}
 
 // ------------------------------------------------------------ fingerprints
 
@@ -217,25 +197,6 @@ void CreatePopulated(const std::string& name, const PoolLayout& l, Written* w,
   WriteData(**p, name + "/fs", 3, 11, w);
   WriteData(**p, name + "/fs", 3, 41, w);
   ASSERT_UZFS_OK((*p)->Export());
-}
-
-// Our zdb -b over the exported pool in dir (name or decimal guid).
-void ExpectConsistent(const fs::path& dir, const std::string& pool) {
-  auto r = PoolReader::Open(dir.string(), pool);
-  ASSERT_UZFS_OK(r.status());
-  auto t = TraversePool(**r);
-  ASSERT_UZFS_OK(t.status());
-  EXPECT_EQ(t->checksum_errors, 0u) << (t->errors.empty() ? "" : t->errors[0]);
-  EXPECT_EQ(t->leaked, 0u);
-  EXPECT_EQ(t->unreachable, 0u);
-  EXPECT_EQ(t->double_allocated, 0u);
-  EXPECT_EQ(t->total.asize, t->spa_allocated);
-}
-
-Result<std::unique_ptr<Pool>> ImportFrom(const fs::path& dir, const std::string& name,
-                                         PoolImportOptions o = {}) {
-  UZFS_ASSIGN_OR_RETURN(auto devs, ScanDeviceDir(dir.string()));
-  return Pool::Import(devs, name, o);
 }
 
 // Imports, expects failure with `code` and a message containing `msg`, and

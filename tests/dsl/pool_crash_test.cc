@@ -68,6 +68,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/block_traverse.h"
@@ -86,6 +87,8 @@ namespace uzfs {
 namespace {
 
 namespace fs = std::filesystem;
+
+using pooltest::Group;
 
 constexpr const char* kPool = "tank";
 constexpr size_t kMaxObjectsPerDataset = 24;
@@ -404,13 +407,6 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
 
 // ------------------------------------------------------------------ parent
 
-std::string MakeFile(const fs::path& dir, const std::string& name, uint64_t size = 128ull << 20) {
-  const fs::path p = dir / name;
-  std::ofstream(p).close();
-  fs::resize_file(p, size);
-  return p.string();
-}
-
 std::string ZapString(const ZapEntry& e) {
   std::string s;
   for (uint64_t v : e.values) {
@@ -657,29 +653,17 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
   CheckPool(**r, model);
 }
 
-VdevSpec Group(const fs::path& dir, VdevSpec::Type t, int n, uint32_t parity) {
-  VdevSpec g;
-  g.type = t;
-  g.nparity = parity;
-  for (int i = 0; i < n; i++) {
-    VdevSpec s;
-    s.path = MakeFile(dir, "d" + std::to_string(i));
-    g.children.push_back(s);
-  }
-  return g;
-}
-
 TEST(PoolCrash, RaidzKill) {
   test::TempDir d;
   PoolLayout l;
-  l.data.push_back(Group(d.path(), VdevSpec::Type::kRaidz, 3, 1));
+  l.data.push_back(Group(d.path(), "d", VdevSpec::Type::kRaidz, 3, 1));
   RunKills(l, Iterations(), BaseSeed(), d.path());
 }
 
 TEST(PoolCrash, MirrorKill) {
   test::TempDir d;
   PoolLayout l;
-  l.data.push_back(Group(d.path(), VdevSpec::Type::kMirror, 2, 0));
+  l.data.push_back(Group(d.path(), "d", VdevSpec::Type::kMirror, 2, 0));
   RunKills(l, std::max(3, Iterations() / 4), BaseSeed(), d.path());
 }
 

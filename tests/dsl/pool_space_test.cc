@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
@@ -24,35 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string MakeFile(const fs::path& dir, const std::string& name, uint64_t size) {
-  const fs::path p = dir / name;
-  std::ofstream(p).close();
-  fs::resize_file(p, size);
-  return p.string();
-}
-
-VdevSpec Leaf(const fs::path& dir, const std::string& name, uint64_t size) {
-  VdevSpec s;
-  s.path = MakeFile(dir, name, size);
-  return s;
-}
-
-VdevSpec Group(const fs::path& dir, const std::string& prefix, VdevSpec::Type t, int n,
-               uint64_t size, uint32_t parity = 0) {
-  VdevSpec g;
-  g.type = t;
-  g.nparity = parity;
-  for (int i = 0; i < n; i++) g.children.push_back(Leaf(dir, prefix + std::to_string(i), size));
-  return g;
-}
-
-PoolCreateOptions Opts(uint32_t ashift) {
-  PoolCreateOptions o;
-  o.version = 23;
-  o.ashift = ashift;
-  o.history = "zpool create tank";
-  return o;
-}
+using pooltest::Group;
+using pooltest::Leaf;
+using pooltest::V23;
 
 space::VdevSpec Spec(space::VdevClass cls, space::VdevType type, uint32_t nparity, int n,
                      uint64_t size) {
@@ -104,7 +79,7 @@ TEST(PoolSpace, StripeOfTwoSizes) {
   test::TempDir d;
   PoolLayout l;
   l.data = {Leaf(d.path(), "a", 256ull << 20), Leaf(d.path(), "b", 384ull << 20)};
-  auto p = Pool::Create("tank", l, Opts(9));
+  auto p = Pool::Create("tank", l, V23("zpool create tank", 9));
   ASSERT_UZFS_OK(p.status());
   space::LayoutSpec s;
   s.ashift = 9;
@@ -123,8 +98,8 @@ TEST(PoolSpace, RaidzDeflatesAtEachAshift) {
     SCOPED_TRACE("ashift " + std::to_string(ashift));
     test::TempDir d;
     PoolLayout l;
-    l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 5, 256ull << 20, 2)};
-    auto p = Pool::Create("tank", l, Opts(ashift));
+    l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 5, 2, 256ull << 20)};
+    auto p = Pool::Create("tank", l, V23("zpool create tank", ashift));
     ASSERT_UZFS_OK(p.status());
     space::LayoutSpec s;
     s.ashift = ashift;
@@ -142,12 +117,12 @@ TEST(PoolSpace, RaidzDeflatesAtEachAshift) {
 TEST(PoolSpace, LogCacheAndSpareAreNotCounted) {
   test::TempDir d;
   PoolLayout l;
-  l.data = {Group(d.path(), "m", VdevSpec::Type::kMirror, 2, 320ull << 20),
-            Group(d.path(), "n", VdevSpec::Type::kMirror, 2, 320ull << 20)};
-  l.logs = {Group(d.path(), "log", VdevSpec::Type::kMirror, 2, 256ull << 20)};
+  l.data = {Group(d.path(), "m", VdevSpec::Type::kMirror, 2, 0, 320ull << 20),
+            Group(d.path(), "n", VdevSpec::Type::kMirror, 2, 0, 320ull << 20)};
+  l.logs = {Group(d.path(), "log", VdevSpec::Type::kMirror, 2, 0, 256ull << 20)};
   l.cache = {Leaf(d.path(), "cache0", 256ull << 20)};
   l.spares = {Leaf(d.path(), "spare0", 320ull << 20)};
-  auto p = Pool::Create("tank", l, Opts(12));
+  auto p = Pool::Create("tank", l, V23("zpool create tank", 12));
   ASSERT_UZFS_OK(p.status());
   space::LayoutSpec s;
   s.ashift = 12;
@@ -169,8 +144,8 @@ TEST(PoolSpace, LogCacheAndSpareAreNotCounted) {
 TEST(PoolSpace, WritesDatasetsAndQuotas) {
   test::TempDir d;
   PoolLayout l;
-  l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 3, 256ull << 20, 1)};
-  auto p = Pool::Create("tank", l, Opts(9));
+  l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 3, 1, 256ull << 20)};
+  auto p = Pool::Create("tank", l, V23("zpool create tank", 9));
   ASSERT_UZFS_OK(p.status());
   Pool& pool = **p;
   auto before = PoolListSpace(pool);
@@ -255,11 +230,11 @@ TEST(PoolSpace, WritesDatasetsAndQuotas) {
 TEST(PoolSpace, SameAfterImport) {
   test::TempDir d;
   PoolLayout l;
-  l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 4, 256ull << 20, 1)};
+  l.data = {Group(d.path(), "r", VdevSpec::Type::kRaidz, 4, 1, 256ull << 20)};
   l.logs = {Leaf(d.path(), "log0", 128ull << 20)};
   PoolSpaceReport ps;
   {
-    auto p = Pool::Create("tank", l, Opts(12));
+    auto p = Pool::Create("tank", l, V23("zpool create tank", 12));
     ASSERT_UZFS_OK(p.status());
     auto a = PoolListSpace(**p);
     ASSERT_UZFS_OK(a.status());

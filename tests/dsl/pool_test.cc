@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/block_traverse.h"
@@ -25,12 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string MakeFile(const fs::path& dir, const std::string& name, uint64_t size = 128ull << 20) {
-  const fs::path p = dir / name;
-  std::ofstream(p).close();
-  fs::resize_file(p, size);
-  return p.string();
-}
+using pooltest::ExpectConsistent;
+using pooltest::Group;
+using pooltest::ImportFrom;
+using pooltest::MakeFile;
+using pooltest::V23;
 
 PoolLayout Stripe(const fs::path& dir, int n) {
   PoolLayout l;
@@ -40,45 +40,6 @@ PoolLayout Stripe(const fs::path& dir, int n) {
     l.data.push_back(s);
   }
   return l;
-}
-
-VdevSpec Group(const fs::path& dir, const std::string& prefix, VdevSpec::Type t, int n, uint32_t parity = 0) {
-  VdevSpec g;
-  g.type = t;
-  g.nparity = parity;
-  for (int i = 0; i < n; i++) {
-    VdevSpec s;
-    s.path = MakeFile(dir, prefix + std::to_string(i));
-    g.children.push_back(s);
-  }
-  return g;
-}
-
-PoolCreateOptions V23() {
-  PoolCreateOptions o;
-  o.version = 23;
-  o.ashift = 9;
-  o.history = "zpool create test";
-  return o;
-}
-
-// Our zdb -b over the exported (or closed) pool in dir.
-void ExpectConsistent(const fs::path& dir, const std::string& pool) {
-  auto r = PoolReader::Open(dir.string(), pool);
-  ASSERT_UZFS_OK(r.status());
-  auto t = TraversePool(**r);
-  ASSERT_UZFS_OK(t.status());
-  EXPECT_EQ(t->checksum_errors, 0u) << (t->errors.empty() ? "" : t->errors[0]);
-  EXPECT_EQ(t->leaked, 0u);
-  EXPECT_EQ(t->unreachable, 0u);
-  EXPECT_EQ(t->double_allocated, 0u);
-  EXPECT_EQ(t->total.asize, t->spa_allocated);
-}
-
-Result<std::unique_ptr<Pool>> ImportFrom(const fs::path& dir, const std::string& name,
-                                         PoolImportOptions o = {}) {
-  UZFS_ASSIGN_OR_RETURN(auto devs, ScanDeviceDir(dir.string()));
-  return Pool::Import(devs, name, o);
 }
 
 // Writes `n` objects of `size` bytes into the dataset, in the open txg.
