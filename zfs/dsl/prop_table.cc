@@ -187,7 +187,16 @@ const PropDef kPoolProps[] = {
     Str("name", A::kReadOnly, S::kPoolConfig, 0, "", "NAME", "", 0, true),
 };
 
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Built by appending: GCC 12 at -O3 warns (-Wrestrict, a false positive)
+// on "'" + std::string(...).
+std::string Quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('\'');
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
 
 Status Fail(const PropContext& ctx, const std::string& reason, Code code = Code::kInvalidArgument) {
   if (ctx.target.empty()) return Status(code, reason);
