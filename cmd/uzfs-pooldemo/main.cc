@@ -95,13 +95,7 @@ int main(int argc, char** argv) {
   PoolCreateOptions o;
   o.version = kFeatureVersion;
   o.history = "uzfs-pooldemo " + dir.string();
-  o.fs_init = [](ObjsetWriter& os, uint64_t version, uint64_t txg) {
-    ZplCreateOptions z;
-    z.version = 4;  // ZPL 5 (system attributes) is not written yet
-    (void)version;
-    z.crtime.sec = static_cast<uint64_t>(::time(nullptr));
-    return CreateZplFilesystem(os, z, txg);
-  };
+  o.fs_init = InitNewFilesystem;  // ZPL 4 (ZPL 5 is not written yet)
   auto created = Pool::Create("demo", layout, o);
   if (!created.ok()) return Fail("zpool create", created.status());
   Pool& pool = **created;

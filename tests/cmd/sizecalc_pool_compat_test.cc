@@ -43,16 +43,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+using test::Capture;
 
 struct Layout {
   uint32_t ashift;
@@ -156,15 +147,6 @@ Built BuildLayout(const Layout& l, const fs::path& dir) {
   return b;
 }
 
-FilesystemInit ZplInit() {
-  return [](ObjsetWriter& os, uint64_t version, uint64_t txg) {
-    ZplCreateOptions o;
-    UZFS_ASSIGN_OR_RETURN(o.version, ZplVersionForPool(version));
-    o.crtime.sec = static_cast<uint64_t>(::time(nullptr));
-    return CreateZplFilesystem(os, o, txg);
-  };
-}
-
 struct Row {
   // uzfs
   uint64_t size = 0, alloc = 0, free = 0, avail = 0, used = 0, usable = 0;
@@ -203,7 +185,7 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
       PoolCreateOptions o;
       o.version = 23;
       o.ashift = l.ashift;
-      o.fs_init = ZplInit();
+      o.fs_init = InitNewFilesystem;
       o.fs_props = {{"mountpoint", "none"}};  // as zfs-fuse's -m none below
       o.history = "zpool create -m none " + name;
       const auto c0 = std::chrono::steady_clock::now();

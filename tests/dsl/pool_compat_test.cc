@@ -29,15 +29,6 @@ using pooltest::Group;
 using pooltest::Leaf;
 using pooltest::MakeFile;
 
-FilesystemInit ZplInit() {
-  return [](ObjsetWriter& os, uint64_t version, uint64_t txg) {
-    ZplCreateOptions o;
-    UZFS_ASSIGN_OR_RETURN(o.version, ZplVersionForPool(version));
-    o.crtime.sec = static_cast<uint64_t>(::time(nullptr));
-    return CreateZplFilesystem(os, o, txg);
-  };
-}
-
 // The judge's verdict on an exported pool in dir.
 std::string JudgeScript(const std::string& dir, const std::string& pool) {
   return "d=" + dir + "\n"
@@ -108,7 +99,7 @@ TEST_P(UzfsToZfsFuse, ImportScrubZdb) {
     PoolCreateOptions o;
     o.version = 23;
     o.ashift = 9;
-    o.fs_init = ZplInit();
+    o.fs_init = InitNewFilesystem;
     o.history = "zpool create up";
     auto p = Pool::Create(pool, GetParam().make(d.path()), o);
     ASSERT_UZFS_OK(p.status());
@@ -178,7 +169,7 @@ TEST(ZfsFuseToUzfs, ImportAddDatasetExportJudge) {
     auto devs = ScanDeviceDir(dir);
     ASSERT_UZFS_OK(devs.status());
     PoolImportOptions io;
-    io.fs_init = ZplInit();
+    io.fs_init = InitNewFilesystem;
     auto p = Pool::Import(*devs, "zp", io);
     ASSERT_UZFS_OK(p.status());
     auto props = (*p)->LocalProps("zp/docs");

@@ -1,5 +1,8 @@
 #include "zfs/zpl/zpl_create.h"
 
+#include <algorithm>
+#include <ctime>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +135,14 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
                         {"ROOT", kZplRootObj},
                         {"SHARES", kZplSharesObj}},
                        txg);
+}
+
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, uint64_t txg) {
+  ZplCreateOptions o;
+  UZFS_ASSIGN_OR_RETURN(o.version, ZplVersionForPool(pool_version));
+  o.version = std::min(o.version, kNewestZplVersionWritten);
+  o.crtime.sec = static_cast<uint64_t>(::time(nullptr));
+  return CreateZplFilesystem(os, o, txg);
 }
 
 }  // namespace uzfs

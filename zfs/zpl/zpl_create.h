@@ -101,4 +101,12 @@ Result<uint64_t> ZplVersionForPool(uint64_t spa_version);
 // taken); NotSupported for ZPL versions other than 3 and 4.
 Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg);
 
+// The file system `zfs create` gives a new dataset of a pool of
+// `pool_version` (the pool's FilesystemInit hook, zfs/dsl/pool.h): the
+// newest ZPL version both the pool allows and uzfs writes (ZPL 5, system
+// attributes, is not written yet, so pools >= 24 get ZPL 4, which they
+// allow), owned by root, mode 0755, created now.
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, uint64_t txg);
+inline constexpr uint64_t kNewestZplVersionWritten = 4;
+
 }  // namespace uzfs
