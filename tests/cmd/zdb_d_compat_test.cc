@@ -20,15 +20,7 @@
 namespace uzfs {
 namespace {
 
-std::string Capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+using test::Capture;
 
 // Drops the intent log's block lines (see the file comment).
 std::string DropZilBlocks(const std::string& text) {

@@ -55,6 +55,17 @@ std::vector<uint8_t> FromHex(const std::string& hex) {
   return out;
 }
 
+std::string Capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
 int RunInZfsFuseSandbox(const std::string& script, std::string* output) {
   output->clear();
   if (geteuid() != 0) {

@@ -52,6 +52,9 @@ int RunInZfsFuseSandbox(const std::string& script, std::string* output);
 // cannot be run or fetched, because CI must run compat tests.
 int RunOpenZfsZdb(const std::string& args, std::string* output);
 
+// Runs a shell command and returns its standard output (what popen reads).
+std::string Capture(const std::string& cmd);
+
 // A fresh temporary directory, removed with everything in it on destruction.
 class TempDir {
  public:
