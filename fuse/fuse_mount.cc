@@ -1,0 +1,520 @@
+#define FUSE_USE_VERSION 312
+#include "fuse/fuse_mount.h"
+
+#include <fuse3/fuse_lowlevel.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <string>
+#include <vector>
+
+namespace uzfs {
+
+struct FuseMount::Context {
+  ZplFs* fs = nullptr;
+  std::atomic<uint64_t> open{0};  // handles open through the mount
+  double timeout = 1.0;
+  bool writeback = true;
+};
+
+namespace {
+
+FuseMount::Context* Ctx(fuse_req_t req) {
+  return static_cast<FuseMount::Context*>(fuse_req_userdata(req));
+}
+
+// The caller's credentials. Supplementary groups cost a read of /proc, so
+// they are fetched only for non-root callers (root passes every check).
+ZplCred Cred(fuse_req_t req) {
+  const fuse_ctx* fc = fuse_req_ctx(req);
+  ZplCred c;
+  c.uid = fc->uid;
+  c.gid = fc->gid;
+  c.umask = fc->umask;
+  if (c.uid != 0) {
+    gid_t groups[64];
+    int n = fuse_req_getgroups(req, 64, groups);
+    if (n > 64) {
+      std::vector<gid_t> more(static_cast<size_t>(n));
+      n = fuse_req_getgroups(req, n, more.data());
+      for (int i = 0; i < n; ++i) c.groups.push_back(more[static_cast<size_t>(i)]);
+    } else {
+      for (int i = 0; i < n; ++i) c.groups.push_back(groups[i]);
+    }
+  }
+  return c;
+}
+
+void ReplyErr(fuse_req_t req, int err) { fuse_reply_err(req, err); }
+
+fuse_entry_param Entry(const ZplAttr& a, double timeout) {
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  e.ino = a.ino;
+  e.generation = a.gen;
+  e.attr = a.ToStat();
+  e.attr_timeout = timeout;
+  e.entry_timeout = timeout;
+  return e;
+}
+
+void ReplyEntry(fuse_req_t req, const ZplResult<ZplAttr>& r) {
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_entry_param e = Entry(r.value(), Ctx(req)->timeout);
+  fuse_reply_entry(req, &e);
+}
+
+void ReplyStatus(fuse_req_t req, const ZplStatus& s) { fuse_reply_err(req, s.err()); }
+
+std::string_view Name(const char* s) { return std::string_view(s); }
+
+// --- request handlers ---
+
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  auto* ctx = static_cast<FuseMount::Context*>(userdata);
+  if (ctx->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  } else {
+    ctx->writeback = false;
+  }
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  // Replies come from memory: splicing them would only add a copy.
+  conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+  conn->max_write = 1u << 20;
+  conn->max_readahead = 1u << 20;
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+  conn->time_gran = 1;  // nanosecond timestamps
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto* ctx = Ctx(req);
+  auto r = ctx->fs->Lookup(Cred(req), parent, Name(name));
+  if (!r.ok() && r.err() == ENOENT) {
+    // Negative entry: the kernel may cache the miss (uzfs is the only writer).
+    fuse_entry_param e;
+    std::memset(&e, 0, sizeof(e));
+    e.entry_timeout = ctx->timeout;
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  ReplyEntry(req, r);
+}
+
+void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto r = Ctx(req)->fs->GetAttr(ino);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  struct stat st = r.value().ToStat();
+  fuse_reply_attr(req, &st, Ctx(req)->timeout);
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  ZplSetAttr set;
+  if (to_set & FUSE_SET_ATTR_MODE) set.mode = attr->st_mode & 07777;
+  if (to_set & FUSE_SET_ATTR_UID) set.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) set.gid = attr->st_gid;
+  if (to_set & FUSE_SET_ATTR_SIZE) set.size = static_cast<uint64_t>(attr->st_size);
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    set.atime = timespec{0, UTIME_NOW};
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    set.atime = attr->st_atim;
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    set.mtime = timespec{0, UTIME_NOW};
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    set.mtime = attr->st_mtim;
+  }
+  auto r = Ctx(req)->fs->SetAttr(Cred(req), ino, set);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  struct stat st = r.value().ToStat();
+  fuse_reply_attr(req, &st, Ctx(req)->timeout);
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  auto r = Ctx(req)->fs->ReadLink(ino);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_reply_readlink(req, r.value().c_str());
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  ReplyEntry(req, Ctx(req)->fs->Mknod(Cred(req), parent, Name(name), mode, rdev));
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  ReplyEntry(req, Ctx(req)->fs->Mkdir(Cred(req), parent, Name(name), mode));
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ReplyStatus(req, Ctx(req)->fs->Unlink(Cred(req), parent, Name(name)));
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ReplyStatus(req, Ctx(req)->fs->Rmdir(Cred(req), parent, Name(name)));
+}
+
+void OpSymlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  ReplyEntry(req, Ctx(req)->fs->Symlink(Cred(req), parent, Name(name), Name(link)));
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+              const char* newname, unsigned int flags) {
+  ReplyStatus(req, Ctx(req)->fs->Rename(Cred(req), parent, Name(name), newparent, Name(newname), flags));
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  ReplyEntry(req, Ctx(req)->fs->Link(Cred(req), ino, newparent, Name(newname)));
+}
+
+// With the writeback cache the kernel may read through a write-only handle
+// and computes O_APPEND offsets itself.
+int AdjustOpenFlags(FuseMount::Context* ctx, int flags) {
+  if (ctx->writeback) {
+    if ((flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
+    flags &= ~O_APPEND;
+  }
+  return flags;
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  auto r = ctx->fs->Open(Cred(req), ino, AdjustOpenFlags(ctx, fi->flags));
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fi->fh = r.value();
+  fi->keep_cache = 1;  // only uzfs changes the file, through this mount
+  ctx->open++;
+  if (fuse_reply_open(req, fi) == -ENOENT) {  // the open was interrupted
+    ctx->open--;
+    (void)ctx->fs->Release(fi->fh);
+  }
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  auto r = ctx->fs->Create(Cred(req), parent, Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fi->fh = r.value().second;
+  fi->keep_cache = 1;
+  ctx->open++;
+  fuse_entry_param e = Entry(r.value().first, ctx->timeout);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    ctx->open--;
+    (void)ctx->fs->Release(fi->fh);
+  }
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  std::vector<uint8_t> buf(size);
+  auto r = Ctx(req)->fs->Read(fi->fh, static_cast<uint64_t>(off), buf);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), r.value());
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
+             fuse_file_info* fi) {
+  auto r = Ctx(req)->fs->Write(fi->fh, static_cast<uint64_t>(off),
+                               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_reply_write(req, r.value());
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  ZplStatus s = ctx->fs->Release(fi->fh);
+  ctx->open--;
+  ReplyStatus(req, s);
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  ReplyStatus(req, Ctx(req)->fs->Fsync(fi->fh, datasync != 0));
+}
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  auto r = ctx->fs->GetAttr(ino);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  if (!S_ISDIR(r.value().mode)) return ReplyErr(req, ENOTDIR);
+  fi->fh = 0;
+  ctx->open++;
+  if (fuse_reply_open(req, fi) == -ENOENT) ctx->open--;
+}
+
+void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+  auto* ctx = Ctx(req);
+  // A dirent needs at least 24 bytes (+ name); ask for about what fits.
+  size_t want = std::max<size_t>(1, size / (plus ? 160 : 32));
+  auto r = ctx->fs->ReadDir(Cred(req), ino, static_cast<uint64_t>(off), want);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (const ZplDirEntry& d : r.value()) {
+    size_t n;
+    if (plus) {
+      fuse_entry_param e;
+      std::memset(&e, 0, sizeof(e));
+      if (d.name == "." || d.name == "..") {
+        e.attr.st_ino = d.ino;
+        e.attr.st_mode = d.type << 12;
+      } else {
+        auto a = ctx->fs->GetAttr(d.ino);
+        if (!a.ok()) {
+          e.attr.st_ino = d.ino;
+          e.attr.st_mode = d.type << 12;
+        } else {
+          e = Entry(a.value(), ctx->timeout);
+        }
+      }
+      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, d.name.c_str(), &e,
+                                 static_cast<off_t>(d.next_cookie));
+    } else {
+      struct stat st;
+      std::memset(&st, 0, sizeof(st));
+      st.st_ino = d.ino;
+      st.st_mode = d.type << 12;
+      n = fuse_add_direntry(req, buf.data() + used, size - used, d.name.c_str(), &st,
+                            static_cast<off_t>(d.next_cookie));
+    }
+    if (n > size - used) break;  // did not fit: the next call resumes here
+    used += n;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  ReadDirCommon(req, ino, size, off, false);
+}
+
+void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  ReadDirCommon(req, ino, size, off, true);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  Ctx(req)->open--;
+  fuse_reply_err(req, 0);
+}
+
+void OpFsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+  ReplyStatus(req, Ctx(req)->fs->SyncFs());
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  auto r = Ctx(req)->fs->StatFs();
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_reply_statfs(req, &r.value());
+}
+
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                int flags) {
+  ReplyStatus(req, Ctx(req)->fs->SetXattr(
+                       Cred(req), ino, Name(name),
+                       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value), size), flags));
+}
+
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  auto r = Ctx(req)->fs->GetXattr(Cred(req), ino, Name(name));
+  if (!r.ok()) return ReplyErr(req, r.err());
+  if (size == 0) return (void)fuse_reply_xattr(req, r.value().size());
+  if (r.value().size() > size) return ReplyErr(req, ERANGE);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(r.value().data()), r.value().size());
+}
+
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  auto r = Ctx(req)->fs->ListXattr(Cred(req), ino);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  std::string all;
+  for (const std::string& n : r.value()) {
+    all += n;
+    all.push_back('\0');
+  }
+  if (size == 0) return (void)fuse_reply_xattr(req, all.size());
+  if (all.size() > size) return ReplyErr(req, ERANGE);
+  fuse_reply_buf(req, all.data(), all.size());
+}
+
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  ReplyStatus(req, Ctx(req)->fs->RemoveXattr(Cred(req), ino, Name(name)));
+}
+
+void OpAccess(fuse_req_t req, fuse_ino_t ino, int mask) {
+  ReplyStatus(req, Ctx(req)->fs->Access(Cred(req), ino, mask));
+}
+
+void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
+                 fuse_file_info* fi) {
+  ReplyStatus(req, Ctx(req)->fs->Fallocate(fi->fh, mode, static_cast<uint64_t>(offset),
+                                           static_cast<uint64_t>(length)));
+}
+
+void OpLseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  auto r = Ctx(req)->fs->Lseek(fi->fh, static_cast<uint64_t>(off), whence);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  fuse_reply_lseek(req, static_cast<off_t>(r.value()));
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops;
+  std::memset(&ops, 0, sizeof(ops));
+  ops.init = OpInit;
+  ops.lookup = OpLookup;
+  ops.forget = OpForget;
+  ops.forget_multi = OpForgetMulti;
+  ops.getattr = OpGetattr;
+  ops.setattr = OpSetattr;
+  ops.readlink = OpReadlink;
+  ops.mknod = OpMknod;
+  ops.mkdir = OpMkdir;
+  ops.unlink = OpUnlink;
+  ops.rmdir = OpRmdir;
+  ops.symlink = OpSymlink;
+  ops.rename = OpRename;
+  ops.link = OpLink;
+  ops.open = OpOpen;
+  ops.create = OpCreate;
+  ops.read = OpRead;
+  ops.write = OpWrite;
+  ops.flush = OpFlush;
+  ops.release = OpRelease;
+  ops.fsync = OpFsync;
+  ops.opendir = OpOpendir;
+  ops.readdir = OpReaddir;
+  ops.readdirplus = OpReaddirplus;
+  ops.releasedir = OpReleasedir;
+  ops.fsyncdir = OpFsyncdir;
+  ops.statfs = OpStatfs;
+  ops.setxattr = OpSetxattr;
+  ops.getxattr = OpGetxattr;
+  ops.listxattr = OpListxattr;
+  ops.removexattr = OpRemovexattr;
+  ops.access = OpAccess;
+  ops.fallocate = OpFallocate;
+  ops.lseek = OpLseek;
+  return ops;
+}
+
+// Whether something is mounted exactly at `path` (/proc/self/mountinfo).
+bool IsMountPoint(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mountpoint ...
+    size_t p = 0;
+    for (int field = 0; field < 4 && p != std::string::npos; ++field) p = line.find(' ', p + 1);
+    if (p == std::string::npos) continue;
+    size_t e = line.find(' ', p + 1);
+    if (line.substr(p + 1, e - p - 1) == path) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+FuseMount::FuseMount(ZplFs& fs, std::string mountpoint, FuseMountOptions opts)
+    : fs_(fs), mountpoint_(std::move(mountpoint)), opts_(std::move(opts)) {}
+
+Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string& mountpoint,
+                                                    const FuseMountOptions& opts) {
+  struct stat st;
+  if (stat(mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("mountpoint '" + mountpoint + "' is not a directory");
+  }
+  char real[PATH_MAX];
+  if (realpath(mountpoint.c_str(), real) == nullptr) {
+    return Status::InvalidArgument("mountpoint '" + mountpoint + "': " + std::strerror(errno));
+  }
+  if (IsMountPoint(real)) {
+    return Status::Busy("'" + std::string(real) + "' is already a mount point");
+  }
+  std::unique_ptr<FuseMount> m(new FuseMount(fs, real, opts));
+  m->ctx_ = std::make_unique<Context>();
+  m->ctx_->fs = &fs;
+  m->ctx_->timeout = opts.attr_timeout;
+  m->ctx_->writeback = opts.writeback_cache && !(opts.readonly || fs.readonly());
+
+  std::string o = "fsname=" + (opts.fsname.empty() ? std::string("uzfs") : opts.fsname) +
+                  ",subtype=" + opts.subtype;
+  if (opts.allow_other) o += ",allow_other";
+  if (opts.default_permissions) o += ",default_permissions";
+  if (opts.readonly || fs.readonly()) o += ",ro";
+  std::vector<std::string> argv_s = {"uzfs", "-o", o};
+  if (opts.debug) argv_s.push_back("-d");
+  std::vector<char*> argv;
+  for (std::string& s : argv_s) argv.push_back(s.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  static const fuse_lowlevel_ops ops = MakeOps();
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), m->ctx_.get());
+  if (se == nullptr) return Status::IoError("cannot start a FUSE session (libfuse refused the options)");
+  if (fuse_session_mount(se, m->mountpoint_.c_str()) != 0) {
+    fuse_session_destroy(se);
+    return Status::IoError("cannot mount '" + m->mountpoint_ +
+                           "': the kernel refused the FUSE mount (is /dev/fuse available?)");
+  }
+  m->session_ = se;
+  unsigned threads = std::max(1u, opts.max_threads);
+  m->loop_ = std::thread([se, threads] {
+    fuse_loop_config* cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_clone_fd(cfg, 1);
+    fuse_loop_cfg_set_max_threads(cfg, threads);
+    fuse_loop_cfg_set_idle_threads(cfg, std::min(threads, 4u));
+    (void)fuse_session_loop_mt(se, cfg);
+    fuse_loop_cfg_destroy(cfg);
+  });
+  return m;
+}
+
+Status FuseMount::Stop(bool force) {
+  if (session_ == nullptr) return Status::Ok();
+  uint64_t open = ctx_->open.load();
+  if (open > 0 && !force) {
+    return Status::Busy("cannot unmount '" + mountpoint_ + "': " + std::to_string(open) +
+                        " file(s) or directories open; close them (see fuser -m) or force");
+  }
+  struct stat st;
+  bool have_dev = stat(mountpoint_.c_str(), &st) == 0;
+  fuse_session_exit(session_);
+  fuse_session_unmount(session_);  // lazy unmount: the connection ends when unused
+  // The workers leave once the kernel ends the connection. When files are
+  // still held open (forced), abort it so nothing waits on their close.
+  auto done = std::async(std::launch::async, [this] { loop_.join(); });
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready && have_dev) {
+    std::ofstream abort("/sys/fs/fuse/connections/" + std::to_string(minor(st.st_dev)) + "/abort");
+    abort << "1";
+  }
+  done.wait();
+  fuse_session_destroy(session_);
+  session_ = nullptr;
+  return Status::Ok();
+}
+
+FuseMount::~FuseMount() {
+  if (session_ != nullptr) (void)Stop(true);
+}
+
+uint64_t FuseMount::open_handles() const { return ctx_->open.load(); }
+
+void FuseMount::InvalidateInode(uint64_t ino) {
+  if (session_ != nullptr) (void)fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+}
+
+void FuseMount::InvalidateEntry(uint64_t dir, const std::string& name) {
+  if (session_ != nullptr) {
+    (void)fuse_lowlevel_notify_inval_entry(session_, dir, name.c_str(), name.size());
+  }
+}
+
+}  // namespace uzfs

@@ -1,0 +1,93 @@
+// FuseMount: one mounted dataset — a FUSE low-level session that answers
+// the kernel's requests with a ZplFs (zfs/zpl/zpl_fs.h), served by its own
+// multi-threaded loop (clone_fd: one /dev/fuse fd per worker thread).
+//
+// What the kernel is told (DESIGN.md section 8):
+//   - inode numbers are object numbers, st_gen / entry generation is the
+//     znode gen, so NFS re-export through the kernel stays safe;
+//   - writeback cache (the kernel merges small writes and keeps size and
+//     mtime while it caches), 1 MiB writes and reads (max_write/max_read),
+//     splice for reads and writes where the kernel offers it, readdirplus
+//     (adaptive), and entry/attribute timeouts of `attr_timeout` seconds:
+//     uzfsd is the only writer of the dataset, so the kernel's cache can
+//     only be made stale by uzfs itself, which invalidates what it changes
+//     behind the kernel's back (Invalidate*);
+//   - `default_permissions` (the kernel checks modes) and `allow_other`
+//     (every user sees the mount, as with a kernel file system);
+//   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs.
+// Credentials of each request (uid, gid, supplementary groups, umask) are
+// passed to ZplFs as a ZplCred.
+//
+// Stop(): refuses with Busy ("N files open") while files or directories are
+// open through the mount unless `force`; otherwise unmounts (the kernel
+// connection ends, the worker threads drain and exit) and joins. The
+// ZplFs must outlive the FuseMount; Stop does not unmount the ZplFs.
+//
+// Threading: Start/Stop from one controlling thread; the request handlers
+// run on the session's workers and only touch the ZplFs (thread-safe) and
+// the handle counters (atomic).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "zfs/util/status.h"
+#include "zfs/zpl/zpl_fs.h"
+
+struct fuse_session;
+
+namespace uzfs {
+
+struct FuseMountOptions {
+  std::string fsname;           // shown by mount(8)/df as the source, e.g. tank/home
+  std::string subtype = "uzfs"; // type fuse.uzfs
+  double attr_timeout = 1.0;    // seconds, entries and attributes
+  bool allow_other = true;
+  bool default_permissions = true;
+  bool writeback_cache = true;
+  bool readonly = false;
+  unsigned max_threads = 8;     // workers of the session loop
+  bool debug = false;           // libfuse's request trace on stderr
+};
+
+class FuseMount {
+ public:
+  // Mounts `fs` at `mountpoint` (an existing directory) and starts serving.
+  // InvalidArgument for a mountpoint that is not a directory; Busy when
+  // something is mounted there already; IoError when the kernel refuses.
+  static Result<std::unique_ptr<FuseMount>> Start(ZplFs& fs, const std::string& mountpoint,
+                                                  const FuseMountOptions& opts);
+  ~FuseMount();  // Stop(force=true) if still mounted
+  FuseMount(const FuseMount&) = delete;
+  FuseMount& operator=(const FuseMount&) = delete;
+
+  // Unmounts; Busy (nothing changed) while handles are open, unless force.
+  Status Stop(bool force = false);
+  // Files and directories currently open through the mount.
+  uint64_t open_handles() const;
+  const std::string& mountpoint() const { return mountpoint_; }
+  bool mounted() const { return session_ != nullptr; }
+
+  // Drops the kernel's cached attributes/data of ino, or the entry `name`
+  // of directory `dir` (after a change made outside the mount).
+  void InvalidateInode(uint64_t ino);
+  void InvalidateEntry(uint64_t dir, const std::string& name);
+
+  // For the request handlers (fuse_mount.cc).
+  struct Context;
+
+ private:
+  FuseMount(ZplFs& fs, std::string mountpoint, FuseMountOptions opts);
+
+  ZplFs& fs_;
+  const std::string mountpoint_;
+  const FuseMountOptions opts_;
+  std::unique_ptr<Context> ctx_;
+  struct fuse_session* session_ = nullptr;
+  std::thread loop_;
+};
+
+}  // namespace uzfs
