@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Runs the fio suite (tests/perf/fio/) on a uzfs pool and on a zfs-fuse pool
+# of the same shape — raidz2 over six sparse files in the same directory,
+# default settings as a user would create them — and prints a side-by-side
+# table with the ratio uzfs / zfs-fuse for every row.
+#
+#   scripts/fio-compare.sh [--quick] [--only uzfs|zfs-fuse] [--keep]
+#
+#   --quick   small sizes (seconds, for a smoke check), not for figures
+#   --only    run one side (the table shows '-' for the other)
+#   --keep    keep the work directory (its path is printed)
+# Environment: FIO_SIZE (file size per job, default 1G), FIO_RUNTIME
+# (seconds per time-based job, default 30), FIO_NRFILES (small files,
+# default 20000), DEV_SIZE (per device file, default 4G), WORKDIR (default a
+# new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
+# default build/cmd/*). Needs root (FUSE, zfs-fuse's sandbox, drop_caches).
+#
+# Cold reads: before seq-read and rand-read each side exports and imports
+# its pool and drops the kernel's page cache, so both start from the disks.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+jobs_dir=$here/tests/perf/fio
+
+if [ "${1:-}" = "--side" ]; then
+  # Internal: run the suite for one side. $2 = uzfs|zfs-fuse, $3 = work dir.
+  side=$2 work=$3
+  if [ "$side" = uzfs ]; then
+    zpool() { "$UZFS_BIN/zpool" "$@"; }
+    pool=uzfsbench
+  else
+    export PATH=/usr/sbin:/sbin:$PATH
+    zpool() { /usr/sbin/zpool "$@"; }
+    pool=zfbench
+  fi
+  devdir=$work/$side-devs mnt=$work/$side-mnt out=$work/$side-results
+  mkdir -p "$devdir" "$mnt" "$out"
+  devs=()
+  for i in 0 1 2 3 4 5; do
+    truncate -s "$DEV_SIZE" "$devdir/d$i"
+    devs+=("$devdir/d$i")
+  done
+  zpool create -f -m "$mnt" "$pool" raidz2 "${devs[@]}"
+  for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
+  mountpoint -q "$mnt" || { echo "fio-compare: $side pool did not mount at $mnt" >&2; exit 1; }
+  cold() {
+    zpool export "$pool"
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    zpool import -d "$devdir" "$pool"
+    for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
+  }
+  run() {  # run <result name> <job file> [VAR=value ...]
+    local name=$1 job=$2
+    shift 2
+    env FIO_DIR="$mnt" "$@" fio --output-format=json --output="$out/$name.json" "$jobs_dir/$job"
+  }
+  run seq-write seq-write.fio
+  cold
+  run seq-read seq-read.fio
+  rm -f "$mnt/seq.dat"
+  # Lay the random file out, then read it cold.
+  run rand-write-1 rand-write.fio FIO_JOBS=1
+  cold
+  run rand-read-1 rand-read.fio FIO_JOBS=1
+  cold
+  run rand-read-4 rand-read.fio FIO_JOBS=4
+  run rand-write-4 rand-write.fio FIO_JOBS=4
+  rm -f "$mnt/rand.dat"
+  run sync-write-1 sync-write.fio FIO_JOBS=1
+  run sync-write-4 sync-write.fio FIO_JOBS=4
+  rm -f "$mnt"/sync-write.*
+  run small-files small-files.fio
+  sleep 1
+  zpool destroy "$pool" || zpool destroy -f "$pool" || echo "fio-compare: could not destroy $pool (ignored)" >&2
+  exit 0
+fi
+
+quick=0 only="" keep=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --only) only=$2; shift ;;
+    --keep) keep=1 ;;
+    *) echo "usage: $0 [--quick] [--only uzfs|zfs-fuse] [--keep]" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "fio-compare: needs root" >&2; exit 1; }
+command -v fio >/dev/null || { echo "fio-compare: fio is not installed (make deps)" >&2; exit 1; }
+if [ $quick = 1 ]; then
+  : "${FIO_SIZE:=64M}" "${FIO_RUNTIME:=3}" "${FIO_NRFILES:=500}" "${DEV_SIZE:=1G}"
+fi
+export FIO_SIZE=${FIO_SIZE:-1G} FIO_RUNTIME=${FIO_RUNTIME:-30} FIO_NRFILES=${FIO_NRFILES:-20000}
+export DEV_SIZE=${DEV_SIZE:-4G} FIO_JOBS=1
+if [ -z "${UZFS_BIN:-}" ]; then
+  UZFS_BIN=$(dirname "$(ls "$here"/build/cmd/zpool/zpool 2>/dev/null || echo "$here/build/cmd/zpool/zpool")")
+fi
+export UZFS_BIN
+work=${WORKDIR:-$(mktemp -d /var/tmp/uzfs-fio.XXXXXX)}
+mkdir -p "$work"
+export UZFS_RUNDIR=$work/uzfs-run
+cleanup() { [ $keep = 1 ] && echo "work directory kept: $work" >&2 || rm -rf "$work"; }
+trap cleanup EXIT
+
+if [ "$only" != zfs-fuse ]; then
+  [ -x "$UZFS_BIN/zpool" ] || { echo "fio-compare: no zpool in $UZFS_BIN (make build)" >&2; exit 1; }
+  "$0" --side uzfs "$work"
+  "$UZFS_BIN/zpool" list >/dev/null 2>&1 || true
+fi
+if [ "$only" != uzfs ]; then
+  "$here/scripts/zfs-fuse-sandbox.sh" "$0" --side zfs-fuse "$work"
+fi
+
+python3 - "$work" <<'EOF'
+import json, os, sys
+work = sys.argv[1]
+rows = [("seq-write", "seq write 1M", "MiB/s"), ("seq-read", "seq read 1M (cold)", "MiB/s"),
+        ("rand-read-1", "rand read 4K, 1 job", "IOPS"), ("rand-read-4", "rand read 4K, 4 jobs", "IOPS"),
+        ("rand-write-1", "rand write 4K, 1 job", "IOPS"), ("rand-write-4", "rand write 4K, 4 jobs", "IOPS"),
+        ("sync-write-1", "sync write 4K+fsync, 1 job", "IOPS"),
+        ("sync-write-4", "sync write 4K+fsync, 4 jobs", "IOPS"),
+        ("small-files:create", "small files: create", "files/s"),
+        ("small-files:stat", "small files: stat", "files/s"),
+        ("small-files:delete", "small files: delete", "files/s")]
+def value(side, key, unit):
+    name, _, job = key.partition(":")
+    p = os.path.join(work, side + "-results", name + ".json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        text = f.read()
+    r = json.loads(text[text.index("{"):])
+    for j in r["jobs"]:
+        if job and j["jobname"] != job:
+            continue
+        if unit == "MiB/s":
+            return (j["read"]["bw"] + j["write"]["bw"]) / 1024.0
+        return j["read"]["iops"] + j["write"]["iops"]
+    return None
+print(f"{'row':30} {'unit':8} {'uzfs':>10} {'zfs-fuse':>10} {'ratio':>7}")
+for key, label, unit in rows:
+    u, z = value("uzfs", key, unit), value("zfs-fuse", key, unit)
+    fmt = lambda v: "-" if v is None else f"{v:.1f}" if v < 100 else f"{v:.0f}"
+    ratio = f"{u / z:.2f}x" if u is not None and z else "-"
+    print(f"{label:30} {unit:8} {fmt(u):>10} {fmt(z):>10} {ratio:>7}")
+EOF
