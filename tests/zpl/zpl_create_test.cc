@@ -365,7 +365,7 @@ TEST_F(ZplCreateTest, TrivialAclOfZfsFuseModes) {
 TEST_F(ZplCreateTest, RejectsBadOptionsAndNonEmptySets) {
   const auto make = [&]() { return std::move(ObjsetWriter::Create(zio_, ObjsetType::kZfs, {})).value(); };
   ZplCreateOptions o;
-  o.version = 5;
+  o.version = 6;
   EXPECT_TRUE(CreateZplFilesystem(*make(), o, 5).code() == Code::kNotSupported);
   o.version = 2;
   EXPECT_TRUE(CreateZplFilesystem(*make(), o, 5).code() == Code::kNotSupported);
@@ -383,6 +383,12 @@ TEST_F(ZplCreateTest, RejectsBadOptionsAndNonEmptySets) {
   ASSERT_TRUE(w->AllocateObject(ObjectProps{}, 5).ok());
   EXPECT_TRUE(CreateZplFilesystem(*w, o, 5).code() == Code::kInvalidArgument);
   auto mos = std::move(ObjsetWriter::Create(zio_, ObjsetType::kMeta, {})).value();
+  EXPECT_TRUE(CreateZplFilesystem(*mos, o, 5).code() == Code::kInvalidArgument);
+  // ZPL 5 too.
+  o.version = 5;
+  auto w5 = make();
+  ASSERT_TRUE(w5->AllocateObject(ObjectProps{}, 5).ok());
+  EXPECT_TRUE(CreateZplFilesystem(*w5, o, 5).code() == Code::kInvalidArgument);
   EXPECT_TRUE(CreateZplFilesystem(*mos, o, 5).code() == Code::kInvalidArgument);
 }
 

@@ -46,9 +46,34 @@
 // (pool version >= 15), not part of creating the file system; the meta-
 // dnode's shape is ObjsetWriter's. The unit test compares with zfs-fuse's
 // objects 1-4 and leaves those to their owners.
-// ZPL 5 (system attributes: an SA_ATTRS master node entry, SA registry and
-// layouts objects, sa-format bonus) is NotSupported for now; ZPL 1 and 2
-// (no FUIDs) likewise.
+// ZPL 5 (pool version >= 24; OpenZFS's layout, with the attributes as
+// system attributes, zfs/zpl/sa.h and sa_codec.h). Objects, in creation
+// order; 128 KiB indirect blocks (OpenZFS 2.x), 512-byte dnodes:
+//
+//   obj  type                       bonus                contents
+//   1    21 ZFS master node         none                 micro ZAP (1 KiB: 8 entries):
+//                                                          normalization, utf8only,
+//                                                          casesensitivity, VERSION 5,
+//                                                          SA_ATTRS 2, DELETE_QUEUE 3,
+//                                                          ROOT 4, SHARES 7
+//   2    45 SA master node          none                 micro ZAP: REGISTRY 5, LAYOUTS 6
+//   3    22 ZFS delete queue        none                 empty micro ZAP
+//   4    20 ZFS directory           44 SA (one blkptr)   the root directory
+//   5    46 SA attr registration    none                 micro ZAP (1.5 KiB): the 22
+//                                                          ZPL attributes, ZplSaAttrTable()
+//   6    47 SA attr layouts         none                 fat ZAP (16 KiB blocks):
+//                                                          "2" = [5 6 4 12 13 7 11 0 1 2 3 8 16 19]
+//   7    20 ZFS directory           44 SA                .zfs/shares
+//
+// Registry and layouts come into being with the root directory's first SA
+// write, as in OpenZFS (which is why they follow it). Both directories'
+// SA: MODE SIZE GEN UID GID PARENT FLAGS ATIME MTIME CTIME CRTIME LINKS
+// DACL_COUNT DACL_ACES, with the same values as the ZPL 3/4 znodes above
+// (six trivial ACEs, 48 bytes); the bonus is that 192-byte SA buffer.
+// Readers find objects through the master node (ROOT, SA_ATTRS, ...);
+// the numbers differ from ZPL 3/4's.
+//
+// ZPL 1 and 2 (no FUIDs) are NotSupported.
 //
 // Threading: as ObjsetWriter (callers serialize per object set).
 #pragma once
@@ -66,6 +91,13 @@ inline constexpr uint64_t kZplMasterNodeObj = 1;
 inline constexpr uint64_t kZplDeleteQueueObj = 2;
 inline constexpr uint64_t kZplRootObj = 3;
 inline constexpr uint64_t kZplSharesObj = 4;
+// ZPL 5's (see above).
+inline constexpr uint64_t kZpl5SaMasterObj = 2;
+inline constexpr uint64_t kZpl5DeleteQueueObj = 3;
+inline constexpr uint64_t kZpl5RootObj = 4;
+inline constexpr uint64_t kZpl5RegistryObj = 5;
+inline constexpr uint64_t kZpl5LayoutsObj = 6;
+inline constexpr uint64_t kZpl5SharesObj = 7;
 
 // The `normalization` property's values as stored (U8_TEXTPREP_* flags).
 namespace zpl_norm {
@@ -80,7 +112,7 @@ inline constexpr uint64_t kToUpper = 0x2;   // added to directory ZAPs when not 
 enum class ZplCase : uint64_t { kSensitive = 0, kInsensitive = 1, kMixed = 2 };
 
 struct ZplCreateOptions {
-  uint64_t version = 4;                  // ZPL version: 3 or 4 (see ZplVersionForPool)
+  uint64_t version = 4;                  // ZPL version: 3, 4 or 5 (see ZplVersionForPool)
   uint64_t normalization = zpl_norm::kNone;
   bool utf8only = false;                 // must be true when normalization != none
   ZplCase casesensitivity = ZplCase::kSensitive;
@@ -98,15 +130,15 @@ Result<uint64_t> ZplVersionForPool(uint64_t spa_version);
 
 // Creates objects 1-4 above in `os`, in txg `txg`; the caller syncs.
 // InvalidArgument for bad options or a set that is not empty (object 1
-// taken); NotSupported for ZPL versions other than 3 and 4.
+// taken); NotSupported for ZPL versions other than 3, 4 and 5.
 Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg);
 
 // The file system `zfs create` gives a new dataset of a pool of
 // `pool_version` (the pool's FilesystemInit hook, zfs/dsl/pool.h): the
-// newest ZPL version both the pool allows and uzfs writes (ZPL 5, system
-// attributes, is not written yet, so pools >= 24 get ZPL 4, which they
-// allow), owned by root, mode 0755, created now.
+// newest ZPL version both the pool allows and uzfs writes (ZPL 5 with
+// system attributes from pool version 24), owned by root, mode 0755,
+// created now.
 Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, uint64_t txg);
-inline constexpr uint64_t kNewestZplVersionWritten = 4;
+inline constexpr uint64_t kNewestZplVersionWritten = 5;
 
 }  // namespace uzfs
