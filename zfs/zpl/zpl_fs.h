@@ -158,6 +158,11 @@ class ZplFs {
   virtual bool readonly() const = 0;
   // Re-reads the properties (after `zfs set`).
   virtual ZplStatus RefreshProps() = 0;
+  // Crash simulation for tests: forgets every handle and cached state
+  // without releasing, reclaiming or syncing anything (what a crash leaves
+  // on disk is whatever the pool syncs on its own); every later call but
+  // the destructor fails with EIO.
+  virtual void Abandon() = 0;
 
   // --- names ---
   virtual ZplResult<ZplAttr> Lookup(const ZplCred& c, uint64_t dir, std::string_view name) = 0;

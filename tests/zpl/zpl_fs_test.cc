@@ -1,0 +1,717 @@
+// ZplFs through the library API: every operation and its error codes,
+// data against a model buffer, and everything surviving unmount + export +
+// import + mount; the pool stays consistent (our zdb -b) afterwards.
+#include "zfs/zpl/zpl_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_space.h"
+#include "zfs/zpl/zpl_create.h"
+
+namespace uzfs {
+namespace {
+
+#define ASSERT_ZOK(expr)                                     \
+  do {                                                       \
+    const auto& zs_ = (expr);                                \
+    ASSERT_TRUE(zs_.ok()) << zs_.status().ToString();        \
+  } while (0)
+#define EXPECT_ZERR(expr, e)                                                  \
+  do {                                                                        \
+    const auto& ze_ = (expr);                                                 \
+    EXPECT_EQ(ze_.err(), (e)) << #expr << ": " << ze_.status().ToString();    \
+  } while (0)
+
+// ZplStatus has no status(); give it one for the macros.
+struct S {
+  ZplStatus s;
+  S(ZplStatus x) : s(std::move(x)) {}  // NOLINT
+  bool ok() const { return s.ok(); }
+  int err() const { return s.err(); }
+  const ZplStatus& status() const { return s; }
+};
+
+ZplSetAttr SetAtime(time_t sec) {
+  ZplSetAttr s;
+  s.atime = timespec{sec, 0};
+  return s;
+}
+ZplSetAttr SetMode(uint32_t m) {
+  ZplSetAttr s;
+  s.mode = m;
+  return s;
+}
+ZplSetAttr SetUid(uint32_t u) {
+  ZplSetAttr s;
+  s.uid = u;
+  return s;
+}
+ZplSetAttr SetGid(uint32_t g) {
+  ZplSetAttr s;
+  s.gid = g;
+  return s;
+}
+ZplSetAttr SetOwner(uint32_t u, uint32_t g) {
+  ZplSetAttr s;
+  s.uid = u;
+  s.gid = g;
+  return s;
+}
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+class ZplFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Create(); }
+  void TearDown() override {
+    if (fs_) {
+      EXPECT_TRUE(fs_->Unmount().ok());
+    }
+    fs_.reset();
+    if (pool_) {
+      EXPECT_TRUE(pool_->Export().ok());
+    }
+    pool_.reset();
+  }
+
+  static PoolCreateOptions Opts() {
+    PoolCreateOptions o = pooltest::V23();
+    o.fs_init = InitNewFilesystem;
+    o.txg.timeout = std::chrono::milliseconds(50);
+    return o;
+  }
+  void Create(uint64_t size = pooltest::kDefaultDeviceSize) {
+    PoolLayout l;
+    l.data.push_back(pooltest::Leaf(dir_.path(), "d0", size));
+    auto p = Pool::Create("tp", l, Opts());
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pool_ = std::move(*p);
+    Mount();
+  }
+  void Mount(const ZplMountOptions& mo = {}) {
+    auto f = ZplFs::Mount(*pool_, "tp", mo);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    fs_ = std::move(*f);
+  }
+  // Unmount, export, import, mount.
+  void Remount() {
+    ASSERT_TRUE(fs_->Unmount().ok());
+    fs_.reset();
+    ASSERT_UZFS_OK(pool_->Export());
+    pool_.reset();
+    Reimport();
+  }
+  void Reimport() {
+    PoolImportOptions io;
+    io.fs_init = InitNewFilesystem;
+    io.txg.timeout = std::chrono::milliseconds(50);
+    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pool_ = std::move(*p);
+    Mount();
+  }
+  uint64_t Root() const { return fs_->root_ino(); }
+
+  // Creates name in dir with contents; returns the ino.
+  uint64_t MakeFile(uint64_t dir, const std::string& name, const std::string& data, uint32_t mode = 0644) {
+    auto r = fs_->Create(root_, dir, name, S_IFREG | mode, O_CREAT | O_EXCL | O_RDWR);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return 0;
+    if (!data.empty()) {
+      auto w = fs_->Write(r->second, 0, Bytes(data));
+      EXPECT_TRUE(w.ok()) << w.status().ToString();
+    }
+    EXPECT_TRUE(fs_->Release(r->second).ok());
+    return r->first.ino;
+  }
+  std::string ReadAll(uint64_t ino) {
+    auto h = fs_->Open(root_, ino, O_RDONLY);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) return "";
+    auto a = fs_->GetAttr(ino);
+    std::string out(a->size + 10, '\0');
+    auto n = fs_->Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+    EXPECT_TRUE(n.ok());
+    out.resize(n.ok() ? *n : 0);
+    EXPECT_TRUE(fs_->Release(*h).ok());
+    return out;
+  }
+  std::set<std::string> List(uint64_t dir) {
+    std::set<std::string> names;
+    uint64_t cookie = 0;
+    for (;;) {
+      auto r = fs_->ReadDir(root_, dir, cookie, 7);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok() || r->empty()) break;
+      for (const ZplDirEntry& e : *r) {
+        EXPECT_TRUE(names.insert(e.name).second) << "duplicate " << e.name;
+        cookie = e.next_cookie;
+      }
+    }
+    return names;
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<Pool> pool_;
+  std::unique_ptr<ZplFs> fs_;
+  ZplCred root_;
+};
+
+TEST_F(ZplFsTest, FilesDirsSymlinksSurviveRemount) {
+  EXPECT_EQ(fs_->zpl_version(), 4u);
+  auto d = fs_->Mkdir(root_, Root(), "dir", 0755);
+  ASSERT_ZOK(d);
+  EXPECT_TRUE(S_ISDIR(d->mode));
+  EXPECT_EQ(d->nlink, 2u);
+  EXPECT_EQ(d->size, 2u);
+  const uint64_t f = MakeFile(d->ino, "hello.txt", "hello, world\n");
+  auto s = fs_->Symlink(root_, Root(), "short", "dir/hello.txt");
+  ASSERT_ZOK(s);
+  const std::string longt(300, 'x');
+  auto sl = fs_->Symlink(root_, Root(), "long", longt);
+  ASSERT_ZOK(sl);
+  EXPECT_EQ(sl->size, 300u);
+  auto fifo = fs_->Mknod(root_, Root(), "fifo", S_IFIFO | 0600, 0);
+  ASSERT_ZOK(fifo);
+  auto chr = fs_->Mknod(root_, Root(), "chr", S_IFCHR | 0600, makedev(4, 7));
+  ASSERT_ZOK(chr);
+  EXPECT_EQ(chr->rdev, makedev(4, 7));
+  auto root = fs_->GetAttr(Root());
+  ASSERT_ZOK(root);
+  EXPECT_EQ(root->nlink, 3u);
+  EXPECT_EQ(root->size, 2u + 5u);
+
+  Remount();
+  auto lk = fs_->Lookup(root_, Root(), "dir");
+  ASSERT_ZOK(lk);
+  EXPECT_EQ(lk->ino, d->ino);
+  auto lf = fs_->Lookup(root_, d->ino, "hello.txt");
+  ASSERT_ZOK(lf);
+  EXPECT_EQ(lf->ino, f);
+  EXPECT_EQ(lf->size, 13u);
+  EXPECT_EQ(ReadAll(f), "hello, world\n");
+  auto rl = fs_->ReadLink(s->ino);
+  ASSERT_ZOK(rl);
+  EXPECT_EQ(*rl, "dir/hello.txt");
+  auto rl2 = fs_->ReadLink(sl->ino);
+  ASSERT_ZOK(rl2);
+  EXPECT_EQ(*rl2, longt);
+  auto c2 = fs_->GetAttr(chr->ino);
+  ASSERT_ZOK(c2);
+  EXPECT_EQ(c2->rdev, makedev(4, 7));
+  EXPECT_TRUE(S_ISCHR(c2->mode));
+  EXPECT_EQ(List(Root()), (std::set<std::string>{".", "..", "dir", "short", "long", "fifo", "chr"}));
+  auto dd = fs_->Lookup(root_, d->ino, "..");
+  ASSERT_ZOK(dd);
+  EXPECT_EQ(dd->ino, Root());
+}
+
+TEST_F(ZplFsTest, ErrorCodes) {
+  EXPECT_ZERR(fs_->Lookup(root_, Root(), "nope"), ENOENT);
+  auto d = fs_->Mkdir(root_, Root(), "d", 0755);
+  ASSERT_ZOK(d);
+  const uint64_t f = MakeFile(Root(), "f", "x");
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), "d", 0755), EEXIST);
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), "f", 0755), EEXIST);
+  EXPECT_ZERR(fs_->Create(root_, Root(), "f", S_IFREG | 0644, O_CREAT | O_EXCL | O_RDWR), EEXIST);
+  EXPECT_ZERR(fs_->Create(root_, Root(), "d", S_IFREG | 0644, O_CREAT | O_RDWR), EISDIR);
+  MakeFile(d->ino, "inner", "");
+  EXPECT_ZERR(S(fs_->Rmdir(root_, Root(), "d")), ENOTEMPTY);
+  EXPECT_ZERR(S(fs_->Unlink(root_, Root(), "d")), EISDIR);
+  EXPECT_ZERR(S(fs_->Rmdir(root_, Root(), "f")), ENOTDIR);
+  EXPECT_ZERR(fs_->Lookup(root_, f, "x"), ENOTDIR);
+  EXPECT_ZERR(fs_->Mkdir(root_, f, "x", 0755), ENOTDIR);
+  EXPECT_ZERR(S(fs_->Unlink(root_, Root(), "nope")), ENOENT);
+  const std::string lng(256, 'a');
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), lng, 0755), ENAMETOOLONG);
+  EXPECT_ZERR(fs_->Lookup(root_, Root(), lng), ENAMETOOLONG);
+  ASSERT_ZOK(fs_->Mkdir(root_, Root(), std::string(255, 'b'), 0755));
+  EXPECT_ZERR(fs_->Link(root_, d->ino, Root(), "dlink"), EPERM);
+  EXPECT_ZERR(fs_->ReadLink(f), EINVAL);
+  EXPECT_ZERR(fs_->Open(root_, d->ino, O_RDWR), EISDIR);
+  EXPECT_ZERR(S(fs_->Rmdir(root_, Root(), ".")), EINVAL);
+  EXPECT_ZERR(fs_->GetAttr(999999), ENOENT);
+  EXPECT_ZERR(fs_->Read(12345, 0, std::span<uint8_t>()), EBADF);
+}
+
+TEST_F(ZplFsTest, WritesMatchModelAcrossRecordsizes) {
+  std::mt19937_64 rng(7);
+  for (uint64_t rs : {512u, 4096u, 131072u}) {
+    ASSERT_UZFS_OK(pool_->SetProp("tp", "recordsize", std::to_string(rs)));
+    ASSERT_TRUE(fs_->RefreshProps().ok());
+    const std::string name = "f" + std::to_string(rs);
+    auto c = fs_->Create(root_, Root(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_ZOK(c);
+    const ZplHandle h = c->second;
+    std::vector<uint8_t> model;
+    for (int i = 0; i < 40; i++) {
+      const uint64_t off = rng() % (3 * rs + 7000);
+      const size_t len = 1 + rng() % (rs + 3000);
+      const std::vector<uint8_t> data = test::RandomBytes(len, rng());
+      auto w = fs_->Write(h, off, data);
+      ASSERT_ZOK(w);
+      if (model.size() < off + len) model.resize(off + len);
+      std::copy(data.begin(), data.end(), model.begin() + static_cast<ptrdiff_t>(off));
+      if (i == 20) {  // a txg boundary in the middle
+        ASSERT_TRUE(fs_->Fsync(h, false).ok());
+      }
+    }
+    auto a = fs_->GetAttr(c->first.ino);
+    ASSERT_ZOK(a);
+    EXPECT_EQ(a->size, model.size());
+    if (model.size() > rs) {
+      EXPECT_EQ(a->blksize, rs);
+    }
+    std::vector<uint8_t> back(model.size() + 100);
+    auto n = fs_->Read(h, 0, back);
+    ASSERT_ZOK(n);
+    ASSERT_EQ(*n, model.size());
+    back.resize(*n);
+    EXPECT_TRUE(back == model) << "recordsize " << rs;
+    ASSERT_TRUE(fs_->Release(h).ok());
+  }
+  // A one-block file's block is the smallest 512-multiple covering it.
+  const uint64_t small = MakeFile(Root(), "small", std::string(1000, 's'));
+  auto sa = fs_->GetAttr(small);
+  ASSERT_ZOK(sa);
+  EXPECT_EQ(sa->blksize, 1024u);
+  Remount();
+  EXPECT_EQ(ReadAll(small), std::string(1000, 's'));
+  auto a = fs_->Lookup(root_, Root(), "f4096");
+  ASSERT_ZOK(a);
+  EXPECT_EQ(a->blksize, 4096u);
+}
+
+TEST_F(ZplFsTest, SparseTruncateAndSeek) {
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "recordsize", "4096"));
+  ASSERT_TRUE(fs_->RefreshProps().ok());
+  auto c = fs_->Create(root_, Root(), "sparse", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  const ZplHandle h = c->second;
+  const uint64_t ino = c->first.ino;
+  ASSERT_ZOK(fs_->Write(h, 0, Bytes(std::string(4096, 'a'))));
+  ASSERT_ZOK(fs_->Write(h, 5 * 4096, Bytes(std::string(100, 'b'))));
+  auto sd = fs_->Lseek(h, 0, SEEK_DATA);
+  ASSERT_ZOK(sd);
+  EXPECT_EQ(*sd, 0u);
+  auto sh = fs_->Lseek(h, 0, SEEK_HOLE);
+  ASSERT_ZOK(sh);
+  EXPECT_EQ(*sh, 4096u);
+  auto sd2 = fs_->Lseek(h, 4096, SEEK_DATA);
+  ASSERT_ZOK(sd2);
+  EXPECT_EQ(*sd2, 5u * 4096);
+  auto sh2 = fs_->Lseek(h, 5 * 4096 + 10, SEEK_HOLE);
+  ASSERT_ZOK(sh2);
+  EXPECT_EQ(*sh2, 5u * 4096 + 100);
+  EXPECT_ZERR(fs_->Lseek(h, 1 << 20, SEEK_DATA), ENXIO);
+  // Hole reads as zeros.
+  std::vector<uint8_t> buf(4096, 0xff);
+  ASSERT_ZOK(fs_->Read(h, 2 * 4096, buf));
+  EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](uint8_t b) { return b == 0; }));
+  // Truncate down into block 0, then up: the cut part reads as zeros.
+  ZplSetAttr t;
+  t.size = 100;
+  ASSERT_ZOK(fs_->SetAttr(root_, ino, t));
+  t.size = 3 * 4096;
+  ASSERT_ZOK(fs_->SetAttr(root_, ino, t));
+  std::string want = std::string(100, 'a') + std::string(3 * 4096 - 100, '\0');
+  EXPECT_EQ(ReadAll(ino), want);
+  // Punch a hole.
+  ASSERT_ZOK(fs_->Write(h, 0, Bytes(std::string(3 * 4096, 'c'))));
+  ASSERT_TRUE(fs_->Fallocate(h, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096).ok());
+  want = std::string(4096, 'c') + std::string(4096, '\0') + std::string(4096, 'c');
+  EXPECT_EQ(ReadAll(ino), want);
+  ASSERT_TRUE(fs_->Fallocate(h, 0, 0, 5 * 4096).ok());
+  auto a = fs_->GetAttr(ino);
+  EXPECT_EQ(a->size, 5u * 4096);
+  ASSERT_TRUE(fs_->Release(h).ok());
+  Remount();
+  want += std::string(2 * 4096, '\0');
+  EXPECT_EQ(ReadAll(ino), want);
+}
+
+TEST_F(ZplFsTest, HardLinks) {
+  const uint64_t f = MakeFile(Root(), "a", "data");
+  auto d = fs_->Mkdir(root_, Root(), "d", 0755);
+  ASSERT_ZOK(d);
+  auto l = fs_->Link(root_, f, d->ino, "b");
+  ASSERT_ZOK(l);
+  EXPECT_EQ(l->nlink, 2u);
+  EXPECT_ZERR(fs_->Link(root_, f, d->ino, "b"), EEXIST);
+  ASSERT_TRUE(fs_->Unlink(root_, Root(), "a").ok());
+  auto b = fs_->Lookup(root_, d->ino, "b");
+  ASSERT_ZOK(b);
+  EXPECT_EQ(b->nlink, 1u);
+  EXPECT_EQ(ReadAll(f), "data");
+  Remount();
+  EXPECT_EQ(ReadAll(f), "data");
+  ASSERT_TRUE(fs_->Unlink(root_, d->ino, "b").ok());
+  EXPECT_ZERR(fs_->GetAttr(f), ENOENT);
+}
+
+TEST_F(ZplFsTest, RenameCornerCases) {
+  auto d1 = fs_->Mkdir(root_, Root(), "d1", 0755);
+  auto d2 = fs_->Mkdir(root_, Root(), "d2", 0755);
+  ASSERT_ZOK(d1);
+  ASSERT_ZOK(d2);
+  auto sub = fs_->Mkdir(root_, d1->ino, "sub", 0755);
+  ASSERT_ZOK(sub);
+  const uint64_t f1 = MakeFile(Root(), "f1", "one");
+  const uint64_t f2 = MakeFile(Root(), "f2", "two");
+  // Dir into its own subtree.
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "d1", sub->ino, "x")), EINVAL);
+  // File over file: the target is gone.
+  ASSERT_TRUE(fs_->Rename(root_, Root(), "f1", Root(), "f2").ok());
+  EXPECT_ZERR(fs_->GetAttr(f2), ENOENT);
+  EXPECT_EQ(ReadAll(f1), "one");
+  EXPECT_ZERR(fs_->Lookup(root_, Root(), "f1"), ENOENT);
+  // File over dir / dir over file.
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "f2", Root(), "d2")), EISDIR);
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "d2", Root(), "f2")), ENOTDIR);
+  // Dir over non-empty dir, then over an empty one (across directories).
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "d2", Root(), "d1")), ENOTEMPTY);
+  auto e = fs_->Mkdir(root_, d2->ino, "empty", 0755);
+  ASSERT_ZOK(e);
+  ASSERT_TRUE(fs_->Rename(root_, d1->ino, "sub", d2->ino, "empty").ok());
+  EXPECT_ZERR(fs_->GetAttr(e->ino), ENOENT);
+  auto d1a = fs_->GetAttr(d1->ino);
+  auto d2a = fs_->GetAttr(d2->ino);
+  EXPECT_EQ(d1a->nlink, 2u);
+  EXPECT_EQ(d2a->nlink, 3u);
+  EXPECT_EQ(d1a->size, 2u);
+  EXPECT_EQ(d2a->size, 3u);
+  auto dotdot = fs_->Lookup(root_, sub->ino, "..");
+  ASSERT_ZOK(dotdot);
+  EXPECT_EQ(dotdot->ino, d2->ino);
+  // Same inode: no-op.
+  ASSERT_ZOK(fs_->Link(root_, f1, Root(), "f1b"));
+  ASSERT_TRUE(fs_->Rename(root_, Root(), "f2", Root(), "f1b").ok());
+  ASSERT_ZOK(fs_->Lookup(root_, Root(), "f2"));
+  ASSERT_ZOK(fs_->Lookup(root_, Root(), "f1b"));
+  // NOREPLACE and EXCHANGE.
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "f2", Root(), "f1b", RENAME_NOREPLACE)), EEXIST);
+  ASSERT_TRUE(fs_->Rename(root_, Root(), "f2", Root(), "new", RENAME_NOREPLACE).ok());
+  ASSERT_TRUE(fs_->Rename(root_, Root(), "new", Root(), "d1", RENAME_EXCHANGE).ok());
+  auto x1 = fs_->Lookup(root_, Root(), "d1");
+  auto x2 = fs_->Lookup(root_, Root(), "new");
+  ASSERT_ZOK(x1);
+  ASSERT_ZOK(x2);
+  EXPECT_EQ(x1->ino, f1);
+  EXPECT_EQ(x2->ino, d1->ino);
+  EXPECT_ZERR(S(fs_->Rename(root_, Root(), "new", Root(), "nothere", RENAME_EXCHANGE)), ENOENT);
+  // Exchange a file and a directory across directories: link counts follow.
+  {
+    const ZplStatus st = fs_->Rename(root_, Root(), "d1", d2->ino, "empty", RENAME_EXCHANGE);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  auto subp = fs_->Lookup(root_, sub->ino, "..");
+  EXPECT_EQ(subp->ino, Root());
+  auto r = fs_->GetAttr(Root());
+  auto d2b = fs_->GetAttr(d2->ino);
+  EXPECT_EQ(d2b->nlink, 2u);
+  EXPECT_EQ(r->nlink, 5u);  // ., .., d2, new(d1), d1(sub)
+  Remount();
+  EXPECT_EQ(List(Root()), (std::set<std::string>{".", "..", "d1", "d2", "new", "f1b"}));
+  EXPECT_EQ(List(d2->ino), (std::set<std::string>{".", "..", "empty"}));
+  auto fe = fs_->Lookup(root_, d2->ino, "empty");
+  ASSERT_ZOK(fe);
+  EXPECT_EQ(fe->ino, f1);
+}
+
+TEST_F(ZplFsTest, UnlinkOpenFileAndCrashReclaim) {
+  auto c = fs_->Create(root_, Root(), "open", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  const std::vector<uint8_t> data = test::RandomBytes(3 << 20, 3);
+  ASSERT_ZOK(fs_->Write(c->second, 0, data));
+  ASSERT_UZFS_OK(pool_->Sync());
+  auto before = DatasetListSpace(*pool_, "tp");
+  ASSERT_UZFS_OK(before.status());
+  ASSERT_TRUE(fs_->Unlink(root_, Root(), "open").ok());
+  EXPECT_ZERR(fs_->Lookup(root_, Root(), "open"), ENOENT);
+  std::vector<uint8_t> back(100);
+  auto n = fs_->Read(c->second, 1000, back);
+  ASSERT_ZOK(n);
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), data.begin() + 1000));
+  auto a = fs_->GetAttr(c->first.ino);
+  ASSERT_ZOK(a);
+  EXPECT_EQ(a->nlink, 0u);
+  // Crash: the file is in the unlinked set on disk.
+  ASSERT_UZFS_OK(pool_->Sync());
+  fs_->Abandon();
+  fs_.reset();
+  pool_.reset();
+  Reimport();
+  EXPECT_ZERR(fs_->GetAttr(c->first.ino), ENOENT);
+  ASSERT_UZFS_OK(pool_->Sync());
+  ASSERT_UZFS_OK(pool_->Sync());
+  auto after = DatasetListSpace(*pool_, "tp");
+  ASSERT_UZFS_OK(after.status());
+  EXPECT_LT(after->refer + (2u << 20), before->refer);
+
+  // Release after unlink frees at once.
+  auto c2 = fs_->Create(root_, Root(), "open2", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c2);
+  ASSERT_ZOK(fs_->Write(c2->second, 0, Bytes("x")));
+  ASSERT_TRUE(fs_->Unlink(root_, Root(), "open2").ok());
+  ASSERT_ZOK(fs_->GetAttr(c2->first.ino));
+  ASSERT_TRUE(fs_->Release(c2->second).ok());
+  EXPECT_ZERR(fs_->GetAttr(c2->first.ino), ENOENT);
+}
+
+TEST_F(ZplFsTest, Xattrs) {
+  const uint64_t f = MakeFile(Root(), "f", "x");
+  const std::string v1 = "value-1";
+  EXPECT_ZERR(fs_->GetXattr(root_, f, "user.a"), ENODATA);
+  EXPECT_ZERR(S(fs_->SetXattr(root_, f, "user.a", Bytes(v1), XATTR_REPLACE)), ENODATA);
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "user.a", Bytes(v1), XATTR_CREATE).ok());
+  EXPECT_ZERR(S(fs_->SetXattr(root_, f, "user.a", Bytes(v1), XATTR_CREATE)), EEXIST);
+  const std::vector<uint8_t> big = test::RandomBytes(20000, 9);
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "user.a", big, XATTR_REPLACE).ok());
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "trusted.t", Bytes("tt"), 0).ok());
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "user.empty", {}, 0).ok());
+  auto g = fs_->GetXattr(root_, f, "user.a");
+  ASSERT_ZOK(g);
+  EXPECT_TRUE(*g == big);
+  Remount();
+  auto l = fs_->ListXattr(root_, f);
+  ASSERT_ZOK(l);
+  std::set<std::string> names(l->begin(), l->end());
+  EXPECT_EQ(names, (std::set<std::string>{"user.a", "trusted.t", "user.empty"}));
+  auto e = fs_->GetXattr(root_, f, "user.empty");
+  ASSERT_ZOK(e);
+  EXPECT_TRUE(e->empty());
+  ASSERT_TRUE(fs_->RemoveXattr(root_, f, "user.a").ok());
+  EXPECT_ZERR(S(fs_->RemoveXattr(root_, f, "user.a")), ENODATA);
+  EXPECT_ZERR(fs_->GetXattr(root_, f, "user.a"), ENODATA);
+  EXPECT_ZERR(S(fs_->SetXattr(root_, f, std::string(256, 'n'), Bytes("v"), 0)), ERANGE);
+  // Unlinking the file frees its xattr directory and attributes too.
+  ASSERT_TRUE(fs_->Unlink(root_, Root(), "f").ok());
+}
+
+TEST_F(ZplFsTest, TimestampsAndSetAttr) {
+  const uint64_t f = MakeFile(Root(), "f", "abc");
+  ZplSetAttr s;
+  s.mtime = timespec{1234567890, 123456789};
+  s.atime = timespec{1000000000, 999999999};
+  s.mode = 0600;
+  s.uid = 1000;
+  s.gid = 2000;
+  ASSERT_ZOK(fs_->SetAttr(root_, f, s));
+  Remount();
+  auto a = fs_->GetAttr(f);
+  ASSERT_ZOK(a);
+  EXPECT_EQ(a->mtime.tv_sec, 1234567890);
+  EXPECT_EQ(a->mtime.tv_nsec, 123456789);
+  EXPECT_EQ(a->atime.tv_sec, 1000000000);
+  EXPECT_EQ(a->atime.tv_nsec, 999999999);
+  EXPECT_EQ(a->mode, S_IFREG | 0600u);
+  EXPECT_EQ(a->uid, 1000u);
+  EXPECT_EQ(a->gid, 2000u);
+  EXPECT_GT(a->ctime.tv_sec, 1600000000);
+  EXPECT_GT(a->gen, 0u);
+  // A write moves mtime and ctime forward.
+  auto h = fs_->Open(root_, f, O_WRONLY);
+  ASSERT_ZOK(h);
+  ASSERT_ZOK(fs_->Write(*h, 3, Bytes("d")));
+  ASSERT_TRUE(fs_->Release(*h).ok());
+  auto b = fs_->GetAttr(f);
+  EXPECT_GT(b->mtime.tv_sec, 1234567890);
+  // atime=on (default): a read updates atime.
+  ASSERT_TRUE(fs_->SetAttr(root_, f, SetAtime(5)).ok());
+  EXPECT_EQ(ReadAll(f), "abcd");
+  EXPECT_GT(fs_->GetAttr(f)->atime.tv_sec, 5);
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "atime", "off"));
+  ASSERT_TRUE(fs_->RefreshProps().ok());
+  ASSERT_TRUE(fs_->SetAttr(root_, f, SetAtime(5)).ok());
+  EXPECT_EQ(ReadAll(f), "abcd");
+  EXPECT_EQ(fs_->GetAttr(f)->atime.tv_sec, 5);
+}
+
+TEST_F(ZplFsTest, ReadonlyGivesErofs) {
+  const uint64_t f = MakeFile(Root(), "f", "abc");
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "readonly", "on"));
+  ASSERT_TRUE(fs_->RefreshProps().ok());
+  EXPECT_TRUE(fs_->readonly());
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), "d", 0755), EROFS);
+  EXPECT_ZERR(fs_->Create(root_, Root(), "g", S_IFREG | 0644, O_CREAT | O_RDWR), EROFS);
+  EXPECT_ZERR(S(fs_->Unlink(root_, Root(), "f")), EROFS);
+  EXPECT_ZERR(fs_->Open(root_, f, O_RDWR), EROFS);
+  EXPECT_ZERR(fs_->SetAttr(root_, f, SetMode(0600)), EROFS);
+  EXPECT_ZERR(S(fs_->SetXattr(root_, f, "user.x", Bytes("v"), 0)), EROFS);
+  EXPECT_ZERR(S(fs_->Access(root_, f, W_OK)), EROFS);
+  EXPECT_EQ(ReadAll(f), "abc");
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "readonly", "off"));
+  ASSERT_TRUE(fs_->RefreshProps().ok());
+  ASSERT_ZOK(fs_->Mkdir(root_, Root(), "d", 0755));
+  // Mount option.
+  ASSERT_TRUE(fs_->Unmount().ok());
+  ZplMountOptions ro;
+  ro.readonly = true;
+  Mount(ro);
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), "d2", 0755), EROFS);
+}
+
+TEST_F(ZplFsTest, PermissionsForNonRoot) {
+  ZplCred u;
+  u.uid = 1000;
+  u.gid = 1000;
+  ZplCred o;
+  o.uid = 2000;
+  o.gid = 2000;
+  EXPECT_ZERR(fs_->Mkdir(u, Root(), "x", 0755), EACCES);  // root dir is 0755 root
+  auto home = fs_->Mkdir(root_, Root(), "home", 0755);
+  ASSERT_ZOK(home);
+  ASSERT_ZOK(fs_->SetAttr(root_, home->ino, SetOwner(1000, 1000)));
+  auto c = fs_->Create(u, home->ino, "mine", S_IFREG | 0600, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  EXPECT_EQ(c->first.uid, 1000u);
+  ASSERT_TRUE(fs_->Release(c->second).ok());
+  EXPECT_ZERR(fs_->Open(o, c->first.ino, O_RDONLY), EACCES);
+  EXPECT_ZERR(fs_->SetAttr(o, c->first.ino, SetMode(0777)), EPERM);
+  EXPECT_ZERR(fs_->SetAttr(u, c->first.ino, SetUid(0)), EPERM);
+  EXPECT_ZERR(S(fs_->Unlink(o, home->ino, "mine")), EACCES);
+  EXPECT_ZERR(S(fs_->Access(o, c->first.ino, R_OK)), EACCES);
+  EXPECT_TRUE(fs_->Access(u, c->first.ino, R_OK | W_OK).ok());
+  // Sticky directory: others may not remove what they do not own.
+  auto tmp = fs_->Mkdir(root_, Root(), "tmp", 01777);
+  ASSERT_ZOK(tmp);
+  auto t = fs_->Create(u, tmp->ino, "ufile", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(t);
+  ASSERT_TRUE(fs_->Release(t->second).ok());
+  EXPECT_ZERR(S(fs_->Unlink(o, tmp->ino, "ufile")), EPERM);
+  EXPECT_TRUE(fs_->Unlink(u, tmp->ino, "ufile").ok());
+  // setgid directory passes its group on, and S_ISGID to subdirectories.
+  auto sg = fs_->Mkdir(root_, Root(), "sg", 02777);
+  ASSERT_ZOK(sg);
+  ASSERT_ZOK(fs_->SetAttr(root_, sg->ino, SetGid(777)));
+  auto sub = fs_->Mkdir(u, sg->ino, "sub", 0755);
+  ASSERT_ZOK(sub);
+  EXPECT_EQ(sub->gid, 777u);
+  EXPECT_TRUE(sub->mode & S_ISGID);
+}
+
+TEST_F(ZplFsTest, ManyEntriesInOneDirectory) {
+  auto d = fs_->Mkdir(root_, Root(), "big", 0755);
+  ASSERT_ZOK(d);
+  std::set<std::string> want = {".", ".."};
+  for (int i = 0; i < 3000; i++) {
+    const std::string n = "entry-with-a-longish-name-" + std::to_string(i);
+    auto r = fs_->Mknod(root_, d->ino, n, S_IFREG | 0644, 0);
+    ASSERT_ZOK(r);
+    want.insert(n);
+  }
+  auto a = fs_->GetAttr(d->ino);
+  EXPECT_EQ(a->size, 3002u);
+  EXPECT_EQ(List(d->ino), want);
+  Remount();
+  EXPECT_EQ(List(d->ino), want);
+  for (int i = 0; i < 3000; i += 2) {
+    ASSERT_TRUE(fs_->Unlink(root_, d->ino, "entry-with-a-longish-name-" + std::to_string(i)).ok());
+    want.erase("entry-with-a-longish-name-" + std::to_string(i));
+  }
+  EXPECT_EQ(List(d->ino), want);
+  EXPECT_EQ(fs_->GetAttr(d->ino)->size, 1502u);
+}
+
+TEST_F(ZplFsTest, QuotaGivesEdquot) {
+  ASSERT_UZFS_OK(pool_->CreateDataset("tp/q", {{"quota", std::to_string(4 << 20)}}));
+  auto q = ZplFs::Mount(*pool_, "tp/q");
+  ASSERT_ZOK(q);
+  auto c = (*q)->Create(root_, (*q)->root_ino(), "f", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  const std::vector<uint8_t> chunk = test::RandomBytes(128 << 10, 5);
+  int err = 0;
+  for (int i = 0; i < 200 && err == 0; i++) {
+    auto w = (*q)->Write(c->second, uint64_t(i) * chunk.size(), chunk);
+    if (!w.ok()) err = w.err();
+    if (i % 8 == 7) {
+      ASSERT_TRUE((*q)->SyncFs().ok());
+    }
+  }
+  EXPECT_EQ(err, EDQUOT);
+  // Deleting still works at the limit.
+  ASSERT_TRUE((*q)->Release(c->second).ok());
+  ASSERT_TRUE((*q)->Unlink(root_, (*q)->root_ino(), "f").ok());
+  auto st = (*q)->StatFs();
+  ASSERT_ZOK(st);
+  EXPECT_EQ(st->f_namemax, 255u);
+  ASSERT_TRUE((*q)->Unmount().ok());
+}
+
+TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
+  test::TempDir dir;
+  PoolLayout l;
+  l.data.push_back(pooltest::Leaf(dir.path(), "d0", 64ull << 20));
+  PoolCreateOptions o = pooltest::V23();
+  o.fs_init = InitNewFilesystem;
+  o.txg.timeout = std::chrono::milliseconds(50);
+  auto p = Pool::Create("tiny", l, o);
+  ASSERT_UZFS_OK(p.status());
+  auto fs = ZplFs::Mount(**p, "tiny");
+  ASSERT_ZOK(fs);
+  ZplCred root;
+  auto c = (*fs)->Create(root, (*fs)->root_ino(), "fill", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  const std::vector<uint8_t> chunk = test::RandomBytes(1 << 20, 6);
+  int err = 0;
+  uint64_t written = 0;
+  for (int i = 0; i < 200 && err == 0; i++) {
+    auto w = (*fs)->Write(c->second, written, chunk);
+    if (!w.ok()) err = w.err();
+    else written += chunk.size();
+    if (i % 4 == 3) {
+      ASSERT_TRUE((*fs)->SyncFs().ok());
+    }
+  }
+  EXPECT_EQ(err, ENOSPC);
+  EXPECT_GT(written, 4u << 20);
+  auto st = (*fs)->StatFs();
+  ASSERT_ZOK(st);
+  EXPECT_GT(st->f_blocks, 0u);
+  ASSERT_TRUE((*fs)->Release(c->second).ok());
+  ASSERT_TRUE((*fs)->Unlink(root, (*fs)->root_ino(), "fill").ok());
+  ASSERT_TRUE((*fs)->Unmount().ok());
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "tiny");
+}
+
+TEST_F(ZplFsTest, PoolStaysConsistent) {
+  auto d = fs_->Mkdir(root_, Root(), "d", 0755);
+  ASSERT_ZOK(d);
+  for (int i = 0; i < 20; i++) {
+    MakeFile(d->ino, "f" + std::to_string(i), std::string(size_t(i) * 7000 + 1, char('a' + i)));
+  }
+  const uint64_t x = MakeFile(Root(), "x", "xattr holder");
+  ASSERT_TRUE(fs_->SetXattr(root_, x, "user.k", Bytes("v"), 0).ok());
+  ASSERT_TRUE(fs_->Unlink(root_, d->ino, "f3").ok());
+  ASSERT_TRUE(fs_->Unmount().ok());
+  fs_.reset();
+  ASSERT_UZFS_OK(pool_->Export());
+  pool_.reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+  Reimport();
+  EXPECT_EQ(ReadAll(x), "xattr holder");
+}
+
+}  // namespace
+}  // namespace uzfs

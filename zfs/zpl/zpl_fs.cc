@@ -1,0 +1,1385 @@
+// ZplFs implementation (see zpl_fs.h for the contract).
+//
+// Design. One ZplFsImpl per mounted dataset over the dataset's ObjsetWriter.
+// Every method takes the file system's mutex `mu_`, then (for a change)
+// Pool::Begin, changes the objects in that one txg, and commits: an
+// operation is never split across txgs, and since txgs are handed out in
+// increasing order under the mutex, a block is never changed in an older
+// txg after a newer one (ObjsetWriter's rule). Waiting in Begin (the write
+// throttle) with mu_ held is safe: the sync thread never takes mu_, and
+// every Tx is finished before mu_ is released, so no Tx is held by a
+// thread that waits for mu_. File data is read outside mu_ (ObjsetWriter
+// reads are thread-safe), so reads of different files do not wait for
+// each other's metadata work.
+//
+// Znodes are not cached: each operation decodes the bonus of the objects
+// it touches (ObjsetWriter keeps dirty dnodes in memory), changes them in
+// an `Op` (a per-operation map so an object touched twice is stored once),
+// and stores them at the end. Directory ZAPs are cached (DirZap) because a
+// micro ZAP's next-fit position lives in its writer, as in ZFS.
+//
+// Space. Before a change that can allocate, CheckSpace compares the
+// transaction's worst-case estimate with the dataset's AVAIL (pool_space's
+// `zfs list` rule, refreshed once per synced txg) minus the pool's dirty
+// bytes not yet synced; quota/refquota give EDQUOT, else ENOSPC. Unlink,
+// rmdir and truncation never check.
+#include "zfs/zpl/zpl_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_space.h"
+#include "zfs/dsl/prop_table.h"
+#include "zfs/util/mutex.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_writer.h"
+#include "zfs/zpl/zpl_create.h"
+
+namespace uzfs {
+
+// ------------------------------------------------------------ status helpers
+
+ZplStatus ZplStatus::FromStatus(const Status& s) {
+  if (s.ok()) return ZplStatus();
+  int e = EIO;
+  switch (s.code()) {
+    case Code::kNotFound: e = ENOENT; break;
+    case Code::kExists: e = EEXIST; break;
+    case Code::kNoSpace: e = ENOSPC; break;
+    case Code::kInvalidArgument: e = EINVAL; break;
+    case Code::kNotSupported: e = EOPNOTSUPP; break;
+    case Code::kBusy: e = EBUSY; break;
+    case Code::kOverflow: e = EFBIG; break;
+    default: e = EIO; break;
+  }
+  return ZplStatus(e, s.ToString());
+}
+
+std::string ZplStatus::ToString() const {
+  if (ok()) return "OK";
+  return std::string(strerrorname_np(err_) ? strerrorname_np(err_) : "E?") + ": " + msg_;
+}
+
+struct stat ZplAttr::ToStat() const {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_mode = mode;
+  st.st_nlink = nlink;
+  st.st_uid = uid;
+  st.st_gid = gid;
+  st.st_rdev = rdev;
+  st.st_size = static_cast<off_t>(size);
+  st.st_blocks = static_cast<blkcnt_t>(blocks);
+  st.st_blksize = blksize;
+  st.st_atim = atime;
+  st.st_mtim = mtime;
+  st.st_ctim = ctime;
+  return st;
+}
+
+namespace {
+
+#define ZPL_TRY(expr)                  \
+  do {                                 \
+    ZplStatus zpl_s_ = (expr);         \
+    if (!zpl_s_.ok()) return zpl_s_;   \
+  } while (0)
+#define ZPL_TRY_S(expr)                                    \
+  do {                                                     \
+    const Status zpl_st_ = (expr);                         \
+    if (!zpl_st_.ok()) return ZplStatus::FromStatus(zpl_st_); \
+  } while (0)
+#define ZPL_CONCAT_(a, b) a##b
+#define ZPL_CONCAT(a, b) ZPL_CONCAT_(a, b)
+// lhs = value of a Result<T> (Status errors mapped).
+#define ZPL_ASSIGN_S(lhs, expr) ZPL_ASSIGN_S_(ZPL_CONCAT(zpl_r_, __LINE__), lhs, expr)
+#define ZPL_ASSIGN_S_(tmp, lhs, expr)                             \
+  auto tmp = (expr);                                              \
+  if (!tmp.ok()) return ZplStatus::FromStatus(tmp.status());      \
+  lhs = std::move(*tmp)
+// lhs = value of a ZplResult<T>.
+#define ZPL_ASSIGN(lhs, expr) ZPL_ASSIGN_(ZPL_CONCAT(zpl_z_, __LINE__), lhs, expr)
+#define ZPL_ASSIGN_(tmp, lhs, expr)       \
+  auto tmp = (expr);                      \
+  if (!tmp.ok()) return tmp.status();     \
+  lhs = std::move(*tmp)
+
+ZplStatus Err(int e, std::string msg) { return ZplStatus(e, std::move(msg)); }
+
+constexpr uint64_t kSIfMt = S_IFMT;
+constexpr size_t kNameMax = 255;
+constexpr size_t kSymlinkMax = 4095;
+constexpr size_t kXattrValueMax = 65536;
+constexpr uint64_t kMaxLinks = UINT32_MAX;
+constexpr uint64_t kMaxFileSize = uint64_t{1} << 62;
+constexpr uint64_t kZnodeFlagXattr = 0x1;       // ZFS_XATTR: xattr dirs and their files
+constexpr uint64_t kDirentObjMask = (uint64_t{1} << 48) - 1;
+constexpr uint64_t kCookieEnd = INT64_MAX;
+constexpr uint64_t kCookieBase = 3;             // 0 ".", 1 "..", 2 first ZAP entry
+constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only change
+constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
+
+bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
+bool IsReg(uint64_t mode) { return (mode & kSIfMt) == S_IFREG; }
+bool IsLnk(uint64_t mode) { return (mode & kSIfMt) == S_IFLNK; }
+uint32_t DtOf(uint64_t mode) { return static_cast<uint32_t>((mode & kSIfMt) >> 12); }
+uint64_t DirentMake(uint64_t mode, uint64_t obj) { return (uint64_t{DtOf(mode)} << 60) | obj; }
+
+ZplTimespec Now() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ZplTimespec{static_cast<uint64_t>(ts.tv_sec), static_cast<uint64_t>(ts.tv_nsec)};
+}
+struct timespec ToTs(const ZplTimespec& t) {
+  struct timespec ts {};
+  ts.tv_sec = static_cast<time_t>(t.sec);
+  ts.tv_nsec = static_cast<long>(t.nsec);
+  return ts;
+}
+bool Before(const ZplTimespec& a, const ZplTimespec& b) {
+  return a.sec != b.sec ? a.sec < b.sec : a.nsec < b.nsec;
+}
+// rdev as ZFS stores it on 64-bit Linux (major << 32 | minor) and back.
+uint64_t EncodeRdev(uint64_t dev) { return (uint64_t{major(dev)} << 32) | minor(dev); }
+uint64_t DecodeRdev(uint64_t v) {
+  return makedev(static_cast<unsigned>(v >> 32), static_cast<unsigned>(v & 0xffffffffu));
+}
+uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t NextPow2(uint64_t v) {
+  uint64_t p = 512;
+  while (p < v) p <<= 1;
+  return p;
+}
+std::string Hex(uint64_t v) {
+  char b[20];
+  snprintf(b, sizeof(b), "%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+ZplStatus CheckName(std::string_view name) {
+  if (name.empty()) return Err(ENOENT, "empty name");
+  if (name.size() > kNameMax) return Err(ENAMETOOLONG, "name longer than 255 bytes");
+  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
+    return Err(EINVAL, "name contains '/' or NUL");
+  return ZplStatus::Ok();
+}
+
+// --------------------------------------------------------------- ZPL 5 hook
+// The one place the codec is chosen per file system. ZPL 5 (system
+// attributes) plugs in here once zfs/zpl/sa_codec.h exists (helper "sa").
+ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version) {
+  if (version >= 1 && version <= 4) return MakeZnodePhysCodec(version);
+  if (version == 5) return Err(ENOTSUP, "ZPL version 5 (system attributes) is not supported yet");
+  return Err(ENOTSUP, "unknown ZPL version " + std::to_string(version));
+}
+
+struct Znode {
+  uint64_t obj = 0;
+  Dnode dn;
+  ZnodeAttrs a;
+};
+
+struct Handle {
+  uint64_t ino = 0;
+  int flags = 0;
+};
+
+class ZplFsImpl final : public ZplFs {
+ public:
+  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os) : pool_(pool), ds_(std::move(ds)), os_(os) {}
+  ~ZplFsImpl() override {
+    if (!unmounted_) (void)Unmount();
+  }
+
+  ZplStatus Init(const ZplMountOptions& opts) UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    mount_readonly_ = opts.readonly;
+    ZPL_ASSIGN(ZapWriter * master, Zap(kZplMasterNodeObj, pool_.open_txg()));
+    ZPL_ASSIGN_S(std::vector<ZapEntry> entries, master->List());
+    std::map<std::string, uint64_t> m;
+    for (const ZapEntry& e : entries) m[e.name] = e.value();
+    if (!m.count("VERSION") || !m.count("ROOT"))
+      return Err(EINVAL, "dataset '" + ds_ + "' is not a ZPL file system (no VERSION/ROOT)");
+    version_ = m["VERSION"];
+    root_ = m["ROOT"];
+    dq_ = m.count("DELETE_QUEUE") ? m["DELETE_QUEUE"] : 0;
+    if (m.count("normalization") && m["normalization"] != 0) normalized_ = true;
+    if (m.count("casesensitivity") && m["casesensitivity"] != 0) normalized_ = true;
+    ZPL_ASSIGN(codec_, CodecForVersion(version_));
+    legacy_ = pool_.version() < kFeatureVersion;
+    ZPL_TRY(RefreshPropsLocked());
+    if (!readonly_locked() && dq_ != 0) ZPL_TRY(ReclaimDeleteQueue());
+    return ZplStatus::Ok();
+  }
+
+  ZplStatus Unmount() override UZFS_EXCLUDES(mu_) {
+    {
+      MutexLock l(&mu_);
+      if (unmounted_) return ZplStatus::Ok();
+      std::vector<ZplHandle> hs;
+      for (const auto& [h, v] : handles_) hs.push_back(h);
+      for (ZplHandle h : hs) {
+        ZplStatus s = ReleaseLocked(h);
+        (void)s;
+      }
+      zaps_.clear();
+      unmounted_ = true;
+    }
+    if (pool_.readonly()) return ZplStatus::Ok();
+    return ZplStatus::FromStatus(pool_.Sync());
+  }
+
+  void Abandon() override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    handles_.clear();
+    open_count_.clear();
+    zaps_.clear();
+    unmounted_ = true;
+    mount_readonly_ = true;
+  }
+
+  uint64_t root_ino() const override { return root_; }
+  uint64_t zpl_version() const override { return version_; }
+  bool readonly() const override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    return readonly_locked();
+  }
+  ZplStatus RefreshProps() override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    return RefreshPropsLocked();
+  }
+
+  // ------------------------------------------------------------------ names
+  ZplResult<ZplAttr> Lookup(const ZplCred& c, uint64_t dir, std::string_view name) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(Perm(c, d.a, X_OK));
+    if (name == ".") return ToAttr(d);
+    if (name == "..") {
+      ZPL_ASSIGN(Znode p, Load(d.a.parent));
+      return ToAttr(p);
+    }
+    ZPL_TRY(CheckName(name));
+    ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
+    if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
+    ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
+    return ToAttr(z);
+  }
+
+  ZplResult<ZplAttr> GetAttr(uint64_t ino) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, Load(ino));
+    return ToAttr(z);
+  }
+
+  ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    ZPL_ASSIGN(Znode z, Load(ino));
+    const bool owner = c.uid == 0 || c.uid == z.a.uid;
+    // Checks first: a refused change changes nothing.
+    if (set.mode && !owner) return Err(EPERM, "chmod: not the owner");
+    if (set.uid && *set.uid != z.a.uid && c.uid != 0) return Err(EPERM, "chown: not root");
+    if (set.gid && *set.gid != z.a.gid && c.uid != 0 && (c.uid != z.a.uid || !InGroup(c, *set.gid)))
+      return Err(EPERM, "chgrp: not the owner or not a member of the group");
+    if (set.size) {
+      if (IsDir(z.a.mode)) return Err(EISDIR, "truncate of a directory");
+      if (!IsReg(z.a.mode)) return Err(EINVAL, "truncate of a special file");
+      ZPL_TRY(Perm(c, z.a, W_OK));
+      if (*set.size > kMaxFileSize) return Err(EFBIG, "size too large");
+    }
+    for (const auto* t : {&set.atime, &set.mtime}) {
+      if (!*t) continue;
+      if (!owner) {
+        if ((*t)->tv_nsec != UTIME_NOW) return Err(EPERM, "utimes: not the owner");
+        ZPL_TRY(Perm(c, z.a, W_OK));
+      }
+    }
+    uint64_t est = kMetaTxBytes;
+    if (set.size && *set.size > z.a.size) ZPL_TRY(CheckSpace(est));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    if (set.mode) {
+      uint64_t perm = *set.mode & 07777;
+      if (c.uid != 0 && (perm & S_ISGID) && !InGroup(c, z.a.gid)) perm &= ~uint64_t{S_ISGID};
+      z.a.mode = (z.a.mode & kSIfMt) | perm;
+      SetTrivialAcl(z.a);
+    }
+    if (set.uid) z.a.uid = *set.uid;
+    if (set.gid) z.a.gid = *set.gid;
+    if ((set.uid || set.gid) && c.uid != 0 && !IsDir(z.a.mode))
+      z.a.mode &= ~uint64_t{S_ISUID | S_ISGID};
+    if (set.size) {
+      ZPL_TRY(Truncate(z, *set.size, txg));
+      z.a.mtime = now;
+    }
+    auto pick = [&](const struct timespec& t) {
+      if (t.tv_nsec == UTIME_NOW) return now;
+      return ZplTimespec{static_cast<uint64_t>(t.tv_sec), static_cast<uint64_t>(t.tv_nsec)};
+    };
+    if (set.atime && set.atime->tv_nsec != UTIME_OMIT) z.a.atime = pick(*set.atime);
+    if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) z.a.mtime = pick(*set.mtime);
+    z.a.ctime = now;
+    ZPL_TRY(Store(z, txg));
+    tx.Commit();
+    ZPL_ASSIGN(Znode fresh, Load(ino));
+    return ToAttr(fresh);
+  }
+
+  ZplResult<ZplAttr> Mknod(const ZplCred& c, uint64_t dir, std::string_view name, uint32_t mode,
+                           uint64_t rdev) override UZFS_EXCLUDES(mu_) {
+    const uint32_t fmt = mode & S_IFMT;
+    if (fmt != S_IFREG && fmt != S_IFCHR && fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
+      return Err(EINVAL, "mknod: bad file type");
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, mode, rdev, {}));
+    return ToAttr(z);
+  }
+
+  ZplResult<ZplAttr> Mkdir(const ZplCred& c, uint64_t dir, std::string_view name, uint32_t mode) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFDIR | (mode & 07777), 0, {}));
+    return ToAttr(z);
+  }
+
+  ZplResult<ZplAttr> Symlink(const ZplCred& c, uint64_t dir, std::string_view name,
+                             std::string_view target) override UZFS_EXCLUDES(mu_) {
+    if (target.empty()) return Err(ENOENT, "empty symlink target");
+    if (target.size() > kSymlinkMax) return Err(ENAMETOOLONG, "symlink target too long");
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFLNK | 0777, 0, std::string(target)));
+    return ToAttr(z);
+  }
+
+  ZplResult<std::string> ReadLink(uint64_t ino) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, Load(ino));
+    if (!IsLnk(z.a.mode)) return Err(EINVAL, "not a symlink");
+    if (z.a.symlink) return *z.a.symlink;
+    std::string s(z.a.size, '\0');
+    ZPL_TRY_S(os_->Read(ino, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size())));
+    return s;
+  }
+
+  ZplResult<ZplAttr> Link(const ZplCred& c, uint64_t ino, uint64_t newdir, std::string_view newname) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    ZPL_TRY(CheckName(newname));
+    if (newname == "." || newname == "..") return Err(EEXIST, "link: name exists");
+    ZPL_ASSIGN(Znode z, Load(ino));
+    if (IsDir(z.a.mode)) return Err(EPERM, "hard link to a directory");
+    if (z.a.links >= kMaxLinks) return Err(EMLINK, "too many links");
+    if (z.a.links == 0) return Err(ENOENT, "link of an unlinked file");
+    ZPL_ASSIGN(Znode d, Load(newdir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(newdir, newname));
+    if (ex) return Err(EEXIST, "link: name exists");
+    ZPL_TRY(CheckSpace(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    ZPL_TRY(DirAdd(newdir, newname, DirentMake(z.a.mode, ino), txg));
+    z.a.links++;
+    z.a.ctime = now;
+    ZPL_TRY(Store(z, txg));
+    d.a.size++;
+    d.a.mtime = d.a.ctime = now;
+    ZPL_TRY(Store(d, txg));
+    tx.Commit();
+    return ToAttr(z);
+  }
+
+  ZplStatus Unlink(const ZplCred& c, uint64_t dir, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
+    ZPL_TRY(CheckName(name));
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
+    ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
+    if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
+    ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
+    if (IsDir(z.a.mode)) return Err(EISDIR, "unlink of a directory");
+    ZPL_TRY(Sticky(c, d.a, z.a));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    ZPL_TRY(DirRemove(dir, name, txg));
+    d.a.size = d.a.size > 2 ? d.a.size - 1 : 2;
+    d.a.mtime = d.a.ctime = now;
+    ZPL_TRY(Store(d, txg));
+    ZPL_TRY(DropLink(z, now, txg));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  ZplStatus Rmdir(const ZplCred& c, uint64_t dir, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    if (name == ".") return Err(EINVAL, "rmdir of .");
+    if (name == "..") return Err(ENOTEMPTY, "rmdir of ..");
+    ZPL_TRY(CheckName(name));
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
+    ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
+    if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
+    ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
+    if (!IsDir(z.a.mode)) return Err(ENOTDIR, "rmdir of a non-directory");
+    if (z.a.size > 2) return Err(ENOTEMPTY, "directory not empty");
+    ZPL_TRY(Sticky(c, d.a, z.a));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    ZPL_TRY(DirRemove(dir, name, txg));
+    d.a.size = d.a.size > 2 ? d.a.size - 1 : 2;
+    if (d.a.links > 2) d.a.links--;
+    d.a.mtime = d.a.ctime = now;
+    ZPL_TRY(Store(d, txg));
+    ZPL_TRY(FreeZnode(z, txg));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  ZplStatus Rename(const ZplCred& c, uint64_t sdir, std::string_view sname, uint64_t tdir,
+                   std::string_view tname, unsigned flags) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    if (flags & ~unsigned{RENAME_NOREPLACE | RENAME_EXCHANGE}) return Err(EINVAL, "rename: bad flags");
+    if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+      return Err(EINVAL, "rename: NOREPLACE with EXCHANGE");
+    ZPL_TRY(Writable());
+    for (std::string_view n : {sname, tname}) {
+      if (n == "." || n == "..") return Err(EINVAL, "rename of . or ..");
+      ZPL_TRY(CheckName(n));
+    }
+    ZPL_ASSIGN(Znode sd, Load(sdir));
+    ZPL_ASSIGN(Znode td, Load(tdir));
+    if (!IsDir(sd.a.mode) || !IsDir(td.a.mode)) return Err(ENOTDIR, "rename: not a directory");
+    ZPL_TRY(Perm(c, sd.a, W_OK | X_OK));
+    ZPL_TRY(Perm(c, td.a, W_OK | X_OK));
+    ZPL_ASSIGN(std::optional<uint64_t> sv, DirLookup(sdir, sname));
+    if (!sv) return Err(ENOENT, std::string(sname) + ": no such entry");
+    ZPL_ASSIGN(std::optional<uint64_t> tv, DirLookup(tdir, tname));
+    const uint64_t sobj = *sv & kDirentObjMask;
+    ZPL_ASSIGN(Znode s, Load(sobj));
+    ZPL_TRY(Sticky(c, sd.a, s.a));
+    if (flags & RENAME_EXCHANGE) {
+      if (!tv) return Err(ENOENT, std::string(tname) + ": no such entry");
+    } else if (tv && (flags & RENAME_NOREPLACE)) {
+      return Err(EEXIST, std::string(tname) + ": exists");
+    }
+    std::optional<Znode> t;
+    if (tv) {
+      ZPL_ASSIGN(Znode tz, Load(*tv & kDirentObjMask));
+      t = std::move(tz);
+      ZPL_TRY(Sticky(c, td.a, t->a));
+    }
+    // A directory may not move into its own subtree.
+    if (IsDir(s.a.mode) && sdir != tdir) ZPL_TRY(NotAncestor(sobj, tdir));
+    if ((flags & RENAME_EXCHANGE) && IsDir(t->a.mode) && sdir != tdir) ZPL_TRY(NotAncestor(t->obj, sdir));
+    if (t && t->obj == sobj) {
+      // Same inode (the same entry, or two links of one file): nothing to do.
+      return ZplStatus::Ok();
+    }
+    if (t && !(flags & RENAME_EXCHANGE)) {
+      if (IsDir(s.a.mode) && !IsDir(t->a.mode)) return Err(ENOTDIR, "rename: directory over non-directory");
+      if (!IsDir(s.a.mode) && IsDir(t->a.mode)) return Err(EISDIR, "rename: non-directory over directory");
+      if (IsDir(t->a.mode) && t->a.size > 2) return Err(ENOTEMPTY, "rename: target directory not empty");
+    }
+    ZPL_TRY(CheckSpace(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    const bool same_dir = sdir == tdir;
+    // sd and td are the same object when same_dir: change one copy.
+    Znode& tdr = same_dir ? sd : td;
+    if (flags & RENAME_EXCHANGE) {
+      ZPL_TRY(DirUpdate(sdir, sname, DirentMake(t->a.mode, t->obj), txg));
+      ZPL_TRY(DirUpdate(tdir, tname, DirentMake(s.a.mode, sobj), txg));
+      if (!same_dir) {
+        const bool sdirp = IsDir(s.a.mode), tdirp = IsDir(t->a.mode);
+        if (sdirp) s.a.parent = tdir;
+        if (tdirp) t->a.parent = sdir;
+        if (sdirp && !tdirp) { sd.a.links--; tdr.a.links++; }
+        if (tdirp && !sdirp) { tdr.a.links--; sd.a.links++; }
+      }
+      s.a.ctime = now;
+      t->a.ctime = now;
+      ZPL_TRY(Store(s, txg));
+      ZPL_TRY(Store(*t, txg));
+    } else {
+      if (t) {
+        ZPL_TRY(DirRemove(tdir, tname, txg));
+        tdr.a.size--;
+        if (IsDir(t->a.mode)) {
+          tdr.a.links--;
+          ZPL_TRY(FreeZnode(*t, txg));
+        } else {
+          ZPL_TRY(DropLink(*t, now, txg));
+        }
+      }
+      ZPL_TRY(DirRemove(sdir, sname, txg));
+      sd.a.size--;
+      ZPL_TRY(DirAdd(tdir, tname, DirentMake(s.a.mode, sobj), txg));
+      tdr.a.size++;
+      if (IsDir(s.a.mode) && !same_dir) {
+        sd.a.links--;
+        tdr.a.links++;
+        s.a.parent = tdir;
+      }
+      s.a.ctime = now;
+      ZPL_TRY(Store(s, txg));
+    }
+    sd.a.mtime = sd.a.ctime = now;
+    ZPL_TRY(Store(sd, txg));
+    if (!same_dir) {
+      td.a.mtime = td.a.ctime = now;
+      ZPL_TRY(Store(td, txg));
+    }
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  // ------------------------------------------------------------ directories
+  ZplResult<std::vector<ZplDirEntry>> ReadDir(const ZplCred& c, uint64_t dir, uint64_t cookie,
+                                              size_t max) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(Perm(c, d.a, R_OK));
+    std::vector<ZplDirEntry> out;
+    if (max == 0 || cookie == kCookieEnd) return out;
+    if (cookie == 0) out.push_back(ZplDirEntry{".", dir, DT_DIR, 1});
+    if (cookie <= 1 && out.size() < max) out.push_back(ZplDirEntry{"..", d.a.parent, DT_DIR, 2});
+    if (out.size() >= max) return out;
+    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, pool_.open_txg()));
+    ZapCursor cur = cookie <= 2 ? ZapCursor{} : ZapCursor::Deserialize(cookie - kCookieBase, zap->hash_bits());
+    while (out.size() < max && !cur.done) {
+      auto r = zap->Read(&cur, 1);
+      if (!r.ok()) {
+        DropZap(dir);
+        return ZplStatus::FromStatus(r.status());
+      }
+      if (r->empty()) break;
+      const ZapEntry& e = (*r)[0];
+      const uint64_t next = cur.done ? kCookieEnd : cur.Serialize(zap->hash_bits()) + kCookieBase;
+      out.push_back(ZplDirEntry{e.name, e.value() & kDirentObjMask, static_cast<uint32_t>(e.value() >> 60), next});
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ files
+  ZplResult<std::pair<ZplAttr, ZplHandle>> Create(const ZplCred& c, uint64_t dir, std::string_view name,
+                                                  uint32_t mode, int open_flags) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_TRY(CheckName(name));
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(dir, name));
+    if (ex || name == "." || name == "..") {
+      if (open_flags & O_EXCL) return Err(EEXIST, std::string(name) + ": exists");
+      ZPL_TRY(Perm(c, d.a, X_OK));
+      const uint64_t ino = ex ? (*ex & kDirentObjMask) : dir;
+      ZPL_ASSIGN(ZplHandle h, OpenLocked(c, ino, open_flags & ~O_CREAT));
+      ZPL_ASSIGN(Znode z, Load(ino));
+      return std::make_pair(ToAttr(z), h);
+    }
+    ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFREG | (mode & 07777), 0, {}));
+    const ZplHandle h = next_handle_++;
+    handles_[h] = Handle{z.obj, open_flags};
+    open_count_[z.obj]++;
+    return std::make_pair(ToAttr(z), h);
+  }
+
+  ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    return OpenLocked(c, ino, open_flags);
+  }
+
+  ZplStatus Release(ZplHandle h) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    return ReleaseLocked(h);
+  }
+
+  ZplResult<size_t> Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) override UZFS_EXCLUDES(mu_) {
+    uint64_t ino = 0, size = 0;
+    {
+      MutexLock l(&mu_);
+      auto it = handles_.find(h);
+      if (it == handles_.end()) return Err(EBADF, "bad handle");
+      if ((it->second.flags & O_ACCMODE) == O_WRONLY) return Err(EBADF, "handle not open for reading");
+      ino = it->second.ino;
+      ZPL_ASSIGN(Znode z, Load(ino));
+      if (IsDir(z.a.mode)) return Err(EISDIR, "read of a directory");
+      size = z.a.size;
+      ZPL_TRY(TouchAtime(z));
+    }
+    if (offset >= size) return size_t{0};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset));
+    ZPL_TRY_S(os_->Read(ino, offset, out.subspan(0, n)));
+    return n;
+  }
+
+  ZplResult<size_t> Write(ZplHandle h, uint64_t offset, std::span<const uint8_t> data) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
+    ZPL_ASSIGN(Znode z, Load(it->second.ino));
+    if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
+    if (it->second.flags & O_APPEND) offset = z.a.size;
+    if (data.empty()) return size_t{0};
+    if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
+    const uint64_t end = offset + data.size();
+    ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(z.obj, offset, data.size()));
+    est += kMetaTxBytes;
+    ZPL_TRY(CheckSpace(est));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    const uint64_t txg = tx.txg();
+    ZPL_TRY(GrowBlock(z, end, txg));
+    ZPL_TRY_S(os_->Write(z.obj, offset, data, txg));
+    z.a.size = std::max(z.a.size, end);
+    z.a.mtime = z.a.ctime = Now();
+    ZPL_TRY(Store(z, txg));
+    tx.Commit();
+    return data.size();
+  }
+
+  ZplStatus Fsync(ZplHandle h, bool /*datasync*/) override UZFS_EXCLUDES(mu_) {
+    {
+      MutexLock l(&mu_);
+      if (!handles_.count(h)) return Err(EBADF, "bad handle");
+      if (readonly_locked()) return ZplStatus::Ok();
+    }
+    return ZplStatus::FromStatus(pool_.Sync());
+  }
+
+  ZplStatus Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(Writable());
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
+    ZPL_ASSIGN(Znode z, Load(it->second.ino));
+    if (!IsReg(z.a.mode)) return Err(ENODEV, "fallocate on a non-regular file");
+    if (length == 0) return Err(EINVAL, "fallocate: zero length");
+    if (offset > kMaxFileSize || length > kMaxFileSize - offset) return Err(EFBIG, "file too large");
+    const uint64_t end = offset + length;
+    if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+      if (offset >= z.a.size) return ZplStatus::Ok();
+      ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+      const uint64_t n = std::min(end, z.a.size) - offset;
+      ZPL_TRY_S(os_->FreeRange(z.obj, offset, n, tx.txg()));
+      z.a.mtime = z.a.ctime = Now();
+      ZPL_TRY(Store(z, tx.txg()));
+      tx.Commit();
+      return ZplStatus::Ok();
+    }
+    if (mode == FALLOC_FL_KEEP_SIZE) return ZplStatus::Ok();  // ZFS preallocates nothing
+    if (mode != 0) return Err(EOPNOTSUPP, "fallocate mode not supported");
+    if (end <= z.a.size) return ZplStatus::Ok();
+    ZPL_TRY(CheckSpace(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_TRY(Truncate(z, end, tx.txg()));
+    z.a.ctime = Now();
+    ZPL_TRY(Store(z, tx.txg()));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  ZplResult<uint64_t> Lseek(ZplHandle h, uint64_t offset, int whence) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    if (whence != SEEK_DATA && whence != SEEK_HOLE) return Err(EINVAL, "lseek: only SEEK_DATA/SEEK_HOLE");
+    ZPL_ASSIGN(Znode z, Load(it->second.ino));
+    const uint64_t size = z.a.size;
+    if (offset >= size) return Err(ENXIO, "lseek past end of file");
+    const uint64_t bs = std::max<uint64_t>(z.dn.DataBlockSize(), 512);
+    std::vector<uint8_t> buf(bs);
+    for (uint64_t blk = offset / bs; blk * bs < size; blk++) {
+      const uint64_t start = blk * bs;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(bs, size - start));
+      ZPL_TRY_S(os_->Read(z.obj, start, std::span<uint8_t>(buf.data(), n)));
+      const bool zero = std::all_of(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n),
+                                    [](uint8_t b) { return b == 0; });
+      if (whence == SEEK_DATA && !zero) return std::max(offset, start);
+      if (whence == SEEK_HOLE && zero) return std::max(offset, start);
+    }
+    if (whence == SEEK_DATA) return Err(ENXIO, "no data after offset");
+    return size;
+  }
+
+  // ------------------------------------------------------------------ xattrs
+  ZplStatus SetXattr(const ZplCred& c, uint64_t ino, std::string_view name, std::span<const uint8_t> value,
+                     int flags) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(XattrOn());
+    ZPL_TRY(Writable());
+    ZPL_TRY(CheckXattrName(name));
+    if (value.size() > kXattrValueMax) return Err(E2BIG, "xattr value too large");
+    if ((flags & XATTR_CREATE) && (flags & XATTR_REPLACE)) return Err(EINVAL, "XATTR_CREATE|XATTR_REPLACE");
+    ZPL_ASSIGN(Znode z, Load(ino));
+    ZPL_TRY(XattrPerm(c, z.a, W_OK));
+    std::optional<uint64_t> ex;
+    if (z.a.xattr != 0) {
+      ZPL_ASSIGN(ex, DirLookup(z.a.xattr, name));
+    }
+    if (ex && (flags & XATTR_CREATE)) return Err(EEXIST, "xattr exists");
+    if (!ex && (flags & XATTR_REPLACE)) return Err(ENODATA, "no such xattr");
+    const uint64_t est = 2 * kMetaTxBytes + RoundUp(value.size(), 512) * 4;
+    ZPL_TRY(CheckSpace(est));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    if (z.a.xattr == 0) {
+      ZPL_ASSIGN(uint64_t xd, MakeXattrDir(z, now, txg));
+      z.a.xattr = xd;
+    }
+    ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    Znode f;
+    if (ex) {
+      ZPL_ASSIGN(f, Load(*ex & kDirentObjMask));
+      ZPL_TRY(Truncate(f, 0, txg));
+    } else {
+      ZplCred owner;
+      owner.uid = static_cast<uint32_t>(z.a.uid);
+      owner.gid = static_cast<uint32_t>(z.a.gid);
+      ZPL_ASSIGN(f, NewZnode(owner, xdir, S_IFREG | 0660, 0, now, txg));
+      f.a.flags |= kZnodeFlagXattr;
+      ZPL_TRY(DirAdd(xdir.obj, name, DirentMake(f.a.mode, f.obj), txg));
+      xdir.a.size++;
+      xdir.a.mtime = xdir.a.ctime = now;
+      ZPL_TRY(Store(xdir, txg));
+    }
+    if (!value.empty()) {
+      ZPL_TRY(GrowBlock(f, value.size(), txg));
+      ZPL_TRY_S(os_->Write(f.obj, 0, value, txg));
+    }
+    f.a.size = value.size();
+    f.a.mtime = f.a.ctime = now;
+    ZPL_TRY(Store(f, txg));
+    z.a.ctime = now;
+    ZPL_TRY(Store(z, txg));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  ZplResult<std::vector<uint8_t>> GetXattr(const ZplCred& c, uint64_t ino, std::string_view name) override
+      UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(XattrOn());
+    ZPL_TRY(CheckXattrName(name));
+    ZPL_ASSIGN(Znode z, Load(ino));
+    ZPL_TRY(XattrPerm(c, z.a, R_OK));
+    if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
+    if (!ex) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(Znode f, Load(*ex & kDirentObjMask));
+    std::vector<uint8_t> out(f.a.size);
+    ZPL_TRY_S(os_->Read(f.obj, 0, out));
+    return out;
+  }
+
+  ZplResult<std::vector<std::string>> ListXattr(const ZplCred& c, uint64_t ino) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(XattrOn());
+    ZPL_ASSIGN(Znode z, Load(ino));
+    (void)c;
+    std::vector<std::string> out;
+    if (z.a.xattr == 0) return out;
+    ZPL_ASSIGN(ZapWriter * zap, Zap(z.a.xattr, pool_.open_txg()));
+    ZPL_ASSIGN_S(std::vector<ZapEntry> es, zap->List());
+    for (ZapEntry& e : es) out.push_back(std::move(e.name));
+    return out;
+  }
+
+  ZplStatus RemoveXattr(const ZplCred& c, uint64_t ino, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_TRY(XattrOn());
+    ZPL_TRY(Writable());
+    ZPL_TRY(CheckXattrName(name));
+    ZPL_ASSIGN(Znode z, Load(ino));
+    ZPL_TRY(XattrPerm(c, z.a, W_OK));
+    if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
+    if (!ex) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(Znode f, Load(*ex & kDirentObjMask));
+    ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    ZPL_TRY(DirRemove(xdir.obj, name, txg));
+    xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
+    xdir.a.mtime = xdir.a.ctime = now;
+    ZPL_TRY(Store(xdir, txg));
+    ZPL_TRY(FreeZnode(f, txg));
+    z.a.ctime = now;
+    ZPL_TRY(Store(z, txg));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  // ------------------------------------------------------------ file system
+  ZplResult<struct statvfs> StatFs() override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+    const uint64_t dirty = 2 * DirtyNow(pool_.txg_stats());
+    const uint64_t avail = sp.avail > dirty ? sp.avail - dirty : 0;
+    struct statvfs st {};
+    const uint64_t bs = recordsize_;
+    st.f_bsize = bs;
+    st.f_frsize = bs;
+    st.f_blocks = (sp.refer + avail) / bs;
+    st.f_bfree = avail / bs;
+    st.f_bavail = avail / bs;
+    uint64_t used_objs = 0;
+    const Objset o = os_->objset();
+    for (const BlockPtr& bp : o.meta_dnode.blkptr) used_objs += bp.fill;
+    const uint64_t avail_objs = avail >> 9;
+    st.f_files = used_objs + avail_objs;
+    st.f_ffree = avail_objs;
+    st.f_favail = avail_objs;
+    st.f_fsid = pool_.guid() ^ std::hash<std::string>()(ds_);
+    st.f_flag = readonly_locked() ? ST_RDONLY : 0;
+    st.f_namemax = kNameMax;
+    return st;
+  }
+
+  ZplStatus SyncFs() override UZFS_EXCLUDES(mu_) {
+    if (pool_.readonly()) return ZplStatus::Ok();
+    return ZplStatus::FromStatus(pool_.Sync());
+  }
+
+  ZplStatus Access(const ZplCred& c, uint64_t ino, int mask) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, Load(ino));
+    if ((mask & W_OK) && readonly_locked()) return Err(EROFS, "read-only file system");
+    if (mask == F_OK) return ZplStatus::Ok();
+    return Perm(c, z.a, mask & (R_OK | W_OK | X_OK));
+  }
+
+ private:
+  struct DirZap {
+    std::unique_ptr<DmuZapObject> obj;
+    std::optional<ZapWriter> zap;
+  };
+
+  bool readonly_locked() const UZFS_REQUIRES(mu_) {
+    return mount_readonly_ || readonly_prop_ || pool_.readonly();
+  }
+  ZplStatus Writable() const UZFS_REQUIRES(mu_) {
+    if (readonly_locked()) return Err(EROFS, "read-only file system");
+    if (normalized_) return Err(EOPNOTSUPP, "changes to file systems with name normalization are not supported");
+    return ZplStatus::Ok();
+  }
+  ZplStatus XattrOn() const UZFS_REQUIRES(mu_) {
+    if (!xattr_) return Err(EOPNOTSUPP, "xattr=off");
+    return ZplStatus::Ok();
+  }
+
+  // ---- properties
+  // The effective value of a numeric/index property (nearest dataset that
+  // sets it, else the table default); `inherit` false: this dataset only.
+  uint64_t PropNumber(const std::string& name, bool inherit) UZFS_REQUIRES(mu_) {
+    std::string ds = ds_;
+    for (;;) {
+      auto props = pool_.LocalProps(ds);
+      if (props.ok()) {
+        auto it = props->find(name);
+        if (it != props->end()) return std::strtoull(it->second.c_str(), nullptr, 10);
+      }
+      const size_t slash = ds.rfind('/');
+      if (!inherit || slash == std::string::npos) break;
+      ds.resize(slash);
+    }
+    const PropDef* def = FindDatasetProp(name);
+    return def ? def->default_number : 0;
+  }
+
+  ZplStatus RefreshPropsLocked() UZFS_REQUIRES(mu_) {
+    recordsize_ = PropNumber("recordsize", true);
+    if (recordsize_ < 512 || recordsize_ > (uint64_t{1} << 20) || (recordsize_ & (recordsize_ - 1)))
+      recordsize_ = 131072;
+    atime_ = PropNumber("atime", true) != 0;
+    relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
+    readonly_prop_ = PropNumber("readonly", true) != 0;
+    xattr_ = PropNumber("xattr", true) != 0;
+    quota_ = PropNumber("quota", false);
+    refquota_ = PropNumber("refquota", false);
+    space_txg_ = UINT64_MAX;  // re-read space at the next check
+    return ZplStatus::Ok();
+  }
+
+  uint64_t DirtyNow(const TxgStats& ts) const {
+    uint64_t dirty = 0;
+    for (uint64_t t = ts.synced_txg + 1; t <= ts.open_txg; t++) dirty += os_->DirtyBytes(t);
+    return dirty;
+  }
+
+  // ENOSPC/EDQUOT when `bytes` more might not fit (see the file comment).
+  ZplStatus CheckSpace(uint64_t bytes) UZFS_REQUIRES(mu_) {
+    const TxgStats ts = pool_.txg_stats();
+    if (space_txg_ != ts.synced_txg) {
+      ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+      space_ = sp;
+      space_txg_ = ts.synced_txg;
+    }
+    // This dataset's bytes dirty in txgs not yet synced, twice (data copies
+    // and the metadata above them), plus a margin for the MOS and space maps.
+    const uint64_t dirty = DirtyNow(ts);
+    const uint64_t need = bytes + 2 * dirty + kSpaceMargin;
+    if (quota_ != 0 && space_.used + need > quota_) return Err(EDQUOT, "quota exceeded");
+    if (refquota_ != 0 && space_.refer + need > refquota_) return Err(EDQUOT, "refquota exceeded");
+    if (need > space_.avail) return Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
+    return ZplStatus::Ok();
+  }
+
+  // ---- permissions
+  static bool InGroup(const ZplCred& c, uint64_t gid) {
+    if (c.gid == gid) return true;
+    return std::find(c.groups.begin(), c.groups.end(), gid) != c.groups.end();
+  }
+  static ZplStatus Perm(const ZplCred& c, const ZnodeAttrs& a, int want) {
+    if (want == 0) return ZplStatus::Ok();
+    if (c.uid == 0) {
+      if ((want & X_OK) && !IsDir(a.mode) && (a.mode & 0111) == 0) return Err(EACCES, "no execute permission");
+      return ZplStatus::Ok();
+    }
+    uint64_t bits;
+    if (c.uid == a.uid) bits = (a.mode >> 6) & 7;
+    else if (InGroup(c, a.gid)) bits = (a.mode >> 3) & 7;
+    else bits = a.mode & 7;
+    if ((bits & static_cast<uint64_t>(want)) != static_cast<uint64_t>(want)) return Err(EACCES, "permission denied");
+    return ZplStatus::Ok();
+  }
+  static ZplStatus Sticky(const ZplCred& c, const ZnodeAttrs& dir, const ZnodeAttrs& f) {
+    if (!(dir.mode & S_ISVTX) || c.uid == 0 || c.uid == dir.uid || c.uid == f.uid) return ZplStatus::Ok();
+    return Err(EPERM, "sticky directory: not the owner");
+  }
+  // User xattrs only on files and directories; user.* needs the file's
+  // permission, other namespaces (trusted., security., system.) root or
+  // owner.
+  static ZplStatus XattrPerm(const ZplCred& c, const ZnodeAttrs& a, int want) {
+    if (c.uid == 0) return ZplStatus::Ok();
+    return Perm(c, a, want);
+  }
+  static ZplStatus CheckXattrName(std::string_view name) {
+    if (name.empty()) return Err(ERANGE, "empty xattr name");
+    if (name.size() > kNameMax) return Err(ERANGE, "xattr name too long");
+    if (name.find('/') != std::string_view::npos) return Err(EINVAL, "xattr name contains '/'");
+    if (name == "." || name == "..") return Err(EINVAL, "bad xattr name");
+    return ZplStatus::Ok();
+  }
+
+  // ---- znodes
+  ZplResult<Znode> Load(uint64_t obj) UZFS_REQUIRES(mu_) {
+    if (obj == 0) return Err(ENOENT, "object 0");
+    auto dn = os_->GetDnode(obj);
+    if (!dn.ok()) {
+      if (dn.status().code() == Code::kNotFound) return Err(ENOENT, "no object " + std::to_string(obj));
+      return ZplStatus::FromStatus(dn.status());
+    }
+    if (dn->type != dmu_ot::kPlainFileContents && dn->type != dmu_ot::kDirectoryContents)
+      return Err(ENOENT, "object " + std::to_string(obj) + " is not a file or directory");
+    auto a = codec_->Decode(dn->bonustype, dn->bonus, {}, dn->byteswapped);
+    if (!a.ok()) return Err(EIO, "object " + std::to_string(obj) + ": " + a.status().ToString());
+    Znode z;
+    z.obj = obj;
+    z.dn = std::move(*dn);
+    z.a = std::move(*a);
+    return z;
+  }
+
+  ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES(mu_) {
+    const size_t room = std::max<size_t>(z.dn.MaxBonusLen(), kZnodePhysSize);
+    ZPL_ASSIGN_S(EncodedZnode e, codec_->Encode(z.a, room));
+    if (!e.spill.empty()) return Err(EOPNOTSUPP, "spill blocks are not supported yet");
+    ZPL_TRY_S(os_->SetBonus(z.obj, e.bonustype, e.bonus, txg));
+    return ZplStatus::Ok();
+  }
+
+  ZplAttr ToAttr(const Znode& z) const {
+    ZplAttr at;
+    at.ino = z.obj;
+    at.gen = z.a.gen;
+    at.mode = static_cast<uint32_t>(z.a.mode);
+    at.nlink = z.a.links;
+    at.uid = static_cast<uint32_t>(z.a.uid);
+    at.gid = static_cast<uint32_t>(z.a.gid);
+    at.rdev = DecodeRdev(z.a.rdev);
+    at.size = z.a.size;
+    uint64_t used = z.dn.UsedBytes();
+    if (used == 0 && IsReg(z.a.mode) && z.a.size > 0) used = RoundUp(std::min(z.a.size, z.dn.DataBlockSize() * (z.dn.maxblkid + 1)), 512);
+    at.blocks = (used + 511) / 512;
+    at.blksize = static_cast<uint32_t>(std::max<uint64_t>(z.dn.DataBlockSize(), 512));
+    at.atime = ToTs(z.a.atime);
+    at.mtime = ToTs(z.a.mtime);
+    at.ctime = ToTs(z.a.ctime);
+    at.crtime = ToTs(z.a.crtime);
+    return at;
+  }
+
+  static void SetTrivialAcl(ZnodeAttrs& a) {
+    const uint64_t perm = a.mode & 0777;
+    const uint64_t keep = a.flags & ~(znode_flag::kAclTrivial | znode_flag::kAclAutoInherit |
+                                      znode_flag::kNoExecsDenied | znode_flag::kArchive |
+                                      znode_flag::kAvModified);
+    a.flags = keep | TrivialAclFlags(perm);
+    a.acl = TrivialAcl(perm);
+  }
+
+  // A new object for a znode of `mode` whose parent is `dir` (not linked
+  // into it: the caller adds the entry). Symlink targets go to the bonus
+  // or data block 0.
+  ZplResult<Znode> NewZnode(const ZplCred& c, const Znode& dir, uint64_t mode, uint64_t rdev,
+                            const ZplTimespec& now, uint64_t txg,
+                            const std::optional<std::string>& target = {}) UZFS_REQUIRES(mu_) {
+    const uint8_t ibs = legacy_ ? kLegacyIndBlkShift : 17;
+    uint64_t obj = 0;
+    if (IsDir(mode)) {
+      ZPL_ASSIGN_S(obj, CreateZapObject(*os_, dmu_ot::kDirectoryContents, txg, kBonusTypeZnode,
+                                        static_cast<uint16_t>(kZnodePhysSize), ZapWriteOptions{}, ibs));
+    } else {
+      ObjectProps p;
+      p.type = dmu_ot::kPlainFileContents;
+      p.bonustype = kBonusTypeZnode;
+      p.bonuslen = static_cast<uint16_t>(kZnodePhysSize);
+      p.block_size = 512;
+      p.indblkshift = ibs;
+      p.dnode_size = kDnodeSlotSize;
+      ZPL_ASSIGN_S(obj, os_->AllocateObject(p, txg));
+    }
+    Znode z;
+    z.obj = obj;
+    ZPL_ASSIGN_S(z.dn, os_->GetDnode(obj));
+    ZnodeAttrs& a = z.a;
+    a.mode = mode;
+    a.size = IsDir(mode) ? 2 : 0;
+    a.gen = txg;
+    a.parent = dir.obj;
+    a.links = IsDir(mode) ? 2 : 1;
+    a.rdev = EncodeRdev(rdev);
+    a.uid = c.uid;
+    a.gid = c.gid;
+    if (dir.a.mode & S_ISGID) {
+      a.gid = dir.a.gid;
+      if (IsDir(mode)) a.mode |= S_ISGID;
+    } else if (c.uid != 0 && (a.mode & S_ISGID) && !IsDir(mode) && !InGroup(c, a.gid)) {
+      a.mode &= ~uint64_t{S_ISGID};
+    }
+    a.atime = a.mtime = a.ctime = a.crtime = now;
+    SetTrivialAcl(a);
+    if (dir.a.flags & kZnodeFlagXattr) a.flags |= kZnodeFlagXattr;
+    if (target) {
+      a.size = target->size();
+      if (target->size() <= codec_->max_inline_symlink(z.dn.MaxBonusLen())) {
+        a.symlink = *target;
+      } else {
+        ZPL_TRY_S(os_->SetBlockSize(obj, RoundUp(target->size(), 512), ibs, txg));
+        ZPL_TRY_S(os_->Write(obj, 0, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(target->data()),
+                                                             target->size()), txg));
+      }
+    }
+    ZPL_TRY(Store(z, txg));
+    return z;
+  }
+
+  // mknod/mkdir/symlink/create: checks, then the new znode linked into dir.
+  ZplResult<Znode> CreateNode(const ZplCred& c, uint64_t dir, std::string_view name, uint64_t mode,
+                              uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_) {
+    ZPL_TRY(Writable());
+    if (name == "." || name == "..") return Err(EEXIST, std::string(name) + ": exists");
+    ZPL_TRY(CheckName(name));
+    ZPL_ASSIGN(Znode d, Load(dir));
+    if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    if (d.a.links == 0) return Err(ENOENT, "directory was removed");
+    ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(dir, name));
+    if (ex) return Err(EEXIST, std::string(name) + ": exists");
+    if (IsDir(mode) && d.a.links >= kMaxLinks) return Err(EMLINK, "too many subdirectories");
+    const uint64_t est = kMetaTxBytes + (target ? RoundUp(target->size(), 512) * 4 : 0);
+    ZPL_TRY(CheckSpace(est));
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    const uint64_t txg = tx.txg();
+    const ZplTimespec now = Now();
+    ZPL_ASSIGN(Znode z, NewZnode(c, d, mode, rdev, now, txg, target));
+    ZPL_TRY(DirAdd(dir, name, DirentMake(mode, z.obj), txg));
+    d.a.size++;
+    if (IsDir(mode)) d.a.links++;
+    d.a.mtime = d.a.ctime = now;
+    ZPL_TRY(Store(d, txg));
+    tx.Commit();
+    ZPL_ASSIGN(Znode fresh, Load(z.obj));
+    return fresh;
+  }
+
+  ZplResult<uint64_t> MakeXattrDir(const Znode& file, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_) {
+    ZplCred owner;
+    owner.uid = static_cast<uint32_t>(file.a.uid);
+    owner.gid = static_cast<uint32_t>(file.a.gid);
+    Znode parent;  // the xattr dir's parent is the file; no setgid inheritance
+    parent.obj = file.obj;
+    ZPL_ASSIGN(Znode xd, NewZnode(owner, parent, S_IFDIR | S_ISVTX | 0777, 0, now, txg));
+    xd.a.flags |= kZnodeFlagXattr;
+    ZPL_TRY(Store(xd, txg));
+    return xd.obj;
+  }
+
+  // One link less; the last one frees the file, or puts it in the
+  // unlinked set while a handle holds it.
+  ZplStatus DropLink(Znode& z, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_) {
+    if (z.a.links > 0) z.a.links--;
+    z.a.ctime = now;
+    if (z.a.links > 0) return Store(z, txg);
+    if (open_count_.count(z.obj)) {
+      ZPL_TRY(Store(z, txg));
+      if (dq_ != 0) ZPL_TRY(DirAdd(dq_, Hex(z.obj), z.obj, txg));
+      return ZplStatus::Ok();
+    }
+    return FreeZnode(z, txg);
+  }
+
+  // Frees the object, its xattr directory and the attributes in it.
+  ZplStatus FreeZnode(const Znode& z, uint64_t txg) UZFS_REQUIRES(mu_) {
+    if (z.a.xattr != 0) {
+      auto xd = Load(z.a.xattr);
+      if (xd.ok()) {
+        ZPL_ASSIGN(ZapWriter * zap, Zap(z.a.xattr, txg));
+        ZPL_ASSIGN_S(std::vector<ZapEntry> es, zap->List());
+        for (const ZapEntry& e : es) {
+          const uint64_t o = e.value() & kDirentObjMask;
+          if (os_->GetDnode(o).ok()) ZPL_TRY_S(os_->FreeObject(o, txg));
+        }
+        DropZap(z.a.xattr);
+        ZPL_TRY_S(os_->FreeObject(z.a.xattr, txg));
+      }
+    }
+    DropZap(z.obj);
+    ZPL_TRY_S(os_->FreeObject(z.obj, txg));
+    return ZplStatus::Ok();
+  }
+
+  // Sets the size; truncation down frees blocks, up leaves a hole.
+  ZplStatus Truncate(Znode& z, uint64_t size, uint64_t txg) UZFS_REQUIRES(mu_) {
+    if (size < z.a.size) {
+      ZPL_TRY_S(os_->FreeRange(z.obj, size, UINT64_MAX, txg));
+      ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
+    } else if (size > z.a.size) {
+      ZPL_TRY(GrowBlock(z, size, txg));
+    }
+    z.a.size = size;
+    return ZplStatus::Ok();
+  }
+
+  // ZFS's block size rule: while a file is one block, its block grows to
+  // cover `end` (a multiple of 512, up to recordsize; past recordsize the
+  // block becomes recordsize); a file of more than one block keeps its size.
+  ZplStatus GrowBlock(Znode& z, uint64_t end, uint64_t txg) UZFS_REQUIRES(mu_) {
+    const uint64_t bs = z.dn.DataBlockSize();
+    if (end <= bs || z.a.size > bs || z.dn.maxblkid > 0) return ZplStatus::Ok();
+    uint64_t nb;
+    if (bs >= recordsize_) nb = NextPow2(bs);
+    else nb = end >= recordsize_ ? recordsize_ : RoundUp(end, 512);
+    if (nb == bs) return ZplStatus::Ok();
+    ZPL_TRY_S(os_->SetBlockSize(z.obj, nb, z.dn.indblkshift, txg));
+    ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
+    return ZplStatus::Ok();
+  }
+
+  ZplStatus NotAncestor(uint64_t anc, uint64_t dir) UZFS_REQUIRES(mu_) {
+    for (uint64_t d = dir, hops = 0; hops < 100000; hops++) {
+      if (d == anc) return Err(EINVAL, "rename of a directory into its own subtree");
+      if (d == root_) return ZplStatus::Ok();
+      ZPL_ASSIGN(Znode z, Load(d));
+      if (z.a.parent == d) return ZplStatus::Ok();
+      d = z.a.parent;
+    }
+    return Err(ELOOP, "directory parent chain too long");
+  }
+
+  ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES(mu_) {
+    if (!atime_ || readonly_locked() || normalized_) return ZplStatus::Ok();
+    const ZplTimespec now = Now();
+    if (relatime_) {
+      const bool stale = !Before(z.a.mtime, z.a.atime) || !Before(z.a.ctime, z.a.atime) ||
+                         now.sec >= z.a.atime.sec + 24 * 3600;
+      if (!stale) return ZplStatus::Ok();
+    }
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    z.a.atime = now;
+    ZPL_TRY(Store(z, tx.txg()));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  // ---- handles
+  ZplResult<ZplHandle> OpenLocked(const ZplCred& c, uint64_t ino, int flags) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(Znode z, Load(ino));
+    const int acc = flags & O_ACCMODE;
+    if (IsDir(z.a.mode) && (acc != O_RDONLY || (flags & O_TRUNC))) return Err(EISDIR, "open of a directory for writing");
+    if (IsLnk(z.a.mode)) return Err(ELOOP, "open of a symlink");
+    int want = 0;
+    if (acc == O_RDONLY || acc == O_RDWR) want |= R_OK;
+    if (acc == O_WRONLY || acc == O_RDWR) want |= W_OK;
+    if (want & W_OK) ZPL_TRY(Writable());
+    ZPL_TRY(Perm(c, z.a, want));
+    if ((flags & O_TRUNC) && acc != O_RDONLY && IsReg(z.a.mode) && z.a.size > 0) {
+      ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+      ZPL_TRY(Truncate(z, 0, tx.txg()));
+      z.a.mtime = z.a.ctime = Now();
+      ZPL_TRY(Store(z, tx.txg()));
+      tx.Commit();
+    }
+    const ZplHandle h = next_handle_++;
+    handles_[h] = Handle{ino, flags};
+    open_count_[ino]++;
+    return h;
+  }
+
+  ZplStatus ReleaseLocked(ZplHandle h) UZFS_REQUIRES(mu_) {
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    const uint64_t ino = it->second.ino;
+    handles_.erase(it);
+    if (--open_count_[ino] > 0) return ZplStatus::Ok();
+    open_count_.erase(ino);
+    auto z = Load(ino);
+    if (!z.ok() || z->a.links > 0 || readonly_locked()) return ZplStatus::Ok();
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    if (dq_ != 0) {
+      ZplStatus s = DirRemove(dq_, Hex(ino), tx.txg());
+      (void)s;
+    }
+    ZPL_TRY(FreeZnode(*z, tx.txg()));
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  // Frees what a crash left in the unlinked set.
+  ZplStatus ReclaimDeleteQueue() UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(ZapWriter * dq, Zap(dq_, pool_.open_txg()));
+    ZPL_ASSIGN_S(std::vector<ZapEntry> es, dq->List());
+    if (es.empty()) return ZplStatus::Ok();
+    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    for (const ZapEntry& e : es) {
+      auto z = Load(e.value());
+      if (z.ok()) ZPL_TRY(FreeZnode(*z, tx.txg()));
+      ZPL_TRY(DirRemove(dq_, e.name, tx.txg()));
+    }
+    tx.Commit();
+    return ZplStatus::Ok();
+  }
+
+  // ---- directory ZAPs
+  ZplResult<ZapWriter*> Zap(uint64_t obj, uint64_t txg) UZFS_REQUIRES(mu_) {
+    auto it = zaps_.find(obj);
+    if (it == zaps_.end()) {
+      auto dz = std::make_unique<DirZap>();
+      dz->obj = std::make_unique<DmuZapObject>(*os_, obj, txg);
+      auto w = ZapWriter::Open(*dz->obj);
+      if (!w.ok()) return Err(EIO, "directory " + std::to_string(obj) + ": " + w.status().ToString());
+      dz->zap.emplace(std::move(*w));
+      it = zaps_.emplace(obj, std::move(dz)).first;
+    }
+    it->second->obj->SetTxg(txg);
+    return &*it->second->zap;
+  }
+  void DropZap(uint64_t obj) UZFS_REQUIRES(mu_) { zaps_.erase(obj); }
+  ZplStatus FlushZap(uint64_t obj, const Status& op) UZFS_REQUIRES(mu_) {
+    auto it = zaps_.find(obj);
+    Status f = it == zaps_.end() ? Status::Ok() : it->second->obj->Flush();
+    if (!op.ok() || !f.ok()) DropZap(obj);
+    if (!f.ok()) return ZplStatus::FromStatus(f);
+    return ZplStatus::FromStatus(op);
+  }
+  ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, pool_.open_txg()));
+    auto r = zap->LookupUint64(name);
+    if (!r.ok()) {
+      if (r.status().code() == Code::kNotFound) return std::optional<uint64_t>();
+      DropZap(dir);
+      return ZplStatus::FromStatus(r.status());
+    }
+    return std::optional<uint64_t>(*r);
+  }
+  ZplStatus DirAdd(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
+    return FlushZap(dir, zap->Add(name, value));
+  }
+  ZplStatus DirUpdate(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
+    return FlushZap(dir, zap->Update(name, value));
+  }
+  ZplStatus DirRemove(uint64_t dir, std::string_view name, uint64_t txg) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
+    return FlushZap(dir, zap->Remove(name));
+  }
+
+  Pool& pool_;
+  const std::string ds_;
+  ObjsetWriter* const os_;
+  uint64_t version_ = 0, root_ = 0, dq_ = 0;
+  bool legacy_ = true;
+  std::unique_ptr<ZnodeCodec> codec_;
+
+  mutable Mutex mu_;
+  bool unmounted_ UZFS_GUARDED_BY(mu_) = false;
+  bool mount_readonly_ UZFS_GUARDED_BY(mu_) = false;
+  bool normalized_ UZFS_GUARDED_BY(mu_) = false;
+  uint64_t recordsize_ UZFS_GUARDED_BY(mu_) = 131072;
+  bool atime_ UZFS_GUARDED_BY(mu_) = true;
+  bool relatime_ UZFS_GUARDED_BY(mu_) = false;
+  bool readonly_prop_ UZFS_GUARDED_BY(mu_) = false;
+  bool xattr_ UZFS_GUARDED_BY(mu_) = true;
+  uint64_t quota_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t refquota_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t space_txg_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;
+  DatasetSpace space_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, std::unique_ptr<DirZap>> zaps_ UZFS_GUARDED_BY(mu_);
+  std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
+  ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace
+
+ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& dataset,
+                                               const ZplMountOptions& opts) {
+  auto os = pool.Objset(dataset);
+  if (!os.ok()) {
+    if (pool.readonly()) return Err(EROFS, "read-only pools cannot be mounted yet: " + os.status().ToString());
+    return ZplStatus::FromStatus(os.status());
+  }
+  if ((*os)->objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
+    return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
+  auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os);
+  ZPL_TRY(fs->Init(opts));
+  return std::unique_ptr<ZplFs>(std::move(fs));
+}
+
+}  // namespace uzfs
