@@ -715,3 +715,78 @@ TEST_F(ZplFsTest, PoolStaysConsistent) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// ZPL 5 (system attributes) on a feature-flag pool: the same operations
+// through the SA codec, and they survive export/import.
+TEST(ZplFsV5Test, BasicOpsSurviveRemount) {
+  test::TempDir dir;
+  PoolLayout l;
+  l.data.push_back(pooltest::Leaf(dir.path(), "d0"));
+  PoolCreateOptions o = pooltest::V23();
+  o.version = 5000;
+  o.fs_init = InitNewFilesystem;
+  o.txg.timeout = std::chrono::milliseconds(50);
+  auto p = Pool::Create("p5", l, o);
+  ASSERT_UZFS_OK(p.status());
+  ZplCred root;
+  uint64_t fino = 0, dino = 0, sino = 0;
+  const std::vector<uint8_t> data = test::RandomBytes(300000, 11);
+  {
+    auto fs = ZplFs::Mount(**p, "p5");
+    ASSERT_ZOK(fs);
+    EXPECT_EQ((*fs)->zpl_version(), 5u);
+    auto d = (*fs)->Mkdir(root, (*fs)->root_ino(), "dir", 0750);
+    ASSERT_ZOK(d);
+    dino = d->ino;
+    auto c = (*fs)->Create(root, dino, "file", S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_ZOK(c);
+    fino = c->first.ino;
+    ASSERT_ZOK((*fs)->Write(c->second, 0, data));
+    ASSERT_TRUE((*fs)->Release(c->second).ok());
+    auto s = (*fs)->Symlink(root, (*fs)->root_ino(), "sl", "dir/file");
+    ASSERT_ZOK(s);
+    sino = s->ino;
+    ASSERT_ZOK((*fs)->Link(root, fino, (*fs)->root_ino(), "hard"));
+    ASSERT_TRUE((*fs)->SetXattr(root, fino, "user.k", Bytes("v5"), 0).ok());
+    ASSERT_ZOK((*fs)->Mknod(root, dino, "blk", S_IFBLK | 0600, makedev(8, 1)));
+    ASSERT_TRUE((*fs)->Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "p5");
+  PoolImportOptions io;
+  io.fs_init = InitNewFilesystem;
+  auto p2 = pooltest::ImportFrom(dir.path(), "p5", io);
+  ASSERT_UZFS_OK(p2.status());
+  auto fs = ZplFs::Mount(**p2, "p5");
+  ASSERT_ZOK(fs);
+  auto f = (*fs)->Lookup(root, dino, "file");
+  ASSERT_ZOK(f);
+  EXPECT_EQ(f->ino, fino);
+  EXPECT_EQ(f->nlink, 2u);
+  EXPECT_EQ(f->size, data.size());
+  auto h = (*fs)->Open(root, fino, O_RDONLY);
+  ASSERT_ZOK(h);
+  std::vector<uint8_t> back(data.size());
+  auto n = (*fs)->Read(*h, 0, back);
+  ASSERT_ZOK(n);
+  EXPECT_TRUE(back == data);
+  ASSERT_TRUE((*fs)->Release(*h).ok());
+  auto rl = (*fs)->ReadLink(sino);
+  ASSERT_ZOK(rl);
+  EXPECT_EQ(*rl, "dir/file");
+  auto x = (*fs)->GetXattr(root, fino, "user.k");
+  ASSERT_ZOK(x);
+  EXPECT_EQ(std::string(x->begin(), x->end()), "v5");
+  auto b = (*fs)->Lookup(root, dino, "blk");
+  ASSERT_ZOK(b);
+  EXPECT_EQ(b->rdev, makedev(8, 1));
+  ASSERT_TRUE((*fs)->Unmount().ok());
+  ASSERT_UZFS_OK((*p2)->Export());
+}
+
+}  // namespace
+}  // namespace uzfs

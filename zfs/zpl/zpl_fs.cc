@@ -47,6 +47,7 @@
 #include "zfs/util/mutex.h"
 #include "zfs/zap/dmu_zap_object.h"
 #include "zfs/zap/zap_writer.h"
+#include "zfs/zpl/sa_codec.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace uzfs {
@@ -179,11 +180,15 @@ ZplStatus CheckName(std::string_view name) {
 }
 
 // --------------------------------------------------------------- ZPL 5 hook
-// The one place the codec is chosen per file system. ZPL 5 (system
-// attributes) plugs in here once zfs/zpl/sa_codec.h exists (helper "sa").
-ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version) {
+// The one place the codec is chosen per file system: znode_phys for ZPL
+// 1..4, system attributes (zfs/zpl/sa_codec.h, helper "sa") for ZPL 5.
+ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetWriter& os) {
   if (version >= 1 && version <= 4) return MakeZnodePhysCodec(version);
-  if (version == 5) return Err(ENOTSUP, "ZPL version 5 (system attributes) is not supported yet");
+  if (version == kZplVersionSa) {
+    auto c = LoadSaCodec(os);
+    if (!c.ok()) return Err(EIO, "ZPL 5 system attribute tables: " + c.status().ToString());
+    return std::unique_ptr<ZnodeCodec>(std::move(*c));
+  }
   return Err(ENOTSUP, "unknown ZPL version " + std::to_string(version));
 }
 
@@ -219,7 +224,7 @@ class ZplFsImpl final : public ZplFs {
     dq_ = m.count("DELETE_QUEUE") ? m["DELETE_QUEUE"] : 0;
     if (m.count("normalization") && m["normalization"] != 0) normalized_ = true;
     if (m.count("casesensitivity") && m["casesensitivity"] != 0) normalized_ = true;
-    ZPL_ASSIGN(codec_, CodecForVersion(version_));
+    ZPL_ASSIGN(codec_, CodecForVersion(version_, *os_));
     legacy_ = pool_.version() < kFeatureVersion;
     ZPL_TRY(RefreshPropsLocked());
     if (!readonly_locked() && dq_ != 0) ZPL_TRY(ReclaimDeleteQueue());
@@ -1006,6 +1011,7 @@ class ZplFsImpl final : public ZplFs {
     }
     if (dn->type != dmu_ot::kPlainFileContents && dn->type != dmu_ot::kDirectoryContents)
       return Err(ENOENT, "object " + std::to_string(obj) + " is not a file or directory");
+    if (dn->spill) return Err(EIO, "object " + std::to_string(obj) + ": spill blocks are not read yet");
     auto a = codec_->Decode(dn->bonustype, dn->bonus, {}, dn->byteswapped);
     if (!a.ok()) return Err(EIO, "object " + std::to_string(obj) + ": " + a.status().ToString());
     Znode z;
@@ -1016,8 +1022,8 @@ class ZplFsImpl final : public ZplFs {
   }
 
   ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES(mu_) {
-    const size_t room = std::max<size_t>(z.dn.MaxBonusLen(), kZnodePhysSize);
-    ZPL_ASSIGN_S(EncodedZnode e, codec_->Encode(z.a, room));
+    const size_t room = z.dn.MaxBonusLen();
+    ZPL_ASSIGN_S(EncodedZnode e, EncodeZnodeIn(*codec_, *os_, z.a, room, txg));
     if (!e.spill.empty()) return Err(EOPNOTSUPP, "spill blocks are not supported yet");
     ZPL_TRY_S(os_->SetBonus(z.obj, e.bonustype, e.bonus, txg));
     return ZplStatus::Ok();
@@ -1060,15 +1066,17 @@ class ZplFsImpl final : public ZplFs {
                             const ZplTimespec& now, uint64_t txg,
                             const std::optional<std::string>& target = {}) UZFS_REQUIRES(mu_) {
     const uint8_t ibs = legacy_ ? kLegacyIndBlkShift : 17;
+    const bool sa = version_ >= kZplVersionSa;
+    const uint8_t btype = sa ? kBonusTypeSa : kBonusTypeZnode;
+    const uint16_t blen = static_cast<uint16_t>(sa ? kSaBonusRoom512 : kZnodePhysSize);
     uint64_t obj = 0;
     if (IsDir(mode)) {
-      ZPL_ASSIGN_S(obj, CreateZapObject(*os_, dmu_ot::kDirectoryContents, txg, kBonusTypeZnode,
-                                        static_cast<uint16_t>(kZnodePhysSize), ZapWriteOptions{}, ibs));
+      ZPL_ASSIGN_S(obj, CreateZapObject(*os_, dmu_ot::kDirectoryContents, txg, btype, blen, ZapWriteOptions{}, ibs));
     } else {
       ObjectProps p;
       p.type = dmu_ot::kPlainFileContents;
-      p.bonustype = kBonusTypeZnode;
-      p.bonuslen = static_cast<uint16_t>(kZnodePhysSize);
+      p.bonustype = btype;
+      p.bonuslen = blen;
       p.block_size = 512;
       p.indblkshift = ibs;
       p.dnode_size = kDnodeSlotSize;
@@ -1097,7 +1105,8 @@ class ZplFsImpl final : public ZplFs {
     if (dir.a.flags & kZnodeFlagXattr) a.flags |= kZnodeFlagXattr;
     if (target) {
       a.size = target->size();
-      if (target->size() <= codec_->max_inline_symlink(z.dn.MaxBonusLen())) {
+      // ZPL 5 keeps every target in the SA (the spill block when long).
+      if (sa || target->size() <= codec_->max_inline_symlink(z.dn.MaxBonusLen())) {
         a.symlink = *target;
       } else {
         ZPL_TRY_S(os_->SetBlockSize(obj, RoundUp(target->size(), 512), ibs, txg));
