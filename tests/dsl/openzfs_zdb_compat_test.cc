@@ -34,8 +34,9 @@ using pooltest::Group;
 using pooltest::Leaf;
 using pooltest::MakeFile;
 
-// New datasets get InitNewFilesystem's file system: ZPL 4 on pools >= 24
-// until ZPL 5 (system attributes) is written; the test log says so.
+// New datasets get InitNewFilesystem's file system: ZPL 5 (system
+// attributes) from pool version 24; should the pool's ZPL ever be newer
+// than what uzfs writes, the test log says so.
 void NoteZplVersion(uint64_t pool_version) {
   auto v = ZplVersionForPool(pool_version);
   if (v.ok() && *v > kNewestZplVersionWritten) {
