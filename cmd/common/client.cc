@@ -1,0 +1,151 @@
+// The thin client (client.h).
+#include "cmd/common/client.h"
+
+#include <limits.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cmd/common/protocol.h"
+#include "cmd/common/rundir.h"
+
+namespace uzfs::cmd {
+namespace {
+
+// A connected socket, or -1 with errno set.
+int Connect(const std::string& path) {
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() >= sizeof sa.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+bool Executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
+
+std::string FindDaemon() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    std::string dir(self);
+    dir.erase(dir.rfind('/'));
+    for (const std::string& c : {dir + "/uzfsd", dir + "/../uzfsd/uzfsd", dir + "/../sbin/uzfsd"}) {
+      if (Executable(c)) return c;
+    }
+  }
+  const char* path = std::getenv("PATH");
+  std::string p = path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    const std::string d = p.substr(start, end - start);
+    if (!d.empty() && Executable(d + "/uzfsd")) return d + "/uzfsd";
+    start = end + 1;
+  }
+  return "";
+}
+
+// Starts uzfsd (it detaches once ready) and waits for it. False with a
+// message printed when it could not be started.
+bool StartDaemon(const char* program, const std::string& rundir) {
+  const std::string daemon = FindDaemon();
+  if (daemon.empty()) {
+    std::fprintf(stderr, "%s: cannot start uzfsd: not found next to %s or in PATH\n", program, program);
+    return false;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "%s: cannot start uzfsd: %s\n", program, std::strerror(errno));
+    return false;
+  }
+  if (pid == 0) {
+    ::execl(daemon.c_str(), "uzfsd", static_cast<char*>(nullptr));
+    std::fprintf(stderr, "%s: cannot run %s: %s\n", program, daemon.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  // Exit 0: ready. Otherwise another daemon may have won a race to start:
+  // the caller's connect loop decides.
+  (void)rundir;
+  return true;
+}
+
+}  // namespace
+
+int RunClient(const char* program, int argc, char** argv) {
+  const std::string rundir = RunDir();
+  const std::string sock = SocketPath(rundir);
+  int fd = Connect(sock);
+  if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
+    if (!StartDaemon(program, rundir)) return 1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((fd = Connect(sock)) < 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  if (fd < 0) {
+    std::fprintf(stderr, "%s: cannot connect to uzfsd at '%s': %s (see %s)\n", program, sock.c_str(),
+                 std::strerror(errno), LogPath(rundir).c_str());
+    return 1;
+  }
+  Request req;
+  req.command = program;
+  for (int i = 1; i < argc; i++) req.argv.push_back(argv[i]);
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
+  if (!WriteAll(fd, EncodeRequest(req))) {
+    std::fprintf(stderr, "%s: lost the connection to uzfsd (see %s)\n", program, LogPath(rundir).c_str());
+    ::close(fd);
+    return 1;
+  }
+  std::string buf, line;
+  while (ReadLine(fd, &buf, &line)) {
+    std::optional<Reply> r = DecodeReply(line);
+    if (!r) continue;
+    switch (r->kind) {
+      case Reply::Kind::kStdout:
+        std::fwrite(r->text.data(), 1, r->text.size(), stdout);
+        std::fflush(stdout);
+        break;
+      case Reply::Kind::kStderr:
+        std::fflush(stdout);
+        std::fwrite(r->text.data(), 1, r->text.size(), stderr);
+        break;
+      case Reply::Kind::kExit:
+        ::close(fd);
+        return r->exit;
+    }
+  }
+  ::close(fd);
+  std::fprintf(stderr, "%s: uzfsd closed the connection without an answer (see %s)\n", program,
+               LogPath(rundir).c_str());
+  return 1;
+}
+
+}  // namespace uzfs::cmd

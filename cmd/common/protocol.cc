@@ -1,0 +1,100 @@
+// The uzfsd protocol's messages (protocol.h), over nlohmann::json (parse
+// without exceptions; a malformed message is refused, never thrown).
+#include "cmd/common/protocol.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+namespace uzfs::cmd {
+
+using nlohmann::json;
+
+std::string EncodeRequest(const Request& r) {
+  json j = {{"uzfs", kProtocolVersion}, {"command", r.command}, {"argv", r.argv}, {"cwd", r.cwd}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::optional<Request> DecodeRequest(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto v = j.find("uzfs");
+  auto c = j.find("command");
+  auto a = j.find("argv");
+  if (v == j.end() || !v->is_number_integer() || c == j.end() || !c->is_string() || a == j.end() ||
+      !a->is_array()) {
+    return std::nullopt;
+  }
+  Request r;
+  r.command = c->get<std::string>();
+  for (const json& e : *a) {
+    if (!e.is_string()) return std::nullopt;
+    r.argv.push_back(e.get<std::string>());
+  }
+  auto w = j.find("cwd");
+  if (w != j.end() && w->is_string()) r.cwd = w->get<std::string>();
+  return r;
+}
+
+std::string EncodeReply(const Reply& r) {
+  json j;
+  switch (r.kind) {
+    case Reply::Kind::kStdout: j = {{"stdout", r.text}}; break;
+    case Reply::Kind::kStderr: j = {{"stderr", r.text}}; break;
+    case Reply::Kind::kExit: j = {{"exit", r.exit}}; break;
+  }
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::optional<Reply> DecodeReply(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  Reply r;
+  if (auto it = j.find("stdout"); it != j.end() && it->is_string()) {
+    r.kind = Reply::Kind::kStdout;
+    r.text = it->get<std::string>();
+    return r;
+  }
+  if (auto it = j.find("stderr"); it != j.end() && it->is_string()) {
+    r.kind = Reply::Kind::kStderr;
+    r.text = it->get<std::string>();
+    return r;
+  }
+  if (auto it = j.find("exit"); it != j.end() && it->is_number_integer()) {
+    r.kind = Reply::Kind::kExit;
+    r.exit = it->get<int>();
+    return r;
+  }
+  return std::nullopt;
+}
+
+bool WriteAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadLine(int fd, std::string* buf, std::string* line, size_t max_len) {
+  for (;;) {
+    const size_t nl = buf->find('\n');
+    if (nl != std::string::npos) {
+      line->assign(*buf, 0, nl);
+      buf->erase(0, nl + 1);
+      return true;
+    }
+    if (buf->size() > max_len) return false;
+    char tmp[65536];
+    const ssize_t n = ::read(fd, tmp, sizeof tmp);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buf->append(tmp, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace uzfs::cmd

@@ -1,0 +1,53 @@
+// The uzfsd protocol (documented for users in man/uzfsd.8; the shape is
+// stable: fields may be added, never renamed or removed).
+//
+// A client connects to the daemon's Unix stream socket and sends ONE
+// request, a JSON object on one line:
+//   {"uzfs":1,"command":"zpool","argv":["list","-H"],"cwd":"/root"}
+// "command" is the program ("zpool" or "zfs"), "argv" its arguments after
+// the program name, "cwd" the client's working directory (relative paths
+// such as `zpool import -d DIR` resolve against it). The daemon answers with
+// any number of JSON lines, each carrying output to print, in order:
+//   {"stdout":"text"}   {"stderr":"text"}
+// and finally {"exit":N}, the command's exit status (0 ok, 1 error, 2 bad
+// usage), then closes the connection. A connection that ends without an
+// "exit" line is a daemon failure (the client exits 1).
+//
+// Threading: plain functions over file descriptors; no shared state.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace uzfs::cmd {
+
+inline constexpr int kProtocolVersion = 1;
+
+struct Request {
+  std::string command;
+  std::vector<std::string> argv;
+  std::string cwd;
+};
+
+std::string EncodeRequest(const Request& r);  // one line, '\n'-terminated
+// nullopt when the line is not a request of this protocol.
+std::optional<Request> DecodeRequest(const std::string& line);
+
+// One reply line.
+struct Reply {
+  enum class Kind { kStdout, kStderr, kExit } kind = Kind::kStdout;
+  std::string text;  // kStdout/kStderr
+  int exit = 0;      // kExit
+};
+std::string EncodeReply(const Reply& r);  // one line, '\n'-terminated
+std::optional<Reply> DecodeReply(const std::string& line);
+
+// Writes all of `data` (EINTR-safe). False on error (peer gone).
+bool WriteAll(int fd, const std::string& data);
+// Reads one '\n'-terminated line (without the '\n') into *line, using *buf
+// for bytes read past it. False at EOF before a whole line, or on error,
+// or when the line exceeds max_len.
+bool ReadLine(int fd, std::string* buf, std::string* line, size_t max_len = 1 << 20);
+
+}  // namespace uzfs::cmd

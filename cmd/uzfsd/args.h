@@ -1,0 +1,39 @@
+// A getopt-style parser for one command's argument vector, reentrant (the
+// daemon runs many commands at once, so libc getopt's globals are out).
+// Short flags combine ("-Hp"), flags listed in `with_value` take the rest
+// of the word or the next word ("-o name" / "-oname"), "--" ends options,
+// and long options are matched by exact name ("--json"). Options may follow
+// operands ("zfs list tank -r"), as glibc's getopt permutes them for
+// zfs/zpool on Linux.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace uzfs::cmd {
+
+struct ParsedOpt {
+  char flag = 0;           // short flag, or 0 for a long option
+  std::string long_name;   // "json" for --json
+  std::string value;
+};
+
+struct ParsedArgs {
+  std::vector<ParsedOpt> opts;
+  std::vector<std::string> operands;
+  std::string error;  // non-empty: a usage error (message without the usage text)
+  bool Has(char f) const;
+  bool HasLong(const std::string& n) const;
+  std::vector<std::string> Values(char f) const;
+};
+
+// `flags`: the accepted short flags; `with_value`: those that take a value;
+// `longs`: accepted long options (none take values).
+ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::string& flags,
+                     const std::string& with_value, const std::vector<std::string>& longs = {});
+
+// "a,b,c" -> {"a","b","c"} (empty items dropped).
+std::vector<std::string> SplitComma(const std::string& s);
+
+}  // namespace uzfs::cmd

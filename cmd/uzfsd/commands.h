@@ -1,0 +1,51 @@
+// The zpool and zfs subcommands as the daemon runs them. Each gets the
+// client's arguments and working directory, writes what the command prints
+// to `out` and returns the exit status: 0 ok, 1 error (one line saying what
+// is wrong, ZFS's wording: "cannot open 'tank': no such pool"), 2 bad usage
+// (the reason, then the subcommand's usage text, on stderr).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "cmd/common/protocol.h"
+#include "cmd/uzfsd/output.h"
+#include "cmd/uzfsd/registry.h"
+
+namespace uzfs::cmd {
+
+struct CmdCtx {
+  Registry& reg;
+  Output& out;
+  std::vector<std::string> args;  // after the subcommand name
+  std::string cwd;
+  std::string cmdline;            // "zpool create tank ..." (pool history)
+  const std::atomic<bool>& stopping;  // daemon shutting down (streaming commands stop)
+
+  int Fail(const std::string& line) {
+    out.ErrLine(line);
+    return 1;
+  }
+};
+
+int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
+int RunZfs(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
+
+// zpool import (zpool_import.cc); `usage` is its usage text.
+int ZpoolImport(CmdCtx& c, const std::string& usage);
+// Imports from the cache file at daemon start (zpool_import.cc).
+void ImportCachedPools(Registry& reg);
+// Exports every pool, keeping them in the cache file (daemon shutdown).
+void ExportAllForShutdown(Registry& reg);
+
+// Shared by zpool commands and import: message of a failed engine call,
+// with "cannot <action> 'name': " put in front unless it already says.
+std::string ErrorLine(const Status& s, const std::string& action, const std::string& name);
+// Makes the pool's entry after Create/Import (shape read, cache record).
+std::shared_ptr<PoolEntry> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
+                                     Registry& reg);
+// Absolute path for a client-relative one.
+std::string AbsPath(const std::string& cwd, const std::string& p);
+
+}  // namespace uzfs::cmd

@@ -1,0 +1,83 @@
+// The socket server (server.h).
+#include "cmd/uzfsd/server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "cmd/common/protocol.h"
+#include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/output.h"
+
+namespace uzfs::cmd {
+
+void Server::Run(int stop_fd) {
+  for (;;) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      reg_.log().Log("poll failed: " + std::to_string(errno));
+      return;
+    }
+    if (p[1].revents != 0) return;
+    if ((p[0].revents & POLLIN) == 0) continue;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    {
+      MutexLock l(&mu_);
+      active_++;
+    }
+    std::thread([this, fd] { Serve(fd); }).detach();
+  }
+}
+
+void Server::Drain() {
+  stopping_.store(true);
+  MutexLock l(&mu_);
+  while (active_ > 0) idle_.Wait(&mu_);
+}
+
+void Server::Serve(int fd) {
+  auto send = [fd](const Reply& r) { return WriteAll(fd, EncodeReply(r)); };
+  auto finish = [&](int rc) {
+    send(Reply{Reply::Kind::kExit, {}, rc});
+    ::close(fd);
+    MutexLock l(&mu_);
+    if (--active_ == 0) idle_.SignalAll();
+  };
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      (cred.uid != 0 && cred.uid != ::geteuid())) {
+    reg_.log().Log("refused a client with uid " + std::to_string(cred.uid));
+    send(Reply{Reply::Kind::kStderr, "permission denied: uzfsd serves only root and uid " +
+                                         std::to_string(::geteuid()) + "\n", 0});
+    finish(1);
+    return;
+  }
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string buf, line;
+  std::optional<Request> req;
+  if (ReadLine(fd, &buf, &line)) req = DecodeRequest(line);
+  if (!req || (req->command != "zpool" && req->command != "zfs")) {
+    send(Reply{Reply::Kind::kStderr, "uzfsd: malformed request\n", 0});
+    finish(2);
+    return;
+  }
+  Output out([&send](bool is_err, const std::string& text) {
+    return send(Reply{is_err ? Reply::Kind::kStderr : Reply::Kind::kStdout, text, 0});
+  });
+  std::string cmdline = req->command;
+  for (const std::string& a : req->argv) cmdline += " " + a;
+  const int rc = req->command == "zpool" ? RunZpool(reg_, out, *req, stopping_) : RunZfs(reg_, out, *req, stopping_);
+  out.Flush();
+  reg_.log().Log("uid " + std::to_string(cred.uid) + ": " + cmdline + " -> exit " + std::to_string(rc));
+  finish(rc);
+}
+
+}  // namespace uzfs::cmd

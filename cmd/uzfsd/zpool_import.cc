@@ -1,0 +1,261 @@
+// zpool import inside the daemon (man/zpool.8), and the cache-file import
+// at daemon start / export at shutdown (registry.h).
+//
+// Where devices are searched: every -d DIR; without -d, the directories of
+// the devices the cache file lists (pools imported before, including those
+// a daemon shutdown exported) and /dev. Devices are matched by their labels
+// (zfs/spa/vdev_config.h), never by the paths the labels remember.
+// Without a pool argument or -a, the importable pools are listed with the
+// state of every vdev as it would be assembled (read-only, shared opens:
+// nothing is written). -F is accepted and always in effect: Pool::Import
+// already falls back to the newest uberblock whose MOS verifies.
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/pool_info.h"
+#include "zfs/dsl/prop_table.h"
+#include "zfs/zpl/zpl_create.h"
+
+namespace uzfs::cmd {
+namespace {
+
+int ImportUsage(CmdCtx& c, const std::string& usage, const std::string& why) {
+  if (!why.empty()) c.out.ErrLine(why);
+  c.out.Err("usage:\n" + usage);
+  return 2;
+}
+
+std::vector<std::string> DefaultDirs(Registry& reg) {
+  std::vector<std::string> paths;
+  for (const CacheRecord& r : reg.ReadCacheFile()) {
+    paths.insert(paths.end(), r.devices.begin(), r.devices.end());
+  }
+  std::vector<std::string> dirs = DeviceDirs(paths);
+  if (std::find(dirs.begin(), dirs.end(), "/dev") == dirs.end()) dirs.push_back("/dev");
+  return dirs;
+}
+
+bool Imported(Registry& reg, uint64_t guid) {
+  for (const auto& e : reg.All()) {
+    MutexLock l(&e->mu);
+    if (e->pool != nullptr && e->pool->guid() == guid) return true;
+  }
+  return false;
+}
+
+// The listing of one importable pool (`zpool import` without a target).
+std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoEngine& io) {
+  std::string t = "   pool: " + fp.name + "\n     id: " + std::to_string(fp.guid) + "\n";
+  auto a = AssemblePool(devs, std::to_string(fp.guid), io, false, DestroyedPools::kInclude);
+  if (!a.ok()) {
+    t += "  state: UNAVAIL\n action: The pool cannot be imported: " + std::string(a.status().message()) + "\n";
+    return t;
+  }
+  const std::string state(VdevStateName(a->root->state()));
+  t += "  state: " + state + "\n";
+  if (fp.state == kLabelStateDestroyed) {
+    t += " status: The pool was destroyed, but can be imported using the '-Df' flags.\n";
+  } else if (fp.state == 0) {
+    t += " status: The pool was last accessed by another system or was not exported.\n";
+  }
+  t += std::string(" action: The pool can be imported using its name or numeric identifier") +
+       (fp.state == kLabelStateDestroyed ? " and the '-D' flag.\n" : ".\n");
+  t += " config:\n\n";
+  // Which top-level vdevs are logs: their leaves' labels say so.
+  std::set<uint64_t> log_ids;
+  for (const FoundDevice& d : devs) {
+    if (d.pool_guid != fp.guid) continue;
+    auto tree = d.config.GetNvList("vdev_tree");
+    auto is_log = d.config.GetUint64("is_log");
+    if (!tree.ok()) continue;
+    auto id = (*tree)->GetUint64("id");
+    auto tree_log = (*tree)->GetUint64("is_log");
+    if (id.ok() && ((is_log.ok() && *is_log != 0) || (tree_log.ok() && *tree_log != 0))) log_ids.insert(*id);
+  }
+  std::vector<std::pair<std::string, std::pair<int, std::string>>> rows;
+  std::function<void(Vdev*, int)> walk = [&](Vdev* v, int depth) {
+    rows.push_back({depth == 0 ? fp.name : v->name(), {depth, std::string(VdevStateName(v->state()))}});
+    for (Vdev* ch : v->children()) walk(ch, depth + 1);
+  };
+  rows.push_back({fp.name, {0, std::string(VdevStateName(a->root->state()))}});
+  for (int pass = 0; pass < 2; pass++) {
+    bool header = false;
+    for (Vdev* t : a->root->children()) {
+      if ((log_ids.count(t->id()) != 0) != (pass == 1)) continue;
+      if (pass == 1 && !header) {
+        rows.push_back({"logs", {0, ""}});
+        header = true;
+      }
+      walk(t, 1);
+    }
+  }
+  size_t w = 10;
+  for (const auto& r : rows) w = std::max(w, r.first.size() + static_cast<size_t>(r.second.first) * 2);
+  for (const auto& r : rows) {
+    std::string name = std::string(static_cast<size_t>(r.second.first) * 2, ' ') + r.first;
+    name.resize(w, ' ');
+    std::string l = "\t" + name + "  " + r.second.second;
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    t += l + "\n";
+  }
+  return t;
+}
+
+// Imports one pool. On failure prints the line and returns 1.
+int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
+              const PoolImportOptions& base, const CacheRecord& rec_base) {
+  PoolImportOptions o = base;
+  o.history = c.cmdline;
+  o.fs_init = InitNewFilesystem;
+  auto p = Pool::Import(devs, target, o);
+  if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
+  const std::string name = (*p)->name();
+  if (c.reg.Find(name) != nullptr) {
+    // Leave it as it was found: closing without export keeps the labels.
+    p->reset();
+    return c.Fail("cannot import '" + target + "': a pool with that name already exists\n"
+                  "use the form 'zpool import <pool | id> <newpool>' to give it a new name "
+                  "(not supported by uzfs yet)");
+  }
+  MakeEntry(std::move(*p), rec_base, nullptr, c.reg);
+  c.reg.log().Log("imported pool '" + name + "'");
+  return 0;
+}
+
+}  // namespace
+
+int ZpoolImport(CmdCtx& c, const std::string& usage) {
+  ParsedArgs a = ParseArgs(c.args, "aDfFnNXlsm", "dcoRT");
+  if (!a.error.empty()) return ImportUsage(c, usage, a.error);
+  if (!a.Values('c').empty()) return c.Fail("cannot import: -c cachefile is not supported by uzfs yet");
+  if (a.Has('n')) return c.Fail("cannot import: -n (dry run of -F) is not supported by uzfs yet");
+  PoolImportOptions opts;
+  opts.force = a.Has('f');
+  opts.destroyed = a.Has('D');
+  CacheRecord rec;
+  for (const std::string& kv : a.Values('o')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      return c.Fail("cannot import: mount options (-o " + kv + ") are not supported by uzfs yet");
+    }
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k == "readonly") {
+      if (v != "on" && v != "off") return c.Fail("cannot import: 'readonly' must be one of 'on | off'");
+      opts.readonly = v == "on";
+      continue;
+    }
+    if (k == "altroot") {
+      rec.altroot = AbsPath(c.cwd, v);
+      continue;
+    }
+    auto pv = ParsePoolProp(k, v);
+    if (!pv.ok()) return c.Fail("cannot import: " + std::string(pv.status().message()));
+    rec.props[k] = v;
+  }
+  if (!a.Values('R').empty()) rec.altroot = AbsPath(c.cwd, a.Values('R').back());
+  if (!a.Values('T').empty()) {
+    const std::string t = a.Values('T').back();
+    char* end = nullptr;
+    const uint64_t txg = std::strtoull(t.c_str(), &end, 0);
+    if (t.empty() || *end != '\0') return ImportUsage(c, usage, "invalid txg value '" + t + "'");
+    opts.max_txg = txg;
+  }
+  rec.readonly = opts.readonly;
+  std::vector<std::string> dirs;
+  for (const std::string& d : a.Values('d')) dirs.push_back(AbsPath(c.cwd, d));
+  if (dirs.empty()) dirs = DefaultDirs(c.reg);
+  auto devs = ScanDirs(dirs);
+  if (!devs.ok()) {
+    return c.Fail("cannot import: cannot search '" + dirs[0] + "': " + std::string(devs.status().message()));
+  }
+  std::vector<FoundPool> found = ListFoundPools(*devs);
+  auto importable = [&](const FoundPool& fp) {
+    if (Imported(c.reg, fp.guid)) return false;
+    const bool destroyed = fp.state == kLabelStateDestroyed;
+    return a.Has('D') ? destroyed : !destroyed;
+  };
+
+  if (a.Has('a')) {
+    if (!a.operands.empty()) return ImportUsage(c, usage, "the -a option cannot be used with a pool name");
+    int rc = 0;
+    for (const FoundPool& fp : found) {
+      if (!importable(fp)) continue;
+      if (c.reg.Find(fp.name) != nullptr) {
+        rc = c.Fail("cannot import '" + fp.name + "': a pool with that name is already imported");
+        continue;
+      }
+      if (ImportOne(c, *devs, std::to_string(fp.guid), opts, rec) != 0) rc = 1;
+    }
+    return rc;
+  }
+  if (a.operands.empty()) {
+    auto io = IoEngine::Create(IoEngineOptions{});
+    if (!io.ok()) return c.Fail("cannot import: " + std::string(io.status().message()));
+    std::string t;
+    for (const FoundPool& fp : found) {
+      if (!importable(fp)) continue;
+      if (!t.empty()) t += "\n";
+      t += Describe(fp, *devs, **io);
+    }
+    if (t.empty()) {
+      c.out.ErrLine("no pools available to import");
+      return 0;
+    }
+    c.out.Out(t);
+    return 0;
+  }
+  if (a.operands.size() > 2) return ImportUsage(c, usage, "too many arguments");
+  const std::string target = a.operands[0];
+  if (a.operands.size() == 2) {
+    return c.Fail("cannot import '" + target + "' as '" + a.operands[1] +
+                  "': importing under a new name is not supported by uzfs yet");
+  }
+  if (auto e = c.reg.Find(target); e != nullptr) {
+    return c.Fail("cannot import '" + target + "': a pool with that name is already imported");
+  }
+  return ImportOne(c, *devs, target, opts, rec);
+}
+
+void ImportCachedPools(Registry& reg) {
+  MutexLock l(&reg.lifecycle_mu);
+  reg.LoadCache();
+  for (const CacheRecord& r : reg.ReadCacheFile()) {
+    auto devs = ScanDirs(DeviceDirs(r.devices));
+    if (!devs.ok()) {
+      reg.log().Log("cache file pool '" + r.name + "': " + std::string(devs.status().message()));
+      continue;
+    }
+    PoolImportOptions o;
+    o.readonly = r.readonly;
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Import(*devs, std::to_string(r.guid), o);
+    if (!p.ok()) {
+      reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));
+      if (p.status().IsNotFound()) reg.DropFromCache(r.name);
+      continue;
+    }
+    MakeEntry(std::move(*p), r, nullptr, reg);
+    reg.log().Log("imported pool '" + r.name + "' from the cache file");
+  }
+}
+
+void ExportAllForShutdown(Registry& reg) {
+  MutexLock l(&reg.lifecycle_mu);
+  for (const auto& e : reg.All()) {
+    MutexLock el(&e->mu);
+    if (e->pool == nullptr) continue;
+    const std::string name = e->rec.name;
+    if (Status s = e->pool->Export(); !s.ok()) {
+      reg.log().Log("cannot export '" + name + "' at shutdown: " + std::string(s.message()));
+    } else {
+      reg.log().Log("exported pool '" + name + "' (shutdown; stays in the cache file)");
+    }
+    e->pool.reset();
+    reg.Remove(name, /*keep_in_cache=*/true);
+  }
+}
+
+}  // namespace uzfs::cmd
