@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -154,11 +153,11 @@ struct timespec ToTs(const ZplTimespec& t) {
 bool Before(const ZplTimespec& a, const ZplTimespec& b) {
   return a.sec != b.sec ? a.sec < b.sec : a.nsec < b.nsec;
 }
-// rdev as ZFS stores it on 64-bit Linux (major << 32 | minor) and back.
-uint64_t EncodeRdev(uint64_t dev) { return (uint64_t{major(dev)} << 32) | minor(dev); }
-uint64_t DecodeRdev(uint64_t v) {
-  return makedev(static_cast<unsigned>(v >> 32), static_cast<unsigned>(v & 0xffffffffu));
-}
+// rdev as zfs-fuse stores it: the Linux dev_t (glibc's makedev encoding)
+// as is, so zfs-fuse's `stat` shows the same major:minor (checked by
+// zpl_fs_compat_test both ways).
+uint64_t EncodeRdev(uint64_t dev) { return dev; }
+uint64_t DecodeRdev(uint64_t v) { return v; }
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t NextPow2(uint64_t v) {
   uint64_t p = 512;
