@@ -16,6 +16,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
+#include <atomic>
 
 #include <gtest/gtest.h>
 
@@ -655,6 +657,75 @@ TEST_F(ZplFsTest, QuotaGivesEdquot) {
   ASSERT_ZOK(st);
   EXPECT_EQ(st->f_namemax, 255u);
   ASSERT_TRUE((*q)->Unmount().ok());
+}
+
+TEST_F(ZplFsTest, ConcurrentThreads) {
+  constexpr int kThreads = 4;
+  std::vector<std::thread> ts;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; t++) {
+    ts.emplace_back([this, t, &failures] {
+      ZplCred c;
+      auto d = fs_->Mkdir(c, Root(), "t" + std::to_string(t), 0755);
+      if (!d.ok()) { failures++; return; }
+      for (int i = 0; i < 25; i++) {
+        const std::string name = "f" + std::to_string(i);
+        const std::vector<uint8_t> data = test::RandomBytes(size_t(1 + (i * 9973 + t * 131) % 300000), uint64_t(t * 100 + i));
+        auto cr = fs_->Create(c, d->ino, name, S_IFREG | 0644, O_CREAT | O_RDWR);
+        if (!cr.ok()) { failures++; continue; }
+        if (!fs_->Write(cr->second, 0, data).ok()) failures++;
+        std::vector<uint8_t> back(data.size());
+        auto n = fs_->Read(cr->second, 0, back);
+        if (!n.ok() || *n != data.size() || back != data) failures++;
+        if (!fs_->Release(cr->second).ok()) failures++;
+        if (i % 2 == 0 && !fs_->Rename(c, d->ino, name, d->ino, name + ".r").ok()) failures++;
+        if (i % 3 == 0 && !fs_->Unlink(c, d->ino, i % 2 == 0 ? name + ".r" : name).ok()) failures++;
+        if (i % 5 == 0 && !fs_->StatFs().ok()) failures++;
+      }
+    });
+  }
+  ts.emplace_back([this, &failures] {
+    for (int i = 0; i < 50; i++) {
+      auto r = fs_->ReadDir(root_, Root(), 0, 100);
+      if (!r.ok()) failures++;
+    }
+  });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  Remount();
+  for (int t = 0; t < kThreads; t++) {
+    auto d = fs_->Lookup(root_, Root(), "t" + std::to_string(t));
+    ASSERT_ZOK(d);
+    EXPECT_EQ(List(d->ino).size(), 2u + 25u - 9u);
+  }
+}
+
+TEST_F(ZplFsTest, UnmountReclaimsOpenUnlinkedFiles) {
+  auto c = fs_->Create(root_, Root(), "f", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  ASSERT_ZOK(fs_->Write(c->second, 0, test::RandomBytes(100000, 1)));
+  ASSERT_TRUE(fs_->SetXattr(root_, c->first.ino, "user.x", Bytes("y"), 0).ok());
+  ASSERT_TRUE(fs_->Unlink(root_, Root(), "f").ok());
+  Remount();  // Unmount releases the handle: the file is freed, not left queued
+  EXPECT_ZERR(fs_->GetAttr(c->first.ino), ENOENT);
+}
+
+TEST_F(ZplFsTest, StatFsMatchesZfsList) {
+  MakeFile(Root(), "f", std::string(1 << 20, 'z'));
+  ASSERT_TRUE(fs_->SyncFs().ok());
+  auto st = fs_->StatFs();
+  ASSERT_ZOK(st);
+  auto sp = DatasetListSpace(*pool_, "tp");
+  ASSERT_UZFS_OK(sp.status());
+  EXPECT_EQ(st->f_bsize, 131072u);
+  EXPECT_EQ(st->f_frsize, 131072u);
+  EXPECT_EQ(st->f_bavail, sp->avail / 131072);
+  EXPECT_EQ(st->f_blocks, (sp->refer + sp->avail) / 131072);
+  EXPECT_GE(st->f_files - st->f_ffree, 5u);  // master node, queue, root, shares, f
+  EXPECT_EQ(st->f_namemax, 255u);
+  auto a = fs_->Lookup(root_, Root(), "f");
+  ASSERT_ZOK(a);
+  EXPECT_GE(a->blocks * 512, 1u << 20);
 }
 
 TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {

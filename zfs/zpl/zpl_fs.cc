@@ -1024,6 +1024,13 @@ class ZplFsImpl final : public ZplFs {
     const size_t room = z.dn.MaxBonusLen();
     ZPL_ASSIGN_S(EncodedZnode e, EncodeZnodeIn(*codec_, *os_, z.a, room, txg));
     if (!e.spill.empty()) return Err(EOPNOTSUPP, "spill blocks are not supported yet");
+    // ZPL <= 4: an ACL the codec could not model (external, or ACEs naming
+    // users/groups; decoded as empty) keeps its original bytes.
+    constexpr size_t kAclOff = 176;
+    if (codec_->zpl_version() <= 4 && z.a.acl.empty() && z.dn.bonus.size() >= kZnodePhysSize &&
+        e.bonus.size() >= kZnodePhysSize && !z.dn.byteswapped) {
+      std::copy(z.dn.bonus.begin() + kAclOff, z.dn.bonus.begin() + kZnodePhysSize, e.bonus.begin() + kAclOff);
+    }
     ZPL_TRY_S(os_->SetBonus(z.obj, e.bonustype, e.bonus, txg));
     return ZplStatus::Ok();
   }
