@@ -22,6 +22,7 @@ struct FuseMount::Context {
   ZplFs* fs = nullptr;
   std::atomic<uint64_t> open{0};  // handles open through the mount
   double timeout = 1.0;
+  uint64_t root = 0;  // the ZPL's root object; the kernel calls it FUSE_ROOT_ID (1)
   bool writeback = true;
 };
 
@@ -29,6 +30,16 @@ namespace {
 
 FuseMount::Context* Ctx(fuse_req_t req) {
   return static_cast<FuseMount::Context*>(fuse_req_userdata(req));
+}
+
+// Inode numbers are object numbers, except that the kernel names the root
+// FUSE_ROOT_ID (1); object 1 is the master node, never a file, so the two
+// swap without clashing.
+uint64_t In(fuse_req_t req, fuse_ino_t ino) {
+  return ino == FUSE_ROOT_ID ? Ctx(req)->root : ino;
+}
+uint64_t Out(const FuseMount::Context* ctx, uint64_t ino) {
+  return ino == ctx->root ? FUSE_ROOT_ID : ino;
 }
 
 // The caller's credentials. Supplementary groups cost a read of /proc, so
@@ -55,20 +66,26 @@ ZplCred Cred(fuse_req_t req) {
 
 void ReplyErr(fuse_req_t req, int err) { fuse_reply_err(req, err); }
 
-fuse_entry_param Entry(const ZplAttr& a, double timeout) {
+struct stat Stat(const FuseMount::Context* ctx, const ZplAttr& a) {
+  struct stat st = a.ToStat();
+  st.st_ino = Out(ctx, a.ino);
+  return st;
+}
+
+fuse_entry_param Entry(const FuseMount::Context* ctx, const ZplAttr& a) {
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
-  e.ino = a.ino;
+  e.ino = Out(ctx, a.ino);
   e.generation = a.gen;
-  e.attr = a.ToStat();
-  e.attr_timeout = timeout;
-  e.entry_timeout = timeout;
+  e.attr = Stat(ctx, a);
+  e.attr_timeout = ctx->timeout;
+  e.entry_timeout = ctx->timeout;
   return e;
 }
 
 void ReplyEntry(fuse_req_t req, const ZplResult<ZplAttr>& r) {
   if (!r.ok()) return ReplyErr(req, r.err());
-  fuse_entry_param e = Entry(r.value(), Ctx(req)->timeout);
+  fuse_entry_param e = Entry(Ctx(req), r.value());
   fuse_reply_entry(req, &e);
 }
 
@@ -101,7 +118,7 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->Lookup(Cred(req), parent, Name(name));
+  auto r = ctx->fs->Lookup(Cred(req), In(req, parent), Name(name));
   if (!r.ok() && r.err() == ENOENT) {
     // Negative entry: the kernel may cache the miss (uzfs is the only writer).
     fuse_entry_param e;
@@ -117,9 +134,9 @@ void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  auto r = Ctx(req)->fs->GetAttr(ino);
+  auto r = Ctx(req)->fs->GetAttr(In(req, ino));
   if (!r.ok()) return ReplyErr(req, r.err());
-  struct stat st = r.value().ToStat();
+  struct stat st = Stat(Ctx(req), r.value());
   fuse_reply_attr(req, &st, Ctx(req)->timeout);
 }
 
@@ -139,45 +156,45 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   } else if (to_set & FUSE_SET_ATTR_MTIME) {
     set.mtime = attr->st_mtim;
   }
-  auto r = Ctx(req)->fs->SetAttr(Cred(req), ino, set);
+  auto r = Ctx(req)->fs->SetAttr(Cred(req), In(req, ino), set);
   if (!r.ok()) return ReplyErr(req, r.err());
-  struct stat st = r.value().ToStat();
+  struct stat st = Stat(Ctx(req), r.value());
   fuse_reply_attr(req, &st, Ctx(req)->timeout);
 }
 
 void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
-  auto r = Ctx(req)->fs->ReadLink(ino);
+  auto r = Ctx(req)->fs->ReadLink(In(req, ino));
   if (!r.ok()) return ReplyErr(req, r.err());
   fuse_reply_readlink(req, r.value().c_str());
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  ReplyEntry(req, Ctx(req)->fs->Mknod(Cred(req), parent, Name(name), mode, rdev));
+  ReplyEntry(req, Ctx(req)->fs->Mknod(Cred(req), In(req, parent), Name(name), mode, rdev));
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  ReplyEntry(req, Ctx(req)->fs->Mkdir(Cred(req), parent, Name(name), mode));
+  ReplyEntry(req, Ctx(req)->fs->Mkdir(Cred(req), In(req, parent), Name(name), mode));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  ReplyStatus(req, Ctx(req)->fs->Unlink(Cred(req), parent, Name(name)));
+  ReplyStatus(req, Ctx(req)->fs->Unlink(Cred(req), In(req, parent), Name(name)));
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  ReplyStatus(req, Ctx(req)->fs->Rmdir(Cred(req), parent, Name(name)));
+  ReplyStatus(req, Ctx(req)->fs->Rmdir(Cred(req), In(req, parent), Name(name)));
 }
 
 void OpSymlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  ReplyEntry(req, Ctx(req)->fs->Symlink(Cred(req), parent, Name(name), Name(link)));
+  ReplyEntry(req, Ctx(req)->fs->Symlink(Cred(req), In(req, parent), Name(name), Name(link)));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
-  ReplyStatus(req, Ctx(req)->fs->Rename(Cred(req), parent, Name(name), newparent, Name(newname), flags));
+  ReplyStatus(req, Ctx(req)->fs->Rename(Cred(req), In(req, parent), Name(name), In(req, newparent), Name(newname), flags));
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  ReplyEntry(req, Ctx(req)->fs->Link(Cred(req), ino, newparent, Name(newname)));
+  ReplyEntry(req, Ctx(req)->fs->Link(Cred(req), In(req, ino), In(req, newparent), Name(newname)));
 }
 
 // With the writeback cache the kernel may read through a write-only handle
@@ -192,7 +209,7 @@ int AdjustOpenFlags(FuseMount::Context* ctx, int flags) {
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->Open(Cred(req), ino, AdjustOpenFlags(ctx, fi->flags));
+  auto r = ctx->fs->Open(Cred(req), In(req, ino), AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
   fi->fh = r.value();
   fi->keep_cache = 1;  // only uzfs changes the file, through this mount
@@ -205,12 +222,12 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->Create(Cred(req), parent, Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
+  auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
   fi->fh = r.value().second;
   fi->keep_cache = 1;
   ctx->open++;
-  fuse_entry_param e = Entry(r.value().first, ctx->timeout);
+  fuse_entry_param e = Entry(ctx, r.value().first);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     ctx->open--;
     (void)ctx->fs->Release(fi->fh);
@@ -247,7 +264,7 @@ void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->GetAttr(ino);
+  auto r = ctx->fs->GetAttr(In(req, ino));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (!S_ISDIR(r.value().mode)) return ReplyErr(req, ENOTDIR);
   fi->fh = 0;
@@ -259,7 +276,7 @@ void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
   auto* ctx = Ctx(req);
   // A dirent needs at least 24 bytes (+ name); ask for about what fits.
   size_t want = std::max<size_t>(1, size / (plus ? 160 : 32));
-  auto r = ctx->fs->ReadDir(Cred(req), ino, static_cast<uint64_t>(off), want);
+  auto r = ctx->fs->ReadDir(Cred(req), In(req, ino), static_cast<uint64_t>(off), want);
   if (!r.ok()) return ReplyErr(req, r.err());
   std::vector<char> buf(size);
   size_t used = 0;
@@ -269,15 +286,15 @@ void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
       fuse_entry_param e;
       std::memset(&e, 0, sizeof(e));
       if (d.name == "." || d.name == "..") {
-        e.attr.st_ino = d.ino;
+        e.attr.st_ino = Out(ctx, d.ino);
         e.attr.st_mode = d.type << 12;
       } else {
         auto a = ctx->fs->GetAttr(d.ino);
         if (!a.ok()) {
-          e.attr.st_ino = d.ino;
+          e.attr.st_ino = Out(ctx, d.ino);
           e.attr.st_mode = d.type << 12;
         } else {
-          e = Entry(a.value(), ctx->timeout);
+          e = Entry(ctx, a.value());
         }
       }
       n = fuse_add_direntry_plus(req, buf.data() + used, size - used, d.name.c_str(), &e,
@@ -285,7 +302,7 @@ void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
     } else {
       struct stat st;
       std::memset(&st, 0, sizeof(st));
-      st.st_ino = d.ino;
+      st.st_ino = Out(ctx, d.ino);
       st.st_mode = d.type << 12;
       n = fuse_add_direntry(req, buf.data() + used, size - used, d.name.c_str(), &st,
                             static_cast<off_t>(d.next_cookie));
@@ -319,15 +336,22 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &r.value());
 }
 
+// POSIX ACLs (system.posix_acl_*) and the rest of the system namespace
+// are not supported yet (ACLs are a later issue): the mount answers as ZFS
+// with acltype=off does, so cp -a and tar fall back to chmod.
+bool Unsupported(const char* name) { return std::strncmp(name, "system.", 7) == 0; }
+
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                 int flags) {
+  if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
   ReplyStatus(req, Ctx(req)->fs->SetXattr(
-                       Cred(req), ino, Name(name),
+                       Cred(req), In(req, ino), Name(name),
                        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value), size), flags));
 }
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  auto r = Ctx(req)->fs->GetXattr(Cred(req), ino, Name(name));
+  if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
+  auto r = Ctx(req)->fs->GetXattr(Cred(req), In(req, ino), Name(name));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (size == 0) return (void)fuse_reply_xattr(req, r.value().size());
   if (r.value().size() > size) return ReplyErr(req, ERANGE);
@@ -335,10 +359,11 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  auto r = Ctx(req)->fs->ListXattr(Cred(req), ino);
+  auto r = Ctx(req)->fs->ListXattr(Cred(req), In(req, ino));
   if (!r.ok()) return ReplyErr(req, r.err());
   std::string all;
   for (const std::string& n : r.value()) {
+    if (Unsupported(n.c_str())) continue;
     all += n;
     all.push_back('\0');
   }
@@ -348,11 +373,12 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  ReplyStatus(req, Ctx(req)->fs->RemoveXattr(Cred(req), ino, Name(name)));
+  if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
+  ReplyStatus(req, Ctx(req)->fs->RemoveXattr(Cred(req), In(req, ino), Name(name)));
 }
 
 void OpAccess(fuse_req_t req, fuse_ino_t ino, int mask) {
-  ReplyStatus(req, Ctx(req)->fs->Access(Cred(req), ino, mask));
+  ReplyStatus(req, Ctx(req)->fs->Access(Cred(req), In(req, ino), mask));
 }
 
 void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
@@ -444,6 +470,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   m->ctx_ = std::make_unique<Context>();
   m->ctx_->fs = &fs;
   m->ctx_->timeout = opts.attr_timeout;
+  m->ctx_->root = fs.root_ino();
   m->ctx_->writeback = opts.writeback_cache && !(opts.readonly || fs.readonly());
 
   std::string o = "fsname=" + (opts.fsname.empty() ? std::string("uzfs") : opts.fsname) +
@@ -508,12 +535,14 @@ FuseMount::~FuseMount() {
 uint64_t FuseMount::open_handles() const { return ctx_->open.load(); }
 
 void FuseMount::InvalidateInode(uint64_t ino) {
-  if (session_ != nullptr) (void)fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+  if (session_ != nullptr) {
+    (void)fuse_lowlevel_notify_inval_inode(session_, Out(ctx_.get(), ino), 0, 0);
+  }
 }
 
 void FuseMount::InvalidateEntry(uint64_t dir, const std::string& name) {
   if (session_ != nullptr) {
-    (void)fuse_lowlevel_notify_inval_entry(session_, dir, name.c_str(), name.size());
+    (void)fuse_lowlevel_notify_inval_entry(session_, Out(ctx_.get(), dir), name.c_str(), name.size());
   }
 }
 

@@ -58,7 +58,7 @@ class MountedPool {
  public:
   explicit MountedPool(const fs::path& dir, uint64_t version = 23) : dir_(dir) {
     PoolLayout layout;
-    layout.vdevs.push_back(Leaf(dir, "d0", 512ull << 20));
+    layout.data.push_back(Leaf(dir, "d0", 512ull << 20));
     PoolCreateOptions o = pooltest::V23("zpool create fusetest");
     o.version = version;
     o.fs_init = InitNewFilesystem;
@@ -147,12 +147,13 @@ std::string Manifest(const std::string& root) {
                        "grep -v '^$' | LC_ALL=C sort || true");
 }
 
-// The same shell script run in two directories must leave equal trees.
-const char* kScript = R"(
+// The same shell script run in two directories must leave equal trees
+// ($SEED: one file of random bytes both runs read).
+const char* kScript = R"SH(
 mkdir -p a/b/c/d/e/f
 cp -a /usr/share/doc/coreutils a/coreutils 2>/dev/null || cp -a /usr/share/doc/bash a/coreutils
 cp -a /usr/share/common-licenses a/licenses
-dd if=/dev/urandom of=a/random.bin bs=64k count=40 status=none
+dd if="$SEED" of=a/random.bin bs=64k count=40 status=none
 dd if=/dev/zero of=a/zeros.bin bs=1M count=3 status=none
 printf 'hello\n' > a/b/hello.txt
 printf 'appended\n' >> a/b/hello.txt
@@ -166,9 +167,9 @@ chmod 1777 a/b/c
 chown 1234:5678 a/random.bin
 truncate -s 10000000 a/sparse.bin
 truncate -s 100 a/random.bin
-dd if=/dev/urandom of=a/sparse.bin bs=4096 seek=1000 count=3 conv=notrunc status=none
+dd if="$SEED" of=a/sparse.bin bs=4096 seek=1000 skip=7 count=3 conv=notrunc status=none
 setfattr -n user.color -v blue a/b/hello.txt
-setfattr -n user.big -v "0x$(head -c 3000 /dev/urandom | od -An -tx1 -v | tr -d ' \n')" a/zeros.bin
+setfattr -n user.big -v "0x$(head -c 3000 "$SEED" | od -An -tx1 -v | tr -d ' \n')" a/zeros.bin
 setfattr -n user.gone -v x a/zeros.bin
 setfattr -x user.gone a/zeros.bin
 mkfifo a/fifo
@@ -177,7 +178,7 @@ mkdir untar && tar -C untar -xf archive.tar
 rm -r a/licenses
 rm archive.tar
 touch -d '2001-02-03 04:05:06.123456789' a/b/hello.txt
-)";
+)SH";
 
 TEST(ZplMountFuseTest, ToolsBehaveAsOnAHostDirectory) {
   REQUIRE_FUSE();
@@ -189,6 +190,9 @@ TEST(ZplMountFuseTest, ToolsBehaveAsOnAHostDirectory) {
   ASSERT_FALSE(mnt.empty());
   const std::string host = (tmp.path() / "host").string();
   fs::create_directories(host);
+  const std::string seed = (tmp.path() / "seed").string();
+  ASSERT_EQ(Sh("head -c 4000000 /dev/urandom > '" + seed + "'"), 0);
+  setenv("SEED", seed.c_str(), 1);
 
   ASSERT_EQ(Sh("cd '" + host + "' && " + kScript), 0);
   ASSERT_EQ(Sh("cd '" + mnt + "' && " + kScript), 0);
