@@ -58,6 +58,14 @@ struct Arc::Impl {
     while ((1u << shard_bits) < n) shard_bits++;
     shards = std::make_unique<ArcShard[]>(n);
   }
+  // One sketch word per 4 KiB of c_max per shard (16 counters per word).
+  void SizeSketches(uint64_t c_max) {
+    const uint64_t words = std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(64, c_max / 4096 / nshards));
+    for (unsigned i = 0; i < nshards; i++) {
+      MutexLock l(&shards[i].mu);
+      shards[i].sketch.Resize(words);
+    }
+  }
 
   Arc* arc;
   ArcOptions opts;
@@ -101,8 +109,9 @@ struct Arc::Impl {
   }
 
   // --- hit/miss accounting (REQUIRES sh.mu) -------------------------------
-  static void CountMiss(ArcShard& sh, const ArcReadFlags& f) UZFS_REQUIRES(sh.mu) {
+  static void CountMiss(ArcShard& sh, uint64_t hash, const ArcReadFlags& f) UZFS_REQUIRES(sh.mu) {
     sh.ctr.misses++;
+    sh.sketch.Increment(hash);
     const bool meta = f.kind == ArcBufKind::kMetadata;
     if (f.prefetch) {
       (meta ? sh.ctr.prefetch_metadata_misses : sh.ctr.prefetch_data_misses)++;
@@ -111,19 +120,10 @@ struct Arc::Impl {
     }
   }
 
-  // Use counts: one more use of h; every few accesses per header in the
-  // shard, all counts of the shard are halved (old fame fades).
-  static void Touch(ArcShard& sh, ArcHeader* h) UZFS_REQUIRES(sh.mu) {
-    if (h->freq < UINT32_MAX) h->freq++;
-    if (++sh.accesses >= std::max<uint64_t>(1024, 8 * sh.table.size())) {
-      sh.accesses = 0;
-      for (auto& kv : sh.table) kv.second->freq >>= 1;
-    }
-  }
-
   // A hit on cached header h (REQUIRES sh.mu): counters, use count, list move.
   void Access(ArcShard& sh, ArcHeader* h, const ArcReadFlags& f, uint64_t now) UZFS_REQUIRES(sh.mu) {
     sh.ctr.hits++;
+    sh.sketch.Increment(h->hash);
     const bool meta = h->kind == ArcBufKind::kMetadata;
     bool promote = false;
     if (f.prefetch) {
@@ -137,7 +137,6 @@ struct Arc::Impl {
       (meta ? sh.ctr.demand_metadata_hits : sh.ctr.demand_data_hits)++;
       promote = true;
     }
-    Touch(sh, h);
     ArcList& cur = sh.lists[S(h->state)][K(h->kind)];
     if (h->state == ArcState::kMru) {
       sh.ctr.mru_hits++;
@@ -156,6 +155,21 @@ struct Arc::Impl {
     cur.Remove(h);
     h->stamp = now;
     cur.PushHead(h);
+  }
+
+  // Admission into a full cache (see arc.h): the newcomer h must have been
+  // asked for more often than the oldest admitted buffer of its list in
+  // this shard (else of the other state's list); with no such buffer it is
+  // admitted.
+  static bool Admit(ArcShard& sh, const ArcHeader* h) UZFS_REQUIRES(sh.mu) {
+    const ArcState other = h->state == ArcState::kMru ? ArcState::kMfu : ArcState::kMru;
+    for (ArcState st : {h->state, other}) {
+      const ArcHeader* v = sh.lists[S(st)][K(h->kind)].tail;
+      for (int i = 0; v && (v->stamp == kNotAdmitted || v == h) && i < 16; i++) v = v->prev;
+      if (!v || v->stamp == kNotAdmitted) continue;
+      return sh.sketch.Estimate(h->hash) > sh.sketch.Estimate(v->hash);
+    }
+    return true;
   }
 
   // --- decompressed copies (REQUIRES sh.mu) --------------------------------
@@ -217,10 +231,12 @@ struct Arc::Impl {
   // --- eviction -------------------------------------------------------------
   // Evicts one unreferenced header from the tail of sh.lists[st][k];
   // returns its size, 0 if every header walked was referenced.
-  uint64_t EvictOne(ArcShard& sh, ArcState st, int k, std::vector<ArcHeader*>* dead) UZFS_REQUIRES(sh.mu) {
+  uint64_t EvictOne(ArcShard& sh, ArcState st, int k, bool refused_only, std::vector<ArcHeader*>* dead)
+      UZFS_REQUIRES(sh.mu) {
     ArcList& list = sh.lists[S(st)][k];
     int walked = 0;
     for (ArcHeader* h = list.tail; h && walked < 256; h = h->prev, walked++) {
+      if (refused_only && h->stamp != kNotAdmitted) break;
       if (h->refs.load(std::memory_order_acquire) != 0) {
         sh.ctr.evict_skip++;
         continue;
@@ -251,7 +267,8 @@ struct Arc::Impl {
 
   // Evicts up to `want` bytes from the given states (kinds: mask bit 0 data,
   // bit 1 metadata), always the oldest tail across shards first.
-  uint64_t Evict(std::initializer_list<ArcState> states, unsigned kinds, uint64_t want)
+  // refused_only: only buffers the admission rule refused (kNotAdmitted).
+  uint64_t Evict(std::initializer_list<ArcState> states, unsigned kinds, uint64_t want, bool refused_only = false)
       UZFS_REQUIRES(evict_mu) {
     uint64_t done = 0;
     std::vector<uint8_t> stuck(static_cast<size_t>(nshards) * kArcStates * kArcKinds, 0);
@@ -267,6 +284,7 @@ struct Arc::Impl {
             if (!(kinds & (1u << k))) continue;
             if (stuck[(i * kArcStates + S(st)) * kArcKinds + k]) continue;
             const uint64_t t = shards[i].lists[S(st)][k].tail_stamp.load(std::memory_order_relaxed);
+            if (refused_only && t != kNotAdmitted) continue;
             if (t < best) {
               best = t;
               bs = i;
@@ -281,7 +299,7 @@ struct Arc::Impl {
       uint64_t n;
       {
         MutexLock l(&sh.mu);
-        n = EvictOne(sh, bst, bk, &dead);
+        n = EvictOne(sh, bst, bk, refused_only, &dead);
       }
       if (n == 0) stuck[(bs * kArcStates + S(bst)) * kArcKinds + bk] = 1;
       done += n;
@@ -296,6 +314,9 @@ struct Arc::Impl {
     uint64_t meta = MetaUsed();
     if (meta > ml) Evict({ArcState::kMru, ArcState::kMfu}, 2u, meta - ml);
     uint64_t size = Size();
+    // Buffers the admission rule refused go first: they are the victims.
+    if (size > c) Evict({ArcState::kMru, ArcState::kMfu}, 3u, size - c, true);
+    size = Size();
     if (size > c) {
       const uint64_t mru = Bytes(ArcState::kMru);
       const uint64_t p = arc->p_.load(std::memory_order_relaxed);
@@ -411,6 +432,7 @@ Arc::Arc(const ArcOptions& opts) : impl_(std::make_unique<Impl>(this, opts)) {
   p_.store(cmax / 2);
   impl_->meta_limit.store(opts.meta_limit ? opts.meta_limit : cmax / 4 * 3);
   impl_->dbuf_max.store(opts.dbuf_max ? opts.dbuf_max : cmax / 16);
+  impl_->SizeSketches(cmax);
 }
 
 Arc::~Arc() {
@@ -428,7 +450,7 @@ ArcRef Arc::Lookup(const ArcKey& key, const ArcReadFlags& flags) {
   MutexLock l(&sh.mu);
   auto it = sh.table.find(key);
   if (it == sh.table.end() || IsGhost(it->second->state)) {
-    Impl::CountMiss(sh, flags);
+    Impl::CountMiss(sh, hash, flags);
     return {};
   }
   ArcHeader* h = it->second;
@@ -484,26 +506,16 @@ ArcRef Arc::Insert(const ArcKey& key, ArcBlock block, const ArcReadFlags& flags)
     h->data = std::move(block.phys);
     h->prefetch = flags.prefetch;
     h->refs.fetch_add(1, std::memory_order_acq_rel);
-    Impl::Touch(sh, h);
-    ArcList* list;
-    if (ghost == ArcState::kNone || flags.prefetch) {
-      h->state = ArcState::kMru;
-      list = &sh.lists[S(ArcState::kMru)][K(h->kind)];
-      h->stamp = now;
-      list->PushHead(h);
+    // A miss goes to the MRU, a ghost hit to the MFU (a prefetch to the MRU).
+    h->state = (ghost == ArcState::kNone || flags.prefetch) ? ArcState::kMru : ArcState::kMfu;
+    ArcList& list = sh.lists[S(h->state)][K(h->kind)];
+    if (!flags.prefetch && im.opts.mfu_admission && im.Size() + n > c_.load(std::memory_order_relaxed) &&
+        !im.Admit(sh, h)) {
+      h->stamp = kNotAdmitted;
+      list.PushTail(h);
     } else {
-      h->state = ArcState::kMfu;
-      list = &sh.lists[S(ArcState::kMfu)][K(h->kind)];
-      // Admission: back from a ghost list into a full cache, a block goes
-      // to the MFU head only if it is used more than the MFU's oldest.
-      const bool full = im.Size() + n > c_.load(std::memory_order_relaxed);
-      if (im.opts.mfu_admission && full && list->tail && h->freq <= list->tail->freq) {
-        h->stamp = kNotAdmitted;
-        list->PushTail(h);
-      } else {
-        h->stamp = now;
-        list->PushHead(h);
-      }
+      h->stamp = now;
+      list.PushHead(h);
     }
     im.AddBytes(h->state, h->kind, n);
     im.cached_lsize.fetch_add(lsize, std::memory_order_relaxed);
@@ -532,7 +544,7 @@ Result<ArcRef> Arc::Read(const ArcKey& key, const ArcReadFlags& flags, const Fil
       im.Access(sh, h, flags, NowNs());
       return ArcRef(this, h);
     }
-    Impl::CountMiss(sh, flags);
+    Impl::CountMiss(sh, hash, flags);
     auto fit = sh.inflight.find(key);
     if (fit != sh.inflight.end()) {
       fl = fit->second;

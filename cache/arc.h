@@ -26,14 +26,18 @@
 // Evicted MRU/MFU buffers become ghosts; evicted ghosts are forgotten.
 //
 // One addition to ZFS's rules (ArcOptions::mfu_admission, on by default):
-// a block coming back from a ghost list enters the MFU at its head only if
-// it has been used more often than the MFU's oldest buffer in its shard
-// (per-key use counts, halved in each shard every few times its number of
-// headers of accesses, so old fame fades); otherwise it enters at the tail
-// and is the next MFU victim. Plain ARC, like LRU, gets no hits at all on a
-// loop slightly larger than the cache (every buffer is evicted just before
-// its next use); with admission the MFU keeps most of the loop resident.
-// docs/PERFORMANCE.md "ARC policy (issue 9)" has the numbers for both.
+// TinyLFU-style admission. Every shard keeps a small frequency sketch of
+// the keys asked for (hits and misses, halved every 10x its size, so old
+// popularity fades). When the cache is full, a demand miss (to the MRU) or
+// ghost hit (to the MFU) enters at its list's head only if its key was
+// asked for more often than the oldest admitted buffer of that list in its
+// shard; otherwise it enters at the tail as a refused buffer, and refused
+// buffers are evicted before anything else. Prefetches are always admitted.
+// Why: ZFS's ARC, like LRU, gets no hits on a loop slightly larger than the
+// cache (every buffer is evicted just before its next use, and the ghost
+// lists stay empty because the MRU alone fills c); with admission most of
+// the loop stays resident. docs/PERFORMANCE.md "ARC policy (issue 9)" has
+// the numbers with and without it.
 //
 // Buffers are kept as stored on disk (psize bytes, compressed, with their
 // compression type and lsize). ArcRef::Plain() decompresses; decompressed

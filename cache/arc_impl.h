@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cache/arc.h"
+#include "cache/freq_sketch.h"
 #include "zfs/util/mutex.h"
 
 namespace uzfs {
@@ -50,7 +51,6 @@ struct ArcHeader {
   CompressType compression = CompressType::kOff;
   bool prefetch = false;
   bool in_dlist = false;
-  uint32_t freq = 0;          // uses (aged), for MFU admission
   uint32_t shard = 0;
   uint64_t size = 0;          // stored bytes (also remembered by ghosts)
   uint64_t lsize = 0;
@@ -123,7 +123,7 @@ struct alignas(64) ArcShard {
   ArcHeader* dhead UZFS_GUARDED_BY(mu) = nullptr;  // decompressed copies, newest first
   ArcHeader* dtail UZFS_GUARDED_BY(mu) = nullptr;
   uint64_t dbytes UZFS_GUARDED_BY(mu) = 0;
-  uint64_t accesses UZFS_GUARDED_BY(mu) = 0;  // since the last freq aging
+  FreqSketch sketch UZFS_GUARDED_BY(mu);  // recent popularity of this shard's keys
   ArcCounters ctr UZFS_GUARDED_BY(mu);
   std::unordered_map<ArcKey, std::shared_ptr<ArcInFlight>, ArcKeyHasher> inflight UZFS_GUARDED_BY(mu);
 };
