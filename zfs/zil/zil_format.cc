@@ -92,7 +92,7 @@ class In {
     BlockPtr bp = DecodeBlockPtr(
         std::span<const uint8_t, kBlockPtrSize>(r_.data() + pos_, kBlockPtrSize), swap_);
     pos_ += kBlockPtrSize;
-    return bp;
+    return bp.IsHole() ? BlockPtr() : bp;  // all-zero words: the canonical hole
   }
   void Seek(size_t at) {
     if (at > r_.size()) ok_ = false;

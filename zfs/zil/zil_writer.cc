@@ -1,0 +1,293 @@
+// Log block writer and group commit; see zil_writer.h.
+#include "zfs/zil/zil_writer.h"
+
+#include <algorithm>
+#include <random>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/util/compress/compress.h"
+
+namespace uzfs {
+
+Result<BlockPtr> ZioZilBlockAllocator::Allocate(uint64_t size, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(std::vector<Dva> dvas, alloc_.Allocate(size, copies_, txg));
+  BlockPtr bp;
+  for (size_t i = 0; i < dvas.size() && i < 3; i++) bp.dva[i] = dvas[i];
+  return bp;
+}
+
+Status ZioZilBlockAllocator::Free(const BlockPtr& bp, uint64_t txg) {
+  for (int d = 0; d < bp.NumDvas(); d++) UZFS_RETURN_IF_ERROR(alloc_.Free(bp.dva[d], txg));
+  return Status::Ok();
+}
+
+ZilWriter::ZilWriter(BlockTarget& target, ZilBlockAllocator& alloc, FlushFn flush,
+                     const ZilWriterOptions& opts)
+    : target_(target), alloc_(alloc), flush_(std::move(flush)), opts_(opts) {}
+
+BlockPtr ZilWriter::Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const {
+  BlockPtr bp;
+  for (int i = 0; i < 3; i++) bp.dva[i] = dvas.dva[i];
+  bp.lsize = bp.psize = size;
+  bp.checksum = static_cast<uint8_t>(opts_.slim ? ChecksumType::kZilog2 : ChecksumType::kZilog);
+  bp.compression = static_cast<uint8_t>(CompressType::kOff);
+  bp.type = dmu_ot::kIntentLog;
+  bp.level = 0;
+  bp.little_endian = true;
+  bp.birth = txg;
+  bp.fill = 0;  // as zfs-fuse writes log block pointers
+  return bp;
+}
+
+Result<ZilHeader> ZilWriter::Create(uint64_t txg) {
+  MutexLock il(&issuer_mu_);
+  if (have_log_) return Status::Exists("the log already exists");
+  UZFS_ASSIGN_OR_RETURN(BlockPtr dvas, alloc_.Allocate(kZilMinBlockSize, txg));
+  std::random_device rd;
+  auto r64 = [&] { return (uint64_t{rd()} << 32) | rd(); };
+  open_ = Template(dvas, kZilMinBlockSize, txg);
+  open_.cksum = NewZilChain(opts_.objset_id, r64(), r64());
+  open_recs_.clear();
+  open_max_txg_ = 0;
+  written_.clear();
+  lr_seq_ = 0;
+  std::fill(std::begin(prev_sizes_), std::end(prev_sizes_), 0);
+  have_log_ = true;
+  {
+    MutexLock l(&mu_);
+    log_exists_ = true;
+    broken_ = Status::Ok();
+  }
+  return HeaderLocked();
+}
+
+Status ZilWriter::Destroy(uint64_t txg) {
+  MutexLock il(&issuer_mu_);
+  if (!have_log_) return Status::Ok();
+  Status first = Status::Ok();
+  for (const Written& w : written_) {
+    Status s = alloc_.Free(w.bp, txg);
+    if (first.ok() && !s.ok()) first = s;
+    stats_.blocks_freed++;
+  }
+  Status s = alloc_.Free(open_, txg);
+  if (first.ok() && !s.ok()) first = s;
+  written_.clear();
+  open_ = BlockPtr();
+  open_recs_.clear();
+  have_log_ = false;
+  MutexLock l(&mu_);
+  log_exists_ = false;
+  pending_.clear();
+  committed_ = next_ticket_ - 1;
+  cv_.SignalAll();
+  return first;
+}
+
+Result<uint64_t> ZilWriter::Append(LogRecord rec) {
+  if (!BodyMatchesType(rec)) return Status::InvalidArgument("log record body does not match its type");
+  const auto* w = std::get_if<LrWrite>(&rec.body);
+  if ((w == nullptr || w->data.empty()) &&
+      EncodedRecordSize(rec) > ZilBlockPayload(opts_.max_block_size))
+    return Status::InvalidArgument(TxTypeName(rec.txtype) + " record larger than a log block");
+  MutexLock l(&mu_);
+  if (!log_exists_) return Status::Busy("the dataset has no intent log");
+  const uint64_t t = next_ticket_++;
+  pending_.push_back(Pending{t, std::move(rec)});
+  return t;
+}
+
+uint64_t ZilWriter::LastTicket() const {
+  MutexLock l(&mu_);
+  return next_ticket_ - 1;
+}
+
+Status ZilWriter::Commit(uint64_t ticket) {
+  stats_.commits++;
+  mu_.Lock();
+  for (;;) {
+    if (!broken_.ok()) {
+      Status s = broken_;
+      mu_.Unlock();
+      return s;
+    }
+    if (committed_ >= ticket) break;
+    if (issuing_) {
+      cv_.Wait(&mu_);
+      continue;
+    }
+    if (pending_.empty()) {  // the rest was dropped as synced
+      committed_ = next_ticket_ - 1;
+      break;
+    }
+    // Become the issuer for everything queued.
+    issuing_ = true;
+    std::vector<Pending> batch(std::make_move_iterator(pending_.begin()),
+                               std::make_move_iterator(pending_.end()));
+    pending_.clear();
+    const uint64_t last = batch.back().ticket;
+    mu_.Unlock();
+    Status s;
+    {
+      MutexLock il(&issuer_mu_);
+      s = WriteBatch(batch);
+    }
+    mu_.Lock();
+    issuing_ = false;
+    if (s.ok()) committed_ = std::max(committed_, last);
+    else broken_ = s;
+    cv_.SignalAll();
+  }
+  mu_.Unlock();
+  return Status::Ok();
+}
+
+uint64_t ZilWriter::ChooseSize(uint64_t want) {
+  // Buckets as sizes that suit the allocator: a run of one metaslab
+  // region fits them well, and recent sizes keep a stream of mixed
+  // records from flapping between small and large blocks.
+  static constexpr uint64_t kBuckets[] = {4096, 8192 + 4096, 32768 + 4096, 65536 + 4096,
+                                          131072};
+  uint64_t size = kBuckets[std::size(kBuckets) - 1];
+  for (uint64_t b : kBuckets) {
+    if (want <= b) {
+      size = b;
+      break;
+    }
+  }
+  size = std::min(size, opts_.max_block_size);
+  prev_sizes_[prev_rotor_] = size;
+  prev_rotor_ = (prev_rotor_ + 1) % std::size(prev_sizes_);
+  for (uint64_t p : prev_sizes_) size = std::max(size, p);
+  return std::min(size, opts_.max_block_size);
+}
+
+Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg) {
+  const uint64_t size = ChooseSize(want + kZilChainSize);
+  auto dvas = alloc_.Allocate(size, alloc_txg);
+  if (!dvas.ok()) return dvas.status().WithContext("allocating the next log block");
+  BlockPtr next = Template(*dvas, size, alloc_txg);
+  next.cksum = NextZilChain(open_.cksum);
+  std::vector<uint8_t> buf(open_.lsize);
+  const size_t wsize = EncodeLogBlock(open_, next, open_recs_, opts_.slim, buf);
+  std::span<const uint8_t> out(buf.data(), wsize);
+  for (int d = 0; d < open_.NumDvas(); d++) {
+    Status s = target_.Write(open_.dva[d].vdev, open_.dva[d].offset, out);
+    if (!s.ok()) {
+      // The next block is named by nothing durable: take it back.
+      alloc_.Free(next, alloc_txg).IgnoreError();
+      return s.WithContext("writing a log block");
+    }
+  }
+  stats_.blocks_written++;
+  stats_.bytes_written += wsize;
+  written_.push_back(Written{open_, open_max_txg_});
+  open_ = next;
+  open_recs_.clear();
+  open_max_txg_ = 0;
+  return Status::Ok();
+}
+
+Status ZilWriter::AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) {
+  auto* w = std::get_if<LrWrite>(&rec.body);
+  if (w != nullptr && !w->data.empty()) {
+    // Copied data: fill the room left, split into several records.
+    size_t done = 0;
+    while (done < w->data.size()) {
+      const uint64_t room = ZilBlockPayload(open_.lsize) - open_recs_.size();
+      const uint64_t left = w->data.size() - done;
+      uint64_t chunk = 0;
+      if (room >= kLrWriteSize + std::min<uint64_t>(left, 1024)) {
+        chunk = std::min<uint64_t>(left, room - kLrWriteSize);
+        if (chunk < left) chunk &= ~uint64_t{7};
+      }
+      if (chunk == 0) {
+        UZFS_RETURN_IF_ERROR(IssueBlock(kLrWriteSize + left + after, alloc_txg));
+        continue;
+      }
+      LogRecord piece;
+      piece.txtype = rec.txtype;
+      piece.txg = rec.txg;
+      piece.seq = ++lr_seq_;
+      LrWrite pw;
+      pw.foid = w->foid;
+      pw.offset = w->offset + done;
+      pw.length = chunk;
+      pw.data.assign(w->data.begin() + done, w->data.begin() + done + chunk);
+      piece.body = std::move(pw);
+      EncodeRecord(piece, &open_recs_);
+      open_max_txg_ = std::max(open_max_txg_, rec.txg);
+      stats_.records_written++;
+      done += chunk;
+    }
+    return Status::Ok();
+  }
+  const size_t size = EncodedRecordSize(rec);
+  while (size > ZilBlockPayload(open_.lsize) - open_recs_.size())
+    UZFS_RETURN_IF_ERROR(IssueBlock(size + after, alloc_txg));
+  rec.seq = ++lr_seq_;
+  EncodeRecord(rec, &open_recs_);
+  open_max_txg_ = std::max(open_max_txg_, rec.txg);
+  stats_.records_written++;
+  return Status::Ok();
+}
+
+Status ZilWriter::WriteBatch(std::vector<Pending>& batch) {
+  if (!have_log_) return Status::Busy("the log was destroyed");
+  uint64_t alloc_txg = 0;
+  if (opts_.open_txg) {
+    alloc_txg = opts_.open_txg();
+  } else {
+    for (const Pending& p : batch) alloc_txg = std::max(alloc_txg, p.rec.txg);
+  }
+  std::vector<uint64_t> sizes(batch.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < batch.size(); i++) total += sizes[i] = EncodedRecordSize(batch[i].rec);
+  for (size_t i = 0; i < batch.size(); i++) {
+    total -= sizes[i];
+    Status s = AddRecord(batch[i].rec, total, alloc_txg);
+    if (!s.ok()) {
+      // Blocks already written stay in the chain (their seqs are used);
+      // the rest of the batch is lost and the writer is broken.
+      open_recs_.clear();
+      return s;
+    }
+  }
+  if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(0, alloc_txg));
+  stats_.batches++;
+  stats_.flushes++;
+  return flush_ ? flush_() : Status::Ok();
+}
+
+ZilHeader ZilWriter::HeaderLocked() const {
+  ZilHeader zh;
+  if (!have_log_) return zh;
+  zh.log = written_.empty() ? open_ : written_.front().bp;
+  return zh;
+}
+
+ZilHeader ZilWriter::header() const {
+  MutexLock il(&issuer_mu_);
+  return HeaderLocked();
+}
+
+Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
+  MutexLock il(&issuer_mu_);
+  while (!written_.empty() && written_.front().max_txg <= txg) {
+    UZFS_RETURN_IF_ERROR(alloc_.Free(written_.front().bp, txg));
+    written_.pop_front();
+    stats_.blocks_freed++;
+  }
+  return HeaderLocked();
+}
+
+void ZilWriter::DropSynced(uint64_t txg) {
+  MutexLock l(&mu_);
+  std::erase_if(pending_, [txg](const Pending& p) { return p.rec.txg <= txg; });
+  if (!issuing_) {
+    committed_ = std::max(committed_, pending_.empty() ? next_ticket_ - 1 : pending_.front().ticket - 1);
+    cv_.SignalAll();
+  }
+}
+
+}  // namespace uzfs

@@ -1,0 +1,190 @@
+// ZilWriter: builds a dataset's intent log — packs log records into log
+// blocks, chains them, writes them and makes them durable — with group
+// commit. The on-disk format is in zil_format.h.
+//
+// How a commit works. Records are appended (Append) in the order of the
+// changes they describe and queued in memory. Commit(ticket) returns once
+// every record appended up to that ticket is on stable storage. The first
+// committer that finds no block write in progress becomes the issuer: it
+// takes EVERY queued record (its own and everyone else's), assigns their
+// on-disk sequence numbers (lrc_seq, +1 per record in log order), packs
+// them into blocks, writes the blocks and flushes the devices once; the
+// committers that arrive meanwhile wait, and most find their records
+// written by that batch (group commit): far fewer block writes and
+// flushes than commits.
+//
+// Blocks and the chain. The log always has one allocated, not yet written
+// block (the "open" block), which the last written block (or the header)
+// names. Issuing it: allocate the next block (its size chosen from what is
+// still to be written and the recent sizes: 4 KiB, 12 KiB, 36 KiB, 68 KiB
+// or 128 KiB, never below the largest of the last eight), put its pointer
+// (chain value: this one's with seq + 1) in this block, write this block,
+// and the next becomes the open block. Slim blocks (pool version >= 23)
+// write only roundup(used, 4 KiB) bytes. A copied write too big for the
+// room left is split into several TX_WRITE records. If the next block
+// cannot be allocated, the batch fails (NoSpace): this writer is then
+// broken (every later Commit fails) and the caller must fall back to
+// waiting for a txg sync and start a new log (Destroy + Create), as
+// OpenZFS does.
+//
+// Freeing. Sync(txg), called while txg syncs, frees the written blocks
+// whose records all belong to txgs <= txg (their changes are in the pool
+// now) and returns the header to store in that txg: it names the oldest
+// block still needed (or the open block). DropSynced(txg), after txg is on
+// disk, forgets queued records of txgs <= txg: no commit needs them any
+// more.
+//
+// Promises: a block is written only after its successor is allocated and
+// named in it; Commit returns OK only after the flush that follows the
+// write of the records it waits for. Threading: Append, Commit, Sync,
+// DropSynced and header() may be called from any threads. Lock order:
+// issuer_mu_ (held while a batch is written, and by Sync/Create/Destroy)
+// before mu_ (the queue).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "zfs/dmu/objset.h"
+#include "zfs/util/mutex.h"
+#include "zfs/zil/zil_format.h"
+#include "zfs/zio/block_target.h"
+
+namespace uzfs {
+
+// Where log blocks come from: the pool implements it over the log class
+// (slog devices) when there is one, else the main pool.
+class ZilBlockAllocator {
+ public:
+  virtual ~ZilBlockAllocator() = default;
+  // A block of `size` bytes (a multiple of 4 KiB) for `txg`: a pointer
+  // whose DVAs are filled in (the writer sets the other fields). NoSpace
+  // when there is no room.
+  virtual Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) = 0;
+  // Returns every DVA of a log block, usable again once `txg` syncs.
+  virtual Status Free(const BlockPtr& bp, uint64_t txg) = 0;
+};
+
+// Log blocks from the pipeline's allocator, `copies` DVAs each (zfs-fuse
+// writes log blocks with one copy).
+class ZioZilBlockAllocator final : public ZilBlockAllocator {
+ public:
+  explicit ZioZilBlockAllocator(BlockAllocator& alloc, int copies = 1)
+      : alloc_(alloc), copies_(copies) {}
+  Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) override;
+  Status Free(const BlockPtr& bp, uint64_t txg) override;
+
+ private:
+  BlockAllocator& alloc_;
+  int copies_;
+};
+
+struct ZilWriterOptions {
+  uint64_t objset_id = 0;     // chain word 2
+  bool slim = true;           // pool version >= 23 (SPA_VERSION_SLIM_ZIL)
+  uint64_t max_block_size = kZilMaxBlockSize;
+  // The txg new log blocks are allocated in (the pool's open txg). Empty:
+  // the highest txg among the records being written.
+  std::function<uint64_t()> open_txg;
+};
+
+struct ZilWriterStats {
+  std::atomic<uint64_t> commits{0};         // Commit calls
+  std::atomic<uint64_t> batches{0};         // issuer runs that wrote blocks
+  std::atomic<uint64_t> blocks_written{0};
+  std::atomic<uint64_t> bytes_written{0};
+  std::atomic<uint64_t> flushes{0};
+  std::atomic<uint64_t> records_written{0};
+  std::atomic<uint64_t> blocks_freed{0};
+};
+
+class ZilWriter {
+ public:
+  using FlushFn = std::function<Status()>;
+  // `flush` makes every write so far durable (Vdev::Flush of the log and
+  // main devices). All references must outlive the writer.
+  ZilWriter(BlockTarget& target, ZilBlockAllocator& alloc, FlushFn flush,
+            const ZilWriterOptions& opts);
+  ZilWriter(const ZilWriter&) = delete;
+  ZilWriter& operator=(const ZilWriter&) = delete;
+
+  // Starts a new, empty log: allocates its first block (4 KiB) in `txg`
+  // with a fresh chain value. Returns the header to store in the objset in
+  // that txg. REQUIRES: no log yet (new writer or after Destroy).
+  Result<ZilHeader> Create(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  // Frees every block of the log in `txg` and forgets queued records; the
+  // header to store is all zeros. The writer is usable again after Create.
+  Status Destroy(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+
+  // Queues a record (rec.txg = the txg of its change; rec.seq is assigned
+  // when written). Returns its ticket for Commit. InvalidArgument when the
+  // record cannot fit a log block (only copied writes are split) or its
+  // body does not match its type; FailedPrecondition-like Busy with no log.
+  Result<uint64_t> Append(LogRecord rec) UZFS_EXCLUDES(mu_);
+  // The ticket of the last record appended (0: none).
+  uint64_t LastTicket() const UZFS_EXCLUDES(mu_);
+  // Returns once every record with a ticket <= `ticket` is durable (or was
+  // dropped as synced). The error of the batch that should have written
+  // them, or of an earlier failed batch (the writer is broken then).
+  Status Commit(uint64_t ticket) UZFS_EXCLUDES(issuer_mu_, mu_);
+
+  // See the top of the file. Returns the header to store in `txg`.
+  Result<ZilHeader> Sync(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  void DropSynced(uint64_t txg) UZFS_EXCLUDES(mu_);
+
+  // The header as of now (what Sync would store, before freeing).
+  ZilHeader header() const UZFS_EXCLUDES(issuer_mu_);
+  const ZilWriterStats& stats() const { return stats_; }
+
+ private:
+  struct Pending {
+    uint64_t ticket;
+    LogRecord rec;
+  };
+  struct Written {
+    BlockPtr bp;
+    uint64_t max_txg;
+  };
+
+  // Writes a batch: seqs, packing, block writes, one flush.
+  Status WriteBatch(std::vector<Pending>& batch) UZFS_REQUIRES(issuer_mu_);
+  // Adds one encoded record to the open block, issuing blocks as needed.
+  // `after` = bytes of records still to come after this one.
+  Status AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) UZFS_REQUIRES(issuer_mu_);
+  // Allocates the next block (sized for `want` bytes of records), writes
+  // the open block naming it, and makes it the open block.
+  Status IssueBlock(uint64_t want, uint64_t alloc_txg) UZFS_REQUIRES(issuer_mu_);
+  uint64_t ChooseSize(uint64_t want) UZFS_REQUIRES(issuer_mu_);
+  BlockPtr Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const;
+  ZilHeader HeaderLocked() const UZFS_REQUIRES(issuer_mu_);
+
+  BlockTarget& target_;
+  ZilBlockAllocator& alloc_;
+  FlushFn flush_;
+  const ZilWriterOptions opts_;
+  ZilWriterStats stats_;
+
+  mutable Mutex issuer_mu_;
+  bool have_log_ UZFS_GUARDED_BY(issuer_mu_) = false;
+  BlockPtr open_ UZFS_GUARDED_BY(issuer_mu_);             // allocated, not written
+  std::vector<uint8_t> open_recs_ UZFS_GUARDED_BY(issuer_mu_);  // records packed into it
+  uint64_t open_max_txg_ UZFS_GUARDED_BY(issuer_mu_) = 0;
+  std::deque<Written> written_ UZFS_GUARDED_BY(issuer_mu_);  // oldest first
+  uint64_t lr_seq_ UZFS_GUARDED_BY(issuer_mu_) = 0;
+  uint64_t prev_sizes_[8] UZFS_GUARDED_BY(issuer_mu_) = {};
+  unsigned prev_rotor_ UZFS_GUARDED_BY(issuer_mu_) = 0;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Pending> pending_ UZFS_GUARDED_BY(mu_);
+  uint64_t next_ticket_ UZFS_GUARDED_BY(mu_) = 1;
+  uint64_t committed_ UZFS_GUARDED_BY(mu_) = 0;  // every ticket <= this is done
+  bool issuing_ UZFS_GUARDED_BY(mu_) = false;
+  bool log_exists_ UZFS_GUARDED_BY(mu_) = false;
+  Status broken_ UZFS_GUARDED_BY(mu_);
+};
+
+}  // namespace uzfs
