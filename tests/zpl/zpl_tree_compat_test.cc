@@ -84,7 +84,6 @@ int RunManifestToolIfAsked() {
   if (!dir || !out) return 0;
   const Manifest m = ManifestOfDir(dir);
   WriteText(out, m.Render(true));
-  WriteText(std::string(out) + ".sec", m.Render(false));
   std::string problems;
   for (const auto& p : m.problems) problems += p + "\n";
   WriteText(std::string(out) + ".problems", problems);
@@ -140,12 +139,36 @@ void ExpectNoProblems(const Manifest& m, const char* what) {
   EXPECT_TRUE(m.problems.empty()) << what << ": " << m.problems.size() << " problem(s)\n" << all;
 }
 
+// A manifest text with the mtime column cut to whole seconds (nsec=false)
+// and/or the rdev column of device nodes replaced by '*' (rdev=false).
+std::string Mask(const std::string& text, bool nsec, bool rdev) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    std::vector<std::string> col;
+    for (size_t a = 0;;) {
+      const size_t b = l.find('\t', a);
+      col.push_back(l.substr(a, b == std::string::npos ? b : b - a));
+      if (b == std::string::npos) break;
+      a = b + 1;
+    }
+    if (col.size() == 12) {
+      if (!nsec) col[7] = col[7].substr(0, col[7].find('.'));
+      if (!rdev && col[10] != "-") col[10] = "*";
+    }
+    for (size_t i = 0; i < col.size(); i++) out += (i ? "\t" : "") + col[i];
+    out += "\n";
+  }
+  return out;
+}
+
 // The uzfs manifest `ours` against the one zfs-fuse's walker wrote to
-// `fuse` (+ ".sec" without nanoseconds): zfs-fuse reports whole seconds
-// (see the top of the file), so the lines are compared without them.
-void ExpectSameAsZfsFuse(const Manifest& ours, const fs::path& fuse) {
-  const std::string theirs = test::ReadText(fs::path(fuse.string() + ".sec"));
-  EXPECT_EQ(DiffLines(ours.Render(false), theirs, "uzfs", "zfs-fuse"), "");
+// `fuse`, without nanoseconds (zfs-fuse reports whole seconds) and without
+// device numbers (zfs-fuse's rdev encoding differs from OpenZFS's: see
+// DeviceNumbersBothWays).
+void ExpectSameAsZfsFuse(const std::string& ours, const fs::path& fuse) {
+  const std::string theirs = test::ReadText(fuse);
+  EXPECT_EQ(DiffLines(Mask(ours, false, false), Mask(theirs, false, false), "uzfs", "zfs-fuse"), "");
 }
 
 // ---- writing a tree through the API ---------------------------------------
@@ -486,7 +509,6 @@ TEST(ZplTreeCompat, UzfsTreeReadByZfsFuse) {
   test::TempDir d;
   const std::string dir = d.path().string();
   std::string api_text;
-  Manifest api;
   {
     PoolCreateOptions o = pooltest::V23("zpool create up");
     o.fs_init = InitNewFilesystem;
@@ -501,7 +523,7 @@ TEST(ZplTreeCompat, UzfsTreeReadByZfsFuse) {
       BuildTree(**zfs, 3000);
       const Manifest m = ManifestOfZpl(**zfs);
       ExpectNoProblems(m, "uzfs manifest before unmount");
-      api = m;
+
       api_text = m.Render(true);
       EXPECT_GT(m.entries.size(), 3100u);
       ASSERT_TRUE((*zfs)->Unmount().ok());
@@ -517,7 +539,7 @@ TEST(ZplTreeCompat, UzfsTreeReadByZfsFuse) {
     }
     ASSERT_UZFS_OK((*p)->Export());
   }
-  pooltest::ExpectConsistent(d.path(), "up", /*check_allocated_total=*/false);
+  pooltest::ExpectConsistent(d.path(), "up");
   WriteText(dir + "/uzfs.manifest", api_text);
 
   const std::string mnt = dir + "/alt/up/tree";
@@ -532,7 +554,7 @@ TEST(ZplTreeCompat, UzfsTreeReadByZfsFuse) {
             0)
       << out;
   CheckVerdict(d.path());
-  ExpectSameAsZfsFuse(api, d.path() / "fuse.manifest");
+  ExpectSameAsZfsFuse(api_text, d.path() / "fuse.manifest");
   // Holes stay holes: a 1 GiB file with no data and a 10 MiB one with
   // ~100 KB take (almost) no blocks; the 64 MiB random file all of its.
   std::istringstream blocks(test::ReadText(d.path() / "blocks.txt"));
@@ -551,7 +573,7 @@ TEST(ZplTreeCompat, UzfsTreeReadByZfsFuse) {
 TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
   test::TempDir d;
   const std::string dir = d.path().string();
-  for (int i = 0; i < 3; i++) pooltest::MakeFile(d.path(), "z" + std::to_string(i), 256ull << 20);
+  for (const char* z : {"z0", "z1", "z2"}) pooltest::MakeFile(d.path(), z, 256ull << 20);
   const std::string mnt = dir + "/mnt/tree";
   std::string out;
   ASSERT_EQ(test::RunInZfsFuseSandbox(
@@ -563,7 +585,7 @@ TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
                 &out),
             0)
       << out;
-  pooltest::ExpectConsistent(d.path(), "zp", /*check_allocated_total=*/false);
+  pooltest::ExpectConsistent(d.path(), "zp");
   const std::string fuse1 = test::ReadText(d.path() / "fuse1.manifest");
   EXPECT_GT(std::count(fuse1.begin(), fuse1.end(), '\n'), 2300);
 
@@ -580,7 +602,8 @@ TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
       // zfs-fuse stored whole seconds, so the comparison is exact here.
       const Manifest m = ManifestOfZpl(F);
       ExpectNoProblems(m, "uzfs manifest of zfs-fuse's tree");
-      EXPECT_EQ(DiffLines(m.Render(true), fuse1, "uzfs", "zfs-fuse"), "");
+      EXPECT_EQ(DiffLines(Mask(m.Render(true), true, false), Mask(fuse1, true, false), "uzfs", "zfs-fuse"),
+                "");
     }
     TreeWriter w(F);
     const uint64_t root = F.root_ino();
@@ -621,7 +644,7 @@ TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
     ASSERT_TRUE(F.Unmount().ok());
     ASSERT_UZFS_OK((*p)->Export());
   }
-  pooltest::ExpectConsistent(d.path(), "zp", /*check_allocated_total=*/false);
+  pooltest::ExpectConsistent(d.path(), "zp");
   ASSERT_EQ(test::RunInZfsFuseSandbox(XattrDaemon() + "d=" + dir + "\n"
                                       "zpool import -d $d zp\n" +
                                       WaitMount(mnt) + ManifestCommand(mnt, dir + "/fuse2.manifest") +
@@ -630,7 +653,85 @@ TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
             0)
       << out;
   CheckVerdict(d.path());
-  ExpectSameAsZfsFuse(changed, d.path() / "fuse2.manifest");
+  ExpectSameAsZfsFuse(changed.Render(true), d.path() / "fuse2.manifest");
+}
+
+// The `rdev` zfs-fuse's zdb -dddd prints for the object at `path` ("" if
+// not found): the on-disk znode field, whoever wrote it.
+std::string ZdbRdev(const std::string& zdb, const std::string& path) {
+  const size_t at = zdb.find("\tpath\t" + path + "\n");
+  if (at == std::string::npos) return "";
+  const size_t r = zdb.find("\trdev\t", at);
+  if (r == std::string::npos) return "";
+  return zdb.substr(r + 6, 18);
+}
+
+// Device numbers. On disk, OpenZFS (Linux) and Solaris keep a device
+// node's rdev as major << 32 | minor; zfs-fuse (whose port stores the
+// LP64 dev_t unchanged) keeps the Linux kernel's encoding of the dev_t
+// FUSE hands it ((minor & 0xff) | major << 8 | (minor & ~0xff) << 12) and
+// decodes what it reads the same way. uzfs writes the OpenZFS form
+// (checked here with zfs-fuse's own zdb), so zfs-fuse shows uzfs's nodes
+// with wrong numbers (1,3 as 0,3): a zfs-fuse limitation, not asserted.
+// Reading zfs-fuse's nodes, uzfs should give the numbers zfs-fuse gave
+// them: a value with zero high 32 bits would be a major-0 ("unnamed")
+// device in the OpenZFS form, which nobody makes nodes for, so it can
+// safely be read as the Linux encoding.
+TEST(ZplTreeCompat, DeviceNumbersBothWays) {
+  test::TempDir d;
+  const std::string dir = d.path().string();
+  {
+    PoolCreateOptions o = pooltest::V23("zpool create dv");
+    o.fs_init = InitNewFilesystem;
+    PoolLayout l;
+    l.data = {pooltest::Leaf(d.path(), "v0")};
+    auto p = Pool::Create("dv", l, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->CreateDataset("dv/fs", {}));
+    auto zfs = ZplFs::Mount(**p, "dv/fs");
+    ASSERT_TRUE(zfs.ok()) << zfs.status().ToString();
+    TreeWriter w(**zfs);
+    w.Mknod((*zfs)->root_ino(), "uz-null", S_IFCHR | 0666, 1, 3);
+    w.Mknod((*zfs)->root_ino(), "uz-big", S_IFBLK | 0600, 259, 65537);
+    EXPECT_EQ(w.failures(), 0);
+    ASSERT_TRUE((*zfs)->Unmount().ok());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  const std::string mnt = dir + "/alt/dv/fs";
+  std::string out;
+  ASSERT_EQ(test::RunInZfsFuseSandbox("d=" + dir + "\n"
+                                      "zpool import -d $d -R $d/alt dv\n" + WaitMount(mnt) +
+                                      "mknod " + mnt + "/zf-null c 1 3\n"
+                                      "mknod " + mnt + "/zf-big b 259 65537\n"
+                                      "stat -c '%n %t %T' " + mnt + "/* > $d/fuse-stat.txt\n"
+                                      "zpool export dv\n"
+                                      "zdb -e -p $d -dddd dv/fs > $d/zdb-d.txt 2>&1\n",
+                                      &out),
+            0)
+      << out;
+  const std::string zdb = test::ReadText(d.path() / "zdb-d.txt");
+  EXPECT_EQ(ZdbRdev(zdb, "/uz-null"), "0x0000000100000003") << zdb;
+  EXPECT_EQ(ZdbRdev(zdb, "/uz-big"), "0x0000010300010001") << zdb;
+  EXPECT_EQ(ZdbRdev(zdb, "/zf-null"), "0x0000000000000103") << zdb;  // zfs-fuse's own form
+  EXPECT_EQ(ZdbRdev(zdb, "/zf-big"), "0x0000000010010301") << zdb;
+  {
+    auto p = pooltest::ImportFrom(d.path(), "dv");
+    ASSERT_UZFS_OK(p.status());
+    auto zfs = ZplFs::Mount(**p, "dv/fs");
+    ASSERT_TRUE(zfs.ok()) << zfs.status().ToString();
+    const ZplCred root;
+    for (const auto& [name, maj, min] : {std::tuple<const char*, uint32_t, uint32_t>{"uz-null", 1, 3},
+                                         {"uz-big", 259, 65537},
+                                         {"zf-null", 1, 3},
+                                         {"zf-big", 259, 65537}}) {
+      auto a = (*zfs)->Lookup(root, (*zfs)->root_ino(), name);
+      ASSERT_TRUE(a.ok()) << name << ": " << a.status().ToString();
+      EXPECT_EQ(major(static_cast<dev_t>(a->rdev)), maj) << name << " (zfs-fuse made zf-*)";
+      EXPECT_EQ(minor(static_cast<dev_t>(a->rdev)), min) << name << " (zfs-fuse made zf-*)";
+    }
+    ASSERT_TRUE((*zfs)->Unmount().ok());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
 }
 
 // The manifest itself: sha256 byte order, link groups, escaping, the
