@@ -19,6 +19,7 @@
 #include "cmd/uzfsd/commands.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/zpl/zpl_create.h"
 
 namespace uzfs::cmd {
 
@@ -146,6 +147,14 @@ PropZap Computed(const DsRow& r) {
       {"objsetid", PropValue::Number(r.info.ds_obj)},
   };
   return z;
+}
+
+// The ZPL master node's entries as `zfs get version` needs them: the ZPL
+// version new file systems of this pool get (zpl_create.h). Read from the
+// pool version, not from each dataset's master node.
+PropZap ZplMaster(const Pool& p) {
+  auto v = ZplVersionForPool(p.version());
+  return {{"VERSION", PropValue::Number(v.ok() ? *v : kPropZplVersionCurrent)}};
 }
 
 bool IsSizeProp(const std::string& n) {
@@ -344,6 +353,7 @@ int List(CmdCtx& c) {
       continue;
     }
     const PropZap computed = Computed(s.row);
+    const PropZap zpl = ZplMaster(*s.entry->pool);
     const std::string altroot = s.entry->rec.altroot;
     Row r;
     r.j = DatasetJsonHead(s.row);
@@ -354,7 +364,7 @@ int List(CmdCtx& c) {
         *raw = PropValue::String(s.row.name);
         return;
       }
-      auto v = ResolveDatasetProp(p, *chain, nullptr, &computed);
+      auto v = ResolveDatasetProp(p, *chain, &zpl, &computed);
       if (!v.ok()) {
         *text = "-";
         return;
@@ -480,9 +490,10 @@ int Get(CmdCtx& c) {
       continue;
     }
     const PropZap computed = Computed(s.row);
+    const PropZap zpl = ZplMaster(*s.entry->pool);
     std::vector<ResolvedProp> props;
     if (all) {
-      auto r = ResolveAllDatasetProps(*chain, nullptr, &computed, kPropFilesystem, &user_order);
+      auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, kPropFilesystem, &user_order);
       if (!r.ok()) {
         rc = c.Fail(ErrorLine(r.status(), "open", s.row.name));
         continue;
@@ -497,7 +508,7 @@ int Get(CmdCtx& c) {
         props.push_back(p);
         continue;
       }
-      auto r = ResolveDatasetProp(w, *chain, nullptr, &computed);
+      auto r = ResolveDatasetProp(w, *chain, &zpl, &computed);
       if (!r.ok()) {
         ResolvedProp p;  // unset user property, or one uzfs cannot compute: "-"
         p.name = w;

@@ -1,0 +1,141 @@
+// Running the real zpool/zfs/uzfsd binaries in tests: each CliEnv is a
+// temporary directory with its own run directory (UZFS_RUNDIR, so every
+// test talks to its own daemon) and a folder for sparse device files. The
+// first command starts the daemon (the clients do that themselves); the
+// destructor stops it with SIGTERM and waits, so no daemon outlives its
+// test. Header-only, in uzfs::clitest.
+#pragma once
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/testutil/testutil.h"
+
+namespace uzfs::clitest {
+
+struct Ran {
+  int rc = -1;
+  std::string out, err;
+};
+
+inline std::string Bin(const std::string& prog) {
+  return std::string(UZFS_BINARY_DIR) + "/cmd/" + prog + "/" + prog;
+}
+
+// Lines of `text` without their '\n'.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l)) v.push_back(l);
+  return v;
+}
+
+inline std::vector<std::string> Fields(const std::string& line, char sep = '\t') {
+  std::vector<std::string> v;
+  std::string cur;
+  for (char c : line) {
+    if (c == sep) {
+      v.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  v.push_back(cur);
+  return v;
+}
+
+class CliEnv {
+ public:
+  CliEnv() {
+    rundir_ = (tmp_.path() / "run").string();
+    devdir_ = (tmp_.path() / "dev").string();
+    std::filesystem::create_directories(devdir_);
+  }
+  ~CliEnv() { StopDaemon(); }
+  CliEnv(const CliEnv&) = delete;
+  CliEnv& operator=(const CliEnv&) = delete;
+
+  const std::string& rundir() const { return rundir_; }
+  const std::string& devdir() const { return devdir_; }
+  std::filesystem::path tmp() const { return tmp_.path(); }
+
+  // A sparse device file devdir/name; returns its path.
+  std::string Dev(const std::string& name, uint64_t size = 128ull << 20) {
+    const std::string p = devdir_ + "/" + name;
+    std::ofstream(p).close();
+    std::filesystem::resize_file(p, size);
+    return p;
+  }
+
+  // Runs "<prog> <args>" (prog: zpool, zfs, uzfsd) with this run directory.
+  Ran Run(const std::string& prog, const std::string& args) const {
+    const std::string errfile = (tmp_.path() / "stderr").string();
+    const std::string cmd = "UZFS_RUNDIR=" + rundir_ + " " + Bin(prog) + " " + args + " 2>" + errfile;
+    Ran r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const std::vector<uint8_t> e = test::ReadFile(errfile);
+    r.err.assign(e.begin(), e.end());
+    return r;
+  }
+  Ran Zpool(const std::string& args) const { return Run("zpool", args); }
+  Ran Zfs(const std::string& args) const { return Run("zfs", args); }
+
+  // The daemon's pid from its pid file (0 when there is none).
+  pid_t DaemonPid() const {
+    std::ifstream in(rundir_ + "/uzfsd.pid");
+    long pid = 0;
+    in >> pid;
+    return static_cast<pid_t>(pid);
+  }
+
+  // True while `pid` runs (an exited daemon that its new parent has not
+  // reaped yet, a zombie, counts as gone).
+  static bool Alive(pid_t pid) {
+    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(st, line);
+    const size_t paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'Z';
+  }
+
+  // SIGTERM to the daemon and wait (up to 30 s) until it is gone.
+  // Returns false when it did not exit in time.
+  bool StopDaemon() {
+    const pid_t pid = DaemonPid();
+    if (!Alive(pid)) return true;
+    ::kill(pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (Alive(pid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return !Alive(pid);
+  }
+
+ private:
+  test::TempDir tmp_;
+  std::string rundir_, devdir_;
+};
+
+}  // namespace uzfs::clitest
