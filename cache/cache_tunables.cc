@@ -2,6 +2,7 @@
 #include "cache/cache_tunables.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace uzfs {
 
@@ -23,7 +24,7 @@ const TunableDef kCacheTunables[] = {
     {"arc_shards", TunableKind::kCount, 64, nullptr, 1, 4096,
      "Hash table shards (each with its own lock); read at start."},
     {"arc_mfu_admission", TunableKind::kBool, 1, nullptr, 0, 1,
-     "Admit blocks back from a ghost list to the MFU head only if used more than its oldest."},
+     "TinyLFU-style admission into a full cache: a newcomer must be asked for more than its victim."},
     {"arc_min_promote_ms", TunableKind::kCount, 0, nullptr, 0, 60000,
      "An MRU hit sooner than this after the previous access does not promote to the MFU."},
     {"arc_p_min_shift", TunableKind::kCount, 4, nullptr, 1, 16,
@@ -61,6 +62,22 @@ ArcOptions ArcOptionsFromTunables(const Tunables& t) {
   o.min_promote_ns = t.GetOrDie("arc_min_promote_ms") * 1000000;
   o.p_min_shift = static_cast<unsigned>(t.GetOrDie("arc_p_min_shift"));
   return o;
+}
+
+ReaperOptions ReaperOptionsFromTunables(const Tunables& t) {
+  ReaperOptions o;
+  o.sys_free = t.GetOrDie("arc_sys_free");
+  o.psi_threshold = static_cast<double>(t.GetOrDie("arc_pressure_psi"));
+  o.shrink_shift = static_cast<unsigned>(t.GetOrDie("arc_shrink_shift"));
+  o.interval = std::chrono::milliseconds(t.GetOrDie("arc_reap_interval_ms"));
+  return o;
+}
+
+PrefetchOptions PrefetchOptionsFromTunables(const Tunables& t, uint64_t block_size) {
+  return PrefetchOptionsForBlockSize(block_size, t.GetOrDie("zfetch_min_distance"),
+                                     t.GetOrDie("zfetch_max_distance"),
+                                     static_cast<unsigned>(t.GetOrDie("zfetch_max_streams")),
+                                     t.GetOrDie("zfetch_max_stride"));
 }
 
 void ApplyArcTunables(const Tunables& t, Arc& arc) {

@@ -9,6 +9,8 @@
 #include <span>
 
 #include "cache/arc.h"
+#include "cache/arc_reaper.h"
+#include "cache/prefetch.h"
 #include "cache/tunables.h"
 
 namespace uzfs {
@@ -17,6 +19,10 @@ std::span<const TunableDef> CacheTunableDefs();
 
 // ArcOptions from the current values (for constructing the daemon's Arc).
 ArcOptions ArcOptionsFromTunables(const Tunables& t);
+ReaperOptions ReaperOptionsFromTunables(const Tunables& t);
+// For a file of `block_size`-byte blocks (zfetch_disable is the caller's
+// to check: no prefetcher at all).
+PrefetchOptions PrefetchOptionsFromTunables(const Tunables& t, uint64_t block_size);
 // Pushes arc_max/arc_min/arc_meta_limit_percent/arc_decompressed_max into a
 // running Arc (what a run-time change does).
 void ApplyArcTunables(const Tunables& t, Arc& arc);

@@ -77,6 +77,11 @@ TEST(TunablesTest, DriveAnArc) {
   ASSERT_TRUE(t.Set("arc_max", "32M").ok());
   EXPECT_EQ(arc.MaxSize(), 32ull << 20);
   EXPECT_LE(arc.Target(), 32ull << 20);
+  ASSERT_TRUE(t.Set("arc_reap_interval_ms", "250").ok());
+  EXPECT_EQ(ReaperOptionsFromTunables(t).interval.count(), 250);
+  PrefetchOptions po = PrefetchOptionsFromTunables(t, 128 * 1024);
+  EXPECT_EQ(po.min_distance, 32u);
+  EXPECT_EQ(po.max_distance, 512u);
 }
 
 }  // namespace
