@@ -728,6 +728,29 @@ TEST_F(ZplFsTest, StatFsMatchesZfsList) {
   EXPECT_GE(a->blocks * 512, 1u << 20);
 }
 
+TEST_F(ZplFsTest, ReadOnlyPoolImportMounts) {
+  const uint64_t f = MakeFile(Root(), "f", "read me");
+  ASSERT_TRUE(fs_->Unmount().ok());
+  fs_.reset();
+  ASSERT_UZFS_OK(pool_->Export());
+  pool_.reset();
+  PoolImportOptions io;
+  io.readonly = true;
+  auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
+  ASSERT_UZFS_OK(p.status());
+  pool_ = std::move(*p);
+  Mount();
+  EXPECT_TRUE(fs_->readonly());
+  EXPECT_EQ(ReadAll(f), "read me");
+  EXPECT_ZERR(fs_->Mkdir(root_, Root(), "d", 0755), EROFS);
+  auto st = fs_->StatFs();
+  ASSERT_ZOK(st);
+  EXPECT_TRUE(st->f_flag & ST_RDONLY);
+  ASSERT_TRUE(fs_->Unmount().ok());
+  fs_.reset();
+  pool_.reset();  // a read-only pool is closed, not exported
+}
+
 TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
   test::TempDir dir;
   PoolLayout l;

@@ -166,6 +166,9 @@ class Pool final : private TxgSyncer {
   Result<std::vector<DatasetInfo>> ListDatasets() UZFS_EXCLUDES(mu_);
   // The dataset's object set, to change in open_txg().
   Result<ObjsetWriter*> Objset(const std::string& ds) UZFS_EXCLUDES(mu_);
+  // The same for reading only, also on a read-only pool (the ZPL mounts
+  // read-only imports with it); the caller must not change it.
+  Result<ObjsetWriter*> ObjsetForRead(const std::string& ds) UZFS_EXCLUDES(mu_);
 
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);

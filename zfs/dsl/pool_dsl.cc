@@ -479,6 +479,12 @@ Result<ObjsetWriter*> Pool::Objset(const std::string& name) {
   return ds->os.get();
 }
 
+Result<ObjsetWriter*> Pool::ObjsetForRead(const std::string& name) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
+  return ds->os.get();
+}
+
 Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
   MutexLock l(&mu_);
   std::vector<DatasetInfo> out;

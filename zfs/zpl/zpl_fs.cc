@@ -131,6 +131,7 @@ constexpr uint64_t kDirentObjMask = (uint64_t{1} << 48) - 1;
 constexpr uint64_t kCookieEnd = INT64_MAX;
 constexpr uint64_t kCookieBase = 3;             // 0 ".", 1 "..", 2 first ZAP entry
 constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only change
+constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
 
 bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
@@ -1314,6 +1315,16 @@ class ZplFsImpl final : public ZplFs {
   ZplResult<ZapWriter*> Zap(uint64_t obj, uint64_t txg) UZFS_REQUIRES(mu_) {
     auto it = zaps_.find(obj);
     if (it == zaps_.end()) {
+      // Bounded cache: drop some directory (its micro ZAP's next-fit
+      // position restarts at 0 when reopened, which changes no entry).
+      if (zaps_.size() >= kZapCacheMax) {
+        for (auto v = zaps_.begin(); v != zaps_.end(); ++v) {
+          if (v->first != dq_ && v->first != kZplMasterNodeObj) {
+            zaps_.erase(v);
+            break;
+          }
+        }
+      }
       auto dz = std::make_unique<DirZap>();
       dz->obj = std::make_unique<DmuZapObject>(*os_, obj, txg);
       auto w = ZapWriter::Open(*dz->obj);
@@ -1385,11 +1396,8 @@ class ZplFsImpl final : public ZplFs {
 
 ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& dataset,
                                                const ZplMountOptions& opts) {
-  auto os = pool.Objset(dataset);
-  if (!os.ok()) {
-    if (pool.readonly()) return Err(EROFS, "read-only pools cannot be mounted yet: " + os.status().ToString());
-    return ZplStatus::FromStatus(os.status());
-  }
+  auto os = pool.readonly() ? pool.ObjsetForRead(dataset) : pool.Objset(dataset);
+  if (!os.ok()) return ZplStatus::FromStatus(os.status());
   if ((*os)->objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
     return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
   auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os);
