@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_test_util.h"
 #include "zfs/dsl/pool_reader.h"
 #include "zfs/zil/zil_reader.h"
 #include "zfs/zio/vdev_target.h"
@@ -22,50 +23,7 @@
 namespace uzfs {
 namespace {
 
-std::string Fmt(const char* f, auto... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
-}
-
-// One record as zfs-fuse's zdb -ivvv prints it (lines without their tabs).
-std::vector<std::string> ZdbLines(const LogRecord& rec) {
-  std::vector<std::string> out;
-  std::string name = TxTypeName(rec.txtype);
-  if (rec.type() == TxType::kAcl) name = "TX_ACL_ACL";
-  out.push_back(Fmt("%-20slen %6zu, txg %" PRIu64 ", seq %" PRIu64, name.c_str(),
-                    EncodedRecordSize(rec), rec.txg, rec.seq));
-  if (const auto* c = std::get_if<LrCreate>(&rec.body)) {
-    out.push_back(rec.type() == TxType::kSymlink ? c->name + " -> " + c->target : c->name);
-    const time_t t = static_cast<time_t>(c->crtime[0]);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char date[64];
-    strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", &tm);
-    out.push_back(date);
-    out.push_back(Fmt("doid %" PRIu64 ", foid %" PRIu64 ", mode %" PRIo64, c->doid, c->foid, c->mode));
-    out.push_back(Fmt("uid %" PRIu64 ", gid %" PRIu64 ", gen %" PRIu64 ", rdev 0x%" PRIx64, c->uid,
-                      c->gid, c->gen, c->rdev));
-  } else if (const auto* r = std::get_if<LrRemove>(&rec.body)) {
-    out.push_back(Fmt("doid %" PRIu64 ", name %s", r->doid, r->name.c_str()));
-  } else if (const auto* l = std::get_if<LrLink>(&rec.body)) {
-    out.push_back(Fmt("doid %" PRIu64 ", link_obj %" PRIu64 ", name %s", l->doid, l->link_obj,
-                      l->name.c_str()));
-  } else if (const auto* n = std::get_if<LrRename>(&rec.body)) {
-    out.push_back(Fmt("sdoid %" PRIu64 ", tdoid %" PRIu64, n->sdoid, n->tdoid));
-    out.push_back(Fmt("src %s tgt %s", n->src.c_str(), n->tgt.c_str()));
-  } else if (const auto* w = std::get_if<LrWrite>(&rec.body)) {
-    out.push_back(Fmt("foid %" PRIu64 ", offset %" PRIx64 ", length %" PRIx64, w->foid, w->offset,
-                      w->length));
-  } else if (const auto* tr = std::get_if<LrTruncate>(&rec.body)) {
-    out.push_back(Fmt("foid %" PRIu64 ", offset 0x%" PRIx64 ", length 0x%" PRIx64, tr->foid,
-                      tr->offset, tr->length));
-  } else if (const auto* s = std::get_if<LrSetattr>(&rec.body)) {
-    out.push_back(Fmt("foid %" PRIu64 ", mask 0x%" PRIx64, s->foid, s->mask));
-    if (s->mask & kAtMode) out.push_back(Fmt("AT_MODE  %" PRIo64, s->mode));
-  }
-  return out;
-}
+using ziltest::ZdbLines;
 
 struct Walked {
   std::vector<std::string> lines;
@@ -116,26 +74,6 @@ class ZilFixtureTest : public ::testing::Test {
   ZilHeader header_;
 };
 
-// The listing part of zdb -ivvv: block and record lines up to the totals,
-// tabs dropped, ", will claim"/", won't claim" dropped.
-std::vector<std::string> ExpectedLines(uint64_t* last_block) {
-  std::istringstream in(test::ReadText(test::FixturePath("zil/zilpool.zdb-ivvv.txt")));
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("\t\t", 0) != 0 && line.rfind("\tBlock", 0) != 0) continue;
-    const size_t t = line.find_first_not_of('\t');
-    std::string s = line.substr(t);
-    if (s.rfind("Total", 0) == 0) break;
-    if (s.rfind("Block seqno ", 0) == 0) {
-      s = s.substr(0, s.find(','));
-      *last_block = std::stoull(s.substr(12));
-    }
-    out.push_back(s);
-  }
-  return out;
-}
-
 TEST_F(ZilFixtureTest, HeaderIsUnclaimedAndNamesASlimLog) {
   EXPECT_EQ(header_.claim_txg, 0u);
   EXPECT_EQ(header_.replay_seq, 0u);
@@ -150,7 +88,8 @@ TEST_F(ZilFixtureTest, HeaderIsUnclaimedAndNamesASlimLog) {
 
 TEST_F(ZilFixtureTest, ListsTheRecordsZdbLists) {
   uint64_t last_block = 0;
-  const std::vector<std::string> expected = ExpectedLines(&last_block);
+  const std::vector<std::string> expected = ziltest::ZdbListing(
+      test::ReadText(test::FixturePath("zil/zilpool.zdb-ivvv.txt")), &last_block);
   ASSERT_GT(expected.size(), 40u);
   // zdb also prints the block that ends the chain (never written).
   std::vector<std::string> want = expected;
@@ -161,6 +100,49 @@ TEST_F(ZilFixtureTest, ListsTheRecordsZdbLists) {
   EXPECT_EQ(w.result.end, ZilEnd::kChecksum) << w.result.detail;
   EXPECT_EQ(w.result.end_bp.cksum.word[kZilChainSeq], last_block);
   EXPECT_EQ(w.result.records, 21u);
+}
+
+// uzfs's encoder writes every record zfs-fuse wrote byte for byte (but
+// the padding): what uzfs logs, zfs-fuse reads the same way.
+TEST_F(ZilFixtureTest, RecordsReencodeByteForByte) {
+  std::vector<BlockPtr> bps;
+  ZilReader reader(*target_);
+  auto r = reader.Walk(
+      header_, ZilWalkOptions{.skip_replayed = false},
+      [&](const ZilBlockInfo& b) {
+        bps.push_back(b.bp);
+        return Status::Ok();
+      },
+      [](const LogRecord&) { return Status::Ok(); });
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(bps.size(), 8u);
+  int n = 0;
+  for (const BlockPtr& bp : bps) {
+    std::vector<uint8_t> raw(bp.psize);
+    ASSERT_TRUE(target_->Read(bp.dva[0].vdev, bp.dva[0].offset, raw,
+                              [](std::span<const uint8_t>) { return true; }).ok());
+    ZilBlock blk;
+    ASSERT_EQ(DecodeLogBlock(bp, raw, &blk), ZilBlockError::kNone);
+    for (size_t off = 0; off < blk.records.size(); n++) {
+      size_t reclen = 0;
+      auto rec = DecodeRecord(blk.records.subspan(off), false, &reclen);
+      ASSERT_TRUE(rec.ok());
+      std::vector<uint8_t> mine;
+      EncodeRecord(*rec, &mine);
+      const auto theirs = blk.records.subspan(off, reclen);
+      ASSERT_EQ(mine.size(), theirs.size()) << TxTypeName(rec->txtype) << " seq " << rec->seq;
+      // zfs-fuse leaves the padding to 8 bytes unset (stale memory); uzfs
+      // writes zeros. Any other difference is a format difference.
+      size_t pad = mine.size();
+      while (pad > 0 && mine.size() - pad < 7 && mine[pad - 1] == 0) pad--;
+      for (size_t i = 0; i < mine.size(); i++) {
+        if (i >= pad) continue;
+        ASSERT_EQ(mine[i], theirs[i]) << TxTypeName(rec->txtype) << " seq " << rec->seq << " byte " << i;
+      }
+      off += reclen;
+    }
+  }
+  EXPECT_EQ(n, 21);
 }
 
 TEST_F(ZilFixtureTest, CopiedAndIndirectWritesCarryTheirData) {

@@ -61,6 +61,27 @@ Result<ZilHeader> ZilWriter::Create(uint64_t txg) {
   return HeaderLocked();
 }
 
+Status ZilWriter::Attach(const ZilHeader& zh, uint64_t last_seq) {
+  MutexLock il(&issuer_mu_);
+  if (have_log_) return Status::Exists("the log already exists");
+  const BlockPtr& bp = zh.log;
+  const uint8_t want = static_cast<uint8_t>(opts_.slim ? ChecksumType::kZilog2 : ChecksumType::kZilog);
+  if (bp.IsHole() || bp.embedded || bp.checksum != want || bp.lsize != bp.psize ||
+      bp.lsize < kZilMinBlockSize || bp.lsize > kMaxBlockSize)
+    return Status::InvalidArgument("the header names no usable log block: " + FormatBlockPtr(bp));
+  open_ = bp;
+  open_recs_.clear();
+  open_max_txg_ = 0;
+  written_.clear();
+  lr_seq_ = last_seq;
+  std::fill(std::begin(prev_sizes_), std::end(prev_sizes_), 0);
+  have_log_ = true;
+  MutexLock l(&mu_);
+  log_exists_ = true;
+  broken_ = Status::Ok();
+  return Status::Ok();
+}
+
 Status ZilWriter::Destroy(uint64_t txg) {
   MutexLock il(&issuer_mu_);
   if (!have_log_) return Status::Ok();

@@ -115,6 +115,12 @@ class ZilWriter {
   // with a fresh chain value. Returns the header to store in the objset in
   // that txg. REQUIRES: no log yet (new writer or after Destroy).
   Result<ZilHeader> Create(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  // Continues a log whose header names a block not written yet (what Sync
+  // leaves when every block is freed; a log that a walk finds empty): the
+  // next batch is written there, with record seqs after `last_seq`.
+  // REQUIRES: no log yet; the block really is unused (a walk of zh reads no
+  // block), else the log it starts would be overwritten.
+  Status Attach(const ZilHeader& zh, uint64_t last_seq = 0) UZFS_EXCLUDES(issuer_mu_, mu_);
   // Frees every block of the log in `txg` and forgets queued records; the
   // header to store is all zeros. The writer is usable again after Create.
   Status Destroy(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
