@@ -2,10 +2,11 @@
 // same sparse files (issue 10's "Must show"). For each of 16 layouts
 // (stripes, 2/3-way mirrors, raidz1/2/3 at several widths and ashifts 9,
 // 12 and 13, several top-level vdevs, log, cache and spare devices):
-//   1. uzfs creates a version-23 pool on sparse files (with the ZPL's empty
-//      file system in the root dataset, as `zpool create` makes it) and
-//      reports `zpool list -p` / `zfs list -p` through PoolListSpace and
-//      DatasetListSpace (allocator metaslabs and DSL records);
+//   1. uzfs's `zpool create -o version=23 -o ashift=N -m none` (the real
+//      command, served by a uzfsd in a temporary UZFS_RUNDIR) makes the pool
+//      on sparse files, and `zpool list -Hp -o size,alloc,free` and
+//      `zfs list -Hp -o avail,used` report it (allocator metaslabs and DSL
+//      records, zfs/dsl/pool_space.h), then `zpool export`;
 //   2. `sizecalc -Hp -o size,avail --rules legacy -o ashift=N <layout>`
 //      (the binary, as an admin runs it) must give that SIZE to the byte
 //      and that AVAIL within 0.1%;
@@ -33,10 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/cmd/cli_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_space.h"
-#include "zfs/zpl/zpl_create.h"
+#include "zfs/dsl/pool_config.h"
 
 namespace uzfs {
 namespace {
@@ -147,6 +147,36 @@ Built BuildLayout(const Layout& l, const fs::path& dir) {
   return b;
 }
 
+// The layout in zpool create's grammar (cache and spare devices are plain
+// files for uzfs; only zfs-fuse needs loop devices for cache).
+std::string ZpoolWords(const PoolLayout& l) {
+  std::string w;
+  auto add = [&w](const std::vector<VdevSpec>& list) {
+    for (const VdevSpec& v : list) {
+      if (v.children.empty()) {
+        w += " " + v.path;
+        continue;
+      }
+      w += v.type == VdevSpec::Type::kMirror ? " mirror" : " raidz" + std::to_string(v.nparity);
+      for (const VdevSpec& c : v.children) w += " " + c.path;
+    }
+  };
+  add(l.data);
+  if (!l.logs.empty()) {
+    w += " log";
+    add(l.logs);
+  }
+  if (!l.cache.empty()) {
+    w += " cache";
+    add(l.cache);
+  }
+  if (!l.spares.empty()) {
+    w += " spare";
+    add(l.spares);
+  }
+  return w;
+}
+
 struct Row {
   // uzfs
   uint64_t size = 0, alloc = 0, free = 0, avail = 0, used = 0, usable = 0;
@@ -167,6 +197,7 @@ bool Within(uint64_t a, uint64_t b, double frac) {
 
 TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
   test::TempDir tmp;
+  clitest::CliEnv env;  // its own uzfsd; stopped (pools exported) at the end
   const std::string sizecalc = std::string(UZFS_BINARY_DIR) + "/cmd/sizecalc/sizecalc";
   std::vector<Row> rows(Matrix().size());
   std::ostringstream script;
@@ -182,27 +213,25 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
     Row& r = rows[i];
     const std::string name = "sp" + std::to_string(i);
     {
-      PoolCreateOptions o;
-      o.version = 23;
-      o.ashift = l.ashift;
-      o.fs_init = InitNewFilesystem;
-      o.fs_props = {{"mountpoint", "none"}};  // as zfs-fuse's -m none below
-      o.history = "zpool create -m none " + name;
+      // The real commands, as an admin runs them, against this test's daemon.
+      const std::string create = "create -o version=23 -o ashift=" + std::to_string(l.ashift) +
+                                 " -m none " + name + ZpoolWords(b.layout);
       const auto c0 = std::chrono::steady_clock::now();
-      auto p = Pool::Create(name, b.layout, o);
-      ASSERT_UZFS_OK(p.status());
+      const clitest::Ran c = env.Zpool(create);
+      ASSERT_EQ(c.rc, 0) << "zpool " << create << "\n" << c.err;
       r.create_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      auto ps = PoolListSpace(**p);
-      ASSERT_UZFS_OK(ps.status());
-      auto root = DatasetListSpace(**p, name);
-      ASSERT_UZFS_OK(root.status());
-      r.size = ps->size;
-      r.alloc = ps->alloc;
-      r.free = ps->free;
-      r.avail = root->avail;
-      r.used = root->used;
-      r.usable = ps->dspace - ps->slop;
-      ASSERT_UZFS_OK((*p)->Export());
+      const clitest::Ran pl = env.Zpool("list -Hp -o size,alloc,free " + name);
+      ASSERT_EQ(pl.rc, 0) << pl.err;
+      std::istringstream pin(pl.out);
+      ASSERT_TRUE(pin >> r.size >> r.alloc >> r.free) << pl.out;
+      const clitest::Ran zl = env.Zfs("list -Hp -o avail,used " + name);
+      ASSERT_EQ(zl.rc, 0) << zl.err;
+      std::istringstream zin(zl.out);
+      ASSERT_TRUE(zin >> r.avail >> r.used) << zl.out;
+      // The root's AVAIL + USED is the deflated space minus the slop (pool_space.h).
+      r.usable = r.avail + r.used;
+      const clitest::Ran ex = env.Zpool("export " + name);
+      ASSERT_EQ(ex.rc, 0) << ex.err;
     }
     std::ostringstream cmd;
     cmd << sizecalc << " -Hp -o size,avail --rules legacy -o ashift=" << l.ashift << " " << l.spec;
