@@ -1,0 +1,78 @@
+// A pool made with the real commands (`zpool create -o version=23`, `zfs
+// create`, `zfs set`, `zpool export`, served by uzfsd) judged by zfs-fuse:
+// it imports the pool, scrubs it with 0 errors, lists the datasets and
+// properties the commands set, its zdb -bcc finds no leaks; then zfs-fuse
+// adds a dataset and exports, and `zpool import -d` / `zfs list` / `zpool
+// status` of uzfs read its changes back.
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using clitest::CliEnv;
+using clitest::Ran;
+
+bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
+  CliEnv env;
+  std::string data;
+  for (int i = 0; i < 5; i++) data += " " + env.Dev("r" + std::to_string(i));
+  Ran r = env.Zpool("create -o version=23 -o ashift=9 -O compression=lzjb tank raidz2" + data + " log " +
+                    env.Dev("l0") + " spare " + env.Dev("s0"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env.Zfs("create -o compression=gzip tank/a").rc, 0);
+  ASSERT_EQ(env.Zfs("create -p tank/a/b/c").rc, 0);
+  ASSERT_EQ(env.Zfs("set com.uzfs:note=cli tank/a/b").rc, 0);
+  ASSERT_EQ(env.Zfs("set copies=2 tank/a/b/c").rc, 0);
+  ASSERT_EQ(env.Zfs("rename tank/a/b/c tank/c").rc, 0);
+  r = env.Zpool("export tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+
+  const std::string d = env.devdir();
+  std::string out;
+  const int rc = test::RunInZfsFuseSandbox(
+      "d=" + d + "\n"
+      "zpool import -d $d -R $d/alt tank || { zpool import -d $d; exit 1; }\n"
+      "zpool scrub tank\n"
+      "for i in $(seq 1 300); do zpool status tank | grep -q 'scrub in progress' || break; sleep 0.1; done\n"
+      "zpool status -v tank > $d/status.txt\n"
+      "zfs list -H -o name -r tank > $d/list.txt\n"
+      "zfs get -H -o name,property,value,source compression,copies,com.uzfs:note -r tank > $d/props.txt\n"
+      "zfs create tank/fromzf\n"
+      "zpool export tank\n"
+      "zdb -e -p $d -bcc tank > $d/zdb.txt 2>&1\n",
+      &out);
+  ASSERT_EQ(rc, 0) << out;
+  const std::string status = test::ReadText(d + "/status.txt");
+  EXPECT_TRUE(Contains(status, "with 0 errors")) << status;
+  EXPECT_TRUE(Contains(status, "No known data errors")) << status;
+  EXPECT_TRUE(Contains(status, "raidz2-0")) << status;
+  EXPECT_TRUE(Contains(status, "logs")) << status;
+  // Spares: Pool keeps them in the MOS config nvlist only, while ZFS reads
+  // them from the object directory's "spares" object, so zfs-fuse does not
+  // list the spare yet (an engine gap, reported; uzfs's own status does).
+  EXPECT_EQ(test::ReadText(d + "/list.txt"), "tank\ntank/a\ntank/a/b\ntank/c\n");
+  const std::string props = test::ReadText(d + "/props.txt");
+  EXPECT_TRUE(Contains(props, "tank\tcompression\tlzjb\tlocal")) << props;
+  EXPECT_TRUE(Contains(props, "tank/a\tcompression\tgzip\tlocal")) << props;
+  EXPECT_TRUE(Contains(props, "tank/a/b\tcom.uzfs:note\tcli\tlocal")) << props;
+  EXPECT_TRUE(Contains(props, "tank/c\tcopies\t2\tlocal")) << props;
+  EXPECT_TRUE(Contains(props, "tank/c\tcompression\tlzjb\tinherited from tank")) << props;
+  const std::string zdb = test::ReadText(d + "/zdb.txt");
+  EXPECT_TRUE(Contains(zdb, "No leaks")) << zdb;
+
+  // And back: uzfs imports what zfs-fuse left.
+  r = env.Zpool("import -d " + d + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zfs("list -H -o name -r tank").out, "tank\ntank/a\ntank/a/b\ntank/c\ntank/fromzf\n");
+  EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
+  r = env.Zpool("history tank");
+  EXPECT_TRUE(Contains(r.out, "zpool create -o version=23")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "zfs create tank/fromzf")) << r.out;
+}
+
+}  // namespace
+}  // namespace uzfs
