@@ -274,7 +274,10 @@ struct Arc::Impl {
     std::vector<uint8_t> stuck(static_cast<size_t>(nshards) * kArcStates * kArcKinds, 0);
     std::vector<ArcHeader*> dead;
     while (done < want) {
-      uint64_t best = kEmptyStamp;
+      // The list with the oldest tail, and the next oldest tail elsewhere:
+      // the chosen list may give up headers until its tail is newer than
+      // that (same order as one global list, fewer scans).
+      uint64_t best = kEmptyStamp, second = kEmptyStamp;
       unsigned bs = 0;
       ArcState bst = ArcState::kMru;
       int bk = 0;
@@ -286,23 +289,31 @@ struct Arc::Impl {
             const uint64_t t = shards[i].lists[S(st)][k].tail_stamp.load(std::memory_order_relaxed);
             if (refused_only && t != kNotAdmitted) continue;
             if (t < best) {
+              second = best;
               best = t;
               bs = i;
               bst = st;
               bk = k;
+            } else if (t < second) {
+              second = t;
             }
           }
         }
       }
       if (best == kEmptyStamp) break;
       ArcShard& sh = shards[bs];
-      uint64_t n;
+      bool progress = false;
       {
         MutexLock l(&sh.mu);
-        n = EvictOne(sh, bst, bk, refused_only, &dead);
+        ArcList& list = sh.lists[S(bst)][bk];
+        do {
+          const uint64_t n = EvictOne(sh, bst, bk, refused_only, &dead);
+          if (n == 0) break;
+          progress = true;
+          done += n;
+        } while (done < want && list.tail && list.tail->stamp <= second);
       }
-      if (n == 0) stuck[(bs * kArcStates + S(bst)) * kArcKinds + bk] = 1;
-      done += n;
+      if (!progress) stuck[(bs * kArcStates + S(bst)) * kArcKinds + bk] = 1;
     }
     for (ArcHeader* h : dead) delete h;
     return done;
