@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "tests/testutil/testutil.h"
@@ -301,9 +304,18 @@ TEST_F(SaCodecTest, DecodesSwappedOldAndRejectsBadBonuses) {
   ZnodeAttrs user_ace = file;
   user_ace.acl.push_back({0, 0, 0x1});
   EXPECT_FALSE((*c)->Encode(user_ace, kSaBonusRoom512).ok());
-  // A registry without the attributes every file needs.
+  // A registry without the attributes every file needs, or with other
+  // lengths for them (the decoder would read past short values).
   SaRegistry empty;
   EXPECT_FALSE(SaCodec::Create(empty, {}).ok());
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  for (SaAttrDef d : ZplSaAttrTable()) {
+    if (d.name == "ZPL_MODE") d.length = 2;
+    entries.emplace_back(d.name, EncodeSaRegistryValue(d));
+  }
+  auto short_mode = SaRegistry::Build(entries, {});
+  ASSERT_TRUE(short_mode.ok());
+  EXPECT_FALSE(SaCodec::Create(*short_mode, {}).ok());
 }
 
 TEST_F(SaCodecTest, EncodeZnodeInWorksOnAnyCodec) {
@@ -321,6 +333,55 @@ TEST_F(SaCodecTest, EncodeZnodeInWorksOnAnyCodec) {
   ASSERT_TRUE(w4.ok());
   ASSERT_TRUE(CreateZplFilesystem(**w4, ZplCreateOptions{}, 5).ok());
   EXPECT_TRUE(LoadSaCodec(**w4).status().IsNotFound());
+}
+
+// The fuzz seeds in tests/fuzz/corpus/sa/ (see tests/fuzz/fuzz_sa.cc: byte
+// 0 < 128: bonus only; else the bonus is (byte0 - 128) * 4 bytes, then the
+// spill) are these encodings. The test checks the committed seeds are
+// exactly them; with UZFS_WRITE_SA_CORPUS=<dir> it writes them there.
+TEST_F(SaCodecTest, FuzzSeedsAreTheseEncodings) {
+  auto w = NewZpl5(6);
+  auto loaded = LoadSaCodec(*w);
+  ASSERT_TRUE(loaded.ok());
+  SaCodec& c = **loaded;
+  const char* out_dir = std::getenv("UZFS_WRITE_SA_CORPUS");
+  const std::filesystem::path committed =
+      std::filesystem::path(UZFS_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "sa";
+  auto seed = [&](const std::string& name, const ZnodeAttrs& a) {
+    auto e = c.EncodeIn(*w, a, kSaBonusRoom512, 7);
+    ASSERT_TRUE(e.ok()) << e.status().ToString(true);
+    std::vector<uint8_t> bytes;
+    if (e->spill.empty()) {
+      bytes.push_back(0);
+    } else {
+      ASSERT_EQ(e->bonus.size() % 4, 0u);
+      bytes.push_back(static_cast<uint8_t>(128 + e->bonus.size() / 4));
+    }
+    bytes.insert(bytes.end(), e->bonus.begin(), e->bonus.end());
+    bytes.insert(bytes.end(), e->spill.begin(), e->spill.end());
+    if (out_dir) {
+      std::ofstream f(std::string(out_dir) + "/" + name, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    } else {
+      EXPECT_EQ(test::ReadFile(committed / name), bytes) << name << " drifted from its source";
+    }
+  };
+  ZnodeAttrs dir = FileAttrs(040755);
+  dir.links = 2;
+  seed("dir", dir);
+  ZnodeAttrs link = FileAttrs(0120777);
+  link.symlink = "../target";
+  seed("symlink", link);
+  ZnodeAttrs dev = FileAttrs(0060600);
+  dev.rdev = 0x800000001ull;
+  seed("blockdev", dev);
+  ZnodeAttrs x = FileAttrs(0100600);
+  x.xattr = 12;
+  x.sa_xattrs = {0, 1, 0, 0, 0, 0, 0, 0};
+  seed("xattrs", x);
+  ZnodeAttrs longlink = FileAttrs(0120777);
+  longlink.symlink = std::string(300, 'l');
+  seed("spilled-symlink", longlink);
 }
 
 }  // namespace

@@ -119,6 +119,16 @@ Result<std::unique_ptr<SaCodec>> SaCodec::Create(SaRegistry reg, SaObjects objs)
     Result<uint16_t> n = reg.AttrNum(w.name);
     if (!n.ok() && w.required) return Status::InvalidArgument(std::string("SA registry lacks ") + w.name);
     *w.id = n.ok() ? *n : Ids::kNone;
+    if (!n.ok()) continue;
+    // The lengths the codec reads and writes: a registry read from disk
+    // that says otherwise is not the ZPL's.
+    const SaAttrDef* d = reg.Attr(*n);
+    uint16_t want = 8;
+    if (w.id == &ids->atime || w.id == &ids->mtime || w.id == &ids->ctime || w.id == &ids->crtime) want = 16;
+    if (w.id == &ids->dacl_aces || w.id == &ids->symlink || w.id == &ids->dxattr) want = 0;
+    if (d->length != want)
+      return Status::InvalidArgument(std::string("SA attribute ") + w.name + " registered with length " +
+                                     std::to_string(d->length) + " (the ZPL's is " + std::to_string(want) + ")");
   }
   auto shared = std::make_shared<const SaRegistry>(std::move(reg));
   return std::unique_ptr<SaCodec>(new SaCodec(std::move(shared), objs, std::move(ids)));

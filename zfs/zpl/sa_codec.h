@@ -73,7 +73,9 @@ using SaLayout = std::vector<uint16_t>;
 class SaCodec final : public ZnodeCodec {
  public:
   // InvalidArgument when the registry lacks an attribute every file needs
-  // (MODE ... LINKS, DACL_COUNT, DACL_ACES).
+  // (MODE ... LINKS, DACL_COUNT, DACL_ACES) or registers a ZPL attribute
+  // with another length than the ZPL's (8; 16 for times; variable for
+  // DACL_ACES, SYMLINK, DXATTR).
   static Result<std::unique_ptr<SaCodec>> Create(SaRegistry reg, SaObjects objs);
 
   uint64_t zpl_version() const override { return kZplVersionSa; }
