@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <thread>
 
 #include "cmd/common/protocol.h"
@@ -74,7 +75,16 @@ void Server::Serve(int fd) {
   });
   std::string cmdline = req->command;
   for (const std::string& a : req->argv) cmdline += " " + a;
-  const int rc = req->command == "zpool" ? RunZpool(reg_, out, *req, stopping_) : RunZfs(reg_, out, *req, stopping_);
+  int rc = 1;
+  try {
+    rc = req->command == "zpool" ? RunZpool(reg_, out, *req, stopping_) : RunZfs(reg_, out, *req, stopping_);
+  } catch (const std::exception& e) {
+    // The boundary: a library exception (allocation, JSON) fails this
+    // request, never the daemon.
+    reg_.log().Log(std::string("internal error in '") + cmdline + "': " + e.what());
+    out.ErrLine(std::string("internal error: ") + e.what() + " (see uzfsd.log)");
+    rc = 1;
+  }
   out.Flush();
   reg_.log().Log("uid " + std::to_string(cred.uid) + ": " + cmdline + " -> exit " + std::to_string(rc));
   finish(rc);

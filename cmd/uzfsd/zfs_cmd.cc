@@ -23,7 +23,13 @@
 
 namespace uzfs::cmd {
 
-using nlohmann::json;
+// ordered_json: keys in the order OpenZFS prints them.
+using json = nlohmann::ordered_json;
+
+namespace {
+// Never throws: invalid UTF-8 in a name or path is replaced.
+std::string Dump(const json& j) { return j.dump(4, ' ', false, json::error_handler_t::replace) + "\n"; }
+}  // namespace
 
 namespace {
 
@@ -297,10 +303,10 @@ bool TypesIncludeFs(CmdCtx& c, const ParsedArgs& a, const std::string& sub, int*
 // ------------------------------------------------------------------ list
 
 int List(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "rHpj", "dosSt", {"json", "json-int"});
+  ParsedArgs a = ParseArgs(c.args, "rHpj", "dosSt", {"json"});
   if (!a.error.empty()) return Usage(c, "list", a.error);
   const bool scripted = a.Has('H'), parsable = a.Has('p');
-  const bool as_json = a.Has('j') || a.HasLong("json") || a.HasLong("json-int");
+  const bool as_json = a.Has('j') || a.HasLong("json");
   int depth = -1;
   if (ParseDepth(a, &depth) != 0) return Usage(c, "list", "invalid depth '" + a.Values('d').back() + "'");
   std::vector<std::string> props = {"name", "used", "available", "referenced", "mountpoint"};
@@ -410,7 +416,7 @@ int List(CmdCtx& c) {
   if (as_json) {
     json ds = json::object();
     for (const Row& r : rows) ds[r.j["name"].get<std::string>()] = r.j;
-    c.out.Out(json{{"output_version", OutputVersion("zfs list")}, {"datasets", ds}}.dump(4) + "\n");
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zfs list")}, {"datasets", ds}}));
     return rc;
   }
   if (rows.empty()) {
@@ -428,11 +434,11 @@ int List(CmdCtx& c) {
 // ------------------------------------------------------------------ get
 
 int Get(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "rHpj", "dost", {"json", "json-int"});
+  ParsedArgs a = ParseArgs(c.args, "rHpj", "dost", {"json"});
   if (!a.error.empty()) return Usage(c, "get", a.error);
   if (a.operands.empty()) return Usage(c, "get", "missing property argument");
   const bool scripted = a.Has('H'), parsable = a.Has('p');
-  const bool as_json = a.Has('j') || a.HasLong("json") || a.HasLong("json-int");
+  const bool as_json = a.Has('j') || a.HasLong("json");
   int depth = -1;
   if (ParseDepth(a, &depth) != 0) return Usage(c, "get", "invalid depth '" + a.Values('d').back() + "'");
   std::vector<std::string> fields = {"name", "property", "value", "source"};
@@ -542,7 +548,7 @@ int Get(CmdCtx& c) {
     jds[s.row.name] = j;
   }
   if (as_json) {
-    c.out.Out(json{{"output_version", OutputVersion("zfs get")}, {"datasets", jds}}.dump(4) + "\n");
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zfs get")}, {"datasets", jds}}));
     return rc;
   }
   std::vector<Column> cols;

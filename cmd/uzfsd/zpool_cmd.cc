@@ -33,7 +33,13 @@
 
 namespace uzfs::cmd {
 
-using nlohmann::json;
+// ordered_json: keys in the order OpenZFS prints them.
+using json = nlohmann::ordered_json;
+
+namespace {
+// Never throws: invalid UTF-8 in a name or path is replaced.
+std::string Dump(const json& j) { return j.dump(4, ' ', false, json::error_handler_t::replace) + "\n"; }
+}  // namespace
 
 namespace {
 
@@ -259,6 +265,15 @@ int Create(CmdCtx& c) {
     o.fs_props.emplace_back("mountpoint", m);
   }
 
+  // Shorthand device names, as zpool takes them: "sdb" is /dev/sdb.
+  for (std::string& w : vdevs) {
+    static const std::set<std::string> kWords = {"mirror", "raidz", "raidz1", "raidz2", "raidz3",
+                                                 "log", "cache", "spare"};
+    if (!w.empty() && w[0] != '/' && w.find('/') == std::string::npos && kWords.count(w) == 0 &&
+        ::access(("/dev/" + w).c_str(), F_OK) == 0) {
+      w = "/dev/" + w;
+    }
+  }
   auto layout = ParseVdevGrammar(vdevs);
   if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
   const std::vector<std::string> paths = AllPaths(*layout);
@@ -486,6 +501,7 @@ struct VdevRow {
   Vdev* vdev = nullptr;        // nullptr for class headers and aux devices
   bool top = false;
   std::string state;           // aux devices
+  bool spare = false;          // the spares section (no I/O statistics)
 };
 
 // Rows of the config tree: data vdevs, then the logs/cache/spares sections.
@@ -516,9 +532,9 @@ std::vector<VdevRow> TreeRows(PoolEntry& e, bool include_aux) UZFS_REQUIRES(e.mu
     }
   }
   if (!e.shape.spares.empty()) {
-    rows.push_back(VdevRow{"spares", 0, nullptr, false, {}});
+    rows.push_back(VdevRow{"spares", 0, nullptr, false, {}, true});
     for (const std::string& p : e.shape.spares) {
-      rows.push_back(VdevRow{p, 1, nullptr, false, ::access(p.c_str(), R_OK) == 0 ? "AVAIL" : "UNAVAIL"});
+      rows.push_back(VdevRow{p, 1, nullptr, false, ::access(p.c_str(), R_OK) == 0 ? "AVAIL" : "UNAVAIL", true});
     }
   }
   return rows;
@@ -539,10 +555,10 @@ std::string CapPercent3(uint64_t alloc, uint64_t size) {
 }
 
 int List(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "Hpvj", "oT", {"json", "json-int"});
+  ParsedArgs a = ParseArgs(c.args, "Hpvj", "oT", {"json"});
   if (!a.error.empty()) return Usage(c, "list", a.error);
   const bool scripted = a.Has('H'), parsable = a.Has('p'), verbose = a.Has('v');
-  const bool as_json = a.Has('j') || a.HasLong("json") || a.HasLong("json-int");
+  const bool as_json = a.Has('j') || a.HasLong("json");
   std::vector<std::string> props = {"name", "size", "allocated", "free", "checkpoint", "expandsize",
                                     "fragmentation", "capacity", "dedupratio", "health", "altroot"};
   if (!a.Values('o').empty()) {
@@ -626,7 +642,7 @@ int List(CmdCtx& c) {
   }
   if (as_json) {
     json j = {{"output_version", OutputVersion("zpool list")}, {"pools", jpools}};
-    c.out.Out(j.dump(4) + "\n");
+    c.out.Out(Dump(j));
   } else if (!rows.empty() || !scripted) {
     if (rows.empty() && a.operands.empty()) {
       c.out.ErrLine("no pools available");
@@ -753,7 +769,7 @@ int StatusCmd(CmdCtx& c) {
   auto pools = SelectPools(c, a.operands, &rc);
   if (pools.empty() && a.operands.empty()) {
     if (as_json) {
-      c.out.Out(json{{"output_version", OutputVersion("zpool status")}, {"pools", json::object()}}.dump(4) + "\n");
+      c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", json::object()}}));
     } else {
       c.out.ErrLine("no pools available");
     }
@@ -778,7 +794,7 @@ int StatusCmd(CmdCtx& c) {
     shown = true;
   }
   if (as_json) {
-    c.out.Out(json{{"output_version", OutputVersion("zpool status")}, {"pools", jpools}}.dump(4) + "\n");
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", jpools}}));
   } else {
     if (a.Has('x') && !shown && a.operands.empty()) text = "all pools are healthy\n";
     c.out.Out(text);
@@ -789,11 +805,11 @@ int StatusCmd(CmdCtx& c) {
 // ------------------------------------------------------------------ get / set
 
 int Get(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "Hpj", "o", {"json", "json-int"});
+  ParsedArgs a = ParseArgs(c.args, "Hpj", "o", {"json"});
   if (!a.error.empty()) return Usage(c, "get", a.error);
   if (a.operands.empty()) return Usage(c, "get", "missing property argument");
   const bool scripted = a.Has('H'), parsable = a.Has('p');
-  const bool as_json = a.Has('j') || a.HasLong("json") || a.HasLong("json-int");
+  const bool as_json = a.Has('j') || a.HasLong("json");
   std::vector<std::string> fields = {"name", "property", "value", "source"};
   if (!a.Values('o').empty()) {
     fields.clear();
@@ -864,7 +880,7 @@ int Get(CmdCtx& c) {
     jpools[e->rec.name] = jp;
   }
   if (as_json) {
-    c.out.Out(json{{"output_version", OutputVersion("zpool get")}, {"pools", jpools}}.dump(4) + "\n");
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zpool get")}, {"pools", jpools}}));
     return rc;
   }
   std::vector<Column> cols;
@@ -1035,9 +1051,7 @@ int Iostat(CmdCtx& c) {
                             rate(now.rbytes, prev.rbytes), rate(now.wbytes, prev.wbytes)}});
       if (verbose) {
         for (const VdevRow& vr : TreeRows(*e, true)) {
-          if (vr.name == "spares" || (vr.depth == 1 && vr.vdev == nullptr && vr.state != "ONLINE" && vr.state != "UNAVAIL")) {
-            continue;  // spares have no I/O statistics
-          }
+          if (vr.spare) continue;  // spares have no I/O statistics
           Line ln{std::string(static_cast<size_t>(vr.depth) * 2, ' ') + vr.name, {"-", "-", "-", "-", "-", "-"}};
           if (vr.top) {
             for (const PoolSpaceVdev& sv : sp->vdevs) {
