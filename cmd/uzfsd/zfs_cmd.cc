@@ -420,7 +420,7 @@ int List(CmdCtx& c) {
     return rc;
   }
   if (rows.empty()) {
-    if (a.operands.empty() && rc == 0) c.out.ErrLine("no datasets available");
+    if (a.operands.empty() && rc == 0 && !scripted) c.out.ErrLine("no datasets available");
     return rc;
   }
   std::vector<Column> cols;

@@ -1071,7 +1071,7 @@ int Iostat(CmdCtx& c) {
     const std::string dashes = std::string(w, '-') + "  -----  -----  -----  -----  -----  -----\n";
     if (!scripted && (iter == 0 || !a.Has('n'))) {
       t += std::string(w + 4, ' ') + "capacity     operations     bandwidth\n";
-      std::string hdr = verbose && !names.empty() ? "vdev" : "pool";
+      std::string hdr = "pool";  // "vdev" when vdevs are named: not supported yet
       hdr.resize(w, ' ');
       t += hdr + "  alloc   free   read  write   read  write\n" + dashes;
     }

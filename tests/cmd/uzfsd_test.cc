@@ -175,6 +175,26 @@ TEST(Uzfsd, ProtocolDirect) {
   EXPECT_EQ(env.Zpool("list").rc, 0);
 }
 
+TEST(Uzfsd, ConcurrentClientsAndAutostartRace) {
+  CliEnv env;
+  const std::string dev = env.Dev("d0");
+  // Several clients find no daemon at once: one daemon wins, all are served.
+  std::string script = "export UZFS_RUNDIR=" + env.rundir() + "\n";
+  for (int i = 0; i < 4; i++) script += clitest::Bin("zpool") + " list >/dev/null 2>&1 || echo FAIL &\n";
+  script += "wait\n";
+  EXPECT_EQ(test::Capture(script), "");
+  ASSERT_EQ(env.Zpool("create tank " + dev).rc, 0);
+  // Many dataset changes at once on one pool are serialized by the daemon.
+  script = "export UZFS_RUNDIR=" + env.rundir() + "\n";
+  for (int i = 0; i < 12; i++) {
+    script += clitest::Bin("zfs") + " create tank/c" + std::to_string(i) + " || echo FAIL &\n";
+  }
+  script += clitest::Bin("zpool") + " list -H >/dev/null || echo FAIL &\nwait\n";
+  EXPECT_EQ(test::Capture(script), "");
+  EXPECT_EQ(Lines(env.Zfs("list -H -o name").out).size(), 13u);
+  EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
+}
+
 TEST(Uzfsd, OtherUsersCannotConnect) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch to another uid";
   CliEnv env;
