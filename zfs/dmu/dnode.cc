@@ -141,6 +141,10 @@ Status ValidateDnode(const Dnode& dn) {
   if (dn.compress > 16) return bad("compress " + std::to_string(dn.compress));
   if (dn.bonus.size() != dn.bonuslen || dn.blkptr.size() != dn.nblkptr)
     return bad("fields inconsistent with their lengths");
+  if (((dn.flags & kDnodeFlagSpillBlkptr) != 0) != dn.spill.has_value())
+    return bad("spill pointer and SPILL_BLKPTR flag disagree");
+  if (dn.spill && !dn.spill->IsHole() && dn.spill->level != 0)
+    return bad("spill block at level " + std::to_string(dn.spill->level));
   return Status::Ok();
 }
 

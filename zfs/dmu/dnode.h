@@ -12,7 +12,13 @@
 //   32 pad[4]:64
 //   64 blkptr[nblkptr] (128 bytes each)
 //   64 + 128*nblkptr: bonus buffer (bonuslen bytes, uninterpreted here)
-//   size - 128: spill block pointer, only when flags & SPILL_BLKPTR
+//   size - 128: spill block pointer, only when flags & SPILL_BLKPTR (4)
+//
+// The spill block (system attributes that do not fit in the bonus) is one
+// level-0 block of type "SA" (the dnode's bonus type), 512 B..128 KiB, a
+// multiple of 512, written like metadata; it counts in `used`. A dnode
+// with it keeps its nblkptr; its bonus room shrinks by the 128 bytes the
+// pointer takes (320 -> 192 for a 512-byte dnode with one pointer).
 //
 // size = 512 * (extra_slots + 1). The block tree: nlevels levels; level 0
 // blocks are datablkszsec*512 bytes, indirect blocks 1 << indblkshift bytes,
@@ -42,6 +48,8 @@ inline constexpr uint8_t kDnodeMaxSlots = 32;       // 16 KiB dnodes at most
 inline constexpr uint32_t kMinIndBlkShift = 9;      // what readers accept
 inline constexpr uint32_t kMaxIndBlkShift = 17;     // 128 KiB indirect blocks
 inline constexpr uint32_t kBlkPtrShift = 7;         // 128-byte pointers
+inline constexpr size_t kSpillMinSize = 512;        // SPA_MINBLOCKSIZE
+inline constexpr size_t kSpillMaxSize = 131072;     // SPA_OLD_MAXBLOCKSIZE
 
 // dnode flags.
 inline constexpr uint8_t kDnodeFlagUsedBytes = 1 << 0;
@@ -91,7 +99,9 @@ void EncodeDnode(const Dnode& dn, std::span<uint8_t> out);
 // at least 1 and no more than needed to address 2^64 bytes (plus one),
 // indblkshift 9..17, a data block size of 512 B..16 MiB (a power of two
 // when the object has more than one block), maxblkid within what nlevels
-// can address, a bonus within its slots, and known checksum/compress values.
+// can address, a bonus within its slots, known checksum/compress values,
+// and a spill pointer present exactly when the SPILL_BLKPTR flag is set
+// (level 0 unless a hole).
 // Corruption saying which field is impossible otherwise.
 Status ValidateDnode(const Dnode& dn);
 

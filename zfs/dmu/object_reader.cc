@@ -32,6 +32,16 @@ Result<Objset> ObjectReader::ReadObjset(const BlockPtr& bp) {
   return DecodeObjset(raw, !bp.little_endian);
 }
 
+Result<std::vector<uint8_t>> ObjectReader::ReadSpill(const Dnode& dn) {
+  std::vector<uint8_t> out;
+  if (dn.IsFree() || !dn.spill || dn.spill->IsHole()) return out;
+  const uint64_t lsize = dn.spill->lsize;
+  if (lsize < kSpillMinSize || lsize > kSpillMaxSize || lsize % kSpillMinSize != 0)
+    return Status::Corruption("spill block of " + std::to_string(lsize) + " bytes");
+  UZFS_RETURN_IF_ERROR(ReadChecked(*dn.spill, 0, lsize, &out));
+  return out;
+}
+
 Result<BlockPtr> ObjectReader::BlockPointerAt(const Dnode& dn, int level, uint64_t blkid) {
   UZFS_RETURN_IF_ERROR(ValidateDnode(dn));
   if (dn.IsFree()) return Status::InvalidArgument("reading a free dnode");

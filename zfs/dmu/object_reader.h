@@ -59,6 +59,11 @@ class ObjectReader {
   // the last block read as zeros. InvalidArgument when the range overflows.
   Status Read(const Dnode& dn, uint64_t offset, std::span<uint8_t> out);
 
+  // The logical bytes of dn's spill block (its whole lsize, zero padding
+  // included); empty when dn has no spill or it is a hole. Corruption for
+  // a spill pointer above level 0 or not a multiple of 512 in 512..128 KiB.
+  Result<std::vector<uint8_t>> ReadSpill(const Dnode& dn);
+
  private:
   // Reads block bp (expected at `level`, `lsize` bytes) into out.
   Status ReadChecked(const BlockPtr& bp, int level, uint64_t lsize, std::vector<uint8_t>* out);

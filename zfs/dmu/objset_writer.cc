@@ -18,6 +18,10 @@ struct ObjsetWriter::TxgRecord {
   std::vector<std::pair<uint64_t, uint64_t>> frees;
   Dnode fields;        // the dnode's fields at the end of this txg
   bool freed = false;  // the object was freed in this txg
+  // The spill block as of the end of this txg when this txg changed it
+  // (spill_set): its bytes, a multiple of 512, or empty when removed.
+  bool spill_set = false;
+  std::shared_ptr<const std::vector<uint8_t>> spill;
 };
 
 struct ObjsetWriter::Object {
@@ -267,6 +271,8 @@ Status ObjsetWriter::FreeObject(uint64_t object, uint64_t txg) {
   rec->freed = true;
   rec->blocks.clear();
   rec->frees.clear();
+  rec->spill_set = false;
+  rec->spill.reset();
   rec->fields = Dnode{};
   dirty_objects_[txg].insert(object);
   freed_objects_[txg].push_back({object, slots});
@@ -279,7 +285,57 @@ Result<Dnode> ObjsetWriter::GetDnode(uint64_t object) {
   Dnode dn = obj->Cur();
   dn.blkptr = obj->committed.IsFree() ? std::vector<BlockPtr>(dn.nblkptr) : obj->committed.blkptr;
   dn.used = obj->committed.used;
+  if (dn.flags & kDnodeFlagSpillBlkptr) {
+    dn.spill = obj->committed.IsFree() ? BlockPtr{} : obj->committed.spill.value_or(BlockPtr{});
+  } else {
+    dn.spill.reset();
+  }
   return dn;
+}
+
+Status ObjsetWriter::SetSpill(uint64_t object, std::span<const uint8_t> bytes, uint64_t txg) {
+  if (bytes.size() > kSpillMaxSize)
+    return Status::InvalidArgument("spill of " + std::to_string(bytes.size()) + " bytes (at most 128 KiB)");
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  for (auto it = obj->txgs.upper_bound(txg); it != obj->txgs.end(); ++it) {
+    if (it->second->spill_set) return Status::InvalidArgument("spill changed in a newer txg");
+  }
+  const bool set = !bytes.empty();
+  if (set) {
+    // The bonus of this txg and of every newer one must leave the pointer room.
+    Dnode f = obj->Cur();
+    f.flags |= kDnodeFlagSpillBlkptr;
+    size_t bonuslen = f.bonuslen;
+    for (auto it = obj->txgs.lower_bound(txg); it != obj->txgs.end(); ++it)
+      bonuslen = std::max<size_t>(bonuslen, it->second->fields.bonuslen);
+    if (bonuslen > f.MaxBonusLen())
+      return Status::InvalidArgument("bonus of " + std::to_string(bonuslen) + " bytes leaves no room for a spill pointer");
+  }
+  UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
+  auto buf = std::make_shared<std::vector<uint8_t>>(bytes.begin(), bytes.end());
+  buf->resize((buf->size() + kSpillMinSize - 1) / kSpillMinSize * kSpillMinSize, 0);
+  dirty_bytes_[txg] += buf->size();
+  rec->spill_set = true;
+  rec->spill = std::move(buf);
+  dirty_objects_[txg].insert(object);
+  return ChangeFields(obj, txg, [&](Dnode& f) {
+    if (set) {
+      f.flags |= kDnodeFlagSpillBlkptr;
+    } else {
+      f.flags &= static_cast<uint8_t>(~kDnodeFlagSpillBlkptr);
+    }
+  });
+}
+
+Result<std::vector<uint8_t>> ObjsetWriter::ReadSpill(uint64_t object) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend(); ++it) {
+    if (it->second->spill_set) return it->second->spill ? *it->second->spill : std::vector<uint8_t>{};
+  }
+  ObjectReader reader(zio_);
+  return reader.ReadSpill(obj->committed);
 }
 
 Status ObjsetWriter::SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus,
@@ -683,6 +739,25 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       job_at.push_back({i, blkid});
     }
   }
+  // Spill blocks, after every data block (job_at covers data blocks only).
+  constexpr size_t kNoSpillJob = SIZE_MAX;
+  std::vector<size_t> spill_job(work.size(), kNoSpillJob);
+  for (size_t i = 0; i < work.size(); i++) {
+    const TxgRecord& r = *work[i].rec;
+    if (r.freed || !r.spill_set || !r.spill || r.spill->empty()) continue;
+    // Metadata (OpenZFS writes spill blocks with the metadata policy):
+    // the bonus type, level 0, fletcher4, metadata compression and copies.
+    WriteProps p;
+    p.compress = meta_compress;
+    p.checksum = ChecksumType::kFletcher4;
+    p.copies = meta_copies_;
+    p.type = r.fields.bonustype != 0 ? r.fields.bonustype : dmu_ot::kSa;
+    const Dnode& old = work[i].old;
+    if (again && !old.IsFree() && old.spill && !old.spill->IsHole() && old.spill->birth == txg)
+      p.rewrite = *old.spill;
+    spill_job[i] = jobs.size();
+    jobs.push_back(BlockWrite{*r.spill, p, {}});
+  }
   issued = true;
   if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
   for (const BlockWrite& j : jobs) {
@@ -722,7 +797,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       for (const auto& [a, b] : r.frees) {
         if (s.ok()) s = tree.FreeRange(a, b);
       }
-      for (; s.ok() && next_job < jobs.size() && job_at[next_job].first == i; next_job++) {
+      for (; s.ok() && next_job < job_at.size() && job_at[next_job].first == i; next_job++) {
         s = tree.SetL0(job_at[next_job].second, jobs[next_job].result);
       }
       // Blocks past a truncated end that reached disk in earlier txgs.
@@ -754,7 +829,28 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       so.dn.blkptr = tree.top();
       so.dn.used = w.old.IsFree() ? 0 : w.old.used;
       so.dn.spill = w.old.IsFree() ? std::nullopt : w.old.spill;
-      if (so.dn.spill) so.dn.flags |= kDnodeFlagSpillBlkptr;
+      if (r.spill_set) {
+        // The new spill block (if any) replaces the old one (if any).
+        std::optional<BlockPtr> spill;
+        bool in_place = false;
+        if (spill_job[i] != kNoSpillJob) {
+          const BlockWrite& j = jobs[spill_job[i]];
+          if (!j.result.IsHole()) spill = j.result;
+          in_place = spill && IsRewriteOf(j.result, j.props.rewrite);
+        }
+        if (in_place) {
+          rewritten++;
+        } else {
+          if (so.dn.spill && !so.dn.spill->IsHole()) so.frees.push_back(*so.dn.spill);
+          if (spill) so.written.push_back(*spill);
+        }
+        so.dn.spill = spill;
+      }
+      if (so.dn.spill) {
+        so.dn.flags |= kDnodeFlagSpillBlkptr;
+      } else {
+        so.dn.flags &= static_cast<uint8_t>(~kDnodeFlagSpillBlkptr);
+      }
       AddUsed(&so.dn, so.frees, so.written);
       if (Status v = ValidateDnode(so.dn); !v.ok()) return fail(v.WithContext("new dnode of object " + std::to_string(w.object)));
     }

@@ -70,6 +70,18 @@
 // and lsize, the objset block included (the new root is born; the old one
 // is killed when it is freed). A rewrite in place is neither.
 //
+// Spill blocks (SetSpill/ReadSpill). An object may have one spill block
+// (dnode.h): the system attributes its bonus cannot hold. It is dirtied per
+// txg like a data block (the whole block, set or removed) and read back
+// newest record first. The dnode's SPILL_BLKPTR flag follows the newest
+// change at once (so the bonus room shrinks by 128 bytes while a spill is
+// set); at sync the block is written copy-on-write as metadata (level 0,
+// the dnode's bonus type, fletcher4, metadata compression and copies),
+// the block it replaces (or that a removal drops) is freed, and both count
+// in dn_used and SyncStats like any block of the object. Freeing the
+// object frees its spill. Objects without a spill are written exactly as
+// before.
+//
 // Accounting: each dnode's `used` is the allocated size of its blocks (all
 // copies), in bytes when the pool version is >= 3 (flag USED_BYTES), else
 // in sectors. DirtyBytes(txg) is what the write throttle will weigh: the
@@ -180,13 +192,24 @@ class ObjsetWriter {
   Result<uint64_t> AllocateObject(const ObjectProps& props, uint64_t txg) UZFS_EXCLUDES(mu_);
   // Frees the object and (at sync) every block of it.
   Status FreeObject(uint64_t object, uint64_t txg) UZFS_EXCLUDES(mu_);
-  // The object's dnode as of the newest txg (blkptr: as last synced).
+  // The object's dnode as of the newest txg (blkptr, spill and used: as
+  // last synced; spill is a hole while a new spill block is unsynced).
   // NotFound for a free object.
   Result<Dnode> GetDnode(uint64_t object) UZFS_EXCLUDES(mu_);
 
   // Bonus bytes; the length may change up to the dnode's MaxBonusLen().
   Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, uint64_t txg)
       UZFS_EXCLUDES(mu_);
+  // The object's spill block becomes `bytes` (zero-padded to a multiple of
+  // 512; at most 128 KiB) from txg on; an empty span removes it. The bonus
+  // must already fit in the room a spill leaves (MaxBonusLen() with the
+  // flag: shrink the bonus first, grow it after a removal). InvalidArgument
+  // for a bigger spill or bonus, or when a newer txg already changed the
+  // spill.
+  Status SetSpill(uint64_t object, std::span<const uint8_t> bytes, uint64_t txg) UZFS_EXCLUDES(mu_);
+  // The spill block as of the newest txg (padding included); empty when the
+  // object has none. NotFound for a free object.
+  Result<std::vector<uint8_t>> ReadSpill(uint64_t object) UZFS_EXCLUDES(mu_);
   // Block sizes. With data, only for a one-block object (block 0 keeps its
   // bytes, cut or zero-filled: a micro ZAP growing or turning fat), the
   // indirect block size unchanged and no newer txg holding its data.

@@ -63,8 +63,11 @@ class Traverser {
     }
   }
 
+  // The dnode's tree and its spill block (system attributes beyond the
+  // bonus: one level-0 block).
   void WalkDnode(const Dnode& dn, const std::string& what) {
     for (const BlockPtr& bp : dn.blkptr) Walk(bp, what);
+    if (dn.spill) Walk(*dn.spill, what + " spill");
   }
 
   // The objset block at bp, its meta-dnode tree and every object in it.
