@@ -48,6 +48,7 @@
 #include "zfs/zap/zap_writer.h"
 #include "zfs/zpl/sa_codec.h"
 #include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/zpl_dir.h"
 
 namespace uzfs {
 
@@ -127,18 +128,18 @@ constexpr size_t kXattrValueMax = 65536;
 constexpr uint64_t kMaxLinks = UINT32_MAX;
 constexpr uint64_t kMaxFileSize = uint64_t{1} << 62;
 constexpr uint64_t kZnodeFlagXattr = 0x1;       // ZFS_XATTR: xattr dirs and their files
-constexpr uint64_t kDirentObjMask = (uint64_t{1} << 48) - 1;
 constexpr uint64_t kCookieEnd = INT64_MAX;
 constexpr uint64_t kCookieBase = 3;             // 0 ".", 1 "..", 2 first ZAP entry
 constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only change
+constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
 
 bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
 bool IsReg(uint64_t mode) { return (mode & kSIfMt) == S_IFREG; }
 bool IsLnk(uint64_t mode) { return (mode & kSIfMt) == S_IFLNK; }
-uint32_t DtOf(uint64_t mode) { return static_cast<uint32_t>((mode & kSIfMt) >> 12); }
-uint64_t DirentMake(uint64_t mode, uint64_t obj) { return (uint64_t{DtOf(mode)} << 60) | obj; }
+// The directory entry of object `obj` of `mode`.
+uint64_t DirentOf(uint64_t mode, uint64_t obj) { return DirentMake(DirentTypeOfMode(mode), obj); }
 
 ZplTimespec Now() {
   struct timespec ts {};
@@ -205,7 +206,8 @@ struct Handle {
 
 class ZplFsImpl final : public ZplFs {
  public:
-  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os) : pool_(pool), ds_(std::move(ds)), os_(os) {}
+  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os)
+      : pool_(pool), ds_(std::move(ds)), os_(os), dirs_(*os, kZapCacheMax) {}
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
   }
@@ -213,8 +215,7 @@ class ZplFsImpl final : public ZplFs {
   ZplStatus Init(const ZplMountOptions& opts) UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     mount_readonly_ = opts.readonly;
-    ZPL_ASSIGN(ZapWriter * master, Zap(kZplMasterNodeObj, pool_.open_txg()));
-    ZPL_ASSIGN_S(std::vector<ZapEntry> entries, master->List());
+    ZPL_ASSIGN(std::vector<ZapEntry> entries, DirList(kZplMasterNodeObj, pool_.open_txg()));
     std::map<std::string, uint64_t> m;
     for (const ZapEntry& e : entries) m[e.name] = e.value();
     if (!m.count("VERSION") || !m.count("ROOT"))
@@ -222,6 +223,8 @@ class ZplFsImpl final : public ZplFs {
     version_ = m["VERSION"];
     root_ = m["ROOT"];
     dq_ = m.count("DELETE_QUEUE") ? m["DELETE_QUEUE"] : 0;
+    dirs_.Pin(kZplMasterNodeObj);
+    if (dq_ != 0) dirs_.Pin(dq_);
     if (m.count("normalization") && m["normalization"] != 0) normalized_ = true;
     if (m.count("casesensitivity") && m["casesensitivity"] != 0) normalized_ = true;
     ZPL_ASSIGN(codec_, CodecForVersion(version_, *os_));
@@ -241,7 +244,7 @@ class ZplFsImpl final : public ZplFs {
         ZplStatus s = ReleaseLocked(h);
         (void)s;
       }
-      zaps_.clear();
+      dirs_.Clear();
       unmounted_ = true;
     }
     if (pool_.readonly()) return ZplStatus::Ok();
@@ -252,7 +255,7 @@ class ZplFsImpl final : public ZplFs {
     MutexLock l(&mu_);
     handles_.clear();
     open_count_.clear();
-    zaps_.clear();
+    dirs_.Clear();
     unmounted_ = true;
     mount_readonly_ = true;
   }
@@ -404,7 +407,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
-    ZPL_TRY(DirAdd(newdir, newname, DirentMake(z.a.mode, ino), txg));
+    ZPL_TRY(DirAdd(newdir, newname, DirentOf(z.a.mode, ino), txg));
     z.a.links++;
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
@@ -521,8 +524,8 @@ class ZplFsImpl final : public ZplFs {
     // sd and td are the same object when same_dir: change one copy.
     Znode& tdr = same_dir ? sd : td;
     if (flags & RENAME_EXCHANGE) {
-      ZPL_TRY(DirUpdate(sdir, sname, DirentMake(t->a.mode, t->obj), txg));
-      ZPL_TRY(DirUpdate(tdir, tname, DirentMake(s.a.mode, sobj), txg));
+      ZPL_TRY(DirUpdate(sdir, sname, DirentOf(t->a.mode, t->obj), txg));
+      ZPL_TRY(DirUpdate(tdir, tname, DirentOf(s.a.mode, sobj), txg));
       if (!same_dir) {
         const bool sdirp = IsDir(s.a.mode), tdirp = IsDir(t->a.mode);
         if (sdirp) s.a.parent = tdir;
@@ -547,7 +550,7 @@ class ZplFsImpl final : public ZplFs {
       }
       ZPL_TRY(DirRemove(sdir, sname, txg));
       sd.a.size--;
-      ZPL_TRY(DirAdd(tdir, tname, DirentMake(s.a.mode, sobj), txg));
+      ZPL_TRY(DirAdd(tdir, tname, DirentOf(s.a.mode, sobj), txg));
       tdr.a.size++;
       if (IsDir(s.a.mode) && !same_dir) {
         sd.a.links--;
@@ -579,18 +582,18 @@ class ZplFsImpl final : public ZplFs {
     if (cookie == 0) out.push_back(ZplDirEntry{".", dir, DT_DIR, 1});
     if (cookie <= 1 && out.size() < max) out.push_back(ZplDirEntry{"..", d.a.parent, DT_DIR, 2});
     if (out.size() >= max) return out;
-    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, pool_.open_txg()));
+    ZPL_ASSIGN_S(ZapWriter * zap, dirs_.Get(dir, pool_.open_txg()));
     ZapCursor cur = cookie <= 2 ? ZapCursor{} : ZapCursor::Deserialize(cookie - kCookieBase, zap->hash_bits());
     while (out.size() < max && !cur.done) {
       auto r = zap->Read(&cur, 1);
       if (!r.ok()) {
-        DropZap(dir);
+        dirs_.Drop(dir);
         return ZplStatus::FromStatus(r.status());
       }
       if (r->empty()) break;
       const ZapEntry& e = (*r)[0];
       const uint64_t next = cur.done ? kCookieEnd : cur.Serialize(zap->hash_bits()) + kCookieBase;
-      out.push_back(ZplDirEntry{e.name, e.value() & kDirentObjMask, static_cast<uint32_t>(e.value() >> 60), next});
+      out.push_back(ZplDirEntry{e.name, DirentObj(e.value()), DirentType(e.value()), next});
     }
     return out;
   }
@@ -659,6 +662,23 @@ class ZplFsImpl final : public ZplFs {
     if (it->second.flags & O_APPEND) offset = z.a.size;
     if (data.empty()) return size_t{0};
     if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
+    // Pieces of at most kWriteChunk, one transaction each, so one huge
+    // call cannot make one huge txg; a failure after some pieces is a
+    // short write.
+    size_t done = 0;
+    while (done < data.size()) {
+      const size_t n = std::min(data.size() - done, kWriteChunk);
+      ZplStatus s = WritePiece(z, offset + done, data.subspan(done, n));
+      if (!s.ok()) {
+        if (done > 0) return done;
+        return s;
+      }
+      done += n;
+    }
+    return done;
+  }
+
+  ZplStatus WritePiece(Znode& z, uint64_t offset, std::span<const uint8_t> data) UZFS_REQUIRES(mu_) {
     const uint64_t end = offset + data.size();
     ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(z.obj, offset, data.size()));
     est += kMetaTxBytes;
@@ -671,7 +691,7 @@ class ZplFsImpl final : public ZplFs {
     z.a.mtime = z.a.ctime = Now();
     ZPL_TRY(Store(z, txg));
     tx.Commit();
-    return data.size();
+    return ZplStatus::Ok();
   }
 
   ZplStatus Fsync(ZplHandle h, bool /*datasync*/) override UZFS_EXCLUDES(mu_) {
@@ -776,7 +796,7 @@ class ZplFsImpl final : public ZplFs {
       owner.gid = static_cast<uint32_t>(z.a.gid);
       ZPL_ASSIGN(f, NewZnode(owner, xdir, S_IFREG | 0660, 0, now, txg));
       f.a.flags |= kZnodeFlagXattr;
-      ZPL_TRY(DirAdd(xdir.obj, name, DirentMake(f.a.mode, f.obj), txg));
+      ZPL_TRY(DirAdd(xdir.obj, name, DirentOf(f.a.mode, f.obj), txg));
       xdir.a.size++;
       xdir.a.mtime = xdir.a.ctime = now;
       ZPL_TRY(Store(xdir, txg));
@@ -817,8 +837,7 @@ class ZplFsImpl final : public ZplFs {
     (void)c;
     std::vector<std::string> out;
     if (z.a.xattr == 0) return out;
-    ZPL_ASSIGN(ZapWriter * zap, Zap(z.a.xattr, pool_.open_txg()));
-    ZPL_ASSIGN_S(std::vector<ZapEntry> es, zap->List());
+    ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(z.a.xattr, pool_.open_txg()));
     for (ZapEntry& e : es) out.push_back(std::move(e.name));
     return out;
   }
@@ -889,11 +908,6 @@ class ZplFsImpl final : public ZplFs {
   }
 
  private:
-  struct DirZap {
-    std::unique_ptr<DmuZapObject> obj;
-    std::optional<ZapWriter> zap;
-  };
-
   bool readonly_locked() const UZFS_REQUIRES(mu_) {
     return mount_readonly_ || readonly_prop_ || pool_.readonly();
   }
@@ -1144,7 +1158,7 @@ class ZplFsImpl final : public ZplFs {
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     ZPL_ASSIGN(Znode z, NewZnode(c, d, mode, rdev, now, txg, target));
-    ZPL_TRY(DirAdd(dir, name, DirentMake(mode, z.obj), txg));
+    ZPL_TRY(DirAdd(dir, name, DirentOf(mode, z.obj), txg));
     d.a.size++;
     if (IsDir(mode)) d.a.links++;
     d.a.mtime = d.a.ctime = now;
@@ -1185,17 +1199,16 @@ class ZplFsImpl final : public ZplFs {
     if (z.a.xattr != 0) {
       auto xd = Load(z.a.xattr);
       if (xd.ok()) {
-        ZPL_ASSIGN(ZapWriter * zap, Zap(z.a.xattr, txg));
-        ZPL_ASSIGN_S(std::vector<ZapEntry> es, zap->List());
+        ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(z.a.xattr, txg));
         for (const ZapEntry& e : es) {
           const uint64_t o = e.value() & kDirentObjMask;
           if (os_->GetDnode(o).ok()) ZPL_TRY_S(os_->FreeObject(o, txg));
         }
-        DropZap(z.a.xattr);
+        dirs_.Drop(z.a.xattr);
         ZPL_TRY_S(os_->FreeObject(z.a.xattr, txg));
       }
     }
-    DropZap(z.obj);
+    dirs_.Drop(z.obj);
     ZPL_TRY_S(os_->FreeObject(z.obj, txg));
     return ZplStatus::Ok();
   }
@@ -1298,8 +1311,7 @@ class ZplFsImpl final : public ZplFs {
 
   // Frees what a crash left in the unlinked set.
   ZplStatus ReclaimDeleteQueue() UZFS_REQUIRES(mu_) {
-    ZPL_ASSIGN(ZapWriter * dq, Zap(dq_, pool_.open_txg()));
-    ZPL_ASSIGN_S(std::vector<ZapEntry> es, dq->List());
+    ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(dq_, pool_.open_txg()));
     if (es.empty()) return ZplStatus::Ok();
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     for (const ZapEntry& e : es) {
@@ -1311,59 +1323,25 @@ class ZplFsImpl final : public ZplFs {
     return ZplStatus::Ok();
   }
 
-  // ---- directory ZAPs
-  ZplResult<ZapWriter*> Zap(uint64_t obj, uint64_t txg) UZFS_REQUIRES(mu_) {
-    auto it = zaps_.find(obj);
-    if (it == zaps_.end()) {
-      // Bounded cache: drop some directory (its micro ZAP's next-fit
-      // position restarts at 0 when reopened, which changes no entry).
-      if (zaps_.size() >= kZapCacheMax) {
-        for (auto v = zaps_.begin(); v != zaps_.end(); ++v) {
-          if (v->first != dq_ && v->first != kZplMasterNodeObj) {
-            zaps_.erase(v);
-            break;
-          }
-        }
-      }
-      auto dz = std::make_unique<DirZap>();
-      dz->obj = std::make_unique<DmuZapObject>(*os_, obj, txg);
-      auto w = ZapWriter::Open(*dz->obj);
-      if (!w.ok()) return Err(EIO, "directory " + std::to_string(obj) + ": " + w.status().ToString());
-      dz->zap.emplace(std::move(*w));
-      it = zaps_.emplace(obj, std::move(dz)).first;
-    }
-    it->second->obj->SetTxg(txg);
-    return &*it->second->zap;
-  }
-  void DropZap(uint64_t obj) UZFS_REQUIRES(mu_) { zaps_.erase(obj); }
-  ZplStatus FlushZap(uint64_t obj, const Status& op) UZFS_REQUIRES(mu_) {
-    auto it = zaps_.find(obj);
-    Status f = it == zaps_.end() ? Status::Ok() : it->second->obj->Flush();
-    if (!op.ok() || !f.ok()) DropZap(obj);
-    if (!f.ok()) return ZplStatus::FromStatus(f);
-    return ZplStatus::FromStatus(op);
-  }
+  // ---- directory ZAPs (ZplStatus wrappers over ZplDirs)
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
-    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, pool_.open_txg()));
-    auto r = zap->LookupUint64(name);
-    if (!r.ok()) {
-      if (r.status().code() == Code::kNotFound) return std::optional<uint64_t>();
-      DropZap(dir);
-      return ZplStatus::FromStatus(r.status());
-    }
-    return std::optional<uint64_t>(*r);
+    auto r = dirs_.Lookup(dir, name, pool_.open_txg());
+    if (!r.ok()) return ZplStatus::FromStatus(r.status());
+    return *r;
   }
   ZplStatus DirAdd(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
-    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
-    return FlushZap(dir, zap->Add(name, value));
+    return ZplStatus::FromStatus(dirs_.Add(dir, name, value, txg));
   }
   ZplStatus DirUpdate(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
-    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
-    return FlushZap(dir, zap->Update(name, value));
+    return ZplStatus::FromStatus(dirs_.Update(dir, name, value, txg));
   }
   ZplStatus DirRemove(uint64_t dir, std::string_view name, uint64_t txg) UZFS_REQUIRES(mu_) {
-    ZPL_ASSIGN(ZapWriter * zap, Zap(dir, txg));
-    return FlushZap(dir, zap->Remove(name));
+    return ZplStatus::FromStatus(dirs_.Remove(dir, name, txg));
+  }
+  ZplResult<std::vector<ZapEntry>> DirList(uint64_t dir, uint64_t txg) UZFS_REQUIRES(mu_) {
+    auto r = dirs_.List(dir, txg);
+    if (!r.ok()) return ZplStatus::FromStatus(r.status());
+    return std::move(*r);
   }
 
   Pool& pool_;
@@ -1386,7 +1364,7 @@ class ZplFsImpl final : public ZplFs {
   uint64_t refquota_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t space_txg_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;
   DatasetSpace space_ UZFS_GUARDED_BY(mu_);
-  std::map<uint64_t, std::unique_ptr<DirZap>> zaps_ UZFS_GUARDED_BY(mu_);
+  ZplDirs dirs_ UZFS_GUARDED_BY(mu_);
   std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;

@@ -1,0 +1,70 @@
+#include "zfs/zpl/zpl_dir.h"
+
+#include <string>
+#include <utility>
+
+namespace uzfs {
+
+Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
+  auto it = open_.find(obj);
+  if (it == open_.end()) {
+    if (open_.size() >= max_open_) {
+      for (auto v = open_.begin(); v != open_.end(); ++v) {
+        if (!pinned_.count(v->first)) {
+          open_.erase(v);
+          break;
+        }
+      }
+    }
+    auto o = std::make_unique<Open>();
+    o->obj = std::make_unique<DmuZapObject>(os_, obj, txg);
+    auto w = ZapWriter::Open(*o->obj);
+    if (!w.ok()) return w.status().WithContext("ZAP of object " + std::to_string(obj));
+    o->zap.emplace(std::move(*w));
+    it = open_.emplace(obj, std::move(o)).first;
+  }
+  it->second->obj->SetTxg(txg);
+  return &*it->second->zap;
+}
+
+Status ZplDirs::Finish(uint64_t obj, const Status& op) {
+  auto it = open_.find(obj);
+  Status f = it == open_.end() ? Status::Ok() : it->second->obj->Flush();
+  if (!op.ok() || !f.ok()) Drop(obj);
+  return f.ok() ? op : f;
+}
+
+Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view name, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  auto r = zap->LookupUint64(name);
+  if (!r.ok()) {
+    if (r.status().IsNotFound()) return std::optional<uint64_t>();
+    Drop(obj);
+    return r.status();
+  }
+  return std::optional<uint64_t>(*r);
+}
+
+Status ZplDirs::Add(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  return Finish(obj, zap->Add(name, value));
+}
+
+Status ZplDirs::Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  return Finish(obj, zap->Update(name, value));
+}
+
+Status ZplDirs::Remove(uint64_t obj, std::string_view name, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  return Finish(obj, zap->Remove(name));
+}
+
+Result<std::vector<ZapEntry>> ZplDirs::List(uint64_t obj, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  auto r = zap->List();
+  if (!r.ok()) Drop(obj);
+  return r;
+}
+
+}  // namespace uzfs

@@ -1,0 +1,74 @@
+// ZplDirs: the directory ZAPs of one mounted file system (and its other
+// ZAPs: master node, unlinked set, xattr directories), kept open across
+// operations, plus the ZPL's directory-entry encoding.
+//
+// Entries: name -> one u64, (DT type << 60) | object (ZFS_DIRENT_MAKE; the
+// object is the low 48 bits). New directories are micro ZAPs; ZapWriter
+// turns them fat as they grow.
+//
+// Why a cache: a micro ZAP's next-fit slot position lives in its writer
+// (as in ZFS), so keeping writers open makes insert sequences lay out like
+// zfs-fuse's, and saves re-indexing a micro ZAP on every operation. The
+// cache is bounded (`max_open`); an evicted writer is simply reopened
+// (only the next-fit position restarts). Objects passed to Pin are never
+// evicted. After a failed change the writer is dropped (DmuZapObject's
+// Flush contract: its state may no longer match the object).
+//
+// Threading: none; the file system's mutex serializes every call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "zfs/dmu/objset_writer.h"
+#include "zfs/util/status.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_writer.h"
+
+namespace uzfs {
+
+inline constexpr uint64_t kDirentObjMask = (uint64_t{1} << 48) - 1;
+inline constexpr uint64_t DirentMake(uint32_t dt, uint64_t obj) { return (uint64_t{dt} << 60) | obj; }
+inline constexpr uint64_t DirentObj(uint64_t v) { return v & kDirentObjMask; }
+inline constexpr uint32_t DirentType(uint64_t v) { return static_cast<uint32_t>(v >> 60); }
+// IFTODT: the dirent type of a mode.
+inline constexpr uint32_t DirentTypeOfMode(uint64_t mode) { return static_cast<uint32_t>((mode & 0170000) >> 12); }
+
+class ZplDirs {
+ public:
+  ZplDirs(ObjsetWriter& os, size_t max_open) : os_(os), max_open_(max_open) {}
+
+  // The writer of `obj`'s ZAP, its changes going to `txg`. Valid until the
+  // next call that may evict (Get of another object, Drop, Clear).
+  Result<ZapWriter*> Get(uint64_t obj, uint64_t txg);
+  void Pin(uint64_t obj) { pinned_.insert(obj); }
+  void Drop(uint64_t obj) { open_.erase(obj); }
+  void Clear() { open_.clear(); }
+
+  // The value of `name`, nullopt when absent.
+  Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg);
+  Status Add(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg);
+  Status Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg);
+  Status Remove(uint64_t obj, std::string_view name, uint64_t txg);
+  Result<std::vector<ZapEntry>> List(uint64_t obj, uint64_t txg);
+
+ private:
+  struct Open {
+    std::unique_ptr<DmuZapObject> obj;
+    std::optional<ZapWriter> zap;
+  };
+  // Flushes obj's writer after change `op`; drops it when either failed.
+  Status Finish(uint64_t obj, const Status& op);
+
+  ObjsetWriter& os_;
+  const size_t max_open_;
+  std::map<uint64_t, std::unique_ptr<Open>> open_;
+  std::set<uint64_t> pinned_;
+};
+
+}  // namespace uzfs
