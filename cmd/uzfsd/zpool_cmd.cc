@@ -357,7 +357,7 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
       rc = c.Fail("cannot open '" + n + "': no such pool");
       continue;
     }
-    if (destroy) e->pool->LogHistory(c.cmdline);
+    if (!e->pool->readonly()) e->pool->LogHistory(c.cmdline);
     Status s = destroy ? e->pool->Destroy() : e->pool->Export();
     if (!s.ok()) {
       rc = c.Fail(ErrorLine(s, destroy ? "destroy" : "export", n));
@@ -428,6 +428,13 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
   rows.push_back(PoolPropRow{"available", SizeText(usable, parsable), "-"});
   rows.push_back(PoolPropRow{"readonly", e.rec.readonly ? "on" : "off", "-"});
   return rows;
+}
+
+// Properties PoolPropRows answers besides the table's.
+bool KnownPoolProp(const std::string& p) {
+  static const std::set<std::string> kExtra = {"name", "fragmentation", "expandsize", "checkpoint",
+                                               "usable", "available", "readonly"};
+  return kExtra.count(p) != 0 || FindPoolProp(p) != nullptr;
 }
 
 // Column names and aliases of zpool list / get.
@@ -566,6 +573,9 @@ int List(CmdCtx& c) {
     for (const std::string& o : a.Values('o')) {
       for (const std::string& p : SplitComma(o)) props.push_back(CanonicalPoolProp(p));
     }
+  }
+  for (const std::string& p : props) {
+    if (!KnownPoolProp(p)) return Usage(c, "list", "invalid property '" + p + "'");
   }
   int rc = 0;
   auto pools = SelectPools(c, a.operands, &rc);
@@ -833,6 +843,7 @@ int Get(CmdCtx& c) {
       all = true;
     } else {
       wanted.push_back(CanonicalPoolProp(p));
+      if (!KnownPoolProp(wanted.back())) return Usage(c, "get", "bad property list: invalid property '" + p + "'");
     }
   }
   int rc = 0;

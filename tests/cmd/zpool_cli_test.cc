@@ -199,6 +199,9 @@ TEST(ZpoolCli, ExportImportDestroy) {
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zfs("get -H -o value compression tank/fs");
   EXPECT_EQ(r.out, "gzip\n");
+  r = env.Zpool("history tank");
+  EXPECT_TRUE(Contains(r.out, " zpool export tank\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " zpool import -d " + env.devdir() + " " + guid + "\n")) << r.out;
 
   // Read-only import.
   ASSERT_EQ(env.Zpool("export tank").rc, 0);
@@ -254,6 +257,11 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   r = env.Zpool("create t2");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "missing vdev specification")) << r.err;
+  r = env.Zpool("list -o bogus");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "invalid property 'bogus'")) << r.err;
+  r = env.Zpool("get bogus tank");
+  EXPECT_EQ(r.rc, 2);
   r = env.Zpool("list -Q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "invalid option 'Q'")) << r.err;
