@@ -61,6 +61,10 @@ TEST_F(ZfsCli, CreateListLayouts) {
     ASSERT_EQ(f.size(), 4u) << s;
     for (int i = 1; i < 4; i++) EXPECT_EQ(f[i].find_first_not_of("0123456789"), std::string::npos) << s;
   }
+  r = env.Zfs("list -o space tank");
+  EXPECT_EQ(Lines(r.out)[0], "NAME  AVAIL   USED  USEDSNAP  USEDDS  USEDREFRESERV  USEDCHILD") << r.out;
+  r = env.Zfs("list -H -o name,com.example:nothere tank");
+  EXPECT_EQ(r.out, "tank\t-\n");
   r = env.Zfs("list -H -o name -d 1 tank");
   EXPECT_EQ(r.out, "tank\ntank/a\ntank/x\n");
   r = env.Zfs("list -H -o name -r tank/x");
