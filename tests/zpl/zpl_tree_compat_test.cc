@@ -29,6 +29,9 @@
 //    so the comparison with zfs-fuse uses seconds, and the nanoseconds
 //    are checked where they can be: uzfs's own manifest before and after
 //    Unmount/Mount (and the tree uzfs reads from zfs-fuse has .000000000).
+//  - device numbers: zfs-fuse keeps rdev on disk in the Linux dev_t
+//    encoding, OpenZFS as major << 32 | minor; the tree comparisons leave
+//    the rdev column out and DeviceNumbersBothWays checks both forms.
 //  - xattrs: zfs-fuse needs --enable-xattr, which the sandbox does not
 //    pass; scripts/zpl-zfs-fuse-xattr.sh restarts the sandbox's daemon
 //    with it. Linux allows user.* xattrs only on regular files and
