@@ -176,6 +176,8 @@ bool IsSizeProp(const std::string& n) {
 std::string ValueText(const std::string& prop, const PropValue& v, bool parsable, const std::string& altroot) {
   std::string s = FormatDatasetProp(prop, v, parsable);
   if (!parsable && IsSizeProp(prop) && !v.is_string && s != "none") s = HumanSize(v.number);
+  // -p: ratios without the "x" (current OpenZFS; zfs-fuse kept it).
+  if (parsable && prop == "compressratio" && !s.empty() && s.back() == 'x') s.pop_back();
   if (prop == "mountpoint" && !altroot.empty() && !s.empty() && s[0] == '/') {
     s = s == "/" ? altroot : altroot + s;
   }

@@ -412,6 +412,7 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
     if (!parsable && (p.name == "size" || p.name == "free" || p.name == "allocated")) {
       v = HumanSize(p.value.number);
     }
+    if (parsable && p.name == "dedupratio" && !v.empty() && v.back() == 'x') v.pop_back();
     std::string src = p.SourceText();
     if (p.name == "version" && e.pool->version() == 5000) {
       v = "-";  // feature flags: no version number (OpenZFS prints "-")

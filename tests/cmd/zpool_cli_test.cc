@@ -62,6 +62,7 @@ TEST(ZpoolCli, CreateListStatusLayouts) {
   EXPECT_EQ(size, alloc + free);
   EXPECT_GT(size, 400ull << 20);  // 4 x (128M - 4.5M) raw, whole metaslabs
   EXPECT_EQ(f[7], std::to_string(alloc * 100 / size));  // CAP without '%'
+  EXPECT_EQ(f[8], "1.00");  // DEDUP without 'x' under -p
   EXPECT_EQ(f[9], "ONLINE");
 
   r = env.Zpool("list -H -o name,health,size tank");
