@@ -26,6 +26,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/znode_phys.h"
 
 namespace uzfs {
 namespace {
@@ -228,6 +229,50 @@ TEST_F(ZplFsTest, FilesDirsSymlinksSurviveRemount) {
   auto dd = fs_->Lookup(root_, d->ino, "..");
   ASSERT_ZOK(dd);
   EXPECT_EQ(dd->ino, Root());
+}
+
+// Flags and ACLs of new znodes as zfs-fuse writes them (read from a pool
+// zfs-fuse made): directories ARCHIVE|AV_MODIFIED|ACL_TRIVIAL|
+// ACL_AUTO_INHERIT (+NO_EXECS_DENIED when all may execute); other files
+// the same without AUTO_INHERIT; xattr directories (041777) and their
+// files (0100660) add XATTR (0x1); the ACL is the mode's trivial ACL.
+TEST_F(ZplFsTest, ZnodeFlagsAsZfsFuse) {
+  const uint64_t f = MakeFile(Root(), "f", "x", 0640);
+  auto d = fs_->Mkdir(root_, Root(), "d", 0755);
+  auto s = fs_->Symlink(root_, Root(), "s", "f");
+  ASSERT_ZOK(d);
+  ASSERT_ZOK(s);
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "user.a", Bytes("b"), 0).ok());
+  auto os = pool_->Objset("tp");
+  ASSERT_UZFS_OK(os.status());
+  auto znode = [&](uint64_t o) {
+    auto dn = (*os)->GetDnode(o);
+    EXPECT_TRUE(dn.ok());
+    auto z = DecodeZnode(dn->bonus);
+    EXPECT_TRUE(z.ok());
+    return *z;
+  };
+  const ZnodePhys zf = znode(f), zd = znode(d->ino), zs = znode(s->ino);
+  EXPECT_EQ(zf.flags, 0x40800000004u);
+  EXPECT_EQ(zd.flags, 0x40800000144u);
+  EXPECT_EQ(zs.flags, 0x40800000104u);
+  EXPECT_EQ(*zf.Aces(), TrivialAcl(0640));
+  const ZnodePhys zx = znode(zf.xattr);
+  EXPECT_EQ(zx.mode, 041777u);
+  EXPECT_EQ(zx.flags, 0x40800000145u);
+  EXPECT_EQ(zx.parent, f);
+  auto xl = fs_->ListXattr(root_, f);
+  ASSERT_ZOK(xl);
+  ASSERT_EQ(xl->size(), 1u);
+  // The attribute file: the xattr directory's only entry.
+  for (uint64_t o = zf.xattr + 1; o < zf.xattr + 4; o++) {
+    auto dn = (*os)->GetDnode(o);
+    if (!dn.ok()) continue;
+    auto z = DecodeZnode(dn->bonus);
+    if (!z.ok() || z->parent != zf.xattr) continue;
+    EXPECT_EQ(z->mode, 0100660u);
+    EXPECT_EQ(z->flags, 0x40800000005u);
+  }
 }
 
 TEST_F(ZplFsTest, ErrorCodes) {

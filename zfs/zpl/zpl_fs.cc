@@ -1077,6 +1077,9 @@ class ZplFsImpl final : public ZplFs {
                                       znode_flag::kNoExecsDenied | znode_flag::kArchive |
                                       znode_flag::kAvModified);
     a.flags = keep | TrivialAclFlags(perm);
+    // zfs-fuse gives ACL_AUTO_INHERIT to directories only (checked on its
+    // files, fifos, symlinks, xattr files and directories).
+    if (!IsDir(a.mode)) a.flags &= ~znode_flag::kAclAutoInherit;
     a.acl = TrivialAcl(perm);
   }
 
