@@ -560,6 +560,16 @@ TEST_F(ZplFsTest, Xattrs) {
   EXPECT_ZERR(S(fs_->RemoveXattr(root_, f, "user.a")), ENODATA);
   EXPECT_ZERR(fs_->GetXattr(root_, f, "user.a"), ENODATA);
   EXPECT_ZERR(S(fs_->SetXattr(root_, f, std::string(256, 'n'), Bytes("v"), 0)), ERANGE);
+  // Linux's namespace rules.
+  auto sl = fs_->Symlink(root_, Root(), "sl", "f");
+  ASSERT_ZOK(sl);
+  EXPECT_ZERR(S(fs_->SetXattr(root_, sl->ino, "user.a", Bytes("v"), 0)), EPERM);
+  EXPECT_ZERR(fs_->GetXattr(root_, sl->ino, "user.a"), ENODATA);
+  ZplCred u;
+  u.uid = 1000;
+  u.gid = 1000;
+  EXPECT_ZERR(S(fs_->SetXattr(u, f, "trusted.x", Bytes("v"), 0)), EPERM);
+  EXPECT_ZERR(S(fs_->SetXattr(u, f, "user.x", Bytes("v"), 0)), EACCES);  // root's 0644 file
   // Unlinking the file frees its xattr directory and attributes too.
   ASSERT_TRUE(fs_->Unlink(root_, Root(), "f").ok());
 }

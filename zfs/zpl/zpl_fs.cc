@@ -400,6 +400,7 @@ class ZplFsImpl final : public ZplFs {
     if (z.a.links == 0) return Err(ENOENT, "link of an unlinked file");
     ZPL_ASSIGN(Znode d, Load(newdir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    if (d.a.links == 0) return Err(ENOENT, "directory was removed");
     ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
     ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(newdir, newname));
     if (ex) return Err(EEXIST, "link: name exists");
@@ -769,7 +770,7 @@ class ZplFsImpl final : public ZplFs {
     if (value.size() > kXattrValueMax) return Err(E2BIG, "xattr value too large");
     if ((flags & XATTR_CREATE) && (flags & XATTR_REPLACE)) return Err(EINVAL, "XATTR_CREATE|XATTR_REPLACE");
     ZPL_ASSIGN(Znode z, Load(ino));
-    ZPL_TRY(XattrPerm(c, z.a, W_OK));
+    ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
     std::optional<uint64_t> ex;
     if (z.a.xattr != 0) {
       ZPL_ASSIGN(ex, DirLookup(z.a.xattr, name));
@@ -820,7 +821,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(XattrOn());
     ZPL_TRY(CheckXattrName(name));
     ZPL_ASSIGN(Znode z, Load(ino));
-    ZPL_TRY(XattrPerm(c, z.a, R_OK));
+    ZPL_TRY(XattrPerm(c, z.a, name, R_OK));
     if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
     ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
     if (!ex) return Err(ENODATA, "no such xattr");
@@ -848,7 +849,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(Writable());
     ZPL_TRY(CheckXattrName(name));
     ZPL_ASSIGN(Znode z, Load(ino));
-    ZPL_TRY(XattrPerm(c, z.a, W_OK));
+    ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
     if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
     ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
     if (!ex) return Err(ENODATA, "no such xattr");
@@ -1000,10 +1001,14 @@ class ZplFsImpl final : public ZplFs {
     if (!(dir.mode & S_ISVTX) || c.uid == 0 || c.uid == dir.uid || c.uid == f.uid) return ZplStatus::Ok();
     return Err(EPERM, "sticky directory: not the owner");
   }
-  // User xattrs only on files and directories; user.* needs the file's
-  // permission, other namespaces (trusted., security., system.) root or
-  // owner.
-  static ZplStatus XattrPerm(const ZplCred& c, const ZnodeAttrs& a, int want) {
+  // Linux's rules (xattr_permission): trusted.* needs root; user.* exists
+  // only on regular files and directories (EPERM to change, ENODATA to
+  // read elsewhere) and needs the file's read/write permission; other
+  // namespaces (security., system.) the file's permission.
+  static ZplStatus XattrPerm(const ZplCred& c, const ZnodeAttrs& a, std::string_view name, int want) {
+    if (name.starts_with("trusted.") && c.uid != 0) return Err(want == R_OK ? ENODATA : EPERM, "trusted.* needs root");
+    if (name.starts_with("user.") && !IsReg(a.mode) && !IsDir(a.mode))
+      return Err(want == R_OK ? ENODATA : EPERM, "user.* xattrs only on files and directories");
     if (c.uid == 0) return ZplStatus::Ok();
     return Perm(c, a, want);
   }
