@@ -1262,6 +1262,10 @@ class ZplFsImpl final : public ZplFs {
   ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES(mu_) {
     if (!atime_ || readonly_locked() || normalized_) return ZplStatus::Ok();
     const ZplTimespec now = Now();
+    // At most one atime write per file per second: every read would
+    // otherwise be a transaction (ZFS keeps atime in memory and writes it
+    // with the next change; uzfs has no znode cache yet).
+    if (now.sec == z.a.atime.sec) return ZplStatus::Ok();
     if (relatime_) {
       const bool stale = !Before(z.a.mtime, z.a.atime) || !Before(z.a.ctime, z.a.atime) ||
                          now.sec >= z.a.atime.sec + 24 * 3600;

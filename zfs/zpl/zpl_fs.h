@@ -11,12 +11,19 @@
 // attributes for ZPL 5). Unlinked-but-open files sit in the delete queue
 // (the "unlinked set", master node DELETE_QUEUE) until their last Release;
 // Mount empties it of files left there by a crash. Extended attributes are
-// files in a hidden xattr directory (znode xattr field), and with ZPL 5 and
-// xattr=sa small ones are kept in the SA.
+// files in a hidden xattr directory (znode xattr field), named with their
+// full Linux name ("user.k") as zfs-fuse names them (OpenZFS on Linux
+// drops "user."); with ZPL 5, xattr=sa (small ones in the SA) is not
+// written yet: ZPL 5 file systems get directory-based xattrs too.
+// Not yet: reading/writing spill blocks (ZPL 5 symlinks over 119 bytes,
+// big SA xattrs: EIO/EOPNOTSUPP), changes on file systems with name
+// normalization or case folding (EOPNOTSUPP; reads work).
 //
 // Transactions: every change is made in the pool's open txg (Pool::Begin)
 // and is durable once that txg syncs; Fsync waits for it (the intent log,
-// issue 8, will shorten that). A failed operation changes nothing visible.
+// issue 8, will shorten that). An operation is never split across txgs
+// (a Write of more than 8 MiB is done as pieces, each atomic). A failed
+// operation changes nothing visible (checks come before changes).
 //
 // Errors: every method returns ZplStatus/ZplResult carrying a POSIX errno
 // (ENOENT, EEXIST, ENOTEMPTY, EISDIR, ENOTDIR, EXDEV, ENOSPC, EDQUOT,
@@ -33,8 +40,15 @@
 // recordsize, compression, checksum, copies, atime/relatime, readonly,
 // quota/refquota (EDQUOT), reservation/refreservation and pool space
 // (ENOSPC), xattr (on|sa|off), casesensitivity/normalization (as created).
+// Space: a change that can allocate is refused when its worst case plus
+// twice this dataset's unsynced dirty bytes plus 1 MiB exceeds AVAIL as
+// `zfs list` computes it (quota/refquota: EDQUOT; else ENOSPC); unlink,
+// rmdir and truncation down are never refused for space. atime is
+// written at most once per second per file.
 //
 // Threading: every method is safe from any thread (FUSE's worker pool).
+// One mutex per file system serializes metadata work and writes; file data
+// is read outside it.
 #pragma once
 
 #include <sys/stat.h>
