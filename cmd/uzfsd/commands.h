@@ -43,7 +43,9 @@ void ExportAllForShutdown(Registry& reg);
 // with "cannot <action> 'name': " put in front unless it already says.
 std::string ErrorLine(const Status& s, const std::string& action, const std::string& name);
 // Makes the pool's entry after Create/Import (shape read, cache record).
-std::shared_ptr<PoolEntry> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
+// A read-only pool's devices get shared locks first; Busy (the pool closed
+// again, nothing written) when they are held read-write elsewhere.
+Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
                                      Registry& reg);
 // Absolute path for a client-relative one.
 std::string AbsPath(const std::string& cwd, const std::string& p);

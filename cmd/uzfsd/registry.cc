@@ -2,6 +2,7 @@
 #include "cmd/uzfsd/registry.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,25 @@ void Logger::Log(const std::string& line) {
     std::fflush(f_);
   }
   if (also_stderr_) std::fputs(text.c_str(), stderr);
+}
+
+Status DeviceLocks::Take(const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // an absent device: nothing to protect
+    if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+      ::close(fd);
+      Release();
+      return Status::Busy("pool is in use: '" + p + "' is open read-write elsewhere (another uzfsd?)");
+    }
+    fds_.push_back(fd);
+  }
+  return Status::Ok();
+}
+
+void DeviceLocks::Release() {
+  for (int fd : fds_) ::close(fd);
+  fds_.clear();
 }
 
 std::shared_ptr<PoolEntry> Registry::Find(const std::string& name) {

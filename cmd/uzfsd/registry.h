@@ -63,9 +63,28 @@ struct CacheRecord {
   std::map<std::string, std::string> props;
 };
 
+// Shared flock()s on the devices of a pool imported read-only. Pool opens
+// such devices shared and unlocked, so without these another daemon could
+// import the same pool read-write under us; with them its exclusive open
+// fails (Busy), and ours fails when someone holds the pool read-write.
+class DeviceLocks {
+ public:
+  DeviceLocks() = default;
+  ~DeviceLocks() { Release(); }
+  DeviceLocks(const DeviceLocks&) = delete;
+  DeviceLocks& operator=(const DeviceLocks&) = delete;
+  // Busy naming the first device some other open holds exclusively.
+  Status Take(const std::vector<std::string>& paths);
+  void Release();
+
+ private:
+  std::vector<int> fds_;
+};
+
 struct PoolEntry {
   Mutex mu;  // one request on this pool at a time
   std::unique_ptr<Pool> pool UZFS_GUARDED_BY(mu);
+  DeviceLocks ro_locks UZFS_GUARDED_BY(mu);  // read-only imports only
   CacheRecord rec UZFS_GUARDED_BY(mu);
   PoolShape shape UZFS_GUARDED_BY(mu);
   std::chrono::steady_clock::time_point since;  // import/create time (iostat's first report)

@@ -323,7 +323,8 @@ int Create(CmdCtx& c) {
   auto pool = Pool::Create(name, *layout, o);
   if (!pool.ok()) return c.Fail(ErrorLine(pool.status(), "create", name));
   PoolShape shape = ShapeFromLayout(*layout);
-  MakeEntry(std::move(*pool), rec, &shape, c.reg);
+  auto entry = MakeEntry(std::move(*pool), rec, &shape, c.reg);
+  if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "create", name));
   c.reg.log().Log("created pool '" + name + "'");
   return 0;
 }
@@ -364,6 +365,7 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
       continue;
     }
     e->pool.reset();
+    e->ro_locks.Release();
     c.reg.Remove(n, false);
     c.reg.log().Log(std::string(destroy ? "destroyed" : "exported") + " pool '" + n + "'");
   }
@@ -1133,10 +1135,14 @@ std::string AbsPath(const std::string& cwd, const std::string& p) {
   return cwd + "/" + p;
 }
 
-std::shared_ptr<PoolEntry> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
-                                     Registry& reg) {
+Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
+                                             Registry& reg) {
   auto e = std::make_shared<PoolEntry>();
   MutexLock l(&e->mu);
+  if (pool->readonly()) {
+    // Closing a read-only pool writes nothing.
+    UZFS_RETURN_IF_ERROR(e->ro_locks.Take(PoolDevicePaths(*pool, PoolShape{})));
+  }
   PoolShape sh;
   if (shape != nullptr) {
     sh = *shape;

@@ -120,7 +120,8 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
                   "use the form 'zpool import <pool | id> <newpool>' to give it a new name "
                   "(not supported by uzfs yet)");
   }
-  MakeEntry(std::move(*p), rec_base, nullptr, c.reg);
+  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg);
+  if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
   c.reg.log().Log("imported pool '" + name + "'");
   return 0;
 }
@@ -237,7 +238,11 @@ void ImportCachedPools(Registry& reg) {
       if (p.status().IsNotFound()) reg.DropFromCache(r.name);
       continue;
     }
-    MakeEntry(std::move(*p), r, nullptr, reg);
+    auto entry = MakeEntry(std::move(*p), r, nullptr, reg);
+    if (!entry.ok()) {
+      reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(entry.status().message()));
+      continue;
+    }
     reg.log().Log("imported pool '" + r.name + "' from the cache file");
   }
 }
@@ -254,6 +259,7 @@ void ExportAllForShutdown(Registry& reg) {
       reg.log().Log("exported pool '" + name + "' (shutdown; stays in the cache file)");
     }
     e->pool.reset();
+    e->ro_locks.Release();
     reg.Remove(name, /*keep_in_cache=*/true);
   }
 }

@@ -195,6 +195,31 @@ TEST(Uzfsd, ConcurrentClientsAndAutostartRace) {
   EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
 }
 
+TEST(Uzfsd, TwoDaemonsNeverShareAWritablePool) {
+  CliEnv a, b;  // two run directories: two daemons
+  const std::string dev = a.Dev("d0");
+  ASSERT_EQ(a.Zpool("create rp " + dev).rc, 0);
+  // Read-write in one daemon: the other cannot import it at all.
+  Ran r = b.Zpool("import -d " + a.devdir() + " rp");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "cannot import 'rp': ")) << r.err;
+  r = b.Zpool("import -o readonly=on -d " + a.devdir() + " rp");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "pool is in use")) << r.err;
+  // Read-only in one daemon: another may read it too, never write it.
+  ASSERT_EQ(a.Zpool("export rp").rc, 0);
+  ASSERT_EQ(a.Zpool("import -o readonly=on -d " + a.devdir() + " rp").rc, 0);
+  r = b.Zpool("import -d " + a.devdir() + " rp");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "in use")) << r.err;
+  r = b.Zpool("import -o readonly=on -d " + a.devdir() + " rp");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(b.Zpool("export rp").rc, 0);
+  ASSERT_EQ(a.Zpool("export rp").rc, 0);
+  r = b.Zpool("import -d " + a.devdir() + " rp");
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
 TEST(Uzfsd, OtherUsersCannotConnect) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch to another uid";
   CliEnv env;
