@@ -35,9 +35,9 @@ struct Walked {
 class ZilFixtureTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    const auto img = test::FixturePath(std::string("zil/") + GetParam() + ".img.xz");
+    const auto img = test::FixturePath(std::string("zil/") + GetParam() + ".img.gz");
     const std::string cmd =
-        "xz -dc '" + img.string() + "' > '" + (dir_.path() / "zilpool.img").string() + "'";
+        "gzip -dc '" + img.string() + "' > '" + (dir_.path() / "zilpool.img").string() + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     auto p = PoolReader::Open(dir_.path().string(), "zilpool");
     ASSERT_TRUE(p.ok()) << p.status().ToString(true);
