@@ -275,6 +275,13 @@ TEST_F(ZplFsTest, ZnodeFlagsAsZfsFuse) {
   }
 }
 
+TEST_F(ZplFsTest, SecondMountOfOneDatasetIsBusy) {
+  EXPECT_ZERR(ZplFs::Mount(*pool_, "tp"), EBUSY);
+  ASSERT_TRUE(fs_->Unmount().ok());
+  Mount();  // free again once unmounted
+  EXPECT_ZERR(ZplFs::Mount(*pool_, "nope"), ENOENT);
+}
+
 TEST_F(ZplFsTest, ErrorCodes) {
   EXPECT_ZERR(fs_->Lookup(root_, Root(), "nope"), ENOENT);
   auto d = fs_->Mkdir(root_, Root(), "d", 0755);

@@ -193,6 +193,11 @@ ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetW
   return Err(ENOTSUP, "unknown ZPL version " + std::to_string(version));
 }
 
+// Object sets with a mounted ZplFs: a second ZplFs on the same set would
+// keep its own directory cache and mutex and corrupt it (EBUSY instead).
+Mutex g_mounted_mu;
+std::set<const ObjsetWriter*> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
+
 struct Znode {
   uint64_t obj = 0;
   Dnode dn;
@@ -210,6 +215,8 @@ class ZplFsImpl final : public ZplFs {
       : pool_(pool), ds_(std::move(ds)), os_(os), dirs_(*os, kZapCacheMax) {}
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
+    MutexLock g(&g_mounted_mu);
+    g_mounted.erase(os_);
   }
 
   ZplStatus Init(const ZplMountOptions& opts) UZFS_EXCLUDES(mu_) {
@@ -246,6 +253,10 @@ class ZplFsImpl final : public ZplFs {
       }
       dirs_.Clear();
       unmounted_ = true;
+    }
+    {
+      MutexLock g(&g_mounted_mu);
+      g_mounted.erase(os_);
     }
     if (pool_.readonly()) return ZplStatus::Ok();
     return ZplStatus::FromStatus(pool_.Sync());
@@ -1390,6 +1401,10 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& da
   if (!os.ok()) return ZplStatus::FromStatus(os.status());
   if ((*os)->objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
     return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
+  {
+    MutexLock g(&g_mounted_mu);
+    if (!g_mounted.insert(*os).second) return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
+  }
   auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os);
   ZPL_TRY(fs->Init(opts));
   return std::unique_ptr<ZplFs>(std::move(fs));
