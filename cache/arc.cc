@@ -762,6 +762,8 @@ ArcStats Arc::Stats() const {
   s.arc_meta_used = s.metadata_size;
   s.arc_meta_limit = im.meta_limit.load();
   s.hash_elements = im.headers.load();
+  // A header plus its hash-table node (key, pointer, cached hash, next).
+  s.hdr_size = s.hash_elements * (sizeof(ArcHeader) + sizeof(ArcKey) + 3 * sizeof(void*));
   s.memory_throttle_count = im.throttles.load();
   s.arc_no_grow = im.no_grow.load() ? 1 : 0;
   return s;

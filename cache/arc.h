@@ -148,6 +148,7 @@ struct ArcStats {
   uint64_t evict_skip = 0;       // referenced buffers passed over by eviction
   uint64_t evicted_mru = 0, evicted_mfu = 0;  // bytes evicted (evict_l2_ineligible-style split)
   uint64_t hash_elements = 0;    // headers (cached + ghosts)
+  uint64_t hdr_size = 0;         // their memory (not part of `size` yet)
   uint64_t size = 0, c = 0, p = 0, c_min = 0, c_max = 0;
   uint64_t data_size = 0, metadata_size = 0, overhead_size = 0;  // overhead: decompressed copies
   uint64_t compressed_size = 0, uncompressed_size = 0;           // of cached buffers

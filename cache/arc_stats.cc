@@ -37,6 +37,7 @@ std::string RenderArcStats(const ArcStats& s) {
       {"compressed_size", s.compressed_size},
       {"uncompressed_size", s.uncompressed_size},
       {"overhead_size", s.overhead_size},
+      {"hdr_size", s.hdr_size},
       {"data_size", s.data_size},
       {"metadata_size", s.metadata_size},
       {"mru_size", s.mru_size},

@@ -93,6 +93,7 @@ TEST(ArcTest, MissInsertHitPromotes) {
   EXPECT_EQ(s.mfu_size, kBlock);
   EXPECT_EQ(s.size, kBlock);
   EXPECT_EQ(s.hash_elements, 1u);
+  EXPECT_GT(s.hdr_size, 100u);
 }
 
 TEST(ArcTest, MfuGhostHitShrinksPAndMruGhostHitGrowsIt) {
