@@ -827,6 +827,100 @@ TEST_F(ZplFsTest, ReadOnlyPoolImportMounts) {
   pool_.reset();  // a read-only pool is closed, not exported
 }
 
+// Random operations on a flat namespace of two directories against an
+// in-memory model (name -> contents), with syncs and a remount between
+// rounds; every file's bytes and every directory listing must match.
+TEST_F(ZplFsTest, RandomOperationsMatchModel) {
+  std::mt19937_64 rng(42);
+  auto a = fs_->Mkdir(root_, Root(), "A", 0755);
+  auto b = fs_->Mkdir(root_, Root(), "B", 0755);
+  ASSERT_ZOK(a);
+  ASSERT_ZOK(b);
+  const uint64_t dirs[2] = {a->ino, b->ino};
+  std::map<std::pair<int, std::string>, std::string> model;
+  auto pick_name = [&] { return "n" + std::to_string(rng() % 12); };
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 150; i++) {
+      const int di = int(rng() % 2);
+      const std::string name = pick_name();
+      const auto key = std::make_pair(di, name);
+      const bool exists = model.count(key) > 0;
+      switch (rng() % 6) {
+        case 0: {  // create (exclusive)
+          auto r = fs_->Create(root_, dirs[di], name, S_IFREG | 0644, O_CREAT | O_EXCL | O_RDWR);
+          ASSERT_EQ(r.ok(), !exists) << r.status().ToString();
+          if (r.ok()) {
+            model[key] = "";
+            ASSERT_TRUE(fs_->Release(r->second).ok());
+          }
+          break;
+        }
+        case 1:
+        case 2: {  // write somewhere
+          if (!exists) break;
+          auto l = fs_->Lookup(root_, dirs[di], name);
+          ASSERT_ZOK(l);
+          auto h = fs_->Open(root_, l->ino, O_RDWR);
+          ASSERT_ZOK(h);
+          const uint64_t off = rng() % 200000;
+          const std::vector<uint8_t> data = test::RandomBytes(1 + rng() % 70000, rng());
+          ASSERT_ZOK(fs_->Write(*h, off, data));
+          std::string& m = model[key];
+          if (m.size() < off + data.size()) m.resize(off + data.size(), '\0');
+          std::copy(data.begin(), data.end(), m.begin() + static_cast<ptrdiff_t>(off));
+          ASSERT_TRUE(fs_->Release(*h).ok());
+          break;
+        }
+        case 3: {  // truncate
+          if (!exists) break;
+          auto l = fs_->Lookup(root_, dirs[di], name);
+          ASSERT_ZOK(l);
+          ZplSetAttr t;
+          t.size = rng() % 150000;
+          ASSERT_ZOK(fs_->SetAttr(root_, l->ino, t));
+          model[key].resize(*t.size, '\0');
+          break;
+        }
+        case 4: {  // rename, maybe across directories, maybe over a file
+          const int dj = int(rng() % 2);
+          const std::string to = pick_name();
+          const ZplStatus st = fs_->Rename(root_, dirs[di], name, dirs[dj], to);
+          ASSERT_EQ(st.ok(), exists) << st.ToString();
+          if (exists && !(di == dj && name == to)) {
+            model[std::make_pair(dj, to)] = model[key];
+            model.erase(key);
+          }
+          break;
+        }
+        case 5: {  // unlink
+          const ZplStatus st = fs_->Unlink(root_, dirs[di], name);
+          ASSERT_EQ(st.ok(), exists) << st.ToString();
+          model.erase(key);
+          break;
+        }
+      }
+      if (i % 50 == 49) {
+        ASSERT_TRUE(fs_->SyncFs().ok());
+      }
+    }
+    Remount();
+    for (int di = 0; di < 2; di++) {
+      std::set<std::string> want = {".", ".."};
+      for (const auto& [k, v] : model) {
+        if (k.first == di) want.insert(k.second);
+      }
+      EXPECT_EQ(List(dirs[di]), want);
+      EXPECT_EQ(fs_->GetAttr(dirs[di])->size, want.size());
+    }
+    for (const auto& [k, v] : model) {
+      auto l = fs_->Lookup(root_, dirs[k.first], k.second);
+      ASSERT_ZOK(l);
+      EXPECT_EQ(l->size, v.size());
+      EXPECT_TRUE(ReadAll(l->ino) == v) << k.second;
+    }
+  }
+}
+
 TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
   test::TempDir dir;
   PoolLayout l;
