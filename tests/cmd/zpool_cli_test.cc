@@ -330,6 +330,27 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   EXPECT_EQ(r.out, "t2\tONLINE\ntank\tONLINE\n");
 }
 
+TEST(ZpoolCli, DegradedPoolStatusExitsZero) {
+  CliEnv env;
+  const std::string a = env.Dev("a"), b = env.Dev("b");
+  ASSERT_EQ(env.Zpool("create dp mirror " + a + " " + b).rc, 0);
+  ASSERT_EQ(env.Zpool("export dp").rc, 0);
+  std::filesystem::remove(b);
+  Ran r = env.Zpool("import -d " + env.devdir());
+  EXPECT_TRUE(Contains(r.out, "  state: DEGRADED\n")) << r.out;
+  ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " dp").rc, 0);
+  r = env.Zpool("status dp");
+  EXPECT_EQ(r.rc, 0);  // as ZFS: status exits 0 on an unhealthy pool
+  EXPECT_TRUE(Contains(r.out, " state: DEGRADED\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nstatus: ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "REMOVED      0     0     0  cannot open\n")) << r.out;
+  r = env.Zpool("status -x");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(Contains(r.out, "  pool: dp\n")) << r.out;
+  EXPECT_EQ(env.Zpool("get -H -o value health dp").out, "DEGRADED\n");
+  EXPECT_EQ(env.Zpool("list -H -o health dp").out, "DEGRADED\n");
+}
+
 TEST(ZpoolCli, Iostat) {
   CliEnv env;
   ASSERT_EQ(env.Zpool("create tank mirror" + Devs(env, "m", 2)).rc, 0);
