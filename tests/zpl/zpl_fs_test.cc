@@ -567,6 +567,21 @@ TEST_F(ZplFsTest, Xattrs) {
   EXPECT_ZERR(S(fs_->RemoveXattr(root_, f, "user.a")), ENODATA);
   EXPECT_ZERR(fs_->GetXattr(root_, f, "user.a"), ENODATA);
   EXPECT_ZERR(S(fs_->SetXattr(root_, f, std::string(256, 'n'), Bytes("v"), 0)), ERANGE);
+  // An attribute stored under its bare name (illumos/FreeBSD's form of
+  // user.*) reads and lists as user.*, and setting it moves it to the
+  // full name.
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "bare", Bytes("old"), 0).ok());
+  auto gb = fs_->GetXattr(root_, f, "user.bare");
+  ASSERT_ZOK(gb);
+  EXPECT_EQ(std::string(gb->begin(), gb->end()), "old");
+  EXPECT_ZERR(S(fs_->SetXattr(root_, f, "user.bare", Bytes("x"), XATTR_CREATE)), EEXIST);
+  ASSERT_TRUE(fs_->SetXattr(root_, f, "user.bare", Bytes("new"), XATTR_REPLACE).ok());
+  auto l2 = fs_->ListXattr(root_, f);
+  ASSERT_ZOK(l2);
+  EXPECT_EQ(std::count(l2->begin(), l2->end(), "user.bare"), 1);
+  EXPECT_EQ(std::count(l2->begin(), l2->end(), "bare"), 0);
+  EXPECT_ZERR(fs_->GetXattr(root_, f, "bare"), ENODATA);
+  ASSERT_TRUE(fs_->RemoveXattr(root_, f, "user.bare").ok());
   // Linux's namespace rules.
   auto sl = fs_->Symlink(root_, Root(), "sl", "f");
   ASSERT_ZOK(sl);

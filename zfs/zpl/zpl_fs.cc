@@ -782,12 +782,16 @@ class ZplFsImpl final : public ZplFs {
     if ((flags & XATTR_CREATE) && (flags & XATTR_REPLACE)) return Err(EINVAL, "XATTR_CREATE|XATTR_REPLACE");
     ZPL_ASSIGN(Znode z, Load(ino));
     ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
-    std::optional<uint64_t> ex;
+    std::optional<StoredXattr> found;
     if (z.a.xattr != 0) {
-      ZPL_ASSIGN(ex, DirLookup(z.a.xattr, name));
+      ZPL_ASSIGN(found, FindXattr(z.a.xattr, name));
     }
-    if (ex && (flags & XATTR_CREATE)) return Err(EEXIST, "xattr exists");
-    if (!ex && (flags & XATTR_REPLACE)) return Err(ENODATA, "no such xattr");
+    if (found && (flags & XATTR_CREATE)) return Err(EEXIST, "xattr exists");
+    if (!found && (flags & XATTR_REPLACE)) return Err(ENODATA, "no such xattr");
+    // The value is kept under the full name; an entry under the bare name
+    // (another platform's "user." form) is replaced by it.
+    std::optional<uint64_t> ex;
+    if (found && found->name == name) ex = found->value;
     const uint64_t est = 2 * kMetaTxBytes + RoundUp(value.size(), 512) * 4;
     ZPL_TRY(CheckSpace(est));
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
@@ -798,6 +802,12 @@ class ZplFsImpl final : public ZplFs {
       z.a.xattr = xd;
     }
     ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    if (found && found->name != name) {
+      ZPL_ASSIGN(Znode old, Load(DirentObj(found->value)));
+      ZPL_TRY(DirRemove(xdir.obj, found->name, txg));
+      xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
+      ZPL_TRY(FreeZnode(old, txg));
+    }
     Znode f;
     if (ex) {
       ZPL_ASSIGN(f, Load(*ex & kDirentObjMask));
@@ -834,9 +844,9 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN(Znode z, Load(ino));
     ZPL_TRY(XattrPerm(c, z.a, name, R_OK));
     if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
+    ZPL_ASSIGN(std::optional<StoredXattr> ex, FindXattr(z.a.xattr, name));
     if (!ex) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(Znode f, Load(*ex & kDirentObjMask));
+    ZPL_ASSIGN(Znode f, Load(DirentObj(ex->value)));
     std::vector<uint8_t> out(f.a.size);
     ZPL_TRY_S(os_->Read(f.obj, 0, out));
     return out;
@@ -850,7 +860,7 @@ class ZplFsImpl final : public ZplFs {
     std::vector<std::string> out;
     if (z.a.xattr == 0) return out;
     ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(z.a.xattr, pool_.open_txg()));
-    for (ZapEntry& e : es) out.push_back(std::move(e.name));
+    for (ZapEntry& e : es) out.push_back(ListedXattrName(std::move(e.name)));
     return out;
   }
 
@@ -862,14 +872,14 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN(Znode z, Load(ino));
     ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
     if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(z.a.xattr, name));
+    ZPL_ASSIGN(std::optional<StoredXattr> ex, FindXattr(z.a.xattr, name));
     if (!ex) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(Znode f, Load(*ex & kDirentObjMask));
+    ZPL_ASSIGN(Znode f, Load(DirentObj(ex->value)));
     ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
-    ZPL_TRY(DirRemove(xdir.obj, name, txg));
+    ZPL_TRY(DirRemove(xdir.obj, ex->name, txg));
     xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
     xdir.a.mtime = xdir.a.ctime = now;
     ZPL_TRY(Store(xdir, txg));
@@ -1022,6 +1032,30 @@ class ZplFsImpl final : public ZplFs {
       return Err(want == R_OK ? ENODATA : EPERM, "user.* xattrs only on files and directories");
     if (c.uid == 0) return ZplStatus::Ok();
     return Perm(c, a, want);
+  }
+  // Where an xattr is stored: its full Linux name ("user.k", what
+  // zfs-fuse and OpenZFS on Linux write), or for user.* the bare name
+  // ("k", what illumos/FreeBSD write; OpenZFS on Linux reads it too).
+  struct StoredXattr {
+    std::string name;
+    uint64_t value = 0;
+  };
+  ZplResult<std::optional<StoredXattr>> FindXattr(uint64_t xdir, std::string_view name) UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(xdir, name));
+    if (v) return std::optional<StoredXattr>(StoredXattr{std::string(name), *v});
+    if (name.starts_with("user.") && name.size() > 5) {
+      ZPL_ASSIGN(std::optional<uint64_t> b, DirLookup(xdir, name.substr(5)));
+      if (b) return std::optional<StoredXattr>(StoredXattr{std::string(name.substr(5)), *b});
+    }
+    return std::optional<StoredXattr>();
+  }
+  // A stored name as listxattr shows it: names without a Linux namespace
+  // are user attributes.
+  static std::string ListedXattrName(std::string stored) {
+    for (std::string_view ns : {"user.", "trusted.", "security.", "system."}) {
+      if (stored.starts_with(ns)) return stored;
+    }
+    return "user." + stored;
   }
   static ZplStatus CheckXattrName(std::string_view name) {
     if (name.empty()) return Err(ERANGE, "empty xattr name");

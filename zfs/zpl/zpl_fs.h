@@ -12,9 +12,11 @@
 // (the "unlinked set", master node DELETE_QUEUE) until their last Release;
 // Mount empties it of files left there by a crash. Extended attributes are
 // files in a hidden xattr directory (znode xattr field), named with their
-// full Linux name ("user.k") as zfs-fuse names them (OpenZFS on Linux
-// drops "user."); with ZPL 5, xattr=sa (small ones in the SA) is not
-// written yet: ZPL 5 file systems get directory-based xattrs too.
+// full Linux name ("user.k") as zfs-fuse and OpenZFS on Linux name them;
+// a user.* attribute stored under its bare name (illumos/FreeBSD) is read,
+// listed as "user.k" and replaced by the full name when set. With ZPL 5,
+// xattr=sa (small ones in the SA) is not written yet: ZPL 5 file systems
+// get directory-based xattrs too.
 // Not yet: reading/writing spill blocks (ZPL 5 symlinks over 119 bytes,
 // big SA xattrs: EIO/EOPNOTSUPP), changes on file systems with name
 // normalization or case folding (EOPNOTSUPP; reads work).
