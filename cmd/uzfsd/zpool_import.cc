@@ -217,6 +217,14 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
   if (auto e = c.reg.Find(target); e != nullptr) {
     return c.Fail("cannot import '" + target + "': a pool with that name is already imported");
   }
+  // By guid: refuse a name clash before opening anything (an import writes
+  // its labels; the pool must not be touched when it cannot stay imported).
+  for (const FoundPool& fp : found) {
+    if (std::to_string(fp.guid) == target && c.reg.Find(fp.name) != nullptr) {
+      return c.Fail("cannot import '" + target + "': a pool named '" + fp.name +
+                    "' is already imported (importing under a new name is not supported by uzfs yet)");
+    }
+  }
   return ImportOne(c, *devs, target, opts, rec);
 }
 

@@ -28,6 +28,16 @@ bool FrontIsZero(const std::string& path) {
   return std::all_of(b.begin(), b.begin() + in.gcount(), [](char c) { return c == 0; });
 }
 
+// The label areas of a device file: its first and last 512 KiB.
+std::string LabelAreas(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string front(512 << 10, '\0'), back(512 << 10, '\0');
+  in.read(front.data(), static_cast<std::streamsize>(front.size()));
+  in.seekg(-static_cast<std::streamoff>(back.size()), std::ios::end);
+  in.read(back.data(), static_cast<std::streamsize>(back.size()));
+  return front + back;
+}
+
 std::string Devs(CliEnv& env, const std::string& prefix, int n, uint64_t size = 128ull << 20) {
   std::string s;
   for (int i = 0; i < n; i++) s += " " + env.Dev(prefix + std::to_string(i), size);
@@ -196,6 +206,18 @@ TEST(ZpoolCli, ExportImportDestroy) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "cannot import 'nosuch': no such pool available")) << r.err;
 
+  // Another pool named tank holds the name: importing ours by guid is
+  // refused before anything is written to it.
+  {
+    CliEnv other_dir;
+    ASSERT_EQ(env.Zpool("create tank " + other_dir.Dev("o0")).rc, 0);
+    const std::string before = LabelAreas(env.devdir() + "/d0");
+    r = env.Zpool("import -d " + env.devdir() + " " + guid);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(Contains(r.err, "a pool named 'tank' is already imported")) << r.err;
+    EXPECT_TRUE(LabelAreas(env.devdir() + "/d0") == before);
+    ASSERT_EQ(env.Zpool("destroy tank").rc, 0);
+  }
   r = env.Zpool("import -d " + env.devdir() + " " + guid);  // by guid
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zfs("get -H -o value compression tank/fs");
