@@ -131,6 +131,7 @@ constexpr uint64_t kZnodeFlagXattr = 0x1;       // ZFS_XATTR: xattr dirs and the
 constexpr uint64_t kCookieEnd = INT64_MAX;
 constexpr uint64_t kCookieBase = 3;             // 0 ".", 1 "..", 2 first ZAP entry
 constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only change
+constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE reads at most
 constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
@@ -758,8 +759,17 @@ class ZplFsImpl final : public ZplFs {
     if (offset >= size) return Err(ENXIO, "lseek past end of file");
     const uint64_t bs = std::max<uint64_t>(z.dn.DataBlockSize(), 512);
     std::vector<uint8_t> buf(bs);
-    for (uint64_t blk = offset / bs; blk * bs < size; blk++) {
+    // Holes are found by reading (all-zero blocks are holes on disk too).
+    // The scan is bounded: past kSeekScanBlocks blocks the rest counts as
+    // data (allowed: a hole may always be reported as data), so a huge
+    // sparse file cannot make one lseek read for minutes.
+    const uint64_t first = offset / bs;
+    for (uint64_t blk = first; blk * bs < size; blk++) {
       const uint64_t start = blk * bs;
+      if (blk - first >= kSeekScanBlocks) {
+        if (whence == SEEK_DATA) return std::max(offset, start);
+        return size;
+      }
       const size_t n = static_cast<size_t>(std::min<uint64_t>(bs, size - start));
       ZPL_TRY_S(os_->Read(z.obj, start, std::span<uint8_t>(buf.data(), n)));
       const bool zero = std::all_of(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n),
