@@ -394,6 +394,7 @@ class ZplFsImpl final : public ZplFs {
     MutexLock l(&mu_);
     ZPL_ASSIGN(Znode z, Load(ino));
     if (!IsLnk(z.a.mode)) return Err(EINVAL, "not a symlink");
+    ZPL_TRY(TouchAtime(z));
     if (z.a.symlink) return *z.a.symlink;
     std::string s(z.a.size, '\0');
     ZPL_TRY_S(os_->Read(ino, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size())));
@@ -592,6 +593,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(Perm(c, d.a, R_OK));
     std::vector<ZplDirEntry> out;
     if (max == 0 || cookie == kCookieEnd) return out;
+    if (cookie == 0) ZPL_TRY(TouchAtime(d));  // as ZFS: reading a directory accesses it
     if (cookie == 0) out.push_back(ZplDirEntry{".", dir, DT_DIR, 1});
     if (cookie <= 1 && out.size() < max) out.push_back(ZplDirEntry{"..", d.a.parent, DT_DIR, 2});
     if (out.size() >= max) return out;
