@@ -47,6 +47,9 @@ std::string ErrorLine(const Status& s, const std::string& action, const std::str
 // again, nothing written) when they are held read-write elsewhere.
 Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
                                      Registry& reg);
+// Prints what the automatic mount of a new or imported pool could not
+// mount (the pool stays imported); 1 when something did not mount.
+int ReportMountErrors(CmdCtx& c, PoolEntry& e);
 // Absolute path for a client-relative one.
 std::string AbsPath(const std::string& cwd, const std::string& p);
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/uzfsd/mounts.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
@@ -87,6 +88,10 @@ struct PoolEntry {
   DeviceLocks ro_locks UZFS_GUARDED_BY(mu);  // read-only imports only
   CacheRecord rec UZFS_GUARDED_BY(mu);
   PoolShape shape UZFS_GUARDED_BY(mu);
+  // Mounted datasets (declared after `pool`, so destroyed before it).
+  PoolMounts mounts UZFS_GUARDED_BY(mu);
+  // What the last automatic mount (create/import) could not mount.
+  std::vector<std::string> mount_errors UZFS_GUARDED_BY(mu);
   std::chrono::steady_clock::time_point since;  // import/create time (iostat's first report)
 };
 

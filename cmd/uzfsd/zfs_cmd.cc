@@ -91,6 +91,7 @@ struct DsRow {
   std::string name;
   DatasetInfo info;
   DatasetSpace space;
+  bool mounted = false;
 };
 
 Result<std::vector<DsRow>> PoolDatasets(Pool& p) {
@@ -142,7 +143,7 @@ PropZap Computed(const DsRow& r) {
       {"available", PropValue::Number(r.space.avail)},
       {"referenced", PropValue::Number(r.space.refer)},
       {"compressratio", PropValue::Number(std::max<uint64_t>(ratio, 100))},
-      {"mounted", PropValue::Number(0)},
+      {"mounted", PropValue::Number(r.mounted ? 1 : 0)},
       {"createtxg", PropValue::Number(s.creation_txg)},
       {"guid", PropValue::Number(s.guid)},
       {"usedbysnapshots", PropValue::Number(d.used_breakdown[1])},
@@ -244,6 +245,7 @@ std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& 
     }
     bool found = false;
     for (DsRow& r : *rows) {
+      r.mounted = e->mounts.Find(r.name) != nullptr;
       const bool self = r.name == top;
       const bool below = IsDescendant(r.name, top) && rec && (depth < 0 || Depth(r.name) - Depth(top) <= depth);
       if (self) found = true;
@@ -615,8 +617,26 @@ int Create(CmdCtx& c) {
   }
   if (Status s = p.CreateDataset(name, props); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
   p.LogHistory(c.cmdline);
-  return 0;
+  // A new file system mounts at once (and its new parents), as in ZFS.
+  std::vector<std::string> errs;
+  e->mounts.MountAll(p, e->rec.altroot, &errs);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
 }
+
+// After a change of where datasets mount (mountpoint, canmount, rename):
+// unmount the tree below ds and mount again what should be.
+int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) {
+  if (Status s = e.mounts.UnmountTree(ds, false); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
+  std::vector<std::string> errs;
+  e.mounts.MountAll(*e.pool, e.rec.altroot, &errs);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
+bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
 
 int Destroy(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "rRfnpv", "");
@@ -662,6 +682,10 @@ int Destroy(CmdCtx& c) {
     c.out.Out(t);
     return 0;
   }
+  // Unmount what goes away (busy mounts stop it unless -f).
+  if (Status s = e->mounts.UnmountTree(name, a.Has('f')); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
   // Deepest first.
   for (auto it = below.rbegin(); it != below.rend(); ++it) {
     if (Status s = p.DestroyDataset(*it); !s.ok()) return c.Fail(ErrorLine(s, "destroy", *it));
@@ -702,6 +726,7 @@ int Set(CmdCtx& c) {
       rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
       continue;
     }
+    bool remount = false;
     for (const auto& [k, v] : kvs) {
       std::string prop = k;
       if (!IsUserProp(k)) {
@@ -712,8 +737,11 @@ int Set(CmdCtx& c) {
         rc = c.Fail(ErrorLine(s, "set property for", ds));
         break;
       }
+      remount = remount || AffectsMount(prop);
     }
     e->pool->LogHistory(c.cmdline);
+    e->mounts.RefreshProps();
+    if (remount && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
 }
@@ -759,6 +787,8 @@ int Inherit(CmdCtx& c) {
       }
     }
     e->pool->LogHistory(c.cmdline);
+    e->mounts.RefreshProps();
+    if (AffectsMount(prop) && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
 }
@@ -797,19 +827,77 @@ int Rename(CmdCtx& c) {
       if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
     }
   }
-  if (Status s = p.RenameDataset(from, to); !s.ok()) return c.Fail(ErrorLine(s, "rename to", to));
+  if (Status s = e->mounts.UnmountTree(from, a.Has('f')); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
+  if (Status s = p.RenameDataset(from, to); !s.ok()) {
+    (void)Remount(c, *e, from);
+    return c.Fail(ErrorLine(s, "rename to", to));
+  }
   p.LogHistory(c.cmdline);
-  return 0;
+  return Remount(c, *e, to);
 }
 
+// zfs mount: no operand lists what is mounted ("dataset<TAB>path", as
+// ZFS's two columns); -a mounts every dataset that mounts automatically;
+// a dataset mounts it (also canmount=noauto). zfs unmount: -a, a dataset
+// or a mountpoint path; -f unmounts even with files open.
 int Mount(CmdCtx& c, bool mount) {
   const std::string sub = mount ? "mount" : "unmount";
   ParsedArgs a = ParseArgs(c.args, mount ? "aOlvfj" : "afu", "o", {"json"});
   if (!a.error.empty()) return Usage(c, sub, a.error);
-  if (mount && a.operands.empty() && !a.Has('a')) return 0;  // lists mounted datasets: none yet
-  const std::string what = a.operands.empty() ? std::string("-a") : a.operands[0];
-  return c.Fail("cannot " + sub + " '" + what + "': " + (mount ? "mounting" : "unmounting") +
-                " is not available in uzfs yet (the FUSE adapter is being written)");
+  if (a.Has('a') && !a.operands.empty()) return Usage(c, sub, "the -a option cannot be used with a filesystem");
+  if (a.operands.size() > 1) return Usage(c, sub, "too many arguments");
+  if (mount && !a.Values('o').empty()) {
+    return c.Fail("cannot mount: temporary mount options (-o) are not supported by uzfs yet");
+  }
+  const bool force = a.Has('f');
+  int rc = 0;
+  if (a.operands.empty()) {
+    if (mount && !a.Has('a')) {
+      for (const auto& e : c.reg.All()) {
+        MutexLock l(&e->mu);
+        for (const DatasetMount* m : e->mounts.List()) c.out.Out(m->dataset + "\t" + m->path + "\n");
+      }
+      return 0;
+    }
+    if (!a.Has('a')) return Usage(c, sub, "missing filesystem argument");
+    for (const auto& e : c.reg.All()) {
+      MutexLock l(&e->mu);
+      if (e->pool == nullptr) continue;
+      if (mount) {
+        std::vector<std::string> errs;
+        e->mounts.MountAll(*e->pool, e->rec.altroot, &errs, /*automatic=*/false);
+        for (const std::string& m : errs) rc = c.Fail(m);
+      } else if (Status s = e->mounts.UnmountAll(force); !s.ok()) {
+        rc = c.Fail(std::string(s.message()));
+      }
+    }
+    return rc;
+  }
+  std::string what = a.operands[0];
+  if (!mount && !what.empty() && what[0] == '/') {
+    // A mountpoint path: find the dataset mounted there.
+    while (what.size() > 1 && what.back() == '/') what.pop_back();
+    for (const auto& e : c.reg.All()) {
+      MutexLock l(&e->mu);
+      for (const DatasetMount* m : e->mounts.List()) {
+        if (m->path == what) {
+          Status s = e->mounts.Unmount(m->dataset, force);
+          return s.ok() ? 0 : c.Fail(std::string(s.message()));
+        }
+      }
+    }
+    return c.Fail("cannot unmount '" + what + "': not a mounted uzfs filesystem");
+  }
+  auto e = PoolFor(c, what);
+  if (e == nullptr) return c.Fail("cannot open '" + what + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !Exists(*e->pool, what)) {
+    return c.Fail("cannot open '" + what + "': dataset does not exist");
+  }
+  Status s = mount ? e->mounts.Mount(*e->pool, what, e->rec.altroot) : e->mounts.Unmount(what, force);
+  return s.ok() ? 0 : c.Fail(std::string(s.message()));
 }
 
 }  // namespace

@@ -326,7 +326,7 @@ int Create(CmdCtx& c) {
   auto entry = MakeEntry(std::move(*pool), rec, &shape, c.reg);
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "create", name));
   c.reg.log().Log("created pool '" + name + "'");
-  return 0;
+  return ReportMountErrors(c, **entry);
 }
 
 // ------------------------------------------------------------------ export / destroy
@@ -356,6 +356,11 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) {
       rc = c.Fail("cannot open '" + n + "': no such pool");
+      continue;
+    }
+    // Unmount first; busy mounts stop the export unless -f.
+    if (Status u = e->mounts.UnmountAll(a.Has('f')); !u.ok()) {
+      rc = c.Fail(std::string(u.message()) + "\ncannot " + sub + " '" + n + "': pool is busy");
       continue;
     }
     if (!e->pool->readonly()) e->pool->LogHistory(c.cmdline);
@@ -1130,6 +1135,12 @@ std::string ErrorLine(const Status& s, const std::string& action, const std::str
   return "cannot " + action + " '" + name + "': " + m;
 }
 
+int ReportMountErrors(CmdCtx& c, PoolEntry& e) {
+  MutexLock l(&e.mu);
+  for (const std::string& m : e.mount_errors) c.out.ErrLine(m);
+  return e.mount_errors.empty() ? 0 : 1;
+}
+
 std::string AbsPath(const std::string& cwd, const std::string& p) {
   if (p.empty() || p[0] == '/' || cwd.empty()) return p;
   return cwd + "/" + p;
@@ -1165,6 +1176,10 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   e->rec = rec;
   e->since = std::chrono::steady_clock::now();
   e->pool = std::move(pool);
+  // Mount every dataset that mounts automatically, as zpool create/import do.
+  e->mount_errors.clear();
+  e->mounts.MountAll(*e->pool, rec.altroot, &e->mount_errors);
+  for (const std::string& m : e->mount_errors) reg.log().Log(m);
   reg.Add(rec.name, e, rec);
   return e;
 }

@@ -123,7 +123,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
   auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg);
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
   c.reg.log().Log("imported pool '" + name + "'");
-  return 0;
+  return ReportMountErrors(c, **entry);
 }
 
 }  // namespace
@@ -261,6 +261,9 @@ void ExportAllForShutdown(Registry& reg) {
     MutexLock el(&e->mu);
     if (e->pool == nullptr) continue;
     const std::string name = e->rec.name;
+    if (Status u = e->mounts.UnmountAll(/*force=*/true); !u.ok()) {
+      reg.log().Log("unmounting '" + name + "' at shutdown: " + std::string(u.message()));
+    }
     if (Status s = e->pool->Export(); !s.ok()) {
       reg.log().Log("cannot export '" + name + "' at shutdown: " + std::string(s.message()));
     } else {

@@ -70,6 +70,11 @@ class CliEnv {
   CliEnv(const CliEnv&) = delete;
   CliEnv& operator=(const CliEnv&) = delete;
 
+  // Whether the daemon (started by the first command) mounts datasets by
+  // itself. Off by default: tests run side by side and many create a pool
+  // named "tank", whose default mountpoint /tank they would fight over.
+  bool automount = false;
+
   const std::string& rundir() const { return rundir_; }
   const std::string& devdir() const { return devdir_; }
   std::filesystem::path tmp() const { return tmp_.path(); }
@@ -85,7 +90,8 @@ class CliEnv {
   // Runs "<prog> <args>" (prog: zpool, zfs, uzfsd) with this run directory.
   Ran Run(const std::string& prog, const std::string& args) const {
     const std::string errfile = (tmp_.path() / "stderr").string();
-    const std::string cmd = "UZFS_RUNDIR=" + rundir_ + " " + Bin(prog) + " " + args + " 2>" + errfile;
+    const std::string cmd = "UZFS_RUNDIR=" + rundir_ + " UZFS_AUTOMOUNT=" + (automount ? "1" : "0") + " " +
+                            Bin(prog) + " " + args + " 2>" + errfile;
     Ran r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;

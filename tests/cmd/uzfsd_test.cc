@@ -137,7 +137,7 @@ TEST(Uzfsd, ForegroundLogsToStderr) {
   CliEnv env;
   // uzfsd -f in the background of a shell; SIGTERM ends it.
   const std::string errfile = (env.tmp() / "fg.err").string();
-  const std::string cmd = "UZFS_RUNDIR=" + env.rundir() + " " + clitest::Bin("uzfsd") + " -f >/dev/null 2>" + errfile +
+  const std::string cmd = "UZFS_RUNDIR=" + env.rundir() + " UZFS_AUTOMOUNT=0 " + clitest::Bin("uzfsd") + " -f >/dev/null 2>" + errfile +
                           " & echo $!";
   const pid_t pid = static_cast<pid_t>(std::stol(test::Capture(cmd)));
   Ran r;
@@ -179,13 +179,13 @@ TEST(Uzfsd, ConcurrentClientsAndAutostartRace) {
   CliEnv env;
   const std::string dev = env.Dev("d0");
   // Several clients find no daemon at once: one daemon wins, all are served.
-  std::string script = "export UZFS_RUNDIR=" + env.rundir() + "\n";
+  std::string script = "export UZFS_AUTOMOUNT=0 UZFS_RUNDIR=" + env.rundir() + "\n";
   for (int i = 0; i < 4; i++) script += clitest::Bin("zpool") + " list >/dev/null 2>&1 || echo FAIL &\n";
   script += "wait\n";
   EXPECT_EQ(test::Capture(script), "");
   ASSERT_EQ(env.Zpool("create tank " + dev).rc, 0);
   // Many dataset changes at once on one pool are serialized by the daemon.
-  script = "export UZFS_RUNDIR=" + env.rundir() + "\n";
+  script = "export UZFS_AUTOMOUNT=0 UZFS_RUNDIR=" + env.rundir() + "\n";
   for (int i = 0; i < 12; i++) {
     script += clitest::Bin("zfs") + " create tank/c" + std::to_string(i) + " || echo FAIL &\n";
   }

@@ -1,0 +1,204 @@
+#include "cmd/uzfsd/mounts.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace uzfs::cmd {
+
+namespace {
+
+std::string ParentOf(const std::string& ds) {
+  size_t slash = ds.rfind('/');
+  return slash == std::string::npos ? "" : ds.substr(0, slash);
+}
+
+bool IsBelow(const std::string& ds, const std::string& of) {
+  return ds == of || (ds.size() > of.size() && ds.compare(0, of.size(), of) == 0 && ds[of.size()] == '/');
+}
+
+// A FUSE mount whose daemon died answers ENOTCONN (or ECONNABORTED) to
+// everything the kernel cannot answer from its cache: detach it so the
+// path can be mounted again. statfs is never cached (a stat of the root
+// would be, for the attribute timeout).
+void ClearDeadMount(const std::string& path) {
+  struct statvfs sv;
+  if (statvfs(path.c_str(), &sv) != 0 && (errno == ENOTCONN || errno == ECONNABORTED)) {
+    (void)umount2(path.c_str(), MNT_DETACH);
+  }
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> EffectiveMountpoint(Pool& pool, const std::string& ds,
+                                                       const std::string& altroot) {
+  std::string path = "/" + ds;
+  for (std::string n = ds; !n.empty(); n = ParentOf(n)) {
+    UZFS_ASSIGN_OR_RETURN(auto local, pool.LocalProps(n));
+    auto it = local.find("mountpoint");
+    if (it == local.end()) continue;
+    const std::string& v = it->second;
+    if (v == "none" || v == "legacy" || v.empty()) return std::optional<std::string>();
+    std::string rest = ds.substr(n.size());  // "" or "/a/b"
+    path = v == "/" ? (rest.empty() ? "/" : rest) : v + rest;
+    break;
+  }
+  if (!altroot.empty()) path = path == "/" ? altroot : altroot + path;
+  return std::optional<std::string>(path);
+}
+
+bool AutomountEnabled() {
+  const char* v = std::getenv("UZFS_AUTOMOUNT");
+  return v == nullptr || std::string(v) != "0";
+}
+
+std::string CanMount(Pool& pool, const std::string& ds) {
+  auto local = pool.LocalProps(ds);
+  if (!local.ok()) return "on";
+  auto it = local->find("canmount");
+  if (it == local->end()) return "on";
+  if (it->second == "0" || it->second == "off") return "off";
+  if (it->second == "2" || it->second == "noauto") return "noauto";
+  return "on";
+}
+
+PoolMounts::~PoolMounts() { (void)UnmountAll(true); }
+
+Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& altroot) {
+  if (mounts_.count(ds) != 0) {
+    return Status::Exists("cannot mount '" + ds + "': filesystem already mounted");
+  }
+  UZFS_ASSIGN_OR_RETURN(auto where, EffectiveMountpoint(pool, ds, altroot));
+  if (!where.has_value()) {
+    return Status::InvalidArgument("cannot mount '" + ds +
+                                   "': no mountpoint set (mountpoint is 'none' or 'legacy')");
+  }
+  const std::string path = *where;
+  ClearDeadMount(path);
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) {
+    return Status::InvalidArgument("cannot mount '" + ds + "': cannot create mountpoint '" + path +
+                                   "': " + ec.message());
+  }
+  ZplMountOptions zo;
+  zo.readonly = pool.readonly();
+  auto zpl = ZplFs::Mount(pool, ds, zo);
+  if (!zpl.ok()) {
+    return Status::InvalidArgument("cannot mount '" + ds + "': " + zpl.status().message());
+  }
+  FuseMountOptions fo;
+  fo.fsname = ds;
+  fo.readonly = pool.readonly();
+  auto fuse = FuseMount::Start(**zpl, path, fo);
+  if (!fuse.ok()) {
+    (void)(*zpl)->Unmount();
+    std::string msg = "cannot mount '" + ds + "' on '" + path + "': " + std::string(fuse.status().message());
+    return fuse.status().code() == Code::kBusy ? Status::Busy(msg) : Status::IoError(msg);
+  }
+  DatasetMount m;
+  m.dataset = ds;
+  m.path = (*fuse)->mountpoint();
+  m.zpl = std::move(*zpl);
+  m.fuse = std::move(*fuse);
+  mounts_.emplace(ds, std::move(m));
+  return Status::Ok();
+}
+
+void PoolMounts::MountAll(Pool& pool, const std::string& altroot, std::vector<std::string>* errors,
+                          bool automatic) {
+  if (automatic && !AutomountEnabled()) return;
+  auto list = pool.ListDatasets();
+  if (!list.ok()) {
+    if (errors) errors->emplace_back(list.status().message());
+    return;
+  }
+  std::vector<std::string> names;
+  for (const DatasetInfo& d : *list) names.push_back(d.name);
+  std::sort(names.begin(), names.end());  // parents before children
+  for (const std::string& ds : names) {
+    if (mounts_.count(ds) != 0 || CanMount(pool, ds) != "on") continue;
+    auto where = EffectiveMountpoint(pool, ds, altroot);
+    if (!where.ok() || !where->has_value()) continue;
+    Status s = Mount(pool, ds, altroot);
+    if (!s.ok() && errors) errors->emplace_back(s.message());
+  }
+}
+
+Status PoolMounts::Unmount(const std::string& ds, bool force) {
+  auto it = mounts_.find(ds);
+  if (it == mounts_.end()) return Status::NotFound("cannot unmount '" + ds + "': not currently mounted");
+  DatasetMount& m = it->second;
+  if (!force && m.fuse->open_handles() > 0) {
+    return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy (" +
+                        std::to_string(m.fuse->open_handles()) +
+                        " open files; close them or use -f)");
+  }
+  Status s = m.fuse->Stop(force);
+  if (!s.ok()) return s;
+  ZplStatus z = m.zpl->Unmount();
+  mounts_.erase(it);
+  if (!z.ok()) return Status::IoError("unmounting '" + ds + "': " + z.message());
+  return Status::Ok();
+}
+
+Status PoolMounts::UnmountTree(const std::string& ds, bool force) {
+  std::vector<std::string> names;
+  for (const auto& kv : mounts_) {
+    if (IsBelow(kv.first, ds)) names.push_back(kv.first);
+  }
+  std::sort(names.rbegin(), names.rend());  // children first
+  if (!force) {
+    for (const std::string& n : names) {
+      const DatasetMount& m = mounts_.at(n);
+      if (m.fuse->open_handles() > 0) {
+        return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy");
+      }
+    }
+  }
+  for (const std::string& n : names) UZFS_RETURN_IF_ERROR(Unmount(n, force));
+  return Status::Ok();
+}
+
+Status PoolMounts::UnmountAll(bool force) {
+  std::vector<std::string> names;
+  for (const auto& kv : mounts_) names.push_back(kv.first);
+  std::sort(names.rbegin(), names.rend());
+  if (!force) {
+    for (const std::string& n : names) {
+      const DatasetMount& m = mounts_.at(n);
+      if (m.fuse->open_handles() > 0) {
+        return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy");
+      }
+    }
+  }
+  Status first = Status::Ok();
+  for (const std::string& n : names) {
+    Status s = Unmount(n, force);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+void PoolMounts::RefreshProps() {
+  for (auto& kv : mounts_) (void)kv.second.zpl->RefreshProps();
+}
+
+const DatasetMount* PoolMounts::Find(const std::string& ds) const {
+  auto it = mounts_.find(ds);
+  return it == mounts_.end() ? nullptr : &it->second;
+}
+
+std::vector<const DatasetMount*> PoolMounts::List() const {
+  std::vector<const DatasetMount*> out;
+  for (const auto& kv : mounts_) out.push_back(&kv.second);
+  return out;
+}
+
+}  // namespace uzfs::cmd

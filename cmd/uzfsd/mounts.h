@@ -1,0 +1,84 @@
+// PoolMounts: the datasets of one imported pool that uzfsd has mounted —
+// per dataset its ZplFs and the FUSE session serving it (fuse/fuse_mount.h).
+//
+// Where a dataset mounts (ZFS's rules): its `mountpoint` property — set
+// locally, inherited (the ancestor's path + the rest of the name), or the
+// default "/<dataset name>" — below the pool's altroot when it has one.
+// "none" and "legacy" never mount here (legacy is mount(8)'s job);
+// `canmount=off` never mounts, `canmount=noauto` only on an explicit
+// `zfs mount`. The mountpoint directory is created when missing. A dead
+// FUSE mount left there by a crashed daemon ("Transport endpoint is not
+// connected") is detached first, so the user never runs fusermount.
+//
+// Unmount refuses while files are open ("pool or dataset is busy") unless
+// forced; UnmountAll goes children first. The pool must outlive every
+// mount: callers unmount before export/destroy.
+//
+// Threading: not thread-safe; the owning PoolEntry's mutex serializes use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fuse/fuse_mount.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/util/status.h"
+#include "zfs/zpl/zpl_fs.h"
+
+namespace uzfs::cmd {
+
+struct DatasetMount {
+  std::string dataset;
+  std::string path;
+  std::unique_ptr<ZplFs> zpl;
+  std::unique_ptr<FuseMount> fuse;
+};
+
+// Where `ds` would mount: nullopt for none/legacy. `altroot` prefixes it.
+Result<std::optional<std::string>> EffectiveMountpoint(Pool& pool, const std::string& ds,
+                                                       const std::string& altroot);
+// Whether datasets mount automatically (pool create/import, zfs create,
+// a changed mountpoint): on unless the daemon runs with UZFS_AUTOMOUNT=0
+// (test suites that create many pools named "tank" side by side; explicit
+// `zfs mount` still works).
+bool AutomountEnabled();
+// canmount as set on ds itself (it is not inherited): "on", "off", "noauto".
+std::string CanMount(Pool& pool, const std::string& ds);
+
+class PoolMounts {
+ public:
+  PoolMounts() = default;
+  ~PoolMounts();  // force-unmounts what is left
+  PoolMounts(const PoolMounts&) = delete;
+  PoolMounts& operator=(const PoolMounts&) = delete;
+
+  // Mounts ds at its effective mountpoint. Errors name the dataset:
+  // InvalidArgument when it has no mountpoint (none/legacy), Exists when
+  // it is mounted already, Busy when something else is mounted there.
+  Status Mount(Pool& pool, const std::string& ds, const std::string& altroot);
+  // Every dataset that should be mounted automatically (canmount=on, a
+  // mountpoint), parents first. Failures are collected, not fatal.
+  // `automatic`: nothing when AutomountEnabled() is false (`zfs mount -a`
+  // passes false: an explicit request).
+  void MountAll(Pool& pool, const std::string& altroot, std::vector<std::string>* errors,
+                bool automatic = true);
+  // NotFound when ds is not mounted; Busy while files are open (unless force).
+  Status Unmount(const std::string& ds, bool force);
+  // Children first; stops at the first busy dataset unless force.
+  Status UnmountAll(bool force);
+  // ds and every descendant, children first.
+  Status UnmountTree(const std::string& ds, bool force);
+  // The properties changed (zfs set/inherit): every mounted ZplFs re-reads them.
+  void RefreshProps();
+
+  const DatasetMount* Find(const std::string& ds) const;
+  std::vector<const DatasetMount*> List() const;  // by dataset name
+
+ private:
+  std::map<std::string, DatasetMount> mounts_;  // by dataset name
+};
+
+}  // namespace uzfs::cmd

@@ -1,0 +1,196 @@
+// Mounts through the commands (issue 7): the daemon mounts every dataset
+// with a mountpoint when a pool is created or imported and when a dataset
+// is created, `zfs mount`/`zfs unmount` (by name or path, -a, -f), a
+// changed mountpoint or a rename moves the mount, `zfs get mounted`,
+// export refusing while a file is open, a SIGTERM shutdown and the next
+// daemon bringing the pools back mounted, and a SIGKILLed daemon's dead
+// FUSE mounts cleared by the next import without the user's help.
+//
+// Needs /dev/fuse: skips without it unless UZFS_REQUIRE_FUSE=1 (CI).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+#include "tests/testutil/testutil.h"
+
+namespace uzfs {
+namespace {
+
+namespace fs = std::filesystem;
+using clitest::CliEnv;
+using clitest::Ran;
+
+#define REQUIRE_FUSE()                                                    \
+  do {                                                                    \
+    if (access("/dev/fuse", R_OK | W_OK) != 0) {                          \
+      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) {                  \
+        FAIL() << "/dev/fuse is not usable and UZFS_REQUIRE_FUSE is set"; \
+      }                                                                   \
+      GTEST_SKIP() << "/dev/fuse not available";                          \
+    }                                                                     \
+  } while (0)
+
+int CountMounts(const std::string& path) {
+  std::ifstream in("/proc/self/mounts");
+  std::string dev, mnt, rest;
+  int n = 0;
+  while (in >> dev >> mnt && std::getline(in, rest)) n += mnt == path;
+  return n;
+}
+
+bool IsMounted(const std::string& path) { return CountMounts(path) > 0; }
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+std::string ReadText(const std::string& path) { return test::ReadText(path); }
+
+class MountCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.automount = true;
+    root_ = (env_.tmp() / "mnt").string();
+  }
+  void TearDown() override {
+    env_.Zpool("destroy -f tank");
+    env_.StopDaemon();
+  }
+  void CreatePool() {
+    Ran r = env_.Zpool("create -m " + root_ + " tank mirror " + env_.Dev("a") + " " + env_.Dev("b"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  CliEnv env_;
+  std::string root_;
+};
+
+TEST_F(MountCli, CreateMountsAndDatasetsFollowTheirMountpoints) {
+  REQUIRE_FUSE();
+  CreatePool();
+  EXPECT_TRUE(IsMounted(root_));
+  Ran r = env_.Zfs("create -o compression=lz4 tank/home");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(IsMounted(root_ + "/home"));
+  WriteText(root_ + "/home/f", "hello\n");
+  EXPECT_EQ(ReadText(root_ + "/home/f"), "hello\n");
+
+  r = env_.Zfs("mount");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "tank\t" + root_ + "\ntank/home\t" + root_ + "/home\n");
+  r = env_.Zfs("get -H -o value mounted tank/home");
+  EXPECT_EQ(r.out, "yes\n");
+
+  // Unmount by path, mount by name.
+  r = env_.Zfs("unmount " + root_ + "/home");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(IsMounted(root_ + "/home"));
+  EXPECT_EQ(env_.Zfs("get -H -o value mounted tank/home").out, "no\n");
+  r = env_.Zfs("unmount tank/home");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("not currently mounted"), std::string::npos) << r.err;
+  ASSERT_EQ(env_.Zfs("mount tank/home").rc, 0);
+  EXPECT_EQ(ReadText(root_ + "/home/f"), "hello\n");
+  r = env_.Zfs("mount tank/home");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("already mounted"), std::string::npos) << r.err;
+
+  // A new mountpoint moves the mount; a rename moves it with the name.
+  const std::string elsewhere = (env_.tmp() / "elsewhere").string();
+  ASSERT_EQ(env_.Zfs("set mountpoint=" + elsewhere + " tank/home").rc, 0);
+  EXPECT_FALSE(IsMounted(root_ + "/home"));
+  EXPECT_TRUE(IsMounted(elsewhere));
+  EXPECT_EQ(ReadText(elsewhere + "/f"), "hello\n");
+  ASSERT_EQ(env_.Zfs("inherit mountpoint tank/home").rc, 0);
+  EXPECT_TRUE(IsMounted(root_ + "/home"));
+  r = env_.Zfs("rename tank/home tank/house");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(IsMounted(root_ + "/home"));
+  EXPECT_TRUE(IsMounted(root_ + "/house"));
+  EXPECT_EQ(ReadText(root_ + "/house/f"), "hello\n");
+
+  // mountpoint=none and canmount=noauto do not mount automatically.
+  ASSERT_EQ(env_.Zfs("create -o mountpoint=none tank/hidden").rc, 0);
+  ASSERT_EQ(env_.Zfs("create -o canmount=noauto tank/manual").rc, 0);
+  EXPECT_FALSE(IsMounted(root_ + "/manual"));
+  r = env_.Zfs("mount tank/hidden");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("no mountpoint"), std::string::npos) << r.err;
+  ASSERT_EQ(env_.Zfs("mount tank/manual").rc, 0);
+  EXPECT_TRUE(IsMounted(root_ + "/manual"));
+
+  // Destroy unmounts first.
+  ASSERT_EQ(env_.Zfs("destroy tank/manual").rc, 0);
+  EXPECT_FALSE(IsMounted(root_ + "/manual"));
+}
+
+TEST_F(MountCli, ExportRefusesWhileAFileIsOpenAndImportMountsAgain) {
+  REQUIRE_FUSE();
+  CreatePool();
+  ASSERT_EQ(env_.Zfs("create tank/data").rc, 0);
+  WriteText(root_ + "/data/kept", "kept across export\n");
+  int fd = open((root_ + "/data/kept").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  Ran r = env_.Zpool("export tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("busy"), std::string::npos) << r.err;
+  EXPECT_TRUE(IsMounted(root_ + "/data"));
+  close(fd);
+  r = env_.Zpool("export tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(IsMounted(root_ + "/data"));
+  EXPECT_FALSE(IsMounted(root_));
+  r = env_.Zpool("import -d " + env_.devdir() + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(IsMounted(root_ + "/data"));
+  EXPECT_EQ(ReadText(root_ + "/data/kept"), "kept across export\n");
+}
+
+TEST_F(MountCli, DaemonRestartsRemountAndDeadMountsAreCleared) {
+  REQUIRE_FUSE();
+  CreatePool();
+  ASSERT_EQ(env_.Zfs("create tank/data").rc, 0);
+  WriteText(root_ + "/data/f", "one\n");
+  ASSERT_EQ(env_.Zpool("list -H -o name").rc, 0);
+
+  // SIGTERM: exported, unmounted; the next daemon imports and mounts.
+  ASSERT_TRUE(env_.StopDaemon());
+  EXPECT_FALSE(IsMounted(root_ + "/data"));
+  Ran r = env_.Zfs("mount");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("tank/data\t" + root_ + "/data"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadText(root_ + "/data/f"), "one\n");
+
+  // SIGKILL: the kernel keeps dead FUSE mounts ("Transport endpoint is not
+  // connected" or ECONNABORTED); the next daemon's import clears them and mounts again.
+  WriteText(root_ + "/data/g", "two\n");
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);  // everything on disk
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  const pid_t pid = env_.DaemonPid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 500 && CliEnv::Alive(pid); i++) usleep(10000);
+  struct stat st;
+  EXPECT_NE(stat((root_ + "/data").c_str(), &st), 0);
+  EXPECT_TRUE(errno == ENOTCONN || errno == ECONNABORTED) << errno;
+  r = env_.Zpool("import -f -d " + env_.devdir() + " tank");  // the cache file imports it at start
+  r = env_.Zfs("mount");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("tank/data\t" + root_ + "/data"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(ReadText(root_ + "/data/g"), "two\n");
+  // The dead mounts are gone, not stacked under the new ones.
+  EXPECT_EQ(CountMounts(root_), 1);
+  EXPECT_EQ(CountMounts(root_ + "/data"), 1);
+}
+
+}  // namespace
+}  // namespace uzfs
