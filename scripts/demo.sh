@@ -1,33 +1,83 @@
 #!/usr/bin/env bash
-# `make demo`: what uzfs can do today, on plain files.
+# `make demo`: uzfs used the way ZFS is used, on plain files.
 #
-# First a real pool (uzfs-pooldemo: create, datasets, data, export, import,
-# verify, zdb); the zpool/zfs commands and the FUSE mount come with the
-# daemon. Then the block layer on its own: leaf vdevs on
-# six sparse files, raidz, the metaslab allocator and the ZIO pipeline. It
-# stores a real tree (/usr/share/doc) as ZFS blocks (OpenZFS's layout,
-# compression framings, checksums), rots a disk silently, scrubs it back,
-# pulls nparity whole disks and reads every byte back, compared with the
-# source; then shows the labels it wrote with uzfs's zdb. It cleans up after
-# itself and can be run again.
+# A private daemon (its own run directory, so a system uzfsd is never
+# touched) gets a raidz2 pool over six sparse files with a mirrored log and
+# a cache device; two datasets, lz4 and gzip-9, mounted through FUSE; a real
+# tree (/usr/share/doc) copied into both with cp; zpool status, zpool list,
+# zfs list and zfs get compressratio; every file checked against its source
+# with sha256sum; an export and an import (the copy is checked again, now
+# read back from the disks); uzfs's zdb over the exported pool; then the
+# block layer on its own rotting a disk silently and scrubbing it back. It
+# cleans up after itself (also when interrupted) and can be run again.
 set -euo pipefail
 build=${1:-build}
+cmd=$build/cmd
 work=$(mktemp -d /tmp/uzfs-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-demo=$build/cmd/uzfs-blockdemo/uzfs-blockdemo
+export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
+zpool() { "$cmd/zpool/zpool" "$@"; }
+zfs() { "$cmd/zfs/zfs" "$@"; }
+cleanup() {
+  zpool destroy -f demo >/dev/null 2>&1 || true
+  if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
+    pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  for m in $(awk -v w="$work" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+step() { printf '\n== %s\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
 
-echo "== a real pool: raidz2 over 6 files + mirrored log + cache, datasets with lz4 and gzip-9"
-"$build/cmd/uzfs-pooldemo/uzfs-pooldemo" "$work/pool" /usr/share/doc 48
-echo
-echo "== zdb -e -p $work/pool -d demo"
-"$build/cmd/zdb/zdb" -e -p "$work/pool" -d demo
-echo
+src=/usr/share/doc
+mkdir -p "$work/disks"
+for d in d0 d1 d2 d3 d4 d5; do truncate -s 1G "$work/disks/$d"; done
+truncate -s 256M "$work/disks/log0" "$work/disks/log1" "$work/disks/cache0"
+D=$work/disks
 
-echo "== raidz2 over 6 files, lz4"
-"$demo" -d "$work/lz4" -s /usr/share/doc -w 6 -p 2 -c lz4 -m 96
+step "a raidz2 pool over six 1 GiB sparse files, a mirrored log and a cache device"
+run zpool create -m "$work/mnt" demo raidz2 "$D/d0" "$D/d1" "$D/d2" "$D/d3" "$D/d4" "$D/d5" \
+  log mirror "$D/log0" "$D/log1" cache "$D/cache0"
+run zfs create -o compression=lz4 demo/lz4
+run zfs create -o compression=gzip-9 demo/gzip
+run zfs mount
+
+step "copy $src ($(du -sh "$src" | cut -f1), $(find "$src" | wc -l) entries) into both datasets with cp -a"
+time (cp -a "$src" "$work/mnt/lz4/doc" && cp -a "$src" "$work/mnt/gzip/doc")
+df -h "$work/mnt/lz4" "$work/mnt/gzip"
+
+step "what ZFS users look at"
+run zpool status demo
+run zpool list demo
+run zfs list -r demo
+run zfs get compressratio,compression demo/lz4 demo/gzip
+
+verify() {
+  (cd "$src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) >"$work/want.sha"
+  for ds in lz4 gzip; do
+    (cd "$work/mnt/$ds/doc" && sha256sum --quiet -c "$work/want.sha") ||
+      { echo "demo: $ds copy differs from $src" >&2; exit 1; }
+    echo "demo/$ds: $(wc -l <"$work/want.sha") files identical to $src (sha256)"
+  done
+}
+step "every file checked against its source"
+verify
+
+step "export, import (everything read back from the disks), check again"
+run zpool export demo
+echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+run zpool import -d "$D" demo
+verify
+run zpool export demo
+
+step "uzfs's zdb over the exported pool: every block pointer traversed"
+run "$cmd/zdb/zdb" -e -p "$D" -b demo | tail -n 12
+
+step "the block layer on its own: raidz2 over 6 files, a disk rotted silently, scrubbed back"
+"$cmd/uzfs-blockdemo/uzfs-blockdemo" -d "$work/block" -s "$src" -w 6 -p 2 -c lz4 -m 48
 echo
-echo "== raidz3 over 7 files, gzip-6"
-"$demo" -d "$work/gzip" -s /usr/share/doc -w 7 -p 3 -c gzip-6 -m 32
-echo
-echo "== zdb -l $work/lz4/disk0 (first label)"
-"$build/cmd/zdb/zdb" -l "$work/lz4/disk0" | sed -n '1,20p'
+echo "demo finished: everything above ran in $work (now removed)"
