@@ -7,6 +7,7 @@
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (clang)
 #   make bench          every bench_* (Release); BENCH_FILTER=regex to narrow
 #   make fixtures       regenerate tests/fixtures from zfs-fuse (needs root)
+#   make install        zpool, zfs, uzfsd, zdb, sizecalc and the man pages into PREFIX (/usr/local)
 
 BUILD        ?= build
 BUILD_ASAN   ?= build-asan
@@ -21,7 +22,8 @@ endif
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all deps build test test-sanitize fuzz bench demo fixtures clean
+.PHONY: all deps build test test-sanitize fuzz bench demo fixtures install clean
+PREFIX       ?= /usr/local
 
 all: build
 
@@ -56,6 +58,9 @@ fuzz:
 
 bench: build
 	bash scripts/run-benchmarks.sh $(BUILD) '$(BENCH_FILTER)'
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	bash scripts/demo.sh $(BUILD)

@@ -98,14 +98,19 @@ fi
 export UZFS_BIN
 work=${WORKDIR:-$(mktemp -d /var/tmp/uzfs-fio.XXXXXX)}
 mkdir -p "$work"
-export UZFS_RUNDIR=$work/uzfs-run
+export UZFS_RUNDIR=$work/uzfs-run UZFS_AUTOMOUNT=1
 cleanup() { [ $keep = 1 ] && echo "work directory kept: $work" >&2 || rm -rf "$work"; }
 trap cleanup EXIT
 
 if [ "$only" != zfs-fuse ]; then
   [ -x "$UZFS_BIN/zpool" ] || { echo "fio-compare: no zpool in $UZFS_BIN (make build)" >&2; exit 1; }
   "$0" --side uzfs "$work"
-  "$UZFS_BIN/zpool" list >/dev/null 2>&1 || true
+  # Stop the private daemon the commands started.
+  if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
+    pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
 fi
 if [ "$only" != uzfs ]; then
   "$here/scripts/zfs-fuse-sandbox.sh" "$0" --side zfs-fuse "$work"

@@ -31,6 +31,8 @@ struct CmdCtx {
 
 int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
 int RunZfs(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
+// zinject (zinject_cmd.cc): fault injection into the leaves of imported pools.
+int RunZinject(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
 
 // zpool import (zpool_import.cc); `usage` is its usage text.
 int ZpoolImport(CmdCtx& c, const std::string& usage);
@@ -45,8 +47,9 @@ std::string ErrorLine(const Status& s, const std::string& action, const std::str
 // Makes the pool's entry after Create/Import (shape read, cache record).
 // A read-only pool's devices get shared locks first; Busy (the pool closed
 // again, nothing written) when they are held read-write elsewhere.
+// With `mount`, mounts every dataset that mounts automatically.
 Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
-                                     Registry& reg);
+                                     Registry& reg, bool mount = true);
 // Prints what the automatic mount of a new or imported pool could not
 // mount (the pool stays imported); 1 when something did not mount.
 int ReportMountErrors(CmdCtx& c, PoolEntry& e);

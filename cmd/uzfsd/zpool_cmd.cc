@@ -212,6 +212,7 @@ int Create(CmdCtx& c) {
   o.version = kDefaultCreateVersion;
   o.force = a.Has('f');
   o.fs_init = InitNewFilesystem;
+  o.fault_injectable = true;  // zinject
   o.history = c.cmdline;
   CacheRecord rec;
   rec.name = name;
@@ -1147,7 +1148,7 @@ std::string AbsPath(const std::string& cwd, const std::string& p) {
 }
 
 Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRecord rec, const PoolShape* shape,
-                                             Registry& reg) {
+                                             Registry& reg, bool mount) {
   auto e = std::make_shared<PoolEntry>();
   MutexLock l(&e->mu);
   if (pool->readonly()) {
@@ -1178,7 +1179,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   e->pool = std::move(pool);
   // Mount every dataset that mounts automatically, as zpool create/import do.
   e->mount_errors.clear();
-  e->mounts.MountAll(*e->pool, rec.altroot, &e->mount_errors);
+  if (mount) e->mounts.MountAll(*e->pool, rec.altroot, &e->mount_errors);
   for (const std::string& m : e->mount_errors) reg.log().Log(m);
   reg.Add(rec.name, e, rec);
   return e;

@@ -105,11 +105,23 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
 }
 
 // Imports one pool. On failure prints the line and returns 1.
+// Whether the import's arguments carry the single-letter flag `f` (alone
+// or in a group such as -fN), before any operand.
+bool HasFlag(const std::vector<std::string>& args, char f) {
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
+    if (a.find(f, 1) != std::string::npos) return true;
+  }
+  return false;
+}
+
 int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
               const PoolImportOptions& base, const CacheRecord& rec_base) {
   PoolImportOptions o = base;
   o.history = c.cmdline;
   o.fs_init = InitNewFilesystem;
+  o.fault_injectable = true;  // zinject
   auto p = Pool::Import(devs, target, o);
   if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
   const std::string name = (*p)->name();
@@ -120,7 +132,8 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
                   "use the form 'zpool import <pool | id> <newpool>' to give it a new name "
                   "(not supported by uzfs yet)");
   }
-  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg);
+  // -N: import without mounting.
+  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, !HasFlag(c.args, 'N'));
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
   c.reg.log().Log("imported pool '" + name + "'");
   return ReportMountErrors(c, **entry);
@@ -240,6 +253,7 @@ void ImportCachedPools(Registry& reg) {
     PoolImportOptions o;
     o.readonly = r.readonly;
     o.fs_init = InitNewFilesystem;
+    o.fault_injectable = true;  // zinject
     auto p = Pool::Import(*devs, std::to_string(r.guid), o);
     if (!p.ok()) {
       reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));

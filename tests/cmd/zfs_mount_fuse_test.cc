@@ -153,6 +153,15 @@ TEST_F(MountCli, ExportRefusesWhileAFileIsOpenAndImportMountsAgain) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(IsMounted(root_ + "/data"));
   EXPECT_EQ(ReadText(root_ + "/data/kept"), "kept across export\n");
+  // -N imports without mounting; zfs mount -a mounts what should be.
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  r = env_.Zpool("import -N -d " + env_.devdir() + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(IsMounted(root_));
+  EXPECT_EQ(env_.Zfs("mount").out, "");
+  ASSERT_EQ(env_.Zfs("mount -a").rc, 0);
+  EXPECT_TRUE(IsMounted(root_ + "/data"));
+  EXPECT_EQ(ReadText(root_ + "/data/kept"), "kept across export\n");
 }
 
 TEST_F(MountCli, DaemonRestartsRemountAndDeadMountsAreCleared) {
