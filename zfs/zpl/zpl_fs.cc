@@ -131,6 +131,13 @@ constexpr uint64_t kZnodeFlagXattr = 0x1;       // ZFS_XATTR: xattr dirs and the
 constexpr uint64_t kCookieEnd = INT64_MAX;
 constexpr uint64_t kCookieBase = 3;             // 0 ".", 1 "..", 2 first ZAP entry
 constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only change
+// What a committed change counts as dirty data (Tx::Commit(actual)): the
+// estimates above are worst cases for the space check and the throttle's
+// first guess; counting them as dirty closed a txg every ~16 small files
+// (the dirty trigger is a share of dirty_max). A metadata change dirties a
+// dnode and a directory block or two; a write its data blocks.
+constexpr uint64_t kMetaDirtyBytes = 2048;
+uint64_t WriteDirtyBytes(uint64_t len) { return ((len + 4095) / 4096) * 4096 + kMetaDirtyBytes; }
 constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE reads at most
 constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
@@ -359,7 +366,7 @@ class ZplFsImpl final : public ZplFs {
     if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) z.a.mtime = pick(*set.mtime);
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     ZPL_ASSIGN(Znode fresh, Load(ino));
     return ToAttr(fresh);
   }
@@ -428,7 +435,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.size++;
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ToAttr(z);
   }
 
@@ -453,7 +460,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
     ZPL_TRY(DropLink(z, now, txg));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -481,7 +488,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
     ZPL_TRY(FreeZnode(z, txg));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -580,7 +587,7 @@ class ZplFsImpl final : public ZplFs {
       td.a.mtime = td.a.ctime = now;
       ZPL_TRY(Store(td, txg));
     }
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -705,7 +712,7 @@ class ZplFsImpl final : public ZplFs {
     z.a.size = std::max(z.a.size, end);
     z.a.mtime = z.a.ctime = Now();
     ZPL_TRY(Store(z, txg));
-    tx.Commit();
+    tx.Commit(WriteDirtyBytes(data.size()));
     return ZplStatus::Ok();
   }
 
@@ -736,7 +743,7 @@ class ZplFsImpl final : public ZplFs {
       ZPL_TRY_S(os_->FreeRange(z.obj, offset, n, tx.txg()));
       z.a.mtime = z.a.ctime = Now();
       ZPL_TRY(Store(z, tx.txg()));
-      tx.Commit();
+      tx.Commit(kMetaDirtyBytes);
       return ZplStatus::Ok();
     }
     if (mode == FALLOC_FL_KEEP_SIZE) return ZplStatus::Ok();  // ZFS preallocates nothing
@@ -747,7 +754,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(Truncate(z, end, tx.txg()));
     z.a.ctime = Now();
     ZPL_TRY(Store(z, tx.txg()));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -844,7 +851,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(Store(f, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
-    tx.Commit();
+    tx.Commit(WriteDirtyBytes(value.size()));
     return ZplStatus::Ok();
   }
 
@@ -898,7 +905,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(FreeZnode(f, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -1228,7 +1235,7 @@ class ZplFsImpl final : public ZplFs {
     if (IsDir(mode)) d.a.links++;
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
-    tx.Commit();
+    tx.Commit(target ? WriteDirtyBytes(target->size()) : kMetaDirtyBytes);
     ZPL_ASSIGN(Znode fresh, Load(z.obj));
     return fresh;
   }
@@ -1331,7 +1338,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     z.a.atime = now;
     ZPL_TRY(Store(z, tx.txg()));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -1351,7 +1358,7 @@ class ZplFsImpl final : public ZplFs {
       ZPL_TRY(Truncate(z, 0, tx.txg()));
       z.a.mtime = z.a.ctime = Now();
       ZPL_TRY(Store(z, tx.txg()));
-      tx.Commit();
+      tx.Commit(kMetaDirtyBytes);
     }
     const ZplHandle h = next_handle_++;
     handles_[h] = Handle{ino, flags};
@@ -1374,7 +1381,7 @@ class ZplFsImpl final : public ZplFs {
       (void)s;
     }
     ZPL_TRY(FreeZnode(*z, tx.txg()));
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
@@ -1388,7 +1395,7 @@ class ZplFsImpl final : public ZplFs {
       if (z.ok()) ZPL_TRY(FreeZnode(*z, tx.txg()));
       ZPL_TRY(DirRemove(dq_, e.name, tx.txg()));
     }
-    tx.Commit();
+    tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
 
