@@ -103,7 +103,7 @@ struct BuiltVdev {
 };
 
 Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, IoEngine& io,
-                                uint32_t ashift, bool force, uint64_t id) {
+                                uint32_t ashift, bool force, uint64_t id, bool injectable) {
   BuiltVdev out;
   out.node.id = id;
   out.node.guid = NewGuid();
@@ -112,12 +112,14 @@ Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, I
     UZFS_ASSIGN_OR_RETURN(auto dev, OpenNewLeaf(pool, spec.path, force));
     out.node.type = spec.type == VdevSpec::Type::kDisk ? "disk" : "file";
     out.node.path = spec.path;
-    out.vdev = MakeLeafVdev(std::move(dev), io, out.node.guid, ashift);
+    std::unique_ptr<BlockDevice> leaf = std::move(dev);
+    if (injectable) leaf = std::make_unique<FaultDevice>(std::move(leaf), FaultDeviceOptions{.volatile_cache = false});
+    out.vdev = MakeLeafVdev(std::move(leaf), io, out.node.guid, ashift);
     return out;
   }
   std::vector<std::unique_ptr<Vdev>> kids;
   for (size_t i = 0; i < spec.children.size(); i++) {
-    UZFS_ASSIGN_OR_RETURN(BuiltVdev c, BuildFromSpec(pool, spec.children[i], io, ashift, force, i));
+    UZFS_ASSIGN_OR_RETURN(BuiltVdev c, BuildFromSpec(pool, spec.children[i], io, ashift, force, i, injectable));
     kids.push_back(std::move(c.vdev));
     out.node.children.push_back(std::move(c.node));
   }
@@ -165,6 +167,19 @@ Pool::~Pool() {
   maps_.reset();
   mos_.reset();
   zio_.reset();
+}
+
+FaultDevice* Pool::LeafFaults(const std::string& path_or_guid) {
+  if (!root_) return nullptr;
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  for (Vdev* v : leaves) {
+    BlockDevice* d = v->device();
+    if (d != nullptr && (d->path() == path_or_guid || std::to_string(v->guid()) == path_or_guid)) {
+      return dynamic_cast<FaultDevice*>(d);
+    }
+  }
+  return nullptr;
 }
 
 Status Pool::StartEngine(const TxgOptions& opts) {
@@ -237,7 +252,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
   for (int pass = 0; pass < 2; pass++) {
     const auto& list = pass == 0 ? layout.data : layout.logs;
     for (const VdevSpec& s : list) {
-      UZFS_ASSIGN_OR_RETURN(BuiltVdev b, BuildFromSpec(name, s, *p->io_, ashift, opts.force, id++));
+      UZFS_ASSIGN_OR_RETURN(BuiltVdev b, BuildFromSpec(name, s, *p->io_, ashift, opts.force, id++, opts.fault_injectable));
       b.node.ashift = ashift;
       b.node.asize = b.vdev->asize();
       b.node.is_log = pass == 1;
@@ -468,7 +483,8 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   p->fs_init_ = opts.fs_init;
   UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));
   auto assembled = AssemblePool(devices, name_or_guid, *p->io_, !opts.readonly,
-                                opts.destroyed ? DestroyedPools::kOnly : DestroyedPools::kSkip);
+                                opts.destroyed ? DestroyedPools::kOnly : DestroyedPools::kSkip,
+                                opts.fault_injectable);
   if (!assembled.ok()) return assembled.status().WithContext("cannot import '" + name_or_guid + "'");
   AssembledPool a = std::move(*assembled);
   const NvList& label = a.config;

@@ -51,6 +51,7 @@
 #include "zfs/util/mutex.h"
 #include "zfs/util/nvlist/nvlist.h"
 #include "zfs/util/status.h"
+#include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/vdev.h"
 #include "zfs/zio/zio.h"
@@ -79,6 +80,9 @@ struct PoolCreateOptions {
   bool force = false;             // -f: take devices that belong to another pool
   std::string history;            // the command line recorded in the history
   FilesystemInit fs_init;         // may be empty (datasets without a ZPL)
+  // Every leaf's device is wrapped in a FaultDevice (no write-cache model)
+  // that LeafFaults() hands out: zinject. Costs nothing while no fault is set.
+  bool fault_injectable = false;
   IoEngineOptions io;
   TxgOptions txg;
 };
@@ -90,6 +94,7 @@ struct PoolImportOptions {
   bool destroyed = false;           // -D: only pools marked destroyed
   std::string history;              // recorded when not read-only
   FilesystemInit fs_init;
+  bool fault_injectable = false;  // as PoolCreateOptions::fault_injectable
   IoEngineOptions io;
   TxgOptions txg;
 };
@@ -128,6 +133,10 @@ class Pool final : private TxgSyncer {
   uint64_t version() const { return ident_.version; }
   bool readonly() const { return readonly_; }
   Vdev& root_vdev() { return *root_; }
+  // The fault wrapper of the leaf whose device path or guid (decimal) is
+  // `path_or_guid`; nullptr when there is no such leaf or the pool was not
+  // opened fault_injectable. The FaultDevice lives as long as the pool.
+  FaultDevice* LeafFaults(const std::string& path_or_guid);
   Allocator& allocator() { return *alloc_; }
   Zio& zio() { return *zio_; }
   const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "zfs/spa/label_io.h"
+#include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 
 namespace uzfs {
@@ -54,6 +55,7 @@ struct BuildCtx {
   std::vector<uint64_t>* missing;
   std::vector<std::string>* too_small;
   bool writable = false;
+  bool injectable = false;  // wrap present leaves in a FaultDevice
 };
 
 // The least allocatable size each child of `tree` needs so that the vdev
@@ -99,7 +101,11 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint6
         ctx.too_small->push_back(it->second->path);
       } else if (dev.ok()) {
         ctx.paths->push_back(it->second->path);
-        return MakeLeafVdev(std::move(*dev), *ctx.io, guid, ctx.ashift);
+        std::unique_ptr<BlockDevice> leaf = std::move(*dev);
+        if (ctx.injectable) {
+          leaf = std::make_unique<FaultDevice>(std::move(leaf), FaultDeviceOptions{.volatile_cache = false});
+        }
+        return MakeLeafVdev(std::move(leaf), *ctx.io, guid, ctx.ashift);
       }
     }
     std::string path(Or(tree.GetString("path"), std::string_view("(missing)")));
@@ -186,7 +192,7 @@ std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices) {
 
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
-                                   bool writable, DestroyedPools destroyed) {
+                                   bool writable, DestroyedPools destroyed, bool fault_injectable) {
   // Whether each pool was destroyed: its newest label says so.
   std::map<uint64_t, const FoundDevice*> newest_of;
   for (const FoundDevice& d : devices) {
@@ -247,7 +253,7 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
     auto ashift = tree.GetUint64("ashift");
     if (!ashift.ok()) return BadConfig("no ashift");
     BuildCtx ctx{&by_guid, &io, static_cast<uint32_t>(*ashift), PresentLeafSize(tree, by_guid),
-                 &pool.paths, &pool.missing, &pool.too_small, writable};
+                 &pool.paths, &pool.missing, &pool.too_small, writable, fault_injectable};
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top,
                           BuildVdev(tree, ctx, Or(tree.GetUint64("asize"), 0)));
     if (!top->usable()) return Status::IoError("one or more devices is currently unavailable");

@@ -98,10 +98,12 @@ enum class DestroyedPools : uint8_t { kSkip, kOnly, kInclude };
 //   Corruption "invalid vdev configuration"            a config we cannot parse
 // writable: open the devices read-write and exclusively (an import), else
 // read-only and shared (zdb) with the tree marked read-only.
-// REQUIRES: io outlives the tree.
+// fault_injectable: each present leaf's device is wrapped in a FaultDevice
+// (Pool::LeafFaults). REQUIRES: io outlives the tree.
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
                                    bool writable = false,
-                                   DestroyedPools destroyed = DestroyedPools::kSkip);
+                                   DestroyedPools destroyed = DestroyedPools::kSkip,
+                                   bool fault_injectable = false);
 
 }  // namespace uzfs

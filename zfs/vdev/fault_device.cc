@@ -27,39 +27,46 @@ FaultDevice::FaultDevice(std::unique_ptr<BlockDevice> inner, const FaultDeviceOp
 void FaultDevice::FailReads(FaultTrigger t, FaultRange r) {
   MutexLock l(&mu_);
   read_fail_ = {t, r};
+  Rearm();
 }
 
 void FaultDevice::FailWrites(FaultTrigger t, FaultRange r) {
   MutexLock l(&mu_);
   write_fail_ = {t, r};
+  Rearm();
 }
 
 void FaultDevice::FailFlushes(FaultTrigger t) {
   MutexLock l(&mu_);
   flush_fail_ = {t, FaultRange{}};
+  Rearm();
 }
 
 void FaultDevice::CorruptReads(FaultTrigger t, FaultRange r, uint8_t xor_mask) {
   MutexLock l(&mu_);
   corrupt_ = {t, r};
   corrupt_mask_ = xor_mask ? xor_mask : 0x01;
+  Rearm();
 }
 
 void FaultDevice::SetLatency(std::chrono::microseconds per_io, uint32_t lanes) {
   MutexLock l(&mu_);
   latency_ = per_io.count() > 0 ? per_io : std::chrono::microseconds(0);
   lanes_ = lanes ? lanes : 1;
+  Rearm();
   lane_cv_.SignalAll();
 }
 
 void FaultDevice::Vanish() {
   MutexLock l(&mu_);
   vanished_ = true;
+  Rearm();
 }
 
 void FaultDevice::Reappear() {
   MutexLock l(&mu_);
   vanished_ = false;
+  Rearm();
 }
 
 bool FaultDevice::vanished() {
@@ -74,6 +81,7 @@ void FaultDevice::ClearFaults() {
   lanes_ = 1;
   vanished_ = false;
   lane_cv_.SignalAll();
+  Rearm();
 }
 
 void FaultDevice::SetSeed(uint64_t seed) {
@@ -90,6 +98,13 @@ FaultStats FaultDevice::stats() const {
   s.corrupted_reads = corrupted_reads_.load(std::memory_order_relaxed);
   s.vanished_ios = vanished_ios_.load(std::memory_order_relaxed);
   return s;
+}
+
+void FaultDevice::Rearm() {
+  auto set = [](const Rule& r) { return r.trigger.kind != FaultTrigger::Kind::kNever; };
+  armed_.store(vanished_ || latency_.count() > 0 || set(read_fail_) || set(write_fail_) ||
+                   set(flush_fail_) || set(corrupt_),
+               std::memory_order_release);
 }
 
 double FaultDevice::NextRandom() {
@@ -163,6 +178,7 @@ Status FaultDevice::Vanished(IoOp op, uint64_t offset, uint64_t len) {
 
 Status FaultDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
   ios_.fetch_add(1, std::memory_order_relaxed);
+  if (Idle()) return inner_->Read(offset, buf);
   const bool lane = EnterLane();
   const Decision d = Decide(IoOp::kRead, offset, buf.size());
   Status s;
@@ -189,6 +205,7 @@ Status FaultDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
 
 Status FaultDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
   ios_.fetch_add(1, std::memory_order_relaxed);
+  if (Idle()) return inner_->Write(offset, buf);
   const bool lane = EnterLane();
   const Decision d = Decide(IoOp::kWrite, offset, buf.size());
   Status s;
@@ -212,6 +229,7 @@ Status FaultDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
 
 Status FaultDevice::DoFlush() {
   ios_.fetch_add(1, std::memory_order_relaxed);
+  if (Idle()) return inner_->Flush();
   const bool lane = EnterLane();
   const Decision d = Decide(IoOp::kFlush, 0, 0);
   Status s;

@@ -23,6 +23,13 @@
 // own errors() count the faults it returns; injected faults are also counted
 // in stats() so tests can tell injected from real ones.
 //
+// Cost when idle: while no fault is set (never, or after ClearFaults) and
+// without volatile_cache, an I/O goes straight to the inner device (one
+// relaxed atomic load, no lock) and NativeFd() is the inner device's, so an
+// io_uring engine keeps its native path (such I/Os bypass this wrapper and
+// are not counted in stats().ios); pools opened fault-injectable
+// (PoolCreateOptions::fault_injectable) wrap every leaf this way.
+//
 // Threading contract: thread-safe. Locks: mu_ guards the fault settings and
 // lane accounting; cache_mu_ guards the cache model and is held across the
 // pre-image read from the inner device. They are never held together.
@@ -82,6 +89,11 @@ class FaultDevice final : public BlockDevice {
   uint32_t AshiftHint() const override { return inner_->AshiftHint(); }
   const std::string& path() const override { return inner_->path(); }
   uint32_t RequiredAlignment() const override { return inner_->RequiredAlignment(); }
+  // The inner device's while idle (see the header comment), else -1 (every
+  // I/O goes through the fault logic).
+  int NativeFd() const override {
+    return !volatile_cache_ && !armed_.load(std::memory_order_acquire) ? inner_->NativeFd() : -1;
+  }
 
   BlockDevice& inner() { return *inner_; }
 
@@ -134,6 +146,10 @@ class FaultDevice final : public BlockDevice {
   bool EnterLane() UZFS_EXCLUDES(mu_);
   void LeaveLane() UZFS_EXCLUDES(mu_);
   Status Vanished(IoOp op, uint64_t offset, uint64_t len);
+  // Recomputes armed_ from the settings. REQUIRES: mu_.
+  void Rearm() UZFS_REQUIRES(mu_);
+  // True when an I/O can skip the fault logic.
+  bool Idle() const { return !volatile_cache_ && !armed_.load(std::memory_order_acquire); }
 
   const std::unique_ptr<BlockDevice> inner_;
   const bool volatile_cache_;
@@ -150,6 +166,8 @@ class FaultDevice final : public BlockDevice {
   uint32_t busy_lanes_ UZFS_GUARDED_BY(mu_) = 0;
   bool vanished_ UZFS_GUARDED_BY(mu_) = false;
   uint64_t rng_ UZFS_GUARDED_BY(mu_);
+  // Some fault may be set (written under mu_, read without it).
+  std::atomic<bool> armed_{false};
 
   Mutex cache_mu_;  // the cache model; held across the pre-image read
   VolatileCacheModel cache_ UZFS_GUARDED_BY(cache_mu_);
