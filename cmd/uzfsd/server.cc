@@ -65,7 +65,7 @@ void Server::Serve(int fd) {
   std::string buf, line;
   std::optional<Request> req;
   if (ReadLine(fd, &buf, &line)) req = DecodeRequest(line);
-  if (!req || (req->command != "zpool" && req->command != "zfs")) {
+  if (!req || (req->command != "zpool" && req->command != "zfs" && req->command != "zinject")) {
     send(Reply{Reply::Kind::kStderr, "uzfsd: malformed request\n", 0});
     finish(2);
     return;
@@ -77,7 +77,9 @@ void Server::Serve(int fd) {
   for (const std::string& a : req->argv) cmdline += " " + a;
   int rc = 1;
   try {
-    rc = req->command == "zpool" ? RunZpool(reg_, out, *req, stopping_) : RunZfs(reg_, out, *req, stopping_);
+    rc = req->command == "zpool"     ? RunZpool(reg_, out, *req, stopping_)
+         : req->command == "zinject" ? RunZinject(reg_, out, *req, stopping_)
+                                     : RunZfs(reg_, out, *req, stopping_);
   } catch (const std::exception& e) {
     // The boundary: a library exception (allocation, JSON) fails this
     // request, never the daemon.
