@@ -29,15 +29,6 @@ namespace fs = std::filesystem;
 using clitest::CliEnv;
 using clitest::Ran;
 
-#define REQUIRE_FUSE()                                                    \
-  do {                                                                    \
-    if (access("/dev/fuse", R_OK | W_OK) != 0) {                          \
-      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) {                  \
-        FAIL() << "/dev/fuse is not usable and UZFS_REQUIRE_FUSE is set"; \
-      }                                                                   \
-      GTEST_SKIP() << "/dev/fuse not available";                          \
-    }                                                                     \
-  } while (0)
 
 int CountMounts(const std::string& path) {
   std::ifstream in("/proc/self/mounts");
@@ -75,7 +66,7 @@ class MountCli : public ::testing::Test {
 };
 
 TEST_F(MountCli, CreateMountsAndDatasetsFollowTheirMountpoints) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   CreatePool();
   EXPECT_TRUE(IsMounted(root_));
   Ran r = env_.Zfs("create -o compression=lz4 tank/home");
@@ -134,7 +125,7 @@ TEST_F(MountCli, CreateMountsAndDatasetsFollowTheirMountpoints) {
 }
 
 TEST_F(MountCli, ExportRefusesWhileAFileIsOpenAndImportMountsAgain) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   CreatePool();
   ASSERT_EQ(env_.Zfs("create tank/data").rc, 0);
   WriteText(root_ + "/data/kept", "kept across export\n");
@@ -165,7 +156,7 @@ TEST_F(MountCli, ExportRefusesWhileAFileIsOpenAndImportMountsAgain) {
 }
 
 TEST_F(MountCli, DaemonRestartsRemountAndDeadMountsAreCleared) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   CreatePool();
   ASSERT_EQ(env_.Zfs("create tank/data").rc, 0);
   WriteText(root_ + "/data/f", "one\n");

@@ -33,21 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using pooltest::Leaf;
 
-bool FuseAvailable() {
-  if (access("/dev/fuse", R_OK | W_OK) == 0) return true;
-  return false;
-}
-
-#define REQUIRE_FUSE()                                                           \
-  do {                                                                           \
-    if (!FuseAvailable()) {                                                      \
-      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) {                         \
-        FAIL() << "/dev/fuse is not usable and UZFS_REQUIRE_FUSE is set";        \
-      }                                                                          \
-      GTEST_SKIP() << "/dev/fuse not available";                                 \
-    }                                                                            \
-  } while (0)
-
 int Sh(const std::string& cmd) {
   int rc = std::system(("set -e; " + cmd).c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
@@ -181,7 +166,7 @@ touch -d '2001-02-03 04:05:06.123456789' a/b/hello.txt
 )SH";
 
 TEST(ZplMountFuseTest, ToolsBehaveAsOnAHostDirectory) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   test::TempDir tmp;
   MountedPool p(tmp.path());
   ASSERT_NE(p.pool(), nullptr);
@@ -231,7 +216,7 @@ TEST(ZplMountFuseTest, ToolsBehaveAsOnAHostDirectory) {
 }
 
 TEST(ZplMountFuseTest, TwoDatasetsMountedAtOnce) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   test::TempDir tmp;
   MountedPool p(tmp.path());
   ASSERT_NE(p.pool(), nullptr);

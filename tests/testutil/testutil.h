@@ -2,7 +2,10 @@
 // and GoogleTest assertions for Status/Result.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -35,6 +38,18 @@ std::vector<uint8_t> FromHex(const std::string& hex);
   do {                                                         \
     const ::uzfs::Status uzfs_s_ = (expr);                     \
     EXPECT_TRUE(uzfs_s_.ok()) << uzfs_s_.ToString(true);       \
+  } while (0)
+
+// For *_fuse_test.cc: skips the test when /dev/fuse is not usable, unless
+// UZFS_REQUIRE_FUSE is set (CI), where that is a failure instead.
+#define UZFS_REQUIRE_FUSE()                                                \
+  do {                                                                     \
+    if (access("/dev/fuse", R_OK | W_OK) != 0) {                           \
+      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) {                   \
+        FAIL() << "/dev/fuse is not usable and UZFS_REQUIRE_FUSE is set";  \
+      }                                                                    \
+      GTEST_SKIP() << "/dev/fuse not available";                           \
+    }                                                                      \
   } while (0)
 
 namespace uzfs::test {
