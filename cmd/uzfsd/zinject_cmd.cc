@@ -294,8 +294,9 @@ int Inject(CmdCtx& c, const ParsedArgs& a) {
   }
   Apply(d, h);
   c.out.Out("Added handler " + std::to_string(h.id) + ": " +
-            (delay ? std::to_string(h.delay_ms) + " ms latency, " + std::to_string(h.lanes) + " lane(s)"
-                   : h.type + " faults on " + IoTypes(h) + ", " + FreqText(h.freq) + "%") +
+            (delay           ? std::to_string(h.delay_ms) + " ms latency, " + std::to_string(h.lanes) + " lane(s)"
+             : h.type == "nxio" ? std::string("device vanished (ENXIO)")
+                                : h.type + " faults on " + IoTypes(h) + ", " + FreqText(h.freq) + "%") +
             ", device " + path + ", pool " + pool_name + "\n");
   return 0;
 }

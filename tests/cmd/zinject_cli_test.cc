@@ -1,7 +1,8 @@
 // zinject through the real binaries (issue 7), without FUSE: listing,
 // adding and clearing handlers, the messages and exit codes of bad input,
 // injected write errors on one side of a mirror (the pool keeps working,
-// `zpool status` counts WRITE errors on that leaf only), latency slowing a
+// `zpool status` counts WRITE errors on that leaf only), a vanished (nxio)
+// side leaving the pool DEGRADED with that leaf UNAVAIL, latency slowing a
 // txg sync, and handlers ending with their pool's export. The read-side
 // faults (io, checksum) through a mount: zinject_fuse_test.cc.
 #include <chrono>
@@ -163,6 +164,23 @@ TEST_F(ZinjectCli, WriteErrorsOnOneMirrorSideAreCountedThere) {
   // The re-imported pool is injectable again.
   EXPECT_EQ(Zinject("-d a -e io tank").rc, 0);
   EXPECT_EQ(Zinject("-c all").rc, 0);
+}
+
+TEST_F(ZinjectCli, AVanishedMirrorSideLeavesThePoolDegraded) {
+  Ran r = Zinject("-d a -e nxio tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("vanished"), std::string::npos) << r.out;
+  r = env_.Zfs("create tank/fs");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env_.Zpool("status tank");
+  EXPECT_NE(r.out.find("state: DEGRADED"), std::string::npos) << r.out;
+  bool a_unavail = false;
+  for (const std::string& line : clitest::Lines(r.out)) {
+    if (line.find(a_) != std::string::npos && line.find("UNAVAIL") != std::string::npos) a_unavail = true;
+  }
+  EXPECT_TRUE(a_unavail) << r.out;
+  EXPECT_EQ(LeafErrors(r.out, b_), (std::vector<long>{0, 0, 0})) << r.out;
+  EXPECT_EQ(env_.Zfs("list -H -o name tank/fs").out, "tank/fs\n");
 }
 
 TEST_F(ZinjectCli, LatencySlowsTheLeafsIo) {
