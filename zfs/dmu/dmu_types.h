@@ -85,4 +85,12 @@ enum class ObjsetType : uint64_t { kNone = 0, kMeta = 1, kZfs = 2, kZvol = 3, kO
 // "META", "ZPL", "ZVOL", ... as zdb prints in "Dataset <name> [ZPL]".
 std::string ObjsetTypeName(uint64_t type);
 
+// Whether blocks of `type` are metadata (ZFS's dmu_ot[].ot_metadata; for
+// the v5000 types with bit 0x80, bit 0x40): everything but file and zvol
+// data, the "other uint8[]/uint64[]" types and deduplicated blocks.
+inline constexpr bool IsMetadataType(uint8_t type) {
+  if (type & 0x80) return (type & 0x40) != 0;
+  return !(type == 19 || type == 23 || type == 25 || type == 26 || type == 49);
+}
+
 }  // namespace uzfs

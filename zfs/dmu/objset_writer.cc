@@ -40,6 +40,11 @@ struct ObjsetWriter::SyncedObject {
 
 namespace {
 
+// What a block adds to a dataset's uncompressed bytes (BP_GET_UCSIZE).
+uint64_t UncompressedCharge(const BlockPtr& bp) {
+  return (bp.level > 0 || IsMetadataType(bp.type)) ? bp.psize : bp.lsize;
+}
+
 constexpr uint64_t kSpaVersionDnodeBytes = 3;
 constexpr uint64_t kSpaVersionUserspace = 15;
 constexpr uint64_t kSpaVersionFeatures = 5000;
@@ -957,14 +962,14 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     stats.born_blocks++;
     stats.born_asize += BlockAsize(bp);
     stats.born_psize += bp.psize;
-    stats.born_lsize += bp.lsize;
+    stats.born_lsize += UncompressedCharge(bp);
   }
   for (const BlockPtr& bp : all_frees) {
     if (bp.IsHole()) continue;
     stats.killed_blocks++;
     stats.killed_asize += BlockAsize(bp);
     stats.killed_psize += bp.psize;
-    stats.killed_lsize += bp.lsize;
+    stats.killed_lsize += UncompressedCharge(bp);
   }
   stats.rewritten_blocks = rewritten;
   stats.wrote = true;

@@ -158,6 +158,9 @@ struct ObjsetWriterOptions {
 struct SyncStats {
   uint64_t txg = 0;
   int pass = 0;                  // 1 for the first Sync of txg; 2, 3, ... after
+  // *_lsize: the "uncompressed" bytes ZFS charges (BP_GET_UCSIZE): lsize
+  // for data blocks, psize for metadata (indirect blocks and metadata
+  // types), so metadata never inflates compressratio.
   uint64_t born_blocks = 0, born_asize = 0, born_psize = 0, born_lsize = 0;
   uint64_t killed_blocks = 0, killed_asize = 0, killed_psize = 0, killed_lsize = 0;
   uint64_t rewritten_blocks = 0; // written in place over blocks born in txg
