@@ -8,10 +8,10 @@
 //   - writeback cache (the kernel merges small writes and keeps size and
 //     mtime while it caches), 1 MiB writes and reads (max_write/max_read),
 //     splice for reads and writes where the kernel offers it, readdirplus
-//     (adaptive), and entry/attribute timeouts of `attr_timeout` seconds:
-//     uzfsd is the only writer of the dataset, so the kernel's cache can
-//     only be made stale by uzfs itself, which invalidates what it changes
-//     behind the kernel's back (Invalidate*);
+//     (adaptive), and entry/attribute timeouts of `attr_timeout` seconds
+//     (60 by default): uzfsd is the only writer of the dataset, so the
+//     kernel's cache can only be made stale by uzfs itself, which
+//     invalidates what it changes behind the kernel's back (Invalidate*);
 //   - `default_permissions` (the kernel checks modes) and `allow_other`
 //     (every user sees the mount, as with a kernel file system);
 //   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs.
@@ -44,7 +44,12 @@ namespace uzfs {
 struct FuseMountOptions {
   std::string fsname;           // shown by mount(8)/df as the source, e.g. tank/home
   std::string subtype = "uzfs"; // type fuse.uzfs
-  double attr_timeout = 1.0;    // seconds, entries and attributes
+  // Seconds the kernel may trust entries and attributes (negative entries
+  // too). Every change to the dataset arrives through this mount (uzfsd is
+  // its only writer), and the kernel updates or drops what it cached for
+  // the operations it sends, so a long timeout stays correct; changes made
+  // behind the kernel's back (none yet; rollback later) call Invalidate*.
+  double attr_timeout = 60.0;
   bool allow_other = true;
   bool default_permissions = true;
   bool writeback_cache = true;
