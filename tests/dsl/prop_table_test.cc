@@ -496,5 +496,56 @@ TEST(PropTableTest, ReceivedAndInheritEntries) {
   EXPECT_EQ(at("compression", 1), "zle | local");
 }
 
+// relatime (OpenZFS; zfs-fuse has none): index on/off, inheritable, file
+// systems only, default off, settable at pool version 23 (a plain ZAP
+// entry), hidden from `get all` so the listing stays zfs-fuse's.
+TEST(PropTableTest, RelatimeIsAnInheritableHiddenIndex) {
+  const PropDef* d = FindDatasetProp("relatime");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->kind, PropKind::kIndex);
+  EXPECT_EQ(d->attr, PropAttr::kInherit);
+  EXPECT_EQ(d->storage, PropStorage::kDslZap);
+  EXPECT_EQ(d->types, kPropFilesystem);
+  EXPECT_EQ(d->zap_name, "relatime");
+  EXPECT_EQ(d->default_number, 0u);
+  EXPECT_TRUE(d->hidden);
+  EXPECT_EQ(d->column, "RELATIME");
+
+  PropContext ctx;
+  ctx.pool_version = kPropDefaultPoolVersion;
+  auto on = ParseDatasetProp("relatime", "on", ctx);
+  ASSERT_UZFS_OK(on.status());
+  EXPECT_EQ(*on, PropValue::Number(1));
+  auto off = ParseDatasetProp("relatime", "off", ctx);
+  ASSERT_UZFS_OK(off.status());
+  EXPECT_EQ(*off, PropValue::Number(0));
+  ctx.target = "p/fs";
+  EXPECT_EQ(ParseDatasetProp("relatime", "yes", ctx).status().message(),
+            "cannot set property for 'p/fs': 'relatime' must be one of 'on | off'");
+  EXPECT_EQ(FormatDatasetProp("relatime", PropValue::Number(1), false), "on");
+  EXPECT_EQ(FormatDatasetProp("relatime", PropValue::Number(0), true), "off");
+  EXPECT_UZFS_OK(CheckInheritable("relatime"));
+
+  std::vector<DslPropLevel> chain = {{"p/a/b", {}}, {"p/a", {}}, {"p", {}}};
+  auto at = [&](size_t from) {
+    auto r = ResolveDatasetProp("relatime", std::span(chain).subspan(from));
+    return r.ok() ? FormatDatasetProp(r->name, r->value, false) + " | " + r->SourceText()
+                  : std::string("error");
+  };
+  EXPECT_EQ(at(0), "off | default");
+  chain[2].props.push_back({"relatime", PropValue::Number(1)});
+  EXPECT_EQ(at(0), "on | inherited from p");
+  EXPECT_EQ(at(2), "on | local");
+  chain[1].props.push_back({"relatime", PropValue::Number(0)});
+  EXPECT_EQ(at(0), "off | inherited from p/a");
+  chain[0].props.push_back({"relatime", PropValue::Number(1)});
+  EXPECT_EQ(at(0), "on | local");
+
+  // Set or not, `get all` does not list it (zfs-fuse's listing).
+  auto all = ResolveAllDatasetProps(chain, nullptr, nullptr);
+  ASSERT_UZFS_OK(all.status());
+  for (const ResolvedProp& r : *all) EXPECT_NE(r.name, "relatime");
+}
+
 }  // namespace
 }  // namespace uzfs

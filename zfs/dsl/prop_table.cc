@@ -159,6 +159,15 @@ const PropDef kDatasetProps[] = {
     // Not settable in zfs-fuse ("invalid mlslabel"); `zfs get` shows it with
     // source "-" (and, by a zfs-fuse bug, the dedup value's text).
     Str("mlslabel", A::kReadOnly, S::kComputed, kAll, "none", "MLSLABEL", "<sensitivity label>"),
+    // OpenZFS's relatime (ZAP entry "relatime", uint64 0/1, inheritable,
+    // file systems only; OpenZFS registers it with default off). zfs-fuse
+    // has no such property: its `zfs get all` skips a ZAP name that is
+    // neither known nor a user property (no ':'), so a set relatime is
+    // harmless on a v23 pool, as it is under OpenZFS. Hidden so that our
+    // `get all` keeps zfs-fuse's listing; `zfs get relatime`, set and
+    // inherit work. Nothing is stored unless it is set.
+    PropDef{"relatime", K::kIndex, A::kInherit, S::kDslZap, kFs, /*hidden=*/true, 0, {}, kOnOff, 0,
+            "RELATIME", "on | off", "relatime"},
 };
 
 const PropDef kPoolProps[] = {

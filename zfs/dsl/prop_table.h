@@ -104,7 +104,8 @@ struct PropValue {
 
 // ---------------------------------------------------------------- tables
 // Dataset properties in `zfs get all` order (zfs-fuse), hidden ones at their
-// place in the enumeration.
+// place in the enumeration; then OpenZFS-only ones zfs-fuse lacks (relatime),
+// hidden so `get all` keeps zfs-fuse's listing.
 std::span<const PropDef> DatasetProps();
 // Pool properties in `zpool get all` order (zfs-fuse).
 std::span<const PropDef> PoolProps();
