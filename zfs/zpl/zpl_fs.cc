@@ -1094,8 +1094,14 @@ class ZplFsImpl final : public ZplFs {
     }
     if (dn->type != dmu_ot::kPlainFileContents && dn->type != dmu_ot::kDirectoryContents)
       return Err(ENOENT, "object " + std::to_string(obj) + " is not a file or directory");
-    if (dn->spill) return Err(EIO, "object " + std::to_string(obj) + ": spill blocks are not read yet");
-    auto a = codec_->Decode(dn->bonustype, dn->bonus, {}, dn->byteswapped);
+    // ZPL 5: attributes beyond the bonus are in the spill block.
+    std::vector<uint8_t> spill;
+    if (dn->spill) {
+      auto sp = os_->ReadSpill(obj);
+      if (!sp.ok()) return Err(EIO, "object " + std::to_string(obj) + ": " + sp.status().ToString());
+      spill = std::move(*sp);
+    }
+    auto a = codec_->Decode(dn->bonustype, dn->bonus, spill, dn->byteswapped);
     if (!a.ok()) return Err(EIO, "object " + std::to_string(obj) + ": " + a.status().ToString());
     Znode z;
     z.obj = obj;
@@ -1105,9 +1111,13 @@ class ZplFsImpl final : public ZplFs {
   }
 
   ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES(mu_) {
-    const size_t room = z.dn.MaxBonusLen();
+    // The room of a bonus without a spill pointer: the codec takes the
+    // pointer's 128 bytes from it itself when it spills.
+    Dnode layout = z.dn;
+    layout.flags &= static_cast<uint8_t>(~kDnodeFlagSpillBlkptr);
+    const size_t room = layout.MaxBonusLen();
     ZPL_ASSIGN_S(EncodedZnode e, EncodeZnodeIn(*codec_, *os_, z.a, room, txg));
-    if (!e.spill.empty()) return Err(EOPNOTSUPP, "spill blocks are not supported yet");
+    const bool had_spill = (z.dn.flags & kDnodeFlagSpillBlkptr) != 0;
     // ZPL <= 4: an ACL the codec could not model (external, or ACEs naming
     // users/groups; decoded as empty) keeps its original bytes.
     constexpr size_t kAclOff = 176;
@@ -1115,7 +1125,16 @@ class ZplFsImpl final : public ZplFs {
         e.bonus.size() >= kZnodePhysSize && !z.dn.byteswapped) {
       std::copy(z.dn.bonus.begin() + kAclOff, z.dn.bonus.begin() + kZnodePhysSize, e.bonus.begin() + kAclOff);
     }
+    // A spill shrinks the bonus room, so the bonus is set first when one
+    // is (still) needed, and the spill removed first when it is not.
+    if (e.spill.empty() && had_spill) ZPL_TRY_S(os_->SetSpill(z.obj, {}, txg));
     ZPL_TRY_S(os_->SetBonus(z.obj, e.bonustype, e.bonus, txg));
+    if (!e.spill.empty()) ZPL_TRY_S(os_->SetSpill(z.obj, e.spill, txg));
+    if (e.spill.empty()) {
+      z.dn.flags &= static_cast<uint8_t>(~kDnodeFlagSpillBlkptr);
+    } else {
+      z.dn.flags |= kDnodeFlagSpillBlkptr;
+    }
     return ZplStatus::Ok();
   }
 
