@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   PoolCreateOptions o;
   o.version = kFeatureVersion;
   o.history = "uzfs-pooldemo " + dir.string();
-  o.fs_init = InitNewFilesystem;  // ZPL 4 (ZPL 5 is not written yet)
+  o.fs_init = InitNewFilesystem;  // ZPL 5 on this version-5000 pool
   auto created = Pool::Create("demo", layout, o);
   if (!created.ok()) return Fail("zpool create", created.status());
   Pool& pool = **created;

@@ -25,7 +25,7 @@
 // 128), padded to that length, under its own layout, and the rest goes to
 // EncodedZnode::spill, a second SA buffer with its own layout; the caller
 // must store it as the dnode's spill block (512-byte multiple, zero
-// padded; ObjsetWriter cannot yet). Decode accepts both and also an old
+// padded; ObjsetWriter::SetSpill). Decode accepts both and also an old
 // znode_phys bonus (type 17: a file from before an upgrade).
 //
 // Layouts. A file system starts with one layout (2: a directory or regular
