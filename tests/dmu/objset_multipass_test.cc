@@ -68,7 +68,7 @@ class CountingAllocator : public BlockAllocator {
 };
 
 struct Sums {
-  uint64_t blocks = 0, asize = 0, psize = 0, lsize = 0;
+  uint64_t blocks = 0, asize = 0, psize = 0, lsize = 0;  // lsize: ZFS's UCSIZE (psize for metadata)
   uint64_t max_birth = 0;
 };
 
@@ -100,7 +100,7 @@ void WalkPtr(Zio& zio, const BlockPtr& bp, int level, uint64_t ind_size, uint64_
   s->blocks++;
   s->asize += BlockAsize(bp);
   s->psize += bp.psize;
-  s->lsize += bp.lsize;
+  s->lsize += (bp.level > 0 || IsMetadataType(bp.type)) ? bp.psize : bp.lsize;  // BP_GET_UCSIZE
   s->max_birth = std::max(s->max_birth, bp.birth);
   std::vector<uint8_t> raw(bp.lsize);
   ASSERT_UZFS_OK(zio.Read(bp, raw));  // verifies the checksum of some copy
@@ -154,7 +154,7 @@ Sums Traverse(Zio& zio, const BlockPtr& root) {
   s.blocks = 1;
   s.asize = BlockAsize(root);
   s.psize = root.psize;
-  s.lsize = root.lsize;
+  s.lsize = root.psize;  // the objset block is metadata: its UCSIZE is psize
   s.max_birth = root.birth;
   WalkDnode(zio, os->meta_dnode, &s);
   return s;
