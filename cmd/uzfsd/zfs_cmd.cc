@@ -17,26 +17,14 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/subcommands.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace uzfs::cmd {
 
-// ordered_json: keys in the order OpenZFS prints them.
-using json = nlohmann::ordered_json;
-
 namespace {
-// Never throws: invalid UTF-8 in a name or path is replaced.
-std::string Dump(const json& j) { return j.dump(4, ' ', false, json::error_handler_t::replace) + "\n"; }
-}  // namespace
-
-namespace {
-
-struct Sub {
-  const char* name;
-  const char* usage;
-};
 
 const Sub kSubs[] = {
     {"create", "\tcreate [-p] [-o property=value] ... <filesystem>\n"},
@@ -49,29 +37,19 @@ const Sub kSubs[] = {
     {"set", "\tset <property=value> ... <filesystem> ...\n"},
     {"inherit", "\tinherit [-r] <property> <filesystem> ...\n"},
     {"rename", "\trename [-p] <filesystem> <filesystem>\n"},
-    {"mount", "\tmount\n\tmount [-o opts] <-a | filesystem>   (not available yet)\n"},
-    {"unmount", "\tunmount [-f] <-a | filesystem>   (not available yet)\n"},
+    {"mount", "\tmount\n\tmount <-a | filesystem>\n"},
+    {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n"},
 };
 
-const char* UsageOf(const std::string& sub) {
-  for (const Sub& s : kSubs) {
-    if (sub == s.name) return s.usage;
-  }
-  return "";
+int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
+  return UsageFail(c, kSubs, sub, why);
 }
 
 std::string GlobalUsage() {
-  std::string u = "usage: zfs command args ...\nwhere 'command' is one of the following:\n\n";
-  for (const Sub& s : kSubs) u += s.usage;
-  u += "\tsnapshot, rollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n";
-  return u;
+  return cmd::GlobalUsage("zfs", kSubs,
+                          "\tsnapshot, rollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n");
 }
 
-int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
-  if (!why.empty()) c.out.ErrLine(why);
-  c.out.Err("usage:\n" + std::string(UsageOf(sub)));
-  return 2;
-}
 
 std::string PoolOf(const std::string& ds) { return ds.substr(0, ds.find_first_of("/@#")); }
 
@@ -205,7 +183,6 @@ bool Right(const std::string& prop) {
   return d != nullptr && d->kind == PropKind::kNumber && !IsUserProp(prop);
 }
 
-json OutputVersion(const std::string& cmd) { return {{"command", cmd}, {"vers_major", 0}, {"vers_minor", 1}}; }
 
 json SourceJson(const ResolvedProp& p) {
   switch (p.kind) {

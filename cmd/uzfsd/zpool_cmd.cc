@@ -26,6 +26,7 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/dsl/prop_table.h"
@@ -33,23 +34,10 @@
 
 namespace uzfs::cmd {
 
-// ordered_json: keys in the order OpenZFS prints them.
-using json = nlohmann::ordered_json;
-
-namespace {
-// Never throws: invalid UTF-8 in a name or path is replaced.
-std::string Dump(const json& j) { return j.dump(4, ' ', false, json::error_handler_t::replace) + "\n"; }
-}  // namespace
-
 namespace {
 
 constexpr uint64_t kDefaultCreateVersion = 5000;  // DESIGN.md §3
 constexpr uint64_t kSizeFuzz = 16ull << 20;        // zpool's tolerance for "different sizes"
-
-struct Sub {
-  const char* name;
-  const char* usage;
-};
 
 const Sub kSubs[] = {
     {"create", "\tcreate [-fnd] [-o property=value] ... \n"
@@ -70,26 +58,18 @@ const Sub kSubs[] = {
     {"set", "\tset <property=value> <pool>\n"},
 };
 
-const char* UsageOf(const std::string& sub) {
-  for (const Sub& s : kSubs) {
-    if (sub == s.name) return s.usage;
-  }
-  return "";
+int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
+  return UsageFail(c, kSubs, sub, why);
 }
 
 std::string GlobalUsage() {
-  std::string u = "usage: zpool command args ...\nwhere 'command' is one of the following:\n\n";
-  for (const Sub& s : kSubs) u += s.usage;
-  u += "\tadd, attach, detach, replace, online, offline, remove, scrub, clear:\n"
-       "\t    not available in uzfs yet\n";
-  return u;
+  return cmd::GlobalUsage("zpool", kSubs,
+                          "\tadd, attach, detach, replace, online, offline, remove, scrub, clear:\n"
+                          "\t    not available in uzfs yet\n");
 }
 
-int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
-  if (!why.empty()) c.out.ErrLine(why);
-  c.out.Err("usage:\n" + std::string(UsageOf(sub)));
-  return 2;
-}
+const char* UsageOf(const std::string& sub) { return cmd::UsageOf(kSubs, sub); }
+
 
 bool ParseU64(const std::string& s, uint64_t* v) {
   if (s.empty() || s.size() > 19) return false;
@@ -470,10 +450,6 @@ std::string ColumnHeader(const std::string& prop) {
       {"autoexpand", "EXPAND"}, {"autoreplace", "REPLACE"}};
   auto it = kCol.find(prop);
   return it == kCol.end() ? Upper(prop) : it->second;
-}
-
-json OutputVersion(const std::string& cmd) {
-  return {{"command", cmd}, {"vers_major", 0}, {"vers_minor", 1}};
 }
 
 json PoolJsonHead(PoolEntry& e) UZFS_REQUIRES(e.mu) {
