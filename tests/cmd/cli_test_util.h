@@ -59,6 +59,24 @@ inline std::vector<std::string> Fields(const std::string& line, char sep = '\t')
   return v;
 }
 
+// The READ, WRITE and CKSUM counters of the `zpool status` row of `leaf`.
+inline std::vector<long> LeafErrors(const std::string& status, const std::string& leaf) {
+  for (const std::string& line : clitest::Lines(status)) {
+    std::vector<std::string> f;
+    std::string cur;
+    for (char ch : line + " ") {
+      if (ch == ' ' || ch == '\t') {
+        if (!cur.empty()) f.push_back(cur);
+        cur.clear();
+      } else {
+        cur.push_back(ch);
+      }
+    }
+    if (f.size() >= 5 && f[0] == leaf) return {std::stol(f[2]), std::stol(f[3]), std::stol(f[4])};
+  }
+  return {};
+}
+
 class CliEnv {
  public:
   CliEnv() {

@@ -19,23 +19,6 @@ namespace {
 using clitest::CliEnv;
 using clitest::Ran;
 
-// The READ, WRITE and CKSUM counters of the `zpool status` row of `leaf`.
-std::vector<long> LeafErrors(const std::string& status, const std::string& leaf) {
-  for (const std::string& line : clitest::Lines(status)) {
-    std::vector<std::string> f;
-    std::string cur;
-    for (char ch : line + " ") {
-      if (ch == ' ' || ch == '\t') {
-        if (!cur.empty()) f.push_back(cur);
-        cur.clear();
-      } else {
-        cur.push_back(ch);
-      }
-    }
-    if (f.size() >= 5 && f[0] == leaf) return {std::stol(f[2]), std::stol(f[3]), std::stol(f[4])};
-  }
-  return {};
-}
 
 class ZinjectCli : public ::testing::Test {
  protected:
@@ -140,8 +123,8 @@ TEST_F(ZinjectCli, WriteErrorsOnOneMirrorSideAreCountedThere) {
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env_.Zpool("status tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::vector<long> ea = LeafErrors(r.out, a_);
-  const std::vector<long> eb = LeafErrors(r.out, b_);
+  const std::vector<long> ea = clitest::LeafErrors(r.out, a_);
+  const std::vector<long> eb = clitest::LeafErrors(r.out, b_);
   ASSERT_EQ(ea.size(), 3u) << r.out;
   ASSERT_EQ(eb.size(), 3u) << r.out;
   EXPECT_GT(ea[1], 0) << r.out;  // WRITE
@@ -179,7 +162,7 @@ TEST_F(ZinjectCli, AVanishedMirrorSideLeavesThePoolDegraded) {
     if (line.find(a_) != std::string::npos && line.find("UNAVAIL") != std::string::npos) a_unavail = true;
   }
   EXPECT_TRUE(a_unavail) << r.out;
-  EXPECT_EQ(LeafErrors(r.out, b_), (std::vector<long>{0, 0, 0})) << r.out;
+  EXPECT_EQ(clitest::LeafErrors(r.out, b_), (std::vector<long>{0, 0, 0})) << r.out;
   EXPECT_EQ(env_.Zfs("list -H -o name tank/fs").out, "tank/fs\n");
 }
 

@@ -29,38 +29,6 @@ namespace {
 using clitest::CliEnv;
 using clitest::Ran;
 
-#define REQUIRE_FUSE()                                                    \
-  do {                                                                    \
-    if (access("/dev/fuse", R_OK | W_OK) != 0) {                          \
-      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) {                  \
-        FAIL() << "/dev/fuse is not usable and UZFS_REQUIRE_FUSE is set"; \
-      }                                                                   \
-      GTEST_SKIP() << "/dev/fuse not available";                          \
-    }                                                                     \
-  } while (0)
-
-// The READ, WRITE and CKSUM counters of the `zpool status` row of `leaf`.
-std::vector<long> LeafErrors(const std::string& status, const std::string& leaf) {
-  for (const std::string& line : clitest::Lines(status)) {
-    std::vector<std::string> f;
-    std::string cur;
-    for (char ch : line + " ") {
-      if (ch == ' ' || ch == '\t') {
-        if (!cur.empty()) f.push_back(cur);
-        cur.clear();
-      } else {
-        cur.push_back(ch);
-      }
-    }
-    if (f.size() >= 5 && f[0] == leaf) return {std::stol(f[2]), std::stol(f[3]), std::stol(f[4])};
-  }
-  return {};
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 class ZinjectFuse : public ::testing::Test {
  protected:
@@ -98,17 +66,17 @@ class ZinjectFuse : public ::testing::Test {
 };
 
 TEST_F(ZinjectFuse, ReadErrorsOnOneMirrorSideAreCountedAndReadAround) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   const std::string a = env_.Dev("a"), b = env_.Dev("b");
   PoolWithFile("mirror " + a + " " + b);
   Ran r = Zinject("-d " + a + " -e io -T read tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   // The mirror reads each MiB region from one side, alternating: the file
   // spans several, so some of its reads go to a first and fail over to b.
-  EXPECT_TRUE(Slurp(root_ + "/file") == data_);
+  EXPECT_TRUE(test::ReadText(root_ + "/file") == data_);
   r = env_.Zpool("status tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::vector<long> ea = LeafErrors(r.out, a), eb = LeafErrors(r.out, b);
+  const std::vector<long> ea = clitest::LeafErrors(r.out, a), eb = clitest::LeafErrors(r.out, b);
   ASSERT_EQ(ea.size(), 3u) << r.out;
   EXPECT_GT(ea[0], 0) << r.out;
   EXPECT_EQ(ea[1], 0) << r.out;
@@ -118,15 +86,15 @@ TEST_F(ZinjectFuse, ReadErrorsOnOneMirrorSideAreCountedAndReadAround) {
 }
 
 TEST_F(ZinjectFuse, ChecksumCorruptionOnOneRaidzLeafIsCountedAndRepairedInFlight) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   const std::string a = env_.Dev("a"), b = env_.Dev("b"), c = env_.Dev("c");
   PoolWithFile("raidz " + a + " " + b + " " + c);
   Ran r = Zinject("-d " + b + " -e checksum tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(Slurp(root_ + "/file") == data_);
+  EXPECT_TRUE(test::ReadText(root_ + "/file") == data_);
   r = env_.Zpool("status tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::vector<long> ea = LeafErrors(r.out, a), eb = LeafErrors(r.out, b), ec = LeafErrors(r.out, c);
+  const std::vector<long> ea = clitest::LeafErrors(r.out, a), eb = clitest::LeafErrors(r.out, b), ec = clitest::LeafErrors(r.out, c);
   ASSERT_EQ(eb.size(), 3u) << r.out;
   EXPECT_EQ(eb[0], 0) << r.out;
   EXPECT_GT(eb[2], 0) << r.out;
@@ -136,7 +104,7 @@ TEST_F(ZinjectFuse, ChecksumCorruptionOnOneRaidzLeafIsCountedAndRepairedInFlight
 }
 
 TEST_F(ZinjectFuse, LatencyMakesAReadSlower) {
-  REQUIRE_FUSE();
+  UZFS_REQUIRE_FUSE();
   const std::string a = env_.Dev("a");
   PoolWithFile(a);
   constexpr int kDelayMs = 100;
