@@ -41,36 +41,6 @@ Status Allocate(ObjsetWriter& os, const ObjectProps& props, uint64_t want, uint6
   return Status::Ok();
 }
 
-// A micro ZAP with `entries` added in order, written as the object's data.
-Status WriteMicroZap(ObjsetWriter& os, uint64_t obj, uint64_t normflags,
-                     const std::vector<std::pair<const char*, uint64_t>>& entries, uint64_t txg) {
-  MemZapObject mem(kZplBlockSize);
-  ZapWriteOptions zo;
-  zo.normflags = normflags;
-  UZFS_ASSIGN_OR_RETURN(ZapWriter zap, ZapWriter::Create(mem, zo));
-  for (const auto& [name, value] : entries) UZFS_RETURN_IF_ERROR(zap.Add(name, value));
-  if (!zap.micro() || mem.NumBlocks() != 1 || mem.BlockSize() != kZplBlockSize)
-    return Status::Corruption("ZPL creation: ZAP of object " + std::to_string(obj) + " is not one micro block");
-  const std::vector<uint8_t> bytes = mem.Bytes();
-  return os.Write(obj, 0, bytes, txg);
-}
-
-ZnodePhys DirZnode(const ZplCreateOptions& opts, uint64_t obj, uint64_t perm, uint64_t gen) {
-  ZnodePhys z;
-  z.atime = z.mtime = z.ctime = z.crtime = opts.crtime;
-  z.gen = gen;
-  z.mode = kSIfDir | perm;
-  z.size = 2;
-  z.parent = obj;
-  z.links = 2;
-  z.flags = TrivialAclFlags(perm);
-  z.uid = opts.uid;
-  z.gid = opts.gid;
-  const std::vector<ZplAce> acl = TrivialAcl(perm);
-  (void)z.SetAces(acl);  // six 8-byte ACEs always fit in 72 bytes
-  return z;
-}
-
 Status CheckOptions(const ZplCreateOptions& o) {
   if (o.version < 3 || o.version > 5)
     return Status::NotSupported("creating ZPL version " + std::to_string(o.version));
@@ -102,7 +72,7 @@ ObjectProps Props5(uint8_t type, uint8_t bonustype, uint16_t bonuslen) {
 
 // A micro ZAP of `entries` (in order) written as object `obj`'s data,
 // growing the object's block size with the ZAP (512-byte steps).
-Status WriteMicroZapAnySize(ObjsetWriter& os, uint64_t obj, uint64_t normflags,
+Status WriteMicroZap(ObjsetWriter& os, uint64_t obj, uint64_t normflags,
                             const std::vector<std::pair<const char*, uint64_t>>& entries, uint64_t txg) {
   MemZapObject mem(kZplBlockSize);
   ZapWriteOptions zo;
@@ -141,9 +111,9 @@ Status CreateZpl5(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t gen, 
                   uint64_t txg) {
   UZFS_RETURN_IF_ERROR(Allocate(os, Props5(dmu_ot::kMasterNode, 0, 0), kZplMasterNodeObj, txg));
   UZFS_RETURN_IF_ERROR(Allocate(os, Props5(dmu_ot::kSaMasterNode, 0, 0), kZpl5SaMasterObj, txg));
-  UZFS_RETURN_IF_ERROR(WriteMicroZapAnySize(os, kZpl5SaMasterObj, 0, {}, txg));
+  UZFS_RETURN_IF_ERROR(WriteMicroZap(os, kZpl5SaMasterObj, 0, {}, txg));
   UZFS_RETURN_IF_ERROR(Allocate(os, Props5(dmu_ot::kUnlinkedSet, 0, 0), kZpl5DeleteQueueObj, txg));
-  UZFS_RETURN_IF_ERROR(WriteMicroZapAnySize(os, kZpl5DeleteQueueObj, 0, {}, txg));
+  UZFS_RETURN_IF_ERROR(WriteMicroZap(os, kZpl5DeleteQueueObj, 0, {}, txg));
 
   SaObjects objs;
   objs.master = kZpl5SaMasterObj;
@@ -159,7 +129,7 @@ Status CreateZpl5(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t gen, 
     if (got != d.obj)
       return Status::InvalidArgument("ZPL creation needs an empty object set: got object " + std::to_string(got) +
                                      " for " + std::to_string(d.obj));
-    UZFS_RETURN_IF_ERROR(WriteMicroZapAnySize(os, d.obj, dir_norm, {}, txg));
+    UZFS_RETURN_IF_ERROR(WriteMicroZap(os, d.obj, dir_norm, {}, txg));
     UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec->EncodeIn(os, DirAttrs(opts, d.obj, d.perm, gen),
                                                             kSaBonusRoom512, txg));
     if (!enc.spill.empty()) return Status::Corruption("ZPL creation: a directory's SA spilled");
@@ -170,7 +140,7 @@ Status CreateZpl5(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t gen, 
     return Status::Corruption("ZPL creation: SA registry/layouts are objects " + std::to_string(made.registry) +
                               "/" + std::to_string(made.layouts));
 
-  return WriteMicroZapAnySize(os, kZplMasterNodeObj, 0,
+  return WriteMicroZap(os, kZplMasterNodeObj, 0,
                               {{"normalization", opts.normalization},
                                {"utf8only", opts.utf8only ? 1u : 0u},
                                {"casesensitivity", static_cast<uint64_t>(opts.casesensitivity)},
@@ -205,6 +175,7 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
   UZFS_RETURN_IF_ERROR(Allocate(os, Props(dmu_ot::kUnlinkedSet, 0, 0), kZplDeleteQueueObj, txg));
   UZFS_RETURN_IF_ERROR(WriteMicroZap(os, kZplDeleteQueueObj, 0, {}, txg));
 
+  const std::unique_ptr<ZnodeCodec> phys = MakeZnodePhysCodec(opts.version);
   struct Dir {
     uint64_t obj;
     uint64_t perm;
@@ -213,8 +184,8 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
     UZFS_RETURN_IF_ERROR(
         Allocate(os, Props(dmu_ot::kDirectoryContents, dmu_ot::kZnode, kZnodePhysSize), d.obj, txg));
     UZFS_RETURN_IF_ERROR(WriteMicroZap(os, d.obj, dir_norm, {}, txg));
-    const std::vector<uint8_t> bonus = EncodeZnode(DirZnode(opts, d.obj, d.perm, gen));
-    UZFS_RETURN_IF_ERROR(os.SetBonus(d.obj, dmu_ot::kZnode, bonus, txg));
+    UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, phys->Encode(DirAttrs(opts, d.obj, d.perm, gen), kZnodePhysSize));
+    UZFS_RETURN_IF_ERROR(os.SetBonus(d.obj, enc.bonustype, enc.bonus, txg));
   }
 
   // The master node last, with every entry in zfs-fuse's order.
