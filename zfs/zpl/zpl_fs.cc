@@ -859,13 +859,8 @@ class ZplFsImpl final : public ZplFs {
       UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
-    ZPL_TRY(CheckXattrName(name));
-    ZPL_ASSIGN(Znode z, Load(ino));
-    ZPL_TRY(XattrPerm(c, z.a, name, R_OK));
-    if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(std::optional<StoredXattr> ex, FindXattr(z.a.xattr, name));
-    if (!ex) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(Znode f, Load(DirentObj(ex->value)));
+    ZPL_ASSIGN(ExistingXattr x, FindExistingXattr(c, ino, name, R_OK));
+    const Znode& f = x.file;
     std::vector<uint8_t> out(f.a.size);
     ZPL_TRY_S(os_->Read(f.obj, 0, out));
     return out;
@@ -887,13 +882,10 @@ class ZplFsImpl final : public ZplFs {
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
     ZPL_TRY(Writable());
-    ZPL_TRY(CheckXattrName(name));
-    ZPL_ASSIGN(Znode z, Load(ino));
-    ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
-    if (z.a.xattr == 0) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(std::optional<StoredXattr> ex, FindXattr(z.a.xattr, name));
-    if (!ex) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN(Znode f, Load(DirentObj(ex->value)));
+    ZPL_ASSIGN(ExistingXattr x, FindExistingXattr(c, ino, name, W_OK));
+    Znode& z = x.owner;
+    Znode& f = x.file;
+    const std::optional<StoredXattr>& ex = x.stored;
     ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     const uint64_t txg = tx.txg();
@@ -1059,6 +1051,25 @@ class ZplFsImpl final : public ZplFs {
     std::string name;
     uint64_t value = 0;
   };
+  // An xattr that must exist (Get/Remove): its owner, its entry and its
+  // file, after the name and permission checks; ENODATA when absent.
+  struct ExistingXattr {
+    Znode owner;
+    std::optional<StoredXattr> stored;
+    Znode file;
+  };
+  ZplResult<ExistingXattr> FindExistingXattr(const ZplCred& c, uint64_t ino, std::string_view name, int mask)
+      UZFS_REQUIRES(mu_) {
+    ZPL_TRY(CheckXattrName(name));
+    ExistingXattr x;
+    ZPL_ASSIGN(x.owner, Load(ino));
+    ZPL_TRY(XattrPerm(c, x.owner.a, name, mask));
+    if (x.owner.a.xattr == 0) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(x.stored, FindXattr(x.owner.a.xattr, name));
+    if (!x.stored) return Err(ENODATA, "no such xattr");
+    ZPL_ASSIGN(x.file, Load(DirentObj(x.stored->value)));
+    return x;
+  }
   ZplResult<std::optional<StoredXattr>> FindXattr(uint64_t xdir, std::string_view name) UZFS_REQUIRES(mu_) {
     ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(xdir, name));
     if (v) return std::optional<StoredXattr>(StoredXattr{std::string(name), *v});
