@@ -35,6 +35,22 @@ inline std::string Bin(const std::string& prog) {
   return std::string(UZFS_BINARY_DIR) + "/cmd/" + prog + "/" + prog;
 }
 
+// Runs a shell command line whose stderr goes to `errfile`: exit status,
+// stdout and that stderr.
+inline Ran RunShell(const std::string& cmd, const std::string& errfile) {
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::vector<uint8_t> e = test::ReadFile(errfile);
+  r.err.assign(e.begin(), e.end());
+  return r;
+}
+
 // Lines of `text` without their '\n'.
 inline std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> v;
@@ -110,17 +126,7 @@ class CliEnv {
     const std::string errfile = (tmp_.path() / "stderr").string();
     const std::string cmd = "UZFS_RUNDIR=" + rundir_ + " UZFS_AUTOMOUNT=" + (automount ? "1" : "0") + " " +
                             Bin(prog) + " " + args + " 2>" + errfile;
-    Ran r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const std::vector<uint8_t> e = test::ReadFile(errfile);
-    r.err.assign(e.begin(), e.end());
-    return r;
+    return RunShell(cmd, errfile);
   }
   Ran Zpool(const std::string& args) const { return Run("zpool", args); }
   Ran Zfs(const std::string& args) const { return Run("zfs", args); }

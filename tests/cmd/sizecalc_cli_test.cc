@@ -8,32 +8,20 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/cmd/cli_test_util.h"
 #include "tests/testutil/testutil.h"
 
 namespace uzfs {
 namespace {
 
-struct Ran {
-  int rc = -1;
-  std::string out, err;
-};
+using clitest::Ran;
 
 Ran Sizecalc(const std::string& args) {
   test::TempDir dir;
   const std::string errfile = (dir.path() / "err").string();
   const std::string cmd =
       std::string(UZFS_BINARY_DIR) + "/cmd/sizecalc/sizecalc " + args + " 2>" + errfile;
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const std::vector<uint8_t> e = test::ReadFile(errfile);
-  r.err.assign(e.begin(), e.end());
-  return r;
+  return clitest::RunShell(cmd, errfile);
 }
 
 TEST(SizecalcCli, ScriptedExactNumbers) {
