@@ -320,26 +320,9 @@ Result<EncodedZnode> SaCodec::EncodeIn(ObjsetWriter& os, const ZnodeAttrs& a, si
 
 Result<ZnodeAttrs> SaCodec::Decode(uint8_t bonustype, std::span<const uint8_t> bonus,
                                    std::span<const uint8_t> spill, bool byteswap) const {
+  // A file from before the upgrade to ZPL 5 keeps its znode_phys bonus.
+  if (bonustype == kBonusTypeZnode) return MakeZnodePhysCodec(4)->Decode(bonustype, bonus, spill, byteswap);
   ZnodeAttrs a;
-  if (bonustype == kBonusTypeZnode) {
-    UZFS_ASSIGN_OR_RETURN(ZnodePhys z, DecodeZnode(bonus, byteswap));
-    a.mode = z.mode;
-    a.size = z.size;
-    a.gen = z.gen;
-    a.parent = z.parent;
-    a.links = z.links;
-    a.xattr = z.xattr;
-    a.rdev = z.rdev;
-    a.flags = z.flags;
-    a.uid = z.uid;
-    a.gid = z.gid;
-    a.atime = z.atime;
-    a.mtime = z.mtime;
-    a.ctime = z.ctime;
-    a.crtime = z.crtime;
-    UZFS_ASSIGN_OR_RETURN(a.acl, z.Aces());
-    return a;
-  }
   if (bonustype != kBonusTypeSa)
     return Status::Corruption("bonus type " + std::to_string(bonustype) + " is neither SA nor znode");
   std::shared_ptr<const SaRegistry> reg = registry();
