@@ -105,19 +105,9 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
 }
 
 // Imports one pool. On failure prints the line and returns 1.
-// Whether the import's arguments carry the single-letter flag `f` (alone
-// or in a group such as -fN), before any operand.
-bool HasFlag(const std::vector<std::string>& args, char f) {
-  for (const std::string& a : args) {
-    if (a == "--") break;
-    if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
-    if (a.find(f, 1) != std::string::npos) return true;
-  }
-  return false;
-}
-
+// Imports one pool; with `mount`, mounts its datasets (not with -N).
 int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
-              const PoolImportOptions& base, const CacheRecord& rec_base) {
+              const PoolImportOptions& base, const CacheRecord& rec_base, bool mount) {
   PoolImportOptions o = base;
   o.history = c.cmdline;
   o.fs_init = InitNewFilesystem;
@@ -132,8 +122,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
                   "use the form 'zpool import <pool | id> <newpool>' to give it a new name "
                   "(not supported by uzfs yet)");
   }
-  // -N: import without mounting.
-  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, !HasFlag(c.args, 'N'));
+  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, mount);
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
   c.reg.log().Log("imported pool '" + name + "'");
   return ReportMountErrors(c, **entry);
@@ -201,7 +190,7 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
         rc = c.Fail("cannot import '" + fp.name + "': a pool with that name is already imported");
         continue;
       }
-      if (ImportOne(c, *devs, std::to_string(fp.guid), opts, rec) != 0) rc = 1;
+      if (ImportOne(c, *devs, std::to_string(fp.guid), opts, rec, !a.Has('N')) != 0) rc = 1;
     }
     return rc;
   }
@@ -238,7 +227,7 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
                     "' is already imported (importing under a new name is not supported by uzfs yet)");
     }
   }
-  return ImportOne(c, *devs, target, opts, rec);
+  return ImportOne(c, *devs, target, opts, rec, !a.Has('N'));  // -N: no mounts
 }
 
 void ImportCachedPools(Registry& reg) {
