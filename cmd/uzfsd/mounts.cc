@@ -112,7 +112,7 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
 }
 
 void PoolMounts::MountAll(Pool& pool, const std::string& altroot, std::vector<std::string>* errors,
-                          bool automatic) {
+                          bool automatic, const std::string& below) {
   if (automatic && !AutomountEnabled()) return;
   auto list = pool.ListDatasets();
   if (!list.ok()) {
@@ -120,7 +120,9 @@ void PoolMounts::MountAll(Pool& pool, const std::string& altroot, std::vector<st
     return;
   }
   std::vector<std::string> names;
-  for (const DatasetInfo& d : *list) names.push_back(d.name);
+  for (const DatasetInfo& d : *list) {
+    if (below.empty() || IsBelow(d.name, below)) names.push_back(d.name);
+  }
   std::sort(names.begin(), names.end());  // parents before children
   for (const std::string& ds : names) {
     if (mounts_.count(ds) != 0 || CanMount(pool, ds) != "on") continue;

@@ -62,9 +62,10 @@ class PoolMounts {
   // Every dataset that should be mounted automatically (canmount=on, a
   // mountpoint), parents first. Failures are collected, not fatal.
   // `automatic`: nothing when AutomountEnabled() is false (`zfs mount -a`
-  // passes false: an explicit request).
+  // passes false: an explicit request). `below`: only that dataset and its
+  // descendants (a new dataset, a moved mountpoint), "" for all.
   void MountAll(Pool& pool, const std::string& altroot, std::vector<std::string>* errors,
-                bool automatic = true);
+                bool automatic = true, const std::string& below = "");
   // NotFound when ds is not mounted; Busy while files are open (unless force).
   Status Unmount(const std::string& ds, bool force);
   // Children first; stops at the first busy dataset unless force.

@@ -581,6 +581,7 @@ int Create(CmdCtx& c) {
       if (!pv.ok()) return c.Fail(std::string(pv.status().message()));
     }
   }
+  std::string top = name;  // the highest dataset this command creates
   if (a.Has('p')) {
     if (Exists(p, name)) return 0;  // -p: an existing dataset is fine
     std::vector<std::string> missing;
@@ -591,12 +592,13 @@ int Create(CmdCtx& c) {
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
       if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
     }
+    if (!missing.empty()) top = missing.back();
   }
   if (Status s = p.CreateDataset(name, props); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
   p.LogHistory(c.cmdline);
   // A new file system mounts at once (and its new parents), as in ZFS.
   std::vector<std::string> errs;
-  e->mounts.MountAll(p, e->rec.altroot, &errs);
+  e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, top);
   for (const std::string& m : errs) c.out.ErrLine(m);
   return errs.empty() ? 0 : 1;
 }
@@ -608,7 +610,7 @@ int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) 
     return c.Fail(std::string(s.message()));
   }
   std::vector<std::string> errs;
-  e.mounts.MountAll(*e.pool, e.rec.altroot, &errs);
+  e.mounts.MountAll(*e.pool, e.rec.altroot, &errs, /*automatic=*/true, ds);
   for (const std::string& m : errs) c.out.ErrLine(m);
   return errs.empty() ? 0 : 1;
 }

@@ -122,6 +122,25 @@ TEST_F(MountCli, CreateMountsAndDatasetsFollowTheirMountpoints) {
   // Destroy unmounts first.
   ASSERT_EQ(env_.Zfs("destroy tank/manual").rc, 0);
   EXPECT_FALSE(IsMounted(root_ + "/manual"));
+
+  // create -p mounts every file system it creates.
+  r = env_.Zfs("create -p tank/deep/er");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(IsMounted(root_ + "/deep"));
+  EXPECT_TRUE(IsMounted(root_ + "/deep/er"));
+
+  // A dataset that cannot mount (its mountpoint is a file) is created, says
+  // why it is not mounted, and never fails a later, unrelated create.
+  const std::string file = (env_.tmp() / "a-file").string();
+  WriteText(file, "x");
+  r = env_.Zfs("create -o mountpoint=" + file + " tank/bad");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot mount 'tank/bad'"), std::string::npos) << r.err;
+  EXPECT_EQ(env_.Zfs("list -H -o name tank/bad").out, "tank/bad\n");
+  r = env_.Zfs("create tank/fine");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(IsMounted(root_ + "/fine"));
 }
 
 TEST_F(MountCli, ExportRefusesWhileAFileIsOpenAndImportMountsAgain) {
