@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -235,10 +236,11 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  std::vector<uint8_t> buf(size);
-  auto r = Ctx(req)->fs->Read(fi->fh, static_cast<uint64_t>(off), buf);
+  // Not zero-filled (up to 1 MiB a read): only the bytes Read returns are sent.
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[size]);
+  auto r = Ctx(req)->fs->Read(fi->fh, static_cast<uint64_t>(off), std::span<uint8_t>(buf.get(), size));
   if (!r.ok()) return ReplyErr(req, r.err());
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), r.value());
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), r.value());
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
