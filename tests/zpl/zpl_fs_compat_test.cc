@@ -248,7 +248,10 @@ TEST(ZplFsCompat, Zpl5FilesJudgedByOpenZfsZdb) {
     auto sm = fs.Lookup(root, r, "small.txt");
     ASSERT_TRUE(sm.ok());
     ASSERT_TRUE(fs.Link(root, sm->ino, sub->ino, "hard").ok());
+    // xattr=sa (ZPL 5's default): a small one in the SA, one over 32 KiB in
+    // the xattr directory.
     ASSERT_TRUE(fs.SetXattr(root, sm->ino, "user.k", Bytes("v"), 0).ok());
+    ASSERT_TRUE(fs.SetXattr(root, sm->ino, "user.big", std::vector<uint8_t>(40000, 'b'), 0).ok());
     ASSERT_TRUE(fs.Unlink(root, sub->ino, "e7").ok());
     ASSERT_TRUE(fs.Unmount().ok());
     f->reset();
@@ -262,7 +265,8 @@ TEST(ZplFsCompat, Zpl5FilesJudgedByOpenZfsZdb) {
     EXPECT_EQ(out.find(bad), std::string::npos) << bad << " in\n" << out;
   EXPECT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + d.path().string() + " -dddd z5", &out), 0) << out;
   for (const char* want : {"mode\t100644", "size\t700000", "mode\t40750", "mode\t120777", "mode\t41777",
-                           "pflags\t40800000004", "links\t2", "sub = ", "e49 = ", "hard = "})
+                           "pflags\t40800000004", "links\t2", "sub = ", "e49 = ", "hard = ",
+                           "\t\tuser.k = v\n", "user.big = "})
     EXPECT_NE(out.find(want), std::string::npos) << want << " not in\n" << out;
   EXPECT_EQ(out.find("e7 = "), std::string::npos);
 }

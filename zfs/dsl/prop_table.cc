@@ -21,6 +21,10 @@ constexpr uint8_t kAll = kPropAllTypes;
 
 // ---- index value tables (on-disk encodings) ----
 constexpr PropIndexValue kOnOff[] = {{"off", 0}, {"on", 1}};
+// xattr: OpenZFS's values (off 0, dir 1, sa 2). "on" is 1 as zfs-fuse and
+// OpenZFS <= 2.2 store it; on pools with system attributes (v24+) it is
+// parsed as sa, as OpenZFS 2.3 does (ParseIndex); sa needs v24.
+constexpr PropIndexValue kXattr[] = {{"off", 0}, {"on", 1}, {"dir", 1}, {"sa", 2, 24}};
 constexpr PropIndexValue kYesNo[] = {{"no", 0}, {"yes", 1}};
 // The ZIO checksum enum: inherit 0, on 1, off 2, label 3, gang 4, zilog 5,
 // fletcher2 6, fletcher4 7, sha256 8.
@@ -118,7 +122,7 @@ const PropDef kDatasetProps[] = {
     Str("name", A::kReadOnly, S::kComputed, kAll, "", "NAME", "", 0, true),
     Idx("canmount", A::kNoInherit, S::kDslZap, kFs, 1, kCanmount, "CANMOUNT",
         "on | off | noauto"),
-    Idx("xattr", A::kInherit, S::kDslZap, kFs | kSnap, 1, kOnOff, "XATTR", "on | off"),
+    Idx("xattr", A::kInherit, S::kDslZap, kFs | kSnap, 1, kXattr, "XATTR", "on | off | dir | sa"),
     Num("numclones", A::kReadOnly, S::kComputed, kSnap, 0, "NUMCLONES", "", 0, true),
     Idx("copies", A::kInherit, S::kDslZap, kFs | kVol, 1, kCopies, "COPIES", "1 | 2 | 3", 2),
     Idx("version", A::kNoInherit, S::kZplMaster, kFs | kSnap, kPropZplVersionCurrent, kVersion,
@@ -237,6 +241,7 @@ const PropDef* FindIn(std::span<const PropDef> table, std::string_view name) {
 }
 
 Result<PropValue> ParseIndex(const PropDef& d, std::string_view text, const PropContext& ctx) {
+  if (d.name == "xattr" && text == "on" && ctx.pool_version >= 24) return PropValue::Number(2);
   for (const PropIndexValue& v : d.values) {
     if (v.name != text) continue;
     if (ctx.pool_version < v.min_version) {

@@ -49,6 +49,7 @@
 #include "zfs/zpl/sa_codec.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_dir.h"
+#include "zfs/zpl/zpl_xattr_sa.h"
 
 namespace uzfs {
 
@@ -791,6 +792,10 @@ class ZplFsImpl final : public ZplFs {
   }
 
   // ------------------------------------------------------------------ xattrs
+  // Where each xattr lives: the SA (ZPL_DXATTR, zpl_xattr_sa.h) of a ZPL 5
+  // file on an xattr=sa file system when it fits there, else the hidden
+  // xattr directory; both are read and listed whatever the property says,
+  // and a name is never left in both.
   ZplStatus SetXattr(const ZplCred& c, uint64_t ino, std::string_view name, std::span<const uint8_t> value,
                      int flags) override UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
@@ -801,21 +806,38 @@ class ZplFsImpl final : public ZplFs {
     if ((flags & XATTR_CREATE) && (flags & XATTR_REPLACE)) return Err(EINVAL, "XATTR_CREATE|XATTR_REPLACE");
     ZPL_ASSIGN(Znode z, Load(ino));
     ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
+    ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
+    const bool in_sa = sa.Has(name);
     std::optional<StoredXattr> found;
     if (z.a.xattr != 0) {
       ZPL_ASSIGN(found, FindXattr(z.a.xattr, name));
     }
-    if (found && (flags & XATTR_CREATE)) return Err(EEXIST, "xattr exists");
-    if (!found && (flags & XATTR_REPLACE)) return Err(ENODATA, "no such xattr");
-    // The value is kept under the full name; an entry under the bare name
-    // (another platform's "user." form) is replaced by it.
-    std::optional<uint64_t> ex;
-    if (found && found->name == name) ex = found->value;
+    if ((found || in_sa) && (flags & XATTR_CREATE)) return Err(EEXIST, "xattr exists");
+    if (!found && !in_sa && (flags & XATTR_REPLACE)) return Err(ENODATA, "no such xattr");
+    bool to_sa = false;
+    if (xattr_sa_ && SaXattrsUsable(z)) {
+      ZPL_ASSIGN_S(to_sa, sa.TrySet(name, value));
+    }
+    if (!to_sa && in_sa) sa.Remove(name);
     const uint64_t est = 2 * kMetaTxBytes + RoundUp(value.size(), 512) * 4;
     ZPL_TRY(CheckSpace(est));
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
+    if (to_sa || in_sa) {
+      ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
+    }
+    if (to_sa) {
+      if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
+      z.a.ctime = now;
+      ZPL_TRY(Store(z, txg));
+      tx.Commit(kMetaDirtyBytes + value.size());
+      return ZplStatus::Ok();
+    }
+    // The value is kept under the full name; an entry under the bare name
+    // (another platform's "user." form) is replaced by it.
+    std::optional<uint64_t> ex;
+    if (found && found->name == name) ex = found->value;
     if (z.a.xattr == 0) {
       ZPL_ASSIGN(uint64_t xd, MakeXattrDir(z, now, txg));
       z.a.xattr = xd;
@@ -859,6 +881,13 @@ class ZplFsImpl final : public ZplFs {
       UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
+    ZPL_TRY(CheckXattrName(name));
+    {
+      ZPL_ASSIGN(Znode z, Load(ino));
+      ZPL_TRY(XattrPerm(c, z.a, name, R_OK));
+      ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
+      if (auto v = sa.Get(name)) return std::move(*v);
+    }
     ZPL_ASSIGN(ExistingXattr x, FindExistingXattr(c, ino, name, R_OK));
     const Znode& f = x.file;
     std::vector<uint8_t> out(f.a.size);
@@ -871,10 +900,14 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(XattrOn());
     ZPL_ASSIGN(Znode z, Load(ino));
     (void)c;
-    std::vector<std::string> out;
+    ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
+    std::vector<std::string> out = sa.Names();
     if (z.a.xattr == 0) return out;
     ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(z.a.xattr, pool_.open_txg()));
-    for (ZapEntry& e : es) out.push_back(ListedXattrName(std::move(e.name)));
+    for (ZapEntry& e : es) {
+      std::string n = ListedXattrName(std::move(e.name));
+      if (!sa.Has(n)) out.push_back(std::move(n));
+    }
     return out;
   }
 
@@ -882,19 +915,23 @@ class ZplFsImpl final : public ZplFs {
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
     ZPL_TRY(Writable());
-    ZPL_ASSIGN(ExistingXattr x, FindExistingXattr(c, ino, name, W_OK));
-    Znode& z = x.owner;
-    Znode& f = x.file;
-    const std::optional<StoredXattr>& ex = x.stored;
-    ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    ZPL_TRY(CheckXattrName(name));
+    ZPL_ASSIGN(Znode z, Load(ino));
+    ZPL_TRY(XattrPerm(c, z.a, name, W_OK));
+    ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
+    const bool in_sa = sa.Remove(name);
+    std::optional<StoredXattr> found;
+    if (z.a.xattr != 0) {
+      ZPL_ASSIGN(found, FindXattr(z.a.xattr, name));
+    }
+    if (!in_sa && !found) return Err(ENODATA, "no such xattr");
     ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
-    ZPL_TRY(DirRemove(xdir.obj, ex->name, txg));
-    xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
-    xdir.a.mtime = xdir.a.ctime = now;
-    ZPL_TRY(Store(xdir, txg));
-    ZPL_TRY(FreeZnode(f, txg));
+    if (in_sa) {
+      ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
+    }
+    if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
     tx.Commit(kMetaDirtyBytes);
@@ -958,6 +995,12 @@ class ZplFsImpl final : public ZplFs {
   // The effective value of a numeric/index property (nearest dataset that
   // sets it, else the table default); `inherit` false: this dataset only.
   uint64_t PropNumber(const std::string& name, bool inherit) UZFS_REQUIRES(mu_) {
+    if (auto v = PropSetValue(name, inherit)) return *v;
+    const PropDef* def = FindDatasetProp(name);
+    return def ? def->default_number : 0;
+  }
+  // The value of the nearest dataset that sets the property, or nullopt.
+  std::optional<uint64_t> PropSetValue(const std::string& name, bool inherit) UZFS_REQUIRES(mu_) {
     std::string ds = ds_;
     for (;;) {
       auto props = pool_.LocalProps(ds);
@@ -969,8 +1012,7 @@ class ZplFsImpl final : public ZplFs {
       if (!inherit || slash == std::string::npos) break;
       ds.resize(slash);
     }
-    const PropDef* def = FindDatasetProp(name);
-    return def ? def->default_number : 0;
+    return std::nullopt;
   }
 
   ZplStatus RefreshPropsLocked() UZFS_REQUIRES(mu_) {
@@ -980,7 +1022,12 @@ class ZplFsImpl final : public ZplFs {
     atime_ = PropNumber("atime", true) != 0;
     relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
     readonly_prop_ = PropNumber("readonly", true) != 0;
-    xattr_ = PropNumber("xattr", true) != 0;
+    // xattr: 0 off, 1 dir (and "on" as zfs-fuse and OpenZFS <= 2.2 store
+    // it), 2 sa; unset means "on", which (as in OpenZFS 2.3) is sa where
+    // the file system has system attributes (ZPL 5). See man/zfs.8.
+    const std::optional<uint64_t> xattr = PropSetValue("xattr", true);
+    xattr_ = !xattr || *xattr != 0;
+    xattr_sa_ = version_ >= kZplVersionSa && (!xattr || *xattr == 2);
     quota_ = PropNumber("quota", false);
     refquota_ = PropNumber("refquota", false);
     space_txg_ = UINT64_MAX;  // re-read space at the next check
@@ -1078,6 +1125,27 @@ class ZplFsImpl final : public ZplFs {
       if (b) return std::optional<StoredXattr>(StoredXattr{std::string(name.substr(5)), *b});
     }
     return std::optional<StoredXattr>();
+  }
+  // Removes the directory xattr `x` of `z` (its entry and its file) in txg.
+  ZplStatus RemoveDirXattr(const Znode& z, const StoredXattr& x, const ZplTimespec& now, uint64_t txg)
+      UZFS_REQUIRES(mu_) {
+    ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    ZPL_ASSIGN(Znode f, Load(DirentObj(x.value)));
+    ZPL_TRY(DirRemove(xdir.obj, x.name, txg));
+    xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
+    xdir.a.mtime = xdir.a.ctime = now;
+    ZPL_TRY(Store(xdir, txg));
+    return FreeZnode(f, txg);
+  }
+  // SA xattrs exist on files whose attributes are system attributes (ZPL
+  // 5; not a file still in its pre-upgrade znode_phys bonus).
+  bool SaXattrsUsable(const Znode& z) const {
+    return codec_->zpl_version() >= kZplVersionSa && z.dn.bonustype == kBonusTypeSa;
+  }
+  ZplResult<SaXattrs> LoadSaXattrs(const Znode& z) const {
+    auto x = SaXattrs::Decode(z.a.sa_xattrs);
+    if (!x.ok()) return Err(EIO, "object " + std::to_string(z.obj) + ": " + x.status().ToString());
+    return std::move(*x);
   }
   // A stored name as listxattr shows it: names without a Linux namespace
   // are user attributes.
@@ -1466,6 +1534,7 @@ class ZplFsImpl final : public ZplFs {
   bool relatime_ UZFS_GUARDED_BY(mu_) = false;
   bool readonly_prop_ UZFS_GUARDED_BY(mu_) = false;
   bool xattr_ UZFS_GUARDED_BY(mu_) = true;
+  bool xattr_sa_ UZFS_GUARDED_BY(mu_) = false;   // new small xattrs go to the SA
   uint64_t quota_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t refquota_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t space_txg_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;

@@ -14,12 +14,12 @@
 // files in a hidden xattr directory (znode xattr field), named with their
 // full Linux name ("user.k") as zfs-fuse and OpenZFS on Linux name them;
 // a user.* attribute stored under its bare name (illumos/FreeBSD) is read,
-// listed as "user.k" and replaced by the full name when set. With ZPL 5,
-// xattr=sa (small ones in the SA) is not written yet: ZPL 5 file systems
-// get directory-based xattrs too.
-// Not yet: reading/writing spill blocks (ZPL 5 symlinks over 119 bytes,
-// big SA xattrs: EIO/EOPNOTSUPP), changes on file systems with name
-// normalization or case folding (EOPNOTSUPP; reads work).
+// listed as "user.k" and replaced by the full name when set. On ZPL 5 with
+// xattr=sa (what the default "on" means there) small xattrs live in the
+// file's system attributes instead (ZPL_DXATTR, zpl_xattr_sa.h), bonus or
+// spill block; both kinds are read and listed together.
+// Not yet: changes on file systems with name normalization or case
+// folding (EOPNOTSUPP; reads work).
 //
 // Transactions: every change is made in the pool's open txg (Pool::Begin)
 // and is durable once that txg syncs; Fsync waits for it (the intent log,
