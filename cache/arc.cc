@@ -516,6 +516,8 @@ ArcRef Arc::Insert(const ArcKey& key, ArcBlock block, const ArcReadFlags& flags)
     h->lsize = lsize;
     h->data = std::move(block.phys);
     h->prefetch = flags.prefetch;
+    h->l2_allowed = flags.secondary == CachePolicy::kAll ||
+                    (flags.secondary == CachePolicy::kMetadata && flags.kind == ArcBufKind::kMetadata);
     h->refs.fetch_add(1, std::memory_order_acq_rel);
     // A miss goes to the MRU, a ghost hit to the MFU (a prefetch to the MRU).
     h->state = (ghost == ArcState::kNone || flags.prefetch) ? ArcState::kMru : ArcState::kMfu;
@@ -584,7 +586,14 @@ Result<ArcRef> Arc::Read(const ArcKey& key, const ArcReadFlags& flags, const Fil
     UZFS_ASSIGN_OR_RETURN(ArcBlock b, fill());
     return Insert(key, std::move(b), flags);
   }
-  Result<ArcBlock> b = fill();
+  // A miss may be an L2ARC hit; anything else (not there, failed) reads the pool.
+  Result<ArcBlock> b = [&]() -> Result<ArcBlock> {
+    if (ArcL2Hook* l2 = this->l2(); l2 != nullptr && flags.bp != nullptr) {
+      Result<ArcBlock> r = l2->ReadL2(key, *flags.bp);
+      if (r.ok()) return r;
+    }
+    return fill();
+  }();
   Status st = b.status();
   ArcRef ref;
   if (b.ok()) ref = Insert(key, std::move(b).value(), flags);
@@ -766,7 +775,25 @@ ArcStats Arc::Stats() const {
   s.hdr_size = s.hash_elements * (sizeof(ArcHeader) + sizeof(ArcKey) + 3 * sizeof(void*));
   s.memory_throttle_count = im.throttles.load();
   s.arc_no_grow = im.no_grow.load() ? 1 : 0;
+  if (const ArcL2Hook* l2 = this->l2()) l2->FillStats(&s);
   return s;
+}
+
+unsigned Arc::ShardCount() const { return impl_->nshards; }
+
+void Arc::ScanEvictionEnd(bool mfu, ArcBufKind kind, uint64_t bytes_per_shard,
+                          const std::function<bool(const ArcL2View&)>& visit) const {
+  const ArcState st = mfu ? ArcState::kMfu : ArcState::kMru;
+  for (unsigned i = 0; i < impl_->nshards; i++) {
+    ArcShard& sh = impl_->shards[i];
+    MutexLock l(&sh.mu);
+    uint64_t seen = 0;
+    for (ArcHeader* h = sh.lists[S(st)][K(kind)].tail; h && seen < bytes_per_shard; h = h->prev) {
+      seen += h->size;
+      const ArcL2View v{h->key, h->kind, h->prefetch, h->l2_allowed, h->compression, h->lsize, h->data};
+      if (!visit(v)) return;
+    }
+  }
 }
 
 }  // namespace uzfs

@@ -75,7 +75,8 @@
 // Arc::ForgetPool. Zio today returns only decompressed bytes, so the
 // adapter caches lsize bytes with compression off; a physical read
 // (Zio::ReadPhysical) will let it keep the on-disk bytes. L2ARC will take
-// buffers from the eviction path (the feed thread reads the MRU/MFU tails).
+// buffers from the eviction path (the feed thread reads the MRU/MFU tails
+// through ScanEvictionEnd; a miss in Read with flags.bp asks the L2 hook).
 #pragma once
 
 #include <atomic>
@@ -114,6 +115,11 @@ struct ArcReadFlags {
   ArcBufKind kind = ArcBufKind::kData;
   CachePolicy policy = CachePolicy::kAll;
   bool prefetch = false;  // a read-ahead, not a demand read
+  // The secondarycache property: what the L2ARC may copy to cache devices.
+  CachePolicy secondary = CachePolicy::kAll;
+  // The block's pointer, when the caller has it: lets a miss in Read try
+  // the L2ARC, which verifies the cache device's bytes against its checksum.
+  const BlockPtr* bp = nullptr;
 };
 
 // A block as stored: what a fill returns and Insert takes.
@@ -157,7 +163,15 @@ struct ArcStats {
   uint64_t arc_meta_used = 0, arc_meta_limit = 0;
   uint64_t memory_throttle_count = 0;  // reaper shrinks
   uint64_t arc_no_grow = 0;
-  uint64_t l2_hits = 0, l2_misses = 0, l2_size = 0, l2_asize = 0;  // L2ARC (not yet built): 0
+  uint64_t l2_hits = 0, l2_misses = 0, l2_size = 0, l2_asize = 0;  // L2ARC (cache/l2arc.h)
+  uint64_t l2_feeds = 0, l2_read_bytes = 0, l2_write_bytes = 0;
+  uint64_t l2_writes_sent = 0, l2_writes_done = 0, l2_writes_error = 0;
+  uint64_t l2_evict_reading = 0, l2_evicted = 0;  // l2_evicted: headers dropped by the hand
+  uint64_t l2_cksum_bad = 0, l2_io_error = 0, l2_hdr_size = 0;
+  uint64_t l2_log_blk_writes = 0, l2_log_blk_asize = 0, l2_log_blk_count = 0;
+  uint64_t l2_rebuild_success = 0, l2_rebuild_io_errors = 0, l2_rebuild_dh_errors = 0;
+  uint64_t l2_rebuild_cksum_lb_errors = 0, l2_rebuild_size = 0, l2_rebuild_asize = 0;
+  uint64_t l2_rebuild_bufs = 0, l2_rebuild_log_blks = 0;
   uint64_t uncached = 0;         // reads returned without caching (primarycache)
 
   double HitRatio() const { return hits + misses ? static_cast<double>(hits) / (hits + misses) : 0; }
@@ -170,6 +184,30 @@ std::string RenderArcStats(const ArcStats& s);
 
 class Arc;
 struct ArcHeader;
+
+// The L2ARC as the ARC sees it (cache/l2arc.h implements it; Arc::SetL2).
+class ArcL2Hook {
+ public:
+  virtual ~ArcL2Hook() = default;
+  // A miss in Arc::Read of a block whose pointer the caller gave: the block
+  // from a cache device, its bytes verified. NotFound when no cache device
+  // holds it; any other error when one failed (the hook counts it). Either
+  // way the ARC then runs the caller's fill. Called without ARC locks.
+  virtual Result<ArcBlock> ReadL2(const ArcKey& key, const BlockPtr& bp) = 0;
+  // Adds the l2_* fields.
+  virtual void FillStats(ArcStats* s) const = 0;
+};
+
+// A cached buffer as the L2ARC feed sees it (Arc::ScanEvictionEnd).
+struct ArcL2View {
+  const ArcKey& key;
+  ArcBufKind kind;
+  bool prefetch;          // read ahead and not yet used
+  bool l2_allowed;        // secondarycache allows it
+  CompressType compression;
+  uint64_t lsize;
+  std::span<const uint8_t> data;  // as stored
+};
 
 // A reference to a cached (or uncached, private) buffer. Move-only; the
 // buffer stays valid and unevictable until the ArcRef is destroyed.
@@ -258,6 +296,19 @@ class Arc {
   uint64_t MinSize() const { return c_min_.load(std::memory_order_relaxed); }
   uint64_t MaxSize() const { return c_max_.load(std::memory_order_relaxed); }
 
+  // The L2ARC: misses of Read with flags.bp try it before the fill, and
+  // Stats() includes its counters. nullptr detaches. REQUIRES: no Read in
+  // progress while it changes (set it before use, clear it after).
+  void SetL2(ArcL2Hook* l2) { l2_.store(l2, std::memory_order_release); }
+  ArcL2Hook* l2() const { return l2_.load(std::memory_order_acquire); }
+  // The L2ARC feed: walks the cached buffers of the MFU (mfu) or MRU list
+  // of `kind` from the eviction end, in every shard up to `bytes_per_shard`
+  // bytes, calling visit under that shard's lock (visit must not call into
+  // the Arc; it may take its own leaf locks). visit returns false to stop.
+  void ScanEvictionEnd(bool mfu, ArcBufKind kind, uint64_t bytes_per_shard,
+                       const std::function<bool(const ArcL2View&)>& visit) const;
+  unsigned ShardCount() const;
+
   // For tests: the state a key is in, "mru", "mfu", "mru_ghost",
   // "mfu_ghost" or "" when unknown.
   std::string StateOf(const ArcKey& key) const;
@@ -269,6 +320,7 @@ class Arc {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::atomic<uint64_t> c_{0}, p_{0}, c_min_{0}, c_max_{0};
+  std::atomic<ArcL2Hook*> l2_{nullptr};
 };
 
 }  // namespace uzfs

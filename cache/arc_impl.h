@@ -51,6 +51,7 @@ struct ArcHeader {
   CompressType compression = CompressType::kOff;
   bool prefetch = false;
   bool in_dlist = false;
+  bool l2_allowed = true;     // secondarycache (ArcReadFlags::secondary)
   uint32_t shard = 0;
   uint64_t size = 0;          // stored bytes (also remembered by ghosts)
   uint64_t lsize = 0;

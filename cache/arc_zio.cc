@@ -11,6 +11,7 @@ ArcBufKind ArcKindOf(const BlockPtr& bp) {
 Result<ArcRef> ArcReadBlock(Arc& arc, uint64_t pool_guid, Zio& zio, const BlockPtr& bp,
                             ArcReadFlags flags) {
   flags.kind = ArcKindOf(bp);
+  flags.bp = &bp;  // a miss may be served by the L2ARC (verified against bp)
   auto fill = [&zio, &bp]() -> Result<ArcBlock> {
     ArcBlock b;
     b.phys.resize(bp.lsize);
