@@ -246,7 +246,17 @@ Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, uint64_t txg
   const size_t n = dn.Slots();
   uint64_t o = std::max<uint64_t>(alloc_hint_, 1);
   bool hint_moved = false;
-  for (;; o++) {
+  const uint64_t prefer = prefer_obj_;
+  prefer_obj_ = 0;
+  bool chosen = false;
+  if (prefer != 0 && prefer % kDnodesPerBlock + n <= kDnodesPerBlock) {
+    if (prefer + n > slots_.size()) slots_.resize(std::max(slots_.size() * 2, prefer + n + kDnodesPerBlock), 0);
+    if (std::all_of(slots_.begin() + prefer, slots_.begin() + prefer + n, [](uint8_t s) { return s == 0; })) {
+      o = prefer;  // alloc_hint_ stays where it is
+      chosen = true;
+    }
+  }
+  for (; !chosen; o++) {
     if (o + n > slots_.size()) slots_.resize(std::max(slots_.size() * 2, o + n + kDnodesPerBlock), 0);
     if (slots_[o]) continue;
     if (!hint_moved) {
@@ -633,8 +643,26 @@ Objset ObjsetWriter::objset() const {
   return os_;
 }
 
+Status ObjsetWriter::SetZilHeader(const ZilHeader& zh, uint64_t txg) {
+  MutexLock l(&mu_);
+  UZFS_RETURN_IF_ERROR(CheckTxg(txg));
+  zil_headers_[txg] = zh;
+  return Status::Ok();
+}
+
+ZilHeader ObjsetWriter::zil_header() const {
+  MutexLock l(&mu_);
+  return zil_headers_.empty() ? os_.zil : zil_headers_.rbegin()->second;
+}
+
+void ObjsetWriter::PreferObjectNumber(uint64_t object) {
+  MutexLock l(&mu_);
+  prefer_obj_ = object;
+}
+
 bool ObjsetWriter::HasDirty(uint64_t txg) const {
   MutexLock l(&mu_);
+  if (zil_headers_.count(txg)) return true;
   auto it = dirty_objects_.find(txg);
   return it != dirty_objects_.end() && !it->second.empty();
 }
@@ -687,6 +715,10 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       work.push_back({o, obj->committed, obj->txgs.at(txg)});
     }
     os = os_;
+    // The newest log header set for txg or before (older ones not synced
+    // yet belong to txgs nothing else dirtied: this sync writes them).
+    for (auto z = zil_headers_.begin(); z != zil_headers_.end() && z->first <= txg; z = zil_headers_.erase(z))
+      os.zil = z->second;
     old_root = root_;
   }
   // New allocations (what a failure unallocates) and replaced blocks (what

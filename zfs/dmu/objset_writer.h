@@ -238,6 +238,19 @@ class ObjsetWriter {
   Result<uint64_t> EstimateWrite(uint64_t object, uint64_t offset, uint64_t length)
       UZFS_EXCLUDES(mu_);
 
+  // The intent-log header (zil_header_t in the objset block) becomes `zh`
+  // from txg on: Sync(txg) writes it (the set is dirty in txg for that
+  // alone if nothing else changed); the newest call for a txg wins, and a
+  // txg synced without a call keeps the header of the txg before. The
+  // ZIL (zfs/dsl/pool_zil.cc) stores the log's first block here each txg.
+  Status SetZilHeader(const ZilHeader& zh, uint64_t txg) UZFS_EXCLUDES(mu_);
+  // The header as of the newest txg given one (else the committed one).
+  ZilHeader zil_header() const UZFS_EXCLUDES(mu_);
+  // The next AllocateObject takes object number `object` if its slots are
+  // free (and fit a dnode block), else allocates as usual. One-shot. Log
+  // replay uses it to re-create objects under the numbers the log names.
+  void PreferObjectNumber(uint64_t object) UZFS_EXCLUDES(mu_);
+
   // Writes txg's changes; the new objset block pointer. A txg with no
   // changes still writes a new objset block (the caller decides to skip).
   // REQUIRES: txg newer than the last synced txg; nothing writes into txg
@@ -312,6 +325,8 @@ class ObjsetWriter {
   uint64_t newest_dirtied_txg_ UZFS_GUARDED_BY(mu_) = 0;  // newest txg ever given a record
   bool broken_ UZFS_GUARDED_BY(mu_) = false;  // a pass >= 2 failed mid-write
   SyncStats last_stats_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, ZilHeader> zil_headers_ UZFS_GUARDED_BY(mu_);  // txg -> header to write
+  uint64_t prefer_obj_ UZFS_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace uzfs

@@ -559,6 +559,7 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
 
   UZFS_RETURN_IF_ERROR(p->LoadAfterImport(opts, a, std::move(found_paths), newest_seen));
   if (!p->readonly_) {
+    UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
     // As zpool import does: the labels say ACTIVE, with this host, at once.
     UZFS_RETURN_IF_ERROR(p->Sync());
@@ -711,6 +712,7 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
   // 5. Flush, labels, uberblock, flush.
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
+  ZilSyncDone(txg);
   alloc_->SyncDone(txg);
   open_txg_ = txg + 1;
   return Status::Ok();
@@ -719,6 +721,7 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
 Status Pool::SyncDatasets(uint64_t txg) {
   for (auto& [name, ds] : datasets_) {
     if (!ds->os) continue;
+    UZFS_RETURN_IF_ERROR(ZilSyncDataset(*ds, txg));
     if (!ds->needs_sync && !ds->os->HasDirty(txg)) continue;
     UZFS_ASSIGN_OR_RETURN(BlockPtr bp, ds->os->Sync(txg));
     const SyncStats st = ds->os->LastSyncStats();

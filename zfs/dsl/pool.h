@@ -61,6 +61,8 @@ namespace uzfs {
 class DmuSpaceMapProvider;
 class SpaAllocator;
 class VdevTreeTarget;
+class ZilWriter;
+struct DatasetZil;  // pool_zil.cc
 
 inline constexpr uint64_t kInitialTxg = 4;       // ZFS's TXG_INITIAL
 inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
@@ -182,6 +184,18 @@ class Pool final : private TxgSyncer {
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
 
+  // --- intent log (pool_zil.cc; the ZPL drives it) ---
+  // Starts dataset `ds`'s intent log writer if none runs: frees the log
+  // the header names (replayed already by the caller, or empty), creates
+  // a new log and syncs, so its header is durable on return (a commit
+  // before that would be lost in a crash). The same writer while it runs.
+  Result<std::shared_ptr<ZilWriter>> ZilStart(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Stops and destroys the running log (unmount): blocks freed and the
+  // header cleared in the open txg. The caller syncs after. OK if none.
+  Status ZilClose(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The target log blocks are read through (ZilReader).
+  BlockTarget& block_target();
+
  private:
   struct Dataset {
     std::string name;
@@ -189,6 +203,7 @@ class Pool final : private TxgSyncer {
     uint64_t ds_obj = 0;
     std::unique_ptr<ObjsetWriter> os;
     bool needs_sync = false;  // new: write its objset even if nothing changed
+    std::shared_ptr<DatasetZil> zil;  // the running intent log writer, if any
   };
   using SyncTask = std::function<Status(uint64_t txg)>;
 
@@ -201,6 +216,16 @@ class Pool final : private TxgSyncer {
   Status SyncTxg(uint64_t txg) override UZFS_EXCLUDES(mu_, sync_mu_);
   Status SyncTxgLocked(uint64_t txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
   Status StartEngine(const TxgOptions& opts) UZFS_EXCLUDES(mu_);
+  // Intent log (pool_zil.cc). Import, before the engine starts: marks
+  // every log block of every dataset that the last synced txg's space
+  // maps do not hold as allocated (claim), and records the claim in the
+  // log header, so nothing overwrites a log before it is replayed.
+  Status ZilClaimAll() UZFS_EXCLUDES(mu_, sync_mu_);
+  // Sync of txg: frees log blocks whose records are all in txg or older
+  // and stores the log's new header in the dataset's objset.
+  Status ZilSyncDataset(Dataset& ds, uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
+  // Txg's uberblock is durable: queued log records of it are dropped.
+  void ZilSyncDone(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status SyncDatasets(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status SyncPasses(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteUberblock(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);

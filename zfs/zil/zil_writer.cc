@@ -149,10 +149,22 @@ Status ZilWriter::Commit(uint64_t ticket) {
     const uint64_t last = batch.back().ticket;
     mu_.Unlock();
     Status s;
-    {
-      MutexLock il(&issuer_mu_);
-      s = WriteBatch(batch);
+    uint64_t held = 0;
+    std::function<void()> release;
+    if (opts_.hold_txg) {
+      auto h = opts_.hold_txg();
+      if (h.ok()) {
+        held = h->first;
+        release = std::move(h->second);
+      } else {
+        s = h.status().WithContext("holding a txg for a log write");
+      }
     }
+    if (s.ok()) {
+      MutexLock il(&issuer_mu_);
+      s = WriteBatch(batch, held);
+    }
+    if (release) release();
     mu_.Lock();
     issuing_ = false;
     if (s.ok()) committed_ = std::max(committed_, last);
@@ -253,10 +265,12 @@ Status ZilWriter::AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) 
   return Status::Ok();
 }
 
-Status ZilWriter::WriteBatch(std::vector<Pending>& batch) {
+Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   if (!have_log_) return Status::Busy("the log was destroyed");
   uint64_t alloc_txg = 0;
-  if (opts_.open_txg) {
+  if (held_txg != 0) {
+    alloc_txg = held_txg;
+  } else if (opts_.open_txg) {
     alloc_txg = opts_.open_txg();
   } else {
     for (const Pending& p : batch) alloc_txg = std::max(alloc_txg, p.rec.txg);

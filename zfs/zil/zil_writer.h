@@ -89,6 +89,13 @@ struct ZilWriterOptions {
   // The txg new log blocks are allocated in (the pool's open txg). Empty:
   // the highest txg among the records being written.
   std::function<uint64_t()> open_txg;
+  // When set, a batch holds the pool's open txg while it allocates and
+  // writes (a Tx: that txg cannot sync meanwhile), and its blocks are born
+  // in that txg: a block's birth then tells whether its allocation reached
+  // the space maps (birth <= the last synced txg) or must be claimed on
+  // import. Returns the held txg and the function that releases it; taken
+  // before issuer_mu_ (waiting for a txg never happens under it).
+  std::function<Result<std::pair<uint64_t, std::function<void()>>>()> hold_txg;
 };
 
 struct ZilWriterStats {
@@ -156,7 +163,8 @@ class ZilWriter {
   };
 
   // Writes a batch: seqs, packing, block writes, one flush.
-  Status WriteBatch(std::vector<Pending>& batch) UZFS_REQUIRES(issuer_mu_);
+  // held_txg: the txg hold_txg gave (0: none).
+  Status WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) UZFS_REQUIRES(issuer_mu_);
   // Adds one encoded record to the open block, issuing blocks as needed.
   // `after` = bytes of records still to come after this one.
   Status AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) UZFS_REQUIRES(issuer_mu_);

@@ -50,6 +50,8 @@
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_dir.h"
 #include "zfs/zpl/zpl_xattr_sa.h"
+#include "zfs/zpl/zpl_log.h"
+#include "zfs/zil/zil_writer.h"
 
 namespace uzfs {
 
@@ -218,7 +220,7 @@ struct Handle {
   int flags = 0;
 };
 
-class ZplFsImpl final : public ZplFs {
+class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
  public:
   ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os)
       : pool_(pool), ds_(std::move(ds)), os_(os), dirs_(*os, kZapCacheMax) {}
@@ -250,6 +252,22 @@ class ZplFsImpl final : public ZplFs {
     return ZplStatus::Ok();
   }
 
+  // Mount, writable: replays what the intent log holds (zpl_log.h), then
+  // starts a fresh log (the old one is freed).
+  ZplStatus ReplayLog() UZFS_EXCLUDES(mu_) {
+    {
+      MutexLock l(&mu_);
+      if (readonly_locked() || normalized_) return ZplStatus::Ok();
+    }
+    const ZilHeader zh = os_->zil_header();
+    if (zh.log.IsHole()) return ZplStatus::Ok();
+    ZilReader reader(pool_.block_target(), &pool_.zio());
+    auto r = ReplayZplLog(*this, reader, zh);
+    if (!r.ok()) return Err(EIO, "intent log replay: " + r.status().ToString());
+    MutexLock l(&mu_);
+    return StartLogLocked();
+  }
+
   ZplStatus Unmount() override UZFS_EXCLUDES(mu_) {
     {
       MutexLock l(&mu_);
@@ -268,7 +286,14 @@ class ZplFsImpl final : public ZplFs {
       g_mounted.erase(os_);
     }
     if (pool_.readonly()) return ZplStatus::Ok();
-    return ZplStatus::FromStatus(pool_.Sync());
+    Status zs = Status::Ok();
+    {
+      MutexLock l(&mu_);
+      if (log_) zs = pool_.ZilClose(ds_);
+      log_.reset();
+    }
+    Status s = pool_.Sync();
+    return ZplStatus::FromStatus(zs.ok() ? s : zs);
   }
 
   void Abandon() override UZFS_EXCLUDES(mu_) {
@@ -278,6 +303,7 @@ class ZplFsImpl final : public ZplFs {
     dirs_.Clear();
     unmounted_ = true;
     mount_readonly_ = true;
+    log_.reset();  // a crash: the log stays as the disk has it
   }
 
   uint64_t root_ino() const override { return root_; }
@@ -342,7 +368,7 @@ class ZplFsImpl final : public ZplFs {
     }
     uint64_t est = kMetaTxBytes;
     if (set.size && *set.size > z.a.size) ZPL_TRY(CheckSpace(est));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(est));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     if (set.mode) {
@@ -367,6 +393,16 @@ class ZplFsImpl final : public ZplFs {
     if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) z.a.mtime = pick(*set.mtime);
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
+    {
+      uint64_t mask = 0;
+      if (set.mode) mask |= kAtMode;
+      if (set.uid) mask |= kAtUid;
+      if (set.gid) mask |= kAtGid;
+      if (set.size) mask |= kAtSize;
+      if (set.atime && set.atime->tv_nsec != UTIME_OMIT) mask |= kAtAtime;
+      if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) mask |= kAtMtime;
+      if (mask != 0) Log(LogSetattr(ino, mask, z.a.mode, z.a.uid, z.a.gid, z.a.size, z.a.atime, z.a.mtime), txg);
+    }
     tx.Commit(kMetaDirtyBytes);
     ZPL_ASSIGN(Znode fresh, Load(ino));
     return ToAttr(fresh);
@@ -426,7 +462,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(newdir, newname));
     if (ex) return Err(EEXIST, "link: name exists");
     ZPL_TRY(CheckSpace(kMetaTxBytes));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     ZPL_TRY(DirAdd(newdir, newname, DirentOf(z.a.mode, ino), txg));
@@ -436,6 +472,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.size++;
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
+    Log(LogLink(newdir, ino, newname), txg);
     tx.Commit(kMetaDirtyBytes);
     return ToAttr(z);
   }
@@ -453,7 +490,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
     if (IsDir(z.a.mode)) return Err(EISDIR, "unlink of a directory");
     ZPL_TRY(Sticky(c, d.a, z.a));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     ZPL_TRY(DirRemove(dir, name, txg));
@@ -461,6 +498,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
     ZPL_TRY(DropLink(z, now, txg));
+    Log(LogRemove(TxType::kRemove, dir, name), txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -480,7 +518,7 @@ class ZplFsImpl final : public ZplFs {
     if (!IsDir(z.a.mode)) return Err(ENOTDIR, "rmdir of a non-directory");
     if (z.a.size > 2) return Err(ENOTEMPTY, "directory not empty");
     ZPL_TRY(Sticky(c, d.a, z.a));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     ZPL_TRY(DirRemove(dir, name, txg));
@@ -489,6 +527,7 @@ class ZplFsImpl final : public ZplFs {
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
     ZPL_TRY(FreeZnode(z, txg));
+    Log(LogRemove(TxType::kRmdir, dir, name), txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -539,7 +578,7 @@ class ZplFsImpl final : public ZplFs {
       if (IsDir(t->a.mode) && t->a.size > 2) return Err(ENOTEMPTY, "rename: target directory not empty");
     }
     ZPL_TRY(CheckSpace(kMetaTxBytes));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     const bool same_dir = sdir == tdir;
@@ -588,6 +627,7 @@ class ZplFsImpl final : public ZplFs {
       td.a.mtime = td.a.ctime = now;
       ZPL_TRY(Store(td, txg));
     }
+    Log(LogRename((flags & RENAME_EXCHANGE) != 0, sdir, sname, tdir, tname), txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -673,13 +713,24 @@ class ZplFsImpl final : public ZplFs {
     return n;
   }
 
+  // O_SYNC/O_DSYNC handles: each write is committed to the intent log
+  // before it returns.
   ZplResult<size_t> Write(ZplHandle h, uint64_t offset, std::span<const uint8_t> data) override
+      UZFS_EXCLUDES(mu_) {
+    bool sync = false;
+    ZplResult<size_t> r = WriteLocked(h, offset, data, &sync);
+    if (r.ok() && sync) ZPL_TRY(CommitLog());
+    return r;
+  }
+
+  ZplResult<size_t> WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync)
       UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     auto it = handles_.find(h);
     if (it == handles_.end()) return Err(EBADF, "bad handle");
     if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
+    *sync = (it->second.flags & (O_SYNC | O_DSYNC)) != 0;
     ZPL_ASSIGN(Znode z, Load(it->second.ino));
     if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
     if (it->second.flags & O_APPEND) offset = z.a.size;
@@ -706,24 +757,55 @@ class ZplFsImpl final : public ZplFs {
     ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(z.obj, offset, data.size()));
     est += kMetaTxBytes;
     ZPL_TRY(CheckSpace(est));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(est));
     const uint64_t txg = tx.txg();
     ZPL_TRY(GrowBlock(z, end, txg));
     ZPL_TRY_S(os_->Write(z.obj, offset, data, txg));
     z.a.size = std::max(z.a.size, end);
     z.a.mtime = z.a.ctime = Now();
     ZPL_TRY(Store(z, txg));
+    Log(LogWrite(z.obj, offset, data), txg);
     tx.Commit(WriteDirtyBytes(data.size()));
     return ZplStatus::Ok();
   }
 
+  // Through the intent log: one log write (group commit) instead of a
+  // txg sync, once the log runs; the first fsync starts it (a txg sync).
+  // A change that was not logged (xattrs) and has not synced yet, or a
+  // failed log write, makes it wait for a txg sync instead (nothing is
+  // acknowledged that a crash would lose).
   ZplStatus Fsync(ZplHandle h, bool /*datasync*/) override UZFS_EXCLUDES(mu_) {
     {
       MutexLock l(&mu_);
       if (!handles_.count(h)) return Err(EBADF, "bad handle");
       if (readonly_locked()) return ZplStatus::Ok();
     }
+    return CommitLog();
+  }
+
+  ZplStatus CommitLog() UZFS_EXCLUDES(mu_) {
+    std::shared_ptr<ZilWriter> log;
+    uint64_t ticket = 0;
+    {
+      MutexLock l(&mu_);
+      if (!log_) return StartLogLocked();
+      if (unlogged_txg_ > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
+      log = log_;
+      ticket = log_->LastTicket();
+    }
+    if (ticket == 0) return ZplStatus::Ok();
+    Status s = log->Commit(ticket);
+    if (s.ok()) return ZplStatus::Ok();
+    // The log could not be written: the txg sync makes it durable instead.
     return ZplStatus::FromStatus(pool_.Sync());
+  }
+
+  ZplStatus StartLogLocked() UZFS_REQUIRES(mu_) {
+    if (log_) return ZplStatus::Ok();
+    auto w = pool_.ZilStart(ds_);
+    if (!w.ok()) return ZplStatus::FromStatus(w.status());
+    log_ = std::move(*w);
+    return ZplStatus::Ok();
   }
 
   ZplStatus Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) override UZFS_EXCLUDES(mu_) {
@@ -739,11 +821,12 @@ class ZplFsImpl final : public ZplFs {
     const uint64_t end = offset + length;
     if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
       if (offset >= z.a.size) return ZplStatus::Ok();
-      ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+      ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
       const uint64_t n = std::min(end, z.a.size) - offset;
       ZPL_TRY_S(os_->FreeRange(z.obj, offset, n, tx.txg()));
       z.a.mtime = z.a.ctime = Now();
       ZPL_TRY(Store(z, tx.txg()));
+      Log(LogTruncate(z.obj, offset, n), tx.txg());
       tx.Commit(kMetaDirtyBytes);
       return ZplStatus::Ok();
     }
@@ -751,10 +834,11 @@ class ZplFsImpl final : public ZplFs {
     if (mode != 0) return Err(EOPNOTSUPP, "fallocate mode not supported");
     if (end <= z.a.size) return ZplStatus::Ok();
     ZPL_TRY(CheckSpace(kMetaTxBytes));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     ZPL_TRY(Truncate(z, end, tx.txg()));
     z.a.ctime = Now();
     ZPL_TRY(Store(z, tx.txg()));
+    Log(LogSetattr(z.obj, kAtSize, z.a.mode, z.a.uid, z.a.gid, z.a.size, z.a.atime, z.a.mtime), tx.txg());
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -821,7 +905,7 @@ class ZplFsImpl final : public ZplFs {
     if (!to_sa && in_sa) sa.Remove(name);
     const uint64_t est = 2 * kMetaTxBytes + RoundUp(value.size(), 512) * 4;
     ZPL_TRY(CheckSpace(est));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(est));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     if (to_sa || in_sa) {
@@ -831,6 +915,7 @@ class ZplFsImpl final : public ZplFs {
       if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
       z.a.ctime = now;
       ZPL_TRY(Store(z, txg));
+      Unlogged(txg);
       tx.Commit(kMetaDirtyBytes + value.size());
       return ZplStatus::Ok();
     }
@@ -873,6 +958,7 @@ class ZplFsImpl final : public ZplFs {
     ZPL_TRY(Store(f, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
+    Unlogged(txg);
     tx.Commit(WriteDirtyBytes(value.size()));
     return ZplStatus::Ok();
   }
@@ -925,7 +1011,7 @@ class ZplFsImpl final : public ZplFs {
       ZPL_ASSIGN(found, FindXattr(z.a.xattr, name));
     }
     if (!in_sa && !found) return Err(ENODATA, "no such xattr");
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     if (in_sa) {
@@ -934,6 +1020,7 @@ class ZplFsImpl final : public ZplFs {
     if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
+    Unlogged(txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -1324,7 +1411,7 @@ class ZplFsImpl final : public ZplFs {
     if (IsDir(mode) && d.a.links >= kMaxLinks) return Err(EMLINK, "too many subdirectories");
     const uint64_t est = kMetaTxBytes + (target ? RoundUp(target->size(), 512) * 4 : 0);
     ZPL_TRY(CheckSpace(est));
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(est));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(est));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
     ZPL_ASSIGN(Znode z, NewZnode(c, d, mode, rdev, now, txg, target));
@@ -1333,6 +1420,10 @@ class ZplFsImpl final : public ZplFs {
     if (IsDir(mode)) d.a.links++;
     d.a.mtime = d.a.ctime = now;
     ZPL_TRY(Store(d, txg));
+    Log(LogCreate(IsDir(mode) ? TxType::kMkdir : IsLnk(mode) ? TxType::kSymlink : TxType::kCreate, dir, z.obj,
+                  z.a.mode, z.a.uid, z.a.gid, z.a.gen, now.sec, now.nsec, z.a.rdev, name,
+                  target ? std::string_view(*target) : std::string_view()),
+        txg);
     tx.Commit(target ? WriteDirtyBytes(target->size()) : kMetaDirtyBytes);
     ZPL_ASSIGN(Znode fresh, Load(z.obj));
     return fresh;
@@ -1433,7 +1524,7 @@ class ZplFsImpl final : public ZplFs {
                          now.sec >= z.a.atime.sec + 24 * 3600;
       if (!stale) return ZplStatus::Ok();
     }
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     z.a.atime = now;
     ZPL_TRY(Store(z, tx.txg()));
     tx.Commit(kMetaDirtyBytes);
@@ -1452,10 +1543,11 @@ class ZplFsImpl final : public ZplFs {
     if (want & W_OK) ZPL_TRY(Writable());
     ZPL_TRY(Perm(c, z.a, want));
     if ((flags & O_TRUNC) && acc != O_RDONLY && IsReg(z.a.mode) && z.a.size > 0) {
-      ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+      ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
       ZPL_TRY(Truncate(z, 0, tx.txg()));
       z.a.mtime = z.a.ctime = Now();
       ZPL_TRY(Store(z, tx.txg()));
+      Log(LogTruncate(ino, 0, 0), tx.txg());
       tx.Commit(kMetaDirtyBytes);
     }
     const ZplHandle h = next_handle_++;
@@ -1473,7 +1565,7 @@ class ZplFsImpl final : public ZplFs {
     open_count_.erase(ino);
     auto z = Load(ino);
     if (!z.ok() || z->a.links > 0 || readonly_locked()) return ZplStatus::Ok();
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     if (dq_ != 0) {
       ZplStatus s = DirRemove(dq_, Hex(ino), tx.txg());
       (void)s;
@@ -1487,7 +1579,7 @@ class ZplFsImpl final : public ZplFs {
   ZplStatus ReclaimDeleteQueue() UZFS_REQUIRES(mu_) {
     ZPL_ASSIGN(std::vector<ZapEntry> es, DirList(dq_, pool_.open_txg()));
     if (es.empty()) return ZplStatus::Ok();
-    ZPL_ASSIGN_S(Tx tx, pool_.Begin(kMetaTxBytes));
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     for (const ZapEntry& e : es) {
       auto z = Load(e.value());
       if (z.ok()) ZPL_TRY(FreeZnode(*z, tx.txg()));
@@ -1496,6 +1588,30 @@ class ZplFsImpl final : public ZplFs {
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
+
+  // ---- intent log (zpl_log.h)
+  // A transaction of the file system; during replay it also stores the
+  // log header with the replayed record's seq in its txg.
+  Result<Tx> BeginTx(uint64_t bytes) UZFS_REQUIRES(mu_) {
+    auto tx = pool_.Begin(bytes);
+    if (tx.ok() && replay_hdr_) UZFS_RETURN_IF_ERROR(os_->SetZilHeader(*replay_hdr_, tx->txg()));
+    return tx;
+  }
+  // Queues the record of a change made in txg (while the log runs).
+  void Log(LogRecord rec, uint64_t txg) UZFS_REQUIRES(mu_) {
+    if (!log_) return;
+    rec.txg = txg;
+    if (!log_->Append(std::move(rec)).ok()) Unlogged(txg);
+  }
+  // A change in txg that no record describes: fsync waits for its txg.
+  void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_) { unlogged_txg_ = std::max(unlogged_txg_, txg); }
+  // ZplReplayHooks.
+  ZplFs& fs() override { return *this; }
+  void SetReplayHeader(const std::optional<ZilHeader>& zh) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    replay_hdr_ = zh;
+  }
+  void PreferObject(uint64_t obj) override { os_->PreferObjectNumber(obj); }
 
   // ---- directory ZAPs (ZplStatus wrappers over ZplDirs)
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
@@ -1543,6 +1659,9 @@ class ZplFsImpl final : public ZplFs {
   std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
+  std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
+  uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
+  std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -1559,6 +1678,7 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& da
   }
   auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os);
   ZPL_TRY(fs->Init(opts));
+  ZPL_TRY(fs->ReplayLog());
   return std::unique_ptr<ZplFs>(std::move(fs));
 }
 

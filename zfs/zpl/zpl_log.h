@@ -1,0 +1,71 @@
+// The ZPL's intent-log records (issue 8): builders for the record each
+// change appends (ZplFs calls them, in the txg of the change), and the
+// replay of a dataset's log through the ZplFs API at mount.
+//
+// What is logged (OpenZFS record layouts, zil_format.h): create/mknod
+// (TX_CREATE), mkdir, symlink, unlink (TX_REMOVE), rmdir, link, rename
+// (and RENAME_EXCHANGE), write (TX_WRITE, the data always copied into the
+// log: uzfs has no by-reference writes yet), O_TRUNC and hole punching
+// (TX_TRUNCATE), setattr (TX_SETATTR: mode, uid, gid, size, atime,
+// mtime). Not logged: atime updates (as ZFS), freeing unlinked files at
+// their last close (replay of the remove frees them), and extended
+// attributes: a change that is not logged makes the next fsync wait for a
+// txg sync instead (ZplFs tracks the txg of the last such change).
+//
+// Replay applies each record through the public ZplFs calls as root (a
+// created object gets the number the log names: ObjsetWriter::
+// PreferObjectNumber, so later records that name it find it), then the
+// owner is set when it is not root's. Every transaction a replayed record
+// makes also stores the log header with replay_seq = the record's seq in
+// that txg (ZplReplayHooks::SetReplayHeader), so a replay cut short by a
+// crash resumes after the last record that reached the disk. A record
+// whose target is gone (a change of a file a non-logged change created)
+// is skipped with a message: nothing an fsync acknowledged depends on it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "zfs/zil/zil_format.h"
+#include "zfs/zil/zil_reader.h"
+#include "zfs/zpl/zpl_fs.h"
+
+namespace uzfs {
+
+// Record builders (txg and seq are filled in by the caller / the writer).
+LogRecord LogCreate(TxType type, uint64_t doid, uint64_t foid, uint64_t mode, uint64_t uid, uint64_t gid,
+                    uint64_t gen, uint64_t crtime_sec, uint64_t crtime_nsec, uint64_t rdev, std::string_view name,
+                    std::string_view target = {});
+LogRecord LogRemove(TxType type, uint64_t doid, std::string_view name);
+LogRecord LogLink(uint64_t doid, uint64_t obj, std::string_view name);
+LogRecord LogRename(bool exchange, uint64_t sdoid, std::string_view src, uint64_t tdoid, std::string_view tgt);
+LogRecord LogWrite(uint64_t foid, uint64_t offset, std::span<const uint8_t> data);
+LogRecord LogTruncate(uint64_t foid, uint64_t offset, uint64_t length);
+// mask: kAtMode | kAtUid | kAtGid | kAtSize | kAtAtime | kAtMtime; the
+// values are the file's after the change.
+LogRecord LogSetattr(uint64_t foid, uint64_t mask, uint64_t mode, uint64_t uid, uint64_t gid, uint64_t size,
+                     const ZplTimespec& atime, const ZplTimespec& mtime);
+
+// What replay needs of the file system besides its public API.
+class ZplReplayHooks {
+ public:
+  virtual ~ZplReplayHooks() = default;
+  virtual ZplFs& fs() = 0;
+  // From now on every transaction of the file system also stores `zh` as
+  // the log header in its txg (nullopt: stop).
+  virtual void SetReplayHeader(const std::optional<ZilHeader>& zh) = 0;
+  // The next object created gets this number if it is free.
+  virtual void PreferObject(uint64_t obj) = 0;
+};
+
+struct ZplReplayStats {
+  uint64_t applied = 0, skipped = 0;
+  ZilWalkResult walk;
+};
+
+// Replays the log `zh` names into the file system (see the top).
+Result<ZplReplayStats> ReplayZplLog(ZplReplayHooks& hooks, ZilReader& reader, const ZilHeader& zh);
+
+}  // namespace uzfs
