@@ -254,6 +254,10 @@ struct Arc::Impl {
       (st == ArcState::kMru ? sh.ctr.evicted_mru : sh.ctr.evicted_mfu) += n;
       DropPlain(sh, h);
       cached_lsize.fetch_sub(h->lsize, std::memory_order_relaxed);
+      if (ArcL2Hook* l2 = arc->l2()) {
+        const ArcL2View v{h->key, h->kind, h->prefetch, h->l2_allowed, h->compression, h->lsize, h->data};
+        l2->Evicted(v, h->data);
+      }
       std::vector<uint8_t>().swap(h->data);
       h->state = st == ArcState::kMru ? ArcState::kMruGhost : ArcState::kMfuGhost;
       h->prefetch = false;

@@ -185,6 +185,17 @@ std::string RenderArcStats(const ArcStats& s);
 class Arc;
 struct ArcHeader;
 
+// A cached buffer as the L2ARC feed sees it (Arc::ScanEvictionEnd).
+struct ArcL2View {
+  const ArcKey& key;
+  ArcBufKind kind;
+  bool prefetch;          // read ahead and not yet used
+  bool l2_allowed;        // secondarycache allows it
+  CompressType compression;
+  uint64_t lsize;
+  std::span<const uint8_t> data;  // as stored
+};
+
 // The L2ARC as the ARC sees it (cache/l2arc.h implements it; Arc::SetL2).
 class ArcL2Hook {
  public:
@@ -196,18 +207,14 @@ class ArcL2Hook {
   virtual Result<ArcBlock> ReadL2(const ArcKey& key, const BlockPtr& bp) = 0;
   // Adds the l2_* fields.
   virtual void FillStats(ArcStats* s) const = 0;
+  // A buffer the ARC is evicting (to a ghost), under its shard lock: the
+  // hook may take its bytes (swap `data` out) to write them to a cache
+  // device; it must be quick and must not call into the Arc. Without it a
+  // buffer refused by the admission rule, evicted by the next insert,
+  // would never be seen by the feed's list walk.
+  virtual void Evicted(const ArcL2View& v, std::vector<uint8_t>& data) {}
 };
 
-// A cached buffer as the L2ARC feed sees it (Arc::ScanEvictionEnd).
-struct ArcL2View {
-  const ArcKey& key;
-  ArcBufKind kind;
-  bool prefetch;          // read ahead and not yet used
-  bool l2_allowed;        // secondarycache allows it
-  CompressType compression;
-  uint64_t lsize;
-  std::span<const uint8_t> data;  // as stored
-};
 
 // A reference to a cached (or uncached, private) buffer. Move-only; the
 // buffer stays valid and unevictable until the ArcRef is destroyed.

@@ -275,6 +275,19 @@ void L2Arc::DetachDevice(BlockDevice* dev) {
     for (const auto& [addr, key] : d->by_addr) map_.erase(key);
     victim = std::move(*it);
     devs_.erase(it);
+    bool pool_has_dev = false;
+    for (const auto& o : devs_) pool_has_dev |= o->pool_guid == victim->pool_guid;
+    if (!pool_has_dev) {  // nothing will write them
+      for (auto s = staged_.begin(); s != staged_.end();) {
+        if (s->key.pool_guid != victim->pool_guid) {
+          ++s;
+          continue;
+        }
+        staged_bytes_ -= s->data.size();
+        staged_keys_.erase(s->key);
+        s = staged_.erase(s);
+      }
+    }
   }
   (void)victim->bdev->Flush();
 }
@@ -377,6 +390,25 @@ Result<uint64_t> L2Arc::FeedOnce() {
   std::vector<Candidate> batch;
   std::unordered_set<ArcKey, L2KeyHasher> chosen;
   uint64_t bytes = 0;
+  {
+    // Staged evicted buffers of this pool first, oldest first.
+    MutexLock l(&mu_);
+    for (auto it = staged_.begin(); it != staged_.end() && bytes < budget;) {
+      if (it->key.pool_guid != pool) {
+        ++it;
+        continue;
+      }
+      const uint64_t a = L2RoundUp(it->data.size());
+      if (bytes + a > budget) break;
+      staged_bytes_ -= it->data.size();
+      staged_keys_.erase(it->key);
+      if (!map_.count(it->key) && chosen.insert(it->key).second) {
+        bytes += a;
+        batch.push_back(std::move(*it));
+      }
+      it = staged_.erase(it);
+    }
+  }
   for (bool mfu : {true, false}) {
     for (ArcBufKind kind : {ArcBufKind::kMetadata, ArcBufKind::kData}) {
       if (bytes >= budget) break;
@@ -533,6 +565,22 @@ Result<ArcBlock> L2Arc::ReadL2(const ArcKey& key, const BlockPtr& bp) {
   b.compression = e.compression;
   b.lsize = e.lsize;
   return b;
+}
+
+void L2Arc::Evicted(const ArcL2View& v, std::vector<uint8_t>& data) {
+  if (data.empty() || !v.l2_allowed) return;
+  MutexLock l(&mu_);
+  if ((v.prefetch && opts_.noprefetch) || staged_bytes_ + data.size() > opts_.write_max + opts_.write_boost ||
+      map_.count(v.key) || staged_keys_.count(v.key)) {
+    return;
+  }
+  bool pool_has_dev = false;
+  for (const auto& d : devs_) pool_has_dev |= !d->gone && d->pool_guid == v.key.pool_guid;
+  if (!pool_has_dev) return;
+  staged_bytes_ += data.size();
+  staged_keys_.insert(v.key);
+  staged_.push_back(Candidate{v.key, v.kind, v.prefetch, v.compression, v.lsize, {}});
+  staged_.back().data.swap(data);
 }
 
 void L2Arc::FillStats(ArcStats* s) const {

@@ -14,6 +14,12 @@
 // after the 4 KiB device header); before writing it evicts the in-memory
 // headers of everything in the range it is about to overwrite.
 //
+// Buffers the ARC evicts before a feed saw them (e.g. refused by its
+// admission rule) are handed over at eviction (ArcL2Hook::Evicted: their
+// bytes are moved, not copied) and staged, bounded by one write budget;
+// the feed writes the staged buffers of the device's pool first, oldest
+// first, then walks the lists.
+//
 // In memory, one L2 header per cached block (key -> device, address, sizes,
 // compression, fletcher4 of the stored bytes). An ARC miss with a block
 // pointer (Arc::Read with ArcReadFlags::bp) asks ReadL2: a header found is
@@ -38,12 +44,14 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/arc.h"
@@ -118,6 +126,9 @@ class L2Arc final : public ArcL2Hook {
   // ArcL2Hook.
   Result<ArcBlock> ReadL2(const ArcKey& key, const BlockPtr& bp) override;
   void FillStats(ArcStats* s) const override;
+  // Keeps an evicted eligible buffer's bytes (moved, not copied) for the
+  // next feed, up to write_max + write_boost bytes staged.
+  void Evicted(const ArcL2View& v, std::vector<uint8_t>& data) override;
 
  private:
   struct Dev;
@@ -177,6 +188,9 @@ class L2Arc final : public ArcL2Hook {
   L2ArcOptions opts_ UZFS_GUARDED_BY(mu_);
   std::unordered_map<ArcKey, Entry, L2KeyHasher> map_ UZFS_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Dev>> devs_ UZFS_GUARDED_BY(mu_);
+  std::deque<Candidate> staged_ UZFS_GUARDED_BY(mu_);  // evicted, oldest first
+  std::unordered_set<ArcKey, L2KeyHasher> staged_keys_ UZFS_GUARDED_BY(mu_);
+  uint64_t staged_bytes_ UZFS_GUARDED_BY(mu_) = 0;
   size_t next_dev_ UZFS_GUARDED_BY(mu_) = 0;
   Counters ctr_ UZFS_GUARDED_BY(mu_);
   bool stop_ UZFS_GUARDED_BY(mu_) = false;

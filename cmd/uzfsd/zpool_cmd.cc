@@ -519,8 +519,13 @@ std::vector<VdevRow> TreeRows(PoolEntry& e, bool include_aux) UZFS_REQUIRES(e.mu
   if (!include_aux) return rows;
   if (!e.shape.cache.empty()) {
     rows.push_back(VdevRow{"cache", 0, nullptr, false, {}});
+    const std::vector<CacheDeviceInfo> cache = e.pool->CacheDevices();  // state as the pool has it open
     for (const std::string& p : e.shape.cache) {
-      rows.push_back(VdevRow{p, 1, nullptr, false, ::access(p.c_str(), R_OK) == 0 ? "ONLINE" : "UNAVAIL"});
+      std::string st = ::access(p.c_str(), R_OK) == 0 ? "ONLINE" : "UNAVAIL";
+      for (const CacheDeviceInfo& ci : cache) {
+        if (ci.path == p) st = ci.state;
+      }
+      rows.push_back(VdevRow{p, 1, nullptr, false, st});
     }
   }
   if (!e.shape.spares.empty()) {
@@ -1049,6 +1054,14 @@ int Iostat(CmdCtx& c) {
         for (const VdevRow& vr : TreeRows(*e, true)) {
           if (vr.spare) continue;  // spares have no I/O statistics
           Line ln{std::string(static_cast<size_t>(vr.depth) * 2, ' ') + vr.name, {"-", "-", "-", "-", "-", "-"}};
+          if (vr.vdev == nullptr && !vr.state.empty()) {  // a cache device: the L2ARC's bytes on it
+            for (const CacheDeviceInfo& ci : e->pool->CacheDevices()) {
+              if (ci.path == vr.name && ci.size > 0) {
+                ln.v[0] = num(ci.alloc);
+                ln.v[1] = num(ci.size - std::min(ci.alloc, ci.size));
+              }
+            }
+          }
           if (vr.top) {
             for (const PoolSpaceVdev& sv : sp->vdevs) {
               if (sv.vdev_id == vr.vdev->id()) {

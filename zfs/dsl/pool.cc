@@ -157,6 +157,7 @@ void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out) {
 Pool::Pool() = default;
 
 Pool::~Pool() {
+  CloseCacheDevices();
   // Whatever is open is synced (unless the pool failed); the labels keep
   // saying ACTIVE, as after a crash with everything on disk.
   if (txg_) txg_->Shutdown().IgnoreError();
@@ -179,7 +180,7 @@ FaultDevice* Pool::LeafFaults(const std::string& path_or_guid) {
       return dynamic_cast<FaultDevice*>(d);
     }
   }
-  return nullptr;
+  return CacheFaults(path_or_guid);
 }
 
 Status Pool::StartEngine(const TxgOptions& opts) {
@@ -291,6 +292,8 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     UZFS_RETURN_IF_ERROR(WriteDeviceConfig(
         *aux_devs[i], AuxLabelConfig(opts.version, spare ? kPoolStateSpare : kPoolStateL2cache, n.guid)));
   }
+  aux_devs.erase(aux_devs.begin(), aux_devs.begin() + static_cast<std::ptrdiff_t>(p->spares_.size()));
+  p->AdoptCacheDevices(std::move(aux_devs), opts.l2arc, opts.fault_injectable);
 
   const uint64_t txg = kInitialTxg;
   {
@@ -558,6 +561,7 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   }
 
   UZFS_RETURN_IF_ERROR(p->LoadAfterImport(opts, a, std::move(found_paths), newest_seen));
+  p->OpenCacheDevices(opts.l2arc, opts.fault_injectable);
   if (!p->readonly_) {
     UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
@@ -910,6 +914,7 @@ Status Pool::CloseWithState(uint64_t state) {
   }
   Status s = Sync();
   if (s.ok() && txg_) s = txg_->Shutdown();
+  if (s.ok()) CloseCacheDevices();
   MutexLock l(&mu_);
   if (s.ok()) closed_ = true;
   return s;

@@ -59,6 +59,8 @@
 namespace uzfs {
 
 class DmuSpaceMapProvider;
+class FileDevice;
+class L2Arc;
 class SpaAllocator;
 class VdevTreeTarget;
 class ZilWriter;
@@ -87,6 +89,9 @@ struct PoolCreateOptions {
   bool fault_injectable = false;
   IoEngineOptions io;
   TxgOptions txg;
+  // The daemon's L2ARC: the pool's cache devices are handed to it (and
+  // taken back at export); null: they are opened and labeled, not used.
+  L2Arc* l2arc = nullptr;
 };
 
 struct PoolImportOptions {
@@ -99,6 +104,17 @@ struct PoolImportOptions {
   bool fault_injectable = false;  // as PoolCreateOptions::fault_injectable
   IoEngineOptions io;
   TxgOptions txg;
+  L2Arc* l2arc = nullptr;         // as PoolCreateOptions::l2arc
+};
+
+// One cache (l2cache) device as `zpool status` / `zpool iostat -v` show it.
+struct CacheDeviceInfo {
+  std::string path;
+  uint64_t guid = 0;
+  std::string state;   // ONLINE, UNAVAIL (cannot be opened), FAULTED (not ours / failed)
+  uint64_t alloc = 0;  // bytes the L2ARC holds on it
+  uint64_t size = 0;   // its ring's capacity (0 when not in use)
+  DeviceErrorCounts errors;
 };
 
 // One dataset as `zfs list` needs it.
@@ -139,6 +155,21 @@ class Pool final : private TxgSyncer {
   // `path_or_guid`; nullptr when there is no such leaf or the pool was not
   // opened fault_injectable. The FaultDevice lives as long as the pool.
   FaultDevice* LeafFaults(const std::string& path_or_guid);
+
+  // --- cache devices (pool_l2.cc) ---
+  // Kept open while the pool is imported and handed to the L2ARC; a device
+  // that is missing or not this pool's is shown UNAVAIL / FAULTED and never
+  // fails the import.
+  std::vector<CacheDeviceInfo> CacheDevices() const UZFS_EXCLUDES(cache_mu_);
+  // `zpool add POOL cache DEV`: labels the device as this pool's l2cache,
+  // adds it to the config (written at the next sync) and to the L2ARC.
+  // InvalidArgument when it is too small, already in the pool, or (without
+  // force) part of another pool.
+  Status AttachCacheDevice(const std::string& path, bool force = false)
+      UZFS_EXCLUDES(mu_, sync_mu_, cache_mu_);
+  // `zpool remove POOL DEV` for a cache device (path or guid): out of the
+  // L2ARC, the config and its labels cleared. NotFound when not one.
+  Status DetachCacheDevice(const std::string& path_or_guid) UZFS_EXCLUDES(mu_, sync_mu_, cache_mu_);
   Allocator& allocator() { return *alloc_; }
   Zio& zio() { return *zio_; }
   const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);
@@ -233,6 +264,21 @@ class Pool final : private TxgSyncer {
   Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
   Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
 
+  // Cache devices (pool_l2.cc). Create hands over the devices it labeled,
+  // import opens the config's; Close takes them out of the L2ARC.
+  void AdoptCacheDevices(std::vector<std::unique_ptr<FileDevice>> devs, L2Arc* l2arc, bool injectable)
+      UZFS_EXCLUDES(cache_mu_);
+  void OpenCacheDevices(L2Arc* l2arc, bool injectable) UZFS_EXCLUDES(cache_mu_, mu_);
+  void CloseCacheDevices() UZFS_EXCLUDES(cache_mu_);
+  FaultDevice* CacheFaults(const std::string& path_or_guid) UZFS_EXCLUDES(cache_mu_);
+  struct CacheDev {
+    VdevNode node;
+    std::unique_ptr<BlockDevice> dev;  // null when UNAVAIL
+    std::string state;
+    bool in_l2 = false;
+  };
+  void HandToL2(CacheDev& c) UZFS_REQUIRES(cache_mu_);
+
   // MOS helpers (txg: the syncing txg).
   Result<uint64_t> MosCreateZap(uint8_t type, uint64_t txg, uint8_t bonustype = 0,
                                 uint16_t bonuslen = 0) UZFS_REQUIRES(mu_);
@@ -293,6 +339,10 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<Vdev> root_;
   VdevNode tree_;                      // config view (guids, ids, metaslab arrays)
   std::vector<VdevNode> spares_, cache_;
+  mutable Mutex cache_mu_;  // leaf lock (never held with mu_)
+  std::vector<CacheDev> cache_devs_ UZFS_GUARDED_BY(cache_mu_);
+  L2Arc* l2arc_ UZFS_GUARDED_BY(cache_mu_) = nullptr;
+  bool cache_injectable_ UZFS_GUARDED_BY(cache_mu_) = false;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<SpaAllocator> spa_alloc_;
   std::unique_ptr<VdevTreeTarget> target_;
