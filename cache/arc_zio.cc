@@ -12,19 +12,27 @@ Result<ArcRef> ArcReadBlock(Arc& arc, uint64_t pool_guid, Zio& zio, const BlockP
                             ArcReadFlags flags) {
   flags.kind = ArcKindOf(bp);
   flags.bp = &bp;  // a miss may be served by the L2ARC (verified against bp)
-  auto fill = [&zio, &bp]() -> Result<ArcBlock> {
+  Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid, bp);
+  if (!key.ok()) {
+    // A hole or an embedded pointer: the data is in the pointer.
     ArcBlock b;
     b.phys.resize(bp.lsize);
     UZFS_RETURN_IF_ERROR(zio.Read(bp, b.phys));
-    b.compression = CompressType::kOff;
     b.lsize = bp.lsize;
-    return b;
-  };
-  Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid, bp);
-  if (!key.ok()) {
-    UZFS_ASSIGN_OR_RETURN(ArcBlock b, fill());
     return arc.Uncached(std::move(b), flags.kind);
   }
+  // A miss keeps the bytes as stored: verified, still compressed.
+  auto fill = [&zio, &bp]() -> Result<ArcBlock> {
+    ArcBlock b;
+    UZFS_ASSIGN_OR_RETURN(b.phys, zio.ReadPhysical(bp));
+    const auto c = static_cast<CompressType>(bp.compression);
+    // As Zio::DecodePhysical: inherit (0) in a pointer means uncompressed.
+    b.compression = c == CompressType::kInherit ? CompressType::kOff : c;
+    b.lsize = bp.lsize;
+    if (b.compression == CompressType::kOff && b.phys.size() != bp.lsize)
+      return Status::Corruption("uncompressed block with psize != lsize");
+    return b;
+  };
   return arc.Read(*key, flags, fill);
 }
 

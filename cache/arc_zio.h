@@ -2,10 +2,10 @@
 // returns cached bytes; a miss issues one ZIO read however many threads
 // ask at once, and caches the result).
 //
-// Today Zio::Read returns the logical (decompressed) bytes only, so the
-// adapter caches lsize bytes with compression off; when the ZIO grows a
-// physical read, ArcReadBlock will keep psize bytes as stored and
-// decompress through ArcRef::GetPlain (the Arc already supports both).
+// A miss reads the physical bytes (Zio::ReadPhysical: verified against the
+// checksum, still compressed), so the ARC keeps psize bytes as stored and
+// ArcRef::GetPlain decompresses. A block that fails its checksum on every
+// copy is an error for every waiting reader and is not cached.
 // Holes and embedded pointers carry their data in the pointer: they are
 // decoded through Zio::Read into a private, uncached ArcRef.
 #pragma once

@@ -92,8 +92,11 @@ Status ReadBlocks(Zio& zio, std::span<const BlockPtr> bps, std::span<const std::
   return first;
 }
 
-BlockTree::BlockTree(Zio& zio, const Dnode& dn)
+BlockTree::BlockTree(Zio& zio, const Dnode& dn, BlockReader* reader,
+                     const BlockReadOptions& read_opts)
     : zio_(zio),
+      reader_(reader),
+      read_opts_(read_opts),
       ind_size_(dn.IndirectBlockSize()),
       epbs_(dn.indblkshift - kBlkPtrShift),
       levels_(dn.nlevels),
@@ -114,7 +117,7 @@ Result<BlockTree::Ind*> BlockTree::Get(int level, uint64_t id) {
                                 std::to_string(bp.lsize) + ", expected level " +
                                 std::to_string(level) + " size " + std::to_string(ind_size_));
     std::vector<uint8_t> raw(ind_size_);
-    UZFS_RETURN_IF_ERROR(zio_.Read(bp, raw));
+    UZFS_RETURN_IF_ERROR(reader_ ? reader_->Read(bp, raw, read_opts_) : zio_.Read(bp, raw));
     for (size_t i = 0; i < ind.ptrs.size(); i++) {
       ind.ptrs[i] = DecodeBlockPtr(
           std::span<const uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize),
@@ -159,7 +162,7 @@ Status BlockTree::ReadL0(uint64_t blkid, std::span<uint8_t> out) {
     return Status::Corruption("data pointer level " + std::to_string(bp.level) + " size " +
                               std::to_string(bp.lsize) + ", expected level 0 size " +
                               std::to_string(out.size()));
-  return zio_.Read(bp, out);
+  return reader_ ? reader_->Read(bp, out, read_opts_) : zio_.Read(bp, out);
 }
 
 void BlockTree::GrowTo(uint64_t maxblkid) {

@@ -44,6 +44,7 @@
 #include "zfs/dmu/dnode.h"
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/status.h"
+#include "zfs/zio/block_reader.h"
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
@@ -69,8 +70,10 @@ Status ReadBlocks(Zio& zio, std::span<const BlockPtr> bps, std::span<const std::
 
 class BlockTree {
  public:
-  // REQUIRES: ValidateDnode(dn).ok() and !dn.IsFree().
-  BlockTree(Zio& zio, const Dnode& dn);
+  // REQUIRES: ValidateDnode(dn).ok() and !dn.IsFree(). Blocks are read
+  // through `reader` when given (the ARC), else from zio; written to zio.
+  BlockTree(Zio& zio, const Dnode& dn, BlockReader* reader = nullptr,
+            const BlockReadOptions& read_opts = {});
   BlockTree(const BlockTree&) = delete;
   BlockTree& operator=(const BlockTree&) = delete;
 
@@ -118,6 +121,8 @@ class BlockTree {
   bool Replace(BlockPtr* slot, const BlockPtr& bp);
 
   Zio& zio_;
+  BlockReader* const reader_;  // may be null: zio_
+  const BlockReadOptions read_opts_;
   const uint64_t ind_size_;
   const uint32_t epbs_;
   int levels_;

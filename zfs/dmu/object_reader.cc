@@ -6,6 +6,7 @@
 #include <string>
 
 #include "zfs/dmu/dmu_types.h"
+#include "zfs/util/mutex.h"
 
 namespace uzfs {
 
@@ -17,8 +18,67 @@ Status ObjectReader::ReadChecked(const BlockPtr& bp, int level, uint64_t lsize,
   if (bp.lsize != lsize)
     return Status::Corruption("block pointer lsize " + std::to_string(bp.lsize) +
                               ", expected " + std::to_string(lsize));
-  out->assign(lsize, 0);
-  return zio_.Read(bp, *out);
+  out->resize(lsize);
+  return reader_->Read(bp, *out, opts_);
+}
+
+Result<BlockPtr> LookupBlockPtr(BlockReader& reader, const BlockReadOptions& opts, const Dnode& dn,
+                                int level, uint64_t blkid) {
+  const uint32_t epbs = dn.indblkshift - kBlkPtrShift;
+  const int top = dn.nlevels - 1;
+  const uint32_t top_shift = epbs * static_cast<uint32_t>(top - level);
+  const uint64_t top_idx = top_shift >= 64 ? 0 : blkid >> top_shift;
+  if (top_shift < 64 && top_idx >= dn.nblkptr) return BlockPtr{};
+  BlockPtr bp = dn.blkptr[top_idx];
+  const uint64_t ind_size = dn.IndirectBlockSize();
+  uint8_t raw[kBlockPtrSize];
+  for (int l = top; l > level; l--) {
+    if (bp.IsHole()) return BlockPtr{};
+    if (bp.embedded) return Status::Corruption("embedded block pointer above level 0");
+    if (bp.level != l || bp.lsize != ind_size)
+      return Status::Corruption("indirect pointer level " + std::to_string(bp.level) + " size " +
+                                std::to_string(bp.lsize) + ", expected level " + std::to_string(l) +
+                                " size " + std::to_string(ind_size));
+    const uint32_t shift = epbs * static_cast<uint32_t>(l - 1 - level);
+    const uint64_t idx = (shift >= 64 ? 0 : blkid >> shift) & ((1ull << epbs) - 1);
+    UZFS_RETURN_IF_ERROR(reader.ReadRange(bp, idx * kBlockPtrSize, raw, opts));
+    bp = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(raw), !bp.little_endian);
+    if (bp.IsHole()) bp = BlockPtr{};
+  }
+  return bp;
+}
+
+Status ReadBlockRanges(BlockReader& reader, const BlockReadOptions& opts, uint64_t lsize,
+                       std::span<const BlockRangeRead> reads) {
+  Mutex mu;
+  CondVar cv;
+  size_t left = 0;
+  Status first = Status::Ok();
+  for (const BlockRangeRead& r : reads) {
+    if (r.bp.IsHole()) {
+      std::memset(r.out.data(), 0, r.out.size());
+      continue;
+    }
+    if (r.bp.level != 0 || r.bp.lsize != lsize) {
+      MutexLock l(&mu);
+      first = Status::Corruption("data pointer level " + std::to_string(r.bp.level) + " size " +
+                                 std::to_string(r.bp.lsize) + ", expected level 0 size " +
+                                 std::to_string(lsize));
+      break;
+    }
+    {
+      MutexLock l(&mu);
+      left++;
+    }
+    reader.ReadRangeAsync(r.bp, r.offset, r.out, opts, [&](Status s) {
+      MutexLock l(&mu);
+      if (!s.ok() && first.ok()) first = s;
+      if (--left == 0) cv.SignalAll();
+    });
+  }
+  MutexLock l(&mu);
+  while (left > 0) cv.Wait(&mu);
+  return first;
 }
 
 Result<Objset> ObjectReader::ReadObjset(const BlockPtr& bp) {
@@ -46,25 +106,7 @@ Result<BlockPtr> ObjectReader::BlockPointerAt(const Dnode& dn, int level, uint64
   UZFS_RETURN_IF_ERROR(ValidateDnode(dn));
   if (dn.IsFree()) return Status::InvalidArgument("reading a free dnode");
   if (level < 0 || level >= dn.nlevels) return Status::InvalidArgument("level outside the tree");
-  const uint32_t epbs = dn.indblkshift - kBlkPtrShift;
-  const int top = dn.nlevels - 1;
-  // Which of the dnode's pointers covers it.
-  const uint32_t top_shift = epbs * static_cast<uint32_t>(top - level);
-  const uint64_t top_idx = top_shift >= 64 ? 0 : blkid >> top_shift;
-  if (top_shift < 64 && top_idx >= dn.nblkptr) return BlockPtr{};
-  BlockPtr bp = dn.blkptr[top_idx];
-  std::vector<uint8_t> ind;
-  for (int l = top; l > level; l--) {
-    if (bp.IsHole()) return BlockPtr{};
-    if (bp.embedded) return Status::Corruption("embedded block pointer above level 0");
-    UZFS_RETURN_IF_ERROR(ReadChecked(bp, l, dn.IndirectBlockSize(), &ind));
-    const uint32_t shift = epbs * static_cast<uint32_t>(l - 1 - level);
-    const uint64_t idx = (shift >= 64 ? 0 : blkid >> shift) & ((1ull << epbs) - 1);
-    bp = DecodeBlockPtr(
-        std::span<const uint8_t, kBlockPtrSize>(ind.data() + idx * kBlockPtrSize, kBlockPtrSize),
-        !bp.little_endian);
-  }
-  return bp;
+  return LookupBlockPtr(*reader_, opts_, dn, level, blkid);
 }
 
 Result<std::vector<uint8_t>> ObjectReader::ReadBlock(const Dnode& dn, int level, uint64_t blkid) {
@@ -95,8 +137,17 @@ Status ObjectReader::Read(const Dnode& dn, uint64_t offset, std::span<uint8_t> o
       std::memset(out.data() + done, 0, out.size() - done);
       break;
     }
-    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> blk, ReadBlock(dn, 0, blkid));
-    std::memcpy(out.data() + done, blk.data() + in_blk, n);
+    UZFS_ASSIGN_OR_RETURN(BlockPtr bp, LookupBlockPtr(*reader_, opts_, dn, 0, blkid));
+    const std::span<uint8_t> dst = out.subspan(done, n);
+    if (bp.IsHole()) {
+      std::memset(dst.data(), 0, n);
+    } else {
+      if (bp.level != 0 || bp.lsize != bsize)
+        return Status::Corruption("data pointer level " + std::to_string(bp.level) + " size " +
+                                  std::to_string(bp.lsize) + ", expected level 0 size " +
+                                  std::to_string(bsize));
+      UZFS_RETURN_IF_ERROR(reader_->ReadRange(bp, in_blk, dst, opts_));
+    }
     done += n;
   }
   return Status::Ok();

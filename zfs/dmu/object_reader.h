@@ -17,11 +17,15 @@
 // Dnode N of an object set is at byte N*512 of the meta-dnode's data; a
 // large dnode (extra_slots) may use the following slots of the same block.
 //
-// Pure reading, no caching (the ARC comes later). Thread-safe when the Zio
-// is (it is): the reader holds no mutable state.
+// Blocks are read through a BlockReader (zfs/zio/block_reader.h): straight
+// from the Zio (the Zio& constructor), or through the ARC the pool hands
+// down. Pointers are looked up reading only the 128-byte slot of each
+// indirect block (a cached indirect block costs one lookup and a copy).
+// Thread-safe: the reader holds no mutable state.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -29,13 +33,20 @@
 #include "zfs/dmu/objset.h"
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/status.h"
+#include "zfs/zio/block_reader.h"
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
 
 class ObjectReader {
  public:
-  explicit ObjectReader(Zio& zio) : zio_(zio) {}
+  // Uncached: every read goes to the Zio.
+  explicit ObjectReader(Zio& zio) : direct_(std::in_place, zio), reader_(&*direct_) {}
+  // Through `reader` (which must outlive this) with `opts` on every read.
+  explicit ObjectReader(BlockReader& reader, const BlockReadOptions& opts = {})
+      : reader_(&reader), opts_(opts) {}
+  ObjectReader(const ObjectReader&) = delete;
+  ObjectReader& operator=(const ObjectReader&) = delete;
 
   // The object set rooted at `bp` (uberblock rootbp, a dataset's bp).
   // Corruption when bp is a hole or not of type "DMU objset".
@@ -68,7 +79,29 @@ class ObjectReader {
   // Reads block bp (expected at `level`, `lsize` bytes) into out.
   Status ReadChecked(const BlockPtr& bp, int level, uint64_t lsize, std::vector<uint8_t>* out);
 
-  Zio& zio_;
+  std::optional<ZioBlockReader> direct_;
+  BlockReader* reader_;
+  BlockReadOptions opts_;
 };
+
+// The pointer to block `blkid` at `level` of `dn` (a hole when it or an
+// ancestor is, or blkid is past the tree), reading only the pointer's slot
+// of each indirect block on the way, with BlockPointerAt's checks (each
+// pointer's level and size). REQUIRES: ValidateDnode(dn), !dn.IsFree(),
+// 0 <= level < dn.nlevels.
+Result<BlockPtr> LookupBlockPtr(BlockReader& reader, const BlockReadOptions& opts, const Dnode& dn,
+                                int level, uint64_t blkid);
+
+// Part of a level-0 block to read: bytes [offset, offset + out.size()).
+struct BlockRangeRead {
+  BlockPtr bp;
+  uint64_t offset = 0;
+  std::span<uint8_t> out;
+};
+// Reads every range at once (ReadRangeAsync) and waits; holes read as
+// zeros. Each bp must be a level-0 block of `lsize` logical bytes
+// (Corruption otherwise). The first error is returned.
+Status ReadBlockRanges(BlockReader& reader, const BlockReadOptions& opts, uint64_t lsize,
+                       std::span<const BlockRangeRead> reads);
 
 }  // namespace uzfs

@@ -3,6 +3,7 @@
 #include "zfs/dmu/objset_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -92,7 +93,12 @@ void AddUsed(Dnode* dn, const std::vector<BlockPtr>& freed, const std::vector<Bl
 }  // namespace
 
 ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
-    : zio_(zio), opts_(opts), meta_copies_(std::min(3, opts.data_copies + 1)) {}
+    : zio_(zio),
+      opts_(opts),
+      meta_copies_(std::min(3, opts.data_copies + 1)),
+      direct_(zio),
+      reader_(opts.reader ? *opts.reader : direct_),
+      policy_(static_cast<uint8_t>(opts.cache_policy)) {}
 
 ObjsetWriter::~ObjsetWriter() = default;
 
@@ -121,7 +127,8 @@ Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Create(Zio& zio, ObjsetType 
 
 Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Open(Zio& zio, const BlockPtr& root,
                                                          const ObjsetWriterOptions& opts) {
-  ObjectReader reader(zio);
+  ZioBlockReader direct(zio);
+  ObjectReader reader(opts.reader ? *opts.reader : direct, BlockReadOptions{opts.cache_policy});
   UZFS_ASSIGN_OR_RETURN(Objset os, reader.ReadObjset(root));
   if (os.byteswapped || !root.little_endian)
     return Status::NotSupported("modifying a big-endian object set");
@@ -143,7 +150,7 @@ Status ObjsetWriter::ScanSlots() {
     return Status::NotSupported("meta-dnode blocks of " + std::to_string(meta.DataBlockSize()) + " bytes");
   slots_.assign((meta.maxblkid + 1) * kDnodesPerBlock, 0);
   slots_[0] = 1;
-  BlockTree tree(zio_, meta);
+  BlockTree tree(zio_, meta, &reader_, ReadOpts());
   std::vector<uint8_t> blk(kMetaDnodeBlockSize);
   for (uint64_t b = 0; b <= meta.maxblkid; b++) {
     UZFS_ASSIGN_OR_RETURN(BlockPtr bp, tree.Lookup(0, b));
@@ -181,7 +188,7 @@ Result<ObjsetWriter::Object*> ObjsetWriter::Hold(uint64_t object) {
   if (it == objects_.end()) {
     if (object == 0 || object >= slots_.size() || !slots_[object])
       return Status::NotFound("object " + std::to_string(object) + " is not allocated");
-    ObjectReader reader(zio_);
+    ObjectReader reader(reader_, ReadOpts());
     UZFS_ASSIGN_OR_RETURN(Dnode dn, reader.ReadDnode(os_.meta_dnode, object));
     if (dn.IsFree()) return Status::NotFound("object " + std::to_string(object) + " is free");
     auto obj = std::make_unique<Object>();
@@ -349,7 +356,7 @@ Result<std::vector<uint8_t>> ObjsetWriter::ReadSpill(uint64_t object) {
   for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend(); ++it) {
     if (it->second->spill_set) return it->second->spill ? *it->second->spill : std::vector<uint8_t>{};
   }
-  ObjectReader reader(zio_);
+  ObjectReader reader(reader_, ReadOpts());
   return reader.ReadSpill(obj->committed);
 }
 
@@ -447,8 +454,9 @@ Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> o
     std::memset(out.data(), 0, out.size());
     return Status::Ok();
   }
-  BlockTree tree(zio_, c);
-  return tree.ReadL0(blkid, out);
+  UZFS_ASSIGN_OR_RETURN(BlockPtr bp, LookupBlockPtr(reader_, ReadOpts(), c, 0, blkid));
+  return ReadBlockRanges(reader_, ReadOpts(), out.size(), std::span<const BlockRangeRead>(
+                                                              std::array{BlockRangeRead{bp, 0, out}}));
 }
 
 Result<std::vector<uint8_t>*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg,
@@ -493,71 +501,120 @@ Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uin
 Status ObjsetWriter::Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) {
   if (out.empty()) return Status::Ok();
   if (offset + out.size() < offset) return Status::InvalidArgument("read range overflows");
-  MutexLock l(&mu_);
-  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
-  const Dnode& cur = obj->Cur();
-  const uint64_t dblk = cur.DataBlockSize();
-  std::unique_ptr<BlockTree> tree;  // committed tree, indirect blocks cached for this call
-  // Committed blocks are gathered and read in parallel at the end; partial
-  // ones through a temporary block.
-  std::vector<BlockPtr> bps;
-  std::vector<std::span<uint8_t>> outs;
-  struct Partial {
-    std::vector<uint8_t> blk;
-    std::span<uint8_t> dst;
-    uint64_t in;
-  };
-  std::vector<Partial> partials;
-  partials.reserve(2);
-  size_t done = 0;
-  while (done < out.size()) {
-    const uint64_t pos = offset + done;
-    const uint64_t blkid = pos / dblk, in = pos % dblk;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dblk - in, out.size() - done));
-    std::span<uint8_t> dst = out.subspan(done, n);
-    if (blkid > cur.maxblkid) {
-      std::memset(out.data() + done, 0, out.size() - done);
-      break;
-    }
-    // Newest record first, then the committed tree.
-    bool found = false;
-    for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend() && !found; ++it) {
-      const TxgRecord& r = *it->second;
-      auto b = r.blocks.find(blkid);
-      if (b != r.blocks.end()) {
-        std::memcpy(dst.data(), b->second->data() + in, n);
-        found = true;
+  bool raced = false;
+  Status s = ReadOnce(object, offset, out, opts_.multi_pass, &raced);
+  if (opts_.multi_pass || (s.ok() && !raced) || s.IsNotFound() || s.code() == Code::kInvalidArgument) return s;
+  // A Sync installed a new tree while the blocks were read without mu_ (or
+  // the read failed): read again holding mu_, where the tree is current.
+  return ReadOnce(object, offset, out, true, &raced);
+}
+
+Status ObjsetWriter::ReadOnce(uint64_t object, uint64_t offset, std::span<uint8_t> out,
+                              bool hold_lock, bool* raced) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  // Under mu_: what the records hold, and which committed blocks to read.
+  std::vector<BlockRangeRead> reads;
+  std::vector<uint64_t> blkids;  // of reads[i]
+  std::optional<Dnode> committed;
+  uint64_t dblk = 0, installs = 0;
+  BlockReadOptions ropts = ReadOpts();
+  mu_.Lock();
+  Status st = [&]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+    const Dnode& cur = obj->Cur();
+    dblk = cur.DataBlockSize();
+    installs = installs_.load(std::memory_order_acquire);
+    size_t done = 0;
+    while (done < out.size()) {
+      const uint64_t pos = offset + done;
+      const uint64_t blkid = pos / dblk, in = pos % dblk;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(dblk - in, out.size() - done));
+      std::span<uint8_t> dst = out.subspan(done, n);
+      if (blkid > cur.maxblkid) {
+        std::memset(out.data() + done, 0, out.size() - done);
         break;
       }
-      for (const auto& [a, e] : r.frees) {
-        if (blkid >= a && blkid < e) {
-          std::memset(dst.data(), 0, n);
+      // Newest record first, then the committed tree.
+      bool found = false;
+      for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend() && !found; ++it) {
+        const TxgRecord& r = *it->second;
+        auto b = r.blocks.find(blkid);
+        if (b != r.blocks.end()) {
+          std::memcpy(dst.data(), b->second->data() + in, n);
           found = true;
           break;
         }
-      }
-    }
-    if (!found) {
-      const Dnode& c = obj->committed;
-      if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != dblk) {
-        std::memset(dst.data(), 0, n);
-      } else {
-        if (!tree) tree = std::make_unique<BlockTree>(zio_, c);
-        UZFS_ASSIGN_OR_RETURN(BlockPtr bp, tree->Lookup(0, blkid));
-        bps.push_back(bp);
-        if (n == dblk) {
-          outs.push_back(dst);
-        } else {
-          partials.push_back(Partial{std::vector<uint8_t>(dblk), dst, in});
-          outs.push_back(partials.back().blk);
+        for (const auto& [a, e] : r.frees) {
+          if (blkid >= a && blkid < e) {
+            std::memset(dst.data(), 0, n);
+            found = true;
+            break;
+          }
         }
       }
+      if (!found) {
+        const Dnode& c = obj->committed;
+        if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != dblk) {
+          std::memset(dst.data(), 0, n);
+        } else {
+          if (!committed) committed = c;
+          reads.push_back(BlockRangeRead{BlockPtr{}, in, dst});
+          blkids.push_back(blkid);  // its pointer is looked up with the I/O
+        }
+      }
+      done += n;
     }
-    done += n;
+    return Status::Ok();
+  }();
+  if (!st.ok() || reads.empty()) {
+    mu_.Unlock();
+    return st;
   }
-  UZFS_RETURN_IF_ERROR(ReadBlocks(zio_, bps, outs));
-  for (const Partial& p : partials) std::memcpy(p.dst.data(), p.blk.data() + p.in, p.dst.size());
-  return Status::Ok();
+  if (!hold_lock) mu_.Unlock();
+  // The committed blocks: pointers (indirect blocks through the reader),
+  // then every range at once.
+  for (size_t i = 0; i < reads.size(); i++) {
+    Result<BlockPtr> bp = LookupBlockPtr(reader_, ropts, *committed, 0, blkids[i]);
+    if (!bp.ok()) {
+      st = bp.status();
+      break;
+    }
+    reads[i].bp = *bp;
+  }
+  if (st.ok()) st = ReadBlockRanges(reader_, ropts, dblk, reads);
+  if (hold_lock) {
+    mu_.Unlock();
+  } else {
+    *raced = installs_.load(std::memory_order_acquire) != installs;
+  }
+  return st;
+}
+
+void ObjsetWriter::Prefetch(uint64_t object, std::span<const uint64_t> blkids) {
+  if (blkids.empty() || !reader_.Caches() || opts_.multi_pass) return;
+  Dnode c;
+  {
+    MutexLock l(&mu_);
+    auto h = Hold(object);
+    if (!h.ok()) return;
+    c = (*h)->committed;
+  }
+  if (c.IsFree()) return;
+  std::vector<uint64_t> ids;
+  for (uint64_t b : blkids) {
+    if (b <= c.maxblkid) ids.push_back(b);
+  }
+  if (ids.empty()) return;
+  // Pointers may need indirect blocks read: all of it in the background.
+  // The task holds copies only (the reader outlives the writer).
+  BlockReader* reader = &reader_;
+  const BlockReadOptions ropts = ReadOpts();
+  reader_.Submit([reader, ropts, c = std::move(c), ids = std::move(ids)] {
+    for (uint64_t b : ids) {
+      auto bp = LookupBlockPtr(*reader, ropts, c, 0, b);
+      if (!bp.ok()) return;
+      if (!bp->IsHole() && bp->level == 0 && bp->lsize == c.DataBlockSize()) reader->Prefetch(*bp, ropts);
+    }
+  });
 }
 
 Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length, uint64_t txg) {
@@ -767,7 +824,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       });
       if (again && !old.IsFree() && !freed_first && blkid <= old.maxblkid &&
           old.DataBlockSize() == buf->size()) {
-        if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, old);
+        if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, old, &reader_, ReadOpts());
         auto cand = trees[i]->Lookup(0, blkid);
         if (!cand.ok()) return fail(cand.status().WithContext("object " + std::to_string(work[i].object)));
         if (cand->birth == txg) job.props.rewrite = *cand;
@@ -823,7 +880,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       done.push_back(std::move(so));
       continue;
     }
-    if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, base);
+    if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, base, &reader_, ReadOpts());
     BlockTree& tree = *trees[i];
     Status s = Status::Ok();
     if (r.freed) {
@@ -898,7 +955,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
 
   // 3. The dnode blocks and the meta-dnode's tree.
   Dnode meta = os.meta_dnode;
-  BlockTree mtree(zio_, meta);
+  BlockTree mtree(zio_, meta, &reader_, ReadOpts());
   std::map<uint64_t, std::vector<uint8_t>> mblocks;
   std::map<uint64_t, BlockPtr> mcands;  // pass >= 2: dnode blocks born in txg
   for (const SyncedObject& so : done) {
@@ -1028,6 +1085,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     dirty_bytes_.erase(txg);
     os_ = std::move(os);
     root_ = rj.result;
+    installs_.fetch_add(1, std::memory_order_acq_rel);
     synced_txg_ = txg;
     syncing_txg_ = 0;
     pass_txg_ = txg;

@@ -109,11 +109,25 @@
 //     by sync_mu_ and must come in increasing txg order (passes of one
 //     txg: in the syncing thread, which alone changes that txg between
 //     them).
-//   - Reads and writes hold mu_ while they read committed blocks (simple;
-//     the ARC will take this I/O out from under the lock).
+//   - Read() gathers under mu_ what the records hold and which committed
+//     blocks it needs (with a copy of the committed dnode), then reads those
+//     blocks without mu_ (through the BlockReader: ARC hits, misses in
+//     parallel). That is safe because a committed tree's blocks are freed
+//     only after a Sync installs the next tree (deferred to its txg): when a
+//     Sync installed anything while the unlocked read ran (installs_
+//     moved), or the read failed, Read does it again holding mu_ for the
+//     I/O, as it always did before. A multi_pass writer (the MOS, whose
+//     later passes rewrite blocks in place) always reads holding mu_.
+//   - Writes (a partial block's read-modify-write), ReadSpill and dnode
+//     loads hold mu_ while they read committed blocks.
+// Reads of committed blocks go through opts.reader (the ARC when the pool
+// has one; ZioBlockReader otherwise) with the set's cache policy
+// (primarycache, SetCachePolicy). Prefetch() reads blocks of an object into
+// the cache in the background.
 //   Lock order: sync_mu_ -> mu_.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -129,6 +143,7 @@
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
+#include "zfs/zio/block_reader.h"
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
@@ -152,6 +167,12 @@ struct ObjsetWriterOptions {
   // (pass: 1, 2, ...). The pool uses it to put frees of later passes on the
   // deferred-free list, as ZFS does, so they dirty no new space maps.
   std::function<Status(const BlockPtr& bp, uint64_t txg, int pass)> free_hook;
+  // How committed blocks are read (must outlive the writer); null: straight
+  // from the Zio. A multi_pass writer must not be given a caching reader
+  // (its later passes rewrite blocks in place under the same DVA and birth).
+  BlockReader* reader = nullptr;
+  // The primarycache property (changeable later with SetCachePolicy).
+  BlockCachePolicy cache_policy = BlockCachePolicy::kAll;
 };
 
 // What one Sync call (one pass) did, for the DSL's space accounting.
@@ -226,6 +247,15 @@ class ObjsetWriter {
       UZFS_EXCLUDES(mu_);
   // Bytes past the last block read as zeros.
   Status Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) UZFS_EXCLUDES(mu_);
+  // Starts reading committed level-0 blocks `blkids` of the object into the
+  // cache, in the background (nothing when the reader does not cache;
+  // errors are dropped). Blocks past the object's end are skipped.
+  void Prefetch(uint64_t object, std::span<const uint64_t> blkids) UZFS_EXCLUDES(mu_);
+  // primarycache for reads from now on.
+  void SetCachePolicy(BlockCachePolicy p) { policy_.store(static_cast<uint8_t>(p), std::memory_order_relaxed); }
+  BlockCachePolicy cache_policy() const {
+    return static_cast<BlockCachePolicy>(policy_.load(std::memory_order_relaxed));
+  }
   // Zeros [offset, offset + length): whole blocks become holes (freed at
   // sync), partial blocks are zeroed. length == UINT64_MAX truncates: the
   // object ends at offset (maxblkid drops to the last block kept).
@@ -298,10 +328,19 @@ class ObjsetWriter {
                                            bool whole) UZFS_REQUIRES(mu_);
   Status ScanSlots() UZFS_REQUIRES(mu_);
   CompressType MetaCompress() const;
+  // One attempt of Read; with hold_lock, mu_ stays held for the I/O.
+  // *raced: a Sync installed a tree while the unlocked I/O ran.
+  Status ReadOnce(uint64_t object, uint64_t offset, std::span<uint8_t> out, bool hold_lock,
+                  bool* raced) UZFS_EXCLUDES(mu_);
+  BlockReadOptions ReadOpts() const { return BlockReadOptions{cache_policy()}; }
 
   Zio& zio_;
   const ObjsetWriterOptions opts_;
   const int meta_copies_;  // set by Create/Open per type
+  ZioBlockReader direct_;
+  BlockReader& reader_;  // opts_.reader or direct_
+  std::atomic<uint8_t> policy_;
+  std::atomic<uint64_t> installs_{0};  // Syncs that installed a new tree
 
   mutable Mutex sync_mu_;  // taken before mu_
   mutable Mutex mu_;

@@ -1,6 +1,8 @@
 // Pool lifecycle and txg sync (contract in pool.h).
 #include "zfs/dsl/pool.h"
 
+#include "cache/arc_block_reader.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,6 +169,7 @@ Pool::~Pool() {
   datasets_.clear();
   maps_.reset();
   mos_.reset();
+  block_reader_.reset();  // waits for its prefetches; drops this pool's ARC buffers
   zio_.reset();
 }
 
@@ -230,6 +233,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     return Status::InvalidArgument("cannot create '" + name + "': ashift must be 9 to 16");
   }
   std::unique_ptr<Pool> p(new Pool());
+  p->arc_ = opts.arc;
   p->ident_.version = opts.version;
   p->ident_.name = name;
   p->ident_.pool_guid = NewGuid();
@@ -342,6 +346,7 @@ Status Pool::OpenCommon() {
   spa_alloc_ = std::make_unique<SpaAllocator>(*alloc_);
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
+  if (arc_) block_reader_ = std::make_unique<ArcBlockReader>(*arc_, ident_.pool_guid, *zio_);
   // The deflate ratio (object directory "deflate"): space charged to
   // datasets is allocated space scaled to what it would take without
   // raidz parity: per 512-byte sector, 2^17 / sectors(asize(2^17)).
@@ -482,6 +487,7 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
                                            const std::string& name_or_guid,
                                            const PoolImportOptions& opts) {
   std::unique_ptr<Pool> p(new Pool());
+  p->arc_ = opts.arc;
   p->readonly_ = opts.readonly;
   p->fs_init_ = opts.fs_init;
   UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));

@@ -58,6 +58,7 @@
 
 namespace uzfs {
 
+class Arc;
 class DmuSpaceMapProvider;
 class FileDevice;
 class L2Arc;
@@ -92,6 +93,9 @@ struct PoolCreateOptions {
   // The daemon's L2ARC: the pool's cache devices are handed to it (and
   // taken back at export); null: they are opened and labeled, not used.
   L2Arc* l2arc = nullptr;
+  // The process's ARC (shared by every pool; must outlive the pool). Null:
+  // datasets read straight from the devices, uncached.
+  Arc* arc = nullptr;
 };
 
 struct PoolImportOptions {
@@ -105,6 +109,7 @@ struct PoolImportOptions {
   IoEngineOptions io;
   TxgOptions txg;
   L2Arc* l2arc = nullptr;         // as PoolCreateOptions::l2arc
+  Arc* arc = nullptr;             // as PoolCreateOptions::arc
 };
 
 // One cache (l2cache) device as `zpool status` / `zpool iostat -v` show it.
@@ -326,6 +331,8 @@ class Pool final : private TxgSyncer {
   Status SetPropSync(const std::string& ds, const std::string& prop,
                      const std::optional<std::string>& value, uint64_t txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  // Pushes the effective primarycache of every open dataset into its writer.
+  void RefreshCachePolicies() UZFS_REQUIRES(mu_);
   VdevNode ConfigTree() const UZFS_REQUIRES(mu_);
   // Allocated bytes as charged to datasets (deflated for raidz). With
   // top-level vdevs of different ratios the smallest is used (ZFS charges
@@ -347,6 +354,8 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<SpaAllocator> spa_alloc_;
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<Zio> zio_;
+  Arc* arc_ = nullptr;                      // not owned; may be null
+  std::unique_ptr<BlockReader> block_reader_;  // datasets' reads (the ARC); null: uncached
   FilesystemInit fs_init_;
   std::unique_ptr<TxgEngine> txg_;   // null for read-only pools
   uint64_t deflate_ratio_ = 512;

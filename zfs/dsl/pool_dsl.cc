@@ -450,6 +450,9 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
     o.data_checksum = t;
   }
   if (auto c = effective("copies"); c && *c >= 1 && *c <= 3) o.data_copies = static_cast<int>(*c);
+  // Reads through the ARC (when the pool has one), as primarycache says.
+  o.reader = block_reader_.get();
+  if (auto c = effective("primarycache"); c && *c <= 2) o.cache_policy = static_cast<BlockCachePolicy>(*c);
   return o;
 }
 
@@ -722,14 +725,25 @@ Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, u
 
 Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::string& value) {
   return RunTask([this, ds, prop, value](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
-    return SetPropSync(ds, prop, value, txg);
+    UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, value, txg));
+    if (prop == "primarycache") RefreshCachePolicies();
+    return Status::Ok();
   });
 }
 
 Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
   return RunTask([this, ds, prop](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
-    return SetPropSync(ds, prop, std::nullopt, txg);
+    UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, std::nullopt, txg));
+    if (prop == "primarycache") RefreshCachePolicies();
+    return Status::Ok();
   });
+}
+
+// primarycache is inherited: a change may concern every open dataset below.
+void Pool::RefreshCachePolicies() {
+  for (auto& [name, ds] : datasets_) {
+    if (ds->os) ds->os->SetCachePolicy(DatasetOptions(ds->dir_obj).cache_policy);
+  }
 }
 
 Status Pool::SetPropSync(const std::string& ds, const std::string& prop,

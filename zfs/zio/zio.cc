@@ -288,10 +288,10 @@ Status Zio::ReadCopies(const BlockPtr& bp, int first, std::span<uint8_t> phys, i
 
 Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
   if (out.size() != bp.lsize) return Status::InvalidArgument("read buffer is not lsize bytes");
-  UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
-  stats_.blocks_read++;
-  stats_.logical_read += bp.lsize;
   if (bp.embedded) {
+    UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+    stats_.blocks_read++;
+    stats_.logical_read += bp.lsize;
     auto payload = std::span<const uint8_t>(bp.payload).first(bp.psize);
     if (IsUncompressed(bp.compression)) {
       if (bp.psize != bp.lsize) return Status::Corruption("embedded block size mismatch");
@@ -301,14 +301,33 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
     return Decompress(static_cast<CompressType>(bp.compression), payload, out);
   }
   if (bp.IsHole()) {
+    UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+    stats_.blocks_read++;
+    stats_.logical_read += bp.lsize;
     std::fill(out.begin(), out.end(), 0);
     return Status::Ok();
   }
+  UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> phys, ReadPhysical(bp));
+  return DecodePhysical(bp, phys, out);
+}
+
+Result<std::vector<uint8_t>> Zio::ReadPhysical(const BlockPtr& bp) {
+  if (bp.embedded || bp.IsHole())
+    return Status::NotSupported("holes and embedded blocks have no physical bytes");
+  UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
+  stats_.blocks_read++;
+  stats_.logical_read += bp.lsize;
   std::vector<uint8_t> phys(bp.psize);
   UZFS_RETURN_IF_ERROR(
       ReadCopies(bp, 0, phys, 0).WithContext("no copy of the block could be read"));
+  return phys;
+}
+
+Status Zio::DecodePhysical(const BlockPtr& bp, std::span<const uint8_t> phys,
+                           std::span<uint8_t> out) {
+  if (out.size() != bp.lsize) return Status::InvalidArgument("read buffer is not lsize bytes");
   if (IsUncompressed(bp.compression)) {
-    if (bp.psize != bp.lsize) return Status::Corruption("uncompressed block with psize != lsize");
+    if (phys.size() != bp.lsize) return Status::Corruption("uncompressed block with psize != lsize");
     std::memcpy(out.data(), phys.data(), bp.lsize);
     return Status::Ok();
   }

@@ -41,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/checksum.h"
@@ -99,6 +100,16 @@ class Zio {
   Result<BlockPtr> Write(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg);
   // REQUIRES: out.size() == bp.lsize.
   Status Read(const BlockPtr& bp, std::span<uint8_t> out);
+  // The physical half of Read, for a cache that keeps blocks as stored:
+  // validates the pointer and reads the psize bytes of a block (the first
+  // copy that verifies, healing the others), still compressed. Counted in
+  // blocks_read like Read. NotSupported for holes and embedded pointers
+  // (their data is in the pointer: use Read).
+  Result<std::vector<uint8_t>> ReadPhysical(const BlockPtr& bp);
+  // The logical half: `phys` (ReadPhysical's bytes) decompressed into out.
+  // REQUIRES: out.size() == bp.lsize. Corruption when they do not decompress.
+  static Status DecodePhysical(const BlockPtr& bp, std::span<const uint8_t> phys,
+                               std::span<uint8_t> out);
   Status Free(const BlockPtr& bp, uint64_t txg);
   // What `zpool scrub` does to one block: reads every copy (every DVA, and
   // below each the raidz parity / every mirror side; for a gang block every
@@ -116,6 +127,11 @@ class Zio {
   void WriteAsync(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg,
                   std::function<void(Result<BlockPtr>)> done);
   void ReadAsync(const BlockPtr& bp, std::span<uint8_t> out, std::function<void(Status)> done);
+
+  // Runs `task` on the pipeline's worker threads (for callers that issue
+  // their own asynchronous reads, e.g. the ARC's prefetch). After the Zio
+  // is shut down tasks run inline.
+  void Submit(std::function<void()> task) { pool_.Submit(std::move(task)); }
 
   const ZioStats& stats() const { return stats_; }
 

@@ -1,0 +1,133 @@
+// ArcBlockReader (see arc_block_reader.h).
+#include "cache/arc_block_reader.h"
+
+#include <cstring>
+#include <utility>
+
+#include "cache/arc_zio.h"
+
+namespace uzfs {
+
+ArcReadFlags ArcFlagsFor(const BlockPtr& bp, BlockCachePolicy policy, bool prefetch) {
+  ArcReadFlags f;
+  f.kind = ArcKindOf(bp);
+  switch (policy) {
+    case BlockCachePolicy::kAll: f.policy = CachePolicy::kAll; break;
+    case BlockCachePolicy::kMetadata: f.policy = CachePolicy::kMetadata; break;
+    case BlockCachePolicy::kNone: f.policy = CachePolicy::kNone; break;
+  }
+  f.prefetch = prefetch;
+  return f;
+}
+
+ArcBlockReader::ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch)
+    : arc_(arc), pool_guid_(pool_guid), zio_(zio), max_prefetch_(max_prefetch) {}
+
+ArcBlockReader::~ArcBlockReader() {
+  {
+    MutexLock l(&mu_);
+    while (tasks_ > 0) cv_.Wait(&mu_);
+  }
+  arc_.ForgetPool(pool_guid_);
+}
+
+Result<ArcRef> ArcBlockReader::Get(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch) {
+  return ArcReadBlock(arc_, pool_guid_, zio_, bp, ArcFlagsFor(bp, opts.policy, prefetch));
+}
+
+Status ArcBlockReader::ReadRange(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
+                                 const BlockReadOptions& opts) {
+  UZFS_RETURN_IF_ERROR(CheckBlockRange(bp, offset, out.size()));
+  if (out.empty()) return Status::Ok();
+  if (bp.IsHole()) {
+    std::memset(out.data(), 0, out.size());
+    return Status::Ok();
+  }
+  UZFS_ASSIGN_OR_RETURN(ArcRef ref, Get(bp, opts, false));
+  UZFS_ASSIGN_OR_RETURN(ArcRef::Plain plain, ref.GetPlain());
+  if (plain.bytes.size() != bp.lsize) return Status::Corruption("cached block is not lsize bytes");
+  std::memcpy(out.data(), plain.bytes.data() + offset, out.size());
+  return Status::Ok();
+}
+
+void ArcBlockReader::ReadRangeAsync(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
+                                    const BlockReadOptions& opts, std::function<void(Status)> done) {
+  // A hit (or a hole) is served here; only a miss goes to a worker.
+  if (bp.IsHole() || bp.embedded) {
+    done(ReadRange(bp, offset, out, opts));
+    return;
+  }
+  if (Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid_, bp); key.ok()) {
+    ArcRef ref = arc_.Lookup(*key, ArcFlagsFor(bp, opts.policy, false));
+    if (ref) {
+      Status s = CheckBlockRange(bp, offset, out.size());
+      if (s.ok()) {
+        auto plain = ref.GetPlain();
+        if (!plain.ok()) {
+          s = plain.status();
+        } else if (plain->bytes.size() != bp.lsize) {
+          s = Status::Corruption("cached block is not lsize bytes");
+        } else {
+          std::memcpy(out.data(), plain->bytes.data() + offset, out.size());
+        }
+      }
+      done(s);
+      return;
+    }
+  }
+  Submit([this, bp, offset, out, opts, done = std::move(done)] {
+    done(ReadRange(bp, offset, out, opts));
+  });
+}
+
+void ArcBlockReader::Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) {
+  if (bp.IsHole() || bp.embedded) return;
+  const ArcReadFlags flags = ArcFlagsFor(bp, opts.policy, true);
+  if (flags.policy == CachePolicy::kNone ||
+      (flags.policy == CachePolicy::kMetadata && flags.kind != ArcBufKind::kMetadata))
+    return;  // it would not be kept
+  {
+    MutexLock l(&mu_);
+    if (prefetching_ >= max_prefetch_) {
+      dropped_++;
+      return;
+    }
+    prefetching_++;
+    tasks_++;
+  }
+  issued_++;
+  zio_.Submit([this, bp, opts] {
+    if (!Get(bp, opts, true).ok()) errors_++;
+    {
+      MutexLock l(&mu_);
+      prefetching_--;
+    }
+    TaskDone();
+  });
+}
+
+void ArcBlockReader::Submit(std::function<void()> task) {
+  {
+    MutexLock l(&mu_);
+    tasks_++;
+  }
+  zio_.Submit([this, task = std::move(task)] {
+    task();
+    TaskDone();
+  });
+}
+
+void ArcBlockReader::TaskDone() {
+  MutexLock l(&mu_);
+  if (--tasks_ == 0) cv_.SignalAll();
+}
+
+ArcBlockReaderStats ArcBlockReader::stats() const {
+  ArcBlockReaderStats s;
+  s.prefetch_issued = issued_.load(std::memory_order_relaxed);
+  s.prefetch_dropped = dropped_.load(std::memory_order_relaxed);
+  s.prefetch_errors = errors_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace uzfs

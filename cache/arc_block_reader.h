@@ -1,0 +1,80 @@
+// ArcBlockReader: the DMU's BlockReader (zfs/zio/block_reader.h) backed by
+// the ARC — what the pool hands its object sets when the daemon gave it an
+// Arc. A hit copies from the cached buffer; a miss reads the block's
+// physical bytes once (Zio::ReadPhysical, verified against the checksum,
+// however many threads ask at once), caches them as stored (compressed),
+// and decompresses (ArcRef::GetPlain). Holes and embedded pointers are
+// decoded from the pointer, never cached.
+//
+// Key: (pool guid, DVA[0], physical birth) — ArcKey::FromBlockPtr. A freed
+// and reallocated address has a new birth, so a stale buffer is never hit;
+// freed blocks simply age out. (Blocks rewritten in place by sync passes
+// keep DVA and birth: only the MOS does that, and the pool keeps the MOS
+// off the ARC.)
+//
+// primarycache: BlockReadOptions::policy says what may be cached; a block
+// that may not is still read and returned, counted as a miss (`uncached`).
+// Prefetch: an asynchronous read into the ARC on the Zio's workers with
+// ArcReadFlags::prefetch (arcstats prefetch_*); at most `max_prefetch`
+// in flight, more are dropped (counted).
+//
+// Lifetime: the destructor waits for its prefetches and drops the pool's
+// buffers from the ARC (Arc::ForgetPool): destroy it before the Zio, after
+// every object set that reads through it.
+// Threading: every method is safe from many threads at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "cache/arc.h"
+#include "zfs/util/mutex.h"
+#include "zfs/zio/block_reader.h"
+#include "zfs/zio/zio.h"
+
+namespace uzfs {
+
+struct ArcBlockReaderStats {
+  uint64_t prefetch_issued = 0;   // prefetch reads started
+  uint64_t prefetch_dropped = 0;  // refused: too many in flight
+  uint64_t prefetch_errors = 0;   // failed (dropped silently)
+};
+
+class ArcBlockReader final : public BlockReader {
+ public:
+  ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch = 256);
+  ~ArcBlockReader() override;
+  ArcBlockReader(const ArcBlockReader&) = delete;
+  ArcBlockReader& operator=(const ArcBlockReader&) = delete;
+
+  Status ReadRange(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
+                   const BlockReadOptions& opts) override;
+  void ReadRangeAsync(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
+                      const BlockReadOptions& opts, std::function<void(Status)> done) override;
+  void Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) override UZFS_EXCLUDES(mu_);
+  void Submit(std::function<void()> task) override UZFS_EXCLUDES(mu_);
+  bool Caches() const override { return true; }
+
+  ArcBlockReaderStats stats() const;
+  Arc& arc() { return arc_; }
+
+ private:
+  // The block through the ARC (a reference to the cached or private buffer).
+  Result<ArcRef> Get(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch);
+  void TaskDone() UZFS_EXCLUDES(mu_);
+
+  Arc& arc_;
+  const uint64_t pool_guid_;
+  Zio& zio_;
+  const unsigned max_prefetch_;
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t tasks_ UZFS_GUARDED_BY(mu_) = 0;  // submitted, not finished
+  unsigned prefetching_ UZFS_GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> issued_{0}, dropped_{0}, errors_{0};
+};
+
+// The ArcReadFlags of a read with this policy (kind from ArcKindOf(bp)).
+ArcReadFlags ArcFlagsFor(const BlockPtr& bp, BlockCachePolicy policy, bool prefetch);
+
+}  // namespace uzfs
