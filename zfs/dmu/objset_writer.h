@@ -251,6 +251,8 @@ class ObjsetWriter {
   // cache, in the background (nothing when the reader does not cache;
   // errors are dropped). Blocks past the object's end are skipped.
   void Prefetch(uint64_t object, std::span<const uint64_t> blkids) UZFS_EXCLUDES(mu_);
+  // Whether Prefetch does anything (reads go through a cache).
+  bool Caches() const { return reader_.Caches() && !opts_.multi_pass; }
   // primarycache for reads from now on.
   void SetCachePolicy(BlockCachePolicy p) { policy_.store(static_cast<uint8_t>(p), std::memory_order_relaxed); }
   BlockCachePolicy cache_policy() const {

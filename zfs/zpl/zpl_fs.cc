@@ -51,6 +51,7 @@
 #include "zfs/zpl/zpl_dir.h"
 #include "zfs/zpl/zpl_xattr_sa.h"
 #include "zfs/zpl/zpl_log.h"
+#include "zfs/zpl/zpl_prefetch.h"
 #include "zfs/zil/zil_writer.h"
 
 namespace uzfs {
@@ -222,8 +223,8 @@ struct Handle {
 
 class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
  public:
-  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os)
-      : pool_(pool), ds_(std::move(ds)), os_(os), dirs_(*os, kZapCacheMax) {}
+  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables)
+      : pool_(pool), ds_(std::move(ds)), os_(os), prefetch_(*os, tunables), dirs_(*os, kZapCacheMax) {}
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
     MutexLock g(&g_mounted_mu);
@@ -695,7 +696,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplResult<size_t> Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) override UZFS_EXCLUDES(mu_) {
-    uint64_t ino = 0, size = 0;
+    uint64_t ino = 0, size = 0, block_size = 0;
     {
       MutexLock l(&mu_);
       auto it = handles_.find(h);
@@ -705,10 +706,12 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ZPL_ASSIGN(Znode z, Load(ino));
       if (IsDir(z.a.mode)) return Err(EISDIR, "read of a directory");
       size = z.a.size;
+      block_size = z.dn.DataBlockSize();
       ZPL_TRY(TouchAtime(z));
     }
     if (offset >= size) return size_t{0};
     const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset));
+    prefetch_.OnRead(ino, block_size, offset, n, size);  // read-ahead first, so it overlaps
     ZPL_TRY_S(os_->Read(ino, offset, out.subspan(0, n)));
     return n;
   }
@@ -1637,6 +1640,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   Pool& pool_;
   const std::string ds_;
   ObjsetWriter* const os_;
+  ZplPrefetch prefetch_;  // file read-ahead into the ARC
   uint64_t version_ = 0, root_ = 0, dq_ = 0;
   bool legacy_ = true;
   std::unique_ptr<ZnodeCodec> codec_;
@@ -1676,7 +1680,7 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& da
     MutexLock g(&g_mounted_mu);
     if (!g_mounted.insert(*os).second) return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
   }
-  auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os);
+  auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os, opts.tunables);
   ZPL_TRY(fs->Init(opts));
   ZPL_TRY(fs->ReplayLog());
   return std::unique_ptr<ZplFs>(std::move(fs));

@@ -72,6 +72,8 @@
 
 namespace uzfs {
 
+class Tunables;
+
 class Pool;
 
 // An errno (0 = success) with a message; what the FUSE adapter replies.
@@ -149,6 +151,9 @@ struct ZplSetAttr {
 
 struct ZplMountOptions {
   bool readonly = false;     // also forced by the dataset's readonly=on
+  // zfetch_* settings of file read-ahead (cache/cache_tunables.h); null:
+  // the defaults. Must outlive the mount.
+  const Tunables* tunables = nullptr;
 };
 
 // Handle for an open file (FUSE fh): holds the object so an unlinked file
