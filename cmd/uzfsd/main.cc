@@ -30,8 +30,10 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cmd/common/rundir.h"
+#include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/registry.h"
 #include "cmd/uzfsd/server.h"
@@ -42,8 +44,9 @@ using uzfs::cmd::Logger;
 
 void Usage(FILE* f) {
   std::fprintf(f,
-               "usage: uzfsd [-f]\n"
+               "usage: uzfsd [-f] [-o tunable=value] ...\n"
                "\t-f  stay in the foreground and log to stderr as well\n"
+               "\t-o  set a tunable (arc_max=4G, ...); -o help lists them\n"
                "The run directory is $UZFS_RUNDIR, or /run/uzfs.\n");
 }
 
@@ -130,10 +133,23 @@ void Notify(int fd, const std::string& error) {
 
 int main(int argc, char** argv) {
   bool foreground = false;
+  std::vector<std::string> tunable_opts;  // -o name=value
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     if (a == "-f") {
       foreground = true;
+    } else if (a == "-o" || (a.size() > 2 && a.starts_with("-o"))) {
+      std::string v = a.size() > 2 ? a.substr(2) : (i + 1 < argc ? argv[++i] : "");
+      if (v == "help") {
+        std::fputs(uzfs::cmd::TunablesHelp().c_str(), stdout);
+        return 0;
+      }
+      if (v.find('=') == std::string::npos) {
+        std::fprintf(stderr, "uzfsd: -o needs name=value\n");
+        Usage(stderr);
+        return 2;
+      }
+      tunable_opts.push_back(v);
     } else if (a == "-h" || a == "--help") {
       Usage(stdout);
       return 0;
@@ -215,7 +231,20 @@ int main(int argc, char** argv) {
     Notify(ready_fd, e);
     return 1;
   }
-  log.Log("started in " + rundir + (foreground ? " (foreground)" : ""));
+  // The ARC every pool shares, sized by the tunables (environment, -o).
+  auto cache = uzfs::cmd::DaemonCache::Create(tunable_opts);
+  if (!cache.ok()) {
+    const std::string e = "bad tunable: " + std::string(cache.status().message());
+    log.Log(e);
+    ::close(listen_fd);
+    ::unlink(sock.c_str());
+    ::unlink(uzfs::cmd::PidPath(rundir).c_str());
+    Notify(ready_fd, e);
+    return 1;
+  }
+  uzfs::cmd::SetDaemonCache(cache->get());
+  log.Log("started in " + rundir + (foreground ? " (foreground)" : "") + ", arc_max " +
+          uzfs::FormatTunableValue(uzfs::TunableKind::kSize, (*cache)->arc().MaxSize()));
   uzfs::cmd::Registry reg(rundir, &log);
   uzfs::cmd::ImportCachedPools(reg);
 
@@ -240,6 +269,8 @@ int main(int argc, char** argv) {
   ::unlink(sock.c_str());
   server.Drain();
   uzfs::cmd::ExportAllForShutdown(reg);
+  uzfs::cmd::SetDaemonCache(nullptr);
+  cache->reset();  // after every pool is gone
   sig_thread.join();
   ::unlink(uzfs::cmd::PidPath(rundir).c_str());
   ::close(pid_fd);

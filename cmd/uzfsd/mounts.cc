@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include "cmd/uzfsd/cache_cmd.h"
 
 namespace uzfs::cmd {
 
@@ -89,6 +90,7 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
   }
   ZplMountOptions zo;
   zo.readonly = pool.readonly();
+  zo.tunables = DaemonTunables();  // zfetch_* (file read-ahead)
   auto zpl = ZplFs::Mount(pool, ds, zo);
   if (!zpl.ok()) {
     return Status::InvalidArgument("cannot mount '" + ds + "': " + zpl.status().message());

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/pool_info.h"
@@ -56,6 +57,8 @@ const Sub kSubs[] = {
     {"history", "\thistory [-il] [<pool>] ...\n"},
     {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n"},
     {"set", "\tset <property=value> <pool>\n"},
+    {"arcstats", "\tarcstats [-j]\n"},
+    {"tunable", "\ttunable [-Hj] [name[=value]] ...\n"},
 };
 
 int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
@@ -189,6 +192,7 @@ int Create(CmdCtx& c) {
   if (!a.Values('t').empty()) return c.Fail("cannot create '" + name + "': -t is not supported yet");
 
   PoolCreateOptions o;
+  o.arc = DaemonArc();
   o.version = kDefaultCreateVersion;
   o.force = a.Has('f');
   o.fs_init = InitNewFilesystem;
@@ -1206,6 +1210,8 @@ int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<b
   if (sub == "set") return Set(c);
   if (sub == "history") return History(c);
   if (sub == "iostat") return Iostat(c);
+  if (sub == "arcstats") return ZpoolArcstats(c, UsageOf("arcstats"));
+  if (sub == "tunable") return ZpoolTunable(c, UsageOf("tunable"));
   for (const char* later : {"add", "attach", "detach", "replace", "online", "offline", "remove", "scrub",
                             "clear", "upgrade", "events", "split", "reguid", "reopen", "labelclear",
                             "initialize", "trim", "wait", "checkpoint", "sync"}) {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "zfs/dsl/prop_table.h"
@@ -112,6 +113,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
   o.history = c.cmdline;
   o.fs_init = InitNewFilesystem;
   o.fault_injectable = true;  // zinject
+  o.arc = DaemonArc();
   auto p = Pool::Import(devs, target, o);
   if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
   const std::string name = (*p)->name();
@@ -243,6 +245,7 @@ void ImportCachedPools(Registry& reg) {
     o.readonly = r.readonly;
     o.fs_init = InitNewFilesystem;
     o.fault_injectable = true;  // zinject
+  o.arc = DaemonArc();
     auto p = Pool::Import(*devs, std::to_string(r.guid), o);
     if (!p.ok()) {
       reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));

@@ -1,0 +1,56 @@
+// The daemon's cache: one tunables table, one ARC shared by every pool, the
+// reaper that shrinks it under memory pressure; and the two zpool
+// subcommands that look at it at run time:
+//   zpool arcstats [-j]                the ARC's counters, as the text of
+//                                      /proc/spl/kstat/zfs/arcstats (-j: JSON)
+//   zpool tunable [-Hj] [name[=value]] ...
+//                                      list tunables, show some, or set them
+//                                      (a set reaches the running ARC at once)
+// Tunables come from their defaults (arc_max: half of RAM, ...), then the
+// environment (UZFS_<NAME>), then `uzfsd -o name=value`, then `zpool
+// tunable name=value` (man/uzfsd.8 lists them all).
+// The DaemonCache is made by main() before any pool is imported and set as
+// the process's (SetDaemonCache); pool create/import hand DaemonArc() to the
+// pool and mounts hand DaemonTunables() to the ZPL (file read-ahead). Both
+// are null when no cache was set (then pools read uncached).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/arc.h"
+#include "cache/arc_reaper.h"
+#include "cache/tunables.h"
+#include "cmd/uzfsd/commands.h"
+
+namespace uzfs::cmd {
+
+class DaemonCache {
+ public:
+  // `options`: the values of `uzfsd -o` (name=value each), applied after
+  // the environment. The error names the bad option.
+  static Result<std::unique_ptr<DaemonCache>> Create(const std::vector<std::string>& options);
+  ~DaemonCache();  // stops the reaper; every pool must be gone
+
+  Tunables& tunables() { return *tunables_; }
+  Arc& arc() { return *arc_; }
+
+ private:
+  DaemonCache() = default;
+  std::unique_ptr<Tunables> tunables_;
+  std::unique_ptr<Arc> arc_;
+  std::unique_ptr<ArcReaper> reaper_;
+};
+
+// The tunables table uzfsd knows (for `uzfsd -o help` and the man page).
+std::string TunablesHelp();
+
+void SetDaemonCache(DaemonCache* c);
+Arc* DaemonArc();
+Tunables* DaemonTunables();
+
+int ZpoolArcstats(CmdCtx& c, const std::string& usage);
+int ZpoolTunable(CmdCtx& c, const std::string& usage);
+
+}  // namespace uzfs::cmd

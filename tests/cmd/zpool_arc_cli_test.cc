@@ -1,0 +1,110 @@
+// The daemon's ARC through the real binaries: `uzfsd -o name=value` and
+// UZFS_<NAME> size it, `zpool tunable` lists/shows/sets tunables (a set
+// reaches the running ARC: c_max in `zpool arcstats` follows), `zpool
+// arcstats [-j]` prints the kstat text or JSON, and bad input gets ZFS-style errors.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using clitest::CliEnv;
+using clitest::Ran;
+
+// The value of row `name` in arcstats text ("name  4  value").
+uint64_t Stat(const std::string& text, const std::string& name) {
+  for (const std::string& l : clitest::Lines(text)) {
+    if (l.rfind(name + " ", 0) == 0) return std::stoull(l.substr(l.find_last_of(' ') + 1));
+  }
+  ADD_FAILURE() << "no row " << name << " in\n" << text;
+  return 0;
+}
+
+TEST(ZpoolArcCli, TunablesArcstatsAndReads) {
+  CliEnv env;
+  Ran r = env.Run("uzfsd", "-o arc_max=200M -o zfetch_max_distance=8M");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("tunable arc_max zfetch_max_distance");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto lines = clitest::Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0].substr(0, 4), "NAME");
+  EXPECT_NE(lines[1].find("200M"), std::string::npos) << r.out;
+  EXPECT_NE(lines[2].find("8M"), std::string::npos) << r.out;
+  r = env.Zpool("tunable -H arc_max");
+  EXPECT_EQ(r.out.substr(0, 13), "arc_max\t200M\t") << r.out;
+
+  r = env.Zpool("arcstats");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(clitest::Lines(r.out)[1].substr(0, 4), "name") << r.out;
+  EXPECT_EQ(Stat(r.out, "c_max"), 200ull << 20);
+
+  // Set at run time: the ARC follows at once.
+  r = env.Zpool("tunable arc_max=100M");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = env.Zpool("arcstats -j");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["output_version"]["command"], "zpool arcstats");
+  EXPECT_EQ(j["arcstats"]["c_max"].get<uint64_t>(), 100ull << 20);
+  EXPECT_EQ(j["arcstats"]["size"].get<uint64_t>(), Stat(env.Zpool("arcstats").out, "size"));
+  r = env.Zpool("tunable -j arc_max");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["tunables"]["arc_max"]["value"], "100M");
+
+  // Bad input.
+  r = env.Zpool("tunable arc_max=1K");  // below the minimum
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot set tunable 'arc_max'"), std::string::npos) << r.err;
+  r = env.Zpool("tunable nope");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot get tunable 'nope': no such tunable"), std::string::npos) << r.err;
+  r = env.Zpool("tunable zfetch_disable=maybe");
+  EXPECT_EQ(r.rc, 1);
+  r = env.Zpool("arcstats -x");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("arcstats [-j]"), std::string::npos) << r.err;
+
+  // Pools made by the daemon get its ARC: an export drops their buffers
+  // (what a mounted file system reads is covered by zpl_arc_test and the
+  // fio runs of docs/PERFORMANCE.md).
+  const std::string d = env.Dev("d0");
+  ASSERT_EQ(env.Zpool("create -m none tank " + d).rc, 0);
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  EXPECT_EQ(Stat(env.Zpool("arcstats").out, "size"), 0u);
+  env.StopDaemon();
+}
+
+TEST(ZpoolArcCli, BadDaemonOptionsAndEnvironment) {
+  CliEnv env;
+  Ran r = env.Run("uzfsd", "-o arc_max=lots");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("bad tunable"), std::string::npos) << r.err;
+  r = env.Run("uzfsd", "-o nosuch=1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  r = env.Run("uzfsd", "-o arc_max");
+  EXPECT_EQ(r.rc, 2);
+  r = env.Run("uzfsd", "-o help");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("arc_max"), std::string::npos);
+  EXPECT_NE(r.out.find("zfetch_max_distance"), std::string::npos);
+  // UZFS_<NAME> reaches the daemon the client starts.
+  const std::string errfile = (env.tmp() / "err").string();
+  r = clitest::RunShell("UZFS_RUNDIR=" + env.rundir() + " UZFS_ARC_MAX=150M " + clitest::Bin("zpool") +
+                            " tunable -H arc_max 2>" + errfile,
+                        errfile);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 13), "arc_max\t150M\t") << r.out;
+  env.StopDaemon();
+}
+
+}  // namespace
+}  // namespace uzfs
