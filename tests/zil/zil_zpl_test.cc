@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/vdev/fault_device.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
 
@@ -68,8 +70,21 @@ class ZilZplTest : public ::testing::Test {
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->Export());
   }
+  // The pool again, with a log device (top-level vdev 1).
+  void CreateWithSlog() {
+    std::filesystem::remove(dir_.path() / "d0");
+    PoolLayout l;
+    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
+    l.logs.push_back(pooltest::Leaf(dir_.path(), "slog"));
+    PoolCreateOptions o = pooltest::V23();
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("tp", l, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
   Result<std::unique_ptr<Pool>> Import() {
     PoolImportOptions io;
+    io.fault_injectable = true;
     io.fs_init = InitNewFilesystem;
     io.txg = SlowTxgs();
     // A killed process's io_uring may hold its files' locks a moment longer.
@@ -223,6 +238,66 @@ TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
     ASSERT_TRUE(fs.Fsync(c->second, false).ok());
     ASSERT_TRUE(fs.Release(c->second).ok());
     ASSERT_TRUE(fs.Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// The top-level vdev the log's first block is on.
+int64_t LogVdev(Pool& pool) {
+  auto os = pool.ObjsetForRead("tp");
+  if (!os.ok()) return -1;
+  const ZilHeader zh = (*os)->zil_header();
+  return zh.log.IsHole() ? -1 : static_cast<int64_t>(zh.log.dva[0].vdev);
+}
+
+// With a log device the log lives there; when it fails, the fsync that
+// hit the failure waits for a txg sync instead, the log moves to the main
+// pool, and after a crash every fsynced change is replayed from both.
+TEST_F(ZilZplTest, SlogCarriesTheLogAndFailsOver) {
+  CreateWithSlog();
+  const std::string slog = (dir_.path() / "slog").string();
+  InChild([&](Pool& pool, ZplFs& fs) {
+    if (!Put(fs, fs.root_ino(), "start", "", true)) return false;
+    if (!Put(fs, fs.root_ino(), "x1", "on the slog", true)) return false;
+    if (LogVdev(pool) != 1) return false;
+    FaultDevice* f = pool.LeafFaults(slog);
+    if (f == nullptr) return false;
+    f->Vanish();
+    {
+      auto c = fs.Create(kRoot, fs.root_ino(), "x2", S_IFREG | 0644, O_CREAT | O_RDWR);
+      if (!c.ok() || !fs.Write(c->second, 0, B("fallback sync")).ok()) return false;
+      ZplStatus s = fs.Fsync(c->second, false);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fsync x2: %s\n", s.ToString().c_str());
+        return false;
+      }
+    }
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    if (!Put(fs, fs.root_ino(), "x3", "on the main pool", true)) return false;
+    if (LogVdev(pool) != 0) return false;
+    return pool.txg_stats().synced_txg == synced;  // x3 went through the log
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    for (const auto& [n, v] : {std::pair<std::string, std::string>{"x1", "on the slog"},
+                               {"x2", "fallback sync"},
+                               {"x3", "on the main pool"}}) {
+      auto f = Find(**m, n);
+      ASSERT_UZFS_OK(f.status());
+      EXPECT_EQ(ReadAll(**m, *f), v);
+    }
+    // The log is back on the log device after the import.
+    auto c = (*m)->Create(kRoot, (*m)->root_ino(), "y", S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*m)->Fsync(c->second, false).ok());
+    EXPECT_EQ(LogVdev(**p), 1);
+    ASSERT_TRUE((*m)->Release(c->second).ok());
+    ASSERT_TRUE((*m)->Unmount().ok());
   }
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();

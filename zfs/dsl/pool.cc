@@ -343,6 +343,7 @@ Status Pool::OpenCommon() {
   ao.shift_rule = MetaslabShiftRule::kLegacy;
   ao.debug_entries = true;
   UZFS_ASSIGN_OR_RETURN(alloc_, Allocator::Create(std::move(spaces), ao));
+  UZFS_RETURN_IF_ERROR(OpenLogClass(ao));
   spa_alloc_ = std::make_unique<SpaAllocator>(*alloc_);
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
@@ -633,10 +634,11 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   p->maps_ = std::make_unique<DmuSpaceMapProvider>(*p->mos_);
   for (size_t i = 0; i < p->tree_.children.size(); i++) {
     const VdevNode& n = p->tree_.children[i];
-    if (n.is_log) continue;
+    if (n.is_log && !p->InLogClass(static_cast<uint32_t>(i))) continue;
     UZFS_RETURN_IF_ERROR(p->maps_->OpenArray(static_cast<uint32_t>(i), n.metaslab_array));
   }
   UZFS_RETURN_IF_ERROR(p->alloc_->Load(*p->maps_));
+  if (p->log_alloc_) UZFS_RETURN_IF_ERROR(p->log_alloc_->Load(*p->maps_));
   UZFS_ASSIGN_OR_RETURN(p->root_dir_obj_, p->MosZapLookup(1, "root_dataset"));
   UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
   if (auto b = p->MosZapLookup(1, "sync_bplist"); b.ok()) p->sync_bplist_obj_ = *b;
@@ -724,6 +726,7 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
   ZilSyncDone(txg);
   alloc_->SyncDone(txg);
+  if (log_alloc_) log_alloc_->SyncDone(txg);
   open_txg_ = txg + 1;
   return Status::Ok();
 }
@@ -757,6 +760,7 @@ Status Pool::SyncPasses(uint64_t txg) {
   for (uint64_t pass = 1;; pass++) {
     if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
     UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
+    if (log_alloc_) UZFS_RETURN_IF_ERROR(log_alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
     if (!mos_->HasDirty(txg)) break;
     UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
     UZFS_RETURN_IF_ERROR(AppendDeferredFrees(txg));
@@ -870,7 +874,14 @@ Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
 }
 
 Status Pool::WriteUberblock(uint64_t txg) {
-  UZFS_RETURN_IF_ERROR(root_->Flush());
+  // Every top-level vdev flushed; a failed log device is not fatal (it
+  // holds no pool data: the intent log moves to the main pool).
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    Vdev* top = root_->child(static_cast<uint32_t>(i));
+    if (top == nullptr) continue;
+    Status s = top->Flush();
+    if (!s.ok() && !tree_.children[i].is_log) return s;
+  }
   if (labels_dirty_) {
     UZFS_RETURN_IF_ERROR(WriteLabels(label_state_, txg));
     labels_dirty_ = false;

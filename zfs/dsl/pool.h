@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -231,6 +232,16 @@ class Pool final : private TxgSyncer {
   Status ZilClose(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
   // The target log blocks are read through (ZilReader).
   BlockTarget& block_target();
+  // Before a log device is removed (zpool remove): stops allocating log
+  // blocks on top-level vdev top_id, moves every running log off it
+  // (each is restarted on the other log vdevs or the main pool) and syncs,
+  // so no live log block is left there when it returns. The caller must
+  // keep the pool from allocating there again (it is removing the vdev).
+  Status EvacuateLogDevice(uint32_t top_id) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Restarts the dataset's log (after a failed log write: the caller has
+  // synced the txgs already); the new log avoids the log class when a
+  // log write failed there. The new writer.
+  Result<std::shared_ptr<ZilWriter>> ZilRestart(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
 
  private:
   struct Dataset {
@@ -257,6 +268,10 @@ class Pool final : private TxgSyncer {
   // maps do not hold as allocated (claim), and records the claim in the
   // log header, so nothing overwrites a log before it is replayed.
   Status ZilClaimAll() UZFS_EXCLUDES(mu_, sync_mu_);
+  // Builds log_alloc_ over the log top-level vdevs that have a metaslab
+  // array (OpenCommon; import loads it after).
+  Status OpenLogClass(const AllocatorOptions& ao);
+  bool InLogClass(uint32_t top_id) const;
   // Sync of txg: frees log blocks whose records are all in txg or older
   // and stores the log's new header in the dataset's objset.
   Status ZilSyncDataset(Dataset& ds, uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
@@ -352,6 +367,10 @@ class Pool final : private TxgSyncer {
   bool cache_injectable_ UZFS_GUARDED_BY(cache_mu_) = false;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<SpaAllocator> spa_alloc_;
+  // The log class (pool_zil.cc): the metaslabs of the log top-level vdevs,
+  // with their own space maps; null without log vdevs. Only log blocks.
+  std::unique_ptr<Allocator> log_alloc_;
+  std::vector<uint32_t> log_class_ids_;  // top-level vdev ids in it
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<Zio> zio_;
   Arc* arc_ = nullptr;                      // not owned; may be null
@@ -391,6 +410,11 @@ class Pool final : private TxgSyncer {
   uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t origin_snap_obj_ UZFS_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::unique_ptr<Dataset>> datasets_ UZFS_GUARDED_BY(mu_);
+  // Log devices log blocks must not go to (evacuated for removal), and
+  // whether a log write to the log class failed (new logs use the main
+  // pool until the next import).
+  std::set<uint32_t> zil_avoid_ UZFS_GUARDED_BY(mu_);
+  bool zil_log_class_failed_ UZFS_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace uzfs

@@ -2,9 +2,18 @@
 // whose ZPL asked for one, its header stored in the dataset's objset at
 // every txg sync, and the claim of unsynced log blocks on import.
 //
-// Where log blocks come from: the main pool's allocator, one copy (as
-// zfs-fuse writes them). Log devices (is_log top-level vdevs) are not
-// allocated from yet: their space maps/metaslab class are future work.
+// Where log blocks come from (one copy each, as zfs-fuse writes them):
+// the log class when the pool has log devices — the metaslabs of the log
+// top-level vdevs (is_log), their space maps in their metaslab_array like
+// any vdev's, synced with the main class's, so ZFS sees the same — else
+// the main pool. Several log vdevs are striped by the allocator's rotor; a
+// log mirror is one top-level vdev and every write goes to both sides. A
+// log block that cannot be allocated in the log class (full, or its vdev
+// is being evacuated for removal) comes from the main pool. When a log
+// write fails (every log device gone), the commit fails, the ZPL waits for
+// a txg sync instead (nothing acknowledged is lost) and restarts the log,
+// which then uses the main pool. The flush after a batch goes only to the
+// top-level vdevs the dataset's log has allocated on.
 //
 // Births and claims. A commit batch holds the open txg (a Tx) while it
 // allocates and writes, and its blocks are born in that txg. So on import
@@ -21,6 +30,7 @@
 // are freed only in the txg its header stops naming them (Sync) or when
 // the whole log is destroyed with its header cleared (ZilStart/ZilClose).
 #include <algorithm>
+#include <set>
 
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dsl/pool.h"
@@ -31,8 +41,58 @@
 
 namespace uzfs {
 
+// Log blocks from the log class (if any, and wanted) else the main class;
+// remembers the top-level vdevs it allocated on (what the flush covers).
+class PoolZilAllocator final : public ZilBlockAllocator {
+ public:
+  PoolZilAllocator(Allocator& main, Allocator* log, std::set<uint32_t> avoid)
+      : main_(main), log_(log), avoid_(std::move(avoid)) {}
+
+  Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) override {
+    if (log_ != nullptr) {
+      auto d = log_->Allocate(size, 1, txg);
+      if (d.ok() && !avoid_.count((*d)[0].vdev)) return Take((*d)[0]);
+      if (d.ok()) log_->Unallocate((*d)[0], txg).IgnoreError();
+    }
+    UZFS_ASSIGN_OR_RETURN(std::vector<Dva> d, main_.Allocate(size, 1, txg));
+    return Take(d[0]);
+  }
+  Status Free(const BlockPtr& bp, uint64_t txg) override {
+    for (int i = 0; i < bp.NumDvas(); i++) UZFS_RETURN_IF_ERROR(For(bp.dva[i].vdev).Free(bp.dva[i], txg));
+    return Status::Ok();
+  }
+  std::vector<uint32_t> Touched() const UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    return {touched_.begin(), touched_.end()};
+  }
+  void AddTouched(uint32_t vdev) UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    touched_.insert(vdev);
+  }
+
+ private:
+  Allocator& For(uint32_t vdev) {
+    return log_ != nullptr && log_ids_.count(vdev) ? *log_ : main_;
+  }
+  BlockPtr Take(const Dva& d) {
+    BlockPtr bp;
+    bp.dva[0] = d;
+    AddTouched(d.vdev);
+    return bp;
+  }
+
+  Allocator& main_;
+  Allocator* log_;
+  const std::set<uint32_t> avoid_;
+  mutable Mutex mu_;
+  std::set<uint32_t> touched_ UZFS_GUARDED_BY(mu_);
+
+ public:
+  std::set<uint32_t> log_ids_;  // set once before use
+};
+
 struct DatasetZil {
-  std::unique_ptr<ZioZilBlockAllocator> alloc;
+  std::unique_ptr<PoolZilAllocator> alloc;
   std::unique_ptr<ZilWriter> writer;
   ZilHeader stored;  // the header last given to the objset
 };
@@ -87,6 +147,35 @@ bool SameHeader(const ZilHeader& a, const ZilHeader& b) {
 
 BlockTarget& Pool::block_target() { return *target_; }
 
+bool Pool::InLogClass(uint32_t top_id) const {
+  return std::find(log_class_ids_.begin(), log_class_ids_.end(), top_id) != log_class_ids_.end();
+}
+
+Status Pool::OpenLogClass(const AllocatorOptions& ao) {
+  log_alloc_.reset();
+  log_class_ids_.clear();
+  // At create no vdev has its metaslab array yet (all get one); at import
+  // a log vdev without one (written by an older uzfs) stays out.
+  const bool creating = !tree_.children.empty() && tree_.children[0].metaslab_array == 0;
+  std::vector<TopVdevSpace> spaces;
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    const VdevNode& n = tree_.children[i];
+    if (!n.is_log || (!creating && n.metaslab_array == 0)) continue;
+    Vdev* v = root_->child(static_cast<uint32_t>(i));
+    TopVdevSpace s;
+    s.vdev_id = static_cast<uint32_t>(i);
+    s.asize = n.asize;
+    s.ashift = static_cast<uint32_t>(n.ashift);
+    s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
+    s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
+    spaces.push_back(std::move(s));
+    log_class_ids_.push_back(static_cast<uint32_t>(i));
+  }
+  if (spaces.empty()) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(log_alloc_, Allocator::Create(std::move(spaces), ao));
+  return Status::Ok();
+}
+
 Status Pool::ZilClaimAll() {
   UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> list, ListDatasets());
   struct Found {
@@ -129,7 +218,8 @@ Status Pool::ZilClaimAll() {
     for (const BlockPtr& bp : f.lb.blocks) {
       if (bp.birth <= ub_txg) continue;
       for (int d = 0; d < bp.NumDvas(); d++) {
-        UZFS_RETURN_IF_ERROR(alloc_->Claim(bp.dva[d], first).WithContext("claiming an intent log block"));
+        Allocator& a = log_alloc_ && InLogClass(bp.dva[d].vdev) ? *log_alloc_ : *alloc_;
+        UZFS_RETURN_IF_ERROR(a.Claim(bp.dva[d], first).WithContext("claiming an intent log block"));
       }
     }
     if (f.lb.res.records == 0) continue;  // nothing to replay: the blocks are held, that is all
@@ -157,7 +247,14 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   const ZilHeader old = os->zil_header();
   UZFS_ASSIGN_OR_RETURN(LogBlocks lb, WalkLogBlocks(*target_, old));
   auto z = std::make_shared<DatasetZil>();
-  z->alloc = std::make_unique<ZioZilBlockAllocator>(*spa_alloc_);
+  {
+    MutexLock l(&mu_);
+    z->alloc = std::make_unique<PoolZilAllocator>(*alloc_, zil_log_class_failed_ ? nullptr : log_alloc_.get(),
+                                                  zil_avoid_);
+  }
+  z->alloc->log_ids_ = std::set<uint32_t>(log_class_ids_.begin(), log_class_ids_.end());
+  // Frees of the old log's blocks go to their own class too.
+  PoolZilAllocator* za = z->alloc.get();
   ZilWriterOptions o;
   o.objset_id = objset_id;
   o.slim = ident_.version >= kSpaVersionSlimZil;
@@ -167,14 +264,20 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     auto held = std::make_shared<Tx>(std::move(tx));
     return std::make_pair(txg, std::function<void()>([held] { held->Commit(0); }));
   };
-  z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc, [this] { return root_->Flush(); }, o);
+  z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc,
+                                          [this, za] {
+                                            for (uint32_t v : za->Touched()) {
+                                              Vdev* top = root_->child(v);
+                                              if (top != nullptr) UZFS_RETURN_IF_ERROR(top->Flush());
+                                            }
+                                            return Status::Ok();
+                                          },
+                                          o);
   {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
     const uint64_t txg = tx.txg();
     for (const BlockPtr& bp : lb.blocks) {
-      for (int d = 0; d < bp.NumDvas(); d++) {
-        UZFS_RETURN_IF_ERROR(alloc_->Free(bp.dva[d], txg).WithContext("freeing the replayed intent log"));
-      }
+      UZFS_RETURN_IF_ERROR(za->Free(bp, txg).WithContext("freeing the replayed intent log"));
     }
     UZFS_ASSIGN_OR_RETURN(z->stored, z->writer->Create(txg));
     UZFS_RETURN_IF_ERROR(os->SetZilHeader(z->stored, txg));
@@ -226,6 +329,47 @@ void Pool::ZilSyncDone(uint64_t txg) {
   for (auto& [name, ds] : datasets_) {
     if (ds->zil) ds->zil->writer->DropSynced(txg);
   }
+}
+
+Result<std::shared_ptr<ZilWriter>> Pool::ZilRestart(const std::string& name) {
+  {
+    // A log class with no usable vdev left: new logs go to the main pool.
+    MutexLock l(&mu_);
+    bool usable = false;
+    for (uint32_t id : log_class_ids_) {
+      if (!zil_avoid_.count(id) && root_->child(id) != nullptr && root_->child(id)->usable()) usable = true;
+    }
+    if (!usable) zil_log_class_failed_ = true;
+  }
+  UZFS_RETURN_IF_ERROR(ZilClose(name));
+  UZFS_RETURN_IF_ERROR(Sync());
+  return ZilStart(name);
+}
+
+Status Pool::EvacuateLogDevice(uint32_t top_id) {
+  std::vector<std::string> running;
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::NotSupported("pool is read-only");
+    zil_avoid_.insert(top_id);
+    for (auto& [name, ds] : datasets_) {
+      if (ds->zil) running.push_back(name);
+    }
+  }
+  // Each running log: what it holds is made durable by the txg sync, then
+  // it is replaced by a log allocated elsewhere (the ZPL notices the new
+  // writer at its next commit).
+  UZFS_RETURN_IF_ERROR(Sync());
+  for (const std::string& name : running) {
+    UZFS_RETURN_IF_ERROR(ZilClose(name));
+  }
+  UZFS_RETURN_IF_ERROR(Sync());
+  for (const std::string& name : running) {
+    UZFS_RETURN_IF_ERROR(ZilStart(name).status());
+  }
+  // Frees of the old blocks become final with these syncs.
+  UZFS_RETURN_IF_ERROR(Sync());
+  return Sync();
 }
 
 }  // namespace uzfs

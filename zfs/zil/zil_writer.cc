@@ -100,7 +100,9 @@ Status ZilWriter::Destroy(uint64_t txg) {
   MutexLock l(&mu_);
   log_exists_ = false;
   pending_.clear();
-  committed_ = next_ticket_ - 1;
+  // Records still queued were not written: a commit waiting for them must
+  // not succeed (its caller falls back to a txg sync).
+  if (broken_.ok()) broken_ = Status::Busy("the log was destroyed");
   cv_.SignalAll();
   return first;
 }

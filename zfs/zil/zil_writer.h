@@ -129,7 +129,9 @@ class ZilWriter {
   // block), else the log it starts would be overwritten.
   Status Attach(const ZilHeader& zh, uint64_t last_seq = 0) UZFS_EXCLUDES(issuer_mu_, mu_);
   // Frees every block of the log in `txg` and forgets queued records; the
-  // header to store is all zeros. The writer is usable again after Create.
+  // header to store is all zeros. Commits fail (Busy) from then on, those
+  // waiting included: their records were not written. The writer is usable
+  // again after Create.
   Status Destroy(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
 
   // Queues a record (rec.txg = the txg of its change; rec.seq is assigned

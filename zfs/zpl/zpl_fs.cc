@@ -792,6 +792,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     {
       MutexLock l(&mu_);
       if (!log_) return StartLogLocked();
+      // The pool may have replaced the log (EvacuateLogDevice): records
+      // given to the old one since were not written.
+      auto cur = pool_.ZilStart(ds_);
+      if (!cur.ok()) return ZplStatus::FromStatus(pool_.Sync());
+      if (*cur != log_) {
+        log_ = std::move(*cur);
+        return ZplStatus::FromStatus(pool_.Sync());
+      }
       if (unlogged_txg_ > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
       log = log_;
       ticket = log_->LastTicket();
@@ -799,8 +807,20 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (ticket == 0) return ZplStatus::Ok();
     Status s = log->Commit(ticket);
     if (s.ok()) return ZplStatus::Ok();
-    // The log could not be written: the txg sync makes it durable instead.
-    return ZplStatus::FromStatus(pool_.Sync());
+    // The log could not be written (a failed log device): the txg sync
+    // makes everything durable instead, and a new log takes over (on the
+    // main pool when no log device is left).
+    ZPL_TRY_S(pool_.Sync());
+    MutexLock l(&mu_);
+    if (log_ == log) {
+      auto w = pool_.ZilRestart(ds_);
+      if (w.ok()) {
+        log_ = std::move(*w);
+      } else {
+        log_.reset();
+      }
+    }
+    return ZplStatus::Ok();
   }
 
   ZplStatus StartLogLocked() UZFS_REQUIRES(mu_) {
