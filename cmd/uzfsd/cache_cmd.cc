@@ -31,14 +31,17 @@ Result<std::unique_ptr<DaemonCache>> DaemonCache::Create(const std::vector<std::
   }
   Tunables& t = *c->tunables_;
   c->arc_ = std::make_unique<Arc>(ArcOptionsFromTunables(t));
+  c->l2arc_ = std::make_unique<L2Arc>(*c->arc_, L2ArcOptionsFromTunables(t));
   c->reaper_ = std::make_unique<ArcReaper>(*c->arc_, ProcMemorySource(), ReaperOptionsFromTunables(t));
   Arc* arc = c->arc_.get();
+  L2Arc* l2arc = c->l2arc_.get();
   ArcReaper* reaper = c->reaper_.get();
-  t.Watch([&t, arc, reaper](std::string_view name, uint64_t) {
+  t.Watch([&t, arc, l2arc, reaper](std::string_view name, uint64_t) {
     if (name.starts_with("arc_")) {
       ApplyArcTunables(t, *arc);
       reaper->SetOptions(ReaperOptionsFromTunables(t));
     }
+    if (name.starts_with("l2arc_")) ApplyL2ArcTunables(t, *l2arc);
   });
   c->reaper_->Start();
   return c;
@@ -47,6 +50,7 @@ Result<std::unique_ptr<DaemonCache>> DaemonCache::Create(const std::vector<std::
 DaemonCache::~DaemonCache() {
   if (reaper_) reaper_->Stop();
   reaper_.reset();
+  l2arc_.reset();  // stops the feed; the pools gave their cache devices back
   arc_.reset();
 }
 
@@ -59,6 +63,10 @@ void SetDaemonCache(DaemonCache* c) { g_cache.store(c); }
 Arc* DaemonArc() {
   DaemonCache* c = g_cache.load();
   return c ? &c->arc() : nullptr;
+}
+L2Arc* DaemonL2Arc() {
+  DaemonCache* c = g_cache.load();
+  return c ? &c->l2arc() : nullptr;
 }
 Tunables* DaemonTunables() {
   DaemonCache* c = g_cache.load();

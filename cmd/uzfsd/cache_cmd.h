@@ -10,9 +10,10 @@
 // environment (UZFS_<NAME>), then `uzfsd -o name=value`, then `zpool
 // tunable name=value` (man/uzfsd.8 lists them all).
 // The DaemonCache is made by main() before any pool is imported and set as
-// the process's (SetDaemonCache); pool create/import hand DaemonArc() to the
-// pool and mounts hand DaemonTunables() to the ZPL (file read-ahead). Both
-// are null when no cache was set (then pools read uncached).
+// the process's (SetDaemonCache); pool create/import hand DaemonArc() and
+// DaemonL2Arc() (which takes the pool's cache devices) to the pool, and
+// mounts hand DaemonTunables() to the ZPL (file read-ahead). All are null
+// when no cache was set (then pools read uncached).
 #pragma once
 
 #include <memory>
@@ -21,6 +22,7 @@
 
 #include "cache/arc.h"
 #include "cache/arc_reaper.h"
+#include "cache/l2arc.h"
 #include "cache/tunables.h"
 #include "cmd/uzfsd/commands.h"
 
@@ -35,11 +37,13 @@ class DaemonCache {
 
   Tunables& tunables() { return *tunables_; }
   Arc& arc() { return *arc_; }
+  L2Arc& l2arc() { return *l2arc_; }
 
  private:
   DaemonCache() = default;
   std::unique_ptr<Tunables> tunables_;
   std::unique_ptr<Arc> arc_;
+  std::unique_ptr<L2Arc> l2arc_;  // the ARC on the pools' cache devices
   std::unique_ptr<ArcReaper> reaper_;
 };
 
@@ -48,6 +52,7 @@ std::string TunablesHelp();
 
 void SetDaemonCache(DaemonCache* c);
 Arc* DaemonArc();
+L2Arc* DaemonL2Arc();
 Tunables* DaemonTunables();
 
 int ZpoolArcstats(CmdCtx& c, const std::string& usage);

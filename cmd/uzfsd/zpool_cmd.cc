@@ -193,6 +193,7 @@ int Create(CmdCtx& c) {
 
   PoolCreateOptions o;
   o.arc = DaemonArc();
+  o.l2arc = DaemonL2Arc();
   o.version = kDefaultCreateVersion;
   o.force = a.Has('f');
   o.fs_init = InitNewFilesystem;

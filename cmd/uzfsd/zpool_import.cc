@@ -114,6 +114,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
   o.fs_init = InitNewFilesystem;
   o.fault_injectable = true;  // zinject
   o.arc = DaemonArc();
+  o.l2arc = DaemonL2Arc();
   auto p = Pool::Import(devs, target, o);
   if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
   const std::string name = (*p)->name();
@@ -246,6 +247,7 @@ void ImportCachedPools(Registry& reg) {
     o.fs_init = InitNewFilesystem;
     o.fault_injectable = true;  // zinject
   o.arc = DaemonArc();
+  o.l2arc = DaemonL2Arc();
     auto p = Pool::Import(*devs, std::to_string(r.guid), o);
     if (!p.ok()) {
       reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));
