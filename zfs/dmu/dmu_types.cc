@@ -86,8 +86,9 @@ bool DmuTypeIsZap(uint8_t type) {
     case kSaAttrLayouts: case kScanXlate: case kDeadlist: case kDslClones:
       return true;
     default:
-      // New-style types say "ZAP" with byteswap function 6 (DMU_BSWAP_ZAP).
-      return (type & dmu_ot::kNewTypeFlag) != 0 && (type & 0x1f) == 6;
+      // New-style types say "ZAP" with byteswap function 4 (DMU_BSWAP_ZAP,
+      // after UINT8/16/32/64; e.g. DMU_OTN_ZAP_METADATA = 0xC4).
+      return (type & dmu_ot::kNewTypeFlag) != 0 && (type & 0x1f) == 4;
   }
 }
 

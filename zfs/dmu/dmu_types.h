@@ -70,6 +70,9 @@ inline constexpr uint8_t kDslClones = 52;
 inline constexpr uint8_t kBpobjSubobj = 53;
 inline constexpr uint8_t kNumLegacy = 54;
 inline constexpr uint8_t kNewTypeFlag = 0x80;
+// DMU_OTN_ZAP_METADATA: new-style, metadata (0x40), ZAP byteswap (4); what
+// a DSL dataset object becomes when it gets per-dataset feature entries.
+inline constexpr uint8_t kZapMetadata = 0xC4;
 }  // namespace dmu_ot
 
 // "DMU dnode", "ZFS directory", ...; "UNKNOWN (N)" outside the table.

@@ -434,6 +434,15 @@ Status ObjsetWriter::SetChecksumCompress(uint64_t object, uint8_t checksum, uint
   return Status::Ok();
 }
 
+Status ObjsetWriter::SetType(uint64_t object, uint8_t type, uint64_t txg) {
+  if (!DmuTypeKnown(type)) return Status::InvalidArgument("unknown object type " + std::to_string(type));
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) { f.type = type; }));
+  dirty_objects_[txg].insert(object);
+  return Status::Ok();
+}
+
 Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) {
   for (auto it = obj->txgs.rbegin(); it != obj->txgs.rend(); ++it) {
     const TxgRecord& r = *it->second;
@@ -1052,6 +1061,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     stats.born_asize += BlockAsize(bp);
     stats.born_psize += bp.psize;
     stats.born_lsize += UncompressedCharge(bp);
+    stats.max_born_lsize = std::max<uint64_t>(stats.max_born_lsize, bp.lsize);
   }
   for (const BlockPtr& bp : all_frees) {
     if (bp.IsHole()) continue;

@@ -185,6 +185,7 @@ struct SyncStats {
   uint64_t born_blocks = 0, born_asize = 0, born_psize = 0, born_lsize = 0;
   uint64_t killed_blocks = 0, killed_asize = 0, killed_psize = 0, killed_lsize = 0;
   uint64_t rewritten_blocks = 0; // written in place over blocks born in txg
+  uint64_t max_born_lsize = 0;   // largest lsize born (> 128 KiB: large_blocks)
   bool wrote = false;            // false: nothing written, root unchanged
 };
 
@@ -242,6 +243,11 @@ class ObjsetWriter {
   // Checksum/compression property values for the object's new blocks.
   Status SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress, uint64_t txg)
       UZFS_EXCLUDES(mu_);
+
+  // The object's type from txg on (the DSL makes a dataset object a ZAP
+  // when it first needs one: DMU_OTN_ZAP_METADATA). InvalidArgument for a
+  // type dmu_types.h does not know.
+  Status SetType(uint64_t object, uint8_t type, uint64_t txg) UZFS_EXCLUDES(mu_);
 
   Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
       UZFS_EXCLUDES(mu_);
