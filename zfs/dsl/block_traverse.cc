@@ -102,7 +102,7 @@ class Traverser {
       }
       if (dn->IsFree()) continue;
       WalkDnode(*dn, what + " object " + std::to_string(obj));
-      if (pool_.mos().meta_dnode.blkptr == os->meta_dnode.blkptr && dn->type == dmu_ot::kDslDataset) {
+      if (pool_.mos().meta_dnode.blkptr == os->meta_dnode.blkptr && dn->bonustype == dmu_ot::kDslDataset) {
         datasets_.push_back(obj);
       }
       obj += dn->extra_slots;

@@ -739,6 +739,7 @@ Status Pool::SyncDatasets(uint64_t txg) {
     UZFS_ASSIGN_OR_RETURN(BlockPtr bp, ds->os->Sync(txg));
     const SyncStats st = ds->os->LastSyncStats();
     ds->needs_sync = false;
+    if (st.max_born_lsize > kOldMaxBlockSize) UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(ds->ds_obj, txg));
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
     const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);

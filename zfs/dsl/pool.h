@@ -72,6 +72,7 @@ inline constexpr uint64_t kInitialTxg = 4;       // ZFS's TXG_INITIAL
 inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
 inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, free_bpobj
 inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
+inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with large_blocks (zfs_max_recordsize)
 
 // Fills the objset of a new filesystem dataset (the ZPL's empty file
 // system): registered by the layer above (zfs/zpl), called in txg `txg`.
@@ -218,6 +219,10 @@ class Pool final : private TxgSyncer {
   // read-only imports with it); the caller must not change it.
   Result<ObjsetWriter*> ObjsetForRead(const std::string& ds) UZFS_EXCLUDES(mu_);
 
+  // The largest recordsize datasets may use: 1 MiB when the pool has the
+  // large_blocks feature (pool_features.cc), else 128 KiB.
+  uint64_t max_record_size() UZFS_EXCLUDES(mu_);
+
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
 
@@ -315,6 +320,12 @@ class Pool final : private TxgSyncer {
   Result<uint64_t> MosCreateDeadlist(uint64_t txg) UZFS_REQUIRES(mu_);
   Status CreateFeatureObjects(uint64_t txg) UZFS_REQUIRES(mu_);
   Status CheckFeatures(const std::string& quoted, bool readonly) UZFS_REQUIRES(mu_);
+  // pool_features.cc: feature refcounts, per-dataset activation.
+  Result<bool> FeatureEnabled(const std::string& guid) UZFS_REQUIRES(mu_);
+  Status FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) UZFS_REQUIRES(mu_);
+  uint64_t MaxRecordSize() UZFS_REQUIRES(mu_);   // 1 MiB with large_blocks, else 128 KiB
+  Status ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);

@@ -58,8 +58,9 @@ struct StoredProp {
 // table (zfs get/set wording in errors); only properties kept in the DSL
 // props ZAP can be set here (the ZPL's create-time ones need the ZPL).
 Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, uint64_t version,
-                              const std::string& target, bool creating) {
+                              const std::string& target, bool creating, uint64_t max_block_size) {
   PropContext ctx;
+  ctx.max_block_size = max_block_size;
   ctx.target = target;
   ctx.action = creating ? "cannot create" : "cannot set property for";
   ctx.pool_version = version;
@@ -152,70 +153,6 @@ Result<uint64_t> Pool::MosCreateDeadlist(uint64_t txg) {
   return MosCreateZap(dmu_ot::kDeadlist, txg, dmu_ot::kDeadlistHdr, 320);
 }
 
-// Version 5000: the feature ZAPs. uzfs enables only what it implements:
-// lz4_compress (active from the moment it is enabled, as in OpenZFS).
-namespace {
-struct KnownFeature {
-  const char* guid;
-  const char* description;
-  bool for_read;  // needed to read (else only to write)
-};
-constexpr KnownFeature kKnownFeatures[] = {
-    {"org.illumos:lz4_compress", "LZ4 compression algorithm support.", false},
-};
-}  // namespace
-
-Status Pool::CreateFeatureObjects(uint64_t txg) {
-  UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
-  UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));
-  UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosCreateZap(dmu_ot::kZapOther, txg));
-  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_read", for_read, txg));
-  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_write", for_write, txg));
-  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "feature_descriptions", descriptions, txg));
-  for (const KnownFeature& f : kKnownFeatures) {
-    UZFS_RETURN_IF_ERROR(MosZapAdd(f.for_read ? for_read : for_write, f.guid, 1, txg));
-    UZFS_RETURN_IF_ERROR(MosZapAddString(descriptions, f.guid, f.description, txg));
-  }
-  return Status::Ok();
-}
-
-// Import of a feature-flag pool: every feature in use (refcount > 0) must
-// be one uzfs knows; one needed only for writing allows a read-only import.
-Status Pool::CheckFeatures(const std::string& quoted, bool readonly) {
-  auto known = [](const std::string& g) UZFS_NO_THREAD_SAFETY_ANALYSIS {
-    for (const KnownFeature& f : kKnownFeatures) {
-      if (g == f.guid) return true;
-    }
-    return false;
-  };
-  std::vector<std::string> read_bad, write_bad;
-  for (const char* which : {"features_for_read", "features_for_write"}) {
-    auto obj = MosZapLookup(1, which);
-    if (!obj.ok()) return Status::Corruption(quoted + "feature-flag pool without " + which);
-    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(*obj));
-    for (const auto& [g, v] : entries) {
-      if (v.empty() || v[0] == 0 || known(g)) continue;
-      (std::string(which) == "features_for_read" ? read_bad : write_bad).push_back(g);
-    }
-  }
-  auto list = [](const std::vector<std::string>& v) UZFS_NO_THREAD_SAFETY_ANALYSIS {
-    std::string out;
-    for (const std::string& g : v) out += "\n    " + g;
-    return out;
-  };
-  if (!read_bad.empty()) {
-    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
-                                list(read_bad) + list(write_bad));
-  }
-  if (!write_bad.empty() && !readonly) {
-    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
-                                list(write_bad) +
-                                "\nAll unsupported features are only required for writing to the pool."
-                                "\nThe pool can be imported using '-o readonly=on'.");
-  }
-  return Status::Ok();
-}
-
 Status Pool::WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) {
   std::array<uint8_t, kDslDirPhysSize> raw{};
   EncodeDslDir(d, raw);
@@ -236,7 +173,9 @@ Result<DslDirPhys> Pool::ReadDirPhys(uint64_t obj) {
 
 Result<DslDatasetPhys> Pool::ReadDsPhys(uint64_t obj) {
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(obj));
-  if (dn.type != dmu_ot::kDslDataset) return Status::Corruption("object " + std::to_string(obj) + " is not a DSL dataset");
+  // A dataset object with per-dataset feature entries is a ZAP
+  // (DMU_OTN_ZAP_METADATA) whose bonus is still the dataset record.
+  if (dn.bonustype != dmu_ot::kDslDataset) return Status::Corruption("object " + std::to_string(obj) + " is not a DSL dataset");
   return DecodeDslDataset(dn.bonus);
 }
 
@@ -563,7 +502,7 @@ Status Pool::CreateDatasetSync(const std::string& name,
   // Validate every property before changing anything.
   std::vector<std::pair<std::string, StoredProp>> enc;
   for (const auto& [k, v] : props) {
-    UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true));
+    UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true, MaxRecordSize()));
     enc.push_back({e.zap_name, e});
   }
   UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(*pdir, leaf, txg, origin_snap_obj_));
@@ -668,6 +607,7 @@ Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
     UZFS_RETURN_IF_ERROR(WriteDsPhys(p.prev_snap_obj, snap, txg));
     if (snap.next_clones_obj != 0) MosZapRemove(snap.next_clones_obj, Hex(d.head_dataset_obj), txg).IgnoreError();
   }
+  UZFS_RETURN_IF_ERROR(DropDatasetFeatures(d.head_dataset_obj, txg));
   for (uint64_t obj : {p.snapnames_zapobj, p.deadlist_obj, d.head_dataset_obj, d.props_zapobj,
                        d.child_dir_zapobj, *dir}) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
@@ -765,7 +705,7 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
     if (zap_name == "reservation") d.reserved = 0;
     return WriteDirPhys(*dir, d, txg);
   }
-  UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, ident_.version, ds, false));
+  UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, ident_.version, ds, false, MaxRecordSize()));
   if (enc.is_string) {
     UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, enc.zap_name, enc.text, txg));
   } else {

@@ -102,7 +102,7 @@ Result<DslDatasetRef> PoolReader::DatasetOfDir(std::string name, uint64_t dir_ob
   UZFS_ASSIGN_OR_RETURN(ref.dir, DecodeDslDir(dir.bonus));
   ref.ds_obj = ref.dir.head_dataset_obj;
   UZFS_ASSIGN_OR_RETURN(Dnode ds, MosObject(ref.ds_obj));
-  if (ds.type != dmu_ot::kDslDataset) return Status::Corruption("object " + std::to_string(ref.ds_obj) + " is not a DSL dataset");
+  if (ds.bonustype != dmu_ot::kDslDataset) return Status::Corruption("object " + std::to_string(ref.ds_obj) + " is not a DSL dataset");
   UZFS_ASSIGN_OR_RETURN(ref.ds, DecodeDslDataset(ds.bonus));
   return ref;
 }

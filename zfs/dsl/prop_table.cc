@@ -382,8 +382,15 @@ Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
         if (!r.ok()) return Fail(ctx, std::string(r.status().message()));
         n = *r;
       }
-      if (IsBlockSizeProp(d->name) && (n < 512 || n > 131072 || (n & (n - 1)) != 0)) {
-        return Fail(ctx, Quoted(d->name) + " must be power of 2 from 512 to 128k");
+      if (IsBlockSizeProp(d->name)) {
+        // recordsize over 128K needs large_blocks (ZFS's maxblocksize pool
+        // property); zfs-fuse's wording for the 128K limit.
+        uint64_t max = 131072;
+        if (d->name == "recordsize")
+          max = ctx.max_block_size != 0 ? ctx.max_block_size : (ctx.pool_version >= 5000 ? 1048576 : 131072);
+        if (n < 512 || n > max || (n & (n - 1)) != 0) {
+          return Fail(ctx, Quoted(d->name) + " must be power of 2 from 512 to " + (max > 131072 ? "1M" : "128k"));
+        }
       }
       if (d->name == "volsize" && n == 0) {
         return Fail(ctx, "'volsize' must be greater than zero");

@@ -130,6 +130,10 @@ struct PropContext {
   uint8_t type = kPropFilesystem;           // the dataset's type
   bool creating = false;                    // create -o: create-only props ok
   uint64_t current_zpl_version = 0;         // set: version may not go down
+  // Largest recordsize: 0 = by pool_version (1 MiB on feature-flag pools,
+  // which uzfs creates with large_blocks; 128 KiB before). The pool passes
+  // what its features allow.
+  uint64_t max_block_size = 0;
 };
 
 // Sizes as ZFS reads them: a decimal number (fraction allowed with a unit),
@@ -143,7 +147,7 @@ Result<uint64_t> ParsePropSize(std::string_view text);
 // (InvalidArgument, message a full line when ctx.target is set):
 //   invalid property 'x'            'x' is readonly
 //   'p' must be one of 'a | b'      bad numeric value 'x'
-//   'recordsize' must be power of 2 from 512 to 128k
+//   'recordsize' must be power of 2 from 512 to 128k (1M with large_blocks)
 //   'mountpoint' must be an absolute path, 'none', or 'legacy'
 //   'volsize' does not apply to datasets of this type
 //   Can not downgrade; already at version 4

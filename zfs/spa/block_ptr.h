@@ -42,6 +42,7 @@ namespace uzfs {
 inline constexpr size_t kBlockPtrSize = 128;
 inline constexpr uint64_t kSectorShift = 9;
 inline constexpr uint64_t kMaxBlockSize = 16ull << 20;   // SPA_MAXBLOCKSIZE
+inline constexpr uint64_t kOldMaxBlockSize = 128 * 1024;  // SPA_OLD_MAXBLOCKSIZE: more needs large_blocks
 inline constexpr size_t kEmbeddedPayloadMax = 112;       // BPE_PAYLOAD_SIZE
 
 // A data virtual address: where one copy of a block lives.

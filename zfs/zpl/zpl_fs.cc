@@ -1127,8 +1127,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplStatus RefreshPropsLocked() UZFS_REQUIRES(mu_) {
     recordsize_ = PropNumber("recordsize", true);
-    if (recordsize_ < 512 || recordsize_ > (uint64_t{1} << 20) || (recordsize_ & (recordsize_ - 1)))
-      recordsize_ = 131072;
+    // Over 128K only where the pool has large_blocks (a value stored by
+    // another implementation is clamped, never written past the limit).
+    if (recordsize_ < 512 || (recordsize_ & (recordsize_ - 1))) recordsize_ = 131072;
+    recordsize_ = std::min(recordsize_, pool_.max_record_size());
     atime_ = PropNumber("atime", true) != 0;
     relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
     readonly_prop_ = PropNumber("readonly", true) != 0;

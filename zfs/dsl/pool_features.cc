@@ -1,0 +1,179 @@
+// Pool feature flags (version 5000): the feature ZAPs a new pool gets, the
+// import check, refcounts, and the per-dataset activation of large_blocks.
+//
+// On disk (OpenZFS's, facts from zpool-features(7) and the format): the MOS
+// directory names three ZAPs: "features_for_read" and "features_for_write"
+// (feature guid -> refcount; present = enabled, > 0 = active; a feature
+// goes in the read ZAP unless it is read-only compatible) and
+// "feature_descriptions" (guid -> text). uzfs enables what it implements:
+//   org.illumos:lz4_compress        read   active from the moment it is enabled
+//   com.delphix:extensible_dataset  read   refcount = dataset objects that
+//                                          became ZAPs (DMU_OTN_ZAP_METADATA)
+//   org.open-zfs:large_blocks       read   refcount = datasets that ever held
+//                                          a block over 128 KiB; needs
+//                                          extensible_dataset
+// A per-dataset feature is recorded in the dataset object itself: the first
+// time a dataset needs one, its MOS object (bonus: the dataset record)
+// becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
+// and gets the entry guid -> 0; the feature's refcount counts such
+// datasets (OpenZFS's zdb -d checks exactly that). Destroying the dataset
+// gives both back. A dataset activates large_blocks in the txg whose sync
+// first writes one of its blocks with a logical size over 128 KiB.
+//
+// Threading: every function runs under the pool's mu_ (sync tasks, the sync
+// thread, create/import).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_writer.h"
+
+namespace uzfs {
+
+namespace {
+
+constexpr const char* kLz4Guid = "org.illumos:lz4_compress";
+constexpr const char* kExtensibleGuid = "com.delphix:extensible_dataset";
+constexpr const char* kLargeBlocksGuid = "org.open-zfs:large_blocks";
+
+struct KnownFeature {
+  const char* guid;
+  const char* description;
+  bool for_read;      // needed to read (else only to write)
+  bool per_dataset;   // recorded in dataset objects
+  uint64_t initial;   // refcount when enabled (1: active on enable)
+};
+constexpr KnownFeature kKnownFeatures[] = {
+    {kLz4Guid, "LZ4 compression algorithm support.", true, false, 1},
+    {kExtensibleGuid, "Enhanced dataset functionality, used by other features.", true, false, 0},
+    {kLargeBlocksGuid, "Support for blocks larger than 128KB.", true, true, 0},
+};
+
+const KnownFeature* Known(const std::string& guid) {
+  for (const KnownFeature& f : kKnownFeatures) {
+    if (guid == f.guid) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status Pool::CreateFeatureObjects(uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosCreateZap(dmu_ot::kZapOther, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_read", for_read, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_write", for_write, txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "feature_descriptions", descriptions, txg));
+  for (const KnownFeature& f : kKnownFeatures) {
+    UZFS_RETURN_IF_ERROR(MosZapAdd(f.for_read ? for_read : for_write, f.guid, f.initial, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAddString(descriptions, f.guid, f.description, txg));
+  }
+  return Status::Ok();
+}
+
+// Import of a feature-flag pool: every feature in use (refcount > 0) must
+// be one uzfs knows; one needed only for writing allows a read-only import.
+Status Pool::CheckFeatures(const std::string& quoted, bool readonly) {
+  std::vector<std::string> read_bad, write_bad;
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    auto obj = MosZapLookup(1, which);
+    if (!obj.ok()) return Status::Corruption(quoted + "feature-flag pool without " + which);
+    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(*obj));
+    for (const auto& [g, v] : entries) {
+      if (v.empty() || v[0] == 0 || Known(g)) continue;
+      (std::string(which) == "features_for_read" ? read_bad : write_bad).push_back(g);
+    }
+  }
+  auto list = [](const std::vector<std::string>& v) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    std::string out;
+    for (const std::string& g : v) out += "\n    " + g;
+    return out;
+  };
+  if (!read_bad.empty()) {
+    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
+                                list(read_bad) + list(write_bad));
+  }
+  if (!write_bad.empty() && !readonly) {
+    return Status::NotSupported(quoted + "pool uses the following feature(s) not supported by uzfs:" +
+                                list(write_bad) +
+                                "\nAll unsupported features are only required for writing to the pool."
+                                "\nThe pool can be imported using '-o readonly=on'.");
+  }
+  return Status::Ok();
+}
+
+Result<bool> Pool::FeatureEnabled(const std::string& guid) {
+  if (ident_.version != kFeatureVersion) return false;
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    UZFS_ASSIGN_OR_RETURN(uint64_t obj, MosZapLookup(1, which));
+    Result<uint64_t> v = MosZapLookup(obj, guid);
+    if (v.ok()) return true;
+    if (!v.status().IsNotFound()) return v.status();
+  }
+  return false;
+}
+
+Status Pool::FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) {
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    UZFS_ASSIGN_OR_RETURN(uint64_t obj, MosZapLookup(1, which));
+    Result<uint64_t> v = MosZapLookup(obj, guid);
+    if (!v.ok()) {
+      if (v.status().IsNotFound()) continue;
+      return v.status();
+    }
+    if (delta < 0 && *v < static_cast<uint64_t>(-delta))
+      return Status::Corruption("feature " + guid + " refcount " + std::to_string(*v) + " would go below 0");
+    return MosZapAdd(obj, guid, *v + static_cast<uint64_t>(delta), txg);
+  }
+  return Status::NotSupported("feature " + guid + " is not enabled on this pool");
+}
+
+uint64_t Pool::MaxRecordSize() {
+  Result<bool> lb = FeatureEnabled(kLargeBlocksGuid);
+  return lb.ok() && *lb ? kMaxRecordSize : kOldMaxBlockSize;
+}
+
+uint64_t Pool::max_record_size() {
+  MutexLock l(&mu_);
+  return MaxRecordSize();
+}
+
+Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
+  if (dn.type == dmu_ot::kZapMetadata) {
+    Result<uint64_t> have = MosZapLookup(ds_obj, kLargeBlocksGuid);
+    if (have.ok()) return Status::Ok();
+    if (!have.status().IsNotFound()) return have.status();
+  } else {
+    // The dataset object becomes a micro ZAP (its bonus stays the record).
+    UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled(kExtensibleGuid));
+    if (!ext) return Status::Corruption("a block over 128 KiB on a pool without extensible_dataset");
+    {
+      DmuZapObject zo(*mos_, ds_obj, txg);
+      UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Create(zo));
+      (void)zw;
+      UZFS_RETURN_IF_ERROR(zo.Flush());
+    }
+    UZFS_RETURN_IF_ERROR(mos_->SetType(ds_obj, dmu_ot::kZapMetadata, txg));
+    UZFS_RETURN_IF_ERROR(FeatureAddRef(kExtensibleGuid, 1, txg));
+  }
+  UZFS_RETURN_IF_ERROR(MosZapAdd(ds_obj, kLargeBlocksGuid, 0, txg));
+  return FeatureAddRef(kLargeBlocksGuid, 1, txg);
+}
+
+Status Pool::DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
+  if (dn.type != dmu_ot::kZapMetadata) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(ds_obj));
+  for (const auto& [g, v] : entries) {
+    const KnownFeature* f = Known(g);
+    if (f && f->per_dataset) UZFS_RETURN_IF_ERROR(FeatureAddRef(g, -1, txg));
+  }
+  return FeatureAddRef(kExtensibleGuid, -1, txg);
+}
+
+}  // namespace uzfs
