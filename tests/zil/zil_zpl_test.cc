@@ -18,7 +18,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <string>
@@ -299,6 +301,62 @@ TEST_F(ZilZplTest, SlogCarriesTheLogAndFailsOver) {
     ASSERT_TRUE((*m)->Release(c->second).ok());
     ASSERT_TRUE((*m)->Unmount().ok());
   }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// Concurrent fsyncs on raidz2 (log blocks of every size, group commit).
+TEST_F(ZilZplTest, ConcurrentFsyncsOnRaidz) {
+  std::filesystem::remove(dir_.path() / "d0");
+  {
+    PoolLayout l;
+    l.data.push_back(pooltest::Group(dir_.path(), "r", VdevSpec::Type::kRaidz, 6, 2));
+    PoolCreateOptions o = pooltest::V23();
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("tp", l, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  for (int i = 0; i < 6; i++) {
+    FaultDevice* f = (*p)->LeafFaults((dir_.path() / ("r" + std::to_string(i))).string());
+    ASSERT_NE(f, nullptr);
+    f->SetLatency(std::chrono::microseconds(2000), 1);  // slow disks
+  }
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok());
+  ZplFs& fs = **m;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  std::string first_err;
+  std::mutex err_mu;
+  for (int t = 0; t < 4; t++) {
+    ts.emplace_back([&, t] {
+      auto c = fs.Create(kRoot, fs.root_ino(), "t" + std::to_string(t), S_IFREG | 0644, O_CREAT | O_RDWR);
+      if (!c.ok()) {
+        bad++;
+        return;
+      }
+      std::mt19937_64 r(t);
+      const std::string data(4096, static_cast<char>('a' + t));
+      for (int i = 0; i < 40; i++) {
+        auto w = fs.Write(c->second, (r() % 256) * 4096, B(data));
+        ZplStatus s = fs.Fsync(c->second, false);
+        if (!w.ok() || !s.ok()) {
+          std::lock_guard<std::mutex> g(err_mu);
+          if (first_err.empty()) first_err = w.ok() ? s.ToString() : w.status().ToString();
+          bad++;
+        }
+      }
+      (void)fs.Release(c->second);
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0) << first_err;
+  ASSERT_TRUE(fs.Unmount().ok());
+  m->reset();
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir_.path(), "tp");

@@ -310,7 +310,9 @@ ZilHeader ZilWriter::header() const {
 
 Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
   MutexLock il(&issuer_mu_);
-  while (!written_.empty() && written_.front().max_txg <= txg) {
+  // A block allocated in a later txg than txg (a batch that held the next
+  // open txg) waits for that txg: a free may not come before its alloc.
+  while (!written_.empty() && written_.front().max_txg <= txg && written_.front().bp.birth <= txg) {
     UZFS_RETURN_IF_ERROR(alloc_.Free(written_.front().bp, txg));
     written_.pop_front();
     stats_.blocks_freed++;

@@ -29,7 +29,8 @@
 //
 // Freeing. Sync(txg), called while txg syncs, frees the written blocks
 // whose records all belong to txgs <= txg (their changes are in the pool
-// now) and returns the header to store in that txg: it names the oldest
+// now) and that were allocated in txg or before (the oldest first, up to
+// the first that is not) and returns the header to store in that txg: it names the oldest
 // block still needed (or the open block). DropSynced(txg), after txg is on
 // disk, forgets queued records of txgs <= txg: no commit needs them any
 // more.
