@@ -67,14 +67,16 @@
 // by per-list tail stamps (atomics), so the order is exact LRU per list
 // without a global list lock. Lock order: evict_mu_, then one shard mu.
 //
-// Integration plan (not yet wired): the DMU's block reads (object_reader,
-// block_tree) will call ArcReadBlock (arc_zio.h) with the pool guid and a
-// flag set from the block pointer (level > 0 or a metadata object type ->
-// kMetadata) and the dataset's primarycache; frees (Zio::Free) will call
-// Arc::Forget so a freed block's buffer goes at once; pool export calls
-// Arc::ForgetPool. Zio today returns only decompressed bytes, so the
-// adapter caches lsize bytes with compression off; a physical read
-// (Zio::ReadPhysical) will let it keep the on-disk bytes. L2ARC will take
+// Where it is used: the DMU reads blocks through a BlockReader
+// (zfs/zio/block_reader.h); the pool gives its datasets an ArcBlockReader
+// (arc_block_reader.h), which calls ArcReadBlock (arc_zio.h) with the pool
+// guid, the kind from the block pointer (level > 0 or a metadata object
+// type -> kMetadata) and the dataset's primarycache; a miss reads the
+// physical bytes (Zio::ReadPhysical), so buffers are as on disk. Freed
+// blocks are not forgotten one by one: the birth in the key keeps a reused
+// address from hitting, and they age out; the reader's destructor (pool
+// export) calls Arc::ForgetPool. The MOS is not cached (its sync passes
+// rewrite blocks in place under the same DVA and birth). The L2ARC takes
 // buffers from the eviction path (the feed thread reads the MRU/MFU tails
 // through ScanEvictionEnd; a miss in Read with flags.bp asks the L2 hook).
 #pragma once
