@@ -54,6 +54,10 @@ Status ReadBlockRanges(BlockReader& reader, const BlockReadOptions& opts, uint64
   CondVar cv;
   size_t left = 0;
   Status first = Status::Ok();
+  // The first block is read on the calling thread: a read of one block (the
+  // common case) never waits in the worker queue (behind prefetches) and
+  // costs no hand-off; the others go to the workers meanwhile.
+  const BlockRangeRead* inline_read = nullptr;
   for (const BlockRangeRead& r : reads) {
     if (r.bp.IsHole()) {
       std::memset(r.out.data(), 0, r.out.size());
@@ -66,6 +70,10 @@ Status ReadBlockRanges(BlockReader& reader, const BlockReadOptions& opts, uint64
                                  std::to_string(lsize));
       break;
     }
+    if (inline_read == nullptr) {
+      inline_read = &r;
+      continue;
+    }
     {
       MutexLock l(&mu);
       left++;
@@ -76,9 +84,11 @@ Status ReadBlockRanges(BlockReader& reader, const BlockReadOptions& opts, uint64
       if (--left == 0) cv.SignalAll();
     });
   }
+  Status own = Status::Ok();
+  if (inline_read != nullptr) own = reader.ReadRange(inline_read->bp, inline_read->offset, inline_read->out, opts);
   MutexLock l(&mu);
   while (left > 0) cv.Wait(&mu);
-  return first;
+  return first.ok() ? own : first;
 }
 
 Result<Objset> ObjectReader::ReadObjset(const BlockPtr& bp) {
