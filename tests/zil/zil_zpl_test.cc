@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <atomic>
 #include <map>
+#include <set>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -32,6 +33,7 @@
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/vdev/fault_device.h"
+#include "zfs/zil/zil_reader.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
 
@@ -301,6 +303,70 @@ TEST_F(ZilZplTest, SlogCarriesTheLogAndFailsOver) {
     ASSERT_TRUE((*m)->Release(c->second).ok());
     ASSERT_TRUE((*m)->Unmount().ok());
   }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// Two log devices; one is evacuated (what zpool remove calls first): no
+// live log block stays on it, later logs avoid it, and a crash after that
+// replays from the other.
+TEST_F(ZilZplTest, EvacuateLogDevice) {
+  std::filesystem::remove(dir_.path() / "d0");
+  {
+    PoolLayout l;
+    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
+    l.logs.push_back(pooltest::Leaf(dir_.path(), "log1"));
+    l.logs.push_back(pooltest::Leaf(dir_.path(), "log2"));
+    PoolCreateOptions o = pooltest::V23();
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("tp", l, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  InChild([&](Pool& pool, ZplFs& fs) {
+    std::set<uint32_t> used;
+    for (int i = 0; i < 40; i++) {
+      if (!Put(fs, fs.root_ino(), "a" + std::to_string(i), std::string(3000, 'a'), true)) return false;
+      used.insert(static_cast<uint32_t>(LogVdev(pool)));
+    }
+    if (used.count(0)) return false;  // the log stays on the log devices
+    if (!pool.EvacuateLogDevice(1).ok()) return false;
+    for (int i = 0; i < 40; i++) {
+      if (!Put(fs, fs.root_ino(), "b" + std::to_string(i), std::string(3000, 'b'), true)) return false;
+    }
+    // Every block of the live log is on vdev 2.
+    auto os = pool.ObjsetForRead("tp");
+    if (!os.ok()) return false;
+    ZilReader reader(pool.block_target());
+    ZilWalkOptions wo;
+    wo.skip_replayed = false;
+    bool off = true;
+    auto w = reader.Walk(
+        (*os)->zil_header(), wo,
+        [&](const ZilBlockInfo& b) {
+          if (b.bp.dva[0].vdev != 2) off = false;
+          return Status::Ok();
+        },
+        [](const LogRecord&) { return Status::Ok(); });
+    if (!w.ok() || w->blocks == 0 || !off) {
+      std::fprintf(stderr, "blocks %llu, all on vdev 2: %d\n",
+                   static_cast<unsigned long long>(w.ok() ? w->blocks : 0), off);
+      return false;
+    }
+    return LogVdev(pool) == 2;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  for (int i = 0; i < 40; i++) {
+    auto f = Find(**m, "b" + std::to_string(i));
+    ASSERT_UZFS_OK(f.status());
+    EXPECT_EQ(ReadAll(**m, *f), std::string(3000, 'b'));
+  }
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir_.path(), "tp");

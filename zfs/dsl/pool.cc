@@ -634,11 +634,11 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   p->maps_ = std::make_unique<DmuSpaceMapProvider>(*p->mos_);
   for (size_t i = 0; i < p->tree_.children.size(); i++) {
     const VdevNode& n = p->tree_.children[i];
-    if (n.is_log && !p->InLogClass(static_cast<uint32_t>(i))) continue;
+    if (n.is_log && p->LogClassFor(static_cast<uint32_t>(i)) == nullptr) continue;
     UZFS_RETURN_IF_ERROR(p->maps_->OpenArray(static_cast<uint32_t>(i), n.metaslab_array));
   }
   UZFS_RETURN_IF_ERROR(p->alloc_->Load(*p->maps_));
-  if (p->log_alloc_) UZFS_RETURN_IF_ERROR(p->log_alloc_->Load(*p->maps_));
+  UZFS_RETURN_IF_ERROR(p->LogClassLoad());
   UZFS_ASSIGN_OR_RETURN(p->root_dir_obj_, p->MosZapLookup(1, "root_dataset"));
   UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
   if (auto b = p->MosZapLookup(1, "sync_bplist"); b.ok()) p->sync_bplist_obj_ = *b;
@@ -726,7 +726,7 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
   ZilSyncDone(txg);
   alloc_->SyncDone(txg);
-  if (log_alloc_) log_alloc_->SyncDone(txg);
+  LogClassSyncDone(txg);
   open_txg_ = txg + 1;
   return Status::Ok();
 }
@@ -761,7 +761,7 @@ Status Pool::SyncPasses(uint64_t txg) {
   for (uint64_t pass = 1;; pass++) {
     if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
     UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
-    if (log_alloc_) UZFS_RETURN_IF_ERROR(log_alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
+    UZFS_RETURN_IF_ERROR(LogClassSyncTxg(txg, /*allow_condense=*/pass == 1));
     if (!mos_->HasDirty(txg)) break;
     UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
     UZFS_RETURN_IF_ERROR(AppendDeferredFrees(txg));

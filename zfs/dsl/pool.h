@@ -243,6 +243,12 @@ class Pool final : private TxgSyncer {
   // so no live log block is left there when it returns. The caller must
   // keep the pool from allocating there again (it is removing the vdev).
   Status EvacuateLogDevice(uint32_t top_id) UZFS_EXCLUDES(mu_, sync_mu_);
+  // A log top-level vdev added at run time (zpool add pool log ...): once
+  // it is in the vdev tree and the config with its metaslab_shift and a
+  // metaslab_array (DmuSpaceMapProvider::CreateArray), this makes it
+  // allocatable for log blocks (logs started after this call use it;
+  // running ones keep their vdevs until restarted). Exists if it is in.
+  Status AddLogClassVdev(uint32_t top_id) UZFS_REQUIRES(mu_);
   // Restarts the dataset's log (after a failed log write: the caller has
   // synced the txgs already); the new log avoids the log class when a
   // log write failed there. The new writer.
@@ -273,10 +279,13 @@ class Pool final : private TxgSyncer {
   // maps do not hold as allocated (claim), and records the claim in the
   // log header, so nothing overwrites a log before it is replayed.
   Status ZilClaimAll() UZFS_EXCLUDES(mu_, sync_mu_);
-  // Builds log_alloc_ over the log top-level vdevs that have a metaslab
-  // array (OpenCommon; import loads it after).
-  Status OpenLogClass(const AllocatorOptions& ao);
-  bool InLogClass(uint32_t top_id) const;
+  // Builds the log class over the log top-level vdevs that have a
+  // metaslab array (OpenCommon; import loads it after).
+  Status OpenLogClass(const AllocatorOptions& ao) UZFS_REQUIRES(mu_);
+  Allocator* LogClassFor(uint32_t top_id) const UZFS_REQUIRES(mu_);
+  Status LogClassLoad() UZFS_REQUIRES(mu_);
+  Status LogClassSyncTxg(uint64_t txg, bool allow_condense) UZFS_REQUIRES(mu_);
+  void LogClassSyncDone(uint64_t txg) UZFS_REQUIRES(mu_);
   // Sync of txg: frees log blocks whose records are all in txg or older
   // and stores the log's new header in the dataset's objset.
   Status ZilSyncDataset(Dataset& ds, uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
@@ -379,9 +388,12 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<SpaAllocator> spa_alloc_;
   // The log class (pool_zil.cc): the metaslabs of the log top-level vdevs,
-  // with their own space maps; null without log vdevs. Only log blocks.
-  std::unique_ptr<Allocator> log_alloc_;
-  std::vector<uint32_t> log_class_ids_;  // top-level vdev ids in it
+  // with their own space maps; empty without log vdevs. Only log blocks.
+  // One allocator per log vdev (striping and evacuation per vdev), those
+  // added at run time included (AddLogClassVdev); never destroyed before
+  // the pool.
+  std::vector<std::unique_ptr<Allocator>> log_allocs_ UZFS_GUARDED_BY(mu_);
+  std::map<uint32_t, Allocator*> log_class_ UZFS_GUARDED_BY(mu_);  // top id -> its allocator
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<Zio> zio_;
   Arc* arc_ = nullptr;                      // not owned; may be null

@@ -30,9 +30,12 @@
 // are freed only in the txg its header stops naming them (Sync) or when
 // the whole log is destroyed with its header cleared (ZilStart/ZilClose).
 #include <algorithm>
+#include <atomic>
+#include <map>
 #include <set>
 
 #include "zfs/dmu/object_reader.h"
+#include "zfs/dsl/space_map_objects.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zil/zil_reader.h"
 #include "zfs/zil/zil_writer.h"
@@ -41,18 +44,23 @@
 
 namespace uzfs {
 
-// Log blocks from the log class (if any, and wanted) else the main class;
-// remembers the top-level vdevs it allocated on (what the flush covers).
+// Log blocks from the log class (if any, and wanted: its allocators in
+// turn) else the main class; remembers the top-level vdevs it allocated on
+// (what the flush covers).
 class PoolZilAllocator final : public ZilBlockAllocator {
  public:
-  PoolZilAllocator(Allocator& main, Allocator* log, std::set<uint32_t> avoid)
-      : main_(main), log_(log), avoid_(std::move(avoid)) {}
+  PoolZilAllocator(Allocator& main, std::vector<Allocator*> logs, std::map<uint32_t, Allocator*> by_vdev,
+                   std::set<uint32_t> avoid)
+      : main_(main), logs_(std::move(logs)), by_vdev_(std::move(by_vdev)), avoid_(std::move(avoid)) {}
 
   Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) override {
-    if (log_ != nullptr) {
-      auto d = log_->Allocate(size, 1, txg);
+    const size_t n = logs_.size();
+    const size_t start = n == 0 ? 0 : rotor_++ % n;
+    for (size_t i = 0; i < n; i++) {
+      Allocator* a = logs_[(start + i) % n];
+      auto d = a->Allocate(size, 1, txg);
       if (d.ok() && !avoid_.count((*d)[0].vdev)) return Take((*d)[0]);
-      if (d.ok()) log_->Unallocate((*d)[0], txg).IgnoreError();
+      if (d.ok()) a->Unallocate((*d)[0], txg).IgnoreError();
     }
     UZFS_ASSIGN_OR_RETURN(std::vector<Dva> d, main_.Allocate(size, 1, txg));
     return Take(d[0]);
@@ -65,30 +73,27 @@ class PoolZilAllocator final : public ZilBlockAllocator {
     MutexLock l(&mu_);
     return {touched_.begin(), touched_.end()};
   }
-  void AddTouched(uint32_t vdev) UZFS_EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    touched_.insert(vdev);
-  }
 
  private:
   Allocator& For(uint32_t vdev) {
-    return log_ != nullptr && log_ids_.count(vdev) ? *log_ : main_;
+    auto it = by_vdev_.find(vdev);
+    return it != by_vdev_.end() ? *it->second : main_;
   }
-  BlockPtr Take(const Dva& d) {
+  BlockPtr Take(const Dva& d) UZFS_EXCLUDES(mu_) {
     BlockPtr bp;
     bp.dva[0] = d;
-    AddTouched(d.vdev);
+    MutexLock l(&mu_);
+    touched_.insert(d.vdev);
     return bp;
   }
 
   Allocator& main_;
-  Allocator* log_;
+  const std::vector<Allocator*> logs_;
+  const std::map<uint32_t, Allocator*> by_vdev_;  // every log vdev, for frees
   const std::set<uint32_t> avoid_;
+  std::atomic<size_t> rotor_{0};
   mutable Mutex mu_;
   std::set<uint32_t> touched_ UZFS_GUARDED_BY(mu_);
-
- public:
-  std::set<uint32_t> log_ids_;  // set once before use
 };
 
 struct DatasetZil {
@@ -147,33 +152,71 @@ bool SameHeader(const ZilHeader& a, const ZilHeader& b) {
 
 BlockTarget& Pool::block_target() { return *target_; }
 
-bool Pool::InLogClass(uint32_t top_id) const {
-  return std::find(log_class_ids_.begin(), log_class_ids_.end(), top_id) != log_class_ids_.end();
+Allocator* Pool::LogClassFor(uint32_t top_id) const {
+  auto it = log_class_.find(top_id);
+  return it == log_class_.end() ? nullptr : it->second;
 }
 
+namespace {
+TopVdevSpace SpaceOf(Vdev* v, uint32_t id, const VdevNode& n) {
+  TopVdevSpace s;
+  s.vdev_id = id;
+  s.asize = n.asize;
+  s.ashift = static_cast<uint32_t>(n.ashift);
+  s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
+  s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
+  return s;
+}
+}  // namespace
+
 Status Pool::OpenLogClass(const AllocatorOptions& ao) {
-  log_alloc_.reset();
-  log_class_ids_.clear();
+  log_allocs_.clear();
+  log_class_.clear();
   // At create no vdev has its metaslab array yet (all get one); at import
   // a log vdev without one (written by an older uzfs) stays out.
+  // One allocator per log vdev: blocks are striped over them one by one,
+  // and an evacuated one is simply skipped.
   const bool creating = !tree_.children.empty() && tree_.children[0].metaslab_array == 0;
-  std::vector<TopVdevSpace> spaces;
   for (size_t i = 0; i < tree_.children.size(); i++) {
     const VdevNode& n = tree_.children[i];
     if (!n.is_log || (!creating && n.metaslab_array == 0)) continue;
-    Vdev* v = root_->child(static_cast<uint32_t>(i));
-    TopVdevSpace s;
-    s.vdev_id = static_cast<uint32_t>(i);
-    s.asize = n.asize;
-    s.ashift = static_cast<uint32_t>(n.ashift);
-    s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
-    s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
-    spaces.push_back(std::move(s));
-    log_class_ids_.push_back(static_cast<uint32_t>(i));
+    const uint32_t id = static_cast<uint32_t>(i);
+    UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a, Allocator::Create({SpaceOf(root_->child(id), id, n)}, ao));
+    log_class_[id] = a.get();
+    log_allocs_.push_back(std::move(a));
   }
-  if (spaces.empty()) return Status::Ok();
-  UZFS_ASSIGN_OR_RETURN(log_alloc_, Allocator::Create(std::move(spaces), ao));
   return Status::Ok();
+}
+
+Status Pool::AddLogClassVdev(uint32_t top_id) {
+  if (log_class_.count(top_id)) return Status::Exists("log vdev " + std::to_string(top_id) + " is in the log class");
+  if (top_id >= tree_.children.size() || root_->child(top_id) == nullptr || !tree_.children[top_id].is_log)
+    return Status::InvalidArgument("top-level vdev " + std::to_string(top_id) + " is not a log vdev");
+  const VdevNode& n = tree_.children[top_id];
+  if (n.metaslab_array == 0) return Status::InvalidArgument("log vdev " + std::to_string(top_id) + " has no metaslab array");
+  AllocatorOptions ao;
+  ao.shift_rule = MetaslabShiftRule::kLegacy;
+  ao.debug_entries = true;
+  UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a,
+                        Allocator::Create({SpaceOf(root_->child(top_id), top_id, n)}, ao));
+  log_class_[top_id] = a.get();
+  log_allocs_.push_back(std::move(a));
+  zil_avoid_.erase(top_id);
+  return Status::Ok();
+}
+
+Status Pool::LogClassLoad() {
+  for (const auto& a : log_allocs_) UZFS_RETURN_IF_ERROR(a->Load(*maps_));
+  return Status::Ok();
+}
+
+Status Pool::LogClassSyncTxg(uint64_t txg, bool allow_condense) {
+  for (const auto& a : log_allocs_) UZFS_RETURN_IF_ERROR(a->SyncTxg(txg, *maps_, allow_condense));
+  return Status::Ok();
+}
+
+void Pool::LogClassSyncDone(uint64_t txg) {
+  for (const auto& a : log_allocs_) a->SyncDone(txg);
 }
 
 Status Pool::ZilClaimAll() {
@@ -218,8 +261,13 @@ Status Pool::ZilClaimAll() {
     for (const BlockPtr& bp : f.lb.blocks) {
       if (bp.birth <= ub_txg) continue;
       for (int d = 0; d < bp.NumDvas(); d++) {
-        Allocator& a = log_alloc_ && InLogClass(bp.dva[d].vdev) ? *log_alloc_ : *alloc_;
-        UZFS_RETURN_IF_ERROR(a.Claim(bp.dva[d], first).WithContext("claiming an intent log block"));
+        Allocator* a = nullptr;
+        {
+          MutexLock l(&mu_);
+          a = LogClassFor(bp.dva[d].vdev);
+        }
+        if (a == nullptr) a = alloc_.get();
+        UZFS_RETURN_IF_ERROR(a->Claim(bp.dva[d], first).WithContext("claiming an intent log block"));
       }
     }
     if (f.lb.res.records == 0) continue;  // nothing to replay: the blocks are held, that is all
@@ -249,10 +297,14 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   auto z = std::make_shared<DatasetZil>();
   {
     MutexLock l(&mu_);
-    z->alloc = std::make_unique<PoolZilAllocator>(*alloc_, zil_log_class_failed_ ? nullptr : log_alloc_.get(),
-                                                  zil_avoid_);
+    std::vector<Allocator*> logs;
+    if (!zil_log_class_failed_) {
+      for (const auto& [id, a] : log_class_) {
+        if (!zil_avoid_.count(id)) logs.push_back(a);
+      }
+    }
+    z->alloc = std::make_unique<PoolZilAllocator>(*alloc_, std::move(logs), log_class_, zil_avoid_);
   }
-  z->alloc->log_ids_ = std::set<uint32_t>(log_class_ids_.begin(), log_class_ids_.end());
   // Frees of the old log's blocks go to their own class too.
   PoolZilAllocator* za = z->alloc.get();
   ZilWriterOptions o;
@@ -336,7 +388,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilRestart(const std::string& name) {
     // A log class with no usable vdev left: new logs go to the main pool.
     MutexLock l(&mu_);
     bool usable = false;
-    for (uint32_t id : log_class_ids_) {
+    for (const auto& [id, a] : log_class_) {
       if (!zil_avoid_.count(id) && root_->child(id) != nullptr && root_->child(id)->usable()) usable = true;
     }
     if (!usable) zil_log_class_failed_ = true;
