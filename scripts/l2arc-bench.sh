@@ -97,7 +97,7 @@ slow() { for d in "${devs[@]}"; do "$ZINJECT" -d "$d" -D "$LATENCY" "$pool" >/de
 fast() { "$ZINJECT" -c all >/dev/null 2>&1 || true; }
 stats() {  # arcstats l2_* lines, when the daemon has a command for them
   { "$ZPOOL" arcstats 2>/dev/null || cat "$UZFS_RUNDIR/arcstats" 2>/dev/null || true; } |
-    grep -E '^(hits|misses|l2_(hits|misses|size|asize|cksum_bad|io_error|rebuild_bufs|writes_sent))\b' |
+    grep -E '^(hits|misses|(demand|prefetch)_(data|metadata)_misses|l2_(hits|misses|size|asize|cksum_bad|io_error|rebuild_bufs|writes_sent))\b' |
     awk '{printf "%s=%s ", $1, $3} END {print ""}'
 }
 randread() {  # randread <phase>
