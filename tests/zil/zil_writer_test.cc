@@ -305,6 +305,37 @@ TEST_P(ZilWriterTest, SyncFreesBlocksOfSyncedTxgs) {
   EXPECT_TRUE(w->header().log.IsHole());
 }
 
+// A batch that holds the next open txg (hold_txg) allocates its blocks in
+// it: Sync of the txg its records belong to must leave them for the next
+// (a free may not come before the allocation's txg).
+TEST_P(ZilWriterTest, SyncKeepsBlocksBornInALaterTxg) {
+  ZilWriterOptions o;
+  o.objset_id = 54;
+  o.slim = GetParam();
+  int releases = 0;
+  o.hold_txg = [&]() -> Result<std::pair<uint64_t, std::function<void()>>> {
+    return std::make_pair(uint64_t{11}, std::function<void()>([&] { releases++; }));
+  };
+  ZilWriter w(target_, alloc_, [] { return Status::Ok(); }, o);
+  ASSERT_TRUE(w.Create(9).ok());
+  auto t = w.Append(Create(1, "a", 10));
+  ASSERT_TRUE(t.ok() && w.Commit(*t).ok());
+  EXPECT_EQ(releases, 1);
+  const uint64_t freed = w.stats().blocks_freed.load();
+  auto h = w.Sync(10);  // the written block was born in 9 (Create): freed
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(w.stats().blocks_freed.load(), freed + 1);
+  auto t2 = w.Append(Create(2, "b", 10));
+  ASSERT_TRUE(t2.ok() && w.Commit(*t2).ok());  // written into the block born in 11
+  h = w.Sync(10);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(w.stats().blocks_freed.load(), freed + 1);  // born 11: kept
+  EXPECT_EQ(ReadBack(*h).records.size(), 1u);
+  h = w.Sync(11);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(w.stats().blocks_freed.load(), freed + 2);
+}
+
 TEST_P(ZilWriterTest, DroppedRecordsOfSyncedTxgsNeedNoWrite) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());
