@@ -229,6 +229,11 @@ std::string FindLeaf(Pool& pool, const std::string& dev, const std::string& abs)
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
     if (path == dev || path == abs || base == dev || std::to_string(v->guid()) == dev) return path;
   }
+  for (const CacheDeviceInfo& ci : pool.CacheDevices()) {  // cache (L2ARC) devices take faults too
+    const size_t slash = ci.path.rfind('/');
+    const std::string base = slash == std::string::npos ? ci.path : ci.path.substr(slash + 1);
+    if (ci.path == dev || ci.path == abs || base == dev || std::to_string(ci.guid) == dev) return ci.path;
+  }
   return "";
 }
 
