@@ -33,6 +33,7 @@
 // thread; reads of pool state take mu_.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -237,6 +238,9 @@ class Pool final : private TxgSyncer {
   Status ZilClose(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
   // The target log blocks are read through (ZilReader).
   BlockTarget& block_target();
+  // Changes whenever a dataset's running log is stopped or replaced: a
+  // holder of a writer compares it (lock-free) to know when to ask again.
+  uint64_t zil_generation() const { return zil_gen_.load(std::memory_order_acquire); }
   // Before a log device is removed (zpool remove): stops allocating log
   // blocks on top-level vdev top_id, moves every running log off it
   // (each is restarted on the other log vdevs or the main pool) and syncs,
@@ -437,6 +441,7 @@ class Pool final : private TxgSyncer {
   // whether a log write to the log class failed (new logs use the main
   // pool until the next import).
   std::set<uint32_t> zil_avoid_ UZFS_GUARDED_BY(mu_);
+  std::atomic<uint64_t> zil_gen_{0};
   bool zil_log_class_failed_ UZFS_GUARDED_BY(mu_) = false;
 };
 

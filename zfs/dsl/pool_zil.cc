@@ -359,6 +359,7 @@ Status Pool::ZilClose(const std::string& name) {
     if (it == datasets_.end() || !it->second->zil) return Status::Ok();
     z = std::move(it->second->zil);
     it->second->zil.reset();
+    zil_gen_.fetch_add(1, std::memory_order_acq_rel);
     os = it->second->os.get();
   }
   const uint64_t txg = tx.txg();

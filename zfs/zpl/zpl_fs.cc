@@ -794,11 +794,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       if (!log_) return StartLogLocked();
       // The pool may have replaced the log (EvacuateLogDevice): records
       // given to the old one since were not written.
-      auto cur = pool_.ZilStart(ds_);
-      if (!cur.ok()) return ZplStatus::FromStatus(pool_.Sync());
-      if (*cur != log_) {
-        log_ = std::move(*cur);
-        return ZplStatus::FromStatus(pool_.Sync());
+      if (pool_.zil_generation() != log_gen_) {
+        log_gen_ = pool_.zil_generation();
+        auto cur = pool_.ZilStart(ds_);
+        if (!cur.ok()) return ZplStatus::FromStatus(pool_.Sync());
+        if (*cur != log_) {
+          log_ = std::move(*cur);
+          return ZplStatus::FromStatus(pool_.Sync());
+        }
       }
       if (unlogged_txg_ > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
       log = log_;
@@ -813,6 +816,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_TRY_S(pool_.Sync());
     MutexLock l(&mu_);
     if (log_ == log) {
+      log_gen_ = pool_.zil_generation() + 1;  // ZilRestart closes once
       auto w = pool_.ZilRestart(ds_);
       if (w.ok()) {
         log_ = std::move(*w);
@@ -825,6 +829,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplStatus StartLogLocked() UZFS_REQUIRES(mu_) {
     if (log_) return ZplStatus::Ok();
+    log_gen_ = pool_.zil_generation();
     auto w = pool_.ZilStart(ds_);
     if (!w.ok()) return ZplStatus::FromStatus(w.status());
     log_ = std::move(*w);
@@ -1686,6 +1691,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
+  uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
 };
