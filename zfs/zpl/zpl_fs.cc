@@ -146,6 +146,7 @@ constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE
 constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
+constexpr uint64_t kLogCopyMax = 32 << 20;      // write data copied into the log per txg, at most
 
 bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
 bool IsReg(uint64_t mode) { return (mode & kSIfMt) == S_IFREG; }
@@ -1628,8 +1629,22 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     return tx;
   }
   // Queues the record of a change made in txg (while the log runs).
+  // Copied write data is capped per txg (kLogCopyMax): past it, writes
+  // of that txg are not logged (the fsync after them waits for the txg),
+  // so streaming writes do not hold a second copy of a txg's data.
   void Log(LogRecord rec, uint64_t txg) UZFS_REQUIRES(mu_) {
     if (!log_) return;
+    if (const auto* w = std::get_if<LrWrite>(&rec.body)) {
+      if (txg != logged_txg_) {
+        logged_txg_ = txg;
+        logged_bytes_ = 0;
+      }
+      logged_bytes_ += w->data.size();
+      if (logged_bytes_ > kLogCopyMax) {
+        Unlogged(txg);
+        return;
+      }
+    }
     rec.txg = txg;
     if (!log_->Append(std::move(rec)).ok()) Unlogged(txg);
   }
@@ -1692,6 +1707,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
   uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
+  uint64_t logged_txg_ UZFS_GUARDED_BY(mu_) = 0, logged_bytes_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
 };

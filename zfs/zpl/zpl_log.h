@@ -9,8 +9,10 @@
 // (TX_TRUNCATE), setattr (TX_SETATTR: mode, uid, gid, size, atime,
 // mtime). Not logged: atime updates (as ZFS), freeing unlinked files at
 // their last close (replay of the remove frees them), and extended
-// attributes: a change that is not logged makes the next fsync wait for a
-// txg sync instead (ZplFs tracks the txg of the last such change).
+// attributes, and writes past 32 MiB of copied data in one txg (streaming
+// writes would otherwise hold a second copy of the txg's data): a change
+// that is not logged makes the next fsync wait for a txg sync instead
+// (ZplFs tracks the txg of the last such change).
 //
 // Replay applies each record through the public ZplFs calls as root (a
 // created object gets the number the log names: ObjsetWriter::
