@@ -35,7 +35,7 @@ bool IsKeyword(const std::string& w) {
 
 }  // namespace
 
-Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args) {
+Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool require_data) {
   PoolLayout out;
   enum class Section { kData, kLog, kCache, kSpare } section = Section::kData;
   size_t i = 0;
@@ -86,7 +86,10 @@ Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args) {
     section_list().push_back(std::move(leaf));
     i++;
   }
-  if (out.data.empty()) return Bad("at least one toplevel vdev must be specified");
+  if (require_data && out.data.empty()) return Bad("at least one toplevel vdev must be specified");
+  if (out.data.empty() && out.logs.empty() && out.cache.empty() && out.spares.empty()) {
+    return Bad("at least one device must be specified");
+  }
   return out;
 }
 
@@ -106,6 +109,11 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
     Must(nv.AddUint64("ashift", v.ashift));
     Must(nv.AddUint64("asize", v.asize));
     Must(nv.AddUint64("is_log", v.is_log ? 1 : 0));
+  }
+  // A hole has no create_txg (zdb of a zfs-fuse pool shows none).
+  if (v.IsHole()) {
+    Must(nv.AddUint64("is_hole", 1));
+    return nv;
   }
   Must(nv.AddUint64("create_txg", v.create_txg));
   if (!v.children.empty()) {
@@ -142,6 +150,7 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
   NvList nv;
   AddHeader(&nv, id, state, txg);
+  if (std::vector<uint64_t> holes = HoleIds(root); !holes.empty()) Must(nv.AddUint64Array("hole_array", holes));
   Must(nv.AddUint64("vdev_children", root.children.size()));
   NvList tree;
   Must(tree.AddString("type", "root"));
@@ -166,12 +175,13 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const
 }
 
 NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& top,
-                       uint64_t leaf_guid, uint64_t vdev_children) {
+                       uint64_t leaf_guid, uint64_t vdev_children, std::span<const uint64_t> holes) {
   NvList nv;
   AddHeader(&nv, id, state, txg);
   Must(nv.AddUint64("top_guid", top.guid));
   Must(nv.AddUint64("guid", leaf_guid));
   if (top.is_log) Must(nv.AddUint64("is_log", 1));
+  if (!holes.empty()) Must(nv.AddUint64Array("hole_array", holes));
   Must(nv.AddUint64("vdev_children", vdev_children));
   Must(nv.AddNvList("vdev_tree", VdevNodeConfig(top, true)));
   // Feature-flag pools name the features a reader needs to read the labels
@@ -188,12 +198,28 @@ NvList AuxLabelConfig(uint64_t version, uint64_t state, uint64_t guid) {
   return nv;
 }
 
+VdevNode HoleNode(uint64_t id) {
+  VdevNode h;
+  h.type = "hole";
+  h.id = id;
+  return h;
+}
+
+std::vector<uint64_t> HoleIds(const VdevNode& root) {
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < root.children.size(); i++) {
+    if (root.children[i].IsHole()) out.push_back(i);
+  }
+  return out;
+}
+
 Result<VdevNode> ParseVdevNode(const NvList& tree) {
   VdevNode v;
   UZFS_ASSIGN_OR_RETURN(std::string_view type, tree.GetString("type"));
   v.type = std::string(type);
   v.id = Or(tree.GetUint64("id"), 0);
   UZFS_ASSIGN_OR_RETURN(v.guid, tree.GetUint64("guid"));
+  if (Or(tree.GetUint64("is_hole"), 0) != 0) v.type = "hole";
   v.nparity = Or(tree.GetUint64("nparity"), 0);
   if (auto p = tree.GetString("path"); p.ok()) v.path = std::string(*p);
   v.metaslab_array = Or(tree.GetUint64("metaslab_array"), 0);

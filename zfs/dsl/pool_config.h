@@ -59,11 +59,13 @@ struct PoolLayout {
 // [spare ...]" as zpool create does. A device is an absolute path (a file,
 // or a block device: type "disk"). InvalidArgument with zpool's wording
 // ("invalid vdev specification: raidz2 requires at least 3 devices", ...).
-Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args);
+// With require_data false (zpool add), a layout of only log, cache or spare
+// devices is fine.
+Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool require_data = true);
 
 // The config view of one vdev.
 struct VdevNode {
-  std::string type;            // "root", "mirror", "raidz", "file", "disk"
+  std::string type;            // "root", "mirror", "raidz", "file", "disk", "hole"
   uint64_t id = 0;
   uint64_t guid = 0;
   uint64_t nparity = 0;
@@ -78,7 +80,15 @@ struct VdevNode {
   std::vector<VdevNode> children;
 
   bool IsLeaf() const { return type == "file" || type == "disk"; }
+  // The place of a removed top-level (log) vdev: type "hole", guid 0,
+  // is_hole 1; its id stays taken (listed in the config's hole_array).
+  bool IsHole() const { return type == "hole"; }
 };
+
+// A hole at top-level id `id`, as ZFS writes it.
+VdevNode HoleNode(uint64_t id);
+// The ids of the holes among root's children (the config's hole_array).
+std::vector<uint64_t> HoleIds(const VdevNode& root);
 
 struct PoolIdentity {
   uint64_t version = 0;
@@ -95,8 +105,9 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level);
 NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& root,
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache);
 // The label config of leaf `leaf_guid` under top-level vdev `top`.
+// `holes`: the pool's hole_array (written when not empty).
 NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& top,
-                       uint64_t leaf_guid, uint64_t vdev_children);
+                       uint64_t leaf_guid, uint64_t vdev_children, std::span<const uint64_t> holes = {});
 // The label of a spare (state 3) or cache (state 4) device.
 NvList AuxLabelConfig(uint64_t version, uint64_t state, uint64_t guid);
 

@@ -137,57 +137,83 @@ Result<std::unique_ptr<Allocator>> Allocator::Create(std::vector<TopVdevSpace> v
   std::vector<std::unique_ptr<MetaslabGroup>> groups;
   std::map<uint32_t, size_t> seen;
   for (const auto& v : vdevs) {
-    if (v.ashift < 9 || v.ashift > 16) return Status::InvalidArgument("ashift outside 9..16");
-    if (v.vdev_id >= kSpaceMapNoVdev) return Status::InvalidArgument("vdev id past 24 bits");
     if (!seen.emplace(v.vdev_id, groups.size()).second) {
       return Status::InvalidArgument("duplicate top-level vdev id");
     }
-    const uint32_t shift = v.metaslab_shift ? v.metaslab_shift : MetaslabShift(v.asize, options.shift_rule);
-    if (shift < v.ashift || shift > 40 || MetaslabCount(v.asize, shift) == 0) {
-      return Status::InvalidArgument("top-level vdev " + std::to_string(v.vdev_id) +
-                                     " is too small for one metaslab");
-    }
-    MetaslabOptions mo{.ashift = v.ashift,
-                       .spacemap_v2 = options.spacemap_v2,
-                       .spacemap_histogram = options.spacemap_histogram,
-                       .debug_entries = options.debug_entries,
-                       .defer_txgs = options.defer_txgs,
-                       .condense_pct = options.condense_pct,
-                       .condense_min_bytes = options.condense_min_bytes};
-    groups.push_back(std::make_unique<MetaslabGroup>(v, shift, mo));
+    UZFS_ASSIGN_OR_RETURN(auto g, MakeGroup(v, options));
+    groups.push_back(std::move(g));
   }
+  if (groups.size() > kMaxGroups) return Status::InvalidArgument("too many top-level vdevs");
   return std::unique_ptr<Allocator>(new Allocator(std::move(groups), options));
+}
+
+Result<std::unique_ptr<MetaslabGroup>> Allocator::MakeGroup(const TopVdevSpace& v,
+                                                            const AllocatorOptions& options) {
+  if (v.ashift < 9 || v.ashift > 16) return Status::InvalidArgument("ashift outside 9..16");
+  if (v.vdev_id >= kSpaceMapNoVdev) return Status::InvalidArgument("vdev id past 24 bits");
+  const uint32_t shift = v.metaslab_shift ? v.metaslab_shift : MetaslabShift(v.asize, options.shift_rule);
+  if (shift < v.ashift || shift > 40 || MetaslabCount(v.asize, shift) == 0) {
+    return Status::InvalidArgument("top-level vdev " + std::to_string(v.vdev_id) +
+                                   " is too small for one metaslab");
+  }
+  MetaslabOptions mo{.ashift = v.ashift,
+                     .spacemap_v2 = options.spacemap_v2,
+                     .spacemap_histogram = options.spacemap_histogram,
+                     .debug_entries = options.debug_entries,
+                     .defer_txgs = options.defer_txgs,
+                     .condense_pct = options.condense_pct,
+                     .condense_min_bytes = options.condense_min_bytes};
+  return std::make_unique<MetaslabGroup>(v, shift, mo);
 }
 
 Allocator::Allocator(std::vector<std::unique_ptr<MetaslabGroup>> groups,
                      const AllocatorOptions& options)
     : opts_(options), groups_(std::move(groups)) {
-  for (size_t i = 0; i < groups_.size(); i++) by_id_[groups_[i]->id()] = i;
+  const size_t n = groups_.size();
+  groups_.reserve(kMaxGroups);  // never reallocated: AddVdev runs beside readers
+  ngroups_.store(n, std::memory_order_release);
   MutexLock l(&rotor_mu_);
-  rotor_credit_.assign(groups_.size(), 0);
+  rotor_credit_.assign(n, 0);
   rotor_bytes_ = opts_.aliquot;  // the first allocation picks by weight
 }
 
 Allocator::~Allocator() = default;
 
-MetaslabGroup* Allocator::Group(uint32_t vdev_id) const {
-  auto it = by_id_.find(vdev_id);
-  return it == by_id_.end() ? nullptr : groups_[it->second].get();
+Status Allocator::AddVdev(const TopVdevSpace& v) {
+  for (const auto& g : Groups()) {
+    if (g->id() == v.vdev_id) return Status::InvalidArgument("duplicate top-level vdev id");
+  }
+  if (groups_.size() >= kMaxGroups) return Status::InvalidArgument("too many top-level vdevs");
+  UZFS_ASSIGN_OR_RETURN(auto g, MakeGroup(v, opts_));
+  {
+    MutexLock l(&rotor_mu_);
+    rotor_credit_.push_back(0);
+  }
+  groups_.push_back(std::move(g));  // within the reserve
+  ngroups_.store(groups_.size(), std::memory_order_release);
+  return Status::Ok();
 }
 
-size_t Allocator::PickRotor(uint64_t asize_hint) {
-  std::vector<uint64_t> free(groups_.size());
-  for (size_t i = 0; i < groups_.size(); i++) free[i] = groups_[i]->free_space();
+MetaslabGroup* Allocator::Group(uint32_t vdev_id) const {
+  for (const auto& g : Groups()) {
+    if (g->id() == vdev_id) return g.get();
+  }
+  return nullptr;
+}
+
+size_t Allocator::PickRotor(uint64_t asize_hint, size_t n) {
+  std::vector<uint64_t> free(n);
+  for (size_t i = 0; i < n; i++) free[i] = groups_[i]->free_space();
   MutexLock l(&rotor_mu_);
-  if (rotor_bytes_ < opts_.aliquot && free[rotor_] >= asize_hint) {
+  if (rotor_ < n && rotor_bytes_ < opts_.aliquot && free[rotor_] >= asize_hint) {
     rotor_bytes_ += asize_hint;
     return rotor_;
   }
   // Smooth weighted round robin on free space.
   int64_t total = 0;
-  size_t best = rotor_;
+  size_t best = rotor_ < n ? rotor_ : 0;
   bool found = false;
-  for (size_t i = 0; i < groups_.size(); i++) {
+  for (size_t i = 0; i < n; i++) {
     const int64_t w = static_cast<int64_t>(free[i] >> 12);  // 4K units keep sums small
     total += w;
     rotor_credit_[i] += w;
@@ -205,14 +231,14 @@ size_t Allocator::PickRotor(uint64_t asize_hint) {
 Result<std::vector<Dva>> Allocator::Allocate(uint64_t psize, int copies, uint64_t txg) {
   if (copies < 1 || copies > 3) return Status::InvalidArgument("copies must be 1..3");
   if (psize == 0) return Status::InvalidArgument("allocation of 0 bytes");
-  const size_t n = groups_.size();
+  const size_t n = Groups().size();
   std::vector<Dva> out;
   std::vector<bool> used(n, false);
   size_t last = 0;
   for (int c = 0; c < copies; c++) {
     std::vector<size_t> order;
     if (c == 0) {
-      const size_t first = PickRotor(psize);
+      const size_t first = PickRotor(psize, n);
       order.push_back(first);
       std::vector<size_t> rest;
       for (size_t i = 0; i < n; i++) if (i != first) rest.push_back(i);
@@ -287,7 +313,7 @@ Status Allocator::Claim(const Dva& dva, uint64_t txg) {
 }
 
 Status Allocator::Load(SpaceMapProvider& maps) {
-  for (const auto& g : groups_) {
+  for (const auto& g : Groups()) {
     for (const auto& m : g->metaslabs()) {
       UZFS_ASSIGN_OR_RETURN(SpaceMapStorage * sm, maps.Open(g->id(), m->id(), false));
       UZFS_RETURN_IF_ERROR(m->Load(sm));
@@ -297,7 +323,7 @@ Status Allocator::Load(SpaceMapProvider& maps) {
 }
 
 Status Allocator::SyncTxg(uint64_t txg, SpaceMapProvider& maps, bool allow_condense) {
-  for (const auto& g : groups_) {
+  for (const auto& g : Groups()) {
     for (const auto& m : g->metaslabs()) {
       if (!m->Dirty(txg)) continue;
       UZFS_ASSIGN_OR_RETURN(SpaceMapStorage * sm, maps.Open(g->id(), m->id(), true));
@@ -309,14 +335,14 @@ Status Allocator::SyncTxg(uint64_t txg, SpaceMapProvider& maps, bool allow_conde
 }
 
 void Allocator::SyncDone(uint64_t txg) {
-  for (const auto& g : groups_) {
+  for (const auto& g : Groups()) {
     for (const auto& m : g->metaslabs()) m->SyncDone(txg);
   }
 }
 
 std::vector<VdevSpaceStats> Allocator::VdevStats() const {
   std::vector<VdevSpaceStats> out;
-  for (const auto& g : groups_) {
+  for (const auto& g : Groups()) {
     VdevSpaceStats s;
     s.vdev_id = g->id();
     s.asize = g->vdev().asize;
@@ -336,7 +362,7 @@ std::vector<VdevSpaceStats> Allocator::VdevStats() const {
 
 uint64_t Allocator::space() const {
   uint64_t t = 0;
-  for (const auto& g : groups_) t += g->space();
+  for (const auto& g : Groups()) t += g->space();
   return t;
 }
 uint64_t Allocator::free_space() const {

@@ -43,6 +43,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "zfs/spa/block_ptr.h"
@@ -133,6 +134,10 @@ class Allocator {
   Status Free(const Dva& dva, uint64_t txg);
   // Immediate undo of an allocation of the still-unsynced txg (a failed write).
   Status Unallocate(const Dva& dva, uint64_t txg);
+  // `zpool add`: a new top-level vdev, all free (its space maps are
+  // created as its metaslabs are first synced). Safe while other threads
+  // allocate and free; one AddVdev at a time. InvalidArgument as Create.
+  Status AddVdev(const TopVdevSpace& vdev);
   // Marks a DVA's space allocated (log replay / blocks found on import).
   Status Claim(const Dva& dva, uint64_t txg);
 
@@ -154,13 +159,22 @@ class Allocator {
 
  private:
   Allocator(std::vector<std::unique_ptr<MetaslabGroup>> groups, const AllocatorOptions& options);
+  static Result<std::unique_ptr<MetaslabGroup>> MakeGroup(const TopVdevSpace& v,
+                                                          const AllocatorOptions& options);
   MetaslabGroup* Group(uint32_t vdev_id) const;
-  // Index of the group copy 0 should try first.
-  size_t PickRotor(uint64_t asize_hint);
+  // The published groups (AddVdev appends within the reserved capacity).
+  std::span<const std::unique_ptr<MetaslabGroup>> Groups() const {
+    return {groups_.data(), ngroups_.load(std::memory_order_acquire)};
+  }
+  // Index (< n) of the group copy 0 should try first.
+  size_t PickRotor(uint64_t asize_hint, size_t n);
 
   const AllocatorOptions opts_;
-  std::vector<std::unique_ptr<MetaslabGroup>> groups_;  // immutable after Create
-  std::map<uint32_t, size_t> by_id_;
+  static constexpr size_t kMaxGroups = 256;
+  // Capacity kMaxGroups reserved; entries [0, ngroups_) are published and
+  // never change (AddVdev appends one, then publishes).
+  std::vector<std::unique_ptr<MetaslabGroup>> groups_;
+  std::atomic<size_t> ngroups_{0};
 
   Mutex rotor_mu_;
   size_t rotor_ UZFS_GUARDED_BY(rotor_mu_) = 0;

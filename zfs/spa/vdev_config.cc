@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "zfs/spa/label_io.h"
 #include "zfs/vdev/fault_device.h"
@@ -245,8 +246,15 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
   pool.name = newest->pool_name;
   pool.config = newest->config;
   const uint64_t children = Or(newest->config.GetUint64("vdev_children"), top_source.size());
+  // Removed log devices leave holes: their ids stay taken (hole_array).
+  std::set<uint64_t> holes;
+  if (auto h = newest->config.GetUint64Array("hole_array"); h.ok()) holes.insert(h->begin(), h->end());
   std::vector<std::unique_ptr<Vdev>> tops;
   for (uint64_t id = 0; id < children; id++) {
+    if (holes.count(id) != 0) {
+      tops.push_back(MakeHoleVdev());
+      continue;
+    }
     auto src = top_source.find(id);
     if (src == top_source.end()) return Status::IoError("one or more devices is currently unavailable");
     const NvList& tree = **src->second->config.GetNvList("vdev_tree");

@@ -19,6 +19,7 @@ std::string_view VdevKindName(VdevKind k) {
     case VdevKind::kMirror: return "mirror";
     case VdevKind::kRaidz: return "raidz";
     case VdevKind::kLeaf: return "leaf";
+    case VdevKind::kHole: return "hole";
   }
   return "unknown";
 }
@@ -52,11 +53,55 @@ uint64_t Vdev::AllocatedSize(uint64_t psize) const {
 void Vdev::AdoptChildren(std::vector<std::unique_ptr<Vdev>> children) {
   children_ = std::move(children);
   child_ptrs_.clear();
+  // The root's pointer array never moves, so top-level vdevs can be added
+  // while other threads read it.
+  if (kind_ == VdevKind::kRoot) {
+    children_.reserve(kMaxTopLevel);
+    child_ptrs_.reserve(kMaxTopLevel);
+  }
   for (size_t i = 0; i < children_.size(); i++) {
     children_[i]->id_ = static_cast<uint32_t>(i);
     children_[i]->parent_ = this;
     child_ptrs_.push_back(children_[i].get());
   }
+  nchildren_.store(child_ptrs_.size(), std::memory_order_release);
+}
+
+Status Vdev::AddTopLevel(std::unique_ptr<Vdev> top) {
+  if (kind_ != VdevKind::kRoot) return Status::InvalidArgument("only the root vdev takes top-level vdevs");
+  if (top == nullptr || top->kind() == VdevKind::kRoot) return Status::InvalidArgument("not a top-level vdev");
+  if (child_ptrs_.size() >= kMaxTopLevel) {
+    return Status::InvalidArgument("a pool has at most " + std::to_string(kMaxTopLevel) + " top-level vdevs");
+  }
+  top->id_ = static_cast<uint32_t>(child_ptrs_.size());
+  top->parent_ = this;
+  top->SetReadOnly(read_only());
+  child_ptrs_.push_back(top.get());  // within the reserve: no reallocation
+  children_.push_back(std::move(top));
+  nchildren_.store(child_ptrs_.size(), std::memory_order_release);
+  return Status::Ok();
+}
+
+Status Vdev::DropTopLevelsFrom(uint32_t n) {
+  if (kind_ != VdevKind::kRoot) return Status::InvalidArgument("only the root vdev has top-level vdevs");
+  if (n == 0) return Status::InvalidArgument("a pool keeps at least one top-level vdev");
+  if (n >= child_ptrs_.size()) return Status::Ok();
+  nchildren_.store(n, std::memory_order_release);
+  child_ptrs_.resize(n);
+  children_.resize(n);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Vdev>> Vdev::ReplaceTopLevel(uint32_t id, std::unique_ptr<Vdev> by) {
+  if (kind_ != VdevKind::kRoot) return Status::InvalidArgument("only the root vdev has top-level vdevs");
+  if (id >= child_ptrs_.size() || by == nullptr) return Status::InvalidArgument("no top-level vdev " + std::to_string(id));
+  by->id_ = id;
+  by->parent_ = this;
+  std::unique_ptr<Vdev> old = std::move(children_[id]);
+  child_ptrs_[id] = by.get();
+  children_[id] = std::move(by);
+  std::atomic_thread_fence(std::memory_order_release);
+  return old;
 }
 
 void Vdev::CollectLeaves(std::vector<Vdev*>* out) {
@@ -64,7 +109,7 @@ void Vdev::CollectLeaves(std::vector<Vdev*>* out) {
     out->push_back(this);
     return;
   }
-  for (Vdev* c : child_ptrs_) c->CollectLeaves(out);
+  for (Vdev* c : children()) c->CollectLeaves(out);
 }
 
 Vdev::Counters Vdev::counters() const {
@@ -89,7 +134,7 @@ void Vdev::ResetCounters() {
   write_errors_.store(0, std::memory_order_relaxed);
   checksum_errors_.store(0, std::memory_order_relaxed);
   repaired_bytes_.store(0, std::memory_order_relaxed);
-  for (Vdev* c : child_ptrs_) c->ResetCounters();
+  for (Vdev* c : children()) c->ResetCounters();
 }
 
 bool Vdev::SurvivesLosing(const Vdev*) const { return false; }
@@ -128,12 +173,12 @@ void Vdev::MarkRemoved() {
 }
 
 void Vdev::AppendFlushes(std::vector<ChildIo>* ios) {
-  for (Vdev* c : child_ptrs_) c->AppendFlushes(ios);
+  for (Vdev* c : children()) c->AppendFlushes(ios);
 }
 
 Status Vdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
   Status first;
-  for (Vdev* c : child_ptrs_) {
+  for (Vdev* c : children()) {
     Status s = c->JudgeFlush(ios, pos);
     if (first.ok() && !s.ok()) first = std::move(s);
   }
@@ -232,7 +277,7 @@ void RunChildIos(std::span<ChildIo> ios) {
 
 void Vdev::SetReadOnly(bool read_only) {
   read_only_.store(read_only, std::memory_order_release);
-  for (Vdev* c : child_ptrs_) c->SetReadOnly(read_only);
+  for (Vdev* c : children()) c->SetReadOnly(read_only);
 }
 
 // ---- Root ----
@@ -251,6 +296,28 @@ uint64_t RootVdev::asize() const {
   return total;
 }
 
+// ---- Hole ----
+
+namespace {
+
+class HoleVdev final : public Vdev {
+ public:
+  HoleVdev() : Vdev(VdevKind::kHole, 0, 9) {}
+  std::string name() const override { return "hole"; }
+  uint64_t asize() const override { return 0; }
+  Status Read(uint64_t, std::span<uint8_t>, const BlockVerifier&, ReadOutcome*, ReadMode) override {
+    return Status::Corruption("read of a hole vdev (a removed device)");
+  }
+  Status Write(uint64_t, std::span<const uint8_t>) override {
+    return Status::InvalidArgument("write to a hole vdev (a removed device)");
+  }
+  VdevState state() const override { return VdevState::kOnline; }
+};
+
+}  // namespace
+
+std::unique_ptr<Vdev> MakeHoleVdev() { return std::make_unique<HoleVdev>(); }
+
 Status RootVdev::Read(uint64_t, std::span<uint8_t>, const BlockVerifier&, ReadOutcome*,
                       ReadMode) {
   return Status::InvalidArgument("read of the root vdev: a DVA names a top-level vdev");
@@ -263,6 +330,7 @@ Status RootVdev::Write(uint64_t, std::span<const uint8_t>) {
 VdevState RootVdev::state() const {
   bool degraded = false;
   for (const Vdev* c : children()) {
+    if (c->is_hole()) continue;
     const VdevState s = c->state();
     if (!VdevStateUsable(s)) return VdevState::kUnavail;
     degraded = degraded || s == VdevState::kDegraded;

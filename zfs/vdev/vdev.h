@@ -86,7 +86,9 @@ constexpr uint64_t LeafAsize(uint64_t device_size) {
              : 0;
 }
 
-enum class VdevKind : uint8_t { kRoot, kMirror, kRaidz, kLeaf };
+// kHole: the place of a removed top-level (log) vdev, kept so the ids of
+// the ones after it never change (ZFS's "hole" vdev, pool version >= 19).
+enum class VdevKind : uint8_t { kRoot, kMirror, kRaidz, kLeaf, kHole };
 std::string_view VdevKindName(VdevKind k);  // "root", "mirror", "raidz", "leaf"
 
 enum class VdevState : uint8_t { kOnline, kDegraded, kFaulted, kOffline, kRemoved, kUnavail };
@@ -173,8 +175,28 @@ class Vdev {
   // Applies to this vdev and everything below it.
   void SetReadOnly(bool read_only);
   bool read_only() const { return read_only_.load(std::memory_order_acquire); }
-  std::span<Vdev* const> children() const { return child_ptrs_; }
-  Vdev* child(uint32_t i) const { return i < child_ptrs_.size() ? child_ptrs_[i] : nullptr; }
+  std::span<Vdev* const> children() const {
+    return {child_ptrs_.data(), nchildren_.load(std::memory_order_acquire)};
+  }
+  Vdev* child(uint32_t i) const {
+    return i < nchildren_.load(std::memory_order_acquire) ? child_ptrs_[i] : nullptr;
+  }
+  bool is_hole() const { return kind_ == VdevKind::kHole; }
+
+  // Root only (InvalidArgument otherwise) — `zpool add` / `zpool remove`
+  // while I/O runs: children()/child() of the root may be read by any
+  // thread meanwhile. A new top-level vdev gets id children().size(); room
+  // for kMaxTopLevel in all (the pointer array never moves). Replacing
+  // puts `by` (a hole) at `id` and hands back the old vdev, which the
+  // caller must keep alive until no I/O can still reach it (the pool keeps
+  // it until close). REQUIRES: one caller at a time (the pool's sync
+  // thread), and no block pointer names the replaced vdev any more.
+  static constexpr size_t kMaxTopLevel = 256;
+  Status AddTopLevel(std::unique_ptr<Vdev> top);
+  Result<std::unique_ptr<Vdev>> ReplaceTopLevel(uint32_t id, std::unique_ptr<Vdev> by);
+  // Closes the top-level vdevs from id `n` on (import: an add that never
+  // landed). REQUIRES: no other thread uses the tree yet.
+  Status DropTopLevelsFrom(uint32_t n);
   // Every leaf below (this vdev itself if it is one), in tree order.
   void CollectLeaves(std::vector<Vdev*>* out);
 
@@ -230,6 +252,7 @@ class Vdev {
   Vdev* parent_ = nullptr;
   std::vector<std::unique_ptr<Vdev>> children_;
   std::vector<Vdev*> child_ptrs_;
+  std::atomic<size_t> nchildren_{0};  // published size of child_ptrs_
 };
 
 // Builders. Leaves wrap a device; interior vdevs own their children; all I/O
@@ -249,6 +272,10 @@ Result<std::unique_ptr<Vdev>> MakeRaidzVdev(std::vector<std::unique_ptr<Vdev>> c
 // InvalidArgument: no top-level vdevs, or a root among them.
 Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> top_levels,
                                            uint64_t guid = 0);
+
+// The hole a removed top-level vdev leaves: no device, no space, ONLINE so
+// it never degrades the pool; I/O to it is refused.
+std::unique_ptr<Vdev> MakeHoleVdev();
 
 // Raidz geometry of a raidz vdev (nparity; 0 for other kinds).
 uint32_t RaidzParity(const Vdev& v);
