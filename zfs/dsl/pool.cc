@@ -1,5 +1,6 @@
 // Pool lifecycle and txg sync (contract in pool.h).
 #include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
 
 #include "cache/arc_block_reader.h"
 
@@ -63,6 +64,10 @@ Status ValidatePoolName(const std::string& name) {
   return Status::Ok();
 }
 
+}  // namespace
+
+// Shared with pool_vdev_change.cc (declared in pool_build.h).
+
 // Opens a leaf for a new pool: exclusive, big enough, not part of another
 // pool unless forced.
 Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
@@ -90,6 +95,8 @@ Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const s
   return dev;
 }
 
+namespace {
+
 // The pre-import probe never allocates.
 class ReadOnlyAllocator final : public BlockAllocator {
  public:
@@ -99,10 +106,7 @@ class ReadOnlyAllocator final : public BlockAllocator {
   Status Free(const Dva&, uint64_t) override { return Status::NotSupported("pool is open read-only"); }
 };
 
-struct BuiltVdev {
-  std::unique_ptr<Vdev> vdev;
-  VdevNode node;
-};
+}  // namespace
 
 Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, IoEngine& io,
                                 uint32_t ashift, bool force, uint64_t id, bool injectable) {
@@ -153,8 +157,6 @@ void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out) {
   }
   for (const VdevNode& c : n.children) CollectLeafNodes(c, out);
 }
-
-}  // namespace
 
 Pool::Pool() = default;
 
@@ -329,7 +331,7 @@ Status Pool::OpenCommon() {
   std::vector<TopVdevSpace> spaces;
   for (size_t i = 0; i < tree_.children.size(); i++) {
     const VdevNode& n = tree_.children[i];
-    if (n.is_log) continue;
+    if (n.is_log || n.IsHole()) continue;
     Vdev* v = root_->child(static_cast<uint32_t>(i));
     TopVdevSpace s;
     s.vdev_id = static_cast<uint32_t>(i);
@@ -348,17 +350,23 @@ Status Pool::OpenCommon() {
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
   if (arc_) block_reader_ = std::make_unique<ArcBlockReader>(*arc_, ident_.pool_guid, *zio_);
-  // The deflate ratio (object directory "deflate"): space charged to
-  // datasets is allocated space scaled to what it would take without
-  // raidz parity: per 512-byte sector, 2^17 / sectors(asize(2^17)).
+  ComputeDeflateRatio();
+  return Status::Ok();
+}
+
+// The deflate ratio (object directory "deflate"): space charged to
+// datasets is allocated space scaled to what it would take without raidz
+// parity: per 512-byte sector, 2^17 / sectors(asize(2^17)).
+void Pool::ComputeDeflateRatio() {
+  bool first = true;
   deflate_ratio_ = 512;
   for (size_t i = 0; i < tree_.children.size(); i++) {
-    if (tree_.children[i].is_log) continue;
+    if (tree_.children[i].is_log || tree_.children[i].IsHole()) continue;
     const uint64_t a = root_->child(static_cast<uint32_t>(i))->AllocatedSize(131072) >> 9;
     const uint64_t r = a == 0 ? 512 : 131072 / a;
-    deflate_ratio_ = i == 0 ? r : std::min(deflate_ratio_, r);
+    deflate_ratio_ = first ? r : std::min(deflate_ratio_, r);
+    first = false;
   }
-  return Status::Ok();
 }
 
 Status Pool::CreateMosLayout(uint64_t txg) {
@@ -618,6 +626,22 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
       }
     }
   }
+  if (p->tree_.children.size() < p->root_->children().size()) {
+    // Labels of a `zpool add` whose txg never landed (they are written
+    // before the uberblock): the MOS config is the authority, the extra
+    // top-level vdevs were never part of this txg's pool.
+    for (size_t i = p->tree_.children.size(); i < p->root_->children().size(); i++) {
+      if (Vdev* extra = p->root_->child(static_cast<uint32_t>(i)); extra && !extra->is_hole()) {
+        std::vector<Vdev*> leaves;
+        extra->CollectLeaves(&leaves);
+        for (Vdev* lv : leaves) {
+          if (lv->device() != nullptr) InitDeviceLabels(*lv->device()).IgnoreError();
+        }
+      }
+    }
+    UZFS_RETURN_IF_ERROR(p->root_->DropTopLevelsFrom(static_cast<uint32_t>(p->tree_.children.size())));
+    p->labels_dirty_ = true;
+  }
   if (p->tree_.children.size() != p->root_->children().size()) {
     return Status::Corruption(quoted + "the MOS config and the labels disagree on the vdev tree");
   }
@@ -634,7 +658,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   p->maps_ = std::make_unique<DmuSpaceMapProvider>(*p->mos_);
   for (size_t i = 0; i < p->tree_.children.size(); i++) {
     const VdevNode& n = p->tree_.children[i];
-    if (n.is_log && p->LogClassFor(static_cast<uint32_t>(i)) == nullptr) continue;
+    if (n.IsHole() || (n.is_log && p->LogClassFor(static_cast<uint32_t>(i)) == nullptr)) continue;
     UZFS_RETURN_IF_ERROR(p->maps_->OpenArray(static_cast<uint32_t>(i), n.metaslab_array));
   }
   UZFS_RETURN_IF_ERROR(p->alloc_->Load(*p->maps_));
@@ -855,14 +879,19 @@ Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
   for (Vdev* v : leaves) by_guid[v->guid()] = v;
   int written = 0;
   Status first = Status::Ok();
-  for (const VdevNode& top : tree_.children) {
+  const std::vector<uint64_t> holes = HoleIds(tree_);
+  // Newest top-level vdevs first: a crash part way through a `zpool add`
+  // leaves labels on the new devices (which import then drops, see
+  // LoadAfterImport) rather than old labels naming devices that have none.
+  for (auto top_it = tree_.children.rbegin(); top_it != tree_.children.rend(); ++top_it) {
+    const VdevNode& top = *top_it;
     std::vector<const VdevNode*> ln;
     CollectLeafNodes(top, &ln);
     for (const VdevNode* n : ln) {
       auto it = by_guid.find(n->guid);
       if (it == by_guid.end() || !it->second->usable() || !it->second->device()) continue;
       Status s = WriteDeviceConfig(*it->second->device(),
-                                   LeafLabelConfig(ident_, state, txg, top, n->guid, tree_.children.size()));
+                                   LeafLabelConfig(ident_, state, txg, top, n->guid, tree_.children.size(), holes));
       if (s.ok()) {
         written++;
       } else if (first.ok()) {

@@ -224,6 +224,32 @@ class Pool final : private TxgSyncer {
   // large_blocks feature (pool_features.cc), else 128 KiB.
   uint64_t max_record_size() UZFS_EXCLUDES(mu_);
 
+  // --- configuration changes (pool_vdev_change.cc) ---
+  // `zpool add`: the layout's data and log vdevs become new top-level
+  // vdevs (ids after the last one; one txg), its cache and spare devices
+  // join the aux lists. Every device is opened and checked before anything
+  // is written (as Create: in use elsewhere without force, too small, listed
+  // twice, already in this pool); a log needs pool version >= 7, a cache
+  // device >= 10, a spare >= 3. New data vdevs take allocations at once.
+  // Crash safety: the new devices' labels are written first, then the old
+  // devices', then the uberblock; an import that finds labels of an add
+  // whose txg never landed drops the extra top-level vdevs (the MOS config
+  // is the authority).
+  Status AddVdevs(const PoolLayout& layout, bool force) UZFS_EXCLUDES(mu_, sync_mu_);
+  // `zpool remove`: a cache or spare device, or a top-level log vdev (named
+  // by a leaf's path or guid, or as "mirror-N"), which leaves a hole (pool
+  // version >= 19) so later ids never change; the removed devices' labels
+  // are cleared so they can be used again. InvalidArgument for a data vdev
+  // or a leaf inside a mirror (zpool detach's job), NotFound for a device
+  // not in the pool.
+  Status RemoveVdev(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The configuration now (top-level tree, spares, cache devices).
+  struct ConfigView {
+    VdevNode tree;
+    std::vector<VdevNode> spares, cache;
+  };
+  ConfigView Config() const UZFS_EXCLUDES(mu_);
+
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
 
@@ -348,6 +374,11 @@ class Pool final : private TxgSyncer {
   Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
   Status ProcessDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions MosOptions() UZFS_REQUIRES(mu_);
+  // Before a top-level log vdev is removed: no live log block may remain on
+  // it and no new one may go there (the intent log's hook).
+  Status PrepareLogRemoval(uint32_t top_id) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The allocation ratio of the data vdevs (see deflate_ratio_).
+  void ComputeDeflateRatio();
 
   // DSL.
   Status CreateMosLayout(uint64_t txg) UZFS_REQUIRES(mu_);
@@ -424,6 +455,9 @@ class Pool final : private TxgSyncer {
   };
   std::vector<PendingTask> tasks_ UZFS_GUARDED_BY(mu_);
   std::vector<std::string> history_ UZFS_GUARDED_BY(mu_);
+  // Top-level vdevs a RemoveVdev task replaced by holes, closed by it after
+  // the txg synced.
+  std::vector<std::unique_ptr<Vdev>> retired_vdevs_ UZFS_GUARDED_BY(mu_);
   // MOS objects.
   uint64_t config_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t sync_bplist_obj_ UZFS_GUARDED_BY(mu_) = 0;

@@ -1,0 +1,301 @@
+// Configuration changes of an imported pool: `zpool add` and `zpool remove`
+// (contract in pool.h, AddVdevs / RemoveVdev / Config).
+//
+// Both run as sync tasks: the tree, the allocator and the MOS change in the
+// syncing txg on the sync thread, so the txg that lands carries the new
+// config in the MOS, the labels and the uberblock's guid sum together.
+// Devices are opened and checked before the task (nothing is written to
+// any device when a check fails); the new devices' labels are blanked
+// before the txg and get the pool config with every other label in the
+// txg's sync (pool.cc writes the newest top-level vdevs' labels first).
+//
+// Removing a top-level log vdev leaves a hole (type "hole", guid 0,
+// is_hole 1, its id in the config's hole_array), as ZFS does from pool
+// version 19 on (checked against zfs-fuse's zdb -C), so the ids of the vdevs
+// after it, which every DVA names, never change. The log vdev's metaslab
+// array and space maps stay in the MOS as unreferenced objects (ZFS frees
+// them; uzfs has no free path for them yet).
+#include <algorithm>
+#include <set>
+
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/space_map_objects.h"
+#include "zfs/spa/label_io.h"
+#include "zfs/spa/metaslab.h"
+#include "zfs/vdev/fault_device.h"
+
+namespace uzfs {
+
+namespace {
+
+constexpr uint64_t kVersionSpares = 3;    // SPA_VERSION_SPARES
+constexpr uint64_t kVersionSlogs = 7;     // SPA_VERSION_SLOGS
+constexpr uint64_t kVersionL2cache = 10;  // SPA_VERSION_L2CACHE
+constexpr uint64_t kVersionHoles = 19;    // SPA_VERSION_HOLES: log device removal
+
+void SpecPaths(const VdevSpec& s, std::vector<std::string>* out) {
+  if (s.children.empty()) out->push_back(s.path);
+  for (const VdevSpec& c : s.children) SpecPaths(c, out);
+}
+
+// "mirror-1", "raidz2-0" as zpool status names top-level vdevs.
+std::string TopName(const VdevNode& n) {
+  if (n.type == "raidz") return "raidz" + std::to_string(n.nparity) + "-" + std::to_string(n.id);
+  return n.type + "-" + std::to_string(n.id);
+}
+
+// OpenNewLeaf/BuildFromSpec speak for `zpool create`; say "add to".
+Status AsAdd(const Status& s, const std::string& pool) {
+  std::string m(s.message());
+  const std::string from = "cannot create '" + pool + "'";
+  if (m.compare(0, from.size(), from) == 0) m = "cannot add to '" + pool + "'" + m.substr(from.size());
+  return Status(s.code(), m);
+}
+
+bool NamesLeaf(const VdevNode& leaf, const std::string& name) {
+  return leaf.path == name || std::to_string(leaf.guid) == name;
+}
+
+}  // namespace
+
+Pool::ConfigView Pool::Config() const {
+  MutexLock l(&mu_);
+  return ConfigView{tree_, spares_, cache_};
+}
+
+Status Pool::PrepareLogRemoval(uint32_t top_id) { return EvacuateLogDevice(top_id); }
+
+Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
+  const std::string quoted = "cannot add to '" + ident_.name + "': ";
+  if (readonly_) return Status::NotSupported(quoted + "pool is read-only");
+  if (layout.data.empty() && layout.logs.empty() && layout.cache.empty() && layout.spares.empty()) {
+    return Status::InvalidArgument(quoted + "missing vdev specification");
+  }
+  if (!layout.logs.empty() && ident_.version < kVersionSlogs) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add log devices (version " +
+                                std::to_string(kVersionSlogs) + ")");
+  }
+  if (!layout.cache.empty() && ident_.version < kVersionL2cache) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add cache devices (version " +
+                                std::to_string(kVersionL2cache) + ")");
+  }
+  if (!layout.spares.empty() && ident_.version < kVersionSpares) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add hot spares (version " +
+                                std::to_string(kVersionSpares) + ")");
+  }
+  // Devices named twice, or already in this pool.
+  std::vector<std::string> paths;
+  for (const auto* list : {&layout.data, &layout.logs, &layout.cache, &layout.spares}) {
+    for (const VdevSpec& s : *list) SpecPaths(s, &paths);
+  }
+  {
+    std::set<std::string> seen;
+    for (const std::string& p : paths) {
+      if (!seen.insert(p).second) {
+        return Status::InvalidArgument("invalid vdev specification: " + p + " is listed more than once");
+      }
+    }
+    ConfigView now = Config();
+    std::vector<const VdevNode*> leaves;
+    CollectLeafNodes(now.tree, &leaves);
+    for (const VdevNode& a : now.spares) leaves.push_back(&a);
+    for (const VdevNode& a : now.cache) leaves.push_back(&a);
+    for (const VdevNode* n : leaves) {
+      if (seen.count(n->path) != 0) {
+        return Status::InvalidArgument("invalid vdev specification\n" + n->path + " is part of active pool '" +
+                                       ident_.name + "'");
+      }
+    }
+  }
+
+  // Open and check everything first; nothing is written until all passed.
+  bool injectable = false;
+  uint32_t ashift = 9;
+  {
+    std::vector<Vdev*> leaves;
+    root_->CollectLeaves(&leaves);
+    for (Vdev* v : leaves) {
+      if (v->device() != nullptr && dynamic_cast<FaultDevice*>(v->device()) != nullptr) injectable = true;
+    }
+    for (Vdev* t : root_->children()) {
+      if (!t->is_hole()) ashift = std::max(ashift, t->ashift());
+    }
+  }
+  struct NewTop {
+    BuiltVdev built;
+    bool log = false;
+  };
+  std::vector<NewTop> tops;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const VdevSpec& s : pass == 0 ? layout.data : layout.logs) {
+      auto built = BuildFromSpec(ident_.name, s, *io_, ashift, force, 0, injectable);
+      if (!built.ok()) return AsAdd(built.status(), ident_.name);
+      BuiltVdev b = std::move(*built);
+      b.node.ashift = ashift;
+      b.node.asize = b.vdev->asize();
+      b.node.is_log = pass == 1;
+      b.node.metaslab_shift = MetaslabShift(
+          b.node.asize, ident_.version == kFeatureVersion ? MetaslabShiftRule::kOpenZfs : MetaslabShiftRule::kLegacy);
+      if (MetaslabCount(b.node.asize, static_cast<uint32_t>(b.node.metaslab_shift)) == 0) {
+        return Status::InvalidArgument(quoted + "one or more devices is less than the minimum size (64M)");
+      }
+      tops.push_back(NewTop{std::move(b), pass == 1});
+    }
+  }
+  struct NewAux {
+    std::unique_ptr<FileDevice> dev;
+    VdevNode node;
+    bool spare = false;
+  };
+  std::vector<NewAux> aux;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const VdevSpec& s : pass == 0 ? layout.spares : layout.cache) {
+      auto opened = OpenNewLeaf(ident_.name, s.path, force);
+      if (!opened.ok()) return AsAdd(opened.status(), ident_.name);
+      std::unique_ptr<FileDevice> dev = std::move(*opened);
+      VdevNode n;
+      n.type = s.type == VdevSpec::Type::kDisk ? "disk" : "file";
+      n.path = s.path;
+      n.guid = NewGuid();
+      aux.push_back(NewAux{std::move(dev), n, pass == 0});
+    }
+  }
+  {
+    MutexLock l(&mu_);
+    if (tree_.children.size() + tops.size() > Vdev::kMaxTopLevel) {
+      return Status::InvalidArgument(quoted + "a pool has at most " + std::to_string(Vdev::kMaxTopLevel) +
+                                     " top-level vdevs");
+    }
+  }
+  // Blank labels on the new top-level devices (their config comes with the
+  // txg); aux devices get their short labels now, as at create.
+  for (NewTop& t : tops) {
+    std::vector<Vdev*> leaves;
+    t.built.vdev->CollectLeaves(&leaves);
+    for (Vdev* lv : leaves) UZFS_RETURN_IF_ERROR(InitDeviceLabels(*lv->device()));
+  }
+  for (NewAux& a : aux) {
+    UZFS_RETURN_IF_ERROR(InitDeviceLabels(*a.dev));
+    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(
+        *a.dev, AuxLabelConfig(ident_.version, a.spare ? kPoolStateSpare : kPoolStateL2cache, a.node.guid)));
+  }
+
+  auto tops_ptr = std::make_shared<std::vector<NewTop>>(std::move(tops));
+  auto aux_nodes = std::make_shared<std::vector<std::pair<VdevNode, bool>>>();
+  for (NewAux& a : aux) aux_nodes->emplace_back(a.node, a.spare);
+  aux.clear();  // aux devices are not kept open (as at create)
+  Status s = RunTask([this, tops_ptr, aux_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    // Everything that can fail without changing anything first.
+    for (NewTop& t : *tops_ptr) {
+      const uint32_t id = static_cast<uint32_t>(tree_.children.size());
+      VdevNode& n = t.built.node;
+      n.id = id;
+      n.create_txg = txg;
+      Vdev* v = t.built.vdev.get();
+      if (!t.log) {
+        TopVdevSpace sp;
+        sp.vdev_id = id;
+        sp.asize = n.asize;
+        sp.ashift = static_cast<uint32_t>(n.ashift);
+        sp.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
+        sp.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
+        UZFS_RETURN_IF_ERROR(root_->AddTopLevel(std::move(t.built.vdev)));
+        UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
+                              maps_->CreateArray(id, MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift)), txg));
+        tree_.children.push_back(n);
+        UZFS_RETURN_IF_ERROR(alloc_->AddVdev(sp));
+      } else {
+        // The log class (pool_zil.cc): logs started from now on allocate
+        // there; running logs keep their vdevs until they restart.
+        UZFS_RETURN_IF_ERROR(root_->AddTopLevel(std::move(t.built.vdev)));
+        UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
+                              maps_->CreateArray(id, MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift)), txg));
+        tree_.children.push_back(n);
+        UZFS_RETURN_IF_ERROR(AddLogClassVdev(id));
+      }
+    }
+    for (const auto& [node, spare] : *aux_nodes) (spare ? spares_ : cache_).push_back(node);
+    ComputeDeflateRatio();
+    config_dirty_ = true;
+    labels_dirty_ = true;
+    return Status::Ok();
+  });
+  return s;
+}
+
+Status Pool::RemoveVdev(const std::string& name) {
+  const std::string quoted = "cannot remove " + name + ": ";
+  if (readonly_) return Status::NotSupported(quoted + "pool is read-only");
+  ConfigView now = Config();
+  // An aux device?
+  for (int pass = 0; pass < 2; pass++) {
+    const std::vector<VdevNode>& list = pass == 0 ? now.spares : now.cache;
+    for (const VdevNode& a : list) {
+      if (!NamesLeaf(a, name)) continue;
+      const uint64_t guid = a.guid;
+      const bool spare = pass == 0;
+      UZFS_RETURN_IF_ERROR(RunTask([this, guid, spare](uint64_t) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+        std::vector<VdevNode>& l = spare ? spares_ : cache_;
+        l.erase(std::remove_if(l.begin(), l.end(), [&](const VdevNode& n) { return n.guid == guid; }), l.end());
+        config_dirty_ = true;
+        return Status::Ok();
+      }));
+      // Its short label goes, so the device is free for any use.
+      if (auto dev = FileDevice::Open(a.path, FileDeviceOptions{.read_only = false, .exclusive = true}); dev.ok()) {
+        InitDeviceLabels(**dev).IgnoreError();
+      }
+      return Status::Ok();
+    }
+  }
+  // A top-level vdev, or a leaf in one?
+  for (const VdevNode& top : now.tree.children) {
+    if (top.IsHole()) continue;
+    std::vector<const VdevNode*> leaves;
+    CollectLeafNodes(top, &leaves);
+    const bool is_top = TopName(top) == name || std::to_string(top.guid) == name ||
+                        (top.IsLeaf() && NamesLeaf(top, name));
+    bool in_top = false;
+    for (const VdevNode* lf : leaves) in_top = in_top || NamesLeaf(*lf, name);
+    if (!is_top && !in_top) continue;
+    if (!top.is_log || !is_top) {
+      return Status::InvalidArgument(quoted + "only inactive hot spares, cache, top-level, or log devices can be removed");
+    }
+    if (ident_.version < kVersionHoles) {
+      return Status::NotSupported(quoted + "pool must be upgraded to support log removal (version " +
+                                  std::to_string(kVersionHoles) + ")");
+    }
+    const uint32_t id = static_cast<uint32_t>(top.id);
+    UZFS_RETURN_IF_ERROR(PrepareLogRemoval(id));
+    UZFS_RETURN_IF_ERROR(RunTask([this, id](uint64_t) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+      if (id >= tree_.children.size() || !tree_.children[id].is_log) {
+        return Status::NotFound("log vdev " + std::to_string(id) + " is gone");
+      }
+      UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> old, root_->ReplaceTopLevel(id, MakeHoleVdev()));
+      retired_vdevs_.push_back(std::move(old));
+      tree_.children[id] = HoleNode(id);
+      config_dirty_ = true;
+      labels_dirty_ = true;
+      return Status::Ok();
+    }));
+    // The txg that dropped it has landed: clear its labels and close it.
+    std::vector<std::unique_ptr<Vdev>> retired;
+    {
+      MutexLock l(&mu_);
+      retired = std::move(retired_vdevs_);
+      retired_vdevs_.clear();
+    }
+    for (auto& v : retired) {
+      std::vector<Vdev*> lv;
+      v->CollectLeaves(&lv);
+      for (Vdev* leaf : lv) {
+        if (leaf->device() != nullptr) InitDeviceLabels(*leaf->device()).IgnoreError();
+      }
+    }
+    retired.clear();
+    return Status::Ok();
+  }
+  return Status::NotFound(quoted + "no such device in pool");
+}
+
+}  // namespace uzfs
