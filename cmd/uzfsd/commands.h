@@ -36,6 +36,9 @@ int RunZinject(Registry& reg, Output& out, const Request& req, const std::atomic
 
 // zpool import (zpool_import.cc); `usage` is its usage text.
 int ZpoolImport(CmdCtx& c, const std::string& usage);
+// zpool add / zpool remove (zpool_vdev_cmd.cc); `usage` is the usage text.
+int ZpoolAdd(CmdCtx& c, const std::string& usage);
+int ZpoolRemove(CmdCtx& c, const std::string& usage);
 // Imports from the cache file at daemon start (zpool_import.cc).
 void ImportCachedPools(Registry& reg);
 // Exports every pool, keeping them in the cache file (daemon shutdown).

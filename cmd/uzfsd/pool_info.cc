@@ -58,6 +58,15 @@ PoolShape ShapeFromLayout(const PoolLayout& layout) {
   return s;
 }
 
+PoolShape ShapeFromPool(Pool& pool) {
+  Pool::ConfigView c = pool.Config();
+  PoolShape s;
+  for (const VdevNode& t : c.tree.children) s.top_is_log.push_back(t.is_log);
+  for (const VdevNode& v : c.spares) s.spares.push_back(v.path);
+  for (const VdevNode& v : c.cache) s.cache.push_back(v.path);
+  return s;
+}
+
 Result<PoolShape> ReadShape(const std::vector<std::string>& devices, uint64_t guid) {
   UZFS_ASSIGN_OR_RETURN(std::unique_ptr<PoolReader> r, OpenReader(devices, guid));
   UZFS_ASSIGN_OR_RETURN(NvList config, r->MosConfig());

@@ -25,6 +25,8 @@ Result<std::vector<FoundDevice>> ScanDirs(const std::vector<std::string>& dirs);
 
 // The shape a create layout gives (top-level ids: data vdevs, then logs).
 PoolShape ShapeFromLayout(const PoolLayout& layout);
+// The shape of an open pool's live config (after zpool add / remove).
+PoolShape ShapeFromPool(Pool& pool);
 // The shape of the imported pool `guid` whose devices are `devices`.
 Result<PoolShape> ReadShape(const std::vector<std::string>& devices, uint64_t guid);
 

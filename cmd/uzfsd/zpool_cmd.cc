@@ -27,6 +27,7 @@
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/zpool_layout.h"
 #include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "zfs/dsl/pool_space.h"
@@ -59,6 +60,8 @@ const Sub kSubs[] = {
     {"set", "\tset <property=value> <pool>\n"},
     {"arcstats", "\tarcstats [-j]\n"},
     {"tunable", "\ttunable [-Hj] [name[=value]] ...\n"},
+    {"add", "\tadd [-fn] <pool> <vdev> ...\n"},
+    {"remove", "\tremove <pool> <device> ...\n"},
 };
 
 int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
@@ -67,7 +70,7 @@ int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zpool", kSubs,
-                          "\tadd, attach, detach, replace, online, offline, remove, scrub, clear:\n"
+                          "\tattach, detach, replace, online, offline, scrub, clear:\n"
                           "\t    not available in uzfs yet\n");
 }
 
@@ -84,6 +87,10 @@ bool ParseU64(const std::string& s, uint64_t* v) {
 }
 
 std::string HealthOf(Pool& p) { return std::string(VdevStateName(p.root_vdev().state())); }
+
+}  // namespace
+
+// Shared with zpool_vdev_cmd.cc (zpool_layout.h).
 
 // Device size in bytes (0 when it cannot be read: Create reports that).
 uint64_t DeviceSize(const std::string& path) {
@@ -180,6 +187,20 @@ std::vector<std::string> AllPaths(const PoolLayout& l) {
   return p;
 }
 
+void ExpandShorthandDevices(std::vector<std::string>* words) {
+  // Shorthand device names, as zpool takes them: "sdb" is /dev/sdb.
+  for (std::string& w : *words) {
+    static const std::set<std::string> kWords = {"mirror", "raidz", "raidz1", "raidz2", "raidz3",
+                                                 "log", "cache", "spare"};
+    if (!w.empty() && w[0] != '/' && w.find('/') == std::string::npos && kWords.count(w) == 0 &&
+        ::access(("/dev/" + w).c_str(), F_OK) == 0) {
+      w = "/dev/" + w;
+    }
+  }
+}
+
+namespace {
+
 // ------------------------------------------------------------------ create
 
 int Create(CmdCtx& c) {
@@ -251,15 +272,7 @@ int Create(CmdCtx& c) {
     o.fs_props.emplace_back("mountpoint", m);
   }
 
-  // Shorthand device names, as zpool takes them: "sdb" is /dev/sdb.
-  for (std::string& w : vdevs) {
-    static const std::set<std::string> kWords = {"mirror", "raidz", "raidz1", "raidz2", "raidz3",
-                                                 "log", "cache", "spare"};
-    if (!w.empty() && w[0] != '/' && w.find('/') == std::string::npos && kWords.count(w) == 0 &&
-        ::access(("/dev/" + w).c_str(), F_OK) == 0) {
-      w = "/dev/" + w;
-    }
-  }
+  ExpandShorthandDevices(&vdevs);
   auto layout = ParseVdevGrammar(vdevs);
   if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
   const std::vector<std::string> paths = AllPaths(*layout);
@@ -512,11 +525,11 @@ std::vector<VdevRow> TreeRows(PoolEntry& e, bool include_aux) UZFS_REQUIRES(e.mu
   const std::vector<bool> log_ids = e.shape.top_is_log;
   auto is_log = [&](uint32_t id) { return id < log_ids.size() && log_ids[id]; };
   for (Vdev* t : root.children()) {
-    if (!is_log(t->id())) walk(t, 1, true);
+    if (!is_log(t->id()) && !t->is_hole()) walk(t, 1, true);
   }
   bool logs = false;
   for (Vdev* t : root.children()) {
-    if (!is_log(t->id())) continue;
+    if (!is_log(t->id()) || t->is_hole()) continue;
     if (!logs) rows.push_back(VdevRow{"logs", 0, nullptr, false, {}});
     logs = true;
     walk(t, 1, true);
@@ -747,6 +760,7 @@ json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
   json rootj = VdevJson(e, &root, "normal");
   json data = json::object(), logs = json::object();
   for (Vdev* t : root.children()) {
+    if (t->is_hole()) continue;
     const bool log = t->id() < e.shape.top_is_log.size() && e.shape.top_is_log[t->id()];
     (log ? logs : data)[t->name()] = VdevJson(e, t, log ? "log" : "normal");
   }
@@ -1213,7 +1227,15 @@ int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<b
   if (sub == "iostat") return Iostat(c);
   if (sub == "arcstats") return ZpoolArcstats(c, UsageOf("arcstats"));
   if (sub == "tunable") return ZpoolTunable(c, UsageOf("tunable"));
-  for (const char* later : {"add", "attach", "detach", "replace", "online", "offline", "remove", "scrub",
+  if (sub == "add") {
+    MutexLock l(&reg.lifecycle_mu);
+    return ZpoolAdd(c, UsageOf("add"));
+  }
+  if (sub == "remove") {
+    MutexLock l(&reg.lifecycle_mu);
+    return ZpoolRemove(c, UsageOf("remove"));
+  }
+  for (const char* later : {"attach", "detach", "replace", "online", "offline", "scrub",
                             "clear", "upgrade", "events", "split", "reguid", "reopen", "labelclear",
                             "initialize", "trim", "wait", "checkpoint", "sync"}) {
     if (sub == later) return c.Fail("zpool " + sub + " is not available in uzfs yet");

@@ -85,7 +85,7 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
   for (int pass = 0; pass < 2; pass++) {
     bool header = false;
     for (Vdev* t : a->root->children()) {
-      if ((log_ids.count(t->id()) != 0) != (pass == 1)) continue;
+      if (t->is_hole() || (log_ids.count(t->id()) != 0) != (pass == 1)) continue;
       if (pass == 1 && !header) {
         rows.push_back({"logs", {0, ""}});
         header = true;

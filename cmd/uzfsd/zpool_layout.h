@@ -1,0 +1,28 @@
+// The vdev-specification helpers `zpool create` and `zpool add` share
+// (defined in zpool_cmd.cc): device sizes, the -f replication checks, the
+// -n dry-run tree, shorthand device names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zfs/dsl/pool_config.h"
+
+namespace uzfs::cmd {
+
+// Device size in bytes (0 when it cannot be read).
+uint64_t DeviceSize(const std::string& path);
+// "mirror", "raidz", "disk", "file".
+const char* TypeWord(const VdevSpec& v);
+// zpool create's checks that -f overrides: devices of different sizes in
+// one group, mixed replication levels among the data vdevs. Empty = fine.
+std::vector<std::string> ReplicationProblems(const PoolLayout& l);
+// The dry-run (-n) lines of a list of vdevs.
+void DryRunTree(const std::vector<VdevSpec>& list, std::string* out);
+// Every device path of the layout.
+std::vector<std::string> AllPaths(const PoolLayout& l);
+// "sdb" -> "/dev/sdb" when that exists (keywords and paths stay).
+void ExpandShorthandDevices(std::vector<std::string>* words);
+
+}  // namespace uzfs::cmd
