@@ -175,17 +175,26 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
     t.built.vdev->CollectLeaves(&leaves);
     for (Vdev* lv : leaves) UZFS_RETURN_IF_ERROR(InitDeviceLabels(*lv->device()));
   }
+  // Spares get their short labels now, as at create; cache devices are
+  // labelled and handed to the L2ARC by AttachCacheDevice below.
   for (NewAux& a : aux) {
+    if (!a.spare) continue;
     UZFS_RETURN_IF_ERROR(InitDeviceLabels(*a.dev));
-    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(
-        *a.dev, AuxLabelConfig(ident_.version, a.spare ? kPoolStateSpare : kPoolStateL2cache, a.node.guid)));
+    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(*a.dev, AuxLabelConfig(ident_.version, kPoolStateSpare, a.node.guid)));
   }
 
   auto tops_ptr = std::make_shared<std::vector<NewTop>>(std::move(tops));
-  auto aux_nodes = std::make_shared<std::vector<std::pair<VdevNode, bool>>>();
-  for (NewAux& a : aux) aux_nodes->emplace_back(a.node, a.spare);
-  aux.clear();  // aux devices are not kept open (as at create)
-  Status s = RunTask([this, tops_ptr, aux_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  auto spare_nodes = std::make_shared<std::vector<VdevNode>>();
+  std::vector<std::string> cache_paths;
+  for (NewAux& a : aux) {
+    if (a.spare) {
+      spare_nodes->push_back(a.node);
+    } else {
+      cache_paths.push_back(a.node.path);
+    }
+  }
+  aux.clear();  // closes them: spares are not kept open, cache devices are reopened
+  Status s = RunTask([this, tops_ptr, spare_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     // Everything that can fail without changing anything first.
     for (NewTop& t : *tops_ptr) {
       const uint32_t id = static_cast<uint32_t>(tree_.children.size());
@@ -215,13 +224,15 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
         UZFS_RETURN_IF_ERROR(AddLogClassVdev(id));
       }
     }
-    for (const auto& [node, spare] : *aux_nodes) (spare ? spares_ : cache_).push_back(node);
+    for (const VdevNode& node : *spare_nodes) spares_.push_back(node);
     ComputeDeflateRatio();
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
   });
-  return s;
+  if (!s.ok()) return s;
+  for (const std::string& p : cache_paths) UZFS_RETURN_IF_ERROR(AttachCacheDevice(p, force));
+  return cache_paths.empty() ? Status::Ok() : Sync();
 }
 
 Status Pool::RemoveVdev(const std::string& name) {
@@ -233,6 +244,7 @@ Status Pool::RemoveVdev(const std::string& name) {
     const std::vector<VdevNode>& list = pass == 0 ? now.spares : now.cache;
     for (const VdevNode& a : list) {
       if (!NamesLeaf(a, name)) continue;
+      if (pass == 1) return DetachCacheDevice(name);  // out of the L2ARC too (pool_l2.cc)
       const uint64_t guid = a.guid;
       const bool spare = pass == 0;
       UZFS_RETURN_IF_ERROR(RunTask([this, guid, spare](uint64_t) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
