@@ -95,10 +95,10 @@ void AddUsed(Dnode* dn, const std::vector<BlockPtr>& freed, const std::vector<Bl
 ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
     : zio_(zio),
       opts_(opts),
-      meta_copies_(std::min(3, opts.data_copies + 1)),
       direct_(zio),
       reader_(opts.reader ? *opts.reader : direct_),
-      policy_(static_cast<uint8_t>(opts.cache_policy)) {}
+      policy_(static_cast<uint8_t>(opts.cache_policy)),
+      data_props_{opts.data_compress, opts.data_checksum, opts.data_copies} {}
 
 ObjsetWriter::~ObjsetWriter() = default;
 
@@ -434,6 +434,19 @@ Status ObjsetWriter::SetChecksumCompress(uint64_t object, uint8_t checksum, uint
   return Status::Ok();
 }
 
+void ObjsetWriter::SetDataProps(const DataProps& p, uint64_t from_txg) {
+  MutexLock l(&mu_);
+  // A later change for the same or an earlier txg replaces what is queued
+  // from that txg on.
+  pending_props_.erase(pending_props_.lower_bound(from_txg), pending_props_.end());
+  pending_props_[from_txg] = p;
+}
+
+ObjsetWriter::DataProps ObjsetWriter::data_props() const {
+  MutexLock l(&mu_);
+  return pending_props_.empty() ? data_props_ : pending_props_.rbegin()->second;
+}
+
 Status ObjsetWriter::SetType(uint64_t object, uint8_t type, uint64_t txg) {
   if (!DmuTypeKnown(type)) return Status::InvalidArgument("unknown object type " + std::to_string(type));
   MutexLock l(&mu_);
@@ -677,19 +690,23 @@ Result<uint64_t> ObjsetWriter::EstimateWrite(uint64_t object, uint64_t offset, u
   if (length == 0) return uint64_t{0};
   const uint64_t dblk = cur.DataBlockSize();
   const uint64_t blocks = (offset + length - 1) / dblk - offset / dblk + 1;
-  uint64_t bytes = blocks * dblk * static_cast<uint64_t>(opts_.data_copies);
+  // The most copies any txg still to sync may use.
+  int copies = data_props_.copies;
+  for (const auto& [t, p] : pending_props_) copies = std::max(copies, p.copies);
+  const int meta_copies = std::min(3, copies + 1);
+  uint64_t bytes = blocks * dblk * static_cast<uint64_t>(copies);
   // Every indirect level could need a new block per 2^epbs data blocks,
   // plus one at each end; up to the deepest tree a 2^64-byte object needs.
   const uint32_t epbs = cur.indblkshift - kBlkPtrShift;
   uint64_t per_level = blocks;
   for (int level = 1; level < 64 / static_cast<int>(epbs) + 2; level++) {
     per_level = (per_level >> epbs) + 2;
-    bytes += per_level * cur.IndirectBlockSize() * static_cast<uint64_t>(meta_copies_);
+    bytes += per_level * cur.IndirectBlockSize() * static_cast<uint64_t>(meta_copies);
   }
   // The dnode block, the meta-dnode's path and the objset block.
   const Dnode& meta = os_.meta_dnode;
   bytes += (kMetaDnodeBlockSize + meta.nlevels * meta.IndirectBlockSize() + kObjsetPhysSizeV3) *
-           static_cast<uint64_t>(meta_copies_);
+           static_cast<uint64_t>(meta_copies);
   return bytes;
 }
 
@@ -753,6 +770,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   std::vector<Work> work;
   Objset os;
   BlockPtr old_root;
+  DataProps dp;
   {
     MutexLock l(&mu_);
     again = opts_.multi_pass && pass_txg_ != 0 && txg == pass_txg_ && txg == synced_txg_;
@@ -786,7 +804,14 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     for (auto z = zil_headers_.begin(); z != zil_headers_.end() && z->first <= txg; z = zil_headers_.erase(z))
       os.zil = z->second;
     old_root = root_;
+    // Data properties changed for this txg or before take effect now.
+    for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= txg;
+         it = pending_props_.erase(it))
+      data_props_ = it->second;
+    dp = data_props_;
   }
+  // Metadata gets one copy more than data, up to 3 (the MOS: 3).
+  const int meta_copies = std::min(3, dp.copies + 1);
   // New allocations (what a failure unallocates) and replaced blocks (what
   // success frees); rewrites in place are in neither.
   std::vector<BlockPtr> all_written, all_frees;
@@ -814,10 +839,10 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     const Dnode& f = r.fields;
     WriteProps p;
     p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
-                 : opts_.data_compress != CompressType::kInherit ? opts_.data_compress
+                 : dp.compress != CompressType::kInherit ? dp.compress
                                                                  : MetaCompress();
-    p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : opts_.data_checksum;
-    p.copies = opts_.data_copies;
+    p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : dp.checksum;
+    p.copies = dp.copies;
     p.type = f.type;
     if (again) p.compress = CompressType::kOff;
     const Dnode& old = work[i].old;
@@ -853,7 +878,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     WriteProps p;
     p.compress = meta_compress;
     p.checksum = ChecksumType::kFletcher4;
-    p.copies = meta_copies_;
+    p.copies = meta_copies;
     p.type = r.fields.bonustype != 0 ? r.fields.bonustype : dmu_ot::kSa;
     const Dnode& old = work[i].old;
     if (again && !old.IsFree() && old.spill && !old.spill->IsHole() && old.spill->birth == txg)
@@ -912,7 +937,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       WriteProps ip;
       ip.compress = meta_compress;
       ip.checksum = ChecksumType::kFletcher4;
-      ip.copies = meta_copies_;
+      ip.copies = meta_copies;
       ip.type = base.type;
       s = tree.WriteIndirect(ip, txg);
     }
@@ -996,7 +1021,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     WriteProps p;
     p.compress = meta_compress;
     p.checksum = ChecksumType::kFletcher4;
-    p.copies = meta_copies_;
+    p.copies = meta_copies;
     p.type = dmu_ot::kDnode;
     p.fill = CountDnodes(blk);
     if (auto c = mcands.find(b); c != mcands.end()) p.rewrite = c->second;
@@ -1018,7 +1043,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     WriteProps ip;
     ip.compress = meta_compress;
     ip.checksum = ChecksumType::kFletcher4;
-    ip.copies = meta_copies_;
+    ip.copies = meta_copies;
     ip.type = dmu_ot::kDnode;
     if (s.ok()) s = mtree.WriteIndirect(ip, txg);
     for (const BlockPtr& bp : mtree.written()) {
@@ -1043,7 +1068,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   rj.props.compress = meta_compress;
   rj.props.rewrite = old_root;  // Zio takes it only when born in this txg (a pass >= 2)
   rj.props.checksum = ChecksumType::kFletcher4;
-  rj.props.copies = meta_copies_;
+  rj.props.copies = meta_copies;
   rj.props.type = dmu_ot::kObjset;
   rj.props.fill = 0;
   for (const BlockPtr& bp : meta.blkptr) rj.props.fill += bp.IsHole() ? 0 : bp.fill;

@@ -244,6 +244,21 @@ class ObjsetWriter {
   Status SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress, uint64_t txg)
       UZFS_EXCLUDES(mu_);
 
+  // The dataset's compression, checksum and copies properties (what
+  // objects that inherit get; metadata gets copies + 1, at most 3), as
+  // ObjsetWriterOptions gave them at open. SetDataProps changes them for
+  // the blocks synced for txg `from_txg` and later (a txg already syncing
+  // keeps what it started with), so `zfs set` acts on an open dataset
+  // without reopening it.
+  struct DataProps {
+    CompressType compress = CompressType::kInherit;
+    ChecksumType checksum = ChecksumType::kFletcher4;
+    int copies = 1;
+  };
+  void SetDataProps(const DataProps& p, uint64_t from_txg) UZFS_EXCLUDES(mu_);
+  // The newest values set (those the next txgs get).
+  DataProps data_props() const UZFS_EXCLUDES(mu_);
+
   // The object's type from txg on (the DSL makes a dataset object a ZAP
   // when it first needs one: DMU_OTN_ZAP_METADATA). InvalidArgument for a
   // type dmu_types.h does not know.
@@ -344,7 +359,6 @@ class ObjsetWriter {
 
   Zio& zio_;
   const ObjsetWriterOptions opts_;
-  const int meta_copies_;  // set by Create/Open per type
   ZioBlockReader direct_;
   BlockReader& reader_;  // opts_.reader or direct_
   std::atomic<uint8_t> policy_;
@@ -372,6 +386,9 @@ class ObjsetWriter {
   uint64_t newest_dirtied_txg_ UZFS_GUARDED_BY(mu_) = 0;  // newest txg ever given a record
   bool broken_ UZFS_GUARDED_BY(mu_) = false;  // a pass >= 2 failed mid-write
   SyncStats last_stats_ UZFS_GUARDED_BY(mu_);
+  // Data properties in force, and changes waiting for their txg's sync.
+  DataProps data_props_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, DataProps> pending_props_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, ZilHeader> zil_headers_ UZFS_GUARDED_BY(mu_);  // txg -> header to write
   uint64_t prefer_obj_ UZFS_GUARDED_BY(mu_) = 0;
 };

@@ -667,6 +667,7 @@ Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::
   return RunTask([this, ds, prop, value](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, value, txg));
     if (prop == "primarycache") RefreshCachePolicies();
+    if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
     return Status::Ok();
   });
 }
@@ -675,6 +676,7 @@ Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
   return RunTask([this, ds, prop](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, std::nullopt, txg));
     if (prop == "primarycache") RefreshCachePolicies();
+    if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
     return Status::Ok();
   });
 }
@@ -683,6 +685,17 @@ Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
 void Pool::RefreshCachePolicies() {
   for (auto& [name, ds] : datasets_) {
     if (ds->os) ds->os->SetCachePolicy(DatasetOptions(ds->dir_obj).cache_policy);
+  }
+}
+
+// compression, checksum and copies are inherited too: every open dataset
+// below may change; its blocks of the next txg on use the new values (this
+// txg's data syncs after this task, with the values it was written under).
+void Pool::RefreshDataProps(uint64_t txg) {
+  for (auto& [name, ds] : datasets_) {
+    if (!ds->os) continue;
+    const ObjsetWriterOptions o = DatasetOptions(ds->dir_obj);
+    ds->os->SetDataProps({o.data_compress, o.data_checksum, o.data_copies}, txg + 1);
   }
 }
 
