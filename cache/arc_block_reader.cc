@@ -32,7 +32,11 @@ ArcBlockReader::~ArcBlockReader() {
 }
 
 Result<ArcRef> ArcBlockReader::Get(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch) {
-  return ArcReadBlock(arc_, pool_guid_, zio_, bp, ArcFlagsFor(bp, opts.policy, prefetch));
+  ArcReadFlags f = ArcFlagsFor(bp, opts.policy, prefetch);
+  f.secondary = opts.secondary == BlockCachePolicy::kAll        ? CachePolicy::kAll
+                : opts.secondary == BlockCachePolicy::kMetadata ? CachePolicy::kMetadata
+                                                                : CachePolicy::kNone;
+  return ArcReadBlock(arc_, pool_guid_, zio_, bp, f);
 }
 
 Status ArcBlockReader::ReadRange(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,

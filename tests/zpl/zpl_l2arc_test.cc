@@ -3,7 +3,8 @@
 // buffers fed to the cache device as they leave the ARC), then again in
 // another order — now served by the cache device (arcstats l2_hits, the
 // pool's ZIO reads stay low) — and again after export + import, from the
-// index rebuilt on the device (persistent L2ARC). Every read is checked.
+// index rebuilt on the device (persistent L2ARC); the secondarycache
+// property decides what may go there. Every read is checked.
 #include <fcntl.h>
 
 #include <gtest/gtest.h>
@@ -168,6 +169,39 @@ TEST_F(ZplL2ArcTest, WorkingSetLargerThanTheArcIsServedFromTheCacheDevice) {
               static_cast<unsigned long long>(s2.prefetch_data_misses - s1.prefetch_data_misses),
               static_cast<unsigned long long>(l2hits), static_cast<unsigned long long>(s4.l2_hits - s3.l2_hits),
               static_cast<unsigned long long>(s3.l2_rebuild_bufs));
+}
+
+TEST_F(ZplL2ArcTest, SecondarycacheDecidesWhatGoesToTheCacheDevice) {
+  Create();
+  const size_t size = 2 * kArcBytes;
+  std::vector<uint8_t> data(size);
+  std::mt19937_64 rng(3);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  uint64_t ino = 0;
+  {
+    auto r = fs_->Create(kRoot, fs_->root_ino(), "f", S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_TRUE(r.ok());
+    ino = r->first.ino;
+    ASSERT_TRUE(fs_->Write(r->second, 0, data).ok());
+    ASSERT_TRUE(fs_->Release(r->second).ok());
+  }
+  std::vector<size_t> seq(size / kRec);
+  for (size_t i = 0; i < seq.size(); i++) seq[i] = i;
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "secondarycache", "none"));
+  Reimport();
+  ReadRecords(ino, data, seq);
+  for (int i = 0; i < 8; i++) (void)l2_.FeedOnce();
+  EXPECT_EQ(pool_->CacheDevices()[0].alloc, 0u);
+  ASSERT_UZFS_OK(pool_->SetProp("tp", "secondarycache", "metadata"));
+  arc_.ForgetPool(pool_->guid());
+  ReadRecords(ino, data, seq);
+  for (int i = 0; i < 8; i++) (void)l2_.FeedOnce();
+  EXPECT_LT(pool_->CacheDevices()[0].alloc, 1ull << 20);  // a few indirect/dnode blocks at most
+  ASSERT_UZFS_OK(pool_->InheritProp("tp", "secondarycache"));  // all
+  arc_.ForgetPool(pool_->guid());
+  ReadRecords(ino, data, seq);
+  for (int i = 0; i < 8; i++) (void)l2_.FeedOnce();
+  EXPECT_GT(pool_->CacheDevices()[0].alloc, kArcBytes / 2);
 }
 
 }  // namespace

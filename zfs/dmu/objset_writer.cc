@@ -98,6 +98,7 @@ ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
       direct_(zio),
       reader_(opts.reader ? *opts.reader : direct_),
       policy_(static_cast<uint8_t>(opts.cache_policy)),
+      secondary_(static_cast<uint8_t>(opts.secondary_cache_policy)),
       data_props_{opts.data_compress, opts.data_checksum, opts.data_copies} {}
 
 ObjsetWriter::~ObjsetWriter() = default;
@@ -128,7 +129,7 @@ Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Create(Zio& zio, ObjsetType 
 Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Open(Zio& zio, const BlockPtr& root,
                                                          const ObjsetWriterOptions& opts) {
   ZioBlockReader direct(zio);
-  ObjectReader reader(opts.reader ? *opts.reader : direct, BlockReadOptions{opts.cache_policy});
+  ObjectReader reader(opts.reader ? *opts.reader : direct, BlockReadOptions{opts.cache_policy, opts.secondary_cache_policy});
   UZFS_ASSIGN_OR_RETURN(Objset os, reader.ReadObjset(root));
   if (os.byteswapped || !root.little_endian)
     return Status::NotSupported("modifying a big-endian object set");

@@ -173,6 +173,8 @@ struct ObjsetWriterOptions {
   BlockReader* reader = nullptr;
   // The primarycache property (changeable later with SetCachePolicy).
   BlockCachePolicy cache_policy = BlockCachePolicy::kAll;
+  // The secondarycache property (SetSecondaryCachePolicy).
+  BlockCachePolicy secondary_cache_policy = BlockCachePolicy::kAll;
 };
 
 // What one Sync call (one pass) did, for the DSL's space accounting.
@@ -279,6 +281,13 @@ class ObjsetWriter {
   BlockCachePolicy cache_policy() const {
     return static_cast<BlockCachePolicy>(policy_.load(std::memory_order_relaxed));
   }
+  // secondarycache for reads from now on.
+  void SetSecondaryCachePolicy(BlockCachePolicy p) {
+    secondary_.store(static_cast<uint8_t>(p), std::memory_order_relaxed);
+  }
+  BlockCachePolicy secondary_cache_policy() const {
+    return static_cast<BlockCachePolicy>(secondary_.load(std::memory_order_relaxed));
+  }
   // Zeros [offset, offset + length): whole blocks become holes (freed at
   // sync), partial blocks are zeroed. length == UINT64_MAX truncates: the
   // object ends at offset (maxblkid drops to the last block kept).
@@ -355,13 +364,14 @@ class ObjsetWriter {
   // *raced: a Sync installed a tree while the unlocked I/O ran.
   Status ReadOnce(uint64_t object, uint64_t offset, std::span<uint8_t> out, bool hold_lock,
                   bool* raced) UZFS_EXCLUDES(mu_);
-  BlockReadOptions ReadOpts() const { return BlockReadOptions{cache_policy()}; }
+  BlockReadOptions ReadOpts() const { return BlockReadOptions{cache_policy(), secondary_cache_policy()}; }
 
   Zio& zio_;
   const ObjsetWriterOptions opts_;
   ZioBlockReader direct_;
   BlockReader& reader_;  // opts_.reader or direct_
   std::atomic<uint8_t> policy_;
+  std::atomic<uint8_t> secondary_;
   std::atomic<uint64_t> installs_{0};  // Syncs that installed a new tree
 
   mutable Mutex sync_mu_;  // taken before mu_

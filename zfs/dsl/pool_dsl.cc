@@ -392,6 +392,9 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
   // Reads through the ARC (when the pool has one), as primarycache says.
   o.reader = block_reader_.get();
   if (auto c = effective("primarycache"); c && *c <= 2) o.cache_policy = static_cast<BlockCachePolicy>(*c);
+  if (auto c = effective("secondarycache"); c && *c <= 2) {
+    o.secondary_cache_policy = static_cast<BlockCachePolicy>(*c);
+  }
   return o;
 }
 
@@ -666,7 +669,7 @@ Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, u
 Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::string& value) {
   return RunTask([this, ds, prop, value](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, value, txg));
-    if (prop == "primarycache") RefreshCachePolicies();
+    if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();
     if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
     return Status::Ok();
   });
@@ -675,16 +678,20 @@ Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::
 Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
   return RunTask([this, ds, prop](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, std::nullopt, txg));
-    if (prop == "primarycache") RefreshCachePolicies();
+    if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();
     if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
     return Status::Ok();
   });
 }
 
-// primarycache is inherited: a change may concern every open dataset below.
+// primarycache and secondarycache are inherited: a change may concern
+// every open dataset below.
 void Pool::RefreshCachePolicies() {
   for (auto& [name, ds] : datasets_) {
-    if (ds->os) ds->os->SetCachePolicy(DatasetOptions(ds->dir_obj).cache_policy);
+    if (!ds->os) continue;
+    const ObjsetWriterOptions o = DatasetOptions(ds->dir_obj);
+    ds->os->SetCachePolicy(o.cache_policy);
+    ds->os->SetSecondaryCachePolicy(o.secondary_cache_policy);
   }
 }
 

@@ -26,6 +26,8 @@ enum class BlockCachePolicy : uint8_t { kNone = 0, kMetadata = 1, kAll = 2 };
 
 struct BlockReadOptions {
   BlockCachePolicy policy = BlockCachePolicy::kAll;
+  // The secondarycache property: what may go to L2ARC cache devices.
+  BlockCachePolicy secondary = BlockCachePolicy::kAll;
 };
 
 class BlockReader {
