@@ -88,8 +88,24 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
     return Status::InvalidArgument("cannot mount '" + ds + "': cannot create mountpoint '" + path +
                                    "': " + ec.message());
   }
+  return Start(pool, ds, path, pool.readonly());
+}
+
+Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly) {
+  if (mounts_.count(ds) != 0) {
+    return Status::Exists("cannot mount '" + ds + "': filesystem already mounted");
+  }
+  ClearDeadMount(path);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("cannot mount '" + ds + "' on '" + path + "': mount point does not exist");
+  }
+  return Start(pool, ds, path, readonly || pool.readonly());
+}
+
+Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly) {
   ZplMountOptions zo;
-  zo.readonly = pool.readonly();
+  zo.readonly = readonly;
   zo.tunables = DaemonTunables();  // zfetch_* (file read-ahead)
   auto zpl = ZplFs::Mount(pool, ds, zo);
   if (!zpl.ok()) {
@@ -97,7 +113,7 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
   }
   FuseMountOptions fo;
   fo.fsname = ds;
-  fo.readonly = pool.readonly();
+  fo.readonly = readonly;
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();

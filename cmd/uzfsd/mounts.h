@@ -59,6 +59,10 @@ class PoolMounts {
   // InvalidArgument when it has no mountpoint (none/legacy), Exists when
   // it is mounted already, Busy when something else is mounted there.
   Status Mount(Pool& pool, const std::string& ds, const std::string& altroot);
+  // Mounts ds at `path` as given (mount(8) with mountpoint=legacy, through
+  // mount.fuse.uzfs): the directory must exist; `readonly` mounts it
+  // read-only even on a writable pool. Exists / Busy as Mount.
+  Status MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly);
   // Every dataset that should be mounted automatically (canmount=on, a
   // mountpoint), parents first. Failures are collected, not fatal.
   // `automatic`: nothing when AutomountEnabled() is false (`zfs mount -a`
@@ -79,6 +83,8 @@ class PoolMounts {
   std::vector<const DatasetMount*> List() const;  // by dataset name
 
  private:
+  // The ZplFs and FUSE session of ds at path (which exists).
+  Status Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly);
   std::map<std::string, DatasetMount> mounts_;  // by dataset name
 };
 

@@ -821,10 +821,55 @@ int Rename(CmdCtx& c) {
 // ZFS's two columns); -a mounts every dataset that mounts automatically;
 // a dataset mounts it (also canmount=noauto). zfs unmount: -a, a dataset
 // or a mountpoint path; -f unmounts even with files open.
+// `zfs mount --legacy [-o options] DATASET PATH`: what mount.fuse.uzfs
+// sends for `mount -t fuse.uzfs DATASET PATH` (fstab). As mount.zfs, only
+// for datasets whose mountpoint is legacy; of the options, ro/rw count and
+// the generic mount(8) ones are accepted and ignored.
+int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
+  if (a.operands.size() != 2) {
+    return c.Fail("usage: mount -t fuse.uzfs [-o options] <dataset> <mountpoint>");
+  }
+  const std::string ds = a.operands[0], path = a.operands[1];
+  bool ro = false;
+  for (const std::string& list : a.Values('o')) {
+    for (const std::string& o : SplitComma(list)) {
+      static const std::set<std::string> kIgnored = {
+          "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "suid", "nosuid", "dev",
+          "nodev",    "exec",   "noexec",  "auto",     "noauto",     "user",        "nouser", "users", "_netdev",
+          "nofail",   "async",  "sync",    "dirsync",  "lazytime",   "nolazytime",  "loud",   "silent"};
+      if (o == "ro") {
+        ro = true;
+      } else if (o == "rw") {
+        ro = false;
+      } else if (kIgnored.count(o) == 0 && o.rfind("x-", 0) != 0 && o.rfind("comment=", 0) != 0) {
+        return c.Fail("cannot mount '" + ds + "': unsupported mount option '" + o + "'");
+      }
+    }
+  }
+  auto e = PoolFor(c, ds);
+  if (e == nullptr) return c.Fail("cannot open '" + ds + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !Exists(*e->pool, ds)) return c.Fail("cannot open '" + ds + "': dataset does not exist");
+  auto where = EffectiveMountpoint(*e->pool, ds, "");
+  if (!where.ok()) return c.Fail("cannot mount '" + ds + "': " + std::string(where.status().message()));
+  auto local = e->pool->LocalProps(ds);
+  if (where->has_value() || (local.ok() && local->count("mountpoint") && local->at("mountpoint") == "none")) {
+    return c.Fail("filesystem '" + ds + "' cannot be mounted using 'mount'.\n"
+                  "Use 'zfs set mountpoint=legacy' or 'zfs mount " + ds + "'.\n"
+                  "See zfs(8) for more information.");
+  }
+  std::string at = path;
+  while (at.size() > 1 && at.back() == '/') at.pop_back();
+  if (at.empty() || at[0] != '/') at = c.cwd + "/" + at;
+  Status s = e->mounts.MountAt(*e->pool, ds, at, ro);
+  return s.ok() ? 0 : c.Fail(std::string(s.message()));
+}
+
 int Mount(CmdCtx& c, bool mount) {
   const std::string sub = mount ? "mount" : "unmount";
-  ParsedArgs a = ParseArgs(c.args, mount ? "aOlvfj" : "afu", "o", {"json"});
+  ParsedArgs a = ParseArgs(c.args, mount ? "aOlvfj" : "afu", "o", {"json", "legacy"});
   if (!a.error.empty()) return Usage(c, sub, a.error);
+  if (mount && a.HasLong("legacy")) return MountLegacy(c, a);
   if (a.Has('a') && !a.operands.empty()) return Usage(c, sub, "the -a option cannot be used with a filesystem");
   if (a.operands.size() > 1) return Usage(c, sub, "too many arguments");
   if (mount && !a.Values('o').empty()) {
