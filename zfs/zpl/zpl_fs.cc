@@ -263,6 +263,13 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     }
     const ZilHeader zh = os_->zil_header();
     if (zh.log.IsHole()) return ZplStatus::Ok();
+    // Only a log the import claimed is replayed: its claim_txg tells which
+    // records are in the pool already. An unclaimed one (no records, or a
+    // log of this very import left by Abandon) is only freed.
+    if (zh.claim_txg == 0) {
+      MutexLock l(&mu_);
+      return StartLogLocked();
+    }
     ZilReader reader(pool_.block_target(), &pool_.zio());
     auto r = ReplayZplLog(*this, reader, zh);
     if (!r.ok()) return Err(EIO, "intent log replay: " + r.status().ToString());
