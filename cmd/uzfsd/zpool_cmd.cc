@@ -51,7 +51,7 @@ const Sub kSubs[] = {
                "\timport [-o mntopts] [-o property=value] ... \n"
                "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
                "\timport [-o mntopts] [-o property=value] ... \n"
-               "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id>\n"},
+               "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id> [newpool]\n"},
     {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n"},
     {"iostat", "\tiostat [-v] [pool] ... [interval [count]]\n"},
     {"status", "\tstatus [-vx] [-j] [pool] ...\n"},

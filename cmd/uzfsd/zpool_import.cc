@@ -122,8 +122,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
     // Leave it as it was found: closing without export keeps the labels.
     p->reset();
     return c.Fail("cannot import '" + target + "': a pool with that name already exists\n"
-                  "use the form 'zpool import <pool | id> <newpool>' to give it a new name "
-                  "(not supported by uzfs yet)");
+                  "use the form 'zpool import <pool | id> <newpool>' to give it a new name");
   }
   auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, mount);
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
@@ -215,19 +214,21 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
   }
   if (a.operands.size() > 2) return ImportUsage(c, usage, "too many arguments");
   const std::string target = a.operands[0];
-  if (a.operands.size() == 2) {
-    return c.Fail("cannot import '" + target + "' as '" + a.operands[1] +
-                  "': importing under a new name is not supported by uzfs yet");
-  }
-  if (auto e = c.reg.Find(target); e != nullptr) {
+  const std::string new_name = a.operands.size() == 2 ? a.operands[1] : "";
+  if (!new_name.empty()) {
+    if (c.reg.Find(new_name) != nullptr) {
+      return c.Fail("cannot import '" + target + "' as '" + new_name + "': a pool with that name is already imported");
+    }
+    opts.new_name = new_name;
+  } else if (auto e = c.reg.Find(target); e != nullptr) {
     return c.Fail("cannot import '" + target + "': a pool with that name is already imported");
   }
   // By guid: refuse a name clash before opening anything (an import writes
   // its labels; the pool must not be touched when it cannot stay imported).
   for (const FoundPool& fp : found) {
-    if (std::to_string(fp.guid) == target && c.reg.Find(fp.name) != nullptr) {
+    if (new_name.empty() && std::to_string(fp.guid) == target && c.reg.Find(fp.name) != nullptr) {
       return c.Fail("cannot import '" + target + "': a pool named '" + fp.name +
-                    "' is already imported (importing under a new name is not supported by uzfs yet)");
+                    "' is already imported\nuse 'zpool import " + target + " <newpool>' to give it a new name");
     }
   }
   return ImportOne(c, *devs, target, opts, rec, !a.Has('N'));  // -N: no mounts

@@ -511,6 +511,15 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
     return r.ok() ? *r : 0;
   };
   p->ident_.name = a.name;
+  if (!opts.new_name.empty() && opts.new_name != a.name) {
+    const std::string q = "cannot import '" + a.name + "' as '" + opts.new_name + "': ";
+    if (opts.readonly) return Status::InvalidArgument(q + "a read-only import cannot rename the pool");
+    if (Status v = ValidatePoolName(opts.new_name); !v.ok()) {
+      std::string m(v.message());
+      return Status::InvalidArgument(q + m.substr(m.find("invalid pool name")));
+    }
+    p->ident_.name = opts.new_name;  // the config and labels follow at the import's sync
+  }
   p->ident_.pool_guid = a.guid;
   p->ident_.version = get("version");
   p->ident_.hostid = HostId();

@@ -113,6 +113,9 @@ struct PoolImportOptions {
   TxgOptions txg;
   L2Arc* l2arc = nullptr;         // as PoolCreateOptions::l2arc
   Arc* arc = nullptr;             // as PoolCreateOptions::arc
+  // `zpool import POOL NEWNAME`: the pool is renamed in its config and
+  // labels at the import's first sync (not with readonly).
+  std::string new_name;
 };
 
 // One cache (l2cache) device as `zpool status` / `zpool iostat -v` show it.
