@@ -72,10 +72,10 @@
 // (arc_block_reader.h), which calls ArcReadBlock (arc_zio.h) with the pool
 // guid, the kind from the block pointer (level > 0 or a metadata object
 // type -> kMetadata) and the dataset's primarycache; a miss reads the
-// physical bytes (Zio::ReadPhysical), so buffers are as on disk. Freed
-// blocks are not forgotten one by one: the birth in the key keeps a reused
-// address from hitting, and they age out; the reader's destructor (pool
-// export) calls Arc::ForgetPool. The MOS is not cached (its sync passes
+// physical bytes (Zio::ReadPhysical), so buffers are as on disk. Blocks an
+// object set's sync frees are forgotten (Arc::Forget) — the birth in the
+// key alone already keeps a reused address from hitting; the reader's
+// destructor (pool export) calls Arc::ForgetPool. The MOS is not cached (its sync passes
 // rewrite blocks in place under the same DVA and birth). The L2ARC takes
 // buffers from the eviction path (the feed thread reads the MRU/MFU tails
 // through ScanEvictionEnd; a miss in Read with flags.bp asks the L2 hook).

@@ -126,6 +126,10 @@ void ArcBlockReader::TaskDone() {
   if (--tasks_ == 0) cv_.SignalAll();
 }
 
+void ArcBlockReader::Forget(const BlockPtr& bp) {
+  if (Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid_, bp); key.ok()) arc_.Forget(*key);
+}
+
 ArcBlockReaderStats ArcBlockReader::stats() const {
   ArcBlockReaderStats s;
   s.prefetch_issued = issued_.load(std::memory_order_relaxed);

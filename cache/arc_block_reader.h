@@ -8,7 +8,8 @@
 //
 // Key: (pool guid, DVA[0], physical birth) — ArcKey::FromBlockPtr. A freed
 // and reallocated address has a new birth, so a stale buffer is never hit;
-// freed blocks simply age out. (Blocks rewritten in place by sync passes
+// object sets call Forget for the blocks a sync frees, so their buffers go
+// at once instead of ageing out. (Blocks rewritten in place by sync passes
 // keep DVA and birth: only the MOS does that, and the pool keeps the MOS
 // off the ARC.)
 //
@@ -54,6 +55,7 @@ class ArcBlockReader final : public BlockReader {
   void Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) override UZFS_EXCLUDES(mu_);
   void Submit(std::function<void()> task) override UZFS_EXCLUDES(mu_);
   bool Caches() const override { return true; }
+  void Forget(const BlockPtr& bp) override;
 
   ArcBlockReaderStats stats() const;
   Arc& arc() { return arc_; }

@@ -177,6 +177,19 @@ TEST_F(ArcReadPathTest, FreedAndReallocatedAddressNeverReturnsOldBytes) {
   EXPECT_EQ(ReadAll(obj, kBlk), v3);
 }
 
+TEST_F(ArcReadPathTest, BlocksASyncFreesLeaveTheArc) {
+  const auto v1 = Random(kBlk, 21), v2 = Random(kBlk, 22);
+  const uint64_t obj = MakeObject(v1, Opts());
+  EXPECT_EQ(ReadAll(obj, kBlk), v1);
+  auto old_key = ArcKey::FromBlockPtr(1234, DataPtr(obj, 0));
+  ASSERT_TRUE(old_key.ok());
+  EXPECT_NE(arc_.StateOf(*old_key), "");
+  ASSERT_UZFS_OK(w_->Write(obj, 0, v2, 2));
+  ASSERT_TRUE(w_->Sync(2).ok());
+  EXPECT_EQ(arc_.StateOf(*old_key), "");  // freed by the sync: forgotten
+  EXPECT_EQ(ReadAll(obj, kBlk), v2);
+}
+
 TEST_F(ArcReadPathTest, PrimarycacheNoneAndMetadata) {
   const auto data = Random(6 * kBlk, 11);
   {

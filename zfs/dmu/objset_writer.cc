@@ -1133,6 +1133,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   for (const BlockPtr& bp : all_frees) {
     Status s = opts_.free_hook ? opts_.free_hook(bp, txg, stats.pass) : zio_.Free(bp, txg);
     if (!s.ok() && first_err.ok()) first_err = s;
+    reader_.Forget(bp);  // its cached buffer can go now (the ARC's arc_freed)
   }
   if (!first_err.ok()) return first_err.WithContext("freeing replaced blocks (space leaked)");
   return rj.result;

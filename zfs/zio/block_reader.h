@@ -48,6 +48,9 @@ class BlockReader {
   virtual void Submit(std::function<void()> task) = 0;
   // Whether reads are cached (prefetching is pointless otherwise).
   virtual bool Caches() const = 0;
+  // bp was freed: a cache may drop its buffer at once (it would never be
+  // hit again: a reused address comes with a new birth). Nothing otherwise.
+  virtual void Forget(const BlockPtr& bp) {}
 
   Status Read(const BlockPtr& bp, std::span<uint8_t> out, const BlockReadOptions& opts = {}) {
     return ReadRange(bp, 0, out, opts);
