@@ -310,8 +310,11 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   ZilWriterOptions o;
   o.objset_id = objset_id;
   o.slim = ident_.version >= kSpaVersionSlimZil;
+  // The hold is never throttled: a log write is what lets an fsync skip
+  // the txg, and it dirties nothing (the write throttle is for writers).
   o.hold_txg = [this]() -> Result<std::pair<uint64_t, std::function<void()>>> {
-    UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
+    if (!txg_) return Status::NotSupported("pool is read-only");
+    UZFS_ASSIGN_OR_RETURN(Tx tx, txg_->Assign(0, TxgWait::kNoThrottle));
     const uint64_t txg = tx.txg();
     auto held = std::make_shared<Tx>(std::move(tx));
     return std::make_pair(txg, std::function<void()>([held] { held->Commit(0); }));
