@@ -160,6 +160,7 @@ Status L2Arc::AttachDevice(BlockDevice* dev, uint64_t pool_guid, uint64_t dev_gu
   {
     MutexLock l(&mu_);
     devs_.push_back(std::move(owned));
+    ndevs_.store(devs_.size(), std::memory_order_relaxed);
   }
   Status st = WriteHeader(d);
   Release(d);
@@ -275,6 +276,7 @@ void L2Arc::DetachDevice(BlockDevice* dev) {
     for (const auto& [addr, key] : d->by_addr) map_.erase(key);
     victim = std::move(*it);
     devs_.erase(it);
+    ndevs_.store(devs_.size(), std::memory_order_relaxed);
     bool pool_has_dev = false;
     for (const auto& o : devs_) pool_has_dev |= o->pool_guid == victim->pool_guid;
     if (!pool_has_dev) {  // nothing will write them
@@ -524,6 +526,7 @@ Result<uint64_t> L2Arc::FeedOnce() {
 // --- reads ------------------------------------------------------------------
 
 Result<ArcBlock> L2Arc::ReadL2(const ArcKey& key, const BlockPtr& bp) {
+  if (ndevs_.load(std::memory_order_relaxed) == 0) return Status::NotFound("no cache device");
   Entry e;
   {
     MutexLock l(&mu_);
@@ -568,7 +571,7 @@ Result<ArcBlock> L2Arc::ReadL2(const ArcKey& key, const BlockPtr& bp) {
 }
 
 void L2Arc::Evicted(const ArcL2View& v, std::vector<uint8_t>& data) {
-  if (data.empty() || !v.l2_allowed) return;
+  if (data.empty() || !v.l2_allowed || ndevs_.load(std::memory_order_relaxed) == 0) return;
   MutexLock l(&mu_);
   if ((v.prefetch && opts_.noprefetch) || staged_bytes_ + data.size() > opts_.write_max + opts_.write_boost ||
       map_.count(v.key) || staged_keys_.count(v.key)) {

@@ -43,6 +43,7 @@
 // waits for. feed_mu_ serializes feeds (the thread's and FeedOnce's).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -188,6 +189,9 @@ class L2Arc final : public ArcL2Hook {
   L2ArcOptions opts_ UZFS_GUARDED_BY(mu_);
   std::unordered_map<ArcKey, Entry, L2KeyHasher> map_ UZFS_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Dev>> devs_ UZFS_GUARDED_BY(mu_);
+  // devs_.size(), readable without mu_: with no cache device the ARC's
+  // misses and evictions do not take mu_ at all.
+  std::atomic<size_t> ndevs_{0};
   std::deque<Candidate> staged_ UZFS_GUARDED_BY(mu_);  // evicted, oldest first
   std::unordered_set<ArcKey, L2KeyHasher> staged_keys_ UZFS_GUARDED_BY(mu_);
   uint64_t staged_bytes_ UZFS_GUARDED_BY(mu_) = 0;
