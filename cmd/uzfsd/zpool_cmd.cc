@@ -1034,6 +1034,7 @@ int Iostat(CmdCtx& c) {
   if (have_count && count == 0) return c.Fail("count cannot be zero");
   const bool verbose = a.Has('v'), parsable = a.Has('p'), scripted = a.Has('H');
   std::map<std::string, IoSample> last;
+  std::map<const Vdev*, Vdev::IoCounters> last_vdev;  // -v rows, by vdev
   for (uint64_t iter = 0;; iter++) {
     int rc = 0;
     auto pools = SelectPools(c, names, &rc);
@@ -1080,6 +1081,15 @@ int Iostat(CmdCtx& c) {
                 ln.v[1] = num(ci.size - std::min(ci.alloc, ci.size));
               }
             }
+          }
+          if (vr.vdev != nullptr) {
+            const Vdev::IoCounters io = vr.vdev->io_counters();
+            const Vdev::IoCounters was = last_vdev[vr.vdev];  // zeros at first: since import
+            last_vdev[vr.vdev] = io;
+            ln.v[2] = rate(io.read_ops, was.read_ops);
+            ln.v[3] = rate(io.write_ops, was.write_ops);
+            ln.v[4] = rate(io.read_bytes, was.read_bytes);
+            ln.v[5] = rate(io.write_bytes, was.write_bytes);
           }
           if (vr.top) {
             for (const PoolSpaceVdev& sv : sp->vdevs) {

@@ -393,6 +393,21 @@ TEST(ZpoolCli, Iostat) {
   EXPECT_TRUE(Contains(r.out, "\n  mirror-0 ")) << r.out;
   r = env.Zpool("iostat -Hp tank");
   EXPECT_EQ(Fields(Lines(r.out)[0]).size(), 7u) << r.out;
+  // Per-vdev rows count their own I/O (since import: the pool's creation
+  // wrote labels, the MOS and uberblocks through both sides).
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  r = env.Zpool("iostat -Hpv tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  int leaves = 0;
+  for (const std::string& line : Lines(r.out)) {
+    std::vector<std::string> f = Fields(line);
+    ASSERT_EQ(f.size(), 7u) << line;
+    if (f[0].find("mirror-0") == std::string::npos && f[0].find("/m") == std::string::npos) continue;
+    EXPECT_GT(std::stoull(f[4]), 0u) << line;  // write ops
+    EXPECT_GT(std::stoull(f[6]), 0u) << line;  // write bytes
+    leaves += f[0].find("/m") != std::string::npos;
+  }
+  EXPECT_EQ(leaves, 2) << r.out;
 }
 
 }  // namespace

@@ -245,6 +245,7 @@ void RunChildIos(std::span<ChildIo> ios) {
       if (--wait.remaining == 0) wait.cv.Signal();
     };
     c.issued = true;
+    if (c.op == IoOp::kRead || c.op == IoOp::kWrite) c.leaf->CountIo(c.op == IoOp::kWrite, c.buf.size());
     if (engine == nullptr) engine = &c.leaf->io();
     one_engine = one_engine && engine == &c.leaf->io();
     batch.push_back(std::move(r));
@@ -273,6 +274,15 @@ void RunChildIos(std::span<ChildIo> ios) {
       std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
     if (c.status.IsIoError()) c.leaf->Probe(c.op != IoOp::kRead).IgnoreError();
   }
+}
+
+Vdev::IoCounters Vdev::io_counters() const {
+  IoCounters c;
+  c.read_ops = io_read_ops_.load(std::memory_order_relaxed);
+  c.write_ops = io_write_ops_.load(std::memory_order_relaxed);
+  c.read_bytes = io_read_bytes_.load(std::memory_order_relaxed);
+  c.write_bytes = io_write_bytes_.load(std::memory_order_relaxed);
+  return c;
 }
 
 void Vdev::SetReadOnly(bool read_only) {

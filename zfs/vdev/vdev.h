@@ -202,6 +202,18 @@ class Vdev {
 
   // Leaf: its device's counters plus repaired_bytes; interior: its own.
   Counters counters() const;
+  // The I/O this vdev did since it was opened (`zpool iostat -v`): a leaf
+  // counts its device reads and writes (repairs and parity columns
+  // included, flushes not), a mirror or raidz vdev the block reads and
+  // writes asked of it. Lock-free.
+  struct IoCounters {
+    uint64_t read_ops = 0, write_ops = 0, read_bytes = 0, write_bytes = 0;
+  };
+  IoCounters io_counters() const;
+  void CountIo(bool write, uint64_t bytes) {
+    (write ? io_write_ops_ : io_read_ops_).fetch_add(1, std::memory_order_relaxed);
+    (write ? io_write_bytes_ : io_read_bytes_).fetch_add(bytes, std::memory_order_relaxed);
+  }
   // `zpool clear`: zeroes the counters of this vdev and everything below.
   void ResetCounters();
 
@@ -240,6 +252,7 @@ class Vdev {
   std::atomic<uint64_t> write_errors_{0};
   std::atomic<uint64_t> checksum_errors_{0};
   std::atomic<uint64_t> repaired_bytes_{0};
+  std::atomic<uint64_t> io_read_ops_{0}, io_write_ops_{0}, io_read_bytes_{0}, io_write_bytes_{0};
   // Leaf state (interior states are derived).
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
   Mutex admin_mu_;  // serializes Offline() checks among this vdev's children

@@ -34,6 +34,7 @@ Status MirrorVdev::CheckRange(uint64_t offset, uint64_t psize) const {
 
 Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
                         ReadOutcome* out, ReadMode mode) {
+  CountIo(false, buf.size());
   ReadOutcome local;
   ReadOutcome& o = out ? *out : local;
   o = ReadOutcome{};
@@ -131,6 +132,7 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
 }
 
 Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  CountIo(true, buf.size());
   if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
   const uint64_t padded = AllocatedSize(buf.size());

@@ -115,6 +115,7 @@ enum class Col : uint8_t { kUnread, kOk, kFailed };
 
 Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
                        ReadOutcome* out, ReadMode mode) {
+  CountIo(false, buf.size());
   ReadOutcome local;
   ReadOutcome& o = out ? *out : local;
   o = ReadOutcome{};
@@ -285,6 +286,7 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
 }
 
 Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  CountIo(true, buf.size());
   if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
   // Data columns are only read from (GenerateParity and the writes).
