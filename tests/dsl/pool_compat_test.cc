@@ -30,31 +30,8 @@ using pooltest::Leaf;
 using pooltest::MakeFile;
 
 // The judge's verdict on an exported pool in dir.
-std::string JudgeScript(const std::string& dir, const std::string& pool) {
-  return "d=" + dir + "\n"
-         "zpool import -d $d -R $d/alt " + pool + " || { zpool status -v " + pool + "; exit 1; }\n"
-         "zpool scrub " + pool + "\n"
-         "for i in $(seq 1 300); do zpool status " + pool +
-         " | grep -q 'scrub in progress' || break; sleep 0.1; done\n"
-         "zpool status -v " + pool + " > $d/status.txt\n"
-         "zfs list -H -o name -r " + pool + " > $d/list.txt\n"
-         "zfs get -H -o name,property,value,source compression,copies,com.uzfs:note -r " + pool +
-         " > $d/props.txt\n"
-         "zfs get all " + pool + " > $d/getall.txt\n"
-         "zpool export " + pool + "\n"
-         "zdb -e -p $d -bcc " + pool + " > $d/zdb.txt 2>&1\n";
-}
-
-void CheckVerdict(const fs::path& d) {
-  const std::string status = test::ReadText(d / "status.txt");
-  EXPECT_NE(status.find("with 0 errors"), std::string::npos) << status;
-  EXPECT_NE(status.find("No known data errors"), std::string::npos) << status;
-  EXPECT_EQ(status.find("DEGRADED"), std::string::npos) << status;
-  const std::string zdb = test::ReadText(d / "zdb.txt");
-  EXPECT_NE(zdb.find("No leaks"), std::string::npos) << zdb;
-  EXPECT_EQ(zdb.find("error"), std::string::npos) << zdb;
-  EXPECT_EQ(zdb.find("leaked space"), std::string::npos) << zdb;
-}
+using pooltest::CheckZfsFuseVerdict;
+using pooltest::ZfsFuseJudgeScript;
 
 struct LayoutCase {
   const char* name;
@@ -128,8 +105,8 @@ TEST_P(UzfsToZfsFuse, ImportScrubZdb) {
   }
   ExpectConsistent(d.path(), pool, /*check_allocated_total=*/false);
   std::string out;
-  ASSERT_EQ(test::RunInZfsFuseSandbox(JudgeScript(d.path().string(), pool), &out), 0) << out;
-  CheckVerdict(d.path());
+  ASSERT_EQ(test::RunInZfsFuseSandbox(ZfsFuseJudgeScript(d.path().string(), pool), &out), 0) << out;
+  CheckZfsFuseVerdict(d.path());
   EXPECT_EQ(test::ReadText(d.path() / "list.txt"), "up\nup/a\nup/a/b\nup/c\n");
   const std::string props = test::ReadText(d.path() / "props.txt");
   EXPECT_NE(props.find("up/a\tcompression\tlzjb\tlocal"), std::string::npos) << props;
@@ -179,8 +156,8 @@ TEST(ZfsFuseToUzfs, ImportAddDatasetExportJudge) {
     ASSERT_UZFS_OK((*p)->Export());
   }
   ExpectConsistent(d.path(), "zp", /*check_allocated_total=*/false);
-  ASSERT_EQ(test::RunInZfsFuseSandbox(JudgeScript(dir, "zp"), &out), 0) << out;
-  CheckVerdict(d.path());
+  ASSERT_EQ(test::RunInZfsFuseSandbox(ZfsFuseJudgeScript(dir, "zp"), &out), 0) << out;
+  CheckZfsFuseVerdict(d.path());
   EXPECT_EQ(test::ReadText(d.path() / "list.txt"), "zp\nzp/docs\nzp/docs/new\n");
 }
 

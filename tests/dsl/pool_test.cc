@@ -42,23 +42,7 @@ PoolLayout Stripe(const fs::path& dir, int n) {
   return l;
 }
 
-// Writes `n` objects of `size` bytes into the dataset, in the open txg.
-void WriteObjects(Pool& p, const std::string& ds, int n, size_t size, uint64_t seed,
-                  std::vector<uint64_t>* objs) {
-  auto os = p.Objset(ds);
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(n * size);
-  ASSERT_UZFS_OK(tx.status());
-  for (int i = 0; i < n; i++) {
-    ObjectProps op;
-    op.indblkshift = 14;
-    auto obj = (*os)->AllocateObject(op, tx->txg());
-    ASSERT_UZFS_OK(obj.status());
-    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(size, seed + i), tx->txg()));
-    objs->push_back(*obj);
-  }
-  tx->Commit();
-}
+using pooltest::WriteObjects;
 
 TEST(Pool, CreateExportImportStripe) {
   test::TempDir d;

@@ -91,4 +91,56 @@ inline Result<std::unique_ptr<Pool>> ImportFrom(const std::filesystem::path& dir
   return Pool::Import(devs, name, o);
 }
 
+// Writes `n` new objects of `size` random bytes (seeds seed, seed+1, ...)
+// into dataset `ds` in one transaction; appends their numbers to *objs.
+inline void WriteObjects(Pool& p, const std::string& ds, int n, size_t size, uint64_t seed,
+                         std::vector<uint64_t>* objs) {
+  auto os = p.Objset(ds);
+  ASSERT_UZFS_OK(os.status());
+  auto tx = p.Begin(n * size);
+  ASSERT_UZFS_OK(tx.status());
+  for (int i = 0; i < n; i++) {
+    ObjectProps op;
+    op.indblkshift = 14;
+    auto obj = (*os)->AllocateObject(op, tx->txg());
+    ASSERT_UZFS_OK(obj.status());
+    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(size, seed + i), tx->txg()));
+    objs->push_back(*obj);
+  }
+  tx->Commit();
+}
+
+// The zfs-fuse judge of an exported pool in dir (run it with
+// test::RunInZfsFuseSandbox): import (altroot dir/alt), scrub, and into dir
+// status.txt, list.txt (dataset names), props.txt (compression, copies,
+// com.uzfs:note), getall.txt, then export, zdb.txt (zdb -bcc) and
+// config.txt (zdb -C). CheckZfsFuseVerdict reads the verdict.
+inline std::string ZfsFuseJudgeScript(const std::string& dir, const std::string& pool) {
+  return "d=" + dir + "\n"
+         "zpool import -d $d -R $d/alt " + pool + " || { zpool import -d $d; exit 1; }\n"
+         "zpool scrub " + pool + "\n"
+         "for i in $(seq 1 300); do zpool status " + pool +
+         " | grep -q 'scrub in progress' || break; sleep 0.1; done\n"
+         "zpool status -v " + pool + " > $d/status.txt\n"
+         "zfs list -H -o name -r " + pool + " > $d/list.txt\n"
+         "zfs get -H -o name,property,value,source compression,copies,com.uzfs:note -r " + pool +
+         " > $d/props.txt\n"
+         "zfs get all " + pool + " > $d/getall.txt\n"
+         "zpool export " + pool + "\n"
+         "zdb -e -p $d -bcc " + pool + " > $d/zdb.txt 2>&1\n"
+         "zdb -e -p $d -C " + pool + " > $d/config.txt 2>&1\n";
+}
+
+// A clean scrub, no errors, not degraded, and zdb -bcc without leaks.
+inline void CheckZfsFuseVerdict(const std::filesystem::path& d) {
+  const std::string status = test::ReadText(d / "status.txt");
+  EXPECT_NE(status.find("with 0 errors"), std::string::npos) << status;
+  EXPECT_NE(status.find("No known data errors"), std::string::npos) << status;
+  EXPECT_EQ(status.find("DEGRADED"), std::string::npos) << status;
+  const std::string zdb = test::ReadText(d / "zdb.txt");
+  EXPECT_NE(zdb.find("No leaks"), std::string::npos) << zdb;
+  EXPECT_EQ(zdb.find("error"), std::string::npos) << zdb;
+  EXPECT_EQ(zdb.find("leaked space"), std::string::npos) << zdb;
+}
+
 }  // namespace uzfs::pooltest

@@ -18,40 +18,12 @@ using pooltest::Leaf;
 using pooltest::MakeFile;
 using pooltest::V23;
 
-std::string Judge(const std::string& dir, const std::string& pool) {
-  return "d=" + dir + "\n"
-         "zpool import -d $d " + pool + " || { zpool import -d $d; exit 1; }\n"
-         "zpool scrub " + pool + "\n"
-         "for i in $(seq 1 300); do zpool status " + pool +
-         " | grep -q 'scrub in progress' || break; sleep 0.1; done\n"
-         "zpool status -v " + pool + " > $d/status.txt\n"
-         "zpool export " + pool + "\n"
-         "zdb -e -p $d -bcc " + pool + " > $d/zdb.txt 2>&1\n"
-         "zdb -e -p $d -C " + pool + " > $d/config.txt 2>&1\n";
-}
-
-void CheckVerdict(const fs::path& d) {
-  const std::string status = test::ReadText(d / "status.txt");
-  EXPECT_NE(status.find("with 0 errors"), std::string::npos) << status;
-  EXPECT_NE(status.find("No known data errors"), std::string::npos) << status;
-  EXPECT_EQ(status.find("DEGRADED"), std::string::npos) << status;
-  const std::string zdb = test::ReadText(d / "zdb.txt");
-  EXPECT_NE(zdb.find("No leaks"), std::string::npos) << zdb;
-  EXPECT_EQ(zdb.find("error"), std::string::npos) << zdb;
-}
+using pooltest::CheckZfsFuseVerdict;
+using pooltest::ZfsFuseJudgeScript;
 
 void WriteSome(Pool& p, uint64_t seed) {
-  auto os = p.Objset(p.name());
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(4 << 20);
-  ASSERT_UZFS_OK(tx.status());
-  for (int i = 0; i < 16; i++) {
-    ObjectProps op;
-    auto obj = (*os)->AllocateObject(op, tx->txg());
-    ASSERT_UZFS_OK(obj.status());
-    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(200 << 10, seed + i), tx->txg()));
-  }
-  tx->Commit();
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(p, p.name(), 16, 200 << 10, seed, &objs);
 }
 
 TEST(PoolVdevChangeCompat, UzfsAddAndLogRemovalJudgedByZfsFuse) {
@@ -75,8 +47,8 @@ TEST(PoolVdevChangeCompat, UzfsAddAndLogRemovalJudgedByZfsFuse) {
   }
   ExpectConsistent(d.path(), "grow");
   std::string out;
-  ASSERT_EQ(test::RunInZfsFuseSandbox(Judge(d.path().string(), "grow"), &out), 0) << out;
-  CheckVerdict(d.path());
+  ASSERT_EQ(test::RunInZfsFuseSandbox(ZfsFuseJudgeScript(d.path().string(), "grow"), &out), 0) << out;
+  CheckZfsFuseVerdict(d.path());
   const std::string status = test::ReadText(d.path() / "status.txt");
   EXPECT_NE(status.find((d.path() / "b").string()), std::string::npos) << status;
   EXPECT_NE(status.find((d.path() / "log1").string()), std::string::npos) << status;
@@ -116,8 +88,8 @@ TEST(PoolVdevChangeCompat, ZfsFusePoolWithHoleImportsUnderUzfs) {
     ASSERT_UZFS_OK((*p)->Export());
   }
   ExpectConsistent(d.path(), "zh", /*check_allocated_total=*/false);
-  ASSERT_EQ(test::RunInZfsFuseSandbox(Judge(dir, "zh"), &out), 0) << out;
-  CheckVerdict(d.path());
+  ASSERT_EQ(test::RunInZfsFuseSandbox(ZfsFuseJudgeScript(dir, "zh"), &out), 0) << out;
+  CheckZfsFuseVerdict(d.path());
   const std::string cfg = test::ReadText(d.path() / "config.txt");
   EXPECT_NE(cfg.find("hole_array[1]: 2"), std::string::npos) << cfg;
 }

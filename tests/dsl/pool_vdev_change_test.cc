@@ -23,19 +23,7 @@ using pooltest::MakeFile;
 using pooltest::V23;
 
 void WriteObjects(Pool& p, int n, size_t size, uint64_t seed, std::vector<uint64_t>* objs) {
-  auto os = p.Objset(p.name());
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(n * size);
-  ASSERT_UZFS_OK(tx.status());
-  for (int i = 0; i < n; i++) {
-    ObjectProps op;
-    op.indblkshift = 14;
-    auto obj = (*os)->AllocateObject(op, tx->txg());
-    ASSERT_UZFS_OK(obj.status());
-    ASSERT_UZFS_OK((*os)->Write(*obj, 0, test::RandomBytes(size, seed + i), tx->txg()));
-    objs->push_back(*obj);
-  }
-  tx->Commit();
+  pooltest::WriteObjects(p, p.name(), n, size, seed, objs);
 }
 
 void ExpectObjects(Pool& p, size_t size, uint64_t seed, const std::vector<uint64_t>& objs) {
