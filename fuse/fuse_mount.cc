@@ -521,7 +521,14 @@ Status FuseMount::Stop(bool force) {
   // still held open (forced), abort it so nothing waits on their close.
   auto done = std::async(std::launch::async, [this] { loop_.join(); });
   if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready && have_dev) {
-    std::ofstream abort("/sys/fs/fuse/connections/" + std::to_string(minor(st.st_dev)) + "/abort");
+    const std::string conn = "/sys/fs/fuse/connections/" + std::to_string(minor(st.st_dev));
+    // The fusectl file system is not mounted everywhere (containers, some
+    // VMs): mount it, or the abort below has nowhere to go and Stop would
+    // wait for ever.
+    if (::access((conn + "/abort").c_str(), W_OK) != 0) {
+      (void)::mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, nullptr);
+    }
+    std::ofstream abort(conn + "/abort");
     abort << "1";
   }
   done.wait();
