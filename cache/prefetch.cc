@@ -46,11 +46,13 @@ std::vector<uint64_t> StreamPrefetcher::OnRead(uint64_t blkid, uint64_t nblks, u
     const int64_t diff = entry - s.last;
     if (diff % s.stride != 0) continue;
     const int64_t k = diff / s.stride;
-    if (k < 1 || k > static_cast<int64_t>(s.distance) + 1) continue;
+    const int64_t window = std::min(static_cast<int64_t>(s.distance) + 1,
+                                    static_cast<int64_t>(std::max<uint64_t>(opts_.max_skip, 1)));
+    if (k < 1 || k > window) continue;
     stats_.hits++;
     s.last = s.stride > 0 ? lastblk : first;
     s.used = tick_;
-    s.distance = std::min(opts_.max_distance, s.distance * 2);
+    if (k == 1) s.distance = std::min(opts_.max_distance, s.distance * 2);
     Issue(s, end, &out);
     return out;
   }
@@ -81,7 +83,10 @@ std::vector<uint64_t> StreamPrefetcher::OnRead(uint64_t blkid, uint64_t nblks, u
     s.stride = stride;
     s.last = stride > 0 ? lastblk : first;
     s.frontier = s.last + stride;
-    s.distance = std::max<uint64_t>(1, opts_.min_distance);
+    // A new stream starts small and doubles per step (2, 4, ... up to
+    // max_distance): two reads that happen to be adjacent among random ones
+    // would otherwise read min_distance (4 MiB) ahead each time.
+    s.distance = std::max<uint64_t>(1, std::min(opts_.min_distance, opts_.start_distance));
     s.used = tick_;
     stats_.streams_created++;
     if (streams_.size() < opts_.max_streams) {

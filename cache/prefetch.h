@@ -10,12 +10,18 @@
 // of them). A read one block after (before) a remembered one starts a
 // forward (backward) stream; a read `d` blocks from a remembered one (1 <
 // |d| <= max_stride) that itself was `d` from an older one starts a stream
-// of stride d. Up to max_streams streams live per file; a new one replaces
+// of stride d. A new stream reads start_distance strides ahead (at most
+// min_distance) and doubles from there. Up to max_streams streams live per file; a new one replaces
 // the least recently used. A read that continues a stream (lands on the
-// stream's next step, or further ahead inside what was already read ahead)
-// is a hit: the stream moves on and its read-ahead distance doubles, from
-// min_distance up to max_distance (in strides); blocks not yet issued up to
-// that distance are returned. Random reads start no stream and return
+// stream's next step, or up to max_skip steps further, inside what was
+// already read ahead: requests reordered on their way) is a hit: the stream
+// moves on and, on an exact next step, its read-ahead distance doubles,
+// from min_distance up to max_distance (in strides); blocks not yet issued
+// up to that distance are returned. The skip window is kept small on
+// purpose: a stream left by an earlier sequential pass must not take random
+// reads for continuations (each such "hit" would read ahead as many blocks
+// as it skipped; with a window of W blocks over a file of N that costs about
+// W*W/2N blocks per random read). Random reads start no stream and return
 // nothing. Blocks before 0 or at/after `end` are never returned; a block
 // is returned at most once per stream.
 //
@@ -36,6 +42,8 @@ struct PrefetchOptions {
   uint64_t max_distance = 64;   // cap on the distance (strides)
   uint64_t max_stride = 64;     // largest |stride| detected (blocks)
   unsigned history = 16;        // unmatched reads remembered for detection
+  uint64_t max_skip = 16;       // strides a continuing read may land past the next step
+  uint64_t start_distance = 2;  // strides a new stream reads ahead (<= min_distance)
 };
 
 // Options for a file of `block_size`-byte blocks from the byte distances of

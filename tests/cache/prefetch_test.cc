@@ -135,6 +135,33 @@ TEST(PrefetchTest, EndOfFileAndMultiBlockReads) {
   EXPECT_TRUE(issued.count(19));
 }
 
+// A stream grown by a sequential pass (4K records: a distance of thousands
+// of blocks) must not take the random reads that follow for continuations:
+// the L2ARC bench saw ~14 read-aheads per random 4K read that way.
+TEST(PrefetchTest, RandomReadsAfterASequentialPassIssueAlmostNothing) {
+  const uint64_t kBlocks = 65536;  // a 256 MiB file of 4K blocks
+  StreamPrefetcher pf(PrefetchOptionsForBlockSize(4096, 4 << 20, 64 << 20, 8, 64));
+  for (uint64_t b = 0; b < 8192; b += 32) pf.OnRead(b, 32, kBlocks);  // 128K reads
+  std::mt19937_64 rng(5);
+  uint64_t issued = 0;
+  const int kReads = 20000;
+  for (int i = 0; i < kReads; i++) issued += pf.OnRead(rng() % kBlocks, 1, kBlocks).size();
+  EXPECT_LT(static_cast<double>(issued) / kReads, 0.05) << issued << " blocks read ahead";
+}
+
+// Requests reordered on the way (FUSE's async reads) still continue a stream.
+TEST(PrefetchTest, SlightlyReorderedReadsKeepTheStream) {
+  StreamPrefetcher pf(Opts());
+  pf.OnRead(0, 1, 1000);
+  pf.OnRead(1, 1, 1000);
+  const uint64_t hits = pf.stats().hits;
+  pf.OnRead(3, 1, 1000);  // 2 arrives after 3
+  pf.OnRead(2, 1, 1000);
+  pf.OnRead(4, 1, 1000);
+  EXPECT_GE(pf.stats().hits, hits + 2);
+  EXPECT_EQ(pf.stream_count(), 1u);
+}
+
 TEST(PrefetchTest, OptionsFromByteDistances) {
   PrefetchOptions o = PrefetchOptionsForBlockSize(128 * 1024, 4 << 20, 64 << 20, 8, 64);
   EXPECT_EQ(o.min_distance, 32u);
