@@ -591,3 +591,85 @@ TEST_F(ZilZplTest, RandomKill) {
 
 }  // namespace
 }  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+// sync=always: every change is on stable storage when the call returns,
+// without an fsync (here: files, a directory and a rename made by a child
+// that then dies).
+TEST_F(ZilZplTest, SyncAlwaysNeedsNoFsync) {
+  {
+    auto p = Import();
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->SetProp("tp", "sync", "always"));
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t root = fs.root_ino();
+    if (!Put(fs, root, "a", "alpha", false)) return false;
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    if (!Put(fs, root, "b", std::string(50000, 'b'), false)) return false;
+    auto d = fs.Mkdir(kRoot, root, "d", 0755);
+    if (!d.ok()) return false;
+    if (!fs.Rename(kRoot, root, "b", d->ino, "b2").ok()) return false;
+    // Through the log, not txg syncs (the first change started the log).
+    return pool.txg_stats().synced_txg == synced;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto a = Find(**m, "a");
+  ASSERT_UZFS_OK(a.status());
+  EXPECT_EQ(ReadAll(**m, *a), "alpha");
+  auto b = Find(**m, "d/b2");
+  ASSERT_UZFS_OK(b.status());
+  EXPECT_EQ(ReadAll(**m, *b), std::string(50000, 'b'));
+  EXPECT_FALSE(Find(**m, "b").ok());
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
+  ASSERT_UZFS_OK((*p)->Export());
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// sync=disabled: fsync returns at once and writes nothing (no log, no txg
+// sync) — a crash then loses what it "acknowledged", as documented.
+TEST_F(ZilZplTest, SyncDisabledFsyncWritesNothing) {
+  {
+    auto p = Import();
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->SetProp("tp", "sync", "disabled"));
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    if (!Put(fs, fs.root_ino(), "lost", "x", true)) return false;
+    return pool.txg_stats().synced_txg == synced;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_FALSE(Find(**m, "lost").ok());
+  // Back to standard: fsync is durable again.
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
+  ASSERT_UZFS_OK((*p)->InheritProp("tp", "sync"));
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  InChild([&](Pool&, ZplFs& fs) { return Put(fs, fs.root_ino(), "kept", "y", true); });
+  p = Import();
+  ASSERT_UZFS_OK(p.status());
+  m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok());
+  auto k = Find(**m, "kept");
+  ASSERT_UZFS_OK(k.status());
+  EXPECT_EQ(ReadAll(**m, *k), "y");
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+}  // namespace
+}  // namespace uzfs

@@ -58,6 +58,7 @@ constexpr PropIndexValue kNormalize[] = {
 constexpr PropIndexValue kCase[] = {{"sensitive", 0}, {"insensitive", 1}, {"mixed", 2}};
 constexpr PropIndexValue kCache[] = {{"all", 2}, {"none", 0}, {"metadata", 1}};
 constexpr PropIndexValue kLogbias[] = {{"latency", 0}, {"throughput", 1}};
+constexpr PropIndexValue kSync[] = {{"standard", 0}, {"always", 1}, {"disabled", 2}};
 constexpr PropIndexValue kFailmode[] = {{"wait", 0}, {"continue", 1}, {"panic", 2}};
 
 constexpr std::span<const PropIndexValue> kNoValues{};
@@ -172,6 +173,11 @@ const PropDef kDatasetProps[] = {
     // inherit work. Nothing is stored unless it is set.
     PropDef{"relatime", K::kIndex, A::kInherit, S::kDslZap, kFs, /*hidden=*/true, 0, {}, kOnOff, 0,
             "RELATIME", "on | off", "relatime"},
+    // OpenZFS's sync (ZAP entry "sync", uint64 standard 0 / always 1 /
+    // disabled 2, inheritable). zfs-fuse predates it: hidden for the same
+    // reason as relatime; `zfs get/set/inherit sync` work.
+    PropDef{"sync", K::kIndex, A::kInherit, S::kDslZap, kFs | kVol, /*hidden=*/true, 0, {}, kSync, 0,
+            "SYNC", "standard | always | disabled", "sync"},
 };
 
 const PropDef kPoolProps[] = {

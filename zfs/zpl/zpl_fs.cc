@@ -353,6 +353,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) override
       UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     ZPL_ASSIGN(Znode z, Load(ino));
@@ -419,6 +420,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplResult<ZplAttr> Mknod(const ZplCred& c, uint64_t dir, std::string_view name, uint32_t mode,
                            uint64_t rdev) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     const uint32_t fmt = mode & S_IFMT;
     if (fmt != S_IFREG && fmt != S_IFCHR && fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
       return Err(EINVAL, "mknod: bad file type");
@@ -429,6 +431,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplResult<ZplAttr> Mkdir(const ZplCred& c, uint64_t dir, std::string_view name, uint32_t mode) override
       UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFDIR | (mode & 07777), 0, {}));
     return ToAttr(z);
@@ -436,6 +439,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplResult<ZplAttr> Symlink(const ZplCred& c, uint64_t dir, std::string_view name,
                              std::string_view target) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     if (target.empty()) return Err(ENOENT, "empty symlink target");
     if (target.size() > kSymlinkMax) return Err(ENAMETOOLONG, "symlink target too long");
     MutexLock l(&mu_);
@@ -456,6 +460,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplResult<ZplAttr> Link(const ZplCred& c, uint64_t ino, uint64_t newdir, std::string_view newname) override
       UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     ZPL_TRY(CheckName(newname));
@@ -487,6 +492,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplStatus Unlink(const ZplCred& c, uint64_t dir, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
@@ -513,6 +519,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplStatus Rmdir(const ZplCred& c, uint64_t dir, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     if (name == ".") return Err(EINVAL, "rmdir of .");
@@ -543,6 +550,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   ZplStatus Rename(const ZplCred& c, uint64_t sdir, std::string_view sname, uint64_t tdir,
                    std::string_view tname, unsigned flags) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     if (flags & ~unsigned{RENAME_NOREPLACE | RENAME_EXCHANGE}) return Err(EINVAL, "rename: bad flags");
     if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
@@ -673,6 +681,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // ------------------------------------------------------------------ files
   ZplResult<std::pair<ZplAttr, ZplHandle>> Create(const ZplCred& c, uint64_t dir, std::string_view name,
                                                   uint32_t mode, int open_flags) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
@@ -730,7 +739,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       UZFS_EXCLUDES(mu_) {
     bool sync = false;
     ZplResult<size_t> r = WriteLocked(h, offset, data, &sync);
-    if (r.ok() && sync) ZPL_TRY(CommitLog());
+    const uint64_t mode = sync_mode_.load(std::memory_order_relaxed);
+    if (r.ok() && mode != kSyncDisabled && (sync || mode == kSyncAlways)) ZPL_TRY(CommitLog());
     return r;
   }
 
@@ -791,6 +801,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       if (!handles_.count(h)) return Err(EBADF, "bad handle");
       if (readonly_locked()) return ZplStatus::Ok();
     }
+    if (sync_mode_.load(std::memory_order_relaxed) == kSyncDisabled) return ZplStatus::Ok();  // unsafe, as asked
     return CommitLog();
   }
 
@@ -845,6 +856,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplStatus Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     auto it = handles_.find(h);
@@ -918,6 +930,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // and a name is never left in both.
   ZplStatus SetXattr(const ZplCred& c, uint64_t ino, std::string_view name, std::span<const uint8_t> value,
                      int flags) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
     ZPL_TRY(Writable());
@@ -1034,6 +1047,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplStatus RemoveXattr(const ZplCred& c, uint64_t ino, std::string_view name) override UZFS_EXCLUDES(mu_) {
+    SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(XattrOn());
     ZPL_TRY(Writable());
@@ -1146,6 +1160,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     recordsize_ = std::min(recordsize_, pool_.max_record_size());
     atime_ = PropNumber("atime", true) != 0;
     relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
+    sync_mode_.store(PropSetValue("sync", true).value_or(0), std::memory_order_relaxed);
     readonly_prop_ = PropNumber("readonly", true) != 0;
     // xattr: 0 off, 1 dir (and "on" as zfs-fuse and OpenZFS <= 2.2 store
     // it), 2 sa; unset means "on", which (as in OpenZFS 2.3) is sa where
@@ -1639,7 +1654,35 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // Copied write data is capped per txg (kLogCopyMax): past it, writes
   // of that txg are not logged (the fsync after them waits for the txg),
   // so streaming writes do not hold a second copy of a txg's data.
+  // sync=always: a change returns only once it is durable. Made first in
+  // each changing call, so its destructor runs after the call's lock is
+  // released; it commits the log when the call logged (or left unlogged)
+  // anything.
+  class SyncAlways {
+   public:
+    explicit SyncAlways(ZplFsImpl* fs) : fs_(fs), before_(fs->log_changes_.load(std::memory_order_relaxed)) {}
+    ~SyncAlways() {
+      if (fs_->sync_mode_.load(std::memory_order_relaxed) == kSyncAlways &&
+          fs_->log_changes_.load(std::memory_order_relaxed) != before_) {
+        (void)fs_->CommitLog();
+      }
+    }
+    SyncAlways(const SyncAlways&) = delete;
+    SyncAlways& operator=(const SyncAlways&) = delete;
+
+   private:
+    ZplFsImpl* fs_;
+    uint64_t before_;
+  };
+
   void Log(LogRecord rec, uint64_t txg) UZFS_REQUIRES(mu_) {
+    log_changes_.fetch_add(1, std::memory_order_relaxed);
+    // sync=disabled: no records (documented as unsafe); a later fsync,
+    // should the property change, waits for the txg instead.
+    if (sync_mode_.load(std::memory_order_relaxed) == kSyncDisabled) {
+      Unlogged(txg);
+      return;
+    }
     if (!log_) return;
     if (const auto* w = std::get_if<LrWrite>(&rec.body)) {
       if (txg != logged_txg_) {
@@ -1656,7 +1699,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (!log_->Append(std::move(rec)).ok()) Unlogged(txg);
   }
   // A change in txg that no record describes: fsync waits for its txg.
-  void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_) { unlogged_txg_ = std::max(unlogged_txg_, txg); }
+  void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_) {
+    log_changes_.fetch_add(1, std::memory_order_relaxed);
+    unlogged_txg_ = std::max(unlogged_txg_, txg);
+  }
   // ZplReplayHooks.
   ZplFs& fs() override { return *this; }
   void SetReplayHeader(const std::optional<ZilHeader>& zh) override UZFS_EXCLUDES(mu_) {
@@ -1701,6 +1747,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   uint64_t recordsize_ UZFS_GUARDED_BY(mu_) = 131072;
   bool atime_ UZFS_GUARDED_BY(mu_) = true;
   bool relatime_ UZFS_GUARDED_BY(mu_) = false;
+  // The sync property (standard 0, always 1, disabled 2) and a count of
+  // changes made (logged or not), read without mu_ by SyncAlways.
+  static constexpr uint64_t kSyncAlways = 1, kSyncDisabled = 2;
+  std::atomic<uint64_t> sync_mode_{0};
+  std::atomic<uint64_t> log_changes_{0};
   bool readonly_prop_ UZFS_GUARDED_BY(mu_) = false;
   bool xattr_ UZFS_GUARDED_BY(mu_) = true;
   bool xattr_sa_ UZFS_GUARDED_BY(mu_) = false;   // new small xattrs go to the SA
