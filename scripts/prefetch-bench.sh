@@ -3,7 +3,8 @@
 # (default 2 GiB) through the FUSE mount, on raidz2 over six sparse files
 # each slowed by `zinject -D 5:4` (5 ms per I/O, four at a time: a disk with
 # a short queue), with the stream prefetcher on (the default) and off
-# (`zpool tunable zfetch_disable=1`). Cold = after export/import (empty
+# (`zpool tunable zfetch_disable=1`), read with `dd bs=$BS iflag=direct` so
+# the kernel adds no read-ahead of its own. Cold = after export/import (empty
 # ARC) and with the kernel's page cache dropped. Prints MiB/s per run and
 # the ratio, plus the arcstats prefetch counters.
 #
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "prefetch-bench: needs root" >&2; exit 1; }
 [ $quick = 1 ] && : "${FILE_SIZE:=256M}" "${DEV_SIZE:=1G}"
-FILE_SIZE=${FILE_SIZE:-2G} DEV_SIZE=${DEV_SIZE:-2G} LATENCY=${LATENCY:-5:4}
+FILE_SIZE=${FILE_SIZE:-2G} DEV_SIZE=${DEV_SIZE:-2G} LATENCY=${LATENCY:-5:4} BS=${BS:-128k}
 if [ -z "${UZFS_BIN:-}" ]; then UZFS_BIN=$here/build/cmd/zpool; fi
 bin_of() {
   local b
@@ -66,7 +67,7 @@ cold_read() {  # cold_read <label>: MiB/s of one sequential pass
   for d in "${devs[@]}"; do "$ZINJECT" -d "$d" -D "$LATENCY" $pool >/dev/null; done
   local t0 t1
   t0=$(date +%s.%N)
-  dd if="$mnt/big" of=/dev/null bs=1M status=none
+  dd if="$mnt/big" of=/dev/null bs=$BS iflag=direct status=none
   t1=$(date +%s.%N)
   "$ZINJECT" -c all >/dev/null 2>&1 || true
   local rate
