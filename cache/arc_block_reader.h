@@ -17,7 +17,10 @@
 // that may not is still read and returned, counted as a miss (`uncached`).
 // Prefetch: an asynchronous read into the ARC on the Zio's workers with
 // ArcReadFlags::prefetch (arcstats prefetch_*); at most `max_prefetch`
-// in flight, more are dropped (counted).
+// in flight, more are dropped (counted). The default (1024) is above what
+// one grown stream asks for (zfetch_max_distance 64 MiB = 512 blocks of
+// 128 KiB): at 256, drops left holes in the read-ahead and a cold
+// sequential read stalled at a third of its speed (docs/PERFORMANCE.md).
 //
 // Lifetime: the destructor waits for its prefetches and drops the pool's
 // buffers from the ARC (Arc::ForgetPool): destroy it before the Zio, after
@@ -43,7 +46,7 @@ struct ArcBlockReaderStats {
 
 class ArcBlockReader final : public BlockReader {
  public:
-  ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch = 256);
+  ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch = 1024);
   ~ArcBlockReader() override;
   ArcBlockReader(const ArcBlockReader&) = delete;
   ArcBlockReader& operator=(const ArcBlockReader&) = delete;
