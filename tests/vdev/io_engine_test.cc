@@ -151,6 +151,30 @@ TEST_P(IoEngineTest, ManyConcurrentMixedRequestsOnAFile) {
   EXPECT_EQ(s.cancelled, 0u);
 }
 
+// A submitting thread that exits while its request is in flight (a FUSE or
+// ZIO worker going idle): the kernel cancels an exiting task's io_uring
+// work (-ECANCELED); the engine must retry it, never fail it.
+TEST_P(IoEngineTest, SubmittersThatExitAtOnceLoseNothing) {
+  NEW_ENGINE_OR_SKIP(engine, 16, 64);
+  auto dev = NewFile();
+  constexpr size_t kThreads = 32, kRounds = 10, kBlock = 65536;
+  auto data = test::RandomBytes(kBlock, 7);
+  for (size_t round = 0; round < kRounds; round++) {
+    Tracker t(kThreads);
+    std::vector<std::thread> th;
+    for (size_t i = 0; i < kThreads; i++) {
+      th.emplace_back([&, i] {
+        engine->Submit({{dev.get(), IoOp::kWrite, ((round * kThreads + i) % 100) * kBlock, data, t.Done(i)}});
+      });  // the thread ends right after submitting
+    }
+    for (auto& x : th) x.join();
+    t.Wait(kThreads);
+    for (size_t i = 0; i < kThreads; i++) ASSERT_UZFS_OK(t.status(i));
+  }
+  engine->Shutdown(ShutdownMode::kDrain);
+  EXPECT_EQ(engine->stats().errors, 0u);
+}
+
 TEST_P(IoEngineTest, ManyConcurrentMixedRequestsOnMemoryAndFaultDevices) {
   NEW_ENGINE_OR_SKIP(engine);
   auto mem = std::move(MemDevice::Create(8 << 20)).value();

@@ -9,7 +9,8 @@
 //    callback may submit more without deadlocking the reaper.
 //  - Completion side (CQ) is touched only by the reaper thread. It takes a
 //    batch of CQEs, then under mu_ updates the in-flight count, requeues
-//    short transfers (for the remainder) and -EINTR/-EAGAIN (whole retry),
+//    short transfers (for the remainder) and -EINTR/-EAGAIN/-ECANCELED
+//    (whole retry; ECANCELED: the submitting thread exited, see Reap),
 //    and pumps; then, with no lock held, counts errors and calls `done`.
 //    Taking mu_ before touching an op also orders the submitter's writes to
 //    it before the reaper's reads (ThreadSanitizer cannot see the kernel).
@@ -34,7 +35,10 @@ struct Op {
   IoRequest req;
   int fd = -1;
   uint64_t done_bytes = 0;  // transferred so far (short transfers resume here)
+  unsigned cancels = 0;     // -ECANCELED retries so far
 };
+
+constexpr unsigned kMaxCancelRetries = 8;
 
 class UringEngine final : public IoEngine {
  public:
@@ -179,7 +183,11 @@ void UringEngine::Reap() {
         inflight_--;
         const IoRequest& r = op->req;
         const uint64_t left = r.buf.size() - op->done_bytes;
-        if (res == -EINTR || res == -EAGAIN) {
+        // -ECANCELED: the kernel cancels a task's io-wq requests when that
+        // task exits, and Submit runs on the caller's thread (a FUSE or
+        // ZIO worker may exit while its request is in flight). Nothing was
+        // transferred; the retry is submitted from this (long-lived) thread.
+        if (res == -EINTR || res == -EAGAIN || (res == -ECANCELED && op->cancels++ < kMaxCancelRetries)) {
           pending_.push_front(op);
         } else if (res < 0) {
           finished.emplace_back(op, DeviceIoError(r.op, r.device->path(),
