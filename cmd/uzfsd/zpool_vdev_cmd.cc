@@ -157,13 +157,16 @@ int ZpoolRemove(CmdCtx& c, const std::string& usage) {
   if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
   if (e->pool->readonly()) return c.Fail("cannot remove devices from '" + name + "': pool is read-only");
   int rc = 0;
+  bool removed = false;
   for (const std::string& d : devs) {
     if (Status s = e->pool->RemoveVdev(d); !s.ok()) {
       rc = c.Fail(std::string(s.message()));
       continue;
     }
+    removed = true;
     c.reg.log().Log("pool '" + name + "': removed " + d);
   }
+  if (!removed) return rc;  // nothing changed: no history record
   e->pool->LogHistory(c.cmdline);
   UpdateEntry(c, *e);
   return rc;

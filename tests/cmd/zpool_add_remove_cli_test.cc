@@ -113,6 +113,8 @@ TEST(ZpoolAddRemoveCli, BadRequests) {
   r = env.Zpool("remove tank " + x);
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "no such device in pool")) << r.err;
+  r = env.Zpool("history tank");
+  EXPECT_FALSE(Contains(r.out, "zpool remove")) << r.out;  // refused removals change nothing
 
   // -f takes the mismatched vdev.
   r = env.Zpool("add -f tank " + x);

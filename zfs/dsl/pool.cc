@@ -150,6 +150,16 @@ uint32_t LargestHint(const VdevSpec& spec) {
   return a;
 }
 
+TopVdevSpace SpaceOf(Vdev* v, uint32_t id, const VdevNode& n) {
+  TopVdevSpace s;
+  s.vdev_id = id;
+  s.asize = n.asize;
+  s.ashift = static_cast<uint32_t>(n.ashift);
+  s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
+  s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
+  return s;
+}
+
 void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out) {
   if (n.IsLeaf()) {
     out->push_back(&n);
@@ -332,14 +342,7 @@ Status Pool::OpenCommon() {
   for (size_t i = 0; i < tree_.children.size(); i++) {
     const VdevNode& n = tree_.children[i];
     if (n.is_log || n.IsHole()) continue;
-    Vdev* v = root_->child(static_cast<uint32_t>(i));
-    TopVdevSpace s;
-    s.vdev_id = static_cast<uint32_t>(i);
-    s.asize = n.asize;
-    s.ashift = static_cast<uint32_t>(n.ashift);
-    s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
-    s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
-    spaces.push_back(std::move(s));
+    spaces.push_back(SpaceOf(root_->child(static_cast<uint32_t>(i)), static_cast<uint32_t>(i), n));
   }
   AllocatorOptions ao;
   ao.shift_rule = MetaslabShiftRule::kLegacy;

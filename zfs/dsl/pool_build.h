@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "zfs/dsl/pool_config.h"
+#include "zfs/spa/allocator.h"
 #include "zfs/util/status.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"
@@ -34,6 +35,10 @@ Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, I
 
 // The largest ashift hint of the spec's devices (9 at least).
 uint32_t LargestHint(const VdevSpec& spec);
+
+// The allocator's view of top-level vdev `v` (id, asize, ashift, raidz
+// allocation size, metaslab_shift from its config node n).
+TopVdevSpace SpaceOf(Vdev* v, uint32_t id, const VdevNode& n);
 
 // Every leaf node under n, in tree order.
 void CollectLeafNodes(const VdevNode& n, std::vector<const VdevNode*>* out);

@@ -195,34 +195,21 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
   }
   aux.clear();  // closes them: spares are not kept open, cache devices are reopened
   Status s = RunTask([this, tops_ptr, spare_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    // Everything that can fail without changing anything first.
     for (NewTop& t : *tops_ptr) {
       const uint32_t id = static_cast<uint32_t>(tree_.children.size());
       VdevNode& n = t.built.node;
       n.id = id;
       n.create_txg = txg;
       Vdev* v = t.built.vdev.get();
-      if (!t.log) {
-        TopVdevSpace sp;
-        sp.vdev_id = id;
-        sp.asize = n.asize;
-        sp.ashift = static_cast<uint32_t>(n.ashift);
-        sp.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
-        sp.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
-        UZFS_RETURN_IF_ERROR(root_->AddTopLevel(std::move(t.built.vdev)));
-        UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
-                              maps_->CreateArray(id, MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift)), txg));
-        tree_.children.push_back(n);
-        UZFS_RETURN_IF_ERROR(alloc_->AddVdev(sp));
-      } else {
-        // The log class (pool_zil.cc): logs started from now on allocate
-        // there; running logs keep their vdevs until they restart.
-        UZFS_RETURN_IF_ERROR(root_->AddTopLevel(std::move(t.built.vdev)));
-        UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
-                              maps_->CreateArray(id, MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift)), txg));
-        tree_.children.push_back(n);
-        UZFS_RETURN_IF_ERROR(AddLogClassVdev(id));
-      }
+      // The MOS object first: a failure there changed nothing in memory
+      // (the capacity AddTopLevel checks was checked before the task).
+      UZFS_ASSIGN_OR_RETURN(n.metaslab_array,
+                            maps_->CreateArray(id, MetaslabCount(n.asize, static_cast<uint32_t>(n.metaslab_shift)), txg));
+      UZFS_RETURN_IF_ERROR(root_->AddTopLevel(std::move(t.built.vdev)));
+      tree_.children.push_back(n);
+      // Data vdevs take allocations at once; log vdevs join the log class
+      // (pool_zil.cc: logs started from now on use them).
+      UZFS_RETURN_IF_ERROR(t.log ? AddLogClassVdev(id) : alloc_->AddVdev(SpaceOf(v, id, n)));
     }
     for (const VdevNode& node : *spare_nodes) spares_.push_back(node);
     ComputeDeflateRatio();

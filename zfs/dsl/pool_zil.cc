@@ -37,6 +37,7 @@
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dsl/space_map_objects.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
 #include "zfs/zil/zil_reader.h"
 #include "zfs/zil/zil_writer.h"
 #include "zfs/zio/spa_allocator.h"
@@ -157,17 +158,6 @@ Allocator* Pool::LogClassFor(uint32_t top_id) const {
   return it == log_class_.end() ? nullptr : it->second;
 }
 
-namespace {
-TopVdevSpace SpaceOf(Vdev* v, uint32_t id, const VdevNode& n) {
-  TopVdevSpace s;
-  s.vdev_id = id;
-  s.asize = n.asize;
-  s.ashift = static_cast<uint32_t>(n.ashift);
-  s.allocated_size = [v](uint64_t psize) { return v->AllocatedSize(psize); };
-  s.metaslab_shift = static_cast<uint32_t>(n.metaslab_shift);
-  return s;
-}
-}  // namespace
 
 Status Pool::OpenLogClass(const AllocatorOptions& ao) {
   log_allocs_.clear();

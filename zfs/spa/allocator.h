@@ -138,8 +138,6 @@ class Allocator {
   // created as its metaslabs are first synced). Safe while other threads
   // allocate and free; one AddVdev at a time. InvalidArgument as Create.
   Status AddVdev(const TopVdevSpace& vdev);
-  // Whether top-level vdev `vdev_id` is one of this allocator's.
-  bool HasVdev(uint32_t vdev_id) const { return Group(vdev_id) != nullptr; }
   // Marks a DVA's space allocated (log replay / blocks found on import).
   Status Claim(const Dva& dva, uint64_t txg);
 
