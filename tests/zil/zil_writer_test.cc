@@ -4,6 +4,7 @@
 // concurrent committers share block writes (group commit).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -385,6 +386,56 @@ TEST_P(ZilWriterTest, GroupCommitSharesBlockWrites) {
     EXPECT_EQ(wr.data, std::vector<uint8_t>(512, uint8_t(wr.foid - 1000)));
   }
   for (int t = 0; t < kThreads; t++) EXPECT_EQ(offsets[1000 + t].size(), size_t{kEach});
+}
+
+TEST_P(ZilWriterTest, CommitOfOneObjectLeavesOtherObjectsQueued) {
+  auto w = NewWriter();
+  auto zh = w->Create(5);
+  ASSERT_TRUE(zh.ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(10, 0, std::vector<uint8_t>(1000, 1), 5)).ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(11, 0, std::vector<uint8_t>(60000, 2), 5)).ok());  // another file
+  ASSERT_TRUE(w->Append(Create(12, "c", 5)).ok());                                     // namespace: always
+  auto last = w->Append(CopiedWrite(10, 1000, std::vector<uint8_t>(1000, 3), 5));
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(w->Append(Create(13, "later", 5)).ok());  // after the commit's ticket: may come along
+  ASSERT_TRUE(w->Commit(*last, 10).ok());
+  EXPECT_LT(w->stats().bytes_written.load(), 20000u);
+  Read rb = ReadBack(*zh);
+  std::vector<uint64_t> objs;
+  for (const LogRecord& r : rb.records) objs.push_back(ZilRecordObject(r));
+  ASSERT_GE(rb.records.size(), 3u);
+  EXPECT_EQ(std::count(objs.begin(), objs.end(), 11u), 0);
+  EXPECT_EQ(std::count(objs.begin(), objs.end(), 10u), 2);
+  // Records of one object keep their order; the namespace record is in.
+  EXPECT_EQ(std::get<LrWrite>(rb.records[0].body).offset, 0u);
+  EXPECT_EQ(std::get<LrCreate>(rb.records[1].body).name, "c");
+  EXPECT_EQ(std::get<LrWrite>(rb.records[2].body).offset, 1000u);
+  // The other file's commit writes its record now, after them.
+  const uint64_t before = w->stats().records_written.load();
+  ASSERT_TRUE(w->Commit(w->LastTicket(), 11).ok());
+  EXPECT_GE(w->stats().records_written.load(), before + 1);
+  rb = ReadBack(*zh);
+  uint64_t b_bytes = 0;
+  for (const LogRecord& r : rb.records) {
+    if (ZilRecordObject(r) == 11) b_bytes += std::get<LrWrite>(r.body).data.size();
+  }
+  EXPECT_EQ(b_bytes, 60000u);
+}
+
+TEST_P(ZilWriterTest, DroppedObjectNeverReachesTheLog) {
+  auto w = NewWriter();
+  auto zh = w->Create(5);
+  ASSERT_TRUE(zh.ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(20, 0, std::vector<uint8_t>(5000, 7), 5)).ok());
+  ASSERT_TRUE(w->Append(Rec(TxType::kRemove, LrRemove{.doid = 3, .name = "x"}, 5)).ok());
+  w->DropObject(20);  // freed: number 20 may be reused
+  auto t = w->Append(Create(20, "reused", 5));
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(w->Commit(*t, 20).ok());
+  Read rb = ReadBack(*zh);
+  ASSERT_EQ(rb.records.size(), 2u);
+  EXPECT_EQ(rb.records[0].type(), TxType::kRemove);
+  EXPECT_EQ(rb.records[1].type(), TxType::kCreate);
 }
 
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {

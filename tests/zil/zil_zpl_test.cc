@@ -34,6 +34,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/zil/zil_reader.h"
+#include "zfs/zil/zil_writer.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
 
@@ -187,6 +188,10 @@ TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
     if (!fs.SetAttr(kRoot, bh->ino, tr).ok()) return false;
     if (!fs.Fallocate(*h, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 8192).ok()) return false;
     if (!fs.Mkdir(kRoot, root, "empty", 0700).ok() || !fs.Rmdir(kRoot, root, "empty").ok()) return false;
+    // An fsync covers its own file (and every namespace change): a-moved's
+    // data and attributes need their own.
+    auto ah = fs.Open(kRoot, am->ino, O_RDONLY);
+    if (!ah.ok() || !fs.Fsync(*ah, false).ok() || !fs.Release(*ah).ok()) return false;
     if (!fs.Fsync(*h, false).ok()) return false;
     // Nothing synced since the log started: the log alone holds it.
     if (pool.txg_stats().synced_txg != txg) return false;
@@ -242,6 +247,47 @@ TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
     ASSERT_TRUE(fs.Fsync(c->second, false).ok());
     ASSERT_TRUE(fs.Release(c->second).ok());
     ASSERT_TRUE(fs.Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// An fsync of one file writes its records and the namespace records, not
+// another file's queued data: after a crash the other file exists (its
+// create was a namespace record) but is empty, and the log bytes written
+// are about the fsynced file's.
+TEST_F(ZilZplTest, FsyncWritesOnlyItsFilesRecords) {
+  const std::string big(256 * 1024, 'B');
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t root = fs.root_ino();
+    if (!Put(fs, root, "first", "1", true)) return false;  // starts the log
+    const uint64_t txg = pool.txg_stats().synced_txg;
+    auto log = pool.ZilStart("tp");
+    if (!log.ok()) return false;
+    const uint64_t bytes0 = (*log)->stats().bytes_written.load();
+    auto b = fs.Create(kRoot, root, "other", S_IFREG | 0644, O_CREAT | O_RDWR);
+    if (!b.ok() || !fs.Write(b->second, 0, B(big)).ok()) return false;
+    auto a = fs.Create(kRoot, root, "mine", S_IFREG | 0644, O_CREAT | O_RDWR);
+    if (!a.ok() || !fs.Write(a->second, 0, B("small and synced")).ok()) return false;
+    if (!fs.Fsync(a->second, false).ok()) return false;
+    const uint64_t bytes = (*log)->stats().bytes_written.load() - bytes0;
+    std::fprintf(stderr, "log bytes for the fsync: %llu\n", static_cast<unsigned long long>(bytes));
+    if (bytes >= 32 * 1024) return false;  // the other file's 256 KiB stayed queued
+    return pool.txg_stats().synced_txg == txg;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto mine = Find(**m, "mine");
+    ASSERT_UZFS_OK(mine.status());
+    EXPECT_EQ(ReadAll(**m, *mine), "small and synced");
+    auto other = Find(**m, "other");
+    ASSERT_UZFS_OK(other.status());
+    EXPECT_EQ(ReadAll(**m, *other), "");
+    ASSERT_TRUE((*m)->Unmount().ok());
   }
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
@@ -452,8 +498,8 @@ TEST_F(ZilZplTest, OsyncWritesNeedNoFsync) {
 TEST_F(ZilZplTest, CrashAfterReplayAndWithoutFsync) {
   InChild([&](Pool&, ZplFs& fs) {
     if (!Put(fs, fs.root_ino(), "start", "", true)) return false;
-    for (int i = 0; i < 20; i++) {
-      if (!Put(fs, fs.root_ino(), "f" + std::to_string(i), std::string(100 + i, 'a' + i % 26), false))
+    for (int i = 0; i < 20; i++) {  // each fsynced: an fsync covers only its own file's data
+      if (!Put(fs, fs.root_ino(), "f" + std::to_string(i), std::string(100 + i, 'a' + i % 26), true))
         return false;
     }
     if (!fs.Rename(kRoot, fs.root_ino(), "f3", fs.root_ino(), "f4").ok()) return false;

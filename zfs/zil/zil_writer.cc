@@ -107,7 +107,22 @@ Status ZilWriter::Destroy(uint64_t txg) {
   return first;
 }
 
+uint64_t ZilRecordObject(const LogRecord& rec) {
+  constexpr uint64_t kObjMask = (uint64_t{1} << 56) - 1;  // top 8 bits of a foid: dnode slots - 1
+  if (const auto* w = std::get_if<LrWrite>(&rec.body)) return w->foid & kObjMask;
+  if (const auto* t = std::get_if<LrTruncate>(&rec.body)) return t->foid & kObjMask;
+  if (const auto* a = std::get_if<LrSetattr>(&rec.body)) return a->foid & kObjMask;
+  if (const auto* c = std::get_if<LrAcl>(&rec.body)) return c->foid & kObjMask;
+  if (const auto* x = std::get_if<LrSetSaxattr>(&rec.body)) return x->foid & kObjMask;
+  return 0;
+}
+
 Result<uint64_t> ZilWriter::Append(LogRecord rec) {
+  const uint64_t oid = ZilRecordObject(rec);
+  return Append(std::move(rec), oid);
+}
+
+Result<uint64_t> ZilWriter::Append(LogRecord rec, uint64_t oid) {
   if (!BodyMatchesType(rec)) return Status::InvalidArgument("log record body does not match its type");
   const auto* w = std::get_if<LrWrite>(&rec.body);
   if ((w == nullptr || w->data.empty()) &&
@@ -116,8 +131,14 @@ Result<uint64_t> ZilWriter::Append(LogRecord rec) {
   MutexLock l(&mu_);
   if (!log_exists_) return Status::Busy("the dataset has no intent log");
   const uint64_t t = next_ticket_++;
-  pending_.push_back(Pending{t, std::move(rec)});
+  pending_.push_back(Pending{t, oid, std::move(rec)});
   return t;
+}
+
+void ZilWriter::DropObject(uint64_t oid) {
+  if (oid == 0) return;
+  MutexLock l(&mu_);
+  std::erase_if(pending_, [oid](const Pending& p) { return p.oid == oid; });
 }
 
 uint64_t ZilWriter::LastTicket() const {
@@ -125,30 +146,51 @@ uint64_t ZilWriter::LastTicket() const {
   return next_ticket_ - 1;
 }
 
-Status ZilWriter::Commit(uint64_t ticket) {
+Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
   stats_.commits++;
   mu_.Lock();
+  waiting_[oid]++;
+  Status result = Status::Ok();
   for (;;) {
     if (!broken_.ok()) {
-      Status s = broken_;
-      mu_.Unlock();
-      return s;
+      result = broken_;
+      break;
     }
-    if (committed_ >= ticket) break;
+    bool need = false;
+    for (const Pending& p : pending_) {
+      if (p.ticket > ticket) break;
+      if (oid == 0 || p.oid == 0 || p.oid == oid) {
+        need = true;
+        break;
+      }
+    }
+    if (!need) {
+      // Written already, dropped as synced, or in the batch being
+      // written now: wait for that one (it may fail).
+      if (issuing_) {
+        const uint64_t b = batches_started_;
+        while (batches_done_ < b) cv_.Wait(&mu_);
+        if (!broken_.ok()) result = broken_;
+      }
+      break;
+    }
     if (issuing_) {
       cv_.Wait(&mu_);
       continue;
     }
-    if (pending_.empty()) {  // the rest was dropped as synced
-      committed_ = next_ticket_ - 1;
-      break;
-    }
-    // Become the issuer for everything queued.
+    // Become the issuer: every untagged record and every record of an
+    // object someone is waiting for (everything when someone waits for
+    // all).
     issuing_ = true;
-    std::vector<Pending> batch(std::make_move_iterator(pending_.begin()),
-                               std::make_move_iterator(pending_.end()));
-    pending_.clear();
-    const uint64_t last = batch.back().ticket;
+    batches_started_++;
+    const bool all = waiting_.count(0) != 0;
+    std::vector<Pending> batch;
+    std::deque<Pending> keep;
+    for (Pending& p : pending_) {
+      if (all || p.oid == 0 || waiting_.count(p.oid) != 0) batch.push_back(std::move(p));
+      else keep.push_back(std::move(p));
+    }
+    pending_.swap(keep);
     mu_.Unlock();
     Status s;
     uint64_t held = 0;
@@ -169,12 +211,13 @@ Status ZilWriter::Commit(uint64_t ticket) {
     if (release) release();
     mu_.Lock();
     issuing_ = false;
-    if (s.ok()) committed_ = std::max(committed_, last);
-    else broken_ = s;
+    batches_done_++;
+    if (!s.ok()) broken_ = s;
     cv_.SignalAll();
   }
+  if (--waiting_[oid] == 0) waiting_.erase(oid);
   mu_.Unlock();
-  return Status::Ok();
+  return result;
 }
 
 uint64_t ZilWriter::ChooseSize(uint64_t want) {
@@ -323,10 +366,7 @@ Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
 void ZilWriter::DropSynced(uint64_t txg) {
   MutexLock l(&mu_);
   std::erase_if(pending_, [txg](const Pending& p) { return p.rec.txg <= txg; });
-  if (!issuing_) {
-    committed_ = std::max(committed_, pending_.empty() ? next_ticket_ - 1 : pending_.front().ticket - 1);
-    cv_.SignalAll();
-  }
+  cv_.SignalAll();
 }
 
 }  // namespace uzfs

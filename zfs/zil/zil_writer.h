@@ -3,15 +3,28 @@
 // commit. The on-disk format is in zil_format.h.
 //
 // How a commit works. Records are appended (Append) in the order of the
-// changes they describe and queued in memory. Commit(ticket) returns once
-// every record appended up to that ticket is on stable storage. The first
-// committer that finds no block write in progress becomes the issuer: it
-// takes EVERY queued record (its own and everyone else's), assigns their
-// on-disk sequence numbers (lrc_seq, +1 per record in log order), packs
-// them into blocks, writes the blocks and flushes the devices once; the
-// committers that arrive meanwhile wait, and most find their records
-// written by that batch (group commit): far fewer block writes and
-// flushes than commits.
+// changes they describe and queued in memory, each tagged with the object
+// it belongs to (a write, truncate, setattr or xattr change: its file) or
+// with no object (0: create, remove, rename, link... — namespace changes,
+// which later changes of any file may depend on). Commit(ticket, oid)
+// returns once every record appended up to that ticket that is either
+// untagged or tagged `oid` is on stable storage (oid 0: every record), as
+// OpenZFS's zil_commit(foid): an fsync of one file does not write other
+// files' data records; they wait for a later commit or are dropped when
+// their txg syncs. The first committer that finds no block write in
+// progress becomes the issuer: it takes every queued untagged record and
+// every record of the objects that committers are waiting for (theirs
+// and everyone else's), assigns their on-disk sequence numbers (lrc_seq,
+// +1 per record in log order), packs them into blocks, writes the blocks
+// and flushes the devices once; the committers that arrive meanwhile
+// wait, and most find their records written by that batch (group
+// commit): far fewer block writes and flushes than commits. Records of
+// one object are written in the order they were appended; records of
+// different objects may be reordered, which replay tolerates because an
+// object's records depend only on its own earlier records and on the
+// namespace records before them. When an object is freed its queued
+// records must be dropped (DropObject) before its number can be reused,
+// or a later commit would write them as records of the new object.
 //
 // Blocks and the chain. The log always has one allocated, not yet written
 // block (the "open" block), which the last written block (or the header)
@@ -47,6 +60,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "zfs/dmu/objset.h"
@@ -99,6 +113,10 @@ struct ZilWriterOptions {
   std::function<Result<std::pair<uint64_t, std::function<void()>>>()> hold_txg;
 };
 
+// The object a record belongs to for Commit(ticket, oid): the file of a
+// write, truncate, setattr, ACL or SA xattr record; 0 for the rest.
+uint64_t ZilRecordObject(const LogRecord& rec);
+
 struct ZilWriterStats {
   std::atomic<uint64_t> commits{0};         // Commit calls
   std::atomic<uint64_t> batches{0};         // issuer runs that wrote blocks
@@ -140,12 +158,18 @@ class ZilWriter {
   // record cannot fit a log block (only copied writes are split) or its
   // body does not match its type; FailedPrecondition-like Busy with no log.
   Result<uint64_t> Append(LogRecord rec) UZFS_EXCLUDES(mu_);
+  // The same with an explicit object tag (0: a namespace record that every
+  // commit writes); Append(rec) tags by ZilRecordObject(rec).
+  Result<uint64_t> Append(LogRecord rec, uint64_t oid) UZFS_EXCLUDES(mu_);
+  // Forgets the queued records tagged `oid` (the object was freed).
+  void DropObject(uint64_t oid) UZFS_EXCLUDES(mu_);
   // The ticket of the last record appended (0: none).
   uint64_t LastTicket() const UZFS_EXCLUDES(mu_);
   // Returns once every record with a ticket <= `ticket` is durable (or was
   // dropped as synced). The error of the batch that should have written
   // them, or of an earlier failed batch (the writer is broken then).
-  Status Commit(uint64_t ticket) UZFS_EXCLUDES(issuer_mu_, mu_);
+  // With oid != 0, only the records tagged oid or untagged (see the top).
+  Status Commit(uint64_t ticket, uint64_t oid = 0) UZFS_EXCLUDES(issuer_mu_, mu_);
 
   // See the top of the file. Returns the header to store in `txg`.
   Result<ZilHeader> Sync(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
@@ -158,6 +182,7 @@ class ZilWriter {
  private:
   struct Pending {
     uint64_t ticket;
+    uint64_t oid;  // 0: untagged
     LogRecord rec;
   };
   struct Written {
@@ -196,10 +221,12 @@ class ZilWriter {
 
   mutable Mutex mu_;
   CondVar cv_;
-  std::deque<Pending> pending_ UZFS_GUARDED_BY(mu_);
+  std::deque<Pending> pending_ UZFS_GUARDED_BY(mu_);  // ticket order
   uint64_t next_ticket_ UZFS_GUARDED_BY(mu_) = 1;
-  uint64_t committed_ UZFS_GUARDED_BY(mu_) = 0;  // every ticket <= this is done
   bool issuing_ UZFS_GUARDED_BY(mu_) = false;
+  uint64_t batches_started_ UZFS_GUARDED_BY(mu_) = 0;  // batches taken from pending_
+  uint64_t batches_done_ UZFS_GUARDED_BY(mu_) = 0;     // ... and finished (ok or not)
+  std::map<uint64_t, int> waiting_ UZFS_GUARDED_BY(mu_);  // oid -> committers in Commit
   bool log_exists_ UZFS_GUARDED_BY(mu_) = false;
   Status broken_ UZFS_GUARDED_BY(mu_);
 };

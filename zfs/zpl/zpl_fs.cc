@@ -738,20 +738,22 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplResult<size_t> Write(ZplHandle h, uint64_t offset, std::span<const uint8_t> data) override
       UZFS_EXCLUDES(mu_) {
     bool sync = false;
-    ZplResult<size_t> r = WriteLocked(h, offset, data, &sync);
+    uint64_t ino = 0;
+    ZplResult<size_t> r = WriteLocked(h, offset, data, &sync, &ino);
     const uint64_t mode = sync_mode_.load(std::memory_order_relaxed);
-    if (r.ok() && mode != kSyncDisabled && (sync || mode == kSyncAlways)) ZPL_TRY(CommitLog());
+    if (r.ok() && mode != kSyncDisabled && (sync || mode == kSyncAlways)) ZPL_TRY(CommitLog(ino));
     return r;
   }
 
-  ZplResult<size_t> WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync)
-      UZFS_EXCLUDES(mu_) {
+  ZplResult<size_t> WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
+                                uint64_t* ino) UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     auto it = handles_.find(h);
     if (it == handles_.end()) return Err(EBADF, "bad handle");
     if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
     *sync = (it->second.flags & (O_SYNC | O_DSYNC)) != 0;
+    *ino = it->second.ino;
     ZPL_ASSIGN(Znode z, Load(it->second.ino));
     if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
     if (it->second.flags & O_APPEND) offset = z.a.size;
@@ -795,17 +797,23 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // A change that was not logged (xattrs) and has not synced yet, or a
   // failed log write, makes it wait for a txg sync instead (nothing is
   // acknowledged that a crash would lose).
+  // Only this file's records and the namespace records queued before
+  // (ZilWriter::Commit with its object).
   ZplStatus Fsync(ZplHandle h, bool /*datasync*/) override UZFS_EXCLUDES(mu_) {
+    uint64_t ino = 0;
     {
       MutexLock l(&mu_);
-      if (!handles_.count(h)) return Err(EBADF, "bad handle");
+      auto it = handles_.find(h);
+      if (it == handles_.end()) return Err(EBADF, "bad handle");
       if (readonly_locked()) return ZplStatus::Ok();
+      ino = it->second.ino;
     }
     if (sync_mode_.load(std::memory_order_relaxed) == kSyncDisabled) return ZplStatus::Ok();  // unsafe, as asked
-    return CommitLog();
+    return CommitLog(ino);
   }
 
-  ZplStatus CommitLog() UZFS_EXCLUDES(mu_) {
+  // oid: the file whose records must be durable (0: every record).
+  ZplStatus CommitLog(uint64_t oid = 0) UZFS_EXCLUDES(mu_) {
     std::shared_ptr<ZilWriter> log;
     uint64_t ticket = 0;
     {
@@ -827,7 +835,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ticket = log_->LastTicket();
     }
     if (ticket == 0) return ZplStatus::Ok();
-    Status s = log->Commit(ticket);
+    Status s = log->Commit(ticket, oid);
     if (s.ok()) return ZplStatus::Ok();
     // The log could not be written (a failed log device): the txg sync
     // makes everything durable instead, and a new log takes over (on the
@@ -1524,6 +1532,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     }
     dirs_.Drop(z.obj);
     ZPL_TRY_S(os_->FreeObject(z.obj, txg));
+    // Its queued records must not reach the log as records of whatever
+    // object gets this number next (OpenZFS's zil_remove_async).
+    if (log_) log_->DropObject(z.obj);
     return ZplStatus::Ok();
   }
 
