@@ -294,6 +294,60 @@ TEST_F(ZilZplTest, FsyncWritesOnlyItsFilesRecords) {
   pooltest::ExpectConsistent(dir_.path(), "tp");
 }
 
+// A replayed create gets its logged owner in the same transaction (a crash
+// during replay cannot leave a root-owned file): files, a directory and a
+// symlink made by uid 1234 come back owned by it, and the replay makes one
+// transaction per record, not two.
+TEST_F(ZilZplTest, ReplayedCreatesAreOwnedInOneTransaction) {
+  constexpr int kFiles = 12;
+  ZplCred user;
+  user.uid = 1234;
+  user.gid = 99;
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t root = fs.root_ino();
+    if (!Put(fs, root, "first", "1", true)) return false;  // starts the log
+    const uint64_t txg = pool.txg_stats().synced_txg;
+    auto d = fs.Mkdir(kRoot, root, "pub", 0777);
+    if (!d.ok()) return false;
+    for (int i = 0; i < kFiles; i++) {
+      auto c = fs.Create(user, d->ino, "u" + std::to_string(i), S_IFREG | 0640, O_CREAT | O_RDWR);
+      if (!c.ok() || !fs.Release(c->second).ok()) return false;
+    }
+    if (!fs.Mkdir(user, d->ino, "udir", 0700).ok()) return false;
+    if (!fs.Symlink(user, d->ino, "ulink", "u0").ok()) return false;
+    auto c = fs.Create(user, d->ino, "last", S_IFREG | 0600, O_CREAT | O_RDWR);
+    if (!c.ok() || !fs.Fsync(c->second, false).ok()) return false;
+    return pool.txg_stats().synced_txg == txg;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  const uint64_t tx0 = (*p)->txg_stats().tx_assigned;
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const uint64_t txs = (*p)->txg_stats().tx_assigned - tx0;
+  const uint64_t records = 1 + kFiles + 3;  // mkdir pub, the creates, udir, ulink, last
+  std::printf("replay of %llu records: %llu transactions\n", static_cast<unsigned long long>(records),
+              static_cast<unsigned long long>(txs));
+  EXPECT_LT(txs, records + kFiles / 2);  // a create then a chown would be ~2 per record
+  std::vector<std::string> names{"udir", "ulink", "last"};
+  for (int i = 0; i < kFiles; i++) names.push_back("u" + std::to_string(i));
+  for (const std::string& n : names) {
+    auto f = Find(**m, "pub/" + n);
+    ASSERT_UZFS_OK(f.status());
+    auto a = (*m)->GetAttr(*f);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->uid, 1234u) << n;
+    EXPECT_EQ(a->gid, 99u) << n;
+  }
+  auto u0 = Find(**m, "pub/u0");
+  ASSERT_UZFS_OK(u0.status());
+  EXPECT_EQ((*m)->GetAttr(*u0)->mode & 07777, 0640u);
+  ASSERT_TRUE((*m)->Unmount().ok());
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
 // The top-level vdev the log's first block is on.
 int64_t LogVdev(Pool& pool) {
   auto os = pool.ObjsetForRead("tp");

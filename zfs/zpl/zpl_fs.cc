@@ -1439,6 +1439,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     } else if (c.uid != 0 && (a.mode & S_ISGID) && !IsDir(mode) && !InGroup(c, a.gid)) {
       a.mode &= ~uint64_t{S_ISGID};
     }
+    if (replay_owner_) {  // a replayed TX_CREATE: its owner in the same txg
+      a.uid = replay_owner_->first;
+      a.gid = replay_owner_->second;
+    }
     a.atime = a.mtime = a.ctime = a.crtime = now;
     SetTrivialAcl(a);
     if (dir.a.flags & kZnodeFlagXattr) a.flags |= kZnodeFlagXattr;
@@ -1721,6 +1725,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     replay_hdr_ = zh;
   }
   void PreferObject(uint64_t obj) override { os_->PreferObjectNumber(obj); }
+  void SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    replay_owner_ = owner;
+  }
 
   // ---- directory ZAPs (ZplStatus wrappers over ZplDirs)
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
@@ -1779,6 +1787,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   uint64_t logged_txg_ UZFS_GUARDED_BY(mu_) = 0, logged_bytes_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
+  std::optional<std::pair<uint64_t, uint64_t>> replay_owner_ UZFS_GUARDED_BY(mu_);  // uid, gid
 };
 
 }  // namespace

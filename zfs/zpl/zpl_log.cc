@@ -108,18 +108,10 @@ class Replayer final : public ZilReplayTarget {
   }
 
  private:
-  ZplStatus Chown(uint64_t ino, uint64_t uid, uint64_t gid) {
-    if (uid == 0 && gid == 0) return ZplStatus::Ok();
-    ZplSetAttr set;
-    set.uid = static_cast<uint32_t>(uid);
-    set.gid = static_cast<uint32_t>(gid);
-    auto r = fs_.SetAttr(root_, ino, set);
-    return r.status();
-  }
-
   ZplStatus Create(const LrCreate& c, TxType type) {
     const uint64_t obj = c.foid & kFoidObjMask;
     hooks_.PreferObject(obj);
+    hooks_.SetReplayOwner(std::pair<uint64_t, uint64_t>{c.uid, c.gid});
     ZplResult<ZplAttr> r = ZplStatus(EINVAL, "unknown create");
     const uint32_t mode = static_cast<uint32_t>(c.mode);
     const std::string_view name = c.name;
@@ -133,12 +125,13 @@ class Replayer final : public ZilReplayTarget {
       r = fs_.Mknod(root_, c.doid, name, fmt | (mode & 07777), c.rdev);
     }
     hooks_.PreferObject(0);
+    hooks_.SetReplayOwner(std::nullopt);
     if (!r.ok()) return r.status();
     if (r->ino != obj) {
       std::fprintf(stderr, "uzfs: intent log replay: %s got object %llu, the log named %llu\n", c.name.c_str(),
                    static_cast<unsigned long long>(r->ino), static_cast<unsigned long long>(obj));
     }
-    return Chown(r->ino, c.uid, c.gid);
+    return ZplStatus::Ok();
   }
 
   ZplStatus Write(const LrWrite& w, ZilReader& reader) {
@@ -224,6 +217,7 @@ Result<ZplReplayStats> ReplayZplLog(ZplReplayHooks& hooks, ZilReader& reader, co
   auto res = ZilReplay(reader, zh, r);
   hooks.SetReplayHeader(std::nullopt);
   hooks.PreferObject(0);
+  hooks.SetReplayOwner(std::nullopt);
   if (!res.ok()) return res.status();
   stats.walk = *res;
   return stats;

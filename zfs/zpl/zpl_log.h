@@ -16,8 +16,9 @@
 //
 // Replay applies each record through the public ZplFs calls as root (a
 // created object gets the number the log names: ObjsetWriter::
-// PreferObjectNumber, so later records that name it find it), then the
-// owner is set when it is not root's. Every transaction a replayed record
+// PreferObjectNumber, so later records that name it find it) and owned
+// by the logged uid/gid from the start (one transaction: a crash during
+// replay never leaves a root-owned file behind). Every transaction a replayed record
 // makes also stores the log header with replay_seq = the record's seq in
 // that txg (ZplReplayHooks::SetReplayHeader), so a replay cut short by a
 // crash resumes after the last record that reached the disk. A record
@@ -29,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "zfs/zil/zil_format.h"
 #include "zfs/zil/zil_reader.h"
@@ -60,6 +62,9 @@ class ZplReplayHooks {
   virtual void SetReplayHeader(const std::optional<ZilHeader>& zh) = 0;
   // The next object created gets this number if it is free.
   virtual void PreferObject(uint64_t obj) = 0;
+  // Objects created from now on get this uid/gid, whatever the caller's
+  // credentials and the directory's setgid bit (nullopt: stop).
+  virtual void SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) = 0;
 };
 
 struct ZplReplayStats {
