@@ -7,8 +7,9 @@
 // (SIGTERM/SIGINT) exports every pool but KEEPS them listed, and a daemon
 // start imports every listed pool (ZFS's cachefile import at boot), as does
 // `zpool import -a`, which also searches the listed devices' directories.
-// `props` holds the settable pool properties `zpool set`/`create -o` gave
-// (Pool has no pool_props ZAP yet, so they live here, not on disk).
+// `props` holds this host's pool properties (cachefile) and the `-o` values
+// of a read-only import; every other pool property lives in the pool's
+// pool_props ZAP (Pool::SetPoolProps), where MakeEntry moves any it finds.
 //
 // Locking: lifecycle_mu serializes the requests that add or remove pools
 // (create, import, export, destroy, shutdown); each PoolEntry's mu

@@ -245,6 +245,9 @@ int Create(CmdCtx& c) {
       auto pv = ParsePoolProp(k, v, ctx);
       if (!pv.ok()) return c.Fail(std::string(pv.status().message()));
       if (k == "readonly") return c.Fail("cannot create '" + name + "': property 'readonly' can only be set at import time");
+      if (k == "bootfs" && !v.empty() && v != name) {
+        return c.Fail("cannot create '" + name + "': '" + v + "' is an invalid name: dataset does not exist");
+      }
       rec.props[k] = v;
     }
   }
@@ -382,16 +385,24 @@ struct PoolPropRow {
   std::string name, value, source;
 };
 
-PropZap PoolZapOf(const CacheRecord& rec) {
-  PropZap zap;
-  for (const auto& [k, v] : rec.props) {
-    auto pv = ParsePoolProp(k, v);
-    if (pv.ok()) zap.push_back(PropZapEntry{k, *pv});
+// The pool's own props ZAP; a read-only import's `-o` values (kept in the
+// cache record, nothing can be written) override it.
+Result<Pool::StoredPoolProps> PoolZapOf(PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  UZFS_ASSIGN_OR_RETURN(Pool::StoredPoolProps stored, e.pool->PoolProps());
+  for (const auto& kv : e.rec.props) {
+    const std::string& k = kv.first;
+    const PropDef* d = FindPoolProp(k);
+    if (d == nullptr || d->storage != PropStorage::kPoolZap || k == "bootfs") continue;
+    auto pv = ParsePoolProp(k, kv.second);
+    if (!pv.ok()) continue;
+    std::erase_if(stored.zap, [&k](const PropZapEntry& z) { return z.name == k; });
+    stored.zap.push_back(PropZapEntry{k, *pv});
   }
-  return zap;
+  return stored;
 }
 
-PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp) UZFS_REQUIRES(e.mu) {
+PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp, const std::string& bootfs_name)
+    UZFS_REQUIRES(e.mu) {
   PoolPropState st;
   st.size = sp.size;
   st.allocated = sp.alloc;
@@ -401,7 +412,7 @@ PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp) UZFS_REQUIRES(e.m
   st.version = e.pool->version();
   if (!e.rec.altroot.empty()) st.altroot = e.rec.altroot;
   if (auto it = e.rec.props.find("cachefile"); it != e.rec.props.end()) st.cachefile = it->second;
-  if (auto it = e.rec.props.find("bootfs"); it != e.rec.props.end()) st.bootfs_name = it->second;
+  st.bootfs_name = bootfs_name;
   if (e.pool->root_vdev().children().size() > 0) st.ashift = e.pool->root_vdev().child(0)->ashift();
   return st;
 }
@@ -410,8 +421,9 @@ PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp) UZFS_REQUIRES(e.m
 // OpenZFS additions uzfs can answer (capacity sits in the table).
 Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_REQUIRES(e.mu) {
   UZFS_ASSIGN_OR_RETURN(PoolSpaceReport sp, PoolListSpace(*e.pool));
-  const PoolPropState st = StateOf(e, sp);
-  UZFS_ASSIGN_OR_RETURN(std::vector<ResolvedProp> all, ResolveAllPoolProps(PoolZapOf(e.rec), st));
+  UZFS_ASSIGN_OR_RETURN(Pool::StoredPoolProps stored, PoolZapOf(e));
+  const PoolPropState st = StateOf(e, sp, stored.bootfs_name);
+  UZFS_ASSIGN_OR_RETURN(std::vector<ResolvedProp> all, ResolveAllPoolProps(stored.zap, st));
   std::vector<PoolPropRow> rows;
   for (const ResolvedProp& p : all) {
     std::string v = FormatPoolProp(p.name, p.value, parsable);
@@ -935,7 +947,14 @@ int Set(CmdCtx& c) {
     return c.Fail("cannot set property for '" + name + "': property 'readonly' can only be set at import time");
   }
   if (e->pool->readonly()) return c.Fail("cannot set property for '" + name + "': pool is read-only");
-  e->rec.props[k] = v;
+  const PropDef* d = FindPoolProp(k);
+  if (d != nullptr && d->storage == PropStorage::kPoolZap) {
+    // In the pool itself: it moves with the pool (zfs-fuse reads it too).
+    e->pool->LogHistory(c.cmdline);
+    if (Status s = e->pool->SetPoolProps({{k, v}}); !s.ok()) return c.Fail(std::string(s.message()));
+    return 0;
+  }
+  e->rec.props[k] = v;  // cachefile: this host's, not the pool's
   c.reg.UpdateCache(e->rec);
   e->pool->LogHistory(c.cmdline);
   return 0;
@@ -1185,6 +1204,25 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
     } else {
       reg.log().Log("pool '" + pool->name() + "': cannot read its config's log/spare/cache sections: " +
                     std::string(r.status().message()));
+    }
+  }
+  // Properties stored in the pool (`create -o`, `import -o`, or a record
+  // an older uzfsd wrote when it kept them in the cache file) go into its
+  // pool_props ZAP; the record keeps what is this host's (cachefile), and
+  // a read-only import's values (nothing can be written).
+  if (!pool->readonly()) {
+    std::vector<std::pair<std::string, std::string>> to_pool;
+    for (auto it = rec.props.begin(); it != rec.props.end();) {
+      const PropDef* d = FindPoolProp(it->first);
+      if (d != nullptr && d->storage == PropStorage::kPoolZap) {
+        to_pool.emplace_back(it->first, it->second);
+        it = rec.props.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (Status s = pool->SetPoolProps(to_pool); !s.ok()) {
+      reg.log().Log("pool '" + pool->name() + "': " + std::string(s.message()));
     }
   }
   rec.name = pool->name();

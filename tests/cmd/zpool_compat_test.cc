@@ -76,6 +76,58 @@ TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
   EXPECT_TRUE(Contains(r.out, "zfs create tank/fromzf")) << r.out;
 }
 
+// Pool properties live in the pool (the MOS "pool_props" ZAP), so they
+// travel with it: zfs-fuse reads what uzfs set, uzfs reads what zfs-fuse
+// set, and a bad bootfs changes nothing.
+TEST(ZpoolCompat, PoolPropertiesTravelWithThePool) {
+  CliEnv env;
+  std::string data;
+  for (int i = 0; i < 3; i++) data += " " + env.Dev("r" + std::to_string(i));
+  Ran r = env.Zpool("create -o version=23 -o failmode=continue -o autoreplace=on tank raidz1" + data);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env.Zfs("create tank/boot").rc, 0);
+  ASSERT_EQ(env.Zpool("set bootfs=tank/boot tank").rc, 0);
+  ASSERT_EQ(env.Zpool("set listsnapshots=on tank").rc, 0);
+  r = env.Zpool("set bootfs=tank/nothere tank");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_TRUE(Contains(r.err, "does not exist")) << r.err;
+  const std::string mine = "get -H -o property,value,source bootfs,autoreplace,failmode,listsnapshots,delegation tank";
+  const std::string want =
+      "bootfs\ttank/boot\tlocal\nautoreplace\ton\tlocal\nfailmode\tcontinue\tlocal\n"
+      "listsnapshots\ton\tlocal\ndelegation\ton\tdefault\n";
+  EXPECT_EQ(env.Zpool(mine).out, want);
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+
+  const std::string d = env.devdir();
+  std::string out;
+  const int rc = test::RunInZfsFuseSandbox(
+      "d=" + d + "\n"
+      "zpool import -d $d -R $d/alt tank || exit 1\n"
+      // zfs-fuse's zpool get has no -H/-o: take its columns apart.
+      "zpool get bootfs,autoreplace,failmode,listsnapshots,delegation tank |"
+      " awk 'NR>1{print $2\"\\t\"$3\"\\t\"$4}' > $d/props.txt\n"
+      "zpool set autoreplace=off tank && zpool set delegation=off tank && zpool set failmode=wait tank\n"
+      "zpool export tank\n",
+      &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(test::ReadText(d + "/props.txt"), want);
+
+  r = env.Zpool("import -N -d " + d + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool(mine).out,
+            "bootfs\ttank/boot\tlocal\nautoreplace\toff\tlocal\nfailmode\twait\tlocal\n"
+            "listsnapshots\ton\tlocal\ndelegation\toff\tlocal\n");
+  // A read-only import's -o values hold while it is imported and are not
+  // written; the next import shows the pool's own again.
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  r = env.Zpool("import -N -o readonly=on -o failmode=panic -d " + d + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("get -H -o value failmode tank").out, "panic\n");
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  ASSERT_EQ(env.Zpool("import -N -d " + d + " tank").rc, 0);
+  EXPECT_EQ(env.Zpool("get -H -o value failmode tank").out, "wait\n");
+}
+
 TEST(ZpoolCompat, DefaultVersionPoolOpenZfsZdbAccepts) {
   CliEnv env;
   std::string data;

@@ -46,6 +46,7 @@
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/dsl/dsl_phys.h"
 #include "zfs/dsl/pool_config.h"
+#include "zfs/dsl/prop_table.h"
 #include "zfs/spa/allocator.h"
 #include "zfs/spa/txg.h"
 #include "zfs/spa/uberblock.h"
@@ -255,6 +256,21 @@ class Pool final : private TxgSyncer {
 
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
+
+  // --- pool properties (pool_props.cc) ---
+  // The MOS "pool_props" ZAP (empty when the pool never had one) and the
+  // name of the dataset its bootfs entry names.
+  struct StoredPoolProps {
+    PropZap zap;
+    std::string bootfs_name;
+  };
+  Result<StoredPoolProps> PoolProps() UZFS_EXCLUDES(mu_);
+  // `zpool set` / `create -o` / `import -o` of properties stored in the
+  // pool (FindPoolProp(name)->storage == kPoolZap), all in one txg.
+  // InvalidArgument for a bad name or value (zfs-fuse's wording), NotFound
+  // for a bootfs that does not exist; nothing changes then.
+  Status SetPoolProps(const std::vector<std::pair<std::string, std::string>>& props)
+      UZFS_EXCLUDES(mu_, sync_mu_);
 
   // --- intent log (pool_zil.cc; the ZPL drives it) ---
   // Starts dataset `ds`'s intent log writer if none runs: frees the log
