@@ -95,6 +95,12 @@ TEST(ZilZplCompatTest, ZfsFuseReplaysUzfsLog) {
       auto h = fs.Open(kRoot, ino, O_RDONLY);
       if (!h.ok() || !fs.Fsync(*h, false).ok() || !fs.Release(*h).ok()) _exit(19);
     }
+    // Directory xattrs (TX_MKXATTR, TX_CREATE/TX_WRITE/TX_TRUNCATE/
+    // TX_REMOVE in the hidden directory), written by the next commit.
+    if (!fs.SetXattr(kRoot, f1, "user.color", B("red"), 0).ok()) _exit(20);
+    if (!fs.SetXattr(kRoot, f1, "user.gone", B("soon"), 0).ok()) _exit(21);
+    if (!fs.SetXattr(kRoot, f1, "user.color", B("blue"), 0).ok()) _exit(22);
+    if (!fs.RemoveXattr(kRoot, f1, "user.gone").ok()) _exit(23);
     if (!Put(fs, root, "last", "the end")) _exit(17);
     if ((*p)->txg_stats().synced_txg != synced) _exit(18);  // only the log holds it
     _exit(0);
@@ -114,6 +120,7 @@ TEST(ZilZplCompatTest, ZfsFuseReplaysUzfsLog) {
   std::ofstream(expect / "warm", std::ios::binary) << "w";
   const std::string d = dir.path().string();
   const std::string script =
+      "source '" + std::string(UZFS_SOURCE_DIR) + "/scripts/zpl-zfs-fuse-xattr.sh'\n"  // getfattr works
       "set -e\nd=" + d + "\n"
       "zdb -e -p $d/dev -ivvv zilpool/fs > $d/zdb.txt 2>&1 || true\n"
       "zpool import -f -d $d/dev -R $d/root zilpool\n"
@@ -123,6 +130,7 @@ TEST(ZilZplCompatTest, ZfsFuseReplaysUzfsLog) {
       "for f in f1 d/f2 f3 last d/renamed warm; do\n"
       "  cmp \"$mnt/$f\" \"$d/expect/$(echo $f | tr / _)\" && echo \"same $f\"\n"
       "done > $d/cmp.txt 2>&1 || true\n"
+      "(cd \"$mnt\" && getfattr -d f1) > $d/xattr.txt 2>&1 || true\n"
       "zpool export zilpool\n";
   std::string out;
   ASSERT_EQ(test::RunInZfsFuseSandbox(script, &out), 0) << out;
@@ -140,6 +148,8 @@ TEST(ZilZplCompatTest, ZfsFuseReplaysUzfsLog) {
             "./sl l 777 1 f1\n"
             "./warm f 644 1 \n")
       << zdb;
+  EXPECT_EQ(test::ReadText(dir.path() / "xattr.txt"), "# file: f1\nuser.color=\"blue\"\n\n") << zdb;
+  EXPECT_NE(zdb.find("TX_MKXATTR"), std::string::npos) << zdb;
   EXPECT_EQ(test::ReadText(dir.path() / "cmp.txt"),
             "same f1\nsame d/f2\nsame f3\nsame last\nsame d/renamed\nsame warm\n");
 }

@@ -348,6 +348,54 @@ TEST_F(ZilZplTest, ReplayedCreatesAreOwnedInOneTransaction) {
   pooltest::ExpectConsistent(dir_.path(), "tp");
 }
 
+// Directory xattrs (this pool's ZPL keeps xattrs in hidden directories)
+// are logged: the fsync after setxattr/removexattr needs no txg sync, and
+// replay brings back the xattr directory, values, a replaced value and a
+// removal.
+TEST_F(ZilZplTest, DirectoryXattrsAreLoggedAndReplayed) {
+  const std::string big(10000, 'x');
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t root = fs.root_ino();
+    if (!Put(fs, root, "first", "1", true)) return false;  // starts the log
+    const uint64_t txg = pool.txg_stats().synced_txg;
+    auto c = fs.Create(kRoot, root, "f", S_IFREG | 0644, O_CREAT | O_RDWR);
+    if (!c.ok()) return false;
+    const uint64_t f = c->first.ino;
+    if (!fs.SetXattr(kRoot, f, "user.a", B("value one"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.big", B(big), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.gone", B("soon"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.a", B("two"), 0).ok()) return false;  // replaced
+    if (!fs.RemoveXattr(kRoot, f, "user.gone").ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.empty", {}, 0).ok()) return false;
+    if (!fs.Fsync(c->second, false).ok()) return false;
+    return pool.txg_stats().synced_txg == txg;  // the log carried it
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto f = Find(**m, "f");
+    ASSERT_UZFS_OK(f.status());
+    auto get = [&](const std::string& n) {
+      auto v = (*m)->GetXattr(kRoot, *f, n);
+      return v.ok() ? std::string(v->begin(), v->end()) : "<" + v.status().ToString() + ">";
+    };
+    EXPECT_EQ(get("user.a"), "two");
+    EXPECT_TRUE(get("user.big") == big);
+    EXPECT_EQ(get("user.empty"), "");
+    EXPECT_EQ((*m)->GetXattr(kRoot, *f, "user.gone").status().err(), ENODATA);
+    auto names = (*m)->ListXattr(kRoot, *f);
+    ASSERT_TRUE(names.ok());
+    EXPECT_EQ(std::set<std::string>(names->begin(), names->end()),
+              (std::set<std::string>{"user.a", "user.big", "user.empty"}));
+    ASSERT_TRUE((*m)->Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
 // The top-level vdev the log's first block is on.
 int64_t LogVdev(Pool& pool) {
   auto os = pool.ObjsetForRead("tp");

@@ -977,24 +977,38 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       return ZplStatus::Ok();
     }
     // The value is kept under the full name; an entry under the bare name
-    // (another platform's "user." form) is replaced by it.
+    // (another platform's "user." form) is replaced by it. Logged as
+    // OpenZFS logs changes of xattr directories (TX_MKXATTR, then records
+    // of the files in it), untagged: they go out with the next commit of
+    // any file, in order with the namespace records, so the object numbers
+    // they name are never reused before them. A value that leaves the SA
+    // is a change of the SA, which is not logged.
+    if (in_sa) Unlogged(txg);
     std::optional<uint64_t> ex;
     if (found && found->name == name) ex = found->value;
-    if (z.a.xattr == 0) {
+    const bool made_dir = z.a.xattr == 0;
+    if (made_dir) {
       ZPL_ASSIGN(uint64_t xd, MakeXattrDir(z, now, txg));
       z.a.xattr = xd;
     }
     ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
+    if (made_dir) {
+      Log(LogCreate(TxType::kMkxattr, z.obj, xdir.obj, xdir.a.mode, xdir.a.uid, xdir.a.gid, xdir.a.gen, now.sec,
+                    now.nsec, 0, ""),
+          txg, 0);
+    }
     if (found && found->name != name) {
       ZPL_ASSIGN(Znode old, Load(DirentObj(found->value)));
       ZPL_TRY(DirRemove(xdir.obj, found->name, txg));
       xdir.a.size = xdir.a.size > 2 ? xdir.a.size - 1 : 2;
       ZPL_TRY(FreeZnode(old, txg));
+      Log(LogRemove(TxType::kRemove, xdir.obj, found->name), txg, 0);
     }
     Znode f;
     if (ex) {
       ZPL_ASSIGN(f, Load(*ex & kDirentObjMask));
       ZPL_TRY(Truncate(f, 0, txg));
+      Log(LogTruncate(f.obj, 0, 0), txg, 0);
     } else {
       ZplCred owner;
       owner.uid = static_cast<uint32_t>(z.a.uid);
@@ -1005,17 +1019,20 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       xdir.a.size++;
       xdir.a.mtime = xdir.a.ctime = now;
       ZPL_TRY(Store(xdir, txg));
+      Log(LogCreate(TxType::kCreate, xdir.obj, f.obj, f.a.mode, f.a.uid, f.a.gid, f.a.gen, now.sec, now.nsec, 0,
+                    name),
+          txg, 0);
     }
     if (!value.empty()) {
       ZPL_TRY(GrowBlock(f, value.size(), txg));
       ZPL_TRY_S(os_->Write(f.obj, 0, value, txg));
+      Log(LogWrite(f.obj, 0, value), txg, 0);
     }
     f.a.size = value.size();
     f.a.mtime = f.a.ctime = now;
     ZPL_TRY(Store(f, txg));
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
-    Unlogged(txg);
     tx.Commit(WriteDirtyBytes(value.size()));
     return ZplStatus::Ok();
   }
@@ -1074,11 +1091,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     const ZplTimespec now = Now();
     if (in_sa) {
       ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
+      Unlogged(txg);  // SA xattrs: no TX_SETSAXATTR without org.openzfs:zilsaxattr
     }
-    if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
+    if (found) {
+      ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
+      Log(LogRemove(TxType::kRemove, z.a.xattr, found->name), txg, 0);  // see SetXattr
+    }
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
-    Unlogged(txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
   }
@@ -1690,7 +1710,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     uint64_t before_;
   };
 
-  void Log(LogRecord rec, uint64_t txg) UZFS_REQUIRES(mu_) {
+  // oid: the object tag for ZilWriter::Commit (default: the record's own
+  // file, ZilRecordObject; 0: untagged, written by every commit).
+  void Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid = std::nullopt) UZFS_REQUIRES(mu_) {
     log_changes_.fetch_add(1, std::memory_order_relaxed);
     // sync=disabled: no records (documented as unsafe); a later fsync,
     // should the property change, waits for the txg instead.
@@ -1711,7 +1733,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       }
     }
     rec.txg = txg;
-    if (!log_->Append(std::move(rec)).ok()) Unlogged(txg);
+    const uint64_t tag = oid ? *oid : ZilRecordObject(rec);
+    if (!log_->Append(std::move(rec), tag).ok()) Unlogged(txg);
   }
   // A change in txg that no record describes: fsync waits for its txg.
   void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_) {
@@ -1725,6 +1748,20 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     replay_hdr_ = zh;
   }
   void PreferObject(uint64_t obj) override { os_->PreferObjectNumber(obj); }
+  ZplStatus ReplayMakeXattrDir(uint64_t file, uint64_t obj) override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, Load(file));
+    if (z.a.xattr != 0) return Err(EEXIST, "the file has an xattr directory");
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
+    os_->PreferObjectNumber(obj);
+    auto xd = MakeXattrDir(z, Now(), tx.txg());
+    os_->PreferObjectNumber(0);
+    if (!xd.ok()) return xd.status();
+    z.a.xattr = *xd;
+    ZPL_TRY(Store(z, tx.txg()));
+    tx.Commit(kMetaDirtyBytes);
+    return ZplStatus::Ok();
+  }
   void SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) override UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     replay_owner_ = owner;

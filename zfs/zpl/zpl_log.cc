@@ -185,7 +185,7 @@ class Replayer final : public ZilReplayTarget {
   ZplStatus Apply(const LogRecord& rec, ZilReader& reader) {
     const TxType t = rec.type();
     if (const auto* c = std::get_if<LrCreate>(&rec.body)) {
-      if (t == TxType::kMkxattr) return ZplStatus(EOPNOTSUPP, "TX_MKXATTR is not replayed");
+      if (t == TxType::kMkxattr) return hooks_.ReplayMakeXattrDir(c->doid, c->foid & kFoidObjMask);
       return Create(*c, t);
     }
     if (const auto* r = std::get_if<LrRemove>(&rec.body)) {

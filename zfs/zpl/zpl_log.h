@@ -7,9 +7,12 @@
 // (and RENAME_EXCHANGE), write (TX_WRITE, the data always copied into the
 // log: uzfs has no by-reference writes yet), O_TRUNC and hole punching
 // (TX_TRUNCATE), setattr (TX_SETATTR: mode, uid, gid, size, atime,
-// mtime). Not logged: atime updates (as ZFS), freeing unlinked files at
-// their last close (replay of the remove frees them), and extended
-// attributes, and writes past 32 MiB of copied data in one txg (streaming
+// mtime), and changes of xattr directories as OpenZFS logs them
+// (TX_MKXATTR for the hidden directory, TX_CREATE/TX_WRITE/TX_TRUNCATE/
+// TX_REMOVE for the files in it; untagged, see ZilWriter). Not logged:
+// atime updates (as ZFS), freeing unlinked files at their last close
+// (replay of the remove frees them), SA xattrs (TX_SETSAXATTR needs the
+// org.openzfs:zilsaxattr feature, which uzfs does not enable), and writes past 32 MiB of copied data in one txg (streaming
 // writes would otherwise hold a second copy of the txg's data): a change
 // that is not logged makes the next fsync wait for a txg sync instead
 // (ZplFs tracks the txg of the last such change).
@@ -65,6 +68,9 @@ class ZplReplayHooks {
   // Objects created from now on get this uid/gid, whatever the caller's
   // credentials and the directory's setgid bit (nullopt: stop).
   virtual void SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) = 0;
+  // TX_MKXATTR: gives `file` its (empty) xattr directory, object `obj`
+  // if free. EEXIST when it has one.
+  virtual ZplStatus ReplayMakeXattrDir(uint64_t file, uint64_t obj) = 0;
 };
 
 struct ZplReplayStats {
