@@ -18,6 +18,14 @@ using clitest::Ran;
 
 bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
+// The line of `text` that mentions `what` ("" when none does).
+std::string LineWith(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t b = text.rfind('\n', at), e = text.find('\n', at);
+  return text.substr(b == std::string::npos ? 0 : b + 1, e == std::string::npos ? std::string::npos : e - b - 1);
+}
+
 TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
   CliEnv env;
   std::string data;
@@ -44,6 +52,7 @@ TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
       "zfs list -H -o name -r tank > $d/list.txt\n"
       "zfs get -H -o name,property,value,source compression,copies,com.uzfs:note -r tank > $d/props.txt\n"
       "zfs create tank/fromzf\n"
+      "zpool add tank spare " + env.Dev("s1") + "\n"
       "zpool export tank\n"
       "zdb -e -p $d -bcc tank > $d/zdb.txt 2>&1\n",
       &out);
@@ -53,9 +62,10 @@ TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
   EXPECT_TRUE(Contains(status, "No known data errors")) << status;
   EXPECT_TRUE(Contains(status, "raidz2-0")) << status;
   EXPECT_TRUE(Contains(status, "logs")) << status;
-  // Spares: Pool keeps them in the MOS config nvlist only, while ZFS reads
-  // them from the object directory's "spares" object, so zfs-fuse does not
-  // list the spare yet (an engine gap, reported; uzfs's own status does).
+  // Spares: zfs-fuse reads them from the object directory's "spares"
+  // object only.
+  EXPECT_TRUE(Contains(status, "spares")) << status;
+  EXPECT_TRUE(Contains(LineWith(status, env.Dev("s0")), "AVAIL")) << status;
   EXPECT_EQ(test::ReadText(d + "/list.txt"), "tank\ntank/a\ntank/a/b\ntank/c\n");
   const std::string props = test::ReadText(d + "/props.txt");
   EXPECT_TRUE(Contains(props, "tank\tcompression\tlzjb\tlocal")) << props;
@@ -71,6 +81,9 @@ TEST(ZpoolCompat, CommandsMakeAPoolZfsFuseAccepts) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(env.Zfs("list -H -o name -r tank").out, "tank\ntank/a\ntank/a/b\ntank/c\ntank/fromzf\n");
   EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(LineWith(r.out, env.Dev("s0")), "AVAIL")) << r.out;
+  EXPECT_TRUE(Contains(LineWith(r.out, env.Dev("s1")), "AVAIL")) << r.out;  // zfs-fuse's spare
   r = env.Zpool("history tank");
   EXPECT_TRUE(Contains(r.out, "zpool create -o version=23")) << r.out;
   EXPECT_TRUE(Contains(r.out, "zfs create tank/fromzf")) << r.out;
@@ -132,7 +145,8 @@ TEST(ZpoolCompat, DefaultVersionPoolOpenZfsZdbAccepts) {
   CliEnv env;
   std::string data;
   for (int i = 0; i < 4; i++) data += " " + env.Dev("r" + std::to_string(i));
-  Ran r = env.Zpool("create -O compression=lz4 tank raidz1" + data + " log " + env.Dev("l0"));
+  Ran r = env.Zpool("create -O compression=lz4 tank raidz1" + data + " log " + env.Dev("l0") + " spare " +
+                    env.Dev("s0") + " cache " + env.Dev("c0"));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(env.Zpool("list -H -o name").out, "tank\n");
   ASSERT_EQ(env.Zfs("create -p -o compression=gzip-9 tank/a/b").rc, 0);
@@ -150,6 +164,14 @@ TEST(ZpoolCompat, DefaultVersionPoolOpenZfsZdbAccepts) {
   out.clear();
   EXPECT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + env.devdir() + " -C tank", &out), 0) << out;
   EXPECT_TRUE(Contains(out, "version: 5000")) << out;
+  EXPECT_TRUE(Contains(out, "spares[0]")) << out;
+  EXPECT_TRUE(Contains(out, "l2cache[0]")) << out;
+  // OpenZFS loads spares and cache devices from their own MOS objects,
+  // named in the object directory.
+  out.clear();
+  EXPECT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + env.devdir() + " -dddd tank 1", &out), 0) << out;
+  EXPECT_TRUE(Contains(out, "spares = ")) << out;
+  EXPECT_TRUE(Contains(out, "l2cache = ")) << out;
 }
 
 }  // namespace

@@ -637,6 +637,33 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
         p->cache_.push_back(n);
       }
     }
+    // ZFS keeps spares and cache devices in their own packed nvlist objects
+    // (zfs-fuse and OpenZFS read them only from there); uzfs before these
+    // objects kept them in the config nvlist only, read above.
+    auto read_aux = [&](const std::string& key, std::vector<VdevNode>* out) -> Status {
+      auto obj = odz.LookupUint64(key);
+      if (!obj.ok()) return Status::Ok();
+      UZFS_ASSIGN_OR_RETURN(Dnode dn, r.ReadDnode(mos.meta_dnode, *obj));
+      if (dn.bonus.size() < 8) return Status::Corruption(quoted + "MOS " + key + " object has no size");
+      const uint64_t n = LoadLE64(dn.bonus.data());
+      if (n > (16ull << 20)) return Status::Corruption(quoted + "MOS " + key + " object too large");
+      std::vector<uint8_t> bytes(n);
+      UZFS_RETURN_IF_ERROR(r.Read(dn, 0, bytes));
+      UZFS_ASSIGN_OR_RETURN(NvList nv, NvList::DecodeXdr(bytes));
+      // Union with the config's list (by guid): a peer may have changed
+      // the object, and the object may leave out what a peer cannot open.
+      if (auto arr = nv.GetNvListArray(key); arr.ok()) {
+        for (const NvList& s : *arr) {
+          UZFS_ASSIGN_OR_RETURN(VdevNode v, ParseVdevNode(s));
+          const bool known = std::any_of(out->begin(), out->end(),
+                                         [&v](const VdevNode& o) { return o.guid == v.guid; });
+          if (!known) out->push_back(v);
+        }
+      }
+      return Status::Ok();
+    };
+    UZFS_RETURN_IF_ERROR(read_aux("spares", &p->spares_));
+    UZFS_RETURN_IF_ERROR(read_aux("l2cache", &p->cache_));
   }
   if (p->tree_.children.size() < p->root_->children().size()) {
     // Labels of a `zpool add` whose txg never landed (they are written

@@ -389,6 +389,8 @@ class Pool final : private TxgSyncer {
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Status WriteConfigObject(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
+                        uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);
   Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
   Status ProcessDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);

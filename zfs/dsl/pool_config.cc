@@ -146,6 +146,21 @@ NvList AuxList(const VdevNode& v) {
 
 }  // namespace
 
+NvList AuxDevicesObject(const std::string& key, std::span<const VdevNode> devs, bool spare) {
+  std::vector<NvList> list;
+  for (const VdevNode& v : devs) {
+    NvList nv;
+    Must(nv.AddString("type", v.type));
+    Must(nv.AddUint64("guid", v.guid));
+    Must(nv.AddString("path", v.path));
+    if (spare) Must(nv.AddUint64("is_spare", 1));
+    list.push_back(std::move(nv));
+  }
+  NvList out;
+  Must(out.AddNvListArray(key, std::move(list)));
+  return out;
+}
+
 NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& root,
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
   NvList nv;

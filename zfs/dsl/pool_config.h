@@ -98,6 +98,12 @@ struct PoolIdentity {
   std::string hostname;
 };
 
+// The object-directory "spares" / "l2cache" object's contents (a packed
+// nvlist object, as ZFS keeps them; zfs-fuse and OpenZFS read the pool's
+// spares and cache devices only from there): {key: [{type, guid, path,
+// is_spare (spares only)}...]}.
+NvList AuxDevicesObject(const std::string& key, std::span<const VdevNode> devs, bool spare);
+
 // vdev_tree of one vdev (top_level: with the metaslab/asize fields).
 NvList VdevNodeConfig(const VdevNode& v, bool top_level);
 // The MOS config. `root` is the "root" node whose children are the

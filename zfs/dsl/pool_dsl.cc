@@ -1,5 +1,6 @@
 // Pool: the DSL side — MOS object helpers, DSL directories and datasets,
 // properties, space accounting, the config and history objects (pool.h).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -187,8 +188,50 @@ Status Pool::WriteConfigObject(uint64_t txg) {
   uint8_t size[8];
   StoreLE64(size, packed.size());
   UZFS_RETURN_IF_ERROR(mos_->SetBonus(config_obj_, dmu_ot::kPackedNvlistSize, size, txg));
+  UZFS_RETURN_IF_ERROR(WriteAuxObject("spares", spares_, true, txg));
+  // zfs-fuse aborts an import ("Block device required") when its l2cache
+  // object lists a file, so pools it can read (version <= 28) list only
+  // block devices there; the config nvlist keeps them all for uzfs.
+  std::vector<VdevNode> l2 = cache_;
+  if (ident_.version < 5000) {
+    std::erase_if(l2, [](const VdevNode& v) {
+      struct stat st;
+      return ::stat(v.path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode);
+    });
+  }
+  UZFS_RETURN_IF_ERROR(WriteAuxObject("l2cache", l2, false, txg));
   config_dirty_ = false;
   return Status::Ok();
+}
+
+// The object directory's "spares" / "l2cache" packed nvlist (16 KiB
+// blocks, bonus = the packed size), created with the first device and kept
+// (with an empty array) once it exists, as ZFS does.
+Status Pool::WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
+                            uint64_t txg) {
+  uint64_t obj = 0;
+  if (auto found = MosZapLookup(1, key); found.ok()) {
+    obj = *found;
+  } else if (found.status().code() != Code::kNotFound) {
+    return found.status();
+  } else if (devs.empty()) {
+    return Status::Ok();
+  } else {
+    ObjectProps op;
+    op.type = dmu_ot::kPackedNvlist;
+    op.bonustype = dmu_ot::kPackedNvlistSize;
+    op.bonuslen = 8;
+    op.block_size = 16384;
+    op.indblkshift = 14;
+    UZFS_ASSIGN_OR_RETURN(obj, mos_->AllocateObject(op, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(1, key, obj, txg));
+  }
+  UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, AuxDevicesObject(key, devs, spare).EncodeXdr());
+  UZFS_RETURN_IF_ERROR(mos_->FreeRange(obj, 0, UINT64_MAX, txg));
+  UZFS_RETURN_IF_ERROR(mos_->Write(obj, 0, packed, txg));
+  uint8_t size[8];
+  StoreLE64(size, packed.size());
+  return mos_->SetBonus(obj, dmu_ot::kPackedNvlistSize, size, txg);
 }
 
 // The history object is a ring: the pool-creation record is kept at
