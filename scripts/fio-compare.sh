@@ -4,10 +4,13 @@
 # default settings as a user would create them — and prints a side-by-side
 # table with the ratio uzfs / zfs-fuse for every row.
 #
-#   scripts/fio-compare.sh [--quick] [--only uzfs|zfs-fuse] [--keep]
+#   scripts/fio-compare.sh [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep]
 #
 #   --quick   small sizes (seconds, for a smoke check), not for figures
 #   --only    run one side (the table shows '-' for the other)
+#   --rows    run only these jobs, comma-separated: seq-write, seq-read,
+#             rand-write-1, rand-read-1, rand-read-4, rand-write-4,
+#             sync-write-1, sync-write-4, small-files (default: all)
 #   --keep    keep the work directory (its path is printed)
 # Environment: FIO_SIZE (file size per job, default 1G), FIO_RUNTIME
 # (seconds per time-based job, default 30), FIO_NRFILES (small files,
@@ -49,20 +52,22 @@ if [ "${1:-}" = "--side" ]; then
     zpool import -d "$devdir" "$pool"
     for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
   }
+  want() { [ -z "${FIO_ROWS:-}" ] || [[ ",$FIO_ROWS," == *",$1,"* ]]; }
   run() {  # run <result name> <job file> [VAR=value ...]
     local name=$1 job=$2
     shift 2
+    want "$name" || return 0
     env FIO_DIR="$mnt" "$@" fio --output-format=json --output="$out/$name.json" "$jobs_dir/$job"
   }
   run seq-write seq-write.fio
-  cold
+  if want seq-read; then cold; fi
   run seq-read seq-read.fio
   rm -f "$mnt/seq.dat"
   # Lay the random file out, then read it cold.
   run rand-write-1 rand-write.fio FIO_JOBS=1
-  cold
+  if want rand-read-1; then cold; fi
   run rand-read-1 rand-read.fio FIO_JOBS=1
-  cold
+  if want rand-read-4; then cold; fi
   run rand-read-4 rand-read.fio FIO_JOBS=4
   run rand-write-4 rand-write.fio FIO_JOBS=4
   rm -f "$mnt/rand.dat"
@@ -76,12 +81,14 @@ if [ "${1:-}" = "--side" ]; then
 fi
 
 quick=0 only="" keep=0
+export FIO_ROWS=""
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
+    --rows) FIO_ROWS=$2; shift ;;
     --keep) keep=1 ;;
-    *) echo "usage: $0 [--quick] [--only uzfs|zfs-fuse] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -145,6 +152,8 @@ def value(side, key, unit):
 print(f"{'row':30} {'unit':8} {'uzfs':>10} {'zfs-fuse':>10} {'ratio':>7}")
 for key, label, unit in rows:
     u, z = value("uzfs", key, unit), value("zfs-fuse", key, unit)
+    if u is None and z is None:
+        continue
     fmt = lambda v: "-" if v is None else f"{v:.1f}" if v < 100 else f"{v:.0f}"
     ratio = f"{u / z:.2f}x" if u is not None and z else "-"
     print(f"{label:30} {unit:8} {fmt(u):>10} {fmt(z):>10} {ratio:>7}")

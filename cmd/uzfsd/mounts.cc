@@ -114,6 +114,8 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   FuseMountOptions fo;
   fo.fsname = ds;
   fo.readonly = readonly;
+  const char* dbg = std::getenv("UZFS_FUSE_DEBUG");  // libfuse's request trace in uzfsd.log
+  fo.debug = dbg != nullptr && *dbg != '\0' && *dbg != '0';
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();

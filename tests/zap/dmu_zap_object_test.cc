@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -227,6 +228,85 @@ TEST_F(DmuZapObjectTest, FatUpgradeAndSplitsSurviveSyncAndReopen) {
   auto st = dw->CheckStructure();
   ASSERT_UZFS_OK(st.status());
   EXPECT_EQ(st->entries, want.size());
+}
+
+// Blocks kept between operations (SetCacheLimit): the limit holds after
+// every operation, evictions happen, and the object ends up byte for byte
+// what MemZapObject makes of the same operations, across txgs and a sync.
+TEST_F(DmuZapObjectTest, KeptBlocksStayWithinTheLimitAndMatchTheObject) {
+  auto os = NewSet();
+  const ZapWriteOptions zo{.salt = 0x5eed5eed};
+  auto obj = CreateZapObject(*os, dmu_ot::kDirectoryContents, 10, 0, 0, zo);
+  ASSERT_UZFS_OK(obj.status());
+  MemZapObject mem;
+  auto mw = ZapWriter::Create(mem, zo);
+  ASSERT_UZFS_OK(mw.status());
+  std::map<std::string, uint64_t> want;
+  constexpr uint64_t kLimit = 3 * 16384;
+  DmuZapObject z(*os, *obj, 10);
+  z.SetCacheLimit(kLimit);
+  auto dw = ZapWriter::Open(z);
+  ASSERT_UZFS_OK(dw.status());
+  uint64_t most = 0;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 6000; i++) {
+    if (i == 3000) {
+      ASSERT_UZFS_OK(z.Flush());
+      ASSERT_UZFS_OK(os->Sync(10).status());
+      z.SetTxg(11);
+    }
+    // First 3000 distinct adds (a fat ZAP of many leaves), then a mix.
+    const std::string n = i < 3000 ? Name(i) : Name(static_cast<int>(rng() % 4000));
+    switch (i < 3000 ? 2 : rng() % 4) {
+      case 0: {  // lookup, judged by the map
+        auto v = dw->LookupUint64(n);
+        if (want.count(n)) {
+          ASSERT_UZFS_OK(v.status());
+          EXPECT_EQ(*v, want[n]);
+        } else {
+          EXPECT_TRUE(v.status().IsNotFound());
+        }
+        break;
+      }
+      case 1:
+        if (want.count(n)) {
+          ASSERT_UZFS_OK(dw->Remove(n));
+          ASSERT_UZFS_OK(mw->Remove(n));
+          want.erase(n);
+          break;
+        }
+        [[fallthrough]];
+      default:
+        if (want.count(n)) {
+          ASSERT_UZFS_OK(dw->Update(n, i));
+          ASSERT_UZFS_OK(mw->Update(n, i));
+        } else {
+          ASSERT_UZFS_OK(dw->Add(n, i));
+          ASSERT_UZFS_OK(mw->Add(n, i));
+        }
+        want[n] = i;
+    }
+    ASSERT_UZFS_OK(z.Flush());
+    ASSERT_LE(z.cached_bytes(), kLimit);
+    most = std::max(most, z.cached_bytes());
+  }
+  EXPECT_FALSE(dw->micro());
+  EXPECT_GT(dw->num_leafs(), 4u);  // more blocks than the limit holds
+  EXPECT_EQ(most, kLimit);
+  EXPECT_EQ(ObjectBytes(*os, *obj), mem.Bytes());
+  auto root = os->Sync(11);
+  ASSERT_UZFS_OK(root.status());
+  JudgeOnDisk(*root, *obj, want);
+  z.DropCache();
+  EXPECT_EQ(z.cached_bytes(), 0u);
+  ASSERT_UZFS_OK(dw->LookupUint64(want.begin()->first).status());
+  EXPECT_GT(z.cached_bytes(), 0u);
+  // The default keeps nothing between operations.
+  DmuZapObject plain(*os, *obj, 12);
+  auto pw = ZapWriter::Open(plain);
+  ASSERT_UZFS_OK(pw.status());
+  ASSERT_UZFS_OK(pw->LookupUint64(want.begin()->first).status());
+  EXPECT_EQ(plain.cached_bytes(), 0u);
 }
 
 // A micro ZAP written in an earlier txg that must grow (or upgrade) in a

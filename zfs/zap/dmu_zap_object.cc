@@ -45,18 +45,23 @@ DmuZapObject::DmuZapObject(ObjsetWriter& os, uint64_t object, uint64_t txg)
   } else {
     nblocks_ = 1;
     cache_.emplace(0, std::move(c));  // clean; saves the first operation a read
+    cached_bytes_ = bsize_;
   }
 }
 
 Result<DmuZapObject::Cached*> DmuZapObject::Load(uint64_t blkid) {
   auto it = cache_.find(blkid);
-  if (it != cache_.end()) return &it->second;
+  if (it != cache_.end()) {
+    it->second.used = ++use_clock_;
+    return &it->second;
+  }
   Cached c;
   c.data.assign(bsize_, 0);
   if (blkid < nblocks_) {
     Status s = os_.Read(object_, blkid * bsize_, c.data);
     if (!s.ok()) return s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
   }
+  c.used = ++use_clock_;
   return &cache_.emplace(blkid, std::move(c)).first->second;
 }
 
@@ -150,9 +155,30 @@ Status DmuZapObject::WriteBack() {
     Status s = os_.Write(object_, blkid * bsize_, c.data, txg_);
     if (!s.ok() && first.ok())
       first = s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
+    c.dirty = false;
   }
-  cache_.clear();
+  if (!first.ok() || cache_limit_ == 0) {
+    // A failed write leaves the object's contents unknown: keep nothing.
+    cache_.clear();
+    cached_bytes_ = 0;
+  } else {
+    Trim();
+  }
   return first;
+}
+
+void DmuZapObject::Trim() {
+  uint64_t bytes = 0;
+  for (const auto& [blkid, c] : cache_) bytes += c.data.size();
+  while (bytes > cache_limit_ && !cache_.empty()) {
+    auto oldest = cache_.begin();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->second.used < oldest->second.used) oldest = it;
+    }
+    bytes -= oldest->second.data.size();
+    cache_.erase(oldest);
+  }
+  cached_bytes_ = bytes;
 }
 
 void DmuZapObject::EndOperation() {

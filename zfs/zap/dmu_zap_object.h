@@ -3,10 +3,18 @@
 // allocates a new object and writes an empty ZAP into it.
 //
 // Model. Block()/MutableBlock() copy blocks out of the object (through
-// ObjsetWriter::Read) into a cache that lives for one ZAP operation; spans
-// point into that cache. EndOperation() writes every block handed out by
-// MutableBlock() back with ObjsetWriter::Write(object, blkid * bs, block,
-// txg) and drops the cache, so the object changes only between operations.
+// ObjsetWriter::Read) into a cache; spans point into that cache and stay
+// valid for the rest of the ZAP operation. EndOperation() writes every block
+// handed out by MutableBlock() back with ObjsetWriter::Write(object,
+// blkid * bs, block, txg), so the object changes only between operations.
+// By default it then drops the cache. With SetCacheLimit(n > 0) it keeps up
+// to n bytes of (now clean) blocks for later operations, the least recently
+// used dropped first: a directory looked up again and again is then not
+// copied out of the object every time (a fat ZAP lookup reads two blocks).
+// A kept block is what this object last wrote, so keeping it is only right
+// while this DmuZapObject is the object's only writer (the ZPL's directory
+// cache, zfs/zpl/zpl_dir.h); anything else that writes the object must use
+// the default limit 0 or DropCache() first.
 //
 // Errors (the Flush design). ZapObject::EndOperation() returns void and
 // ZapWriter cannot be told otherwise, so a failed write-back is recorded:
@@ -86,11 +94,21 @@ class DmuZapObject final : public ZapObject {
   uint64_t txg() const { return txg_; }
   uint64_t object() const { return object_; }
 
+  // Bytes of clean blocks kept between operations (0: none, the default).
+  void SetCacheLimit(uint64_t bytes) { cache_limit_ = bytes; }
+  // Bytes of blocks cached now (between operations: the kept clean ones).
+  uint64_t cached_bytes() const { return cached_bytes_; }
+  // Drops every kept block. REQUIRES: between operations.
+  void DropCache() { EndOperation(); cache_.clear(); cached_bytes_ = 0; }
+
  private:
   struct Cached {
     std::vector<uint8_t> data;
     bool dirty = false;
+    uint64_t used = 0;  // use_clock_ of the last Block/MutableBlock
   };
+  // Drops kept blocks, least recently used first, down to cache_limit_.
+  void Trim();
   // The cache entry of blkid, read from the object if absent.
   Result<Cached*> Load(uint64_t blkid);
   // Writes dirty blocks back and empties the cache; first error returned.
@@ -104,6 +122,9 @@ class DmuZapObject final : public ZapObject {
   uint64_t nblocks_ = 0;
   Status error_ = Status::Ok();  // sticky
   std::map<uint64_t, Cached> cache_;  // nodes are stable: spans stay valid
+  uint64_t cached_bytes_ = 0;         // sum of cache_'s data sizes
+  uint64_t cache_limit_ = 0;
+  uint64_t use_clock_ = 0;
 };
 
 // Allocates an object of `type` with 512-byte blocks (16 KiB indirect

@@ -11,6 +11,7 @@ Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
     if (open_.size() >= max_open_) {
       for (auto v = open_.begin(); v != open_.end(); ++v) {
         if (!pinned_.count(v->first)) {
+          cached_ -= v->second->counted;
           open_.erase(v);
           break;
         }
@@ -18,6 +19,7 @@ Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
     }
     auto o = std::make_unique<Open>();
     o->obj = std::make_unique<DmuZapObject>(os_, obj, txg);
+    o->obj->SetCacheLimit(cache_bytes_);
     auto w = ZapWriter::Open(*o->obj);
     if (!w.ok()) return w.status().WithContext("ZAP of object " + std::to_string(obj));
     o->zap.emplace(std::move(*w));
@@ -27,10 +29,36 @@ Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
   return &*it->second->zap;
 }
 
+void ZplDirs::Drop(uint64_t obj) {
+  auto it = open_.find(obj);
+  if (it == open_.end()) return;
+  cached_ -= it->second->counted;
+  open_.erase(it);
+}
+
+void ZplDirs::Account(uint64_t obj) {
+  auto it = open_.find(obj);
+  if (it == open_.end()) return;
+  Open& o = *it->second;
+  cached_ = cached_ - o.counted + o.obj->cached_bytes();
+  o.counted = o.obj->cached_bytes();
+  if (cached_ <= cache_bytes_) return;
+  for (auto& [other, oo] : open_) {
+    if (other == obj || oo->counted == 0) continue;
+    oo->obj->DropCache();
+    cached_ -= oo->counted;
+    oo->counted = 0;
+  }
+}
+
 Status ZplDirs::Finish(uint64_t obj, const Status& op) {
   auto it = open_.find(obj);
   Status f = it == open_.end() ? Status::Ok() : it->second->obj->Flush();
-  if (!op.ok() || !f.ok()) Drop(obj);
+  if (!op.ok() || !f.ok()) {
+    Drop(obj);
+  } else {
+    Account(obj);
+  }
   return f.ok() ? op : f;
 }
 
@@ -38,10 +66,14 @@ Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view n
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   auto r = zap->LookupUint64(name);
   if (!r.ok()) {
-    if (r.status().IsNotFound()) return std::optional<uint64_t>();
+    if (r.status().IsNotFound()) {
+      Account(obj);
+      return std::optional<uint64_t>();
+    }
     Drop(obj);
     return r.status();
   }
+  Account(obj);
   return std::optional<uint64_t>(*r);
 }
 
@@ -63,7 +95,11 @@ Status ZplDirs::Remove(uint64_t obj, std::string_view name, uint64_t txg) {
 Result<std::vector<ZapEntry>> ZplDirs::List(uint64_t obj, uint64_t txg) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   auto r = zap->List();
-  if (!r.ok()) Drop(obj);
+  if (!r.ok()) {
+    Drop(obj);
+  } else {
+    Account(obj);
+  }
   return r;
 }
 

@@ -14,6 +14,13 @@
 // evicted. After a failed change the writer is dropped (DmuZapObject's
 // Flush contract: its state may no longer match the object).
 //
+// Block cache. Each open writer keeps the ZAP blocks it last read or wrote
+// (DmuZapObject::SetCacheLimit; it is the object's only writer while the
+// file system is mounted), so a lookup in a big directory does not copy
+// its blocks out of the object set every time. All writers together keep
+// at most `cache_bytes`: when an operation goes over, the other writers'
+// blocks are dropped (the writers stay open).
+//
 // Threading: none; the file system's mutex serializes every call.
 #pragma once
 
@@ -41,14 +48,21 @@ inline constexpr uint32_t DirentTypeOfMode(uint64_t mode) { return static_cast<u
 
 class ZplDirs {
  public:
-  ZplDirs(ObjsetWriter& os, size_t max_open) : os_(os), max_open_(max_open) {}
+  ZplDirs(ObjsetWriter& os, size_t max_open, uint64_t cache_bytes = kDefaultCacheBytes)
+      : os_(os), max_open_(max_open), cache_bytes_(cache_bytes) {}
+  static constexpr uint64_t kDefaultCacheBytes = uint64_t{32} << 20;
 
   // The writer of `obj`'s ZAP, its changes going to `txg`. Valid until the
   // next call that may evict (Get of another object, Drop, Clear).
   Result<ZapWriter*> Get(uint64_t obj, uint64_t txg);
   void Pin(uint64_t obj) { pinned_.insert(obj); }
-  void Drop(uint64_t obj) { open_.erase(obj); }
-  void Clear() { open_.clear(); }
+  void Drop(uint64_t obj);
+  void Clear() {
+    open_.clear();
+    cached_ = 0;
+  }
+  // Bytes of ZAP blocks the open writers keep (between operations).
+  uint64_t cached_bytes() const { return cached_; }
 
   // The value of `name`, nullopt when absent.
   Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg);
@@ -61,12 +75,18 @@ class ZplDirs {
   struct Open {
     std::unique_ptr<DmuZapObject> obj;
     std::optional<ZapWriter> zap;
+    uint64_t counted = 0;  // obj->cached_bytes() as last added to cached_
   };
   // Flushes obj's writer after change `op`; drops it when either failed.
   Status Finish(uint64_t obj, const Status& op);
+  // After an operation on obj: counts its kept blocks, and drops the other
+  // writers' blocks when all of them keep more than cache_bytes_.
+  void Account(uint64_t obj);
 
   ObjsetWriter& os_;
   const size_t max_open_;
+  const uint64_t cache_bytes_;
+  uint64_t cached_ = 0;
   std::map<uint64_t, std::unique_ptr<Open>> open_;
   std::set<uint64_t> pinned_;
 };
