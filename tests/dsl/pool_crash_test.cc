@@ -159,7 +159,8 @@ enum RecType : uint32_t {
   kSetGen,        // ds, seed = value of com.uzfs:gen
   kSetCompress,   // ds, ds2 = value
   kSyncBegin,     // txg: the open txg a syncing call is about to write
-  kSynced,        // txg: uberblock().txg after that call returned
+  kSynced,        // txg: uberblock().txg after that call returned; obj/off/len:
+                  // the engine's txgs closed by timeout/dirty/request so far
 };
 
 struct Rec {
@@ -173,6 +174,16 @@ static_assert(sizeof(Rec) < PIPE_BUF);
 
 void SetName(char (&dst)[40], const std::string& s) {
   std::snprintf(dst, sizeof dst, "%s", s.c_str());
+}
+
+// A kSynced record also carries why the engine closed its txgs, so a
+// failure can tell a txg the child asked for from one the engine closed by
+// itself.
+void SetCloseCounts(const Pool& pool, Rec& r) {
+  const TxgStats st = pool.txg_stats();
+  r.obj = st.closed_by_timeout;
+  r.off = st.closed_by_dirty;
+  r.len = st.closed_by_request;
 }
 
 // Applies one change record to the model.
@@ -283,6 +294,7 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
     Rec d;
     d.type = kSynced;
     d.txg = pool.uberblock().txg;
+    SetCloseCounts(pool, d);
     if (!SendRec(fd, d)) return 3;
   }
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
@@ -400,6 +412,7 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
     Rec done;
     done.type = kSynced;
     done.txg = pool.uberblock().txg;
+    SetCloseCounts(pool, done);
     if (!SendRec(fd, done)) return 3;
   }
   return 0;
@@ -483,6 +496,7 @@ void CheckPool(PoolReader& r, const Model& want) {
 
 struct ChildOutcome {
   uint64_t imported_txg = 0;  // 0: the child never finished its import
+  Rec closes;                 // the last kSynced record (engine close counts)
   uint64_t last_synced = 0;   // 0: no Sync returned
   bool began = false;         // a syncing call had begun after last_synced
   uint64_t began_txg = 0;
@@ -563,6 +577,7 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
             EXPECT_GE(r.txg, out.began_txg);
             out.last_synced = r.txg;
             out.began = false;
+            out.closes = r;
             syncs++;
             out.committed = out.pending;
             break;
@@ -622,7 +637,9 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
       landed_pending++;
     }
     ASSERT_NE(want, nullptr) << "pool at txg " << txg << ", last synced " << out.last_synced
-                             << (out.began ? ", syncing " + std::to_string(out.began_txg) : std::string());
+                             << (out.began ? ", syncing " + std::to_string(out.began_txg) : std::string())
+                             << ", imported at " << out.imported_txg << ", the child's txgs closed by timeout "
+                             << out.closes.obj << ", dirty " << out.closes.off << ", request " << out.closes.len;
     CheckPool(**r, *want);
     if (::testing::Test::HasFailure()) {
       std::fprintf(stderr, "[crash] iteration %d: pool at txg %llu (last synced %llu%s)\n", it,
