@@ -1,6 +1,8 @@
 #define FUSE_USE_VERSION 312
 #include "fuse/fuse_mount.h"
 
+#include "fuse/fuse_killpriv.h"
+
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -25,6 +27,8 @@ struct FuseMount::Context {
   double timeout = 1.0;
   uint64_t root = 0;  // the ZPL's root object; the kernel calls it FUSE_ROOT_ID (1)
   bool writeback = true;
+  fuse_session* se = nullptr;
+  KillPrivState killpriv;  // suid/sgid clearing done here (fuse_killpriv.h)
 };
 
 namespace {
@@ -92,6 +96,30 @@ void ReplyEntry(fuse_req_t req, const ZplResult<ZplAttr>& r) {
 
 void ReplyStatus(fuse_req_t req, const ZplStatus& s) { fuse_reply_err(req, s.err()); }
 
+// FUSE_HANDLE_KILLPRIV_V2 (fuse_killpriv.h): the kernel asked to clear
+// set-user-ID (and set-group-ID when group-executable) of `ino` for the
+// request at hand. Done as root (the kernel decided); the kernel's cached
+// attributes are dropped so the next stat sees the new mode.
+void KillSuidSgid(fuse_req_t req, uint64_t ino) {
+  auto* ctx = Ctx(req);
+  auto a = ctx->fs->GetAttr(ino);
+  if (!a.ok()) return;
+  const uint32_t mode = a.value().mode & 07777;
+  if (KilledMode(mode) == mode) return;
+  ZplSetAttr set;
+  set.mode = KilledMode(mode);
+  if (ctx->fs->SetAttr(ZplCred{}, ino, set).ok() && ctx->se != nullptr) {
+    (void)fuse_lowlevel_notify_inval_inode(ctx->se, Out(ctx, ino), -1, 0);
+  }
+}
+
+ssize_t IoRead(int fd, void* buf, size_t len, void* userdata) {
+  return KillPrivRead(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, buf, len);
+}
+ssize_t IoWritev(int fd, struct iovec* iov, int count, void* userdata) {
+  return KillPrivWritev(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, iov, count);
+}
+
 std::string_view Name(const char* s) { return std::string_view(s); }
 
 // --- request handlers ---
@@ -144,6 +172,13 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   ZplSetAttr set;
   if (to_set & FUSE_SET_ATTR_MODE) set.mode = attr->st_mode & 07777;
+  if (TakeKillSuidgid()) {  // a truncate by a caller without CAP_FSETID
+    if (set.mode) {
+      set.mode = KilledMode(*set.mode);
+    } else if (auto a = Ctx(req)->fs->GetAttr(In(req, ino)); a.ok() && KilledMode(a.value().mode & 07777) != (a.value().mode & 07777)) {
+      set.mode = KilledMode(a.value().mode & 07777);
+    }
+  }
   if (to_set & FUSE_SET_ATTR_UID) set.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) set.gid = attr->st_gid;
   if (to_set & FUSE_SET_ATTR_SIZE) set.size = static_cast<uint64_t>(attr->st_size);
@@ -210,8 +245,10 @@ int AdjustOpenFlags(FuseMount::Context* ctx, int flags) {
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  const bool kill = TakeKillSuidgid();  // O_TRUNC by a caller without CAP_FSETID
   auto r = ctx->fs->Open(Cred(req), In(req, ino), AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
+  if (kill) KillSuidSgid(req, In(req, ino));
   fi->fh = r.value();
   fi->keep_cache = 1;  // only uzfs changes the file, through this mount
   ctx->open++;
@@ -223,8 +260,10 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  const bool kill = TakeKillSuidgid();
   auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
+  if (kill) KillSuidSgid(req, r.value().first.ino);
   fi->fh = r.value().second;
   fi->keep_cache = 1;
   ctx->open++;
@@ -243,8 +282,9 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
   fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), r.value());
 }
 
-void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
+  if (TakeKillSuidgid()) KillSuidSgid(req, In(req, ino));  // a writer without CAP_FSETID
   auto r = Ctx(req)->fs->Write(fi->fh, static_cast<uint64_t>(off),
                                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
   if (!r.ok()) return ReplyErr(req, r.err());
@@ -495,6 +535,12 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
                            "': the kernel refused the FUSE mount (is /dev/fuse available?)");
   }
   m->session_ = se;
+  m->ctx_->se = se;
+  // Our own read/writev on the mounted descriptor (fuse_killpriv.h); on
+  // failure libfuse keeps its own and the kernel keeps clearing the bits.
+  static const fuse_custom_io io = {.writev = IoWritev, .read = IoRead, .splice_receive = nullptr,
+                                    .splice_send = nullptr};
+  if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) m->ctx_->killpriv.want = false;
   unsigned threads = std::max(1u, opts.max_threads);
   m->loop_ = std::thread([se, threads] {
     fuse_loop_config* cfg = fuse_loop_cfg_create();
@@ -543,6 +589,8 @@ FuseMount::~FuseMount() {
 }
 
 uint64_t FuseMount::open_handles() const { return ctx_->open.load(); }
+
+bool FuseMount::handles_killpriv() const { return ctx_->killpriv.granted.load(); }
 
 void FuseMount::InvalidateInode(uint64_t ino) {
   if (session_ != nullptr) {

@@ -14,7 +14,11 @@
 //     invalidates what it changes behind the kernel's back (Invalidate*);
 //   - `default_permissions` (the kernel checks modes) and `allow_other`
 //     (every user sees the mount, as with a kernel file system);
-//   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs.
+//   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs;
+//   - no FLUSH requests (close has nothing to tell uzfsd);
+//   - set-user-ID/set-group-ID are cleared by uzfsd on the kernel's word
+//     (FUSE_HANDLE_KILLPRIV_V2, fuse_killpriv.h), so page-cache writes do
+//     not ask for security.capability each time.
 // Credentials of each request (uid, gid, supplementary groups, umask) are
 // passed to ZplFs as a ZplCred.
 //
@@ -73,6 +77,11 @@ class FuseMount {
   Status Stop(bool force = false);
   // Files and directories currently open through the mount.
   uint64_t open_handles() const;
+  // Whether the kernel leaves clearing set-user-ID/set-group-ID on write,
+  // truncate and O_TRUNC to uzfsd (FUSE_HANDLE_KILLPRIV_V2; fuse_killpriv.h),
+  // which spares writes a security.capability lookup each. Known once the
+  // kernel's INIT request was answered.
+  bool handles_killpriv() const;
   const std::string& mountpoint() const { return mountpoint_; }
   bool mounted() const { return session_ != nullptr; }
 

@@ -1,0 +1,184 @@
+// Set-user-ID / set-group-ID clearing through a real FUSE mount, now that
+// uzfsd does it on the kernel's word (FUSE_HANDLE_KILLPRIV_V2,
+// fuse/fuse_killpriv.h): a write, a truncate and an O_TRUNC open by a user
+// without CAP_FSETID clear set-user-ID, and set-group-ID when the group may
+// execute; root's writes clear nothing; a security.capability xattr is
+// still removed by a user's write. The mode is checked both through the
+// mount (the kernel's cached attributes must not keep the old bits) and in
+// the ZplFs itself.
+//
+// Needs /dev/fuse and root (to act as another user); skips otherwise,
+// unless UZFS_REQUIRE_FUSE=1.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <grp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "fuse/fuse_mount.h"
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/zpl_fs.h"
+
+namespace uzfs {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uid_t kUser = 1000;
+constexpr gid_t kGroup = 1000;
+
+// Runs fn in a child process as kUser:kGroup (no capabilities left); its
+// exit status (0 = fn returned true).
+int AsUser(const std::function<bool()>& fn) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(kGroup, kGroup, kGroup) != 0 ||
+        setresuid(kUser, kUser, kUser) != 0)
+      _exit(2);
+    _exit(fn() ? 0 : 1);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+bool WriteSome(const std::string& path, int flags = O_WRONLY) {
+  const int fd = open(path.c_str(), flags);
+  if (fd < 0) return false;
+  char buf[4096] = {'x'};
+  const bool ok = write(fd, buf, sizeof(buf)) == static_cast<ssize_t>(sizeof(buf));
+  return close(fd) == 0 && ok;
+}
+
+class KillPrivFuseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UZFS_REQUIRE_FUSE();
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+    fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+    PoolLayout layout;
+    layout.data.push_back(pooltest::Leaf(dir_.path(), "d0", 256ull << 20));
+    PoolCreateOptions o = pooltest::V23("zpool create killpriv");
+    o.version = 5000;
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("killpriv", layout, o);
+    ASSERT_UZFS_OK(p.status());
+    pool_ = std::move(*p);
+    auto z = ZplFs::Mount(*pool_, "killpriv");
+    ASSERT_TRUE(z.ok()) << z.status().ToString();
+    zpl_ = std::move(*z);
+    fs::create_directories(dir_.path() / "mnt");
+    auto m = FuseMount::Start(*zpl_, (dir_.path() / "mnt").string(), FuseMountOptions{});
+    ASSERT_UZFS_OK(m.status());
+    fuse_ = std::move(*m);
+    mnt_ = fuse_->mountpoint();
+    ASSERT_EQ(chmod(mnt_.c_str(), 0777), 0);
+  }
+  void TearDown() override {
+    if (fuse_) {
+      EXPECT_UZFS_OK(fuse_->Stop(true));
+    }
+    fuse_.reset();
+    if (zpl_) {
+      EXPECT_TRUE(zpl_->Unmount().ok());
+    }
+    zpl_.reset();
+    if (pool_) {
+      EXPECT_UZFS_OK(pool_->Export());
+    }
+  }
+
+  // A file of the user's with `mode`, written once by root.
+  std::string UserFile(const std::string& name, mode_t mode) {
+    const std::string p = mnt_ + "/" + name;
+    EXPECT_TRUE(WriteSome(p, O_WRONLY | O_CREAT));
+    EXPECT_EQ(chown(p.c_str(), kUser, kGroup), 0);
+    EXPECT_EQ(chmod(p.c_str(), mode), 0);
+    return p;
+  }
+  // The permission bits through the mount and in the ZplFs.
+  mode_t MountMode(const std::string& p) {
+    struct stat st;
+    EXPECT_EQ(stat(p.c_str(), &st), 0);
+    return st.st_mode & 07777;
+  }
+  mode_t ZplMode(const std::string& name) {
+    auto a = zpl_->Lookup(ZplCred{}, zpl_->root_ino(), name);
+    EXPECT_TRUE(a.ok());
+    return a.ok() ? a.value().mode & 07777 : 0;
+  }
+  void ExpectMode(const std::string& name, mode_t want) {
+    EXPECT_EQ(MountMode(mnt_ + "/" + name), want) << name << " through the mount";
+    EXPECT_EQ(ZplMode(name), want) << name << " in the ZplFs";
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<Pool> pool_;
+  std::unique_ptr<ZplFs> zpl_;
+  std::unique_ptr<FuseMount> fuse_;
+  std::string mnt_;
+};
+
+TEST_F(KillPrivFuseTest, UserWriteClearsSetIdBits) {
+  // The kernel offers FUSE_HANDLE_KILLPRIV_V2 since 5.11.
+  EXPECT_TRUE(fuse_->handles_killpriv());
+  const std::string both = UserFile("both", 06755);
+  const std::string suid = UserFile("suid", 04755);
+  const std::string sgid_x = UserFile("sgid_x", 02755);
+  const std::string sgid_nox = UserFile("sgid_nox", 02664);
+  ExpectMode("both", 06755);
+  for (const std::string& p : {both, suid, sgid_x, sgid_nox}) EXPECT_EQ(AsUser([&] { return WriteSome(p); }), 0) << p;
+  ExpectMode("both", 0755);
+  ExpectMode("suid", 0755);
+  ExpectMode("sgid_x", 0755);
+  ExpectMode("sgid_nox", 02664);  // setgid without group execute stays (Linux)
+}
+
+TEST_F(KillPrivFuseTest, RootWriteKeepsSetIdBits) {
+  const std::string p = UserFile("rootw", 06755);
+  EXPECT_TRUE(WriteSome(p));
+  ExpectMode("rootw", 06755);
+}
+
+TEST_F(KillPrivFuseTest, UserTruncateAndOTruncClearSetIdBits) {
+  const std::string t = UserFile("trunc", 06775);
+  const std::string o = UserFile("otrunc", 04775);
+  EXPECT_EQ(AsUser([&] { return truncate(t.c_str(), 100) == 0; }), 0);
+  EXPECT_EQ(AsUser([&] {
+              const int fd = open(o.c_str(), O_WRONLY | O_TRUNC);
+              return fd >= 0 && close(fd) == 0;
+            }),
+            0);
+  ExpectMode("trunc", 0775);
+  ExpectMode("otrunc", 0775);
+}
+
+TEST_F(KillPrivFuseTest, UserWriteRemovesFileCapabilities) {
+  const std::string p = UserFile("cap", 0755);
+  // vfs_cap_data revision 2: magic, then permitted/inheritable in two words.
+  uint8_t cap[20] = {};
+  const uint32_t magic = 0x02000000;  // VFS_CAP_REVISION_2, not effective
+  std::memcpy(cap, &magic, 4);
+  cap[4] = 1 << 2;  // permitted: CAP_DAC_READ_SEARCH
+  ASSERT_EQ(setxattr(p.c_str(), "security.capability", cap, sizeof(cap), 0), 0) << std::strerror(errno);
+  ASSERT_GT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
+  // Writes through the page cache first (nothing to clear), then the cap.
+  for (int i = 0; i < 3; i++) ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
+  errno = 0;
+  EXPECT_LT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
+  EXPECT_EQ(errno, ENODATA);
+}
+
+}  // namespace
+}  // namespace uzfs
