@@ -19,7 +19,10 @@
 // the pool read-only (PoolReader) and checks:
 //   - uberblock txg == last synced txg L, or == the txg whose sync had
 //     begun (only then); before the child reported anything, L is the txg
-//     the parent saw on disk after the previous iteration;
+//     the parent saw on disk after the previous iteration, and L + 1 is
+//     allowed too until the first "synced" record arrives (Import's own
+//     sync may land before the child reports it: during Import, or between
+//     its "imported" and "synced" records);
 //   - TraversePool: no checksum errors, nothing leaked, unreachable or
 //     doubly allocated, total asize == the space maps' allocated;
 //   - the dataset names are exactly the model's at that txg, the user
@@ -497,6 +500,7 @@ void CheckPool(PoolReader& r, const Model& want) {
 struct ChildOutcome {
   uint64_t imported_txg = 0;  // 0: the child never finished its import
   Rec closes;                 // the last kSynced record (engine close counts)
+  bool any_synced = false;    // a kSynced record arrived
   uint64_t last_synced = 0;   // 0: no Sync returned
   bool began = false;         // a syncing call had begun after last_synced
   uint64_t began_txg = 0;
@@ -578,6 +582,7 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
             out.last_synced = r.txg;
             out.began = false;
             out.closes = r;
+            out.any_synced = true;
             syncs++;
             out.committed = out.pending;
             break;
@@ -630,8 +635,11 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
     const Model* want = nullptr;
     if (txg == out.last_synced) {
       want = &out.committed;
-    } else if (out.imported_txg == 0 && txg == out.last_synced + 1) {
-      want = &out.committed;  // killed after Import's own sync landed: nothing changed
+    } else if (!out.any_synced && txg == out.last_synced + 1) {
+      // Killed after Import's own sync landed but before the child said so
+      // (during the import, or between its kImported and kSynced records):
+      // nothing changed.
+      want = &out.committed;
     } else if (out.began && txg == out.began_txg) {
       want = &out.pending;
       landed_pending++;
