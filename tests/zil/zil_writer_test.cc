@@ -438,6 +438,47 @@ TEST_P(ZilWriterTest, DroppedObjectNeverReachesTheLog) {
   EXPECT_EQ(rb.records[1].type(), TxType::kCreate);
 }
 
+// Log blocks on the vdev the test picks, bump-allocated.
+class PickVdevAllocator final : public ZilBlockAllocator {
+ public:
+  uint32_t vdev = 0;
+  Result<BlockPtr> Allocate(uint64_t size, uint64_t) override {
+    BlockPtr bp;
+    bp.dva[0] = Dva{.vdev = vdev, .asize = size, .offset = next_[vdev]};
+    next_[vdev] += size;
+    return bp;
+  }
+  Status Free(const BlockPtr&, uint64_t) override { return Status::Ok(); }
+
+ private:
+  uint64_t next_[2] = {0, 0};
+};
+
+// flush_vdevs gets the vdevs the batch wrote to, not every vdev the log
+// ever used: the block written by the second batch is on vdev 1 only.
+TEST_P(ZilWriterTest, BatchFlushesOnlyTheVdevsItWrote) {
+  test::MemTarget target(2, kAsize);
+  PickVdevAllocator alloc;
+  std::vector<std::vector<uint32_t>> flushed;
+  ZilWriterOptions o;
+  o.objset_id = 54;
+  o.slim = GetParam();
+  o.flush_vdevs = [&](const std::vector<uint32_t>& v) {
+    flushed.push_back(v);
+    return Status::Ok();
+  };
+  ZilWriter w(target, alloc, nullptr, o);
+  ASSERT_TRUE(w.Create(5).ok());  // the open block: vdev 0
+  alloc.vdev = 1;                 // every later block
+  auto t1 = w.Append(Create(1, "a", 5));
+  ASSERT_TRUE(t1.ok() && w.Commit(*t1).ok());
+  auto t2 = w.Append(Create(2, "b", 5));
+  ASSERT_TRUE(t2.ok() && w.Commit(*t2).ok());
+  ASSERT_EQ(flushed.size(), 2u);
+  EXPECT_EQ(flushed[0], std::vector<uint32_t>{0});
+  EXPECT_EQ(flushed[1], std::vector<uint32_t>{1});
+}
+
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());

@@ -13,7 +13,7 @@
 // write fails (every log device gone), the commit fails, the ZPL waits for
 // a txg sync instead (nothing acknowledged is lost) and restarts the log,
 // which then uses the main pool. The flush after a batch goes only to the
-// top-level vdevs the dataset's log has allocated on.
+// top-level vdevs that batch wrote to (ZilWriterOptions::flush_vdevs).
 //
 // Births and claims. A commit batch holds the open txg (a Tx) while it
 // allocates and writes, and its blocks are born in that txg. So on import
@@ -46,8 +46,7 @@
 namespace uzfs {
 
 // Log blocks from the log class (if any, and wanted: its allocators in
-// turn) else the main class; remembers the top-level vdevs it allocated on
-// (what the flush covers).
+// turn) else the main class.
 class PoolZilAllocator final : public ZilBlockAllocator {
  public:
   PoolZilAllocator(Allocator& main, std::vector<Allocator*> logs, std::map<uint32_t, Allocator*> by_vdev,
@@ -70,21 +69,15 @@ class PoolZilAllocator final : public ZilBlockAllocator {
     for (int i = 0; i < bp.NumDvas(); i++) UZFS_RETURN_IF_ERROR(For(bp.dva[i].vdev).Free(bp.dva[i], txg));
     return Status::Ok();
   }
-  std::vector<uint32_t> Touched() const UZFS_EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    return {touched_.begin(), touched_.end()};
-  }
 
  private:
   Allocator& For(uint32_t vdev) {
     auto it = by_vdev_.find(vdev);
     return it != by_vdev_.end() ? *it->second : main_;
   }
-  BlockPtr Take(const Dva& d) UZFS_EXCLUDES(mu_) {
+  static BlockPtr Take(const Dva& d) {
     BlockPtr bp;
     bp.dva[0] = d;
-    MutexLock l(&mu_);
-    touched_.insert(d.vdev);
     return bp;
   }
 
@@ -93,8 +86,6 @@ class PoolZilAllocator final : public ZilBlockAllocator {
   const std::map<uint32_t, Allocator*> by_vdev_;  // every log vdev, for frees
   const std::set<uint32_t> avoid_;
   std::atomic<size_t> rotor_{0};
-  mutable Mutex mu_;
-  std::set<uint32_t> touched_ UZFS_GUARDED_BY(mu_);
 };
 
 struct DatasetZil {
@@ -309,15 +300,16 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     auto held = std::make_shared<Tx>(std::move(tx));
     return std::make_pair(txg, std::function<void()>([held] { held->Commit(0); }));
   };
-  z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc,
-                                          [this, za] {
-                                            for (uint32_t v : za->Touched()) {
-                                              Vdev* top = root_->child(v);
-                                              if (top != nullptr) UZFS_RETURN_IF_ERROR(top->Flush());
-                                            }
-                                            return Status::Ok();
-                                          },
-                                          o);
+  // The flush after a batch goes to the top-level vdevs it wrote to (a log
+  // that once spilled to the main pool does not flush its disks for ever).
+  o.flush_vdevs = [this](const std::vector<uint32_t>& vdevs) {
+    for (uint32_t v : vdevs) {
+      Vdev* top = root_->child(v);
+      if (top != nullptr) UZFS_RETURN_IF_ERROR(top->Flush());
+    }
+    return Status::Ok();
+  };
+  z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc, nullptr, o);
   {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
     const uint64_t txg = tx.txg();

@@ -257,6 +257,10 @@ Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg) {
       return s.WithContext("writing a log block");
     }
   }
+  for (int d = 0; d < open_.NumDvas(); d++) {
+    if (std::find(batch_vdevs_.begin(), batch_vdevs_.end(), open_.dva[d].vdev) == batch_vdevs_.end())
+      batch_vdevs_.push_back(open_.dva[d].vdev);
+  }
   stats_.blocks_written++;
   stats_.bytes_written += wsize;
   written_.push_back(Written{open_, open_max_txg_});
@@ -312,6 +316,7 @@ Status ZilWriter::AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) 
 
 Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   if (!have_log_) return Status::Busy("the log was destroyed");
+  batch_vdevs_.clear();
   uint64_t alloc_txg = 0;
   if (held_txg != 0) {
     alloc_txg = held_txg;
@@ -336,6 +341,7 @@ Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(0, alloc_txg));
   stats_.batches++;
   stats_.flushes++;
+  if (opts_.flush_vdevs) return opts_.flush_vdevs(batch_vdevs_);
   return flush_ ? flush_() : Status::Ok();
 }
 

@@ -111,6 +111,10 @@ struct ZilWriterOptions {
   // import. Returns the held txg and the function that releases it; taken
   // before issuer_mu_ (waiting for a txg never happens under it).
   std::function<Result<std::pair<uint64_t, std::function<void()>>>()> hold_txg;
+  // When set, ends a batch instead of the writer's flush function: makes
+  // durable the writes to these top-level vdevs, the ones the batch wrote
+  // blocks to (earlier batches' blocks were flushed by their own batch).
+  std::function<Status(const std::vector<uint32_t>& vdevs)> flush_vdevs;
 };
 
 // The object a record belongs to for Commit(ticket, oid): the file of a
@@ -217,6 +221,7 @@ class ZilWriter {
   std::deque<Written> written_ UZFS_GUARDED_BY(issuer_mu_);  // oldest first
   uint64_t lr_seq_ UZFS_GUARDED_BY(issuer_mu_) = 0;
   uint64_t prev_sizes_[8] UZFS_GUARDED_BY(issuer_mu_) = {};
+  std::vector<uint32_t> batch_vdevs_ UZFS_GUARDED_BY(issuer_mu_);  // written by this batch
   unsigned prev_rotor_ UZFS_GUARDED_BY(issuer_mu_) = 0;
 
   mutable Mutex mu_;
