@@ -2,7 +2,8 @@
 # Runs the fio suite (tests/perf/fio/) on a uzfs pool and on a zfs-fuse pool
 # of the same shape — raidz2 over six sparse files in the same directory,
 # default settings as a user would create them — and prints a side-by-side
-# table with the ratio uzfs / zfs-fuse for every row.
+# table with the ratio uzfs / zfs-fuse for every row, and each side's
+# median completion latency (fio's clat p50, microseconds).
 #
 #   scripts/fio-compare.sh [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep]
 #
@@ -134,8 +135,8 @@ rows = [("seq-write", "seq write 1M", "MiB/s"), ("seq-read", "seq read 1M (cold)
         ("small-files:create", "small files: create", "files/s"),
         ("small-files:stat", "small files: stat", "files/s"),
         ("small-files:delete", "small files: delete", "files/s")]
-def value(side, key, unit):
-    name, _, job = key.partition(":")
+def job(side, key):
+    name, _, jobname = key.partition(":")
     p = os.path.join(work, side + "-results", name + ".json")
     if not os.path.exists(p):
         return None
@@ -143,18 +144,32 @@ def value(side, key, unit):
         text = f.read()
     r = json.loads(text[text.index("{"):])
     for j in r["jobs"]:
-        if job and j["jobname"] != job:
-            continue
-        if unit == "MiB/s":
-            return (j["read"]["bw"] + j["write"]["bw"]) / 1024.0
-        return j["read"]["iops"] + j["write"]["iops"]
+        if not jobname or j["jobname"] == jobname:
+            return j
     return None
-print(f"{'row':30} {'unit':8} {'uzfs':>10} {'zfs-fuse':>10} {'ratio':>7}")
+def value(side, key, unit):
+    j = job(side, key)
+    if j is None:
+        return None
+    if unit == "MiB/s":
+        return (j["read"]["bw"] + j["write"]["bw"]) / 1024.0
+    return j["read"]["iops"] + j["write"]["iops"]
+# Median completion latency (us) of the direction that did the work: less
+# swayed than the mean rate by a busy machine's stalls.
+def median(side, key):
+    j = job(side, key)
+    if j is None:
+        return None
+    d = j["read"] if j["read"]["iops"] >= j["write"]["iops"] else j["write"]
+    p = d.get("clat_ns", {}).get("percentile", {}).get("50.000000")
+    return None if p is None else p / 1000.0
+print(f"{'row':30} {'unit':8} {'uzfs':>10} {'zfs-fuse':>10} {'ratio':>7}   {'p50 us':>8} {'p50 us':>8}")
 for key, label, unit in rows:
     u, z = value("uzfs", key, unit), value("zfs-fuse", key, unit)
     if u is None and z is None:
         continue
     fmt = lambda v: "-" if v is None else f"{v:.1f}" if v < 100 else f"{v:.0f}"
     ratio = f"{u / z:.2f}x" if u is not None and z else "-"
-    print(f"{label:30} {unit:8} {fmt(u):>10} {fmt(z):>10} {ratio:>7}")
+    mu, mz = median("uzfs", key), median("zfs-fuse", key)
+    print(f"{label:30} {unit:8} {fmt(u):>10} {fmt(z):>10} {ratio:>7}   {fmt(mu):>8} {fmt(mz):>8}")
 EOF
