@@ -396,6 +396,37 @@ TEST_F(ZilZplTest, DirectoryXattrsAreLoggedAndReplayed) {
   pooltest::ExpectConsistent(dir_.path(), "tp");
 }
 
+// The atomic-replace idiom: write tmp (no fsync), rename it over file,
+// fsync something else. The rename is in the log, so tmp's data must be
+// too, or file comes back as an empty new object and its old contents are
+// gone (the rename carries the moved file's queued records, as OpenZFS's).
+TEST_F(ZilZplTest, RenameCarriesTheMovedFilesData) {
+  InChild([&](Pool& pool, ZplFs& fs) {
+    const uint64_t root = fs.root_ino();
+    if (!Put(fs, root, "file", "old contents", true)) return false;
+    const uint64_t txg = pool.txg_stats().synced_txg;
+    auto t = fs.Create(kRoot, root, "file.tmp", S_IFREG | 0644, O_CREAT | O_RDWR);
+    if (!t.ok() || !fs.Write(t->second, 0, B("new contents")).ok() || !fs.Release(t->second).ok()) return false;
+    if (!fs.Rename(kRoot, root, "file.tmp", root, "file").ok()) return false;
+    if (!Put(fs, root, "marker", "m", true)) return false;  // an fsync of another file
+    return pool.txg_stats().synced_txg == txg;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto f = Find(**m, "file");
+    ASSERT_UZFS_OK(f.status());
+    EXPECT_EQ(ReadAll(**m, *f), "new contents");
+    EXPECT_FALSE(Find(**m, "file.tmp").ok());
+    ASSERT_TRUE((*m)->Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
 // The top-level vdev the log's first block is on.
 int64_t LogVdev(Pool& pool) {
   auto os = pool.ObjsetForRead("tp");

@@ -141,6 +141,14 @@ void ZilWriter::DropObject(uint64_t oid) {
   std::erase_if(pending_, [oid](const Pending& p) { return p.oid == oid; });
 }
 
+void ZilWriter::Untag(uint64_t oid) {
+  if (oid == 0) return;
+  MutexLock l(&mu_);
+  for (Pending& p : pending_) {
+    if (p.oid == oid) p.oid = 0;
+  }
+}
+
 uint64_t ZilWriter::LastTicket() const {
   MutexLock l(&mu_);
   return next_ticket_ - 1;

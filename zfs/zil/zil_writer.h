@@ -167,6 +167,11 @@ class ZilWriter {
   Result<uint64_t> Append(LogRecord rec, uint64_t oid) UZFS_EXCLUDES(mu_);
   // Forgets the queued records tagged `oid` (the object was freed).
   void DropObject(uint64_t oid) UZFS_EXCLUDES(mu_);
+  // Makes the queued records tagged `oid` untagged, so every commit that
+  // covers a later record writes them too: a rename logs this first, so
+  // the data of a file renamed into place is in the log whenever the
+  // rename is (OpenZFS's zil_async_to_sync at a rename).
+  void Untag(uint64_t oid) UZFS_EXCLUDES(mu_);
   // The ticket of the last record appended (0: none).
   uint64_t LastTicket() const UZFS_EXCLUDES(mu_);
   // Returns once every record with a ticket <= `ticket` is durable (or was

@@ -644,6 +644,13 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       td.a.mtime = td.a.ctime = now;
       ZPL_TRY(Store(td, txg));
     }
+    if (log_) {
+      // Whatever fsync makes the rename durable also carries the moved
+      // files' queued data (write tmp, rename over file, fsync the
+      // directory: file must not come back empty).
+      log_->Untag(sobj);
+      if ((flags & RENAME_EXCHANGE) && t) log_->Untag(t->obj);
+    }
     Log(LogRename((flags & RENAME_EXCHANGE) != 0, sdir, sname, tdir, tname), txg);
     tx.Commit(kMetaDirtyBytes);
     return ZplStatus::Ok();
