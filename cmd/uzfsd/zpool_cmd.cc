@@ -1210,19 +1210,21 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   // an older uzfsd wrote when it kept them in the cache file) go into its
   // pool_props ZAP; the record keeps what is this host's (cachefile), and
   // a read-only import's values (nothing can be written).
+  // One at a time, so a bad one (a bootfs that is gone) costs only itself;
+  // its error is reported with the mount errors.
+  std::vector<std::string> prop_errors;
   if (!pool->readonly()) {
-    std::vector<std::pair<std::string, std::string>> to_pool;
     for (auto it = rec.props.begin(); it != rec.props.end();) {
       const PropDef* d = FindPoolProp(it->first);
-      if (d != nullptr && d->storage == PropStorage::kPoolZap) {
-        to_pool.emplace_back(it->first, it->second);
-        it = rec.props.erase(it);
-      } else {
+      if (d == nullptr || d->storage != PropStorage::kPoolZap) {
         ++it;
+        continue;
       }
-    }
-    if (Status s = pool->SetPoolProps(to_pool); !s.ok()) {
-      reg.log().Log("pool '" + pool->name() + "': " + std::string(s.message()));
+      if (Status s = pool->SetPoolProps({{it->first, it->second}}); !s.ok()) {
+        prop_errors.push_back(std::string(s.message()));
+        reg.log().Log("pool '" + pool->name() + "': " + std::string(s.message()));
+      }
+      it = rec.props.erase(it);
     }
   }
   rec.name = pool->name();
@@ -1236,6 +1238,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   // Mount every dataset that mounts automatically, as zpool create/import do.
   e->mount_errors.clear();
   if (mount) e->mounts.MountAll(*e->pool, rec.altroot, &e->mount_errors);
+  e->mount_errors.insert(e->mount_errors.end(), prop_errors.begin(), prop_errors.end());
   for (const std::string& m : e->mount_errors) reg.log().Log(m);
   reg.Add(rec.name, e, rec);
   return e;

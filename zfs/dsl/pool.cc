@@ -638,8 +638,11 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
       }
     }
     // ZFS keeps spares and cache devices in their own packed nvlist objects
-    // (zfs-fuse and OpenZFS read them only from there); uzfs before these
-    // objects kept them in the config nvlist only, read above.
+    // (zfs-fuse and OpenZFS read them only from there, and a peer that
+    // removes a spare rewrites only the object): when the object exists it
+    // is the list. The config nvlist (read above) counts only for pools
+    // uzfs wrote before these objects, and for the file cache devices a
+    // version <= 28 pool's object leaves out (zfs-fuse cannot open them).
     auto read_aux = [&](const std::string& key, std::vector<VdevNode>* out) -> Status {
       auto obj = odz.LookupUint64(key);
       if (!obj.ok()) return Status::Ok();
@@ -650,14 +653,19 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
       std::vector<uint8_t> bytes(n);
       UZFS_RETURN_IF_ERROR(r.Read(dn, 0, bytes));
       UZFS_ASSIGN_OR_RETURN(NvList nv, NvList::DecodeXdr(bytes));
-      // Union with the config's list (by guid): a peer may have changed
-      // the object, and the object may leave out what a peer cannot open.
+      std::vector<VdevNode> from_config = std::move(*out);
+      out->clear();
       if (auto arr = nv.GetNvListArray(key); arr.ok()) {
         for (const NvList& s : *arr) {
           UZFS_ASSIGN_OR_RETURN(VdevNode v, ParseVdevNode(s));
-          const bool known = std::any_of(out->begin(), out->end(),
-                                         [&v](const VdevNode& o) { return o.guid == v.guid; });
-          if (!known) out->push_back(v);
+          out->push_back(v);
+        }
+      }
+      if (key == "l2cache" && p->ident_.version < 5000) {
+        for (const VdevNode& c : from_config) {
+          const bool listed = std::any_of(out->begin(), out->end(),
+                                          [&c](const VdevNode& o) { return o.guid == c.guid; });
+          if (!listed && !IsBlockDevicePath(c.path)) out->push_back(c);
         }
       }
       return Status::Ok();

@@ -4,6 +4,8 @@
 // config node. Internal to the DSL layer.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +24,12 @@ namespace uzfs {
 // another pool (exported or active) unless `force`. Errors name `pool`.
 Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
                                                 bool force);
+
+// Whether `path` names a block device now (false: a file, or missing).
+inline bool IsBlockDevicePath(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+}
 
 struct BuiltVdev {
   std::unique_ptr<Vdev> vdev;

@@ -1,6 +1,5 @@
 // Pool: the DSL side — MOS object helpers, DSL directories and datasets,
 // properties, space accounting, the config and history objects (pool.h).
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -10,6 +9,7 @@
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
@@ -194,10 +194,7 @@ Status Pool::WriteConfigObject(uint64_t txg) {
   // block devices there; the config nvlist keeps them all for uzfs.
   std::vector<VdevNode> l2 = cache_;
   if (ident_.version < 5000) {
-    std::erase_if(l2, [](const VdevNode& v) {
-      struct stat st;
-      return ::stat(v.path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode);
-    });
+    std::erase_if(l2, [](const VdevNode& v) { return !IsBlockDevicePath(v.path); });
   }
   UZFS_RETURN_IF_ERROR(WriteAuxObject("l2cache", l2, false, txg));
   config_dirty_ = false;
@@ -636,6 +633,13 @@ Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
   UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(d.child_dir_zapobj));
   if (!kids.empty()) return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets");
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
+  // The pool's bootfs names datasets by object number: clear it before the
+  // number can be reused (as ZFS does when the bootfs is destroyed).
+  if (auto props = MosZapLookup(1, "pool_props"); props.ok()) {
+    if (auto b = MosZapLookup(*props, "bootfs"); b.ok() && *b == d.head_dataset_obj) {
+      UZFS_RETURN_IF_ERROR(MosZapAdd(*props, "bootfs", 0, txg));
+    }
+  }
   // Drop the in-memory writer (its unsynced changes die with it).
   datasets_.erase(name);
   UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, txg));

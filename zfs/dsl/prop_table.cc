@@ -725,7 +725,9 @@ Result<ResolvedProp> ResolvePoolProp(std::string_view name, const PropZap& pool_
   } else if (n == "bootfs") {
     const PropValue* v = FindInZap(pool_zap, "bootfs");
     r.value = PropValue::String(v && v->number != 0 ? st.bootfs_name : "");
-    r.kind = v ? PropSourceKind::kLocal : PropSourceKind::kDefault;
+    // Cleared (`zpool set bootfs=`, or its dataset destroyed) is stored
+    // as 0, which zfs-fuse shows as the default.
+    r.kind = v && v->number != 0 ? PropSourceKind::kLocal : PropSourceKind::kDefault;
   } else if (n == "ashift" && FindInZap(pool_zap, "ashift") == nullptr) {
     r.value = PropValue::Number(st.ashift);
     r.kind = st.ashift ? PropSourceKind::kLocal : PropSourceKind::kDefault;
