@@ -145,6 +145,17 @@ TEST_F(KillPrivFuseTest, UserWriteClearsSetIdBits) {
   ExpectMode("sgid_nox", 02664);  // setgid without group execute stays (Linux)
 }
 
+// A file already written by the user (the kernel then stops checking it:
+// S_NOSEC) that root makes set-user-ID afterwards is still cleared.
+TEST_F(KillPrivFuseTest, BitsSetAfterEarlierWritesAreStillCleared) {
+  const std::string p = UserFile("later", 0755);
+  for (int i = 0; i < 3; i++) ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
+  ASSERT_EQ(chmod(p.c_str(), 06755), 0);
+  ExpectMode("later", 06755);
+  ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
+  ExpectMode("later", 0755);
+}
+
 TEST_F(KillPrivFuseTest, RootWriteKeepsSetIdBits) {
   const std::string p = UserFile("rootw", 06755);
   EXPECT_TRUE(WriteSome(p));
@@ -171,10 +182,12 @@ TEST_F(KillPrivFuseTest, UserWriteRemovesFileCapabilities) {
   const uint32_t magic = 0x02000000;  // VFS_CAP_REVISION_2, not effective
   std::memcpy(cap, &magic, 4);
   cap[4] = 1 << 2;  // permitted: CAP_DAC_READ_SEARCH
+  // Writes first (nothing to clear: the kernel stops checking the file),
+  // then the capability, then a write, which must still remove it.
+  for (int i = 0; i < 3; i++) ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
   ASSERT_EQ(setxattr(p.c_str(), "security.capability", cap, sizeof(cap), 0), 0) << std::strerror(errno);
   ASSERT_GT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
-  // Writes through the page cache first (nothing to clear), then the cap.
-  for (int i = 0; i < 3; i++) ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
+  ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
   errno = 0;
   EXPECT_LT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
   EXPECT_EQ(errno, ENODATA);
