@@ -38,6 +38,8 @@ const TunableDef kCacheTunables[] = {
     {"arc_reap_interval_ms", TunableKind::kCount, 1000, nullptr, 10, 60000,
      "How often the reaper reads /proc/meminfo and /proc/pressure/memory."},
     {"zfetch_disable", TunableKind::kBool, 0, nullptr, 0, 1, "Turn off stream prefetch."},
+    {"zpl_dir_cache_max", TunableKind::kSize, 32ull << 20, nullptr, 0, kMaxBytes,
+     "Bytes of directory ZAP blocks a mounted file system keeps between operations; read at mount."},
     {"zfetch_max_streams", TunableKind::kCount, 8, nullptr, 1, 256, "Concurrent prefetch streams per file."},
     {"zfetch_min_distance", TunableKind::kSize, 4ull << 20, nullptr, 0, 1ull << 30,
      "Read-ahead distance of a new stream (bytes)."},

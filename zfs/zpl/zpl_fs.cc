@@ -225,7 +225,17 @@ struct Handle {
 class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
  public:
   ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables)
-      : pool_(pool), ds_(std::move(ds)), os_(os), prefetch_(*os, tunables), dirs_(*os, kZapCacheMax) {}
+      : pool_(pool),
+        ds_(std::move(ds)),
+        os_(os),
+        prefetch_(*os, tunables),
+        dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)) {}
+  // zpl_dir_cache_max (cache/cache_tunables.cc), or ZplDirs' default.
+  static uint64_t DirCacheBytes(const Tunables* t) {
+    if (t == nullptr) return ZplDirs::kDefaultCacheBytes;
+    auto v = t->Get("zpl_dir_cache_max");
+    return v.ok() ? *v : ZplDirs::kDefaultCacheBytes;
+  }
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
     MutexLock g(&g_mounted_mu);

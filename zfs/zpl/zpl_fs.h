@@ -151,8 +151,9 @@ struct ZplSetAttr {
 
 struct ZplMountOptions {
   bool readonly = false;     // also forced by the dataset's readonly=on
-  // zfetch_* settings of file read-ahead (cache/cache_tunables.h); null:
-  // the defaults. Must outlive the mount.
+  // zfetch_* settings of file read-ahead and zpl_dir_cache_max (directory
+  // blocks kept between operations; cache/cache_tunables.h); null: the
+  // defaults. Must outlive the mount.
   const Tunables* tunables = nullptr;
 };
 
