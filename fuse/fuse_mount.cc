@@ -7,11 +7,13 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -102,12 +104,10 @@ void ReplyStatus(fuse_req_t req, const ZplStatus& s) { fuse_reply_err(req, s.err
 // attributes are dropped so the next stat sees the new mode.
 void KillSuidSgid(fuse_req_t req, uint64_t ino) {
   auto* ctx = Ctx(req);
-  auto a = ctx->fs->GetAttr(ino);
-  if (!a.ok()) return;
-  const uint32_t mode = a.value().mode & 07777;
-  if (KilledMode(mode) == mode) return;
+  auto before = ctx->fs->GetAttr(ino);
+  if (!before.ok() || KilledMode(before.value().mode & 07777) == (before.value().mode & 07777)) return;
   ZplSetAttr set;
-  set.mode = KilledMode(mode);
+  set.kill_suidgid = true;  // read-modify-write inside the ZPL: a racing chmod is not undone
   if (ctx->fs->SetAttr(ZplCred{}, ino, set).ok() && ctx->se != nullptr) {
     (void)fuse_lowlevel_notify_inval_inode(ctx->se, Out(ctx, ino), -1, 0);
   }
@@ -172,13 +172,10 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   ZplSetAttr set;
   if (to_set & FUSE_SET_ATTR_MODE) set.mode = attr->st_mode & 07777;
-  if (TakeKillSuidgid()) {  // a truncate by a caller without CAP_FSETID
-    if (set.mode) {
-      set.mode = KilledMode(*set.mode);
-    } else if (auto a = Ctx(req)->fs->GetAttr(In(req, ino)); a.ok() && KilledMode(a.value().mode & 07777) != (a.value().mode & 07777)) {
-      set.mode = KilledMode(a.value().mode & 07777);
-    }
-  }
+  // A truncate by a caller without CAP_FSETID: the ZPL clears the bits in
+  // the same transaction, with no owner check (a non-owner may truncate a
+  // file it can write).
+  set.kill_suidgid = TakeKillSuidgid();
   if (to_set & FUSE_SET_ATTR_UID) set.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) set.gid = attr->st_gid;
   if (to_set & FUSE_SET_ATTR_SIZE) set.size = static_cast<uint64_t>(attr->st_size);
@@ -191,6 +188,10 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
     set.mtime = timespec{0, UTIME_NOW};
   } else if (to_set & FUSE_SET_ATTR_MTIME) {
     set.mtime = attr->st_mtim;
+    // With the writeback cache the kernel keeps mtime and sends its clock's
+    // time with a truncate or a touch (atime "now"), never "now" itself;
+    // default_permissions already let the caller do it.
+    set.mtime_is_now_for_non_owner = (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME_NOW)) != 0;
   }
   auto r = Ctx(req)->fs->SetAttr(Cred(req), In(req, ino), set);
   if (!r.ok()) return ReplyErr(req, r.err());
@@ -260,7 +261,9 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  const bool kill = TakeKillSuidgid();
+  // The kernel asks on every O_CREAT|O_TRUNC without CAP_FSETID; only a
+  // file that existed loses its bits (a new one keeps the mode asked for).
+  const bool kill = TakeKillSuidgid() && ctx->fs->Lookup(Cred(req), In(req, parent), Name(name)).ok();
   auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (kill) KillSuidSgid(req, r.value().first.ino);
@@ -433,6 +436,20 @@ void OpLseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* 
   fuse_reply_lseek(req, static_cast<off_t>(r.value()));
 }
 
+// Linux before 5.9 wrote a file's dirty pages back at close(2) only when it
+// still sent FLUSH (commit "fuse: always flush dirty data on close(2)"
+// moved the write-back ahead of that check): there uzfsd keeps a FLUSH
+// handler that answers 0, so close still writes back and reports errors.
+bool KernelWritesBackWithoutFlush() {
+  utsname u;
+  if (::uname(&u) != 0) return false;
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 5 || (major == 5 && minor >= 9);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof(ops));
@@ -457,7 +474,9 @@ fuse_lowlevel_ops MakeOps() {
   // No flush handler: close(2) has nothing to hand uzfsd (writes arrive as
   // WRITE requests, no POSIX locks are served), and libfuse's ENOSYS makes
   // the kernel stop sending FLUSH, which saves a round trip on every close.
-  // The kernel still writes the file's dirty pages back before close returns.
+  // The kernel still writes the file's dirty pages back before close
+  // returns — from Linux 5.9 on; older kernels get a handler.
+  if (!KernelWritesBackWithoutFlush()) ops.flush = OpFlush;
   ops.release = OpRelease;
   ops.fsync = OpFsync;
   ops.opendir = OpOpendir;

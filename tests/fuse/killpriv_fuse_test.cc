@@ -79,7 +79,9 @@ class KillPrivFuseTest : public ::testing::Test {
     ASSERT_TRUE(z.ok()) << z.status().ToString();
     zpl_ = std::move(*z);
     fs::create_directories(dir_.path() / "mnt");
-    auto m = FuseMount::Start(*zpl_, (dir_.path() / "mnt").string(), FuseMountOptions{});
+    FuseMountOptions fo;
+    fo.debug = std::getenv("UZFS_FUSE_DEBUG") != nullptr;
+    auto m = FuseMount::Start(*zpl_, (dir_.path() / "mnt").string(), fo);
     ASSERT_UZFS_OK(m.status());
     fuse_ = std::move(*m);
     mnt_ = fuse_->mountpoint();
@@ -173,6 +175,47 @@ TEST_F(KillPrivFuseTest, UserTruncateAndOTruncClearSetIdBits) {
             0);
   ExpectMode("trunc", 0775);
   ExpectMode("otrunc", 0775);
+}
+
+// A user who may write a root-owned file but does not own it truncates it:
+// the truncate works (no chmod permission needed) and the bits go.
+TEST_F(KillPrivFuseTest, NonOwnerTruncateClearsSetIdBits) {
+  const std::string p = mnt_ + "/rootfile";
+  ASSERT_TRUE(WriteSome(p, O_WRONLY | O_CREAT));
+  ASSERT_EQ(chmod(p.c_str(), 06777), 0);
+  EXPECT_EQ(AsUser([&] {
+              if (truncate(p.c_str(), 10) == 0) return true;
+              std::fprintf(stderr, "truncate: %s\n", std::strerror(errno));
+              return false;
+            }),
+            0);
+  ExpectMode("rootfile", 0777);
+  struct stat st;
+  ASSERT_EQ(stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 10);
+  // touch by the same user: times to now (allowed to a writer), while an
+  // explicit time stays the owner's right.
+  EXPECT_EQ(AsUser([&] { return utimensat(AT_FDCWD, p.c_str(), nullptr, 0) == 0; }), 0);
+  const timespec old[2] = {{1000, 0}, {1000, 0}};
+  EXPECT_NE(AsUser([&] { return utimensat(AT_FDCWD, p.c_str(), old, 0) == 0; }), 0);
+  ASSERT_EQ(stat(p.c_str(), &st), 0);
+  EXPECT_GT(st.st_mtim.tv_sec, 1000);
+  EXPECT_EQ(utimensat(AT_FDCWD, p.c_str(), old, 0), 0);  // root may
+  ASSERT_EQ(stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtim.tv_sec, 1000);
+}
+
+// O_CREAT|O_TRUNC by a user makes a new file with the mode asked for (the
+// kernel asks to clear on every such open; only an existing file loses
+// its bits).
+TEST_F(KillPrivFuseTest, UserCreateKeepsTheModeAskedFor) {
+  const std::string p = mnt_ + "/newsuid";
+  EXPECT_EQ(AsUser([&] {
+              const int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 04755);
+              return fd >= 0 && close(fd) == 0;
+            }),
+            0);
+  ExpectMode("newsuid", 04755);
 }
 
 TEST_F(KillPrivFuseTest, UserWriteRemovesFileCapabilities) {

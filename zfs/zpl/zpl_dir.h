@@ -63,6 +63,11 @@ class ZplDirs {
   }
   // Bytes of ZAP blocks the open writers keep (between operations).
   uint64_t cached_bytes() const { return cached_; }
+  // After an operation on obj: counts its kept blocks, and drops the other
+  // writers' blocks when all of them keep more than cache_bytes_. The
+  // methods here call it; a caller that reads through Get()'s writer
+  // itself (readdir) calls it when done.
+  void Account(uint64_t obj);
 
   // The value of `name`, nullopt when absent.
   Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg);
@@ -79,9 +84,6 @@ class ZplDirs {
   };
   // Flushes obj's writer after change `op`; drops it when either failed.
   Status Finish(uint64_t obj, const Status& op);
-  // After an operation on obj: counts its kept blocks, and drops the other
-  // writers' blocks when all of them keep more than cache_bytes_.
-  void Account(uint64_t obj);
 
   ObjsetWriter& os_;
   const size_t max_open_;

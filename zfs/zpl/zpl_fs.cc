@@ -367,6 +367,16 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     ZPL_ASSIGN(Znode z, Load(ino));
+    // Linux's rule: set-group-ID without group execute marks mandatory
+    // locking and stays.
+    auto killed = [](uint64_t mode) {
+      mode &= ~uint64_t{S_ISUID};
+      if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) mode &= ~uint64_t{S_ISGID};
+      return mode;
+    };
+    const bool only_kill = set.kill_suidgid && !set.mode && !set.uid && !set.gid && !set.size && !set.atime &&
+                           !set.mtime;
+    if (only_kill && killed(z.a.mode) == z.a.mode) return ToAttr(z);
     const bool owner = c.uid == 0 || c.uid == z.a.uid;
     // Checks first: a refused change changes nothing.
     if (set.mode && !owner) return Err(EPERM, "chmod: not the owner");
@@ -379,7 +389,12 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ZPL_TRY(Perm(c, z.a, W_OK));
       if (*set.size > kMaxFileSize) return Err(EFBIG, "size too large");
     }
-    for (const auto* t : {&set.atime, &set.mtime}) {
+    std::optional<struct timespec> mtime = set.mtime;
+    if (mtime && !owner && set.mtime_is_now_for_non_owner && mtime->tv_nsec != UTIME_OMIT) {
+      mtime = timespec{0, UTIME_NOW};
+    }
+    const std::optional<struct timespec>* const times[] = {&set.atime, &mtime};
+    for (const auto* t : times) {
       if (!*t) continue;
       if (!owner) {
         if ((*t)->tv_nsec != UTIME_NOW) return Err(EPERM, "utimes: not the owner");
@@ -401,6 +416,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (set.gid) z.a.gid = *set.gid;
     if ((set.uid || set.gid) && c.uid != 0 && !IsDir(z.a.mode))
       z.a.mode &= ~uint64_t{S_ISUID | S_ISGID};
+    const uint64_t mode_before_kill = z.a.mode;
+    if (set.kill_suidgid) {
+      z.a.mode = killed(z.a.mode);
+      if (z.a.mode != mode_before_kill) SetTrivialAcl(z.a);
+    }
     if (set.size) {
       ZPL_TRY(Truncate(z, *set.size, txg));
       z.a.mtime = now;
@@ -410,17 +430,17 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       return ZplTimespec{static_cast<uint64_t>(t.tv_sec), static_cast<uint64_t>(t.tv_nsec)};
     };
     if (set.atime && set.atime->tv_nsec != UTIME_OMIT) z.a.atime = pick(*set.atime);
-    if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) z.a.mtime = pick(*set.mtime);
+    if (mtime && mtime->tv_nsec != UTIME_OMIT) z.a.mtime = pick(*mtime);
     z.a.ctime = now;
     ZPL_TRY(Store(z, txg));
     {
       uint64_t mask = 0;
-      if (set.mode) mask |= kAtMode;
+      if (set.mode || z.a.mode != mode_before_kill) mask |= kAtMode;
       if (set.uid) mask |= kAtUid;
       if (set.gid) mask |= kAtGid;
       if (set.size) mask |= kAtSize;
       if (set.atime && set.atime->tv_nsec != UTIME_OMIT) mask |= kAtAtime;
-      if (set.mtime && set.mtime->tv_nsec != UTIME_OMIT) mask |= kAtMtime;
+      if (mtime && mtime->tv_nsec != UTIME_OMIT) mask |= kAtMtime;
       if (mask != 0) Log(LogSetattr(ino, mask, z.a.mode, z.a.uid, z.a.gid, z.a.size, z.a.atime, z.a.mtime), txg);
     }
     tx.Commit(kMetaDirtyBytes);
@@ -692,6 +712,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       const uint64_t next = cur.done ? kCookieEnd : cur.Serialize(zap->hash_bits()) + kCookieBase;
       out.push_back(ZplDirEntry{e.name, DirentObj(e.value()), DirentType(e.value()), next});
     }
+    dirs_.Account(dir);  // the blocks readdir kept count against the cache budget
     return out;
   }
 

@@ -147,6 +147,16 @@ struct ZplSetAttr {
   std::optional<uint32_t> uid, gid;
   std::optional<uint64_t> size;     // truncate up or down
   std::optional<struct timespec> atime, mtime;  // UTIME_NOW allowed in tv_nsec
+  // Clear set-user-ID, and set-group-ID when the group may execute, after
+  // the other changes, in the same transaction (the kernel asked for it on
+  // a write or truncate by a caller without CAP_FSETID: no owner check).
+  // Alone and with nothing to clear, SetAttr changes nothing.
+  bool kill_suidgid = false;
+  // An explicit mtime that a caller who is not the owner may only mean as
+  // "now": the kernel sends its own clock's time with a truncate or a
+  // touch when it keeps mtime itself (FUSE writeback cache), after its own
+  // permission check. The owner's explicit mtime is kept as given.
+  bool mtime_is_now_for_non_owner = false;
 };
 
 struct ZplMountOptions {
