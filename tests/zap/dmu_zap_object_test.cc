@@ -249,15 +249,15 @@ TEST_F(DmuZapObjectTest, KeptBlocksStayWithinTheLimitAndMatchTheObject) {
   ASSERT_UZFS_OK(dw.status());
   uint64_t most = 0;
   std::mt19937 rng(7);
-  for (int i = 0; i < 6000; i++) {
-    if (i == 3000) {
+  for (int i = 0; i < 4000; i++) {
+    if (i == 2500) {
       ASSERT_UZFS_OK(z.Flush());
       ASSERT_UZFS_OK(os->Sync(10).status());
       z.SetTxg(11);
     }
-    // First 3000 distinct adds (a fat ZAP of many leaves), then a mix.
-    const std::string n = i < 3000 ? Name(i) : Name(static_cast<int>(rng() % 4000));
-    switch (i < 3000 ? 2 : rng() % 4) {
+    // First 2500 distinct adds (a fat ZAP of many leaves), then a mix.
+    const std::string n = i < 2500 ? Name(i) : Name(static_cast<int>(rng() % 3500));
+    switch (i < 2500 ? 2 : rng() % 4) {
       case 0: {  // lookup, judged by the map
         auto v = dw->LookupUint64(n);
         if (want.count(n)) {
