@@ -423,15 +423,6 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
 
 // ------------------------------------------------------------------ parent
 
-std::string ZapString(const ZapEntry& e) {
-  std::string s;
-  for (uint64_t v : e.values) {
-    if (v == 0) break;
-    s.push_back(static_cast<char>(v));
-  }
-  return s;
-}
-
 // The read-only checks of the pool after a kill against the expected model.
 void CheckPool(PoolReader& r, const Model& want) {
   auto t = TraversePool(r);
@@ -467,7 +458,7 @@ void CheckPool(PoolReader& r, const Model& want) {
       ASSERT_UZFS_OK(props.status());
       auto e = props->Lookup("com.uzfs:gen");
       ASSERT_UZFS_OK(e.status());
-      EXPECT_EQ(ZapString(*e), d.gen);
+      EXPECT_EQ(e->text(), d.gen);
     }
     if (d.max_obj == 0) continue;
     auto os = r.OpenObjset(*ref);

@@ -437,16 +437,8 @@ Status Pool::CreateMosLayout(uint64_t txg) {
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "root_dataset", root_dir_obj_, txg));
 
   // Pool objects: config, sync bplist, history, deflate, metaslab arrays.
-  {
-    ObjectProps op;
-    op.type = dmu_ot::kPackedNvlist;
-    op.bonustype = dmu_ot::kPackedNvlistSize;
-    op.bonuslen = 8;
-    op.block_size = 16384;
-    op.indblkshift = 14;
-    UZFS_ASSIGN_OR_RETURN(config_obj_, mos_->AllocateObject(op, txg));
-    UZFS_RETURN_IF_ERROR(MosZapAdd(1, "config", config_obj_, txg));
-  }
+  UZFS_ASSIGN_OR_RETURN(config_obj_, MosCreatePackedNvlist(txg));
+  UZFS_RETURN_IF_ERROR(MosZapAdd(1, "config", config_obj_, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t sync_bplist, MosCreateBplist(16384, txg));
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "sync_bplist", sync_bplist, txg));
   sync_bplist_obj_ = sync_bplist;

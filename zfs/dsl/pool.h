@@ -389,6 +389,8 @@ class Pool final : private TxgSyncer {
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Status WriteConfigObject(uint64_t txg) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreatePackedNvlist(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status MosWritePackedNvlist(uint64_t obj, const NvList& nv, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
                         uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);

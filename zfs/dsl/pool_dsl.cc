@@ -180,14 +180,30 @@ Result<DslDatasetPhys> Pool::ReadDsPhys(uint64_t obj) {
   return DecodeDslDataset(dn.bonus);
 }
 
-Status Pool::WriteConfigObject(uint64_t txg) {
-  const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
+// A packed nvlist object (the config, spares, l2cache): 16 KiB blocks, the
+// bonus holds the packed size.
+Result<uint64_t> Pool::MosCreatePackedNvlist(uint64_t txg) {
+  ObjectProps op;
+  op.type = dmu_ot::kPackedNvlist;
+  op.bonustype = dmu_ot::kPackedNvlistSize;
+  op.bonuslen = 8;
+  op.block_size = 16384;
+  op.indblkshift = 14;
+  return mos_->AllocateObject(op, txg);
+}
+
+Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, uint64_t txg) {
   UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, nv.EncodeXdr());
-  UZFS_RETURN_IF_ERROR(mos_->FreeRange(config_obj_, 0, UINT64_MAX, txg));
-  UZFS_RETURN_IF_ERROR(mos_->Write(config_obj_, 0, packed, txg));
+  UZFS_RETURN_IF_ERROR(mos_->FreeRange(obj, 0, UINT64_MAX, txg));
+  UZFS_RETURN_IF_ERROR(mos_->Write(obj, 0, packed, txg));
   uint8_t size[8];
   StoreLE64(size, packed.size());
-  UZFS_RETURN_IF_ERROR(mos_->SetBonus(config_obj_, dmu_ot::kPackedNvlistSize, size, txg));
+  return mos_->SetBonus(obj, dmu_ot::kPackedNvlistSize, size, txg);
+}
+
+Status Pool::WriteConfigObject(uint64_t txg) {
+  const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
+  UZFS_RETURN_IF_ERROR(MosWritePackedNvlist(config_obj_, nv, txg));
   UZFS_RETURN_IF_ERROR(WriteAuxObject("spares", spares_, true, txg));
   // zfs-fuse aborts an import ("Block device required") when its l2cache
   // object lists a file, so pools it can read (version <= 28) list only
@@ -214,21 +230,10 @@ Status Pool::WriteAuxObject(const std::string& key, const std::vector<VdevNode>&
   } else if (devs.empty()) {
     return Status::Ok();
   } else {
-    ObjectProps op;
-    op.type = dmu_ot::kPackedNvlist;
-    op.bonustype = dmu_ot::kPackedNvlistSize;
-    op.bonuslen = 8;
-    op.block_size = 16384;
-    op.indblkshift = 14;
-    UZFS_ASSIGN_OR_RETURN(obj, mos_->AllocateObject(op, txg));
+    UZFS_ASSIGN_OR_RETURN(obj, MosCreatePackedNvlist(txg));
     UZFS_RETURN_IF_ERROR(MosZapAdd(1, key, obj, txg));
   }
-  UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, AuxDevicesObject(key, devs, spare).EncodeXdr());
-  UZFS_RETURN_IF_ERROR(mos_->FreeRange(obj, 0, UINT64_MAX, txg));
-  UZFS_RETURN_IF_ERROR(mos_->Write(obj, 0, packed, txg));
-  uint8_t size[8];
-  StoreLE64(size, packed.size());
-  return mos_->SetBonus(obj, dmu_ot::kPackedNvlistSize, size, txg);
+  return MosWritePackedNvlist(obj, AuxDevicesObject(key, devs, spare), txg);
 }
 
 // The history object is a ring: the pool-creation record is kept at
@@ -506,12 +511,7 @@ Result<std::map<std::string, std::string>> Pool::LocalProps(const std::string& d
   std::map<std::string, std::string> out;
   for (const ZapEntry& e : entries) {
     if (e.int_size == 1) {
-      std::string s;
-      for (uint64_t c : e.values) {
-        if (c == 0) break;
-        s.push_back(static_cast<char>(c));
-      }
-      out[e.name] = s;
+      out[e.name] = e.text();
     } else {
       out[e.name] = std::to_string(e.value());
     }

@@ -60,12 +60,7 @@ Result<Pool::StoredPoolProps> Pool::PoolProps() {
     UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
     for (const ZapEntry& e : entries) {
       if (e.int_size == 1) {
-        std::string s;
-        for (uint64_t c : e.values) {
-          if (c == 0) break;
-          s.push_back(static_cast<char>(c));
-        }
-        out.zap.push_back(PropZapEntry{e.name, PropValue::String(std::move(s))});
+        out.zap.push_back(PropZapEntry{e.name, PropValue::String(e.text())});
         continue;
       }
       out.zap.push_back(PropZapEntry{e.name, PropValue::Number(e.value())});

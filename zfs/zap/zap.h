@@ -82,6 +82,15 @@ struct ZapEntry {
   uint8_t int_size = 8;           // 1, 2, 4 or 8
   std::vector<uint64_t> values;   // value integers, zero-extended
   uint64_t value() const { return values.empty() ? 0 : values[0]; }
+  // A string entry's text (int_size 1, up to its NUL).
+  std::string text() const {
+    std::string s;
+    for (uint64_t c : values) {
+      if (c == 0) break;
+      s.push_back(static_cast<char>(c));
+    }
+    return s;
+  }
 };
 
 // The blocks of a ZAP object. REQUIRES of implementations: ReadBlock
