@@ -258,7 +258,7 @@ struct Arc::Impl {
         const ArcL2View v{h->key, h->kind, h->prefetch, h->l2_allowed, h->compression, h->lsize, h->data};
         l2->Evicted(v, h->data);
       }
-      std::vector<uint8_t>().swap(h->data);
+      AlignedBytes().swap(h->data);
       h->state = st == ArcState::kMru ? ArcState::kMruGhost : ArcState::kMfuGhost;
       h->prefetch = false;
       h->stamp = NowNs();

@@ -90,6 +90,7 @@
 #include <vector>
 
 #include "zfs/spa/block_ptr.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/util/compress/compress.h"
 #include "zfs/util/status.h"
 
@@ -126,7 +127,7 @@ struct ArcReadFlags {
 
 // A block as stored: what a fill returns and Insert takes.
 struct ArcBlock {
-  std::vector<uint8_t> phys;                   // psize bytes
+  AlignedBytes phys;                           // psize bytes (aligned: disks read into it)
   CompressType compression = CompressType::kOff;
   uint64_t lsize = 0;                          // logical size (phys.size() when kOff)
 };
@@ -214,7 +215,7 @@ class ArcL2Hook {
   // device; it must be quick and must not call into the Arc. Without it a
   // buffer refused by the admission rule, evicted by the next insert,
   // would never be seen by the feed's list walk.
-  virtual void Evicted(const ArcL2View& v, std::vector<uint8_t>& data) {}
+  virtual void Evicted(const ArcL2View& v, AlignedBytes& data) {}
 };
 
 

@@ -56,7 +56,7 @@ struct ArcHeader {
   uint64_t size = 0;          // stored bytes (also remembered by ghosts)
   uint64_t lsize = 0;
   uint64_t stamp = 0;         // last access, ns (ghosts: when evicted)
-  std::vector<uint8_t> data;  // empty in ghosts
+  AlignedBytes data;          // empty in ghosts
   std::shared_ptr<const std::vector<uint8_t>> plain;  // decompressed copy
   std::atomic<uint32_t> refs{0};
 };

@@ -16,7 +16,7 @@ Result<ArcRef> ArcReadBlock(Arc& arc, uint64_t pool_guid, Zio& zio, const BlockP
   if (!key.ok()) {
     // A hole or an embedded pointer: the data is in the pointer.
     ArcBlock b;
-    b.phys.resize(bp.lsize);
+    b.phys.assign(bp.lsize, 0);
     UZFS_RETURN_IF_ERROR(zio.Read(bp, b.phys));
     b.lsize = bp.lsize;
     return arc.Uncached(std::move(b), flags.kind);

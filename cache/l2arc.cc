@@ -425,7 +425,7 @@ Result<uint64_t> L2Arc::FeedOnce() {
         }
         chosen.insert(v.key);
         batch.push_back(Candidate{v.key, v.kind, v.prefetch, v.compression, v.lsize,
-                                  std::vector<uint8_t>(v.data.begin(), v.data.end())});
+                                  AlignedBytes(v.data.begin(), v.data.end())});
         bytes += a;
         return true;
       });
@@ -570,7 +570,7 @@ Result<ArcBlock> L2Arc::ReadL2(const ArcKey& key, const BlockPtr& bp) {
   return b;
 }
 
-void L2Arc::Evicted(const ArcL2View& v, std::vector<uint8_t>& data) {
+void L2Arc::Evicted(const ArcL2View& v, AlignedBytes& data) {
   if (data.empty() || !v.l2_allowed || ndevs_.load(std::memory_order_relaxed) == 0) return;
   MutexLock l(&mu_);
   if ((v.prefetch && opts_.noprefetch) || staged_bytes_ + data.size() > opts_.write_max + opts_.write_boost ||

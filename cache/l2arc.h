@@ -129,7 +129,7 @@ class L2Arc final : public ArcL2Hook {
   void FillStats(ArcStats* s) const override;
   // Keeps an evicted eligible buffer's bytes (moved, not copied) for the
   // next feed, up to write_max + write_boost bytes staged.
-  void Evicted(const ArcL2View& v, std::vector<uint8_t>& data) override;
+  void Evicted(const ArcL2View& v, AlignedBytes& data) override;
 
  private:
   struct Dev;
@@ -168,7 +168,7 @@ class L2Arc final : public ArcL2Hook {
     bool prefetch;
     CompressType compression;
     uint64_t lsize;
-    std::vector<uint8_t> data;
+    AlignedBytes data;
   };
 
   void FeedLoop();

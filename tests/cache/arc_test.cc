@@ -267,7 +267,7 @@ TEST(ArcTest, CompressedBuffersAndDecompressedCopies) {
   ASSERT_EQ(cb->kind, CompressedBlock::Kind::kCompressed);
   comp.resize(cb->psize);
   ArcBlock b;
-  b.phys = comp;
+  b.phys.assign(comp.begin(), comp.end());
   b.compression = CompressType::kLz4;
   b.lsize = plain.size();
   {

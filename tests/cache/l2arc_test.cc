@@ -77,7 +77,7 @@ struct Fixture {
     Result<ArcRef> r = arc->Read(Key(i), f, [&]() -> Result<ArcBlock> {
       pool_reads++;
       ArcBlock b;
-      b.phys = Data(i);
+      { auto d = Data(i); b.phys.assign(d.begin(), d.end()); }
       b.lsize = kBlk;
       return b;
     });
@@ -441,7 +441,7 @@ TEST(L2ArcTest, FeedThreadAndConcurrentReaders) {
           fl.bp = &bp;
           Result<ArcRef> r = f.arc->Read(Key(k), fl, [&]() -> Result<ArcBlock> {
             ArcBlock b;
-            b.phys = Data(k);
+            { auto d = Data(k); b.phys.assign(d.begin(), d.end()); }
             b.lsize = kBlk;
             return b;
           });

@@ -61,8 +61,10 @@ TEST(BlockDeviceTest, LoopDeviceGeometryExclusivityAndIo) {
   EXPECT_TRUE((*dev)->is_block_device());
   EXPECT_EQ((*dev)->Size(), 16u << 20);
   EXPECT_EQ((*dev)->AshiftHint(), 12u);
-  EXPECT_TRUE((*dev)->direct_io());  // on by default for block devices
-  EXPECT_EQ((*dev)->RequiredAlignment(), 4096u);
+  EXPECT_TRUE((*dev)->direct_io());  // reads and writes direct for block devices
+  EXPECT_TRUE((*dev)->direct_writes());
+  EXPECT_GE((*dev)->direct_alignment(), 512u);
+  EXPECT_EQ((*dev)->RequiredAlignment(), 1u);  // unaligned requests are bounced
 
   auto second = FileDevice::Open(loop.path());
   EXPECT_EQ(second.status().code(), Code::kBusy);
@@ -77,6 +79,20 @@ TEST(BlockDeviceTest, LoopDeviceGeometryExclusivityAndIo) {
   AlignedBuffer back(65536);
   ASSERT_UZFS_OK((*dev)->Read(1 << 20, back.span()));
   EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data()));
+  EXPECT_EQ((*dev)->unaligned_requests(), 0u);
+
+  // What label I/O does with plain vectors: unaligned offsets, lengths and
+  // buffers work too (bounced), and do not disturb their neighbours.
+  auto odd = test::RandomBytes(1000, 12);
+  ASSERT_UZFS_OK((*dev)->Write((1 << 20) + 777, odd));
+  std::vector<uint8_t> odd_back(1000);
+  ASSERT_UZFS_OK((*dev)->Read((1 << 20) + 777, odd_back));
+  EXPECT_EQ(odd_back, odd);
+  ASSERT_UZFS_OK((*dev)->Read(1 << 20, back.span()));
+  EXPECT_TRUE(std::equal(data.begin(), data.begin() + 777, back.data()));
+  EXPECT_TRUE(std::equal(odd.begin(), odd.end(), back.data() + 777));
+  EXPECT_TRUE(std::equal(data.begin() + 1777, data.end(), back.data() + 1777));
+  EXPECT_EQ((*dev)->unaligned_requests(), 2u);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ TEST(FileDeviceTest, GeometryOfAPlainFile) {
   EXPECT_EQ((*dev)->AshiftHint(), 12u);
   EXPECT_EQ((*dev)->path(), test::FileIn(dir, "disk0"));
   EXPECT_FALSE((*dev)->is_block_device());
-  EXPECT_FALSE((*dev)->direct_io());  // off by default for files
+  EXPECT_FALSE((*dev)->direct_writes());  // writes stay buffered for files
   EXPECT_GE((*dev)->NativeFd(), 0);
   EXPECT_EQ((*dev)->RequiredAlignment(), 1u);
 }
@@ -135,7 +135,7 @@ TEST(FileDeviceTest, FileShrunkUnderUsIsAReadError) {
   EXPECT_EQ((*dev)->errors().Snapshot().read, 1u);
 }
 
-TEST(FileDeviceTest, DirectIoNeedsAlignedBuffers) {
+TEST(FileDeviceTest, DirectIoTakesAlignedAndUnalignedRequests) {
   test::TempDir dir;
   FileDeviceOptions o = Create();
   o.direct_io = DirectIo::kOn;
@@ -143,7 +143,10 @@ TEST(FileDeviceTest, DirectIoNeedsAlignedBuffers) {
   if (dev.status().code() == Code::kNotSupported) GTEST_SKIP() << dev.status().ToString();
   ASSERT_TRUE(dev.ok()) << dev.status().ToString();
   EXPECT_TRUE((*dev)->direct_io());
-  ASSERT_EQ((*dev)->RequiredAlignment(), 4096u);
+  EXPECT_TRUE((*dev)->direct_writes());
+  EXPECT_EQ((*dev)->RequiredAlignment(), 1u);
+  const uint32_t unit = (*dev)->direct_alignment();
+  ASSERT_GE(unit, 512u);
 
   AlignedBuffer buf(8192);
   auto data = test::RandomBytes(8192, 8);
@@ -152,9 +155,21 @@ TEST(FileDeviceTest, DirectIoNeedsAlignedBuffers) {
   AlignedBuffer back(8192);
   ASSERT_UZFS_OK((*dev)->Read(4096, back.span()));
   EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data()));
+  EXPECT_EQ((*dev)->unaligned_requests(), 0u);
 
-  EXPECT_EQ((*dev)->Read(100, back.span()).code(), Code::kInvalidArgument);
-  EXPECT_EQ((*dev)->Read(0, back.span().subspan(1, 4096)).code(), Code::kInvalidArgument);
+  // Unaligned offset and length: widened read, read-modify-write.
+  std::vector<uint8_t> mid(100);
+  ASSERT_UZFS_OK((*dev)->Read(4096 + 100, mid));
+  EXPECT_TRUE(std::equal(mid.begin(), mid.end(), data.begin() + 100));
+  auto patch = test::RandomBytes(unit + 3, 9);  // crosses a unit boundary, ends mid-unit
+  ASSERT_UZFS_OK((*dev)->Write(4096 + unit - 1, patch));
+  std::copy(patch.begin(), patch.end(), data.begin() + unit - 1);
+  // Unaligned buffer address, aligned range.
+  ASSERT_UZFS_OK((*dev)->Read(4096, back.span().subspan(0, 4096)));
+  std::vector<uint8_t> whole(8192 + 1);
+  ASSERT_UZFS_OK((*dev)->Read(4096, std::span<uint8_t>(whole).subspan(1)));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), whole.begin() + 1));
+  EXPECT_GE((*dev)->unaligned_requests(), 3u);
 }
 
 }  // namespace

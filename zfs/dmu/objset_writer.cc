@@ -13,8 +13,9 @@
 namespace uzfs {
 
 struct ObjsetWriter::TxgRecord {
-  // Level-0 blocks written in this txg, whole (DataBlockSize() bytes).
-  std::map<uint64_t, std::shared_ptr<std::vector<uint8_t>>> blocks;
+  // Level-0 blocks written in this txg, whole (DataBlockSize() bytes);
+  // aligned so the sync writes them to O_DIRECT leaves without a bounce.
+  std::map<uint64_t, std::shared_ptr<AlignedBytes>> blocks;
   // Level-0 ids [a, b) made holes in this txg, applied before `blocks`.
   std::vector<std::pair<uint64_t, uint64_t>> frees;
   Dnode fields;        // the dnode's fields at the end of this txg
@@ -414,7 +415,7 @@ Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t 
     f.maxblkid = 0;
   }));
   UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
-  auto buf = std::make_shared<std::vector<uint8_t>>(block_size, 0);
+  auto buf = std::make_shared<AlignedBytes>(block_size, 0);
   std::copy_n(old.begin(), std::min<size_t>(old.size(), buf->size()), buf->begin());
   rec->blocks[0] = std::move(buf);
   dirty_objects_[txg].insert(object);
@@ -482,7 +483,7 @@ Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> o
                                                               std::array{BlockRangeRead{bp, 0, out}}));
 }
 
-Result<std::vector<uint8_t>*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg,
+Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg,
                                                        uint64_t blkid, bool whole) {
   for (auto n = obj->txgs.upper_bound(txg); n != obj->txgs.end(); ++n) {
     bool touched = n->second->blocks.count(blkid) > 0;
@@ -491,7 +492,9 @@ Result<std::vector<uint8_t>*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* r
   }
   auto it = rec->blocks.find(blkid);
   if (it != rec->blocks.end()) return it->second.get();
-  auto buf = std::make_shared<std::vector<uint8_t>>(rec->fields.DataBlockSize(), 0);
+  // A block about to be overwritten whole needs no zero fill.
+  auto buf = whole ? std::make_shared<AlignedBytes>(rec->fields.DataBlockSize())
+                   : std::make_shared<AlignedBytes>(rec->fields.DataBlockSize(), 0);
   if (!whole) UZFS_RETURN_IF_ERROR(ReadBlock(obj, blkid, *buf));
   dirty_bytes_[txg] += buf->size();
   return rec->blocks.emplace(blkid, std::move(buf)).first->second.get();
@@ -514,7 +517,7 @@ Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uin
     const uint64_t pos = offset + done;
     const uint64_t blkid = pos / dblk, in = pos % dblk;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(dblk - in, data.size() - done));
-    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> * buf, DirtyBlock(obj, rec, txg, blkid, n == dblk));
+    UZFS_ASSIGN_OR_RETURN(AlignedBytes * buf, DirtyBlock(obj, rec, txg, blkid, n == dblk));
     std::memcpy(buf->data() + in, data.data() + done, n);
     done += n;
   }
@@ -653,7 +656,7 @@ Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length
   // Partial blocks at either end are zeroed in place.
   auto zero = [&](uint64_t blkid, uint64_t from, uint64_t to) UZFS_REQUIRES(mu_) -> Status {
     if (blkid > maxblkid || from >= to) return Status::Ok();
-    UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> * buf, DirtyBlock(obj, rec, txg, blkid, false));
+    UZFS_ASSIGN_OR_RETURN(AlignedBytes * buf, DirtyBlock(obj, rec, txg, blkid, false));
     std::memset(buf->data() + from, 0, to - from);
     return Status::Ok();
   };

@@ -141,6 +141,7 @@
 #include "zfs/dmu/dnode.h"
 #include "zfs/dmu/objset.h"
 #include "zfs/spa/block_ptr.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 #include "zfs/zio/block_reader.h"
@@ -356,7 +357,7 @@ class ObjsetWriter {
   Status ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) UZFS_REQUIRES(mu_);
   // A writable buffer for blkid in record txg (copied from what reads see
   // unless `whole` is about to be overwritten).
-  Result<std::vector<uint8_t>*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,
+  Result<AlignedBytes*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,
                                            bool whole) UZFS_REQUIRES(mu_);
   Status ScanSlots() UZFS_REQUIRES(mu_);
   CompressType MetaCompress() const;

@@ -101,8 +101,17 @@ class BlockDevice {
   // fdatasync (or io_uring) in place of Read/Write/Flush, or -1 when I/O has
   // to go through the virtual methods (in-memory and wrapping devices).
   virtual int NativeFd() const { return -1; }
-  // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none
-  // (O_DIRECT devices need their logical sector size).
+  // For the IoEngine: the descriptor for one read or write of [offset,
+  // offset+len) from/to buf, or -1 when that request has to go through
+  // Read/Write (an O_DIRECT FileDevice answers -1 for requests it must
+  // bounce, and may name a different descriptor for reads).
+  virtual int NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* buf) const {
+    (void)op, (void)offset, (void)len, (void)buf;
+    return NativeFd();
+  }
+  // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none.
+  // No device in the tree requires any today (FileDevice bounces); the check
+  // stays for devices that would.
   virtual uint32_t RequiredAlignment() const { return 1; }
 
   DeviceErrorCounters& errors() { return errors_; }

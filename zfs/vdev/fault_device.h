@@ -94,6 +94,11 @@ class FaultDevice final : public BlockDevice {
   int NativeFd() const override {
     return !volatile_cache_ && !armed_.load(std::memory_order_acquire) ? inner_->NativeFd() : -1;
   }
+  int NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* buf) const override {
+    return !volatile_cache_ && !armed_.load(std::memory_order_acquire)
+               ? inner_->NativeFdFor(op, offset, len, buf)
+               : -1;
+  }
 
   BlockDevice& inner() { return *inner_; }
 

@@ -1,5 +1,6 @@
-// FileDevice (see file_device.h): opening, locking, geometry, and the
-// pread/pwrite loops.
+// FileDevice (see file_device.h): opening, locking, geometry, choosing
+// O_DIRECT, the pread/pwrite loops and the bounce path for unaligned direct
+// requests.
 #include "zfs/vdev/file_device.h"
 
 #include <fcntl.h>
@@ -9,9 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "zfs/vdev/aligned_buffer.h"
 
 namespace uzfs {
 namespace {
@@ -31,72 +38,162 @@ struct FdCloser {
   int release() { return std::exchange(fd, -1); }
 };
 
+// kAuto, or what UZFS_DIRECT_IO asks for instead.
+Result<DirectIo> EffectiveMode(DirectIo asked) {
+  if (asked != DirectIo::kAuto) return asked;
+  const char* env = std::getenv("UZFS_DIRECT_IO");
+  const std::string_view v = env ? env : "";
+  if (v.empty() || v == "auto") return DirectIo::kAuto;
+  if (v == "on") return DirectIo::kOn;
+  if (v == "reads") return DirectIo::kReads;
+  if (v == "off") return DirectIo::kOff;
+  return Status::InvalidArgument("UZFS_DIRECT_IO=" + std::string(v) +
+                                 ": expected on, reads, off or auto");
+}
+
+// The file system's O_DIRECT alignment for fd: {offset/length, memory}, or
+// {0, 0} when it does not say.
+std::pair<uint32_t, uint32_t> DioAlignment(int fd) {
+  struct statx stx;
+  std::memset(&stx, 0, sizeof(stx));
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) != 0) return {0, 0};
+  if ((stx.stx_mask & STATX_DIOALIGN) == 0) return {0, 0};
+  const uint32_t off = stx.stx_dio_offset_align, mem = stx.stx_dio_mem_align;
+  if (off == 0 || mem == 0 || !std::has_single_bit(off) || !std::has_single_bit(mem)) return {0, 0};
+  return {off, mem};
+}
+
+// Largest offset alignment kAuto accepts for files: ZFS's smallest sector,
+// so every vdev I/O is whole units.
+constexpr uint32_t kAutoMaxOffsetAlign = 512;
+
 }  // namespace
 
 Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
                                                      const FileDeviceOptions& opts) {
+  UZFS_ASSIGN_OR_RETURN(DirectIo mode, EffectiveMode(opts.direct_io));
   struct stat st;
   bool exists = stat(path.c_str(), &st) == 0;
   if (!exists && errno != ENOENT) return OpenError(path, errno);
   if (exists && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
     return Status::InvalidArgument(path + " is neither a regular file nor a block device");
   }
-  const bool is_block = exists && S_ISBLK(st.st_mode);
+  Geometry g;
+  g.is_block = exists && S_ISBLK(st.st_mode);
+  const bool strict = mode == DirectIo::kOn || mode == DirectIo::kReads;  // asked for by name
+  if (mode == DirectIo::kAuto) mode = g.is_block ? DirectIo::kOn : DirectIo::kReads;
   int flags = (opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
-  if (is_block && opts.exclusive) flags |= O_EXCL;  // the kernel's exclusive claim
-  if (!is_block && opts.create_size > 0 && !opts.read_only) flags |= O_CREAT;
-  bool direct = opts.direct_io == DirectIo::kOn || (opts.direct_io == DirectIo::kAuto && is_block);
+  if (g.is_block && opts.exclusive) flags |= O_EXCL;  // the kernel's exclusive claim
+  if (!g.is_block && opts.create_size > 0 && !opts.read_only) flags |= O_CREAT;
 
-  int fd = open(path.c_str(), flags | (direct ? O_DIRECT : 0), 0644);
-  if (fd < 0 && errno == EINVAL && direct) {
-    if (opts.direct_io == DirectIo::kOn) {
-      return Status::NotSupported(path + ": the file system does not support O_DIRECT");
-    }
-    direct = false;
+  // The main descriptor: O_DIRECT only when writes are direct too.
+  bool direct_main = mode == DirectIo::kOn;
+  int fd = open(path.c_str(), flags | (direct_main ? O_DIRECT : 0), 0644);
+  if (fd < 0 && errno == EINVAL && direct_main) {
+    if (strict) return Status::NotSupported(path + ": the file system does not support O_DIRECT");
+    direct_main = false;
+    mode = DirectIo::kOff;
     fd = open(path.c_str(), flags, 0644);
   }
   if (fd < 0) return OpenError(path, errno);
   FdCloser closer{fd};
 
   if (fstat(fd, &st) != 0) return OpenError(path, errno);
-  if (!is_block && opts.exclusive && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (!g.is_block && opts.exclusive && flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return Status::Busy(path + " is in use by another process");
     return OpenError(path, errno);
   }
 
-  uint64_t size = 0;
-  uint32_t ashift = kDefaultAshift;
-  uint32_t alignment = 1;
-  if (is_block) {
-    if (ioctl(fd, BLKGETSIZE64, &size) != 0) return OpenError(path, errno);
+  if (g.is_block) {
+    if (ioctl(fd, BLKGETSIZE64, &g.size) != 0) return OpenError(path, errno);
     unsigned int pbsz = 0;
     if (ioctl(fd, BLKPBSZGET, &pbsz) == 0 && pbsz >= 512 && std::has_single_bit(pbsz)) {
-      ashift = static_cast<uint32_t>(std::countr_zero(pbsz));
-    }
-    int lbsz = 0;
-    if (direct) {
-      alignment = (ioctl(fd, BLKSSZGET, &lbsz) == 0 && lbsz >= 512) ? static_cast<uint32_t>(lbsz)
-                                                                     : 4096;
+      g.ashift = static_cast<uint32_t>(std::countr_zero(pbsz));
     }
   } else {
-    size = static_cast<uint64_t>(st.st_size);
-    if (opts.create_size > size && !opts.read_only) {
+    g.size = static_cast<uint64_t>(st.st_size);
+    if (opts.create_size > g.size && !opts.read_only) {
       if (ftruncate(fd, static_cast<off_t>(opts.create_size)) != 0) return OpenError(path, errno);
-      size = opts.create_size;
+      g.size = opts.create_size;
     }
-    if (direct) alignment = 4096;
   }
-  if (size == 0) return Status::InvalidArgument(path + " is empty (0 bytes)");
-  return std::unique_ptr<FileDevice>(
-      new FileDevice(path, closer.release(), size, ashift, alignment, is_block, direct));
+  if (g.size == 0) return Status::InvalidArgument(path + " is empty (0 bytes)");
+
+  // The read descriptor: the main one with kOn, a second O_DIRECT open of
+  // the same file with kReads (no flock: the main descriptor holds it).
+  int rfd = fd;
+  FdCloser rcloser{-1};
+  if (mode == DirectIo::kReads) {
+    rfd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    if (rfd < 0) {
+      if (errno != EINVAL) return OpenError(path, errno);
+      if (strict) return Status::NotSupported(path + ": the file system does not support O_DIRECT");
+      rfd = fd;
+      mode = DirectIo::kOff;
+    } else {
+      rcloser.fd = rfd;
+    }
+  }
+
+  if (mode != DirectIo::kOff) {
+    const int probe = rfd;
+    auto [off, mem] = DioAlignment(probe);
+    if (off == 0 && g.is_block) {
+      int lbsz = 0;
+      off = (ioctl(probe, BLKSSZGET, &lbsz) == 0 && lbsz >= 512 &&
+             std::has_single_bit(static_cast<unsigned>(lbsz)))
+                ? static_cast<uint32_t>(lbsz)
+                : 4096;
+      mem = off;
+    }
+    if (off == 0 && strict) off = mem = 4096;  // asked for by name: the safe guess
+    // Automatic choices stay buffered unless direct I/O is known to fit.
+    const bool usable =
+        off != 0 && g.size % off == 0 && (strict || g.is_block || off <= kAutoMaxOffsetAlign);
+    if (!usable && strict) {
+      return Status::NotSupported(path + ": size " + std::to_string(g.size) +
+                                  " is not a multiple of the O_DIRECT alignment (" +
+                                  std::to_string(off) + " bytes)");
+    }
+    if (usable) {
+      g.off_align = off;
+      g.mem_align = mem;
+      g.direct_reads = true;
+      g.direct_writes = mode == DirectIo::kOn;
+    } else if (mode == DirectIo::kReads) {
+      close(rcloser.release());
+      rfd = fd;
+    } else {  // kOn on a block device that cannot: clear O_DIRECT
+      const int fl = fcntl(fd, F_GETFL);
+      if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) != 0) return OpenError(path, errno);
+    }
+  }
+  rcloser.release();
+  return std::unique_ptr<FileDevice>(new FileDevice(path, closer.release(), rfd, g));
 }
 
-FileDevice::~FileDevice() { close(fd_); }
+FileDevice::~FileDevice() {
+  if (rfd_ != fd_) close(rfd_);
+  close(fd_);
+}
 
-Status FileDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
+int FileDevice::NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* buf) const {
+  const bool aligned = Aligned(offset, len, buf);
+  if (op == IoOp::kRead) {
+    if (!direct_reads_) return fd_;
+    if (aligned) return rfd_;
+    if (direct_writes_) return -1;  // kOn: DoRead bounces it
+    unaligned_.fetch_add(1, std::memory_order_relaxed);
+    return fd_;  // kReads: read it buffered
+  }
+  if (op == IoOp::kWrite && direct_writes_ && !aligned) return -1;
+  return fd_;
+}
+
+Status FileDevice::PreadAll(int fd, uint64_t offset, std::span<uint8_t> buf) {
   size_t done = 0;
   while (done < buf.size()) {
-    ssize_t n = pread(fd_, buf.data() + done, buf.size() - done,
+    ssize_t n = pread(fd, buf.data() + done, buf.size() - done,
                       static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
@@ -111,7 +208,7 @@ Status FileDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
   return Status::Ok();
 }
 
-Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
+Status FileDevice::PwriteAll(uint64_t offset, std::span<const uint8_t> buf) {
   size_t done = 0;
   while (done < buf.size()) {
     ssize_t n = pwrite(fd_, buf.data() + done, buf.size() - done,
@@ -127,6 +224,48 @@ Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
+}
+
+// Unaligned requests of a kOn device go through an aligned bounce buffer
+// covering the whole units they touch (size_ is a whole number of units, so
+// the widened range stays inside the device).
+Status FileDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
+  const bool aligned = Aligned(offset, buf.size(), buf.data());
+  if (!direct_reads_) return PreadAll(fd_, offset, buf);
+  if (!aligned && !direct_writes_) {
+    unaligned_.fetch_add(1, std::memory_order_relaxed);
+    return PreadAll(fd_, offset, buf);
+  }
+  if (aligned) return PreadAll(rfd_, offset, buf);
+  unaligned_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t a0 = offset & ~uint64_t{off_align_ - 1};
+  const uint64_t a1 = (offset + buf.size() + off_align_ - 1) & ~uint64_t{off_align_ - 1};
+  AlignedBuffer b = AlignedBuffer::Uninitialized(a1 - a0, std::max(mem_align_, off_align_));
+  UZFS_RETURN_IF_ERROR(PreadAll(rfd_, a0, b.span()));
+  std::memcpy(buf.data(), b.data() + (offset - a0), buf.size());
+  return Status::Ok();
+}
+
+Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
+  if (!direct_writes_ || Aligned(offset, buf.size(), buf.data())) return PwriteAll(offset, buf);
+  unaligned_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t unit = off_align_;
+  const uint64_t a0 = offset & ~(unit - 1);
+  const uint64_t end = offset + buf.size();
+  const uint64_t a1 = (end + unit - 1) & ~(unit - 1);
+  AlignedBuffer b = AlignedBuffer::Uninitialized(a1 - a0, std::max(mem_align_, off_align_));
+  if (a0 == offset && a1 == end) {  // only the buffer's address was unaligned
+    std::memcpy(b.data(), buf.data(), buf.size());
+    return PwriteAll(a0, b.span());
+  }
+  // Read-modify-write of the partial units at either end.
+  MutexLock l(&rmw_mu_);
+  if (a0 < offset) UZFS_RETURN_IF_ERROR(PreadAll(fd_, a0, b.span().first(unit)));
+  if (end < a1 && (a1 - unit > a0 || a0 == offset)) {
+    UZFS_RETURN_IF_ERROR(PreadAll(fd_, a1 - unit, b.span().last(unit)));
+  }
+  std::memcpy(b.data() + (offset - a0), buf.data(), buf.size());
+  return PwriteAll(a0, b.span());
 }
 
 Status FileDevice::DoFlush() {

@@ -13,26 +13,60 @@
 // long as the object (closing the fd drops it), so a crashed process never
 // leaves a stale lock behind.
 //
-// O_DIRECT: off by default for files (the page cache helps small test
-// pools), on by default for block devices (the ARC is the cache). With it
-// on, RequiredAlignment() reports what buffers, offsets and lengths must be
-// aligned to (see aligned_buffer.h).
+// O_DIRECT (DirectIo): direct transfers go between the disk and the
+// caller's buffer without the kernel's page cache (no copy in the kernel,
+// no page-cache churn; the ARC is the cache). Three modes:
+//  - kOn: reads and writes direct (one O_DIRECT descriptor for everything);
+//  - kReads: reads direct, writes buffered (two descriptors on the file);
+//  - kOff: everything buffered.
+// kAuto = kOn for block devices; for files kReads when the file system
+// supports O_DIRECT and reports its alignment (statx STATX_DIOALIGN) with an
+// offset alignment of at most 512 bytes (ZFS's smallest sector, so every
+// vdev I/O is whole units) and the file is a whole number of units, else
+// kOff (tmpfs, old kernels, odd sizes). Writes stay buffered for files: on
+// sparse files every direct write allocates and io_uring hands it to a
+// kernel worker, which measured no faster than the page cache (docs/
+// PERFORMANCE.md, "Direct I/O on the leaves"). UZFS_DIRECT_IO=off|reads|on|
+// auto in the environment overrides kAuto.
+//
+// Requests need no alignment (RequiredAlignment() is 1). An aligned request
+// (offset, length and buffer address multiples of direct_alignment() /
+// direct_memory_alignment()) transfers directly. An unaligned read goes
+// through the buffered descriptor in kReads mode; in kOn mode unaligned
+// requests are bounced through an aligned buffer:
+// reads are widened to whole units, writes that do not cover whole units
+// read the partial units first (read-modify-write, not atomic against a
+// concurrent write to another part of the same unit; the vdev layer never
+// issues one). Either way it is counted in unaligned_requests().
+//
+// Coherence: mixing is safe because of what the kernel guarantees for one
+// file: a direct read first writes back dirty cached pages of its range,
+// and a direct write invalidates the cached pages of its range after it.
+// So in kReads mode (buffered writes, direct or buffered reads) every read
+// sees every completed write, labels and uberblocks included, and another
+// process reading the file buffered (zdb -l, zfs-fuse after an export) sees
+// what we wrote. The one unsafe mix, a direct write racing a buffered
+// write to the same file-system block, cannot happen: a FileDevice writes
+// through one descriptor only.
 //
 // Threading contract: thread-safe; every method may be called concurrently
 // (the fd is only used with positional calls).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "zfs/util/mutex.h"
 #include "zfs/vdev/block_device.h"
 
 namespace uzfs {
 
 enum class DirectIo : uint8_t {
-  kAuto,  // on for block devices, off for files
-  kOn,    // NotSupported if the file system refuses O_DIRECT
+  kAuto,   // kOn for block devices, kReads (if supported) or kOff for files
+  kOn,     // reads and writes; NotSupported if the file system refuses
+  kReads,  // reads only; NotSupported if the file system refuses
   kOff,
 };
 
@@ -51,7 +85,8 @@ class FileDevice final : public BlockDevice {
  public:
   // Errors: NotFound (no such path), Busy (in use by another process),
   // InvalidArgument (not a regular file or block device, or empty),
-  // NotSupported (O_DIRECT refused with DirectIo::kOn), IoError otherwise.
+  // NotSupported (O_DIRECT refused with kOn/kReads or UZFS_DIRECT_IO=on/reads),
+  // InvalidArgument for a bad UZFS_DIRECT_IO value, IoError otherwise.
   static Result<std::unique_ptr<FileDevice>> Open(const std::string& path,
                                                   const FileDeviceOptions& opts = {});
   ~FileDevice() override;
@@ -60,10 +95,20 @@ class FileDevice final : public BlockDevice {
   uint32_t AshiftHint() const override { return ashift_; }
   const std::string& path() const override { return path_; }
   int NativeFd() const override { return fd_; }
-  uint32_t RequiredAlignment() const override { return alignment_; }
+  int NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* buf) const override;
 
   bool is_block_device() const { return is_block_; }
-  bool direct_io() const { return direct_; }
+  // Reads (and with kOn writes) are direct.
+  bool direct_io() const { return direct_reads_; }
+  bool direct_writes() const { return direct_writes_; }
+  // With direct_io(): the alignment (bytes) of offsets and lengths, and of
+  // buffer addresses, with which a request goes direct. 1 when buffered.
+  uint32_t direct_alignment() const { return off_align_; }
+  uint32_t direct_memory_alignment() const { return mem_align_; }
+  // Reads and writes that could not go direct because they were unaligned
+  // (bounced with kOn, buffered with kReads; writes with kReads are not
+  // counted). 0 on buffered devices.
+  uint64_t unaligned_requests() const { return unaligned_.load(std::memory_order_relaxed); }
 
  protected:
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
@@ -71,18 +116,37 @@ class FileDevice final : public BlockDevice {
   Status DoFlush() override;
 
  private:
-  FileDevice(std::string path, int fd, uint64_t size, uint32_t ashift, uint32_t alignment,
-             bool is_block, bool direct)
-      : path_(std::move(path)), fd_(fd), size_(size), ashift_(ashift), alignment_(alignment),
-        is_block_(is_block), direct_(direct) {}
+  struct Geometry {
+    uint64_t size = 0;
+    uint32_t ashift = kDefaultAshift;
+    uint32_t off_align = 1, mem_align = 1;  // 1 when buffered
+    bool is_block = false;
+    bool direct_reads = false, direct_writes = false;
+  };
+  FileDevice(std::string path, int fd, int rfd, const Geometry& g)
+      : path_(std::move(path)), fd_(fd), rfd_(rfd), size_(g.size), ashift_(g.ashift),
+        off_align_(g.off_align), mem_align_(g.mem_align), is_block_(g.is_block),
+        direct_reads_(g.direct_reads), direct_writes_(g.direct_writes) {}
+
+  bool Aligned(uint64_t offset, uint64_t len, const void* buf) const {
+    return ((offset | len) & (off_align_ - 1)) == 0 &&
+           (reinterpret_cast<uintptr_t>(buf) & (mem_align_ - 1)) == 0;
+  }
+  Status PreadAll(int fd, uint64_t offset, std::span<uint8_t> buf);
+  Status PwriteAll(uint64_t offset, std::span<const uint8_t> buf);
 
   const std::string path_;
-  const int fd_;
+  const int fd_;   // writes and flushes (O_DIRECT with kOn); buffered reads
+  const int rfd_;  // direct reads: fd_ with kOn, a second O_DIRECT fd with kReads, else fd_
   const uint64_t size_;
   const uint32_t ashift_;
-  const uint32_t alignment_;
+  const uint32_t off_align_;
+  const uint32_t mem_align_;
   const bool is_block_;
-  const bool direct_;
+  const bool direct_reads_;
+  const bool direct_writes_;
+  mutable std::atomic<uint64_t> unaligned_{0};
+  Mutex rmw_mu_;  // serialises read-modify-write bounces with each other
 };
 
 }  // namespace uzfs

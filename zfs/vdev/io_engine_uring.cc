@@ -1,7 +1,7 @@
 // The "uring" IoEngine.
 //
-// Requests for devices with a NativeFd() become io_uring SQEs; others go to
-// a WorkerPool (io_engine_impl.h). One ring per engine:
+// Requests for which the device has a descriptor (NativeFdFor) become
+// io_uring SQEs; others go to a WorkerPool (io_engine_impl.h). One ring per engine:
 //  - Submission side (SQ), the pending queue and the in-flight count are
 //    guarded by mu_. Submit() appends to pending_ and "pumps": moves pending
 //    ops into the ring while fewer than depth_ are in flight, then calls
@@ -82,7 +82,11 @@ void UringEngine::Submit(std::vector<IoRequest>&& batch) {
   std::vector<IoRequest> sync;
   std::vector<Op*> ops;
   for (IoRequest& r : batch) {
-    const int fd = r.device ? r.device->NativeFd() : -1;
+    // A request the device must handle itself (an unaligned request to an
+    // O_DIRECT file, which it bounces) gets -1 and runs on the worker pool.
+    const int fd = r.device == nullptr     ? -1
+                   : r.op == IoOp::kFlush ? r.device->NativeFd()
+                                          : r.device->NativeFdFor(r.op, r.offset, r.buf.size(), r.buf.data());
     // Bad ranges go the synchronous way too: the device's own check answers.
     if (fd < 0 || !r.device->CheckRange(r.op, r.offset, r.buf.size(), r.buf.data()).ok()) {
       sync.push_back(std::move(r));

@@ -71,7 +71,8 @@ Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& pro
   bp.level = props.level;
   bp.birth = txg;
 
-  std::vector<uint8_t> cbuf(data.size());
+  // Aligned: compressed output goes to the disks from here (direct I/O).
+  AlignedBytes cbuf(data.size());
   UZFS_ASSIGN_OR_RETURN(CompressedBlock cb, CompressBlock(props.compress, props.zstd_level, data,
                                                           cbuf, opts_.psize_round));
   std::span<const uint8_t> phys;
@@ -307,17 +308,17 @@ Status Zio::Read(const BlockPtr& bp, std::span<uint8_t> out) {
     std::fill(out.begin(), out.end(), 0);
     return Status::Ok();
   }
-  UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> phys, ReadPhysical(bp));
+  UZFS_ASSIGN_OR_RETURN(AlignedBytes phys, ReadPhysical(bp));
   return DecodePhysical(bp, phys, out);
 }
 
-Result<std::vector<uint8_t>> Zio::ReadPhysical(const BlockPtr& bp) {
+Result<AlignedBytes> Zio::ReadPhysical(const BlockPtr& bp) {
   if (bp.embedded || bp.IsHole())
     return Status::NotSupported("holes and embedded blocks have no physical bytes");
   UZFS_RETURN_IF_ERROR(ValidateBlockPtr(bp, Limits()));
   stats_.blocks_read++;
   stats_.logical_read += bp.lsize;
-  std::vector<uint8_t> phys(bp.psize);
+  AlignedBytes phys(bp.psize);
   UZFS_RETURN_IF_ERROR(
       ReadCopies(bp, 0, phys, 0).WithContext("no copy of the block could be read"));
   return phys;

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "zfs/spa/block_ptr.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
 #include "zfs/util/status.h"
@@ -104,8 +105,9 @@ class Zio {
   // validates the pointer and reads the psize bytes of a block (the first
   // copy that verifies, healing the others), still compressed. Counted in
   // blocks_read like Read. NotSupported for holes and embedded pointers
-  // (their data is in the pointer: use Read).
-  Result<std::vector<uint8_t>> ReadPhysical(const BlockPtr& bp);
+  // (their data is in the pointer: use Read). The buffer is aligned for
+  // direct I/O (the raidz/mirror/leaf reads land in it without a bounce).
+  Result<AlignedBytes> ReadPhysical(const BlockPtr& bp);
   // The logical half: `phys` (ReadPhysical's bytes) decompressed into out.
   // REQUIRES: out.size() == bp.lsize. Corruption when they do not decompress.
   static Status DecodePhysical(const BlockPtr& bp, std::span<const uint8_t> phys,
