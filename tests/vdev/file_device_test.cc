@@ -54,7 +54,7 @@ TEST(FileDeviceTest, GeometryOfAPlainFile) {
   EXPECT_EQ((*dev)->AshiftHint(), 12u);
   EXPECT_EQ((*dev)->path(), test::FileIn(dir, "disk0"));
   EXPECT_FALSE((*dev)->is_block_device());
-  EXPECT_FALSE((*dev)->direct_writes());  // writes stay buffered for files
+  EXPECT_EQ((*dev)->direct_writes(), (*dev)->direct_io());  // kAuto: both or neither
   EXPECT_GE((*dev)->NativeFd(), 0);
   EXPECT_EQ((*dev)->RequiredAlignment(), 1u);
 }

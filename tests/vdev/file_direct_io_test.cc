@@ -1,6 +1,6 @@
 // O_DIRECT on file leaves (FileDevice, DirectIo): which mode kAuto picks
-// (direct reads where the file system reports its alignment, buffered on
-// tmpfs and for odd sizes), the UZFS_DIRECT_IO override, unaligned requests
+// (direct where the file system reports its alignment, buffered on tmpfs
+// and for odd sizes), the UZFS_DIRECT_IO override, unaligned requests
 // through the I/O engines, and coherence between the direct and buffered
 // paths on one file (a direct read sees an unflushed buffered write; a
 // buffered reader that cached a range sees a later direct write).
@@ -66,10 +66,10 @@ std::vector<IoEngineKind> Engines() {
   return k;
 }
 
-TEST(FileDirectIoTest, AutoReadsDirectAndWritesBufferedOnFiles) {
+TEST(FileDirectIoTest, AutoReadsAndWritesFilesDirect) {
   test::TempDir dir;
   OPEN_DIRECT_OR_SKIP(dev, test::FileIn(dir, "d"), DirectIo::kAuto, true);
-  EXPECT_FALSE(dev.direct_writes());
+  EXPECT_TRUE(dev.direct_writes());
   EXPECT_LE(dev.direct_alignment(), 512u);  // kAuto takes no coarser unit
   EXPECT_GE(dev.direct_memory_alignment(), 1u);
   EXPECT_EQ(dev.RequiredAlignment(), 1u);

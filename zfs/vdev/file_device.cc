@@ -81,7 +81,7 @@ Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
   Geometry g;
   g.is_block = exists && S_ISBLK(st.st_mode);
   const bool strict = mode == DirectIo::kOn || mode == DirectIo::kReads;  // asked for by name
-  if (mode == DirectIo::kAuto) mode = g.is_block ? DirectIo::kOn : DirectIo::kReads;
+  if (mode == DirectIo::kAuto) mode = DirectIo::kOn;
   int flags = (opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
   if (g.is_block && opts.exclusive) flags |= O_EXCL;  // the kernel's exclusive claim
   if (!g.is_block && opts.create_size > 0 && !opts.read_only) flags |= O_CREAT;
@@ -163,7 +163,7 @@ Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
     } else if (mode == DirectIo::kReads) {
       close(rcloser.release());
       rfd = fd;
-    } else {  // kOn on a block device that cannot: clear O_DIRECT
+    } else {  // kOn (asked for by kAuto) that does not fit: clear O_DIRECT
       const int fl = fcntl(fd, F_GETFL);
       if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) != 0) return OpenError(path, errno);
     }

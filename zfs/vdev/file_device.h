@@ -19,15 +19,15 @@
 //  - kOn: reads and writes direct (one O_DIRECT descriptor for everything);
 //  - kReads: reads direct, writes buffered (two descriptors on the file);
 //  - kOff: everything buffered.
-// kAuto = kOn for block devices; for files kReads when the file system
+// kAuto = kOn for block devices, and for files when the file system
 // supports O_DIRECT and reports its alignment (statx STATX_DIOALIGN) with an
 // offset alignment of at most 512 bytes (ZFS's smallest sector, so every
-// vdev I/O is whole units) and the file is a whole number of units, else
-// kOff (tmpfs, old kernels, odd sizes). Writes stay buffered for files: on
-// sparse files every direct write allocates and io_uring hands it to a
-// kernel worker, which measured no faster than the page cache (docs/
-// PERFORMANCE.md, "Direct I/O on the leaves"). UZFS_DIRECT_IO=off|reads|on|
-// auto in the environment overrides kAuto.
+// vdev I/O is whole units and no write ever needs a read-modify-write) and
+// the file is a whole number of units; else kOff (tmpfs, old kernels, odd
+// sizes). Measured in docs/PERFORMANCE.md ("Direct I/O on the leaves"):
+// direct reads and writes beat direct reads with buffered writes on the
+// sequential write. UZFS_DIRECT_IO=off|reads|on|auto in the environment
+// overrides kAuto.
 //
 // Requests need no alignment (RequiredAlignment() is 1). An aligned request
 // (offset, length and buffer address multiples of direct_alignment() /
@@ -64,7 +64,7 @@
 namespace uzfs {
 
 enum class DirectIo : uint8_t {
-  kAuto,   // kOn for block devices, kReads (if supported) or kOff for files
+  kAuto,   // kOn where supported (files: see the comment above), else kOff
   kOn,     // reads and writes; NotSupported if the file system refuses
   kReads,  // reads only; NotSupported if the file system refuses
   kOff,
