@@ -17,6 +17,7 @@
 #include "tests/testutil/testutil.h"
 #include "tests/vdev/vdev_test_util.h"
 #include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"
 
@@ -157,7 +158,10 @@ TEST(FileDirectIoTest, UnalignedRequestsThroughTheEngines) {
       test::TempDir dir;
       OPEN_DIRECT_OR_SKIP(dev, test::FileIn(dir, "d"), mode, true);
       auto engine = std::move(IoEngine::Create({.kind = kind})).value();
-      std::vector<uint8_t> model(1 << 20, 0);
+      // Start from random bytes, so a write that clobbers its neighbours
+      // (a read-modify-write that skipped a partial unit) shows.
+      std::vector<uint8_t> model = test::RandomBytes(1 << 20, 19);
+      ASSERT_UZFS_OK(dev.Write(0, model));
       // Aligned, unaligned buffer, unaligned offset, unaligned length, and a
       // sub-unit write inside one unit.
       struct Shape { uint64_t off; size_t len; size_t buf_skew; };
@@ -194,6 +198,31 @@ TEST(FileDirectIoTest, UnalignedRequestsThroughTheEngines) {
       EXPECT_GE(dev.unaligned_requests(), 2u);
     }
   }
+}
+
+// A pool opened fault-injectable wraps each leaf in a FaultDevice, which
+// hands the io_uring engine the inner descriptor while idle: it must also
+// ask the inner device per request, or an unaligned request would reach an
+// O_DIRECT descriptor: EINVAL on most file systems, and on ext4 a silent
+// buffered fallback (the unsafe mix of direct and buffered writes). The
+// count shows the FileDevice handled them, not the ring.
+TEST(FileDirectIoTest, IdleFaultDeviceOverADirectFile) {
+  test::TempDir dir;
+  auto inner = OpenMode(test::FileIn(dir, "d"), DirectIo::kOn);
+  if (inner.status().code() == Code::kNotSupported) GTEST_SKIP() << inner.status().ToString();
+  ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+  FileDevice* file = inner->get();
+  FaultDevice dev(std::move(inner).value(), FaultDeviceOptions{.volatile_cache = false});
+  auto engine = IoEngine::Create({.kind = IoEngineKind::kUring});
+  if (!engine.ok()) GTEST_SKIP() << engine.status().ToString();
+  auto data = test::RandomBytes(4096 + 100, 70);
+  AlignedBuffer buf(data.size() + 1);
+  std::copy(data.begin(), data.end(), buf.data() + 1);
+  ASSERT_UZFS_OK(SubmitAndWait(**engine, {{&dev, IoOp::kWrite, 8192 + 10, buf.span().subspan(1, data.size()), {}}}));
+  AlignedBuffer back(data.size() + 1);
+  ASSERT_UZFS_OK(SubmitAndWait(**engine, {{&dev, IoOp::kRead, 8192 + 10, back.span().subspan(1, data.size()), {}}}));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data() + 1));
+  EXPECT_GE(file->unaligned_requests(), 2u);  // bounced, not sent to the ring
 }
 
 // Buffered writes (kReads) that are still in the page cache, not flushed:
