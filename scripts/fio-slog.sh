@@ -103,7 +103,7 @@ for slog in no yes; do
       "$jobs_dir/sync-write.fio" >/dev/null
     summary "raidz2 6x(5ms:1), slog $slog, $jobs job(s)" "$work/$slog-$jobs.json"
   done
-  "$zinject_bin" -c all slogbench >/dev/null || true
+  "$zinject_bin" -c all >/dev/null || true
   "$zpool_bin" destroy slogbench
 done
 # Head to head without delays, with a slog: uzfs, then zfs-fuse.
