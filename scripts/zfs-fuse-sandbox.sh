@@ -34,6 +34,9 @@ for _ in $(seq 1 100); do
 done
 pid=$(cat "$box/zfs-fuse.pid" 2>/dev/null || true)
 stop() {
+  # zfs-fuse may open its socket before it writes its pid file: read the
+  # file again, or a daemon is left running (it was, now and then, in CI).
+  [ -n "$pid" ] || pid=$(cat "$box/zfs-fuse.pid" 2>/dev/null || true)
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
