@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/spa/label_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/mem_device.h"
@@ -15,27 +16,8 @@ namespace {
 
 constexpr uint64_t kSize = 100ull << 20;
 
-NvList Config(uint64_t txg) {
-  NvList c;
-  EXPECT_UZFS_OK(c.AddUint64("version", 5000));
-  EXPECT_UZFS_OK(c.AddString("name", "tank"));
-  EXPECT_UZFS_OK(c.AddUint64("txg", txg));
-  EXPECT_UZFS_OK(c.AddUint64("pool_guid", 0xabcdef));
-  return c;
-}
-
-Uberblock Ub(uint64_t txg) {
-  Uberblock ub;
-  ub.version = 5000;
-  ub.txg = txg;
-  ub.guid_sum = 42;
-  ub.timestamp = 1000 + txg;
-  ub.rootbp.lsize = ub.rootbp.psize = 4096;
-  ub.rootbp.type = 11;
-  ub.rootbp.birth = txg;
-  ub.rootbp.dva[0] = Dva{.vdev = 0, .asize = 4096, .offset = txg * 4096};
-  return ub;
-}
+using labeltest::Config;
+using labeltest::Ub;
 
 std::unique_ptr<MemDevice> Dev(bool volatile_cache = false) {
   MemDeviceOptions o;
