@@ -21,8 +21,9 @@
 // Space. Before a change that can allocate, CheckSpace compares the
 // transaction's worst-case estimate with the dataset's AVAIL (pool_space's
 // `zfs list` rule, refreshed once per synced txg) minus the pool's dirty
-// bytes not yet synced; quota/refquota give EDQUOT, else ENOSPC. Unlink,
-// rmdir and truncation never check.
+// bytes not yet synced (after syncing them once when they are what does
+// not fit); quota/refquota give EDQUOT, else ENOSPC. Unlink, rmdir and
+// truncation never check.
 #include "zfs/zpl/zpl_fs.h"
 
 #include <dirent.h>
@@ -1247,21 +1248,34 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   // ENOSPC/EDQUOT when `bytes` more might not fit (see the file comment).
+  // When only the unsynced bytes make it not fit, their txgs are synced
+  // first and the check made again (ZFS's ERESTART: wait for the txg, not
+  // fail): the dirty count is a worst case, and without the wait a burst
+  // of writes (or a replay, all in one open txg) on a small pool failed
+  // with space to spare.
   ZplStatus CheckSpace(uint64_t bytes) UZFS_REQUIRES(mu_) {
-    const TxgStats ts = pool_.txg_stats();
-    if (space_txg_ != ts.synced_txg) {
-      ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
-      space_ = sp;
-      space_txg_ = ts.synced_txg;
+    for (bool synced = false;; synced = true) {
+      const TxgStats ts = pool_.txg_stats();
+      if (space_txg_ != ts.synced_txg) {
+        ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+        space_ = sp;
+        space_txg_ = ts.synced_txg;
+      }
+      // This dataset's bytes dirty in txgs not yet synced, twice (data copies
+      // and the metadata above them), plus a margin for the MOS and space maps.
+      const uint64_t dirty = DirtyNow(ts);
+      const uint64_t need = bytes + 2 * dirty + kSpaceMargin;
+      ZplStatus s = ZplStatus::Ok();
+      if (quota_ != 0 && space_.used + need > quota_) {
+        s = Err(EDQUOT, "quota exceeded");
+      } else if (refquota_ != 0 && space_.refer + need > refquota_) {
+        s = Err(EDQUOT, "refquota exceeded");
+      } else if (need > space_.avail) {
+        s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
+      }
+      if (s.ok() || synced || dirty == 0) return s;
+      ZPL_TRY_S(pool_.Sync());
     }
-    // This dataset's bytes dirty in txgs not yet synced, twice (data copies
-    // and the metadata above them), plus a margin for the MOS and space maps.
-    const uint64_t dirty = DirtyNow(ts);
-    const uint64_t need = bytes + 2 * dirty + kSpaceMargin;
-    if (quota_ != 0 && space_.used + need > quota_) return Err(EDQUOT, "quota exceeded");
-    if (refquota_ != 0 && space_.refer + need > refquota_) return Err(EDQUOT, "refquota exceeded");
-    if (need > space_.avail) return Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
-    return ZplStatus::Ok();
   }
 
   // ---- permissions
