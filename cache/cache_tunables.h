@@ -17,6 +17,10 @@ namespace uzfs {
 
 std::span<const TunableDef> CacheTunableDefs();
 
+// dbuf_cache_max's default (1/16 of RAM): the synced-block cache of each
+// mounted file system's object set (zfs/dmu/objset_writer.h).
+uint64_t DefaultSyncedCacheBytes();
+
 // ArcOptions from the current values (for constructing the daemon's Arc).
 ArcOptions ArcOptionsFromTunables(const Tunables& t);
 ReaperOptions ReaperOptionsFromTunables(const Tunables& t);

@@ -15,6 +15,14 @@
 //                      device files' pages are dropped from the host's
 //                      page cache with POSIX_FADV_DONTNEED); the data is
 //                      compared with what was written.
+//   BM_ZplRandWrite4K  4 KiB writes at random 4 KiB-aligned offsets of a
+//                      file of UZFS_BENCH_RAND_MB MiB (default 256; laid
+//                      out untimed with random bytes, 128 KiB records) in
+//                      a dataset with default properties (compression
+//                      off), as fio's rand-write job does through FUSE;
+//                      each iteration is 8192 writes then SyncFs, so the
+//                      txg syncs they cause are in the time: writes per
+//                      second, `cpu_us` = process CPU microseconds per write.
 // Data: each 1 MiB chunk is 3/4 text-like records (bench_rig.h) and 1/4
 // random bytes, so lz4 halves it roughly, as on a real mixed workload.
 // Counter `cores` = process CPU time / wall time.
@@ -106,6 +114,8 @@ struct Rig {
   int batches = 0;
   uint64_t big_ino = 0;
   int big_files = 0;  // big0, big1, ... (one per BM_ZplSeqWrite iteration)
+  std::unique_ptr<ZplFs> raw;  // bench/raw (BM_ZplRandWrite4K), default properties
+  ZplHandle raw_h = 0;         // its file "rand", open
 
   Rig() {
     char name[64];
@@ -139,6 +149,11 @@ struct Rig {
     Mount();
   }
   ~Rig() {
+    if (raw) {
+      raw->Release(raw_h).ok();
+      raw->Unmount().ok();
+      raw.reset();
+    }
     if (fs) fs->Unmount().ok();
     fs.reset();
     if (pool) pool->Export().ok();
@@ -271,6 +286,49 @@ void BM_ZplSeqWrite(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
 }
 
+void BM_ZplRandWrite4K(benchmark::State& state) {
+  Rig& r = TheRig();
+  const char* e = std::getenv("UZFS_BENCH_RAND_MB");
+  const uint64_t size = (e && std::atoll(e) > 0 ? static_cast<uint64_t>(std::atoll(e)) : 256) << 20;
+  constexpr int kWrites = 8192;
+  std::unique_ptr<ZplFs>& raw = r.raw;
+  ZplHandle& h = r.raw_h;
+  if (!raw) {
+    Check(r.pool->CreateDataset("bench/raw", {}), "CreateDataset raw");
+    auto m = ZplFs::Mount(*r.pool, "bench/raw");
+    Check(m.status(), "Mount raw");
+    raw = std::move(*m);
+    auto c = raw->Create(r.root, raw->root_ino(), "rand", S_IFREG | 0644, O_CREAT | O_EXCL | O_RDWR);
+    Check(c.status(), "Create rand");
+    h = c->second;
+    for (uint64_t off = 0; off < size; off += kChunk) {
+      const auto rnd = test::RandomBytes(kChunk, 77 + off / kChunk);
+      auto w = raw->Write(h, off, rnd);
+      Check(w.status(), "Write rand layout");
+    }
+    Check(raw->SyncFs(), "SyncFs raw");
+  }
+  const auto block = test::RandomBytes(kSmall, 5);
+  uint64_t x = 88172645463325252ull;  // xorshift: the same offsets every run
+  const double cpu0 = bench::CpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int i = 0; i < kWrites; i++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const uint64_t off = (x % (size / kSmall)) * kSmall;
+      auto w = raw->Write(h, off, block);
+      Check(w.status(), "Write 4K");
+    }
+    Check(raw->SyncFs(), "SyncFs");
+  }
+  Counters(state, cpu0, t0);
+  const double n = static_cast<double>(state.iterations()) * kWrites;
+  state.counters["cpu_us"] = (bench::CpuSeconds() - cpu0) * 1e6 / n;
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+
 void BM_ZplSeqReadCold(benchmark::State& state) {
   Rig& r = TheRig();
   const uint64_t size = FileBytes();
@@ -308,6 +366,7 @@ BENCHMARK(BM_ZplStatSmall)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTim
 // Fixed iterations: each one first makes its batch untimed.
 BENCHMARK(BM_ZplUnlinkSmall)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_ZplSeqWrite)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_ZplRandWrite4K)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 BENCHMARK(BM_ZplSeqReadCold)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -544,6 +544,138 @@ TEST_F(ObjsetWriterTest, SyncRunsWhileTheNextTxgIsWritten) {
   EXPECT_EQ(Judge(zio_, *last, m), alloc_.allocated());
 }
 
+// The synced-block cache: after a sync, partial writes in later txgs take
+// the buffers the sync left (no read of the committed block), and what
+// they produce is what the read side finds on disk.
+TEST_F(ObjsetWriterTest, SyncedBlocksServeLaterPartialWrites) {
+  auto w = NewSet();
+  Model m;
+  ObjectProps p;  // 128 KiB records, as a file
+  const uint64_t obj = Alloc(*w, m, p, 2);
+  Put(*w, m, obj, 0, Pattern(16 * 131072, 1), 2);
+  ASSERT_UZFS_OK(w->Sync(2).status());
+  EXPECT_EQ(w->synced_cache_stats().blocks, 16u);
+  EXPECT_EQ(w->synced_cache_stats().bytes, 16u * 131072);
+  std::mt19937_64 rng(3);
+  for (uint64_t txg = 3; txg < 8; txg++) {
+    for (int i = 0; i < 40; i++) Put(*w, m, obj, (rng() % (16 * 32)) * 4096, Pattern(4096, rng()), txg);
+    CheckWriterReads(*w, m);
+    auto root = w->Sync(txg);
+    ASSERT_UZFS_OK(root.status());
+    EXPECT_EQ(Judge(zio_, *root, m), alloc_.allocated()) << "txg " << txg;
+  }
+  const SyncedCacheStats st = w->synced_cache_stats();
+  EXPECT_EQ(st.misses, 0u) << "a partial write read a committed block";
+  EXPECT_GE(st.hits, 5u * 16 / 2);
+  EXPECT_EQ(st.blocks, 16u);
+  // A limit evicts down to it; 0 empties the cache and writes read again.
+  w->SetSyncedCacheLimit(4 * 131072);
+  EXPECT_EQ(w->synced_cache_stats().blocks, 4u);
+  w->SetSyncedCacheLimit(0);
+  EXPECT_EQ(w->synced_cache_stats().bytes, 0u);
+  Put(*w, m, obj, 5 * 131072 + 100, Pattern(10, 9), 8);
+  EXPECT_EQ(w->synced_cache_stats().misses, 1u);
+  auto root = w->Sync(8);
+  ASSERT_UZFS_OK(root.status());
+  EXPECT_EQ(Judge(zio_, *root, m), alloc_.allocated());
+  EXPECT_EQ(w->synced_cache_stats().blocks, 0u);
+}
+
+// The cache never serves bytes the committed tree no longer has: frees,
+// truncations, objects freed and their numbers reused, a one-block object
+// changing its block size, a tiny limit evicting all the time, and txg N+1
+// written while N syncs. Every txg is checked through the writer and, after
+// its sync, on disk.
+TEST_F(ObjsetWriterTest, SyncedCacheNeverServesStaleBytes) {
+  for (uint64_t limit : {uint64_t{0}, uint64_t{3 * 4096}, uint64_t{64} << 20}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    const uint64_t base = alloc_.allocated();  // what earlier rounds' sets left allocated
+    auto w = NewSet();
+    w->SetSyncedCacheLimit(limit);
+    Model m;
+    std::mt19937_64 rng(11);
+    ObjectProps small;
+    small.block_size = 4096;
+    small.indblkshift = 12;
+    ObjectProps grow;  // one block that grows (a small file, a micro ZAP)
+    grow.block_size = 1024;
+    const uint64_t one = Alloc(*w, m, grow, 2);
+    Put(*w, m, one, 0, Pattern(700, 1), 2);
+    for (uint64_t txg = 2; txg < 16; txg++) {
+      while (m.size() < 5) Alloc(*w, m, small, txg);
+      for (int op = 0; op < 16; op++) {
+        auto it = m.begin();
+        std::advance(it, rng() % m.size());
+        const uint64_t obj = it->first;
+        auto& b = it->second.bytes;
+        const int kind = rng() % 12;
+        if (obj == one) {
+          if (kind < 2 && b.size() <= 1024) {
+            ASSERT_UZFS_OK(w->SetBlockSize(obj, 2048, 17, txg));
+            it->second.props.block_size = 2048;
+          }
+          const uint64_t bs = it->second.props.block_size;
+          Put(*w, m, obj, rng() % (bs - 64), Pattern(1 + rng() % 64, rng()), txg);
+        } else if (kind < 7) {
+          Put(*w, m, obj, rng() % (4096 * 24), Pattern(1 + rng() % 6000, rng()), txg);
+        } else if (kind < 9) {
+          const uint64_t off = b.empty() ? 0 : rng() % b.size();
+          const uint64_t len = 1 + rng() % (4096 * 3);
+          ASSERT_UZFS_OK(w->FreeRange(obj, off, len, txg));
+          for (uint64_t i = off; i < std::min<uint64_t>(b.size(), off + len); i++) b[i] = 0;
+        } else if (kind < 11) {
+          // Truncate to a block boundary and write past it later.
+          const uint64_t off = b.empty() ? 0 : (rng() % b.size()) / 4096 * 4096;
+          ASSERT_UZFS_OK(w->FreeRange(obj, off, UINT64_MAX, txg));
+          b.resize(std::min<uint64_t>(b.size(), off));
+        } else {
+          ASSERT_UZFS_OK(w->FreeObject(obj, txg));
+          m.erase(it);
+        }
+      }
+      CheckWriterReads(*w, m);
+      // The next txg is written while this one syncs: partial writes of
+      // blocks this txg holds copy them, never the cache.
+      Model next = m;
+      std::vector<std::pair<uint64_t, uint64_t>> later;  // (obj, off)
+      for (const auto& [obj, mo] : m) {
+        if (obj != one && !mo.bytes.empty()) later.push_back({obj, rng() % mo.bytes.size()});
+      }
+      std::thread writer([&] {
+        for (const auto& [obj, off] : later) {
+          std::vector<uint8_t> d = Pattern(100, obj * 1000 + off);
+          EXPECT_UZFS_OK(w->Write(obj, off, d, txg + 1));
+        }
+      });
+      auto root = w->Sync(txg);
+      writer.join();
+      ASSERT_UZFS_OK(root.status());
+      EXPECT_EQ(Judge(zio_, *root, m) + base, alloc_.allocated()) << "txg " << txg;
+      for (const auto& [obj, off] : later) {
+        std::vector<uint8_t> d = Pattern(100, obj * 1000 + off);
+        auto& b = next[obj].bytes;
+        if (b.size() < off + d.size()) b.resize(off + d.size(), 0);
+        std::copy(d.begin(), d.end(), b.begin() + off);
+      }
+      m = next;
+      CheckWriterReads(*w, m);
+      if (limit != 0) {
+        EXPECT_LE(w->synced_cache_stats().bytes, limit);
+      }
+      if (HasFailure()) return;
+    }
+    auto last = w->Sync(16);
+    ASSERT_UZFS_OK(last.status());
+    EXPECT_EQ(Judge(zio_, *last, m) + base, alloc_.allocated());
+    if (limit == 0) {
+      EXPECT_EQ(w->synced_cache_stats().hits, 0u);
+    }
+    if (limit > (1 << 20)) {
+      EXPECT_GT(w->synced_cache_stats().hits, 0u);
+    }
+  }
+}
+
 // The real block layer: raidz2 of six plus a mirror, metaslab allocator
 // (deferred frees), a large file needing an L1 level with lz4 and random
 // changes over several txgs; after

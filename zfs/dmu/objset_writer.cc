@@ -29,6 +29,13 @@ struct ObjsetWriter::TxgRecord {
 struct ObjsetWriter::Object {
   Dnode committed;  // as last synced; free when not on disk yet
   std::map<uint64_t, std::shared_ptr<TxgRecord>> txgs;  // unsynced, by txg
+  // The synced-block cache's entries of this object: level-0 blocks as
+  // the committed tree holds them, and each one's place in synced_lru_.
+  struct Synced {
+    std::shared_ptr<AlignedBytes> buf;
+    std::list<std::pair<uint64_t, uint64_t>>::iterator lru;
+  };
+  std::map<uint64_t, Synced> synced;
   const Dnode& Cur() const { return txgs.empty() ? committed : txgs.rbegin()->second->fields; }
 };
 
@@ -100,7 +107,10 @@ ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
       reader_(opts.reader ? *opts.reader : direct_),
       policy_(static_cast<uint8_t>(opts.cache_policy)),
       secondary_(static_cast<uint8_t>(opts.secondary_cache_policy)),
-      data_props_{opts.data_compress, opts.data_checksum, opts.data_copies} {}
+      data_props_{opts.data_compress, opts.data_checksum, opts.data_copies} {
+  MutexLock l(&mu_);
+  synced_max_ = opts.multi_pass ? 0 : opts.synced_cache_max;
+}
 
 ObjsetWriter::~ObjsetWriter() = default;
 
@@ -478,6 +488,13 @@ Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> o
     std::memset(out.data(), 0, out.size());
     return Status::Ok();
   }
+  if (auto sb = obj->synced.find(blkid); sb != obj->synced.end() && sb->second.buf->size() == out.size()) {
+    std::memcpy(out.data(), sb->second.buf->data(), out.size());
+    synced_lru_.splice(synced_lru_.end(), synced_lru_, sb->second.lru);
+    synced_stats_.hits++;
+    return Status::Ok();
+  }
+  synced_stats_.misses++;
   UZFS_ASSIGN_OR_RETURN(BlockPtr bp, LookupBlockPtr(reader_, ReadOpts(), c, 0, blkid));
   return ReadBlockRanges(reader_, ReadOpts(), out.size(), std::span<const BlockRangeRead>(
                                                               std::array{BlockRangeRead{bp, 0, out}}));
@@ -492,12 +509,101 @@ Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint
   }
   auto it = rec->blocks.find(blkid);
   if (it != rec->blocks.end()) return it->second.get();
+  // The buffer the last sync of this block left, when nothing newer holds
+  // the block: it already has the block's bytes.
+  if (auto taken = TakeSynced(obj, blkid, rec->fields.DataBlockSize())) {
+    dirty_bytes_[txg] += taken->size();
+    return rec->blocks.emplace(blkid, std::move(taken)).first->second.get();
+  }
   // A block about to be overwritten whole needs no zero fill.
   auto buf = whole ? std::make_shared<AlignedBytes>(rec->fields.DataBlockSize())
                    : std::make_shared<AlignedBytes>(rec->fields.DataBlockSize(), 0);
   if (!whole) UZFS_RETURN_IF_ERROR(ReadBlock(obj, blkid, *buf));
   dirty_bytes_[txg] += buf->size();
   return rec->blocks.emplace(blkid, std::move(buf)).first->second.get();
+}
+
+bool ObjsetWriter::RecordsTouch(const Object* obj, uint64_t blkid) const {
+  for (const auto& [t, r] : obj->txgs) {
+    if (r->blocks.count(blkid)) return true;
+    for (const auto& [a, e] : r->frees) {
+      if (blkid >= a && blkid < e) return true;
+    }
+  }
+  return false;
+}
+
+std::shared_ptr<AlignedBytes> ObjsetWriter::TakeSynced(Object* obj, uint64_t blkid, uint64_t size) {
+  auto it = obj->synced.find(blkid);
+  if (it == obj->synced.end()) return nullptr;
+  const Dnode& c = obj->committed;
+  if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != size || it->second.buf->size() != size ||
+      it->second.buf.use_count() != 1 || RecordsTouch(obj, blkid))
+    return nullptr;
+  std::shared_ptr<AlignedBytes> buf = std::move(it->second.buf);
+  synced_lru_.erase(it->second.lru);
+  obj->synced.erase(it);
+  synced_stats_.bytes -= buf->size();
+  synced_stats_.blocks--;
+  synced_stats_.hits++;
+  return buf;
+}
+
+void ObjsetWriter::DropSynced(Object* obj, uint64_t a, uint64_t b) {
+  for (auto it = obj->synced.lower_bound(a); it != obj->synced.end() && it->first < b;) {
+    synced_stats_.bytes -= it->second.buf->size();
+    synced_stats_.blocks--;
+    synced_lru_.erase(it->second.lru);
+    it = obj->synced.erase(it);
+  }
+}
+
+void ObjsetWriter::TrimSynced() {
+  while (synced_stats_.bytes > synced_max_ && !synced_lru_.empty()) {
+    const auto [object, blkid] = synced_lru_.front();
+    Object* obj = objects_.at(object).get();
+    DropSynced(obj, blkid, blkid + 1);
+  }
+}
+
+void ObjsetWriter::KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old,
+                              const Dnode& dn) {
+  if (dn.IsFree() || r.freed || (!old.IsFree() && old.DataBlockSize() != dn.DataBlockSize())) {
+    DropSynced(obj, 0, UINT64_MAX);
+    return;
+  }
+  for (const auto& [a, b] : r.frees) DropSynced(obj, a, b);
+  if (dn.maxblkid < UINT64_MAX) DropSynced(obj, dn.maxblkid + 1, UINT64_MAX);
+  const bool keep = synced_max_ > 0 && cache_policy() == BlockCachePolicy::kAll;
+  for (const auto& [blkid, buf] : r.blocks) {
+    auto it = obj->synced.find(blkid);
+    if (!keep || blkid > dn.maxblkid || buf->size() != dn.DataBlockSize()) {
+      if (it != obj->synced.end()) DropSynced(obj, blkid, blkid + 1);
+      continue;
+    }
+    if (it == obj->synced.end()) {
+      synced_lru_.emplace_back(object, blkid);
+      it = obj->synced.emplace(blkid, Object::Synced{nullptr, std::prev(synced_lru_.end())}).first;
+      synced_stats_.blocks++;
+    } else {
+      synced_stats_.bytes -= it->second.buf->size();
+      synced_lru_.splice(synced_lru_.end(), synced_lru_, it->second.lru);
+    }
+    it->second.buf = buf;
+    synced_stats_.bytes += buf->size();
+  }
+  TrimSynced();
+}
+
+void ObjsetWriter::SetSyncedCacheLimit(uint64_t bytes) {
+  MutexLock l(&mu_);
+  synced_max_ = opts_.multi_pass ? 0 : bytes;
+  TrimSynced();
+}
+
+SyncedCacheStats ObjsetWriter::synced_cache_stats() const {
+  MutexLock l(&mu_);
+  return synced_stats_;
 }
 
 Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
@@ -1105,10 +1211,12 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   // 5. Install, then free what the new tree replaced.
   {
     MutexLock l(&mu_);
-    for (SyncedObject& so : done) {
+    for (size_t i = 0; i < done.size(); i++) {
+      SyncedObject& so = done[i];
       auto it = objects_.find(so.object);
       Object* obj = it->second.get();
       obj->txgs.erase(txg);
+      KeepSynced(so.object, obj, *work[i].rec, so.old, so.dn);
       if (so.dn.IsFree() && obj->txgs.empty()) {
         objects_.erase(it);
       } else {

@@ -87,6 +87,18 @@
 // in sectors. DirtyBytes(txg) is what the write throttle will weigh: the
 // data block bytes dirtied in that txg plus a dnode slot per dirtied object.
 //
+// Synced-block cache (OpenZFS keeps a synced dbuf cached the same way).
+// After Sync(T) the level-0 buffers T wrote stay with their object, as the
+// bytes now on disk, instead of being dropped: a partial write in a later
+// txg (a 4 KiB write into a 128 KiB record) then takes the buffer over
+// (no read, no decompression, no copy when nothing else holds it) and a
+// read-modify-write of the committed tree (ReadBlock) copies from it. At
+// most SetSyncedCacheLimit bytes over all objects (options:
+// synced_cache_max), least recently synced or taken first out; entries
+// leave when a later sync frees, truncates, rewrites or resizes their
+// block or frees the object. Only with primarycache=all and never for a
+// multi_pass writer (its passes rewrite blocks in place).
+//
 // Object numbers: AllocateObject takes the lowest free run of slots (1..32
 // slots of 512 bytes, never crossing a 16 KiB dnode block), from object 1
 // (object 0 is the meta-dnode). A freed object's slots are reused only
@@ -130,6 +142,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -176,6 +189,15 @@ struct ObjsetWriterOptions {
   BlockCachePolicy cache_policy = BlockCachePolicy::kAll;
   // The secondarycache property (SetSecondaryCachePolicy).
   BlockCachePolicy secondary_cache_policy = BlockCachePolicy::kAll;
+  // The synced-block cache's size (see the top of this file); 0: none.
+  uint64_t synced_cache_max = uint64_t{64} << 20;
+};
+
+// What the synced-block cache holds and how it served partial writes.
+struct SyncedCacheStats {
+  uint64_t bytes = 0, blocks = 0;
+  uint64_t hits = 0;    // partial writes / block reads served from it
+  uint64_t misses = 0;  // ... that had to read the committed block
 };
 
 // What one Sync call (one pass) did, for the DSL's space accounting.
@@ -327,6 +349,9 @@ class ObjsetWriter {
   Result<BlockPtr> Sync(uint64_t txg, SyncStats* stats) UZFS_EXCLUDES(mu_, sync_mu_);
   // Born/killed/rewritten space of the last successful Sync call.
   SyncStats LastSyncStats() const UZFS_EXCLUDES(mu_);
+  // The synced-block cache's limit from now on (0 empties it).
+  void SetSyncedCacheLimit(uint64_t bytes) UZFS_EXCLUDES(mu_);
+  SyncedCacheStats synced_cache_stats() const UZFS_EXCLUDES(mu_);
   // Whether txg has unsynced records (a change of any object in it).
   bool HasDirty(uint64_t txg) const UZFS_EXCLUDES(mu_);
 
@@ -360,6 +385,17 @@ class ObjsetWriter {
   Result<AlignedBytes*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,
                                            bool whole) UZFS_REQUIRES(mu_);
   Status ScanSlots() UZFS_REQUIRES(mu_);
+  // The synced-block cache: whether any unsynced record of obj holds or
+  // frees blkid; the cached buffer of blkid (size bytes) taken out, when
+  // no record touches it and nothing else holds it; entries of obj in
+  // [a, b) dropped; the cache brought to its limit; what a synced record
+  // r (new dnode dn, old dnode old) changes in it.
+  bool RecordsTouch(const Object* obj, uint64_t blkid) const UZFS_REQUIRES(mu_);
+  std::shared_ptr<AlignedBytes> TakeSynced(Object* obj, uint64_t blkid, uint64_t size) UZFS_REQUIRES(mu_);
+  void DropSynced(Object* obj, uint64_t a, uint64_t b) UZFS_REQUIRES(mu_);
+  void TrimSynced() UZFS_REQUIRES(mu_);
+  void KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old, const Dnode& dn)
+      UZFS_REQUIRES(mu_);
   CompressType MetaCompress() const;
   // One attempt of Read; with hold_lock, mu_ stays held for the I/O.
   // *raced: a Sync installed a tree while the unlocked I/O ran.
@@ -402,6 +438,10 @@ class ObjsetWriter {
   std::map<uint64_t, DataProps> pending_props_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, ZilHeader> zil_headers_ UZFS_GUARDED_BY(mu_);  // txg -> header to write
   uint64_t prefer_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  // The synced-block cache: (object, blkid), least recently used first.
+  std::list<std::pair<uint64_t, uint64_t>> synced_lru_ UZFS_GUARDED_BY(mu_);
+  uint64_t synced_max_ UZFS_GUARDED_BY(mu_) = 0;
+  SyncedCacheStats synced_stats_ UZFS_GUARDED_BY(mu_);
 };
 
 }  // namespace uzfs

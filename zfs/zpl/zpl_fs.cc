@@ -40,6 +40,7 @@
 #include <optional>
 #include <set>
 
+#include "cache/cache_tunables.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
@@ -230,7 +231,15 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
         ds_(std::move(ds)),
         os_(os),
         prefetch_(*os, tunables),
-        dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)) {}
+        dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)) {
+    os_->SetSyncedCacheLimit(SyncedCacheBytes(tunables));
+  }
+  // dbuf_cache_max: what the object set keeps of blocks after their txg
+  // synced, so 4 KiB writes into 128 KiB records in later txgs read nothing.
+  static uint64_t SyncedCacheBytes(const Tunables* t) {
+    auto v = t ? t->Get("dbuf_cache_max") : Result<uint64_t>(Status::NotFound("no tunables"));
+    return v.ok() ? *v : DefaultSyncedCacheBytes();
+  }
   // zpl_dir_cache_max (cache/cache_tunables.cc), or ZplDirs' default.
   static uint64_t DirCacheBytes(const Tunables* t) {
     if (t == nullptr) return ZplDirs::kDefaultCacheBytes;
