@@ -9,13 +9,16 @@
 #include "cache/cache_tunables.h"
 #include "cache/l2arc_tunables.h"
 #include "cmd/uzfsd/subcommands.h"
+#include "cmd/uzfsd/txg_tunables.h"
 
 namespace uzfs::cmd {
 namespace {
 
 std::atomic<DaemonCache*> g_cache{nullptr};
 
-std::vector<std::span<const TunableDef>> Tables() { return {CacheTunableDefs(), L2ArcTunableDefs()}; }
+std::vector<std::span<const TunableDef>> Tables() {
+  return {CacheTunableDefs(), L2ArcTunableDefs(), TxgTunableDefs()};
+}
 
 }  // namespace
 

@@ -26,6 +26,7 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
+#include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/zpool_layout.h"
 #include "cmd/uzfsd/subcommands.h"
@@ -215,6 +216,7 @@ int Create(CmdCtx& c) {
   PoolCreateOptions o;
   o.arc = DaemonArc();
   o.l2arc = DaemonL2Arc();
+  o.txg = DaemonTxgOptions();
   o.version = kDefaultCreateVersion;
   o.force = a.Has('f');
   o.fs_init = InitNewFilesystem;

@@ -15,6 +15,7 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
+#include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "zfs/dsl/prop_table.h"
@@ -115,6 +116,7 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
   o.fault_injectable = true;  // zinject
   o.arc = DaemonArc();
   o.l2arc = DaemonL2Arc();
+  o.txg = DaemonTxgOptions();
   auto p = Pool::Import(devs, target, o);
   if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
   const std::string name = (*p)->name();
@@ -247,8 +249,9 @@ void ImportCachedPools(Registry& reg) {
     o.readonly = r.readonly;
     o.fs_init = InitNewFilesystem;
     o.fault_injectable = true;  // zinject
-  o.arc = DaemonArc();
-  o.l2arc = DaemonL2Arc();
+    o.arc = DaemonArc();
+    o.l2arc = DaemonL2Arc();
+    o.txg = DaemonTxgOptions();
     auto p = Pool::Import(*devs, std::to_string(r.guid), o);
     if (!p.ok()) {
       reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));

@@ -106,5 +106,25 @@ TEST(ZpoolArcCli, BadDaemonOptionsAndEnvironment) {
   env.StopDaemon();
 }
 
+// The txg engine's and the synced-block cache's rows: listed with their
+// defaults, refused out of range, and `-o` values shown back.
+TEST(ZpoolArcCli, TxgAndDbufTunables) {
+  CliEnv env;
+  Ran r = env.Run("uzfsd", "-o dirty_data_sync_percent=0");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  r = env.Run("uzfsd", "-o dirty_data_max=512M -o txg_timeout=2 -o dbuf_cache_max=64M");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("tunable -H dirty_data_max dirty_data_sync_percent delay_min_dirty_percent txg_timeout dbuf_cache_max");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto lines = clitest::Lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(lines[0].substr(0, 20), "dirty_data_max\t512M\t") << r.out;
+  EXPECT_EQ(lines[1].substr(0, 27), "dirty_data_sync_percent\t20\t") << r.out;
+  EXPECT_EQ(lines[2].substr(0, 27), "delay_min_dirty_percent\t60\t") << r.out;
+  EXPECT_EQ(lines[3].substr(0, 14), "txg_timeout\t2\t") << r.out;
+  EXPECT_EQ(lines[4].substr(0, 19), "dbuf_cache_max\t64M\t") << r.out;
+  env.StopDaemon();
+}
+
 }  // namespace
 }  // namespace uzfs

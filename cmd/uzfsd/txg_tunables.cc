@@ -1,0 +1,43 @@
+// The txg engine's tunables (see txg_tunables.h).
+#include "cmd/uzfsd/txg_tunables.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "cmd/uzfsd/cache_cmd.h"
+
+namespace uzfs::cmd {
+namespace {
+
+constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
+
+const TunableDef kTxgTunables[] = {
+    {"dirty_data_max", TunableKind::kSize, TxgOptions{}.dirty_max, nullptr, 1ull << 20, kMaxBytes,
+     "Dirty bytes (open, quiescing and syncing txgs) at which writers wait for a txg sync; read at import."},
+    {"dirty_data_sync_percent", TunableKind::kPercent, TxgOptions{}.dirty_sync_pct, nullptr, 1, 100,
+     "The open txg closes when its dirty bytes reach this share of dirty_data_max; read at import."},
+    {"delay_min_dirty_percent", TunableKind::kPercent, TxgOptions{}.delay_min_pct, nullptr, 0, 100,
+     "Writers are delayed once dirty bytes pass this share of dirty_data_max; read at import."},
+    {"txg_timeout", TunableKind::kCount, 5, nullptr, 1, 600,
+     "Seconds after its first change that an open txg closes; read at import."},
+};
+
+}  // namespace
+
+std::span<const TunableDef> TxgTunableDefs() { return kTxgTunables; }
+
+TxgOptions TxgOptionsFromTunables(const Tunables& t) {
+  TxgOptions o;
+  if (auto v = t.Get("dirty_data_max"); v.ok()) o.dirty_max = *v;
+  if (auto v = t.Get("dirty_data_sync_percent"); v.ok()) o.dirty_sync_pct = static_cast<uint32_t>(*v);
+  if (auto v = t.Get("delay_min_dirty_percent"); v.ok()) o.delay_min_pct = static_cast<uint32_t>(*v);
+  if (auto v = t.Get("txg_timeout"); v.ok()) o.timeout = std::chrono::seconds(*v);
+  return o;
+}
+
+TxgOptions DaemonTxgOptions() {
+  const Tunables* t = DaemonTunables();
+  return t ? TxgOptionsFromTunables(*t) : TxgOptions{};
+}
+
+}  // namespace uzfs::cmd

@@ -1,0 +1,23 @@
+// The txg engine's tunables (rows of the daemon's tunables table, see
+// cache/tunables.h): how much dirty data a pool may hold, when a txg closes
+// and when writers are slowed down. What OpenZFS calls zfs_txg_timeout,
+// zfs_dirty_data_max, zfs_dirty_data_sync_percent and
+// zfs_delay_min_dirty_percent. A pool reads them when it is created or
+// imported (zpool_cmd.cc, zpool_import.cc).
+#pragma once
+
+#include <span>
+
+#include "cache/tunables.h"
+#include "zfs/spa/txg.h"
+
+namespace uzfs::cmd {
+
+std::span<const TunableDef> TxgTunableDefs();
+// TxgOptions from the current values (rows missing from t keep the
+// TxgOptions defaults).
+TxgOptions TxgOptionsFromTunables(const Tunables& t);
+// The daemon's values (TxgOptions' defaults before the daemon's cache is up).
+TxgOptions DaemonTxgOptions();
+
+}  // namespace uzfs::cmd
