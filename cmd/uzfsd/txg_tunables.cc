@@ -11,8 +11,11 @@ namespace {
 
 constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
 
+// OpenZFS's zfs_dirty_data_max: 10% of physical memory, at most 4 GiB.
+uint64_t TenthOfRamUpTo4G() { return std::min<uint64_t>(PhysicalMemoryBytes() / 10, uint64_t{4} << 30); }
+
 const TunableDef kTxgTunables[] = {
-    {"dirty_data_max", TunableKind::kSize, TxgOptions{}.dirty_max, nullptr, 1ull << 20, kMaxBytes,
+    {"dirty_data_max", TunableKind::kSize, 0, &TenthOfRamUpTo4G, 1ull << 20, kMaxBytes,
      "Dirty bytes (open, quiescing and syncing txgs) at which writers wait for a txg sync; read at import."},
     {"dirty_data_sync_percent", TunableKind::kPercent, TxgOptions{}.dirty_sync_pct, nullptr, 1, 100,
      "The open txg closes when its dirty bytes reach this share of dirty_data_max; read at import."},

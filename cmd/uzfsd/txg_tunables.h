@@ -2,8 +2,10 @@
 // cache/tunables.h): how much dirty data a pool may hold, when a txg closes
 // and when writers are slowed down. What OpenZFS calls zfs_txg_timeout,
 // zfs_dirty_data_max, zfs_dirty_data_sync_percent and
-// zfs_delay_min_dirty_percent. A pool reads them when it is created or
-// imported (zpool_cmd.cc, zpool_import.cc).
+// zfs_delay_min_dirty_percent, with OpenZFS's defaults: dirty_data_max 10%
+// of RAM up to 4 GiB, a txg closing at 20% of it or after 5 s, delays from
+// 60%. A pool reads them when it is created or imported (zpool_cmd.cc,
+// zpool_import.cc).
 #pragma once
 
 #include <span>

@@ -143,7 +143,14 @@ constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata-only c
 // (the dirty trigger is a share of dirty_max). A metadata change dirties a
 // dnode and a directory block or two; a write its data blocks.
 constexpr uint64_t kMetaDirtyBytes = 2048;
-uint64_t WriteDirtyBytes(uint64_t len) { return ((len + 4095) / 4096) * 4096 + kMetaDirtyBytes; }
+// `held`: the record buffers the write newly dirtied (a 4 KiB write into a
+// 128 KiB record holds the whole record until its txg syncs). A write
+// counts its bytes, as OpenZFS counts them (so scattered small writes into
+// a file share one txg, which writes each record once), but at least half
+// of what it holds: memory for dirty buffers stays within 2 x dirty_max.
+uint64_t WriteDirtyBytes(uint64_t len, uint64_t held = 0) {
+  return std::max(((len + 4095) / 4096) * 4096 + kMetaDirtyBytes, held / 2);
+}
 constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE reads at most
 constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
@@ -831,12 +838,15 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_ASSIGN_S(Tx tx, BeginTx(est));
     const uint64_t txg = tx.txg();
     ZPL_TRY(GrowBlock(z, end, txg));
+    const uint64_t held_before = os_->DirtyBytes(txg);
     ZPL_TRY_S(os_->Write(z.obj, offset, data, txg));
+    const uint64_t held_after = os_->DirtyBytes(txg);
+    const uint64_t held = held_after > held_before ? held_after - held_before : 0;
     z.a.size = std::max(z.a.size, end);
     z.a.mtime = z.a.ctime = Now();
     ZPL_TRY(Store(z, txg));
     Log(LogWrite(z.obj, offset, data), txg);
-    tx.Commit(WriteDirtyBytes(data.size()));
+    tx.Commit(WriteDirtyBytes(data.size(), held));
     return ZplStatus::Ok();
   }
 
