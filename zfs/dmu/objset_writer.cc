@@ -24,6 +24,15 @@ struct ObjsetWriter::TxgRecord {
   // (spill_set): its bytes, a multiple of 512, or empty when removed.
   bool spill_set = false;
   std::shared_ptr<const std::vector<uint8_t>> spill;
+  // Blocks written early (WriteEarly) that Sync reuses instead of
+  // writing: an installed one is valid while its block is unchanged;
+  // in_flight: being written now; stale: changed while in flight.
+  struct Early {
+    BlockPtr bp;
+    bool in_flight = false;
+    bool stale = false;
+  };
+  std::map<uint64_t, Early> early;
 };
 
 struct ObjsetWriter::Object {
@@ -303,6 +312,7 @@ Status ObjsetWriter::FreeObject(uint64_t object, uint64_t txg) {
   const size_t slots = obj->Cur().Slots();
   UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
   rec->freed = true;
+  DropEarly(rec, 0, UINT64_MAX, txg);
   rec->blocks.clear();
   rec->frees.clear();
   rec->spill_set = false;
@@ -427,6 +437,7 @@ Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t 
   UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(obj, txg));
   auto buf = std::make_shared<AlignedBytes>(block_size, 0);
   std::copy_n(old.begin(), std::min<size_t>(old.size(), buf->size()), buf->begin());
+  DropEarly(rec, 0, 1, txg);
   rec->blocks[0] = std::move(buf);
   dirty_objects_[txg].insert(object);
   dirty_bytes_[txg] += block_size;
@@ -507,6 +518,7 @@ Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint
     for (const auto& [a, e] : n->second->frees) touched |= blkid >= a && blkid < e;
     if (touched) return Status::InvalidArgument("block " + std::to_string(blkid) + " changed in a newer txg");
   }
+  if (!rec->early.empty()) DropEarly(rec, blkid, blkid + 1, txg);  // about to change
   auto it = rec->blocks.find(blkid);
   if (it != rec->blocks.end()) return it->second.get();
   // The buffer the last sync of this block left, when nothing newer holds
@@ -782,6 +794,7 @@ Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length
       for (const auto& [a, e] : r.frees) touched |= Overlaps(a, e, first, stop);
       if (touched) return Status::InvalidArgument("range changed in a newer txg");
     }
+    DropEarly(rec, first, stop, txg);
     rec->blocks.erase(rec->blocks.lower_bound(first),
                       stop == UINT64_MAX ? rec->blocks.end() : rec->blocks.lower_bound(stop));
     rec->frees.push_back({first, stop});
@@ -904,6 +917,8 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       return root_;
     }
     syncing_txg_ = txg;
+    // Early writes of txg still running finish first (none starts now).
+    while (early_inflight_.count(txg)) early_cv_.Wait(&mu_);
     for (uint64_t o : dirty_objects_[txg]) {
       Object* obj = objects_.at(o).get();
       work.push_back({o, obj->committed, obj->txgs.at(txg)});
@@ -943,17 +958,22 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   // 1. Level-0 data blocks of every object, all in flight at once.
   std::vector<BlockWrite> jobs;
   std::vector<std::pair<size_t, uint64_t>> job_at;  // (work index, blkid)
+  // Blocks written early that this sync uses (born here, but not
+  // unallocated if it fails: they stay the record's overrides) and those
+  // it does not use (freed once it succeeds).
+  std::vector<BlockPtr> early_born, early_unused;
+  std::vector<uint8_t> preset;  // per job: result given by an early write
   for (size_t i = 0; i < work.size(); i++) {
     const TxgRecord& r = *work[i].rec;
+    for (const auto& [blkid, e] : r.early) {
+      auto b = r.blocks.find(blkid);
+      const bool usable = !r.freed && !e.stale && !e.in_flight && blkid <= r.fields.maxblkid &&
+                          b != r.blocks.end() && e.bp.lsize == b->second->size() && !again;
+      if (!usable && !e.in_flight) early_unused.push_back(e.bp);
+    }
     if (r.freed) continue;
     const Dnode& f = r.fields;
-    WriteProps p;
-    p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
-                 : dp.compress != CompressType::kInherit ? dp.compress
-                                                                 : MetaCompress();
-    p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : dp.checksum;
-    p.copies = dp.copies;
-    p.type = f.type;
+    WriteProps p = DataWriteProps(f, dp);
     if (again) p.compress = CompressType::kOff;
     const Dnode& old = work[i].old;
     for (const auto& entry : r.blocks) {
@@ -961,6 +981,15 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       const auto& buf = entry.second;
       if (blkid > f.maxblkid) continue;  // truncated away later in the txg
       BlockWrite job{*buf, p, {}};
+      if (auto e = r.early.find(blkid); !again && e != r.early.end() && !e->second.stale &&
+                                        !e->second.in_flight && e->second.bp.lsize == buf->size()) {
+        job.result = e->second.bp;
+        early_born.push_back(e->second.bp);
+        jobs.push_back(job);
+        job_at.push_back({i, blkid});
+        preset.push_back(1);
+        continue;
+      }
       // The block it replaces, unless this txg's frees (applied first)
       // make that slot a hole before the new block lands in it.
       const bool freed_first = std::any_of(r.frees.begin(), r.frees.end(), [&](const auto& fr) {
@@ -975,6 +1004,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       }
       jobs.push_back(job);
       job_at.push_back({i, blkid});
+      preset.push_back(0);
     }
   }
   // Spill blocks, after every data block (job_at covers data blocks only).
@@ -997,9 +1027,24 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     jobs.push_back(BlockWrite{*r.spill, p, {}});
   }
   issued = true;
-  if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
-  for (const BlockWrite& j : jobs) {
-    if (!j.result.IsHole() && !IsRewriteOf(j.result, j.props.rewrite)) all_written.push_back(j.result);
+  preset.resize(jobs.size(), 0);  // spill jobs
+  if (early_born.empty()) {
+    if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
+  } else {
+    std::vector<BlockWrite> to_write;
+    std::vector<size_t> at;
+    for (size_t j = 0; j < jobs.size(); j++) {
+      if (preset[j]) continue;
+      to_write.push_back(jobs[j]);
+      at.push_back(j);
+    }
+    if (Status s = WriteBlocks(zio_, to_write, txg); !s.ok()) return fail(s);
+    for (size_t k = 0; k < at.size(); k++) jobs[at[k]].result = to_write[k].result;
+  }
+  for (size_t j = 0; j < jobs.size(); j++) {
+    const BlockWrite& bw = jobs[j];
+    if (!preset[j] && !bw.result.IsHole() && !IsRewriteOf(bw.result, bw.props.rewrite))
+      all_written.push_back(bw.result);
   }
 
   // 2. Each object's tree and new dnode.
@@ -1191,6 +1236,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     all_written.push_back(rj.result);  // counted as born below
     if (opts_.free_old_root && !old_root.IsHole()) all_frees.push_back(old_root);
   }
+  all_written.insert(all_written.end(), early_born.begin(), early_born.end());  // counted as born
   for (const BlockPtr& bp : all_written) {
     stats.born_blocks++;
     stats.born_asize += BlockAsize(bp);
@@ -1246,8 +1292,154 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     if (!s.ok() && first_err.ok()) first_err = s;
     reader_.Forget(bp);  // its cached buffer can go now (the ARC's arc_freed)
   }
+  for (const BlockPtr& bp : early_unused) {
+    Status s = zio_.Free(bp, txg);
+    if (!s.ok() && first_err.ok()) first_err = s;
+  }
+  early_used_.fetch_add(early_born.size(), std::memory_order_relaxed);
+  early_dropped_.fetch_add(early_unused.size(), std::memory_order_relaxed);
   if (!first_err.ok()) return first_err.WithContext("freeing replaced blocks (space leaked)");
   return rj.result;
+}
+
+WriteProps ObjsetWriter::DataWriteProps(const Dnode& f, const DataProps& dp) const {
+  WriteProps p;
+  p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
+               : dp.compress != CompressType::kInherit ? dp.compress
+                                                       : MetaCompress();
+  p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : dp.checksum;
+  p.copies = dp.copies;
+  p.type = f.type;
+  return p;
+}
+
+void ObjsetWriter::DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint64_t txg) {
+  for (auto it = rec->early.lower_bound(first); it != rec->early.end() && it->first < stop;) {
+    if (it->second.in_flight) {
+      it->second.stale = true;
+      ++it;
+      continue;
+    }
+    // Deferred like any free of txg: a log record naming it stays readable
+    // until txg is on disk.
+    zio_.Free(it->second.bp, txg).IgnoreError();
+    early_dropped_.fetch_add(1, std::memory_order_relaxed);
+    it = rec->early.erase(it);
+  }
+}
+
+void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
+  struct Job {
+    size_t req;
+    std::shared_ptr<TxgRecord> rec;
+    uint64_t blkid;
+    AlignedBytes copy;
+  };
+  std::vector<Job> jobs;
+  std::vector<BlockWrite> writes;
+  constexpr size_t kNoJob = SIZE_MAX;
+  std::vector<size_t> dup_of(reqs.size(), kNoJob);  // a request answered by another's job
+  {
+    MutexLock l(&mu_);
+    for (size_t i = 0; i < reqs.size(); i++) {
+      EarlyWrite& q = reqs[i];
+      q.bp = BlockPtr{};
+      q.status = Status::Ok();
+      auto fail = [&](Status s) { q.status = std::move(s); };
+      if (opts_.multi_pass) {
+        fail(Status::NotSupported("no early writes in a multi-pass set"));
+        continue;
+      }
+      if (broken_ || q.txg <= synced_txg_ || (syncing_txg_ != 0 && q.txg <= syncing_txg_)) {
+        fail(Status::Busy("txg " + std::to_string(q.txg) + " is syncing or synced"));
+        continue;
+      }
+      auto o = objects_.find(q.object);
+      if (o == objects_.end()) {
+        fail(Status::NotFound("object not dirty"));
+        continue;
+      }
+      auto t = o->second->txgs.find(q.txg);
+      if (t == o->second->txgs.end() || t->second->freed) {
+        fail(Status::NotFound("object not dirty in that txg"));
+        continue;
+      }
+      const std::shared_ptr<TxgRecord>& rec = t->second;
+      const uint64_t dblk = rec->fields.DataBlockSize();
+      const uint64_t blkid = q.offset / dblk;
+      auto b = rec->blocks.find(blkid);
+      if (b == rec->blocks.end() || blkid > rec->fields.maxblkid) {
+        fail(Status::NotFound("block not dirty in that txg"));
+        continue;
+      }
+      auto e = rec->early.find(blkid);
+      if (e != rec->early.end()) {
+        if (e->second.in_flight || e->second.stale) {
+          // Asked twice in one call: the job below answers both.
+          for (size_t k = 0; k < jobs.size(); k++) {
+            if (jobs[k].rec == rec && jobs[k].blkid == blkid) dup_of[i] = k;
+          }
+          if (dup_of[i] == kNoJob) fail(Status::Busy("block being written early"));
+          continue;
+        }
+        q.bp = e->second.bp;
+        continue;
+      }
+      rec->early[blkid].in_flight = true;
+      early_inflight_[q.txg]++;
+      const AlignedBytes& src = *b->second;
+      jobs.push_back(Job{i, rec, blkid, AlignedBytes(src.size())});
+      std::copy(src.begin(), src.end(), jobs.back().copy.begin());
+      DataProps dp = data_props_;
+      for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= q.txg; ++it) dp = it->second;
+      writes.push_back(BlockWrite{{}, DataWriteProps(rec->fields, dp), {}});
+    }
+  }
+  if (jobs.empty()) return;
+  for (size_t k = 0; k < jobs.size(); k++) writes[k].data = jobs[k].copy;
+  // All in one txg per request; group by txg for WriteBlocks.
+  std::vector<Status> errs(jobs.size(), Status::Ok());
+  std::map<uint64_t, std::vector<size_t>> by_txg;
+  for (size_t k = 0; k < jobs.size(); k++) by_txg[reqs[jobs[k].req].txg].push_back(k);
+  for (const auto& [txg, ks] : by_txg) {
+    std::vector<BlockWrite> w;
+    for (size_t k : ks) w.push_back(writes[k]);
+    Status s = WriteBlocks(zio_, w, txg);
+    for (size_t n = 0; n < ks.size(); n++) {
+      writes[ks[n]].result = w[n].result;
+      errs[ks[n]] = s;
+    }
+  }
+  MutexLock l(&mu_);
+  for (size_t k = 0; k < jobs.size(); k++) {
+    Job& j = jobs[k];
+    EarlyWrite& q = reqs[j.req];
+    const BlockPtr bp = writes[k].result;
+    auto e = j.rec->early.find(j.blkid);
+    const bool stale = e == j.rec->early.end() || e->second.stale;
+    if (!errs[k].ok() || bp.IsHole()) {
+      q.status = !errs[k].ok() ? errs[k] : Status::NotFound("an all-zero block");
+      if (e != j.rec->early.end()) j.rec->early.erase(e);
+    } else if (stale) {
+      // Changed while it was written: Sync writes the new bytes; this
+      // block still holds what the log record needs until txg is on disk.
+      zio_.Free(bp, q.txg).IgnoreError();
+      early_dropped_.fetch_add(1, std::memory_order_relaxed);
+      if (e != j.rec->early.end()) j.rec->early.erase(e);
+      q.bp = bp;
+    } else {
+      e->second.in_flight = false;
+      e->second.bp = bp;
+      q.bp = bp;
+    }
+    if (--early_inflight_[q.txg] == 0) early_inflight_.erase(q.txg);
+  }
+  for (size_t i = 0; i < reqs.size(); i++) {
+    if (dup_of[i] == kNoJob) continue;
+    reqs[i].status = reqs[jobs[dup_of[i]].req].status;
+    reqs[i].bp = reqs[jobs[dup_of[i]].req].bp;
+  }
+  early_cv_.SignalAll();
 }
 
 }  // namespace uzfs

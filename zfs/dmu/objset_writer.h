@@ -99,6 +99,22 @@
 // block or frees the object. Only with primarycache=all and never for a
 // multi_pass writer (its passes rewrite blocks in place).
 //
+// Early writes ("dmu_sync" + the dirty record's override, for the intent
+// log's writes logged by reference). WriteEarly writes a level-0 block as
+// txg T's record holds it now, before T syncs, with birth T: the pointer
+// is what the log record names. Sync(T) then puts that very block in the
+// tree instead of writing the data again (counted as born by that Sync,
+// like any new block), so the data reaches the disks once. A block changed
+// again in T after (or while) it was written early — a write, a hole
+// punched, a truncate, the object freed or its block size changed — loses
+// its override: Sync(T) writes the new bytes as usual and the early block
+// is freed in T (deferred like any free: nothing reuses it before T is on
+// disk, so a log record naming it stays readable until its txg is synced).
+// An early write for a txg already syncing or synced, of a block T does not
+// hold, or on a multi_pass writer fails (the caller copies the data into
+// the log instead); Sync(T) waits for early writes of T in flight before
+// it takes T's records, and none can start once it has.
+//
 // Object numbers: AllocateObject takes the lowest free run of slots (1..32
 // slots of 512 bytes, never crossing a 16 KiB dnode block), from object 1
 // (object 0 is the meta-dnode). A freed object's slots are reused only
@@ -336,6 +352,22 @@ class ObjsetWriter {
   // replay uses it to re-create objects under the numbers the log names.
   void PreferObjectNumber(uint64_t object) UZFS_EXCLUDES(mu_);
 
+  // One block to write early (see the top): the level-0 block of `object`
+  // holding byte `offset`, as record `txg` holds it. WriteEarly fills `status` and, when OK, `bp` (never a hole:
+  // an all-zero block fails with NotFound, the caller logs zeros itself).
+  struct EarlyWrite {
+    uint64_t object = 0, offset = 0, txg = 0;
+    Status status;
+    BlockPtr bp;
+  };
+  // Writes the blocks (in parallel) and waits. Two requests for one block
+  // get the same pointer.
+  void WriteEarly(std::span<EarlyWrite> reqs) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Early blocks Sync used in place of writing, and early blocks freed
+  // unused (changed again, truncated), since the writer was opened.
+  uint64_t early_used() const { return early_used_.load(std::memory_order_relaxed); }
+  uint64_t early_dropped() const { return early_dropped_.load(std::memory_order_relaxed); }
+
   // Writes txg's changes; the new objset block pointer. A txg with no
   // changes still writes a new objset block (the caller decides to skip).
   // REQUIRES: txg newer than the last synced txg; nothing writes into txg
@@ -396,6 +428,12 @@ class ObjsetWriter {
   void TrimSynced() UZFS_REQUIRES(mu_);
   void KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old, const Dnode& dn)
       UZFS_REQUIRES(mu_);
+  // Early blocks [first, stop) of rec lose their override (see the top):
+  // installed ones are freed in txg, ones in flight are marked stale.
+  void DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint64_t txg) UZFS_REQUIRES(mu_);
+  // The props a data block of an object with dnode fields `f` is written
+  // with under data props `dp`.
+  WriteProps DataWriteProps(const Dnode& f, const DataProps& dp) const;
   CompressType MetaCompress() const;
   // One attempt of Read; with hold_lock, mu_ stays held for the I/O.
   // *raced: a Sync installed a tree while the unlocked I/O ran.
@@ -442,6 +480,9 @@ class ObjsetWriter {
   std::list<std::pair<uint64_t, uint64_t>> synced_lru_ UZFS_GUARDED_BY(mu_);
   uint64_t synced_max_ UZFS_GUARDED_BY(mu_) = 0;
   SyncedCacheStats synced_stats_ UZFS_GUARDED_BY(mu_);
+  std::map<uint64_t, int> early_inflight_ UZFS_GUARDED_BY(mu_);  // txg -> early writes running
+  CondVar early_cv_;
+  std::atomic<uint64_t> early_used_{0}, early_dropped_{0};
 };
 
 }  // namespace uzfs

@@ -283,6 +283,10 @@ class Pool final : private TxgSyncer {
   Status ZilClose(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
   // The target log blocks are read through (ZilReader).
   BlockTarget& block_target();
+  // Whether new logs of this pool get log-device (slog) blocks: the
+  // choice between copying large writes into the log and logging them by
+  // reference (OpenZFS: no slog and at least zfs_immediate_write_sz).
+  bool ZilHasSlog() const UZFS_EXCLUDES(mu_);
   // Changes whenever a dataset's running log is stopped or replaced: a
   // holder of a writer compares it (lock-free) to know when to ask again.
   uint64_t zil_generation() const { return zil_gen_.load(std::memory_order_acquire); }

@@ -25,6 +25,22 @@
 // of older txgs are in the pool; claim_blk_seq/claim_lr_seq: how far the
 // log reaches). A later import sees claim_txg and claims nothing again.
 //
+// Writes logged by reference (TX_WRITE records of exactly 192 bytes, the
+// data in a block written in place: ZilWriterOptions::resolve_writes here
+// asks the dataset's ObjsetWriter::WriteEarly for the block, which the
+// txg sync then reuses; a block it cannot write early is copied into the
+// record instead). Such a block is born in its record's txg, like the
+// file's other blocks of that txg, and is the file's once that txg syncs:
+// freeing the log never frees it. On import, a record's block born after
+// the imported uberblock's txg is claimed with the log blocks (once per
+// block, as OpenZFS's zil_claim_log_record), after reading it through its
+// checksum: the first record whose block does not read ends the claimed
+// log (claim_lr_seq stops before it: its commit cannot have returned, the
+// block was written before the log block and both before one flush).
+// Replay copies the data into the file; then, when the log is freed
+// (ZilStart), the claimed blocks (born at or after claim_txg, records up
+// to claim_lr_seq) are freed with it.
+//
 // Promises: a header stored in txg T names a chain whose every block is
 // allocated in T's space maps or claimable from its birth; a log's blocks
 // are freed only in the txg its header stops naming them (Sync) or when
@@ -103,7 +119,17 @@ namespace {
 struct LogBlocks {
   std::vector<BlockPtr> blocks;
   ZilWalkResult res;
+  // (seq, block) of each TX_WRITE logged by reference, in log order.
+  std::vector<std::pair<uint64_t, BlockPtr>> writes;
 };
+
+// Collects the blocks of writes logged by reference.
+Status NoteIndirectWrite(const LogRecord& r, std::vector<std::pair<uint64_t, BlockPtr>>* out) {
+  const auto* w = std::get_if<LrWrite>(&r.body);
+  // Only TX_WRITE (OpenZFS claims no TX_WRITE2 block: its data synced).
+  if (w != nullptr && r.type() == TxType::kWrite && w->Indirect()) out->push_back({r.seq, w->blkptr});
+  return Status::Ok();
+}
 
 Result<LogBlocks> WalkLogBlocks(BlockTarget& target, const ZilHeader& zh) {
   LogBlocks out;
@@ -120,7 +146,7 @@ Result<LogBlocks> WalkLogBlocks(BlockTarget& target, const ZilHeader& zh) {
                      out.blocks.push_back(b.bp);
                      return Status::Ok();
                    },
-                   [](const LogRecord&) { return Status::Ok(); }));
+                   [&](const LogRecord& r) { return NoteIndirectWrite(r, &out.writes); }));
   switch (out.res.end) {
     case ZilEnd::kChecksum:
     case ZilEnd::kUnchained:
@@ -135,6 +161,27 @@ Result<LogBlocks> WalkLogBlocks(BlockTarget& target, const ZilHeader& zh) {
   return out;
 }
 
+// The blocks of writes logged by reference that a claim of `zh` took:
+// records up to its claim (claim_blk_seq, claim_lr_seq), blocks born at or
+// after claim_txg, each once. None for a log never claimed.
+Result<std::vector<BlockPtr>> ClaimedWriteBlocks(BlockTarget& target, const ZilHeader& zh) {
+  std::vector<BlockPtr> out;
+  if (zh.log.IsHole() || zh.claim_txg == 0) return out;
+  std::vector<std::pair<uint64_t, BlockPtr>> writes;
+  ZilReader reader(target);
+  ZilWalkOptions o;
+  o.skip_replayed = false;
+  UZFS_RETURN_IF_ERROR(
+      reader.Walk(zh, o, nullptr, [&](const LogRecord& r) { return NoteIndirectWrite(r, &writes); }).status());
+  std::set<std::pair<uint64_t, uint64_t>> seen;  // (vdev, offset) of DVA 0
+  for (const auto& [seq, bp] : writes) {
+    if (bp.birth < zh.claim_txg) continue;
+    if (!seen.insert({bp.dva[0].vdev, bp.dva[0].offset}).second) continue;
+    out.push_back(bp);
+  }
+  return out;
+}
+
 bool SameHeader(const ZilHeader& a, const ZilHeader& b) {
   return a.log == b.log && a.claim_txg == b.claim_txg && a.replay_seq == b.replay_seq &&
          a.claim_blk_seq == b.claim_blk_seq && a.flags == b.flags && a.claim_lr_seq == b.claim_lr_seq;
@@ -143,6 +190,15 @@ bool SameHeader(const ZilHeader& a, const ZilHeader& b) {
 }  // namespace
 
 BlockTarget& Pool::block_target() { return *target_; }
+
+bool Pool::ZilHasSlog() const {
+  MutexLock l(&mu_);
+  if (zil_log_class_failed_) return false;
+  for (const auto& [id, a] : log_class_) {
+    if (!zil_avoid_.count(id)) return true;
+  }
+  return false;
+}
 
 Allocator* Pool::LogClassFor(uint32_t top_id) const {
   auto it = log_class_.find(top_id);
@@ -238,24 +294,42 @@ Status Pool::ZilClaimAll() {
     if (max_birth >= open_txg_) open_txg_ = max_birth + 1;
     first = open_txg_;
   }
+  auto claim = [&](const BlockPtr& bp, const char* what) -> Status {
+    for (int d = 0; d < bp.NumDvas(); d++) {
+      Allocator* a = nullptr;
+      {
+        MutexLock l(&mu_);
+        a = LogClassFor(bp.dva[d].vdev);
+      }
+      if (a == nullptr) a = alloc_.get();
+      UZFS_RETURN_IF_ERROR(a->Claim(bp.dva[d], first).WithContext(what));
+    }
+    return Status::Ok();
+  };
   for (Found& f : found) {
     for (const BlockPtr& bp : f.lb.blocks) {
       if (bp.birth <= ub_txg) continue;
-      for (int d = 0; d < bp.NumDvas(); d++) {
-        Allocator* a = nullptr;
-        {
-          MutexLock l(&mu_);
-          a = LogClassFor(bp.dva[d].vdev);
-        }
-        if (a == nullptr) a = alloc_.get();
-        UZFS_RETURN_IF_ERROR(a->Claim(bp.dva[d], first).WithContext("claiming an intent log block"));
+      UZFS_RETURN_IF_ERROR(claim(bp, "claiming an intent log block"));
+    }
+    // Blocks of writes logged by reference, born after the uberblock: read
+    // (checksum) and claimed; the first unreadable one ends the log.
+    uint64_t lr_limit = f.lb.res.max_lr_seq;
+    std::set<std::pair<uint64_t, uint64_t>> seen;
+    for (const auto& [seq, bp] : f.lb.writes) {
+      if (bp.birth <= ub_txg) continue;
+      if (!seen.insert({bp.dva[0].vdev, bp.dva[0].offset}).second) continue;
+      std::vector<uint8_t> buf(bp.lsize);
+      if (!zio_->Read(bp, buf).ok()) {
+        lr_limit = seq - 1;
+        break;
       }
+      UZFS_RETURN_IF_ERROR(claim(bp, "claiming a block of a write logged by reference"));
     }
     if (f.lb.res.records == 0) continue;  // nothing to replay: the blocks are held, that is all
     ZilHeader zh = f.zh;
     zh.claim_txg = ub_txg + 1;
     zh.claim_blk_seq = f.lb.res.max_blk_seq;
-    zh.claim_lr_seq = f.lb.res.max_lr_seq;
+    zh.claim_lr_seq = lr_limit;
     zh.flags |= kZilClaimLrSeqValid | kZilReplayNeeded;
     UZFS_RETURN_IF_ERROR(f.os->SetZilHeader(zh, first));
   }
@@ -275,6 +349,9 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   }
   const ZilHeader old = os->zil_header();
   UZFS_ASSIGN_OR_RETURN(LogBlocks lb, WalkLogBlocks(*target_, old));
+  // Blocks of replayed writes logged by reference that the claim took:
+  // their data is in the file now.
+  UZFS_ASSIGN_OR_RETURN(std::vector<BlockPtr> claimed_writes, ClaimedWriteBlocks(*target_, old));
   auto z = std::make_shared<DatasetZil>();
   {
     MutexLock l(&mu_);
@@ -309,12 +386,39 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     }
     return Status::Ok();
   };
+  // Writes logged by reference: their blocks written now (the txg sync
+  // reuses them), else their bytes copied into the record.
+  o.resolve_writes = [os](std::span<LogRecord* const> recs) -> Status {
+    constexpr uint64_t kObjMask = (uint64_t{1} << 56) - 1;
+    std::vector<ObjsetWriter::EarlyWrite> reqs(recs.size());
+    for (size_t i = 0; i < recs.size(); i++) {
+      const auto& w = std::get<LrWrite>(recs[i]->body);
+      reqs[i].object = w.foid & kObjMask;
+      reqs[i].offset = w.offset;
+      reqs[i].txg = recs[i]->txg;
+    }
+    os->WriteEarly(reqs);
+    for (size_t i = 0; i < recs.size(); i++) {
+      auto& w = std::get<LrWrite>(recs[i]->body);
+      if (reqs[i].status.ok()) {
+        w.blkptr = reqs[i].bp;
+        continue;
+      }
+      w.blkptr = BlockPtr{};
+      w.data.resize(w.length);
+      UZFS_RETURN_IF_ERROR(os->Read(w.foid & kObjMask, w.offset, w.data));
+    }
+    return Status::Ok();
+  };
   z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc, nullptr, o);
   {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
     const uint64_t txg = tx.txg();
     for (const BlockPtr& bp : lb.blocks) {
       UZFS_RETURN_IF_ERROR(za->Free(bp, txg).WithContext("freeing the replayed intent log"));
+    }
+    for (const BlockPtr& bp : claimed_writes) {
+      UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg).WithContext("freeing a replayed write's block"));
     }
     UZFS_ASSIGN_OR_RETURN(z->stored, z->writer->Create(txg));
     UZFS_RETURN_IF_ERROR(os->SetZilHeader(z->stored, txg));

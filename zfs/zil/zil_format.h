@@ -56,8 +56,10 @@
 //   WRITE/WRITE2 (lr_write_t, 192): 32 foid 40 offset 48 length 56 blkoff
 //     64 blkptr(128). Data copied into the log follows (reclen > 192,
 //     "WR_COPIED"/"WR_NEED_COPY"); a record of exactly 192 bytes logs the
-//     write by reference ("WR_INDIRECT"): blkptr names a block written in
-//     place, blkoff the offset of the write in it.
+//     write by reference ("WR_INDIRECT"): blkptr names the file's whole
+//     block holding the write, written in place (the write starts at
+//     offset % lsize in it); blkoff is unused (0: OpenZFS says "no longer
+//     used", zfs-fuse writes 0).
 //   TRUNCATE (lr_truncate_t, 56): 32 foid 40 offset 48 length
 //   SETATTR (lr_setattr_t, 112): 32 foid 40 mask 48 mode 56 uid 64 gid
 //     72 size 80 atime[2] 96 mtime[2]; then an xvattr when mask has

@@ -165,11 +165,14 @@ Status ZilReader::ReadWriteData(const LrWrite& w, std::span<uint8_t> out) {
     return Status::Ok();
   }
   if (zio_ == nullptr) return Status::InvalidArgument("no Zio to read logged-by-reference data");
-  if (w.blkoff + out.size() > w.blkptr.lsize)
-    return Status::Corruption("logged write reaches past its block");
+  // The block holds the file's whole block: the write is at offset %
+  // lsize in it (lr_blkoff is "no longer used" in OpenZFS and 0 in what
+  // zfs-fuse writes, whatever the write's place in its block).
+  const uint64_t in = w.offset % w.blkptr.lsize;
+  if (in + out.size() > w.blkptr.lsize) return Status::Corruption("logged write reaches past its block");
   std::vector<uint8_t> block(w.blkptr.lsize);
   UZFS_RETURN_IF_ERROR(zio_->Read(w.blkptr, block));
-  std::copy(block.begin() + w.blkoff, block.begin() + w.blkoff + out.size(), out.begin());
+  std::copy(block.begin() + in, block.begin() + in + out.size(), out.begin());
   return Status::Ok();
 }
 

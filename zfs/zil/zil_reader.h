@@ -87,7 +87,8 @@ class ZilReader {
                              const ZilBlockFn& on_block, const ZilRecordFn& on_record);
 
   // The bytes a write logged by reference wrote: `out` (w.length bytes)
-  // from w.blkptr at w.blkoff; a hole reads as zeros. REQUIRES: a Zio was
+  // from w.blkptr at w.offset % its lsize (the block is the file's whole
+  // block; blkoff is not used); a hole reads as zeros. REQUIRES: a Zio was
   // given. Corruption / IoError as Zio::Read.
   Status ReadWriteData(const LrWrite& w, std::span<uint8_t> out);
 

@@ -135,6 +135,18 @@ Result<uint64_t> ZilWriter::Append(LogRecord rec, uint64_t oid) {
   return t;
 }
 
+Result<uint64_t> ZilWriter::AppendByReference(LogRecord rec) {
+  const auto* w = std::get_if<LrWrite>(&rec.body);
+  if (!opts_.resolve_writes || w == nullptr || !w->data.empty() || !w->blkptr.IsHole() || w->length == 0)
+    return Status::InvalidArgument("not a TX_WRITE to log by reference");
+  const uint64_t oid = ZilRecordObject(rec);
+  MutexLock l(&mu_);
+  if (!log_exists_) return Status::Busy("the dataset has no intent log");
+  const uint64_t t = next_ticket_++;
+  pending_.push_back(Pending{t, oid, std::move(rec), true});
+  return t;
+}
+
 void ZilWriter::DropObject(uint64_t oid) {
   if (oid == 0) return;
   MutexLock l(&mu_);
@@ -332,6 +344,21 @@ Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
     alloc_txg = opts_.open_txg();
   } else {
     for (const Pending& p : batch) alloc_txg = std::max(alloc_txg, p.rec.txg);
+  }
+  std::vector<LogRecord*> by_ref;
+  for (Pending& p : batch) {
+    if (p.by_ref) by_ref.push_back(&p.rec);
+  }
+  if (!by_ref.empty()) {
+    UZFS_RETURN_IF_ERROR(opts_.resolve_writes(by_ref));
+    for (Pending& p : batch) p.by_ref = false;
+    for (const LogRecord* r : by_ref) {
+      const auto& w = std::get<LrWrite>(r->body);
+      for (int d = 0; d < w.blkptr.NumDvas(); d++) {
+        const uint32_t v = w.blkptr.dva[d].vdev;
+        if (std::find(batch_vdevs_.begin(), batch_vdevs_.end(), v) == batch_vdevs_.end()) batch_vdevs_.push_back(v);
+      }
+    }
   }
   std::vector<uint64_t> sizes(batch.size());
   uint64_t total = 0;

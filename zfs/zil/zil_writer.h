@@ -115,6 +115,15 @@ struct ZilWriterOptions {
   // durable the writes to these top-level vdevs, the ones the batch wrote
   // blocks to (earlier batches' blocks were flushed by their own batch).
   std::function<Status(const std::vector<uint32_t>& vdevs)> flush_vdevs;
+  // Writes logged by reference (AppendByReference): called by the issuer,
+  // before it packs a batch, with the batch's TX_WRITE records that still
+  // lack their data (data empty, blkptr a hole). For each it either sets
+  // blkptr (and blkoff) to a block holding the write, written and complete
+  // before it returns ("WR_INDIRECT"), or fills data with the write's bytes
+  // (copied). An error fails the batch. The flush that ends the batch also
+  // covers the vdevs of the blocks it named. Without it such records are
+  // refused at append.
+  std::function<Status(std::span<LogRecord* const> recs)> resolve_writes;
 };
 
 // The object a record belongs to for Commit(ticket, oid): the file of a
@@ -165,6 +174,12 @@ class ZilWriter {
   // The same with an explicit object tag (0: a namespace record that every
   // commit writes); Append(rec) tags by ZilRecordObject(rec).
   Result<uint64_t> Append(LogRecord rec, uint64_t oid) UZFS_EXCLUDES(mu_);
+  // A TX_WRITE of `length` bytes at `offset` within one block of the file
+  // (blkoff = offset within that block), whose data the issuer asks
+  // opts.resolve_writes for when it writes the record: by reference (the
+  // block written in place, what OpenZFS does for large writes without a
+  // slog or with logbias=throughput) or copied. Tagged with the file.
+  Result<uint64_t> AppendByReference(LogRecord rec) UZFS_EXCLUDES(mu_);
   // Forgets the queued records tagged `oid` (the object was freed).
   void DropObject(uint64_t oid) UZFS_EXCLUDES(mu_);
   // Makes the queued records tagged `oid` untagged, so every commit that
@@ -193,6 +208,7 @@ class ZilWriter {
     uint64_t ticket;
     uint64_t oid;  // 0: untagged
     LogRecord rec;
+    bool by_ref = false;  // resolve_writes gives its data
   };
   struct Written {
     BlockPtr bp;

@@ -156,6 +156,7 @@ constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction 
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
 constexpr uint64_t kLogCopyMax = 32 << 20;      // write data copied into the log per txg, at most
+constexpr uint64_t kImmediateWriteSize = 32 << 10;  // OpenZFS zfs_immediate_write_sz: larger writes by reference
 
 bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
 bool IsReg(uint64_t mode) { return (mode & kSIfMt) == S_IFREG; }
@@ -845,9 +846,38 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     z.a.size = std::max(z.a.size, end);
     z.a.mtime = z.a.ctime = Now();
     ZPL_TRY(Store(z, txg));
-    Log(LogWrite(z.obj, offset, data), txg);
+    LogWriteData(z, offset, data, txg);
     tx.Commit(WriteDirtyBytes(data.size(), held));
     return ZplStatus::Ok();
+  }
+
+  // A write's log records: its bytes copied into the log, or — with
+  // logbias=throughput, or for a write of kImmediateWriteSize or more when
+  // the log has no log device (OpenZFS's rule) — one record per block it
+  // touches, logged by reference: the commit writes that block in place
+  // and the txg sync reuses it, so the data reaches the disks once.
+  void LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
+      UZFS_REQUIRES(mu_) {
+    const bool by_ref = log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled &&
+                        (logbias_throughput_ || (data.size() >= kImmediateWriteSize && !pool_.ZilHasSlog()));
+    if (!by_ref) {
+      Log(LogWrite(z.obj, offset, data), txg);
+      return;
+    }
+    log_changes_.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t bs = z.dn.DataBlockSize();
+    const uint64_t end = offset + data.size();
+    for (uint64_t pos = offset; pos < end;) {
+      const uint64_t blkoff = pos % bs;
+      const uint64_t n = std::min(bs - blkoff, end - pos);
+      LogRecord r = LogWriteByReference(z.obj, pos, n);
+      r.txg = txg;
+      if (!log_->AppendByReference(std::move(r)).ok()) {
+        Unlogged(txg);
+        return;
+      }
+      pos += n;
+    }
   }
 
   // Through the intent log: one log write (group commit) instead of a
@@ -1247,6 +1277,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     atime_ = PropNumber("atime", true) != 0;
     relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
     sync_mode_.store(PropSetValue("sync", true).value_or(0), std::memory_order_relaxed);
+    logbias_throughput_ = PropSetValue("logbias", true).value_or(0) == 1;
     readonly_prop_ = PropNumber("readonly", true) != 0;
     // xattr: 0 off, 1 dir (and "on" as zfs-fuse and OpenZFS <= 2.2 store
     // it), 2 sa; unset means "on", which (as in OpenZFS 2.3) is sa where
@@ -1878,6 +1909,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // changes made (logged or not), read without mu_ by SyncAlways.
   static constexpr uint64_t kSyncAlways = 1, kSyncDisabled = 2;
   std::atomic<uint64_t> sync_mode_{0};
+  bool logbias_throughput_ UZFS_GUARDED_BY(mu_) = false;  // logbias=throughput
   std::atomic<uint64_t> log_changes_{0};
   bool readonly_prop_ UZFS_GUARDED_BY(mu_) = false;
   bool xattr_ UZFS_GUARDED_BY(mu_) = true;

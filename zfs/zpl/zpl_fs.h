@@ -41,7 +41,8 @@
 // Properties acting on data (read at Mount, refreshed by RefreshProps):
 // recordsize, compression, checksum, copies, atime/relatime, readonly,
 // quota/refquota (EDQUOT), reservation/refreservation and pool space
-// (ENOSPC), xattr (on|sa|off), casesensitivity/normalization (as created).
+// (ENOSPC), xattr (on|sa|off), casesensitivity/normalization (as created),
+// sync, logbias (writes logged by reference: zpl_log.h).
 // Space: a change that can allocate is refused when its worst case plus
 // twice this dataset's unsynced dirty bytes plus 1 MiB exceeds AVAIL as
 // `zfs list` computes it (quota/refquota: EDQUOT; else ENOSPC); unlink,

@@ -6,7 +6,9 @@
 #include <linux/fs.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <vector>
 
 namespace uzfs {
@@ -61,6 +63,14 @@ LogRecord LogWrite(uint64_t foid, uint64_t offset, std::span<const uint8_t> data
   w.offset = offset;
   w.length = data.size();
   w.data.assign(data.begin(), data.end());
+  return Rec(TxType::kWrite, std::move(w));
+}
+
+LogRecord LogWriteByReference(uint64_t foid, uint64_t offset, uint64_t length) {
+  LrWrite w;
+  w.foid = foid;
+  w.offset = offset;
+  w.length = length;
   return Rec(TxType::kWrite, std::move(w));
 }
 
@@ -135,21 +145,74 @@ class Replayer final : public ZilReplayTarget {
   }
 
   ZplStatus Write(const LrWrite& w, ZilReader& reader) {
+    const uint64_t obj = w.foid & kFoidObjMask;
     std::vector<uint8_t> buf;
     std::span<const uint8_t> data = w.data;
+    uint64_t offset = w.offset;
     if (w.data.empty()) {
       if (w.length == 0) return ZplStatus::Ok();
-      buf.resize(w.length);
-      Status s = reader.ReadWriteData(w, buf);
+      LrWrite at = w;
+      if (!w.blkptr.IsHole() && w.length < w.blkptr.lsize) {
+        // By reference: the whole block, as OpenZFS replays it (a later
+        // TX_WRITE2 into the same block has its bytes only there), cut
+        // at the file's end or the write's end, whichever is further.
+        auto a = fs_.GetAttr(obj);
+        if (!a.ok()) return a.status();
+        const uint64_t start = w.offset - w.offset % w.blkptr.lsize;
+        const uint64_t end = std::min(start + w.blkptr.lsize, std::max(a->size, w.offset + w.length));
+        at.offset = offset = start;
+        at.length = end - start;
+      }
+      buf.resize(at.length);
+      Status s = reader.ReadWriteData(at, buf);
       if (!s.ok()) return ZplStatus::FromStatus(s);
       data = buf;
+      if (!w.blkptr.IsHole()) Remember(obj, w);
     }
-    auto h = fs_.Open(root_, w.foid & kFoidObjMask, O_WRONLY);
+    auto h = fs_.Open(root_, obj, O_WRONLY);
     if (!h.ok()) return h.status();
-    auto n = fs_.Write(*h, w.offset, data);
+    auto n = fs_.Write(*h, offset, data);
     ZplStatus rs = fs_.Release(*h);
     if (!n.ok()) return n.status();
     return rs;
+  }
+
+  // The block of a write by reference just replayed, for a TX_WRITE2 into
+  // the same block.
+  void Remember(uint64_t obj, const LrWrite& w) {
+    if (recent_.size() >= 64) recent_.clear();
+    recent_[{obj, w.offset - w.offset % w.blkptr.lsize}] = w.blkptr;
+  }
+
+  // TX_WRITE2: OpenZFS writes one when the block's early write ("dmu_sync")
+  // is already under way for an earlier record of the same block: its
+  // bytes are in that record's block, and its own block pointer names
+  // nothing. OpenZFS's replay writes that earlier block whole and only
+  // grows the file here (zfs_replay_write2); uzfs writes the earlier
+  // block's bytes up to the file's end, so it takes this record's bytes
+  // from that block now (else, as OpenZFS, only grows the file).
+  ZplStatus ExtendTo(const LrWrite& w, ZilReader& reader) {
+    const uint64_t obj = w.foid & kFoidObjMask;
+    for (const auto& [key, bp] : recent_) {
+      if (key.first != obj || w.offset < key.second || w.offset + w.length > key.second + bp.lsize) continue;
+      LrWrite at = w;
+      at.blkptr = bp;
+      std::vector<uint8_t> buf(w.length);
+      Status s = reader.ReadWriteData(at, buf);
+      if (!s.ok()) return ZplStatus::FromStatus(s);
+      auto h = fs_.Open(root_, obj, O_WRONLY);
+      if (!h.ok()) return h.status();
+      auto n = fs_.Write(*h, w.offset, buf);
+      ZplStatus rs = fs_.Release(*h);
+      if (!n.ok()) return n.status();
+      return rs;
+    }
+    auto a = fs_.GetAttr(obj);
+    if (!a.ok()) return a.status();
+    if (a->size >= w.offset + w.length) return ZplStatus::Ok();
+    ZplSetAttr set;
+    set.size = w.offset + w.length;
+    return fs_.SetAttr(root_, obj, set).status();
   }
 
   ZplStatus Truncate(const LrTruncate& t) {
@@ -196,7 +259,9 @@ class Replayer final : public ZilReplayTarget {
       return fs_.Rename(root_, n->sdoid, n->src, n->tdoid, n->tgt,
                         t == TxType::kRenameExchange ? RENAME_EXCHANGE : 0);
     }
-    if (const auto* w = std::get_if<LrWrite>(&rec.body)) return Write(*w, reader);
+    if (const auto* w = std::get_if<LrWrite>(&rec.body)) {
+      return t == TxType::kWrite2 ? ExtendTo(*w, reader) : Write(*w, reader);
+    }
     if (const auto* tr = std::get_if<LrTruncate>(&rec.body)) return Truncate(*tr);
     if (const auto* a = std::get_if<LrSetattr>(&rec.body)) return Setattr(*a);
     return ZplStatus(EOPNOTSUPP, TxTypeName(rec.txtype) + " is not replayed");
@@ -207,6 +272,7 @@ class Replayer final : public ZilReplayTarget {
   const ZilHeader base_;
   ZplReplayStats& stats_;
   const ZplCred root_{};
+  std::map<std::pair<uint64_t, uint64_t>, BlockPtr> recent_;  // (object, block start) -> block
 };
 
 }  // namespace

@@ -4,8 +4,10 @@
 //
 // What is logged (OpenZFS record layouts, zil_format.h): create/mknod
 // (TX_CREATE), mkdir, symlink, unlink (TX_REMOVE), rmdir, link, rename
-// (and RENAME_EXCHANGE), write (TX_WRITE, the data always copied into the
-// log: uzfs has no by-reference writes yet), O_TRUNC and hole punching
+// (and RENAME_EXCHANGE), write (TX_WRITE: the data copied into the log,
+// or, for writes of 32 KiB or more on a pool without a log device and for
+// every write with logbias=throughput, one record per block naming the
+// block written in place: "WR_INDIRECT", see pool_zil.cc), O_TRUNC and hole punching
 // (TX_TRUNCATE), setattr (TX_SETATTR: mode, uid, gid, size, atime,
 // mtime), and changes of xattr directories as OpenZFS logs them
 // (TX_MKXATTR for the hidden directory, TX_CREATE/TX_WRITE/TX_TRUNCATE/
@@ -49,6 +51,10 @@ LogRecord LogRemove(TxType type, uint64_t doid, std::string_view name);
 LogRecord LogLink(uint64_t doid, uint64_t obj, std::string_view name);
 LogRecord LogRename(bool exchange, uint64_t sdoid, std::string_view src, uint64_t tdoid, std::string_view tgt);
 LogRecord LogWrite(uint64_t foid, uint64_t offset, std::span<const uint8_t> data);
+// A TX_WRITE of `length` bytes at `offset`, within one block of the file,
+// without its data: for ZilWriter::AppendByReference, which asks the pool
+// for the block (or the bytes).
+LogRecord LogWriteByReference(uint64_t foid, uint64_t offset, uint64_t length);
 LogRecord LogTruncate(uint64_t foid, uint64_t offset, uint64_t length);
 // mask: kAtMode | kAtUid | kAtGid | kAtSize | kAtAtime | kAtMtime; the
 // values are the file's after the change.

@@ -1,0 +1,261 @@
+// Writes logged by reference (WR_INDIRECT) through the pool and the ZPL:
+// a large fsync'ed write on a pool without a log device (or any write with
+// logbias=throughput) is written in place at commit, its TX_WRITE names
+// that block, and the txg sync reuses it — the data reaches the leaves
+// once, not twice. After a crash the log's blocks are claimed and replayed;
+// after the txg that reused them synced, nothing is claimed or freed twice
+// (our zdb -b judges both; zil_indirect_compat_test has zfs-fuse judge).
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dmu/objset_writer.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/zil/zil_writer.h"
+#include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/zpl_fs.h"
+
+namespace uzfs {
+namespace {
+
+const ZplCred kRoot{};
+
+std::span<const uint8_t> B(const std::vector<uint8_t>& v) { return v; }
+
+class ZilIndirectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PoolLayout l;
+    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
+    PoolCreateOptions o = pooltest::V23();
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("tp", l, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  Result<std::unique_ptr<Pool>> Import() {
+    PoolImportOptions io;
+    io.fs_init = InitNewFilesystem;
+    io.txg.timeout = std::chrono::seconds(60);  // only the log carries changes
+    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
+    for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      p = pooltest::ImportFrom(dir_.path(), "tp", io);
+    }
+    return p;
+  }
+  // fn runs in a child that then dies without unmount, export or sync.
+  void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto p = Import();
+      if (!p.ok()) _exit(2);
+      auto fs = ZplFs::Mount(**p, "tp");
+      if (!fs.ok()) _exit(3);
+      _exit(fn(**p, **fs) ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st)) << st;
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+  }
+  static bool Write(ZplFs& fs, const std::string& name, uint64_t off, const std::vector<uint8_t>& data,
+                    bool fsync) {
+    auto c = fs.Create(kRoot, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+    if (!c.ok() || !fs.Write(c->second, off, B(data)).ok()) return false;
+    if (fsync && !fs.Fsync(c->second, false).ok()) return false;
+    return fs.Release(c->second).ok();
+  }
+  static std::vector<uint8_t> Read(ZplFs& fs, const std::string& name) {
+    auto a = fs.Lookup(kRoot, fs.root_ino(), name);
+    if (!a.ok()) return {};
+    auto h = fs.Open(kRoot, a->ino, O_RDONLY);
+    if (!h.ok()) return {};
+    std::vector<uint8_t> out(a->size);
+    if (!fs.Read(*h, 0, out).ok()) out.clear();
+    (void)fs.Release(*h);
+    return out;
+  }
+  static uint64_t LeafBytesWritten(Pool& p) {
+    std::vector<Vdev*> leaves;
+    p.root_vdev().CollectLeaves(&leaves);
+    uint64_t n = 0;
+    for (Vdev* v : leaves) n += v->io_counters().write_bytes;
+    return n;
+  }
+  // Bytes the leaves take for `size` bytes of fsync'ed writes in `chunk`s
+  // (a file of its own), the txg synced; and the log bytes.
+  static void Measure(Pool& p, ZplFs& fs, const std::string& name, size_t size, size_t chunk,
+                      uint64_t* leaf, uint64_t* log) {
+    auto w = p.ZilStart("tp");
+    ASSERT_UZFS_OK(w.status());
+    ASSERT_UZFS_OK(p.Sync());
+    const uint64_t leaf0 = LeafBytesWritten(p), log0 = (*w)->stats().bytes_written.load();
+    auto c = fs.Create(kRoot, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_TRUE(c.ok());
+    for (size_t off = 0; off < size; off += chunk) {
+      ASSERT_TRUE(fs.Write(c->second, off, B(test::RandomBytes(chunk, off + 7))).ok());
+      ASSERT_TRUE(fs.Fsync(c->second, false).ok());
+    }
+    ASSERT_TRUE(fs.Release(c->second).ok());
+    ASSERT_UZFS_OK(p.Sync());
+    *leaf = LeafBytesWritten(p) - leaf0;
+    *log = (*w)->stats().bytes_written.load() - log0;
+  }
+
+  test::TempDir dir_;
+};
+
+// 4 MiB fsync'ed in 1 MiB writes: by reference, the leaves take about the
+// data once (plus metadata and a few log blocks); in 16 KiB writes (below
+// zfs_immediate_write_sz: copied into the log) about twice.
+TEST_F(ZilIndirectTest, LargeWritesReachTheDisksOnce) {
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(Write(**m, "warm", 0, {1}, true));  // starts the log
+  auto os = (*p)->Objset("tp");
+  ASSERT_UZFS_OK(os.status());
+  const uint64_t used0 = (*os)->early_used();
+  constexpr size_t kSize = 4 << 20;
+  uint64_t leaf_ref = 0, log_ref = 0, leaf_copy = 0, log_copy = 0;
+  Measure(**p, **m, "ref", kSize, 1 << 20, &leaf_ref, &log_ref);
+  Measure(**p, **m, "copy", kSize, 16 << 10, &leaf_copy, &log_copy);
+  std::fprintf(stderr, "4 MiB fsync'ed: by reference leaves %llu log %llu; copied leaves %llu log %llu\n",
+               (unsigned long long)leaf_ref, (unsigned long long)log_ref, (unsigned long long)leaf_copy,
+               (unsigned long long)log_copy);
+  EXPECT_EQ((*os)->early_used() - used0, kSize / (128 << 10));  // every block reused by the sync
+  // Each side also pays its txg syncs' metadata (MOS, space maps, labels).
+  EXPECT_LT(log_ref, 64u << 10);
+  EXPECT_LT(leaf_ref, kSize * 3 / 2);
+  EXPECT_GT(log_copy, kSize);
+  EXPECT_GT(leaf_copy, leaf_ref + kSize * 9 / 10);
+  EXPECT_EQ(Read(**m, "ref"), [&] {
+    std::vector<uint8_t> want;
+    for (size_t off = 0; off < kSize; off += 1 << 20) {
+      auto b = test::RandomBytes(1 << 20, off + 7);
+      want.insert(want.end(), b.begin(), b.end());
+    }
+    return want;
+  }());
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// kill -9 right after the fsyncs (no txg sync): the blocks are claimed and
+// replayed, also blocks changed again (or truncated) in the same txg after
+// their early write, and a write at an unaligned offset.
+TEST_F(ZilIndirectTest, CrashAfterFsyncOfLargeWrites) {
+  const auto a = test::RandomBytes(1 << 20, 1), patch = test::RandomBytes(65536, 2);
+  const auto b = test::RandomBytes(300000, 3), c = test::RandomBytes(262144, 4);
+  InChild([&](Pool& pool, ZplFs& fs) {
+    if (!Write(fs, "warm", 0, {1}, true)) return false;
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    auto log = pool.ZilStart("tp");
+    if (!log.ok()) return false;
+    const uint64_t bytes0 = (*log)->stats().bytes_written.load();
+    if (!Write(fs, "a", 0, a, true) || !Write(fs, "b", 70000, b, true)) return false;
+    if (!Write(fs, "a", 200000, patch, true)) return false;  // blocks written early change again
+    if (!Write(fs, "c", 0, c, true)) return false;
+    auto ci = fs.Lookup(kRoot, fs.root_ino(), "c");
+    ZplSetAttr tr;
+    tr.size = 1000;
+    if (!ci.ok() || !fs.SetAttr(kRoot, ci->ino, tr).ok()) return false;
+    auto h = fs.Open(kRoot, ci->ino, O_RDONLY);
+    if (!h.ok() || !fs.Fsync(*h, false).ok() || !fs.Release(*h).ok()) return false;
+    const uint64_t bytes = (*log)->stats().bytes_written.load() - bytes0;
+    std::fprintf(stderr, "log bytes for 1.7 MiB of writes: %llu\n", static_cast<unsigned long long>(bytes));
+    return bytes < (128u << 10) && pool.txg_stats().synced_txg == synced;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::vector<uint8_t> want_a = a;
+    std::copy(patch.begin(), patch.end(), want_a.begin() + 200000);
+    EXPECT_TRUE(Read(**m, "a") == want_a);
+    std::vector<uint8_t> want_b(70000, 0);
+    want_b.insert(want_b.end(), b.begin(), b.end());
+    EXPECT_TRUE(Read(**m, "b") == want_b);
+    EXPECT_TRUE(Read(**m, "c") == std::vector<uint8_t>(c.begin(), c.begin() + 1000));
+    ASSERT_TRUE((*m)->Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// A crash after the txg that reused the early blocks synced: those blocks
+// are the file's, the log no longer needs them (nothing claims or frees
+// them again); a later large write in the log is replayed on top.
+TEST_F(ZilIndirectTest, CrashAfterTheTxgThatReusedTheBlocksSynced) {
+  const auto a = test::RandomBytes(1 << 20, 5), more = test::RandomBytes(524288, 6);
+  InChild([&](Pool& pool, ZplFs& fs) {
+    if (!Write(fs, "warm", 0, {1}, true)) return false;
+    if (!Write(fs, "a", 0, a, true)) return false;
+    if (!pool.Sync().ok()) return false;
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    if (!Write(fs, "x", 0, {9, 9}, true)) return false;
+    if (!Write(fs, "a", 1 << 20, more, true)) return false;
+    return pool.txg_stats().synced_txg == synced;
+  });
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  {
+    auto m = ZplFs::Mount(**p, "tp");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::vector<uint8_t> want = a;
+    want.insert(want.end(), more.begin(), more.end());
+    EXPECT_TRUE(Read(**m, "a") == want);
+    EXPECT_EQ(Read(**m, "x"), (std::vector<uint8_t>{9, 9}));
+    ASSERT_TRUE((*m)->Unmount().ok());
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+// logbias=throughput: even a 4 KiB write is logged by reference (its
+// block reused by the sync); the default (latency) copies it.
+TEST_F(ZilIndirectTest, LogbiasThroughputLogsSmallWritesByReference) {
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(Write(**m, "warm", 0, {1}, true));
+  auto os = (*p)->Objset("tp");
+  ASSERT_UZFS_OK(os.status());
+  const uint64_t used0 = (*os)->early_used();
+  ASSERT_TRUE(Write(**m, "small", 0, test::RandomBytes(4096, 8), true));
+  ASSERT_UZFS_OK((*p)->Sync());
+  EXPECT_EQ((*os)->early_used(), used0);
+  ASSERT_UZFS_OK((*p)->SetProp("tp", "logbias", "throughput"));
+  ASSERT_UZFS_OK((*p)->Sync());
+  ASSERT_TRUE((*m)->RefreshProps().ok());  // what uzfsd does after zfs set
+  ASSERT_TRUE(Write(**m, "small2", 0, test::RandomBytes(4096, 9), true));
+  ASSERT_UZFS_OK((*p)->Sync());
+  EXPECT_EQ((*os)->early_used(), used0 + 1);
+  ASSERT_TRUE((*m)->Unmount().ok());
+  m->reset();
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
+}  // namespace
+}  // namespace uzfs
