@@ -27,6 +27,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -66,30 +67,11 @@ TEST(ZilIndirectCompatTest, ZfsFuseReplaysUzfsIndirectWrites) {
   test::TempDir dir;
   const auto dev = dir.path() / "dev";
   std::filesystem::create_directories(dev);
-  {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dev, "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("zilpool", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->CreateDataset("zilpool/fs", {}));
-    ASSERT_UZFS_OK((*p)->Export());
-  }
+  ziltest::CreatePool(dev, "zilpool", "zilpool/fs");
   const std::string big = Pattern(1 << 20, 7, 3);
   const std::string patch = Pattern(65536, 11, 5);
   const std::string mid = Pattern(300000, 13, 1);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    io.txg.timeout = std::chrono::seconds(60);
-    auto p = pooltest::ImportFrom(dev, "zilpool", io);
-    if (!p.ok()) _exit(2);
-    auto m = ZplFs::Mount(**p, "zilpool/fs");
-    if (!m.ok()) _exit(3);
-    ZplFs& fs = **m;
+  ziltest::InChild([&] { return ziltest::ImportSlowTxgs(dev, "zilpool"); }, "zilpool/fs", [&](Pool& pool, ZplFs& fs) {
     const uint64_t root = fs.root_ino();
     auto put = [&](const std::string& name, uint64_t off, const std::string& data) {
       auto c = fs.Create(kRoot, root, name, S_IFREG | 0644, O_CREAT | O_RDWR);
@@ -97,20 +79,13 @@ TEST(ZilIndirectCompatTest, ZfsFuseReplaysUzfsIndirectWrites) {
       if (!fs.Write(c->second, off, B(data)).ok()) return false;
       return fs.Fsync(c->second, false).ok() && fs.Release(c->second).ok();
     };
-    if (!put("warm", 0, "w")) _exit(4);  // starts the log (a txg sync)
-    const uint64_t synced = (*p)->txg_stats().synced_txg;
-    if (!put("big", 0, big)) _exit(5);
-    if (!put("mid", 70000, mid)) _exit(6);  // unaligned: partial first and last blocks
-    // Blocks already written early for big, changed again in the same txg.
-    if (!put("big", 200000, patch)) _exit(7);
-    if ((*p)->txg_stats().synced_txg != synced) _exit(8);  // only the log holds it
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
-  ASSERT_EQ(WEXITSTATUS(st), 0);
-
+    if (!put("warm", 0, "w")) return false;  // starts the log (a txg sync)
+    const uint64_t synced = pool.txg_stats().synced_txg;
+    // big: 8 blocks; mid: unaligned (partial first and last blocks); then
+    // blocks already written early for big change again in the same txg.
+    if (!put("big", 0, big) || !put("mid", 70000, mid) || !put("big", 200000, patch)) return false;
+    return pool.txg_stats().synced_txg == synced;  // only the log holds it
+  });
   const auto expect = dir.path() / "expect";
   std::filesystem::create_directories(expect);
   std::string big2 = big;

@@ -18,6 +18,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zil/zil_writer.h"
@@ -33,41 +34,11 @@ std::span<const uint8_t> B(const std::vector<uint8_t>& v) { return v; }
 
 class ZilIndirectTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->Export());
-  }
-  Result<std::unique_ptr<Pool>> Import() {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    io.txg.timeout = std::chrono::seconds(60);  // only the log carries changes
-    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    }
-    return p;
-  }
+  void SetUp() override { ziltest::CreatePool(dir_.path(), "tp", "tp"); }
+  Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp"); }
   // fn runs in a child that then dies without unmount, export or sync.
   void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto p = Import();
-      if (!p.ok()) _exit(2);
-      auto fs = ZplFs::Mount(**p, "tp");
-      if (!fs.ok()) _exit(3);
-      _exit(fn(**p, **fs) ? 0 : 1);
-    }
-    int st = 0;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_TRUE(WIFEXITED(st)) << st;
-    ASSERT_EQ(WEXITSTATUS(st), 0);
+    ziltest::InChild([this] { return Import(); }, "tp", fn);
   }
   static bool Write(ZplFs& fs, const std::string& name, uint64_t off, const std::vector<uint8_t>& data,
                     bool fsync) {

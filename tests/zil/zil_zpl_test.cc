@@ -31,6 +31,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/zil/zil_reader.h"
@@ -61,62 +62,17 @@ std::span<const uint8_t> B(const std::string& s) {
 
 class ZilZplTest : public ::testing::Test {
  protected:
-  static TxgOptions SlowTxgs() {
-    TxgOptions t;
-    t.timeout = std::chrono::seconds(60);
-    return t;
-  }
-  void SetUp() override {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->Export());
-  }
+  void SetUp() override { ziltest::CreatePool(dir_.path(), "tp", "tp"); }
   // The pool again, with a log device (top-level vdev 1).
   void CreateWithSlog() {
     std::filesystem::remove(dir_.path() / "d0");
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    l.logs.push_back(pooltest::Leaf(dir_.path(), "slog"));
-    PoolCreateOptions o = pooltest::V23();
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->Export());
+    ziltest::CreatePool(dir_.path(), "tp", "tp", /*slog=*/true);
   }
-  Result<std::unique_ptr<Pool>> Import() {
-    PoolImportOptions io;
-    io.fault_injectable = true;
-    io.fs_init = InitNewFilesystem;
-    io.txg = SlowTxgs();
-    // A killed process's io_uring may hold its files' locks a moment longer.
-    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    }
-    return p;
-  }
+  Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp", true); }
   // Runs fn in a child over an imported pool and mounted file system; the
   // child then dies without closing anything. fn returns false on failure.
   void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto p = Import();
-      if (!p.ok()) _exit(2);
-      auto fs = ZplFs::Mount(**p, "tp");
-      if (!fs.ok()) _exit(3);
-      const bool ok = fn(**p, **fs);
-      _exit(ok ? 0 : 1);
-    }
-    int st = 0;
-    ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    ASSERT_TRUE(WIFEXITED(st)) << st;
-    ASSERT_EQ(WEXITSTATUS(st), 0);
+    ziltest::InChild([this] { return Import(); }, "tp", fn);
   }
   std::string ReadAll(ZplFs& fs, uint64_t ino) {
     auto a = fs.GetAttr(ino);

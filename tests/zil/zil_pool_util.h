@@ -1,0 +1,76 @@
+// Shared by the intent-log tests that crash a pool: a one-disk version-23
+// pool with an empty file system, imported with slow txgs (only the log
+// carries changes), and a child process that works on it and dies without
+// unmount, export or sync (its device writes survive, as after SIGKILL).
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/dsl/pool_test_util.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/zpl_fs.h"
+
+namespace uzfs::ziltest {
+
+// Pool `name` on dir/d0 (plus dir/slog as a log device when asked), with
+// dataset `ds` unless it is the pool's own, exported.
+inline void CreatePool(const std::filesystem::path& dir, const std::string& name, const std::string& ds,
+                       bool slog = false) {
+  PoolLayout l;
+  l.data.push_back(pooltest::Leaf(dir, "d0"));
+  if (slog) l.logs.push_back(pooltest::Leaf(dir, "slog"));
+  PoolCreateOptions o = pooltest::V23();
+  o.fs_init = InitNewFilesystem;
+  auto p = Pool::Create(name, l, o);
+  ASSERT_UZFS_OK(p.status());
+  if (ds != name) ASSERT_UZFS_OK((*p)->CreateDataset(ds, {}));
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+// Imports with txgs closing only after a minute; a killed process's
+// io_uring may hold its files' locks a moment longer (Busy: retried).
+inline Result<std::unique_ptr<Pool>> ImportSlowTxgs(const std::filesystem::path& dir, const std::string& name,
+                                                    bool fault_injectable = false) {
+  PoolImportOptions io;
+  io.fault_injectable = fault_injectable;
+  io.fs_init = InitNewFilesystem;
+  io.txg.timeout = std::chrono::seconds(60);
+  auto p = pooltest::ImportFrom(dir, name, io);
+  for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    p = pooltest::ImportFrom(dir, name, io);
+  }
+  return p;
+}
+
+// Runs fn in a child over the imported pool and mounted `ds`; the child
+// then dies without closing anything. fn returns false on failure.
+inline void InChild(const std::function<Result<std::unique_ptr<Pool>>()>& import, const std::string& ds,
+                    const std::function<bool(Pool&, ZplFs&)>& fn) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto p = import();
+    if (!p.ok()) _exit(2);
+    auto fs = ZplFs::Mount(**p, ds);
+    if (!fs.ok()) _exit(3);
+    _exit(fn(**p, **fs) ? 0 : 1);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+}  // namespace uzfs::ziltest
