@@ -43,6 +43,8 @@ const TunableDef kCacheTunables[] = {
     {"dbuf_cache_max", TunableKind::kSize, 0, &SixteenthOfRam, 0, kMaxBytes,
      "Bytes of file blocks each mounted file system keeps after their txg synced, so a partial overwrite needs no read; read at mount."},
     {"zfetch_disable", TunableKind::kBool, 0, nullptr, 0, 1, "Turn off stream prefetch."},
+    {"zfs_immediate_write_sz", TunableKind::kSize, 32ull << 10, nullptr, 0, kMaxBytes,
+     "Logged writes this large or larger go to the intent log by reference when the pool has no log device (logbias=latency); read at mount."},
     {"zpl_dir_cache_max", TunableKind::kSize, 32ull << 20, nullptr, 0, kMaxBytes,
      "Bytes of directory ZAP blocks a mounted file system keeps between operations; read at mount."},
     {"zfetch_max_streams", TunableKind::kCount, 8, nullptr, 1, 256, "Concurrent prefetch streams per file."},

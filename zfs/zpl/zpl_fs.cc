@@ -239,7 +239,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
         ds_(std::move(ds)),
         os_(os),
         prefetch_(*os, tunables),
-        dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)) {
+        dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)),
+        immediate_write_sz_(ImmediateWriteSize(tunables)) {
     os_->SetSyncedCacheLimit(SyncedCacheBytes(tunables));
   }
   // dbuf_cache_max: what the object set keeps of blocks after their txg
@@ -247,6 +248,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   static uint64_t SyncedCacheBytes(const Tunables* t) {
     auto v = t ? t->Get("dbuf_cache_max") : Result<uint64_t>(Status::NotFound("no tunables"));
     return v.ok() ? *v : DefaultSyncedCacheBytes();
+  }
+  // zfs_immediate_write_sz (cache/cache_tunables.cc), or OpenZFS's 32 KiB.
+  static uint64_t ImmediateWriteSize(const Tunables* t) {
+    auto v = t ? t->Get("zfs_immediate_write_sz") : Result<uint64_t>(Status::NotFound("no tunables"));
+    return v.ok() ? *v : kImmediateWriteSize;
   }
   // zpl_dir_cache_max (cache/cache_tunables.cc), or ZplDirs' default.
   static uint64_t DirCacheBytes(const Tunables* t) {
@@ -852,14 +858,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   // A write's log records: its bytes copied into the log, or — with
-  // logbias=throughput, or for a write of kImmediateWriteSize or more when
+  // logbias=throughput, or for a write of zfs_immediate_write_sz or more when
   // the log has no log device (OpenZFS's rule) — one record per block it
   // touches, logged by reference: the commit writes that block in place
   // and the txg sync reuses it, so the data reaches the disks once.
   void LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
       UZFS_REQUIRES(mu_) {
     const bool by_ref = log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled &&
-                        (logbias_throughput_ || (data.size() >= kImmediateWriteSize && !pool_.ZilHasSlog()));
+                        (logbias_throughput_ || (data.size() >= immediate_write_sz_ && !pool_.ZilHasSlog()));
     if (!by_ref) {
       LogWriteOf(z.obj, offset, data, txg);
       return;
@@ -1931,6 +1937,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   uint64_t space_txg_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;
   DatasetSpace space_ UZFS_GUARDED_BY(mu_);
   ZplDirs dirs_ UZFS_GUARDED_BY(mu_);
+  const uint64_t immediate_write_sz_;  // zfs_immediate_write_sz, read at mount
   std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
