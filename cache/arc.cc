@@ -615,6 +615,77 @@ Result<ArcRef> Arc::Read(const ArcKey& key, const ArcReadFlags& flags, const Fil
   return ref;
 }
 
+void Arc::ReadMany(std::span<const ArcKey> keys, std::span<const ArcReadFlags> flags,
+                   const FillMany& fill_many) {
+  Impl& im = *impl_;
+  std::vector<size_t> lead;                       // indices this call reads
+  std::vector<std::shared_ptr<ArcInFlight>> fls;  // their in-flight records
+  for (size_t i = 0; i < keys.size(); i++) {
+    const uint64_t hash = keys[i].Hash();
+    ArcShard& sh = im.ShardOf(hash);
+    ArcRef hit;
+    {
+      MutexLock l(&sh.mu);
+      auto it = sh.table.find(keys[i]);
+      if (it != sh.table.end() && !IsGhost(it->second->state)) {
+        ArcHeader* h = it->second;
+        h->refs.fetch_add(1, std::memory_order_acq_rel);
+        im.Access(sh, h, flags[i], NowNs());
+        hit = ArcRef(this, h);  // released below, outside the shard lock
+      } else {
+        Impl::CountMiss(sh, hash, flags[i]);
+        if (sh.inflight.find(keys[i]) == sh.inflight.end()) {
+          auto fl = std::make_shared<ArcInFlight>();
+          sh.inflight.emplace(keys[i], fl);
+          lead.push_back(i);
+          fls.push_back(std::move(fl));
+        }
+      }
+    }
+  }
+  if (lead.empty()) return;
+  std::vector<Result<ArcBlock>> got(lead.size(), Status::IoError("not read"));
+  std::vector<size_t> rest, rest_pos;  // not served by the L2ARC: indices, positions in lead
+  ArcL2Hook* l2 = this->l2();
+  for (size_t k = 0; k < lead.size(); k++) {
+    const size_t i = lead[k];
+    if (l2 != nullptr && flags[i].bp != nullptr) {
+      Result<ArcBlock> r = l2->ReadL2(keys[i], *flags[i].bp);
+      if (r.ok()) {
+        got[k] = std::move(r);
+        continue;
+      }
+    }
+    rest.push_back(i);
+    rest_pos.push_back(k);
+  }
+  if (!rest.empty()) {
+    std::vector<Result<ArcBlock>> filled = fill_many(rest);
+    for (size_t j = 0; j < rest.size(); j++) {
+      got[rest_pos[j]] = j < filled.size() ? std::move(filled[j]) : Status::IoError("fill_many returned too few blocks");
+    }
+  }
+  for (size_t k = 0; k < lead.size(); k++) {
+    const size_t i = lead[k];
+    Status st = got[k].status();
+    if (got[k].ok()) {
+      ArcRef ref = Insert(keys[i], std::move(got[k]).value(), flags[i]);
+    }
+    ArcShard& sh = im.ShardOf(keys[i].Hash());
+    {
+      MutexLock l(&sh.mu);
+      sh.inflight.erase(keys[i]);
+    }
+    ArcInFlight& fl = *fls[k];
+    {
+      MutexLock l(&fl.mu);
+      fl.done = true;
+      fl.status = st;
+    }
+    fl.cv.SignalAll();
+  }
+}
+
 ArcRef Arc::Uncached(ArcBlock block, ArcBufKind kind) {
   auto* h = new ArcHeader;
   h->kind = kind;

@@ -277,6 +277,16 @@ class Arc {
   // error is returned to all of them and nothing is cached).
   using Fill = std::function<Result<ArcBlock>()>;
   Result<ArcRef> Read(const ArcKey& key, const ArcReadFlags& flags, const Fill& fill);
+  // Read for several keys at once, keeping nothing referenced (the
+  // read-ahead's form): a cached key counts a hit as Read's would; a key
+  // another thread is reading is left to it (a miss, not waited for); every
+  // other key is led by this call — the L2ARC is tried first when its
+  // flags.bp is set, then one fill_many(indices) reads all the rest together,
+  // and each block is inserted (or its error given to the Reads that waited
+  // for it, nothing cached). fill_many returns one result per index given.
+  // REQUIRES: keys.size() == flags.size().
+  using FillMany = std::function<std::vector<Result<ArcBlock>>(std::span<const size_t> which)>;
+  void ReadMany(std::span<const ArcKey> keys, std::span<const ArcReadFlags> flags, const FillMany& fill_many);
 
   // A private, uncached buffer in an ArcRef (holes and embedded blocks,
   // which have no key worth caching); counted nowhere.

@@ -1,6 +1,7 @@
 // ArcBlockReader (see arc_block_reader.h).
 #include "cache/arc_block_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -20,8 +21,10 @@ ArcReadFlags ArcFlagsFor(const BlockPtr& bp, BlockCachePolicy policy, bool prefe
   return f;
 }
 
-ArcBlockReader::ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch)
-    : arc_(arc), pool_guid_(pool_guid), zio_(zio), max_prefetch_(max_prefetch) {}
+ArcBlockReader::ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch,
+                               unsigned prefetch_batch)
+    : arc_(arc), pool_guid_(pool_guid), zio_(zio), max_prefetch_(max_prefetch),
+      prefetch_batch_(std::max(1u, prefetch_batch)) {}
 
 ArcBlockReader::~ArcBlockReader() {
   {
@@ -110,6 +113,76 @@ void ArcBlockReader::Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) 
   });
 }
 
+void ArcBlockReader::PrefetchMany(std::span<const BlockPtr> bps, const BlockReadOptions& opts) {
+  // What Prefetch would take, within the in-flight budget.
+  std::vector<BlockPtr> take;
+  for (const BlockPtr& bp : bps) {
+    if (bp.IsHole() || bp.embedded || !ArcKey::FromBlockPtr(pool_guid_, bp).ok()) continue;
+    const ArcReadFlags flags = ArcFlagsFor(bp, opts.policy, true);
+    if (flags.policy == CachePolicy::kNone ||
+        (flags.policy == CachePolicy::kMetadata && flags.kind != ArcBufKind::kMetadata))
+      continue;  // it would not be kept
+    take.push_back(bp);
+  }
+  size_t i = 0;
+  while (i < take.size()) {
+    const size_t want = std::min<size_t>(prefetch_batch_, take.size() - i);
+    size_t n = 0;
+    {
+      MutexLock l(&mu_);
+      n = std::min<size_t>(want, max_prefetch_ > prefetching_ ? max_prefetch_ - prefetching_ : 0);
+      if (n == 0) {
+        dropped_ += take.size() - i;
+        return;
+      }
+      prefetching_ += static_cast<unsigned>(n);
+      tasks_++;
+    }
+    issued_ += n;
+    batches_++;
+    std::vector<BlockPtr> group(take.begin() + static_cast<std::ptrdiff_t>(i),
+                                take.begin() + static_cast<std::ptrdiff_t>(i + n));
+    i += n;
+    zio_.Submit([this, group = std::move(group), opts] {
+      std::vector<ArcKey> keys;
+      std::vector<ArcReadFlags> flags;
+      keys.reserve(group.size());
+      flags.reserve(group.size());
+      for (const BlockPtr& bp : group) {
+        keys.push_back(*ArcKey::FromBlockPtr(pool_guid_, bp));
+        ArcReadFlags f = ArcFlagsFor(bp, opts.policy, true);
+        f.secondary = opts.secondary == BlockCachePolicy::kAll        ? CachePolicy::kAll
+                      : opts.secondary == BlockCachePolicy::kMetadata ? CachePolicy::kMetadata
+                                                                      : CachePolicy::kNone;
+        f.bp = &bp;  // the L2ARC may serve it (verified against bp)
+        flags.push_back(f);
+      }
+      arc_.ReadMany(keys, flags, [&](std::span<const size_t> which) {
+        std::vector<BlockPtr> want_bps;
+        for (size_t w : which) want_bps.push_back(group[w]);
+        std::vector<Result<AlignedBytes>> phys = zio_.ReadPhysicalMany(want_bps);
+        std::vector<Result<ArcBlock>> out;
+        for (size_t k = 0; k < phys.size(); k++) {
+          if (!phys[k].ok()) {
+            errors_++;
+            out.push_back(phys[k].status());
+            continue;
+          }
+          Result<ArcBlock> b = ArcBlockFromPhysical(want_bps[k], std::move(phys[k]).value());
+          if (!b.ok()) errors_++;
+          out.push_back(std::move(b));
+        }
+        return out;
+      });
+      {
+        MutexLock l(&mu_);
+        prefetching_ -= static_cast<unsigned>(group.size());
+      }
+      TaskDone();
+    });
+  }
+}
+
 void ArcBlockReader::Submit(std::function<void()> task) {
   {
     MutexLock l(&mu_);
@@ -135,6 +208,7 @@ ArcBlockReaderStats ArcBlockReader::stats() const {
   s.prefetch_issued = issued_.load(std::memory_order_relaxed);
   s.prefetch_dropped = dropped_.load(std::memory_order_relaxed);
   s.prefetch_errors = errors_.load(std::memory_order_relaxed);
+  s.prefetch_batches = batches_.load(std::memory_order_relaxed);
   return s;
 }
 

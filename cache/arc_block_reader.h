@@ -22,6 +22,14 @@
 // 128 KiB): at 256, drops left holes in the read-ahead and a cold
 // sequential read stalled at a third of its speed (docs/PERFORMANCE.md).
 //
+// PrefetchMany: the blocks go to the workers in groups of up to
+// `prefetch_batch` (default 8: 1 MiB of 128 KiB records), each group one
+// task that reads all its misses at once (Arc::ReadMany over
+// Zio::ReadPhysicalMany: one batch of column reads, one wait), where
+// Prefetch costs a task, a hand-off to the I/O engine and a wake-up per
+// block — most of a cold sequential read's CPU on a small machine
+// (docs/PERFORMANCE.md, "Cold sequential read, session 6").
+//
 // Lifetime: the destructor waits for its prefetches and drops the pool's
 // buffers from the ARC (Arc::ForgetPool): destroy it before the Zio, after
 // every object set that reads through it.
@@ -39,14 +47,16 @@
 namespace uzfs {
 
 struct ArcBlockReaderStats {
-  uint64_t prefetch_issued = 0;   // prefetch reads started
+  uint64_t prefetch_issued = 0;   // prefetch reads started (blocks)
+  uint64_t prefetch_batches = 0;  // PrefetchMany groups (tasks) started
   uint64_t prefetch_dropped = 0;  // refused: too many in flight
   uint64_t prefetch_errors = 0;   // failed (dropped silently)
 };
 
 class ArcBlockReader final : public BlockReader {
  public:
-  ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch = 1024);
+  ArcBlockReader(Arc& arc, uint64_t pool_guid, Zio& zio, unsigned max_prefetch = 1024,
+                 unsigned prefetch_batch = 8);
   ~ArcBlockReader() override;
   ArcBlockReader(const ArcBlockReader&) = delete;
   ArcBlockReader& operator=(const ArcBlockReader&) = delete;
@@ -56,6 +66,7 @@ class ArcBlockReader final : public BlockReader {
   void ReadRangeAsync(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
                       const BlockReadOptions& opts, std::function<void(Status)> done) override;
   void Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) override UZFS_EXCLUDES(mu_);
+  void PrefetchMany(std::span<const BlockPtr> bps, const BlockReadOptions& opts) override UZFS_EXCLUDES(mu_);
   void Submit(std::function<void()> task) override UZFS_EXCLUDES(mu_);
   bool Caches() const override { return true; }
   void Forget(const BlockPtr& bp) override;
@@ -72,11 +83,12 @@ class ArcBlockReader final : public BlockReader {
   const uint64_t pool_guid_;
   Zio& zio_;
   const unsigned max_prefetch_;
+  const unsigned prefetch_batch_;
   Mutex mu_;
   CondVar cv_;
   uint64_t tasks_ UZFS_GUARDED_BY(mu_) = 0;  // submitted, not finished
   unsigned prefetching_ UZFS_GUARDED_BY(mu_) = 0;
-  std::atomic<uint64_t> issued_{0}, dropped_{0}, errors_{0};
+  std::atomic<uint64_t> issued_{0}, dropped_{0}, errors_{0}, batches_{0};
 };
 
 // The ArcReadFlags of a read with this policy (kind from ArcKindOf(bp)).

@@ -23,17 +23,22 @@ Result<ArcRef> ArcReadBlock(Arc& arc, uint64_t pool_guid, Zio& zio, const BlockP
   }
   // A miss keeps the bytes as stored: verified, still compressed.
   auto fill = [&zio, &bp]() -> Result<ArcBlock> {
-    ArcBlock b;
-    UZFS_ASSIGN_OR_RETURN(b.phys, zio.ReadPhysical(bp));
-    const auto c = static_cast<CompressType>(bp.compression);
-    // As Zio::DecodePhysical: inherit (0) in a pointer means uncompressed.
-    b.compression = c == CompressType::kInherit ? CompressType::kOff : c;
-    b.lsize = bp.lsize;
-    if (b.compression == CompressType::kOff && b.phys.size() != bp.lsize)
-      return Status::Corruption("uncompressed block with psize != lsize");
-    return b;
+    UZFS_ASSIGN_OR_RETURN(AlignedBytes phys, zio.ReadPhysical(bp));
+    return ArcBlockFromPhysical(bp, std::move(phys));
   };
   return arc.Read(*key, flags, fill);
+}
+
+Result<ArcBlock> ArcBlockFromPhysical(const BlockPtr& bp, AlignedBytes phys) {
+  ArcBlock b;
+  b.phys = std::move(phys);
+  const auto c = static_cast<CompressType>(bp.compression);
+  // As Zio::DecodePhysical: inherit (0) in a pointer means uncompressed.
+  b.compression = c == CompressType::kInherit ? CompressType::kOff : c;
+  b.lsize = bp.lsize;
+  if (b.compression == CompressType::kOff && b.phys.size() != bp.lsize)
+    return Status::Corruption("uncompressed block with psize != lsize");
+  return b;
 }
 
 }  // namespace uzfs

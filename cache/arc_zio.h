@@ -25,4 +25,9 @@ ArcBufKind ArcKindOf(const BlockPtr& bp);
 Result<ArcRef> ArcReadBlock(Arc& arc, uint64_t pool_guid, Zio& zio, const BlockPtr& bp,
                             ArcReadFlags flags);
 
+// The ARC block of a miss from its physical bytes (ReadPhysical's): as
+// stored, with the pointer's compression (inherit = off) and lsize.
+// Corruption when an uncompressed block's psize is not its lsize.
+Result<ArcBlock> ArcBlockFromPhysical(const BlockPtr& bp, AlignedBytes phys);
+
 }  // namespace uzfs

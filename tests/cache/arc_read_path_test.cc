@@ -251,6 +251,7 @@ TEST_F(ArcReadPathTest, PrefetchReadsAheadAndIsCountedAsPrefetch) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   EXPECT_EQ(arc_.Stats().prefetch_data_misses, 8u);
   EXPECT_EQ(reader_->stats().prefetch_issued, 8u);
+  EXPECT_EQ(reader_->stats().prefetch_batches, 1u);  // the eight blocks read together
   const uint64_t reads = ZioReads();
   EXPECT_EQ(ReadAll(obj, data.size()), data);
   EXPECT_EQ(ZioReads(), reads);

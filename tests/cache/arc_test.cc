@@ -319,6 +319,74 @@ TEST(ArcTest, ReadRunsOneFillForConcurrentMisses) {
   EXPECT_EQ(arc.StateOf(Key(8)), "");
 }
 
+// ReadMany: one fill for every key it leads; cached keys count a hit and
+// are not read; a key another Read is filling is left to it; a failed
+// block reaches its waiters and is not cached.
+TEST(ArcTest, ReadManyFillsTheMissesOnce) {
+  Arc arc(Opts());
+  { ArcRef r = arc.Insert(Key(2), Block(2), {}); }
+  // Key 3 is being read by another thread (its fill waits for `release`).
+  std::atomic<bool> release{false}, filling{false};
+  std::thread other([&] {
+    auto r = arc.Read(Key(3), {}, [&]() -> Result<ArcBlock> {
+      filling = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return Block(3);
+    });
+    EXPECT_TRUE(r.ok());
+  });
+  while (!filling) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<ArcKey> keys = {Key(1), Key(2), Key(3), Key(4), Key(5)};
+  ArcReadFlags pf;
+  pf.prefetch = true;
+  std::vector<ArcReadFlags> flags(keys.size(), pf);
+  int calls = 0;
+  std::vector<size_t> asked;
+  arc.ReadMany(keys, flags, [&](std::span<const size_t> which) {
+    calls++;
+    asked.assign(which.begin(), which.end());
+    std::vector<Result<ArcBlock>> out;
+    for (size_t i : which) {
+      if (i == 4) {
+        out.push_back(Status::IoError("disk gone"));
+      } else {
+        out.push_back(Block(i + 1));
+      }
+    }
+    return out;
+  });
+  release = true;
+  other.join();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(asked, (std::vector<size_t>{0, 3, 4}));
+  EXPECT_EQ(arc.StateOf(Key(1)), "mru");
+  EXPECT_EQ(arc.StateOf(Key(3)), "mru");
+  EXPECT_EQ(arc.StateOf(Key(4)), "mru");
+  EXPECT_EQ(arc.StateOf(Key(5)), "");
+  const ArcStats s = arc.Stats();
+  EXPECT_EQ(s.prefetch_data_hits, 1u);    // key 2
+  EXPECT_EQ(s.prefetch_data_misses, 4u);  // keys 1, 3, 4, 5
+  ArcRef r1 = arc.Lookup(Key(1), {});
+  ASSERT_TRUE(r1);
+  EXPECT_EQ(r1.phys()[0], Tag(1));
+  r1.Release();
+  // Nothing stays in flight: a Read of the failed key fills it itself.
+  int fills = 0;
+  auto r5 = arc.Read(Key(5), {}, [&]() -> Result<ArcBlock> {
+    fills++;
+    return Block(5);
+  });
+  ASSERT_TRUE(r5.ok());
+  EXPECT_EQ(fills, 1);
+  // Every key cached: nothing to fill, fill_many is not called.
+  calls = 0;
+  arc.ReadMany(keys, flags, [&](std::span<const size_t>) {
+    calls++;
+    return std::vector<Result<ArcBlock>>{};
+  });
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(ArcTest, ForgetAndForgetPool) {
   Arc arc(Opts());
   for (uint64_t k = 0; k < 10; k++) Access(arc, k, {});

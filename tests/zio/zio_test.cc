@@ -123,6 +123,44 @@ TEST(ZioTest, NoCopyVerifiesIsCorruption) {
   EXPECT_TRUE(f.zio.Read(*bp, out).IsCorruption());
 }
 
+// ReadPhysicalMany: each block as ReadPhysical gives it — a rotten first
+// copy is served from another and healed, a gang block and a hole take
+// their own paths, a block with no good copy is its own error only.
+TEST(ZioTest, ReadPhysicalManyMatchesReadPhysical) {
+  Fixture f;
+  WriteProps p;
+  p.copies = 2;
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<BlockPtr> bps;
+  for (int i = 0; i < 6; i++) {
+    data.push_back(test::RandomBytes(16384, 100 + i));
+    auto bp = f.zio.Write(data.back(), p, 5);
+    ASSERT_TRUE(bp.ok());
+    bps.push_back(*bp);
+  }
+  // Block 1: first copy rotten. Block 4: both copies rotten.
+  const Dva d1 = bps[1].dva[0];
+  const uint8_t good = f.target.Byte(d1.vdev, d1.offset + 7);
+  f.target.Corrupt(d1.vdev, d1.offset + 7);
+  for (int d = 0; d < 2; d++) f.target.Corrupt(bps[4].dva[d].vdev, bps[4].dva[d].offset + 9);
+  bps.push_back(BlockPtr{});  // a hole: NotSupported, as ReadPhysical says
+  const uint64_t before = f.zio.stats().blocks_read.load();
+  auto got = f.zio.ReadPhysicalMany(bps);
+  ASSERT_EQ(got.size(), bps.size());
+  for (size_t i = 0; i < 6; i++) {
+    if (i == 4) {
+      EXPECT_TRUE(got[i].status().IsCorruption()) << got[i].status().ToString();
+      continue;
+    }
+    ASSERT_UZFS_OK(got[i].status());
+    EXPECT_TRUE(std::equal(got[i]->begin(), got[i]->end(), data[i].begin(), data[i].end())) << i;
+  }
+  EXPECT_EQ(got[6].status().code(), Code::kNotSupported);
+  EXPECT_EQ(f.target.Byte(d1.vdev, d1.offset + 7), good);  // healed
+  EXPECT_EQ(f.zio.stats().self_heals.load(), 1u);
+  EXPECT_EQ(f.zio.stats().blocks_read.load() - before, 6u);  // each block once (the hole is not counted)
+}
+
 TEST(ZioTest, FreeReturnsExactlyWhatWasAllocated) {
   Fixture f;
   WriteProps p;

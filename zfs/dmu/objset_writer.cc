@@ -753,11 +753,13 @@ void ObjsetWriter::Prefetch(uint64_t object, std::span<const uint64_t> blkids) {
   BlockReader* reader = &reader_;
   const BlockReadOptions ropts = ReadOpts();
   reader_.Submit([reader, ropts, c = std::move(c), ids = std::move(ids)] {
+    std::vector<BlockPtr> bps;
     for (uint64_t b : ids) {
       auto bp = LookupBlockPtr(*reader, ropts, c, 0, b);
-      if (!bp.ok()) return;
-      if (!bp->IsHole() && bp->level == 0 && bp->lsize == c.DataBlockSize()) reader->Prefetch(*bp, ropts);
+      if (!bp.ok()) break;
+      if (!bp->IsHole() && bp->level == 0 && bp->lsize == c.DataBlockSize()) bps.push_back(*bp);
     }
+    reader->PrefetchMany(bps, ropts);  // together: the reader may batch them
   });
 }
 

@@ -122,6 +122,14 @@ enum class ReadMode : uint8_t {
 
 struct ChildIo;  // vdev_impl.h
 
+// One block of a ReadMany batch: as Read's arguments, the outcome in status.
+struct VdevRead {
+  uint64_t offset = 0;
+  std::span<uint8_t> buf;
+  const BlockVerifier* verify = nullptr;  // may be null (trusted)
+  Status status;
+};
+
 class Vdev {
  public:
   struct Counters {
@@ -159,6 +167,14 @@ class Vdev {
   // what it took. REQUIRES: not on an IoEngine thread.
   virtual Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
                       ReadOutcome* out = nullptr, ReadMode mode = ReadMode::kNormal) = 0;
+  // Reads several blocks, each as Read(offset, buf, *verify) would (same
+  // results, errors and repairs), leaving each outcome in its status.
+  // Raidz and leaf vdevs issue the healthy path of every block in one batch
+  // of child I/Os and wait once (a cold sequential read's read-ahead: one
+  // hand-off and one wake-up for many blocks instead of one per block); a
+  // block whose batch read failed or did not verify is read again alone by
+  // Read. Default: Read each in turn. REQUIRES: not on an IoEngine thread.
+  virtual void ReadMany(std::span<VdevRead> reads);
   // Writes the block (all children in parallel). OK when the block is
   // readable afterwards (mirror: a side took it; raidz: at most nparity
   // columns failed). REQUIRES: not on an IoEngine thread.

@@ -48,6 +48,7 @@ class LeafVdev final : public Vdev {
   uint64_t asize() const override { return asize_; }
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
+  void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
   BlockDevice* device() const override { return dev_.get(); }
@@ -102,6 +103,7 @@ class RaidzVdev final : public Vdev {
   uint64_t AllocatedSize(uint64_t psize) const override;
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
+  void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
   uint32_t nparity() const { return nparity_; }

@@ -44,6 +44,12 @@ class BlockReader {
   // Starts reading bp into the cache (counted as a prefetch); nothing for an
   // uncached reader.
   virtual void Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) = 0;
+  // Prefetch of several blocks; a cache may read them together (one
+  // hand-off and one wait per group instead of one per block). Default:
+  // Prefetch each.
+  virtual void PrefetchMany(std::span<const BlockPtr> bps, const BlockReadOptions& opts) {
+    for (const BlockPtr& bp : bps) Prefetch(bp, opts);
+  }
   // Runs `task` on a worker thread (background work around prefetch).
   virtual void Submit(std::function<void()> task) = 0;
   // Whether reads are cached (prefetching is pointless otherwise).

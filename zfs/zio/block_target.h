@@ -38,6 +38,19 @@ class BlockTarget {
   // parity, every mirror side) and the wrong ones repaired.
   virtual Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
                       const BlockVerify& verify, bool scrub = false) = 0;
+  // Several reads of top-level vdev `vdev`, each as Read(vdev, offset, buf,
+  // *verify) would do it, outcomes in their status (a batch the vdev may
+  // issue at once: Vdev::ReadMany). Default: Read each in turn.
+  struct ManyRead {
+    uint64_t offset = 0;
+    std::span<uint8_t> buf;
+    const BlockVerify* verify = nullptr;
+    Status status;
+  };
+  virtual void ReadMany(uint32_t vdev, std::span<ManyRead> reads) {
+    static const BlockVerify kTrusted;
+    for (ManyRead& r : reads) r.status = Read(vdev, r.offset, r.buf, r.verify ? *r.verify : kTrusted);
+  }
   virtual Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) = 0;
 };
 

@@ -10,6 +10,19 @@ Status VdevTreeTarget::Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> b
   return v->Read(offset, buf, verify, nullptr, scrub ? ReadMode::kScrub : ReadMode::kNormal);
 }
 
+void VdevTreeTarget::ReadMany(uint32_t vdev, std::span<ManyRead> reads) {
+  Vdev* v = root_.child(vdev);
+  if (!v) {
+    for (ManyRead& r : reads) r.status = Status::Corruption("no top-level vdev " + std::to_string(vdev));
+    return;
+  }
+  // BlockVerify and BlockVerifier are the same std::function type.
+  std::vector<VdevRead> vr(reads.size());
+  for (size_t i = 0; i < reads.size(); i++) vr[i] = VdevRead{reads[i].offset, reads[i].buf, reads[i].verify, {}};
+  v->ReadMany(vr);
+  for (size_t i = 0; i < reads.size(); i++) reads[i].status = std::move(vr[i].status);
+}
+
 Status VdevTreeTarget::Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) {
   Vdev* v = root_.child(vdev);
   if (!v) return Status::InvalidArgument("no top-level vdev " + std::to_string(vdev));

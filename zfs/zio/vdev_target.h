@@ -27,6 +27,7 @@ class VdevTreeTarget final : public BlockTarget {
   }
   Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf, const BlockVerify& verify,
               bool scrub = false) override;
+  void ReadMany(uint32_t vdev, std::span<ManyRead> reads) override;
   Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) override;
 
  private:

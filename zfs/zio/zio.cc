@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "zfs/zio/gang.h"
@@ -322,6 +323,42 @@ Result<AlignedBytes> Zio::ReadPhysical(const BlockPtr& bp) {
   UZFS_RETURN_IF_ERROR(
       ReadCopies(bp, 0, phys, 0).WithContext("no copy of the block could be read"));
   return phys;
+}
+
+std::vector<Result<AlignedBytes>> Zio::ReadPhysicalMany(std::span<const BlockPtr> bps) {
+  std::vector<Result<AlignedBytes>> out;
+  out.reserve(bps.size());
+  std::map<uint32_t, std::vector<size_t>> by_vdev;  // batched blocks per top-level vdev
+  for (size_t i = 0; i < bps.size(); i++) {
+    const BlockPtr& bp = bps[i];
+    const Dva& d0 = bp.dva[0];
+    if (bp.embedded || bp.IsHole() || d0.asize == 0 || d0.gang || !ValidateBlockPtr(bp, Limits()).ok()) {
+      out.push_back(ReadPhysical(bp));  // its own path (and its own error)
+      continue;
+    }
+    out.push_back(AlignedBytes(bp.psize));
+    by_vdev[d0.vdev].push_back(i);
+  }
+  for (auto& [vdev, idx] : by_vdev) {
+    std::vector<BlockVerify> verify(idx.size());
+    std::vector<BlockTarget::ManyRead> reads(idx.size());
+    for (size_t k = 0; k < idx.size(); k++) {
+      const BlockPtr* bp = &bps[idx[k]];
+      verify[k] = [this, bp](std::span<const uint8_t> b) { return Verifies(*bp, b); };
+      reads[k] = BlockTarget::ManyRead{bp->dva[0].offset, std::span<uint8_t>(*out[idx[k]]), &verify[k], {}};
+    }
+    target_.ReadMany(vdev, reads);
+    for (size_t k = 0; k < idx.size(); k++) {
+      const BlockPtr& bp = bps[idx[k]];
+      if (reads[k].status.ok()) {
+        stats_.blocks_read++;
+        stats_.logical_read += bp.lsize;
+      } else {
+        out[idx[k]] = ReadPhysical(bp);  // again, then the other copies (counted there)
+      }
+    }
+  }
+  return out;
 }
 
 Status Zio::DecodePhysical(const BlockPtr& bp, std::span<const uint8_t> phys,

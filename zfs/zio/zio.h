@@ -108,6 +108,12 @@ class Zio {
   // (their data is in the pointer: use Read). The buffer is aligned for
   // direct I/O (the raidz/mirror/leaf reads land in it without a bounce).
   Result<AlignedBytes> ReadPhysical(const BlockPtr& bp);
+  // ReadPhysical of several blocks, results in order. The first copies of
+  // the plain (non-gang) blocks are read in one batch per top-level vdev
+  // (BlockTarget::ReadMany: one hand-off and one wait for all of them); a
+  // block whose batch read failed or did not verify then goes through
+  // ReadPhysical's whole path (other copies, self-healing).
+  std::vector<Result<AlignedBytes>> ReadPhysicalMany(std::span<const BlockPtr> bps);
   // The logical half: `phys` (ReadPhysical's bytes) decompressed into out.
   // REQUIRES: out.size() == bp.lsize. Corruption when they do not decompress.
   static Status DecodePhysical(const BlockPtr& bp, std::span<const uint8_t> phys,

@@ -1,0 +1,210 @@
+// Vdev::ReadMany: a batch of block reads gives each block what Read gives
+// it — the right bytes, the same errors, the same checksum-error counts on
+// the same children and the same repairs written back — for raidz (one
+// batch of data-column reads, Read for the blocks that need more), leaves
+// (one batch) and mirrors (the default: Read each). Blocks that do not fill
+// whole sectors take Read's own path inside the batch.
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "raidz/raidz_map.h"
+#include "tests/vdev/vdev_tree_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using test::Exactly;
+
+constexpr uint64_t kChildSize = 16ull << 20;
+
+struct Block {
+  uint64_t offset = 0;
+  std::vector<uint8_t> data;
+};
+
+// `count` blocks of random sizes (512 B..128 KiB) at increasing offsets.
+std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Block> blocks;
+  uint64_t off = 0;
+  for (int i = 0; i < count; i++) {
+    const uint64_t psize = (1 + rng() % 256) * 512;
+    if (off + v.AllocatedSize(psize) > v.asize()) break;
+    Block b{off, test::RandomBytes(psize, seed * 1000 + i)};
+    EXPECT_UZFS_OK(v.Write(b.offset, b.data));
+    off += v.AllocatedSize(psize);
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+// ReadMany of every block into fresh buffers, each verified exactly.
+struct Batch {
+  std::vector<std::vector<uint8_t>> got;
+  std::vector<BlockVerifier> verify;
+  std::vector<VdevRead> reads;
+  explicit Batch(const std::vector<Block>& blocks) {
+    got.resize(blocks.size());
+    verify.resize(blocks.size());
+    for (size_t i = 0; i < blocks.size(); i++) {
+      got[i].assign(blocks[i].data.size(), 0);
+      verify[i] = Exactly(blocks[i].data);
+    }
+    for (size_t i = 0; i < blocks.size(); i++)
+      reads.push_back(VdevRead{blocks[i].offset, got[i], &verify[i], Status::Ok()});
+  }
+};
+
+TEST(VdevReadMany, RaidzHealthyBatchReadsEveryBlockOnce) {
+  for (auto [n, p] : std::vector<std::pair<uint32_t, uint32_t>>{{3, 1}, {6, 2}, {9, 3}}) {
+    SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n));
+    auto io = test::TestEngine();
+    {
+      auto t = test::MakeLeaves(*io, n, kChildSize, 9);
+      auto v = MakeRaidzVdev(std::move(t.leaves), p, 42, 9);
+      ASSERT_UZFS_OK(v.status());
+      Vdev& vd = **v;
+      const auto blocks = WriteBlocks(vd, 40, n * 10 + p);
+      const uint64_t ios_before = io->stats().submitted;
+      const uint64_t ops_before = vd.io_counters().read_ops;
+      Batch b(blocks);
+      vd.ReadMany(b.reads);
+      for (size_t i = 0; i < blocks.size(); i++) {
+        ASSERT_UZFS_OK(b.reads[i].status);
+        EXPECT_EQ(b.got[i], blocks[i].data) << i;
+      }
+      EXPECT_EQ(vd.io_counters().read_ops - ops_before, blocks.size());
+      // Only data columns were read (a healthy read never needs parity).
+      uint64_t data_cols = 0;
+      for (const Block& blk : blocks) {
+        auto m = raidz::MapBlock(blk.offset, blk.data.size(), raidz::Geometry{n, p, 9});
+        ASSERT_TRUE(m.ok());
+        data_cols += m->cols.size() - p;
+      }
+      EXPECT_EQ(io->stats().submitted - ios_before, data_cols);
+    }
+    io->Shutdown(ShutdownMode::kDrain);
+  }
+}
+
+TEST(VdevReadMany, RaidzDamageInsideABatchIsRepairedAsByRead) {
+  for (auto [n, p] : std::vector<std::pair<uint32_t, uint32_t>>{{4, 1}, {6, 2}, {7, 3}}) {
+    SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n));
+    auto io = test::TestEngine();
+    {
+      auto t = test::MakeLeaves(*io, n, kChildSize, 9);
+      std::vector<FaultDevice*> faults = t.faults;
+      auto v = MakeRaidzVdev(std::move(t.leaves), p, 42, 9);
+      ASSERT_UZFS_OK(v.status());
+      Vdev& vd = **v;
+      const auto blocks = WriteBlocks(vd, 30, n * 7 + p);
+      const raidz::Geometry g{n, p, 9};
+      std::mt19937_64 rng(n + p);
+      std::vector<uint64_t> want_cksum(n, 0);
+      // Every third block gets p of its data columns corrupted on the medium.
+      for (size_t i = 0; i < blocks.size(); i += 3) {
+        auto m = *raidz::MapBlock(blocks[i].offset, blocks[i].data.size(), g);
+        std::vector<uint32_t> cols;
+        for (uint32_t c = p; c < m.cols.size(); c++) cols.push_back(c);
+        std::shuffle(cols.begin(), cols.end(), rng);
+        cols.resize(std::min<size_t>(p, cols.size()));
+        for (uint32_t c : cols) {
+          test::CorruptOnMedia(faults[m.cols[c].child], m.cols[c].offset, m.cols[c].size);
+          want_cksum[m.cols[c].child]++;
+        }
+      }
+      Batch b(blocks);
+      vd.ReadMany(b.reads);
+      for (size_t i = 0; i < blocks.size(); i++) {
+        ASSERT_UZFS_OK(b.reads[i].status);
+        EXPECT_EQ(b.got[i], blocks[i].data) << i;
+      }
+      for (uint32_t c = 0; c < n; c++) EXPECT_EQ(vd.child(c)->counters().checksum_errors, want_cksum[c]) << c;
+      // Repaired on the medium: a second batch finds nothing to do.
+      Batch again(blocks);
+      vd.ReadMany(again.reads);
+      for (size_t i = 0; i < blocks.size(); i++) {
+        ASSERT_UZFS_OK(again.reads[i].status);
+        EXPECT_EQ(again.got[i], blocks[i].data) << i;
+      }
+      for (uint32_t c = 0; c < n; c++) EXPECT_EQ(vd.child(c)->counters().checksum_errors, want_cksum[c]) << c;
+    }
+    io->Shutdown(ShutdownMode::kDrain);
+  }
+}
+
+TEST(VdevReadMany, RaidzFailedChildAndUnrecoverableBlockInOneBatch) {
+  auto io = test::TestEngine();
+  {
+    auto t = test::MakeLeaves(*io, 6, kChildSize, 9);
+    std::vector<FaultDevice*> faults = t.faults;
+    auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 9);
+    ASSERT_UZFS_OK(v.status());
+    Vdev& vd = **v;
+    const auto blocks = WriteBlocks(vd, 12, 77);
+    ASSERT_GE(blocks.size(), 4u);
+    // Block 1: three data columns corrupt (more than nparity): Corruption.
+    const raidz::Geometry g{6, 2, 9};
+    auto m = *raidz::MapBlock(blocks[1].offset, blocks[1].data.size(), g);
+    int bad = 0;
+    for (uint32_t c = 2; c < m.cols.size() && bad < 3; c++, bad++)
+      test::CorruptOnMedia(faults[m.cols[c].child], m.cols[c].offset, m.cols[c].size);
+    // Every read of child 4's data area fails: rebuilt from parity.
+    faults[4]->FailReads(FaultTrigger::Always(), test::DataArea());
+    Batch b(blocks);
+    vd.ReadMany(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      if (i == 1 && bad == 3) {
+        EXPECT_EQ(b.reads[i].status.code(), Code::kCorruption) << b.reads[i].status.ToString();
+        continue;
+      }
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.got[i], blocks[i].data) << i;
+    }
+    EXPECT_GT(vd.child(4)->counters().read_errors, 0u);
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+TEST(VdevReadMany, LeafBatchAndMirrorDefaultMatchRead) {
+  auto io = test::TestEngine();
+  {
+    auto t = test::MakeLeaves(*io, 1, kChildSize, 9);
+    FaultDevice* fault = t.faults[0];
+    Vdev& leaf = *t.leaves[0];
+    const auto blocks = WriteBlocks(leaf, 10, 5);
+    test::CorruptOnMedia(fault, blocks[3].offset, 512);
+    Batch b(blocks);
+    leaf.ReadMany(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      if (i == 3) {
+        EXPECT_EQ(b.reads[i].status.code(), Code::kCorruption);
+        continue;
+      }
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.got[i], blocks[i].data);
+    }
+    EXPECT_EQ(fault->errors().checksum.load(), 1u);
+  }
+  {
+    auto t = test::MakeLeaves(*io, 2, kChildSize, 9, 200);
+    std::vector<FaultDevice*> faults = t.faults;
+    auto v = MakeMirrorVdev(std::move(t.leaves), 43);
+    ASSERT_UZFS_OK(v.status());
+    const auto blocks = WriteBlocks(**v, 10, 6);
+    for (const Block& blk : blocks) test::CorruptOnMedia(faults[0], blk.offset, 512);
+    Batch b(blocks);
+    (*v)->ReadMany(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.got[i], blocks[i].data);
+    }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+}  // namespace
+}  // namespace uzfs
