@@ -31,6 +31,9 @@ struct FuseMount::Context {
   bool writeback = true;
   fuse_session* se = nullptr;
   KillPrivState killpriv;  // suid/sgid clearing done here (fuse_killpriv.h)
+  std::string read_ahead_path;  // the mount's bdi read_ahead_kb; empty: leave it
+  unsigned read_ahead_kb = 0;
+  std::atomic<bool> read_ahead_set{false};
 };
 
 namespace {
@@ -244,8 +247,18 @@ int AdjustOpenFlags(FuseMount::Context* ctx, int flags) {
   return flags;
 }
 
+// The read-ahead window (fuse_mount.h), once: on the first open, which the
+// kernel sends only after it processed the INIT reply (where it lowered the
+// window to its default).
+void ApplyReadAhead(FuseMount::Context* ctx) {
+  if (ctx->read_ahead_path.empty() || ctx->read_ahead_set.exchange(true)) return;
+  std::ofstream f(ctx->read_ahead_path);
+  f << ctx->read_ahead_kb;
+}
+
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  ApplyReadAhead(ctx);
   const bool kill = TakeKillSuidgid();  // O_TRUNC by a caller without CAP_FSETID
   auto r = ctx->fs->Open(Cred(req), In(req, ino), AdjustOpenFlags(ctx, fi->flags));
   if (!r.ok()) return ReplyErr(req, r.err());
@@ -260,6 +273,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  ApplyReadAhead(Ctx(req));
   auto* ctx = Ctx(req);
   // The kernel asks on every O_CREAT|O_TRUNC without CAP_FSETID; only a
   // file that existed loses its bits (a new one keeps the mode asked for).
@@ -495,6 +509,26 @@ fuse_lowlevel_ops MakeOps() {
   return ops;
 }
 
+// The "major:minor" of what is mounted at `path` (the last such mount in
+// /proc/self/mountinfo), or "" when nothing is.
+std::string MountDevice(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line, dev;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mountpoint ...
+    size_t p = 0;
+    for (int field = 0; field < 4 && p != std::string::npos; ++field) p = line.find(' ', p + 1);
+    if (p == std::string::npos) continue;
+    size_t e = line.find(' ', p + 1);
+    if (line.substr(p + 1, e - p - 1) != path) continue;
+    size_t a = line.find(' ');
+    size_t b = a == std::string::npos ? a : line.find(' ', a + 1);
+    size_t c = b == std::string::npos ? b : line.find(' ', b + 1);
+    if (c != std::string::npos) dev = line.substr(b + 1, c - b - 1);
+  }
+  return dev;
+}
+
 // Whether something is mounted exactly at `path` (/proc/self/mountinfo).
 bool IsMountPoint(const std::string& path) {
   std::ifstream in("/proc/self/mountinfo");
@@ -555,6 +589,13 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   }
   m->session_ = se;
   m->ctx_->se = se;
+  if (opts.read_ahead_kb > 0) {
+    if (std::string dev = MountDevice(m->mountpoint_); !dev.empty()) {
+      m->ctx_->read_ahead_path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
+      m->ctx_->read_ahead_kb = opts.read_ahead_kb;
+    }
+  }
+  m->device_ = MountDevice(m->mountpoint_);
   // Our own read/writev on the mounted descriptor (fuse_killpriv.h); on
   // failure libfuse keeps its own and the kernel keeps clearing the bits.
   static const fuse_custom_io io = {.writev = IoWritev, .read = IoRead, .splice_receive = nullptr,
@@ -570,6 +611,13 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
     fuse_loop_cfg_destroy(cfg);
   });
   return m;
+}
+
+Result<unsigned> FuseMount::ReadAheadKb() const {
+  std::ifstream f("/sys/class/bdi/" + device_ + "/read_ahead_kb");
+  unsigned kb = 0;
+  if (device_.empty() || !(f >> kb)) return Status::NotFound("no read_ahead_kb for the mount at " + mountpoint_);
+  return kb;
 }
 
 Status FuseMount::Stop(bool force) {

@@ -116,6 +116,10 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   fo.readonly = readonly;
   const char* dbg = std::getenv("UZFS_FUSE_DEBUG");  // libfuse's request trace in uzfsd.log
   fo.debug = dbg != nullptr && *dbg != '\0' && *dbg != '0';
+  // The kernel's read-ahead window per mount, KiB (0: the kernel's default).
+  if (const char* ra = std::getenv("UZFS_FUSE_READ_AHEAD_KB"); ra != nullptr && *ra != '\0') {
+    fo.read_ahead_kb = static_cast<unsigned>(std::strtoul(ra, nullptr, 10));
+  }
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();

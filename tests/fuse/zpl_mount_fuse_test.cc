@@ -57,12 +57,11 @@ class MountedPool {
   Pool* pool() { return pool_.get(); }
 
   // Mounts dataset ds at dir/<mnt>; the mount's path.
-  std::string Mount(const std::string& ds, const std::string& mnt) {
+  std::string Mount(const std::string& ds, const std::string& mnt, FuseMountOptions fo = {}) {
     fs::create_directories(dir_ / mnt);
     auto z = ZplFs::Mount(*pool_, ds);
     EXPECT_TRUE(z.ok()) << z.status().ToString();
     if (!z.ok()) return "";
-    FuseMountOptions fo;
     fo.fsname = ds;
     auto m = FuseMount::Start(**z, (dir_ / mnt).string(), fo);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -233,6 +232,43 @@ TEST(ZplMountFuseTest, TwoDatasetsMountedAtOnce) {
   // A rename between two mounts is a cross-device move: mv copies.
   EXPECT_NE(rename((one + "/l").c_str(), (two + "/moved").c_str()), 0);
   EXPECT_EQ(errno, EXDEV);
+  p.Close();
+  pooltest::ExpectConsistent(tmp.path(), "fusetest");
+}
+
+// The read-ahead window (FuseMountOptions::read_ahead_kb): set on the first
+// open, after the kernel lowered it at INIT; 0 leaves the kernel's. The
+// sysfs file needs root: without it the window stays the kernel's and the
+// test only checks that reads still work.
+TEST(ZplMountFuseTest, ReadAheadWindowIsSetOnFirstOpen) {
+  UZFS_REQUIRE_FUSE();
+  test::TempDir tmp;
+  MountedPool p(tmp.path());
+  ASSERT_NE(p.pool(), nullptr);
+  ASSERT_UZFS_OK(p.pool()->CreateDataset("fusetest/ra", {}));
+  ASSERT_UZFS_OK(p.pool()->CreateDataset("fusetest/nora", {}));
+  const std::string ra = p.Mount("fusetest/ra", "ra");
+  FuseMountOptions off;
+  off.read_ahead_kb = 0;
+  const std::string nora = p.Mount("fusetest/nora", "nora", off);
+  ASSERT_FALSE(ra.empty());
+  ASSERT_FALSE(nora.empty());
+  auto before = p.fuse(0).ReadAheadKb();
+  ASSERT_UZFS_OK(before.status());
+  ASSERT_EQ(Sh("head -c 3000000 /dev/urandom > '" + tmp.path().string() + "/src' && cp '" +
+               tmp.path().string() + "/src' '" + ra + "/f' && cp '" + tmp.path().string() + "/src' '" + nora +
+               "/f' && cmp '" + ra + "/f' '" + tmp.path().string() + "/src' && cmp '" + nora + "/f' '" +
+               tmp.path().string() + "/src'"),
+            0);
+  auto after = p.fuse(0).ReadAheadKb();
+  auto other = p.fuse(1).ReadAheadKb();
+  ASSERT_UZFS_OK(after.status());
+  ASSERT_UZFS_OK(other.status());
+  EXPECT_EQ(*other, *before);  // left at the kernel's
+  if (geteuid() == 0) {
+    EXPECT_EQ(*after, 4096u);
+    EXPECT_NE(*before, 4096u);  // the kernel's own, until the first open
+  }
   p.Close();
   pooltest::ExpectConsistent(tmp.path(), "fusetest");
 }
