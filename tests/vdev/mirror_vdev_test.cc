@@ -34,25 +34,10 @@ struct Mirror {
   }
 };
 
-struct Block {
-  uint64_t offset;
-  std::vector<uint8_t> data;
-};
+using Block = test::TestBlock;
 
 std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Block> blocks;
-  uint64_t off = 0;
-  for (int i = 0; i < count; i++) {
-    const uint64_t psize = (1 + rng() % 256) * 512;
-    off += (rng() % 64) << v.ashift();
-    if (off + v.AllocatedSize(psize) > v.asize()) break;
-    Block b{off, test::RandomBytes(psize, seed * 1000 + i)};
-    EXPECT_TRUE(v.Write(b.offset, b.data).ok());
-    off += v.AllocatedSize(psize);
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
+  return test::WriteRandomBlocks(v, count, seed, 64);
 }
 
 void ExpectClean(Vdev& v, const std::vector<Block>& blocks, ReadMode mode) {

@@ -21,10 +21,7 @@ using test::Exactly;
 
 constexpr uint64_t kChildSize = 16ull << 20;
 
-struct Block {
-  uint64_t offset = 0;
-  std::vector<uint8_t> data;
-};
+using Block = test::TestBlock;
 
 struct Raidz {
   std::unique_ptr<IoEngine> io = test::TestEngine();
@@ -47,24 +44,9 @@ struct Raidz {
   raidz::RaidzMap Map(const Block& b) const { return *raidz::MapBlock(b.offset, b.data.size(), g); }
 };
 
-// Writes up to `count` blocks of random sizes (512 B..128 KiB) at increasing
-// sector-aligned offsets with random gaps.
+// Up to `count` blocks of random sizes at increasing offsets, random gaps.
 std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed, uint64_t start = 0) {
-  std::mt19937_64 rng(seed);
-  std::vector<Block> blocks;
-  uint64_t off = start;
-  const uint32_t sector = 1u << v.ashift();
-  for (int i = 0; i < count; i++) {
-    const uint64_t psize = (1 + rng() % 256) * 512;
-    off += (rng() % 4) * sector;
-    if (off + v.AllocatedSize(psize) > v.asize()) break;
-    Block b{off, test::RandomBytes(psize, seed * 1000 + i)};
-    const Status s = v.Write(b.offset, b.data);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    off += v.AllocatedSize(psize);
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
+  return test::WriteRandomBlocks(v, count, seed, 4, start);
 }
 
 void ExpectReadsClean(Vdev& v, const std::vector<Block>& blocks, ReadMode mode) {

@@ -20,25 +20,10 @@ using test::Exactly;
 
 constexpr uint64_t kChildSize = 16ull << 20;
 
-struct Block {
-  uint64_t offset = 0;
-  std::vector<uint8_t> data;
-};
+using Block = test::TestBlock;
 
-// `count` blocks of random sizes (512 B..128 KiB) at increasing offsets.
 std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Block> blocks;
-  uint64_t off = 0;
-  for (int i = 0; i < count; i++) {
-    const uint64_t psize = (1 + rng() % 256) * 512;
-    if (off + v.AllocatedSize(psize) > v.asize()) break;
-    Block b{off, test::RandomBytes(psize, seed * 1000 + i)};
-    EXPECT_UZFS_OK(v.Write(b.offset, b.data));
-    off += v.AllocatedSize(psize);
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
+  return test::WriteRandomBlocks(v, count, seed, 4);
 }
 
 // ReadMany of every block into fresh buffers, each verified exactly.
@@ -58,6 +43,16 @@ struct Batch {
   }
 };
 
+// ReadMany of every block; each must come back OK with its bytes.
+void ExpectBatchReadsAll(Vdev& v, const std::vector<Block>& blocks) {
+  Batch b(blocks);
+  v.ReadMany(b.reads);
+  for (size_t i = 0; i < blocks.size(); i++) {
+    ASSERT_UZFS_OK(b.reads[i].status);
+    EXPECT_EQ(b.got[i], blocks[i].data) << i;
+  }
+}
+
 TEST(VdevReadMany, RaidzHealthyBatchReadsEveryBlockOnce) {
   for (auto [n, p] : std::vector<std::pair<uint32_t, uint32_t>>{{3, 1}, {6, 2}, {9, 3}}) {
     SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n));
@@ -70,12 +65,7 @@ TEST(VdevReadMany, RaidzHealthyBatchReadsEveryBlockOnce) {
       const auto blocks = WriteBlocks(vd, 40, n * 10 + p);
       const uint64_t ios_before = io->stats().submitted;
       const uint64_t ops_before = vd.io_counters().read_ops;
-      Batch b(blocks);
-      vd.ReadMany(b.reads);
-      for (size_t i = 0; i < blocks.size(); i++) {
-        ASSERT_UZFS_OK(b.reads[i].status);
-        EXPECT_EQ(b.got[i], blocks[i].data) << i;
-      }
+      ExpectBatchReadsAll(vd, blocks);
       EXPECT_EQ(vd.io_counters().read_ops - ops_before, blocks.size());
       // Only data columns were read (a healthy read never needs parity).
       uint64_t data_cols = 0;
@@ -116,20 +106,10 @@ TEST(VdevReadMany, RaidzDamageInsideABatchIsRepairedAsByRead) {
           want_cksum[m.cols[c].child]++;
         }
       }
-      Batch b(blocks);
-      vd.ReadMany(b.reads);
-      for (size_t i = 0; i < blocks.size(); i++) {
-        ASSERT_UZFS_OK(b.reads[i].status);
-        EXPECT_EQ(b.got[i], blocks[i].data) << i;
-      }
+      ExpectBatchReadsAll(vd, blocks);
       for (uint32_t c = 0; c < n; c++) EXPECT_EQ(vd.child(c)->counters().checksum_errors, want_cksum[c]) << c;
       // Repaired on the medium: a second batch finds nothing to do.
-      Batch again(blocks);
-      vd.ReadMany(again.reads);
-      for (size_t i = 0; i < blocks.size(); i++) {
-        ASSERT_UZFS_OK(again.reads[i].status);
-        EXPECT_EQ(again.got[i], blocks[i].data) << i;
-      }
+      ExpectBatchReadsAll(vd, blocks);
       for (uint32_t c = 0; c < n; c++) EXPECT_EQ(vd.child(c)->counters().checksum_errors, want_cksum[c]) << c;
     }
     io->Shutdown(ShutdownMode::kDrain);
@@ -196,12 +176,7 @@ TEST(VdevReadMany, LeafBatchAndMirrorDefaultMatchRead) {
     ASSERT_UZFS_OK(v.status());
     const auto blocks = WriteBlocks(**v, 10, 6);
     for (const Block& blk : blocks) test::CorruptOnMedia(faults[0], blk.offset, 512);
-    Batch b(blocks);
-    (*v)->ReadMany(b.reads);
-    for (size_t i = 0; i < blocks.size(); i++) {
-      ASSERT_UZFS_OK(b.reads[i].status);
-      EXPECT_EQ(b.got[i], blocks[i].data);
-    }
+    ExpectBatchReadsAll(**v, blocks);
   }
   io->Shutdown(ShutdownMode::kDrain);
 }

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,32 @@ inline void CorruptOnMedia(FaultDevice* fd, uint64_t offset, uint64_t len, uint8
 // Fault range covering the whole allocatable space (so the probe at the
 // start of the device still works and the leaf stays ONLINE).
 inline FaultRange DataArea() { return FaultRange{kLeafFrontReserve, UINT64_MAX / 2}; }
+
+// A block written by WriteRandomBlocks: where, and its bytes.
+struct TestBlock {
+  uint64_t offset = 0;
+  std::vector<uint8_t> data;
+};
+
+// Up to `count` blocks of random sizes (512 B..128 KiB) written to `v` at
+// increasing offsets from `start`, each after a random gap of fewer than
+// `gap_sectors` sectors; stops early when the vdev is full.
+inline std::vector<TestBlock> WriteRandomBlocks(Vdev& v, int count, uint64_t seed, uint64_t gap_sectors,
+                                                uint64_t start = 0) {
+  std::mt19937_64 rng(seed);
+  std::vector<TestBlock> blocks;
+  uint64_t off = start;
+  for (int i = 0; i < count; i++) {
+    const uint64_t psize = (1 + rng() % 256) * 512;
+    off += (rng() % gap_sectors) << v.ashift();
+    if (off + v.AllocatedSize(psize) > v.asize()) break;
+    TestBlock b{off, RandomBytes(psize, seed * 1000 + i)};
+    const Status s = v.Write(b.offset, b.data);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    off += v.AllocatedSize(psize);
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
 
 }  // namespace uzfs::test
