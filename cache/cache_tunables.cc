@@ -6,12 +6,12 @@
 
 namespace uzfs {
 
-uint64_t DefaultSyncedCacheBytes() { return PhysicalMemoryBytes() / 16; }
+uint64_t DefaultSyncedCacheBytes() { return PhysicalMemoryBytes() / 32; }
 
 namespace {
 
 uint64_t HalfOfRam() { return PhysicalMemoryBytes() / 2; }
-uint64_t SixteenthOfRam() { return DefaultSyncedCacheBytes(); }
+uint64_t SyncedCacheDefault() { return DefaultSyncedCacheBytes(); }
 
 constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
 
@@ -40,7 +40,7 @@ const TunableDef kCacheTunables[] = {
      "Under pressure c drops by at least c >> shift per reaper tick."},
     {"arc_reap_interval_ms", TunableKind::kCount, 1000, nullptr, 10, 60000,
      "How often the reaper reads /proc/meminfo and /proc/pressure/memory."},
-    {"dbuf_cache_max", TunableKind::kSize, 0, &SixteenthOfRam, 0, kMaxBytes,
+    {"dbuf_cache_max", TunableKind::kSize, 0, &SyncedCacheDefault, 0, kMaxBytes,
      "Bytes of file blocks each mounted file system keeps after their txg synced, so a partial overwrite needs no read; read at mount."},
     {"zfetch_disable", TunableKind::kBool, 0, nullptr, 0, 1, "Turn off stream prefetch."},
     {"zfs_immediate_write_sz", TunableKind::kSize, 32ull << 10, nullptr, 0, kMaxBytes,

@@ -17,7 +17,7 @@ namespace uzfs {
 
 std::span<const TunableDef> CacheTunableDefs();
 
-// dbuf_cache_max's default (1/16 of RAM): the synced-block cache of each
+// dbuf_cache_max's default (1/32 of RAM): the synced-block cache of each
 // mounted file system's object set (zfs/dmu/objset_writer.h).
 uint64_t DefaultSyncedCacheBytes();
 
