@@ -8,6 +8,7 @@
 #include <set>
 
 #include "zfs/util/endian.h"
+#include "zfs/zap/zap_normalize.h"
 
 namespace uzfs {
 namespace {
@@ -165,6 +166,17 @@ uint64_t ZapHash(uint64_t salt, std::string_view name, uint32_t hashbits) {
   return h;
 }
 
+Result<uint64_t> ZapNameHash(uint64_t salt, uint64_t normflags, std::string_view name, uint32_t hashbits) {
+  if (normflags == 0) return ZapHash(salt, name, hashbits);
+  UZFS_ASSIGN_OR_RETURN(std::string key, ZapNormalize(name, normflags));
+  return ZapHash(salt, key, hashbits);
+}
+
+uint64_t ZapStoredNameHash(uint64_t salt, uint64_t normflags, std::string_view name, uint32_t hashbits) {
+  Result<uint64_t> h = ZapNameHash(salt, normflags, name, hashbits);
+  return h.ok() ? *h : ZapHash(salt, name, hashbits);
+}
+
 Status BufferZapSource::ReadBlock(uint64_t blkid, std::vector<uint8_t>* out) {
   if (blkid >= NumBlocks()) return Status::Corruption("ZAP block " + std::to_string(blkid) + " past the end");
   out->assign(bytes_.begin() + blkid * bsize_, bytes_.begin() + (blkid + 1) * bsize_);
@@ -208,7 +220,7 @@ Result<ZapReader> ZapReader::Open(std::unique_ptr<ZapBlockSource> src) {
       ent.name.assign(nm, len);
       ent.values = {Get64(e, z.swap_)};
       ent.cd = Get32(e + 8, z.swap_);
-      ent.hash = ZapHash(z.salt_, ent.name);
+      ent.hash = ZapStoredNameHash(z.salt_, z.normflags_, ent.name);
       z.micro_entries_.push_back(std::move(ent));
     }
     std::sort(z.micro_entries_.begin(), z.micro_entries_.end(), EntryLess);
@@ -336,7 +348,7 @@ Result<ZapEntry> ZapReader::Lookup(std::string_view name) {
     return Status::NotFound("no ZAP entry " + std::string(name));
   }
   if (flags_ & kZapFlagUint64Key) return Status::NotSupported("lookup in a ZAP with binary keys");
-  const uint64_t h = ZapHash(salt_, name, hash_bits());
+  UZFS_ASSIGN_OR_RETURN(const uint64_t h, ZapNameHash(salt_, normflags_, name, hash_bits()));
   const uint64_t idx = ptrtbl_shift_ == 0 ? 0 : h >> (64 - ptrtbl_shift_);
   UZFS_ASSIGN_OR_RETURN(uint64_t blk, PtrTableEntry(idx));
   std::vector<uint8_t> raw;

@@ -35,8 +35,9 @@
 // HASH64). Entries whose hashes collide are told apart by cd. Both forms
 // list in (hash, cd) order, as zdb and readdir do.
 //
-// Limits: names are compared byte for byte (a ZAP with normflags, i.e.
-// case-insensitive or normalized names, is read but looked up exactly);
+// Names are hashed after normalization when the ZAP has normflags
+// (case-insensitive or normalized names: zap_normalize.h) and compared
+// byte for byte. Limits:
 // UINT64_KEY ZAPs (dedup tables) list with binary names.
 // Everything read is treated as hostile: every chunk index, chain and array
 // length is bounded, and bad structure is Corruption, never a crash.
@@ -74,6 +75,15 @@ inline constexpr uint64_t kZapFlagPreHashedKey = 4;
 
 // The ZAP hash of `name` with `salt`, top `hashbits` bits kept.
 uint64_t ZapHash(uint64_t salt, std::string_view name, uint32_t hashbits = kZapHashBits);
+// The hash `name` is filed under in a ZAP with `normflags`: ZapHash of the
+// normalized name (zap_normalize.h) when normflags != 0. InvalidArgument
+// when the name cannot be normalized.
+Result<uint64_t> ZapNameHash(uint64_t salt, uint64_t normflags, std::string_view name,
+                             uint32_t hashbits = kZapHashBits);
+// The same for a name read from the ZAP itself: one that cannot be
+// normalized (damage) hashes as it is, and the structure checks catch it.
+uint64_t ZapStoredNameHash(uint64_t salt, uint64_t normflags, std::string_view name,
+                           uint32_t hashbits = kZapHashBits);
 
 struct ZapEntry {
   std::string name;               // without the NUL

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "zfs/util/endian.h"
+#include "zfs/zap/zap_normalize.h"
 
 namespace uzfs {
 namespace {
@@ -123,6 +124,17 @@ class Leaf {
       c = Next(c);
     }
     return kChainEnd;
+  }
+  // The entry chunks with hash h, in chain order.
+  Result<std::vector<uint16_t>> WithHash(uint64_t h) const {
+    std::vector<uint16_t> out;
+    uint32_t c = Head(Bucket(h));
+    for (uint32_t hops = 0; c != kChainEnd; hops++) {
+      if (hops > g_.nchunks || !Is(c, kChunkEntry)) return Status::Corruption("ZAP hash chain broken");
+      if (Hash(c) == h) out.push_back(static_cast<uint16_t>(c));
+      c = Next(c);
+    }
+    return out;
   }
   // The lowest cd no entry with hash h uses.
   Result<uint32_t> FreeCd(uint64_t h) const {
@@ -383,7 +395,7 @@ Status ZapWriter::OpenMicro(std::span<const uint8_t> b0) {
     if (nm[0] == '\0') continue;
     const size_t len = strnlen(nm, kMzapNameLen);
     if (len == kMzapNameLen) return Status::Corruption("micro ZAP name not NUL-terminated");
-    const uint64_t h = ZapHash(salt_, std::string_view(nm, len));
+    const uint64_t h = ZapStoredNameHash(salt_, normflags_, std::string_view(nm, len));
     const uint32_t cd = LoadLE32(&b0[kMzapHeaderSize + size_t{i} * kMzapEntSize + 8]);
     if (!micro_index_.emplace(std::make_pair(h, cd), i).second)
       return Status::Corruption("micro ZAP entries with the same hash and cd");
@@ -427,7 +439,6 @@ Status ZapWriter::OpenFat(std::span<const uint8_t> b0) {
 // ---------------------------------------------------------------- public ops
 
 Status ZapWriter::CheckWritable(std::string_view name, uint8_t int_size, std::span<const uint64_t> values) const {
-  if (normflags_ != 0) return Status::NotSupported("writing a ZAP with normalized names");
   if (flags_ & (kZapFlagUint64Key | kZapFlagPreHashedKey)) return Status::NotSupported("writing a ZAP with binary keys");
   if (name.empty() || name.size() >= kZapMaxNameLen || name.find('\0') != std::string_view::npos)
     return Status::InvalidArgument("ZAP name of " + std::to_string(name.size()) + " bytes");
@@ -454,7 +465,7 @@ Status ZapWriter::Update(std::string_view name, uint8_t int_size, std::span<cons
 
 Status ZapWriter::Put(std::string_view name, uint8_t int_size, std::span<const uint64_t> values, bool replace) {
   UZFS_RETURN_IF_ERROR(CheckWritable(name, int_size, values));
-  const uint64_t h = ZapHash(salt_, name, hash_bits());
+  UZFS_ASSIGN_OR_RETURN(const uint64_t h, NameHash(name));
   if (micro_) {
     bool upgraded = false;
     UZFS_RETURN_IF_ERROR(MicroGrowIfFull(&upgraded));
@@ -477,8 +488,7 @@ Status ZapWriter::Put(std::string_view name, uint8_t int_size, std::span<const u
 
 Status ZapWriter::Remove(std::string_view name) {
   OperationScope scope(obj_);
-  if (normflags_ != 0) return Status::NotSupported("writing a ZAP with normalized names");
-  const uint64_t h = ZapHash(salt_, name, hash_bits());
+  UZFS_ASSIGN_OR_RETURN(const uint64_t h, NameHash(name));
   if (!micro_) return FatRemove(name, h);
   UZFS_ASSIGN_OR_RETURN(int64_t slot, MicroFind(name, h));
   if (slot < 0) return Status::NotFound("no ZAP entry " + std::string(name));
@@ -492,13 +502,53 @@ Status ZapWriter::Remove(std::string_view name) {
 
 Result<ZapEntry> ZapWriter::Lookup(std::string_view name) {
   OperationScope scope(obj_);
-  const uint64_t h = ZapHash(salt_, name, hash_bits());
+  UZFS_ASSIGN_OR_RETURN(const uint64_t h, NameHash(name));
   if (!micro_) return FatLookup(name, h);
   UZFS_ASSIGN_OR_RETURN(int64_t slot, MicroFind(name, h));
   if (slot < 0) return Status::NotFound("no ZAP entry " + std::string(name));
   UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> b0, obj_->Block(0));
   const uint32_t cd = LoadLE32(&b0[kMzapHeaderSize + static_cast<size_t>(slot) * kMzapEntSize + 8]);
   return MicroEntryAt(b0, static_cast<uint32_t>(slot), h, cd);
+}
+
+Result<ZapEntry> ZapWriter::LookupMatch(std::string_view name, uint64_t match_flags) {
+  if (match_flags == 0) return Lookup(name);
+  OperationScope scope(obj_);
+  UZFS_ASSIGN_OR_RETURN(const uint64_t h, NameHash(name));
+  UZFS_ASSIGN_OR_RETURN(const std::string key, ZapNormalize(name, match_flags));
+  UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> same, EntriesWithHash(h));
+  const ZapEntry* found = nullptr;
+  for (const ZapEntry& e : same) {
+    if (e.name == name) return e;
+    if (found != nullptr) continue;
+    Result<std::string> k = ZapNormalize(e.name, match_flags);
+    if (k.ok() && *k == key) found = &e;
+  }
+  if (found == nullptr) return Status::NotFound("no ZAP entry " + std::string(name));
+  return *found;
+}
+
+Result<std::vector<ZapEntry>> ZapWriter::EntriesWithHash(uint64_t h) {
+  std::vector<ZapEntry> out;
+  if (micro_) {
+    UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> b0, obj_->Block(0));
+    for (auto it = micro_index_.lower_bound({h, 0}); it != micro_index_.end() && it->first.first == h; ++it)
+      out.push_back(MicroEntryAt(b0, it->second, h, it->first.second));
+    return out;
+  }
+  const Geom g(bs_);
+  UZFS_ASSIGN_OR_RETURN(uint64_t blk, LeafFor(h));
+  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(blk));
+  UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
+  Leaf l(ro.data(), g);
+  if (!l.Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
+  UZFS_ASSIGN_OR_RETURN(std::vector<uint16_t> chunks, l.WithHash(h));
+  for (uint16_t c : chunks) {
+    ZapEntry e;
+    UZFS_RETURN_IF_ERROR(l.Decode(c, &e));
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 Result<uint64_t> ZapWriter::LookupUint64(std::string_view name) {
@@ -609,7 +659,7 @@ Status ZapWriter::Upgrade() {
   }
   UZFS_RETURN_IF_ERROR(WriteHeader());
   for (const Old& o : old) {
-    UZFS_RETURN_IF_ERROR(FatPut(o.name, ZapHash(salt_, o.name, hash_bits()), 8,
+    UZFS_RETURN_IF_ERROR(FatPut(o.name, ZapStoredNameHash(salt_, normflags_, o.name, hash_bits()), 8,
                                 std::span<const uint64_t>(&o.value, 1), false, o.cd));
   }
   return Status::Ok();
@@ -903,7 +953,7 @@ Result<ZapStats> ZapWriter::CheckStructure() {
       }
       const size_t len = strnlen(nm, kMzapNameLen);
       if (len == kMzapNameLen) return Status::Corruption("micro ZAP name not NUL-terminated");
-      if (!seen.insert({ZapHash(salt_, std::string_view(nm, len)), LoadLE32(e + 8)}).second)
+      if (!seen.insert({ZapStoredNameHash(salt_, normflags_, std::string_view(nm, len)), LoadLE32(e + 8)}).second)
         return Status::Corruption("micro ZAP (hash, cd) used twice");
     }
     if (seen.size() != num_entries_) return Status::Corruption("micro ZAP entry count");
@@ -974,7 +1024,7 @@ Status ZapWriter::CheckFat(ZapStats* st) {
         if (!keys.insert({l.Hash(c), l.Cd(c)}).second) return Status::Corruption("ZAP (hash, cd) used twice");
         ZapEntry e;
         UZFS_RETURN_IF_ERROR(l.Decode(c, &e));
-        if (ZapHash(salt_, e.name, hb) != l.Hash(c)) return Status::Corruption("ZAP entry hash is not its name's");
+        if (ZapStoredNameHash(salt_, normflags_, e.name, hb) != l.Hash(c)) return Status::Corruption("ZAP entry hash is not its name's");
         const std::pair<uint32_t, size_t> arrays[] = {{l.NameChunk(c), l.NameLen(c)},
                                                       {l.ValueChunk(c), size_t{l.ValueInts(c)} * l.Intlen(c)}};
         for (auto [first, bytes] : arrays) {

@@ -43,8 +43,10 @@
 // upgrade keep them). Serialized like ZFS's cursor cookie:
 // (hash >> (64 - hashbits)) | cd << hashbits, ~0 at the end.
 //
-// Not supported for writes (NotSupported): big-endian ZAPs, ZAPs with
-// normflags (names would have to be normalized for hashing), binary
+// ZAPs with normflags (case-insensitive or normalized directories) hash
+// the normalized name (zap_normalize.h) and keep names as given; Add,
+// Update, Remove and Lookup match names exactly, LookupMatch as the ZPL
+// asks. Not supported for writes (NotSupported): big-endian ZAPs, binary
 // (UINT64_KEY) keys. Limits: names up to 255 bytes (ZAP_MAXNAMELEN 256 with
 // the NUL), values up to 8192 bytes, integer sizes 1, 2, 4, 8.
 // Everything read from the object is checked; bad structure is Corruption.
@@ -125,6 +127,12 @@ class ZapWriter {
   // NotFound when absent.
   Status Remove(std::string_view name);
   Result<ZapEntry> Lookup(std::string_view name);
+  // The entry whose name equals `name` once both are normalized with
+  // `match_flags` (a subset of normflags(): ZFS's MT_NORMALIZE, without
+  // the case flag for MT_MATCH_CASE); an exact match wins over others.
+  // match_flags 0 is Lookup. NotFound when none.
+  Result<ZapEntry> LookupMatch(std::string_view name, uint64_t match_flags);
+  uint64_t normflags() const { return normflags_; }
   // Corruption when the value is not one u64.
   Result<uint64_t> LookupUint64(std::string_view name);
 
@@ -152,6 +160,11 @@ class ZapWriter {
   Status OpenFat(std::span<const uint8_t> b0);
   Status CheckWritable(std::string_view name, uint8_t int_size, std::span<const uint64_t> values) const;
   Status Put(std::string_view name, uint8_t int_size, std::span<const uint64_t> values, bool replace);
+  Result<uint64_t> NameHash(std::string_view name) const {
+    return ZapNameHash(salt_, normflags_, name, hash_bits());
+  }
+  // Every entry filed under hash h.
+  Result<std::vector<ZapEntry>> EntriesWithHash(uint64_t h);
 
   // Micro.
   Result<int64_t> MicroFind(std::string_view name, uint64_t h);
