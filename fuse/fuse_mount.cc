@@ -152,10 +152,11 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   auto* ctx = Ctx(req);
   auto r = ctx->fs->Lookup(Cred(req), In(req, parent), Name(name));
   if (!r.ok() && r.err() == ENOENT) {
-    // Negative entry: the kernel may cache the miss (uzfs is the only writer).
+    // Negative entry: the kernel may cache the miss (uzfs is the only
+    // writer), except where another spelling's create would not clear it.
     fuse_entry_param e;
     std::memset(&e, 0, sizeof(e));
-    e.entry_timeout = ctx->timeout;
+    e.entry_timeout = ctx->fs->loose_names() ? 0.0 : ctx->timeout;
     fuse_reply_entry(req, &e);
     return;
   }

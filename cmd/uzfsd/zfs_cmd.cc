@@ -134,12 +134,20 @@ PropZap Computed(const DsRow& r) {
   return z;
 }
 
-// The ZPL master node's entries as `zfs get version` needs them: the ZPL
-// version new file systems of this pool get (zpl_create.h). Read from the
-// pool version, not from each dataset's master node.
-PropZap ZplMaster(const Pool& p) {
-  auto v = ZplVersionForPool(p.version());
-  return {{"VERSION", PropValue::Number(v.ok() ? *v : kPropZplVersionCurrent)}};
+// The ZPL master node's entries `zfs get` shows (version, normalization,
+// utf8only, casesensitivity): the dataset's own; a dataset without a ZPL
+// shows the version new file systems of this pool get (zpl_create.h).
+PropZap ZplMaster(Pool& p, const std::string& ds) {
+  PropZap z;
+  auto m = p.ZplMasterProps(ds);
+  if (m.ok()) {
+    for (const auto& [k, v] : *m) z.push_back({k, PropValue::Number(v)});
+  }
+  if (FindInZap(z, "VERSION") == nullptr) {
+    auto v = ZplVersionForPool(p.version());
+    z.push_back({"VERSION", PropValue::Number(v.ok() ? std::min(*v, kNewestZplVersionWritten) : kPropZplVersionCurrent)});
+  }
+  return z;
 }
 
 bool IsSizeProp(const std::string& n) {
@@ -340,7 +348,7 @@ int List(CmdCtx& c) {
       continue;
     }
     const PropZap computed = Computed(s.row);
-    const PropZap zpl = ZplMaster(*s.entry->pool);
+    const PropZap zpl = ZplMaster(*s.entry->pool, s.row.name);
     const std::string altroot = s.entry->rec.altroot;
     Row r;
     r.j = DatasetJsonHead(s.row);
@@ -477,7 +485,7 @@ int Get(CmdCtx& c) {
       continue;
     }
     const PropZap computed = Computed(s.row);
-    const PropZap zpl = ZplMaster(*s.entry->pool);
+    const PropZap zpl = ZplMaster(*s.entry->pool, s.row.name);
     std::vector<ResolvedProp> props;
     if (all) {
       auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, kPropFilesystem, &user_order);

@@ -316,12 +316,15 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     MutexLock l(&p->mu_);
     UZFS_RETURN_IF_ERROR(p->OpenCommon());
     p->open_txg_ = txg;
-    UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg));
+    std::vector<std::pair<std::string, std::string>> fs_props = opts.fs_props;
+    ZplCreateProps root_zpl;
+    UZFS_RETURN_IF_ERROR(p->TakeZplCreateProps(name, "", &fs_props, &root_zpl));
+    UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg, root_zpl));
     if (!opts.history.empty()) p->history_.push_back(opts.history);
     p->config_dirty_ = true;
     p->labels_dirty_ = true;
     // The root dataset's properties (-O).
-    for (const auto& [k, v] : opts.fs_props) {
+    for (const auto& [k, v] : fs_props) {
       UZFS_RETURN_IF_ERROR(p->SetPropSync(name, k, v, txg));
     }
   }
@@ -372,7 +375,7 @@ void Pool::ComputeDeflateRatio() {
   }
 }
 
-Status Pool::CreateMosLayout(uint64_t txg) {
+Status Pool::CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl) {
   UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, MosOptions()));
   // Object 1: the object directory.
   UZFS_ASSIGN_OR_RETURN(uint64_t objdir, MosCreateZap(dmu_ot::kObjectDirectory, txg));
@@ -479,7 +482,7 @@ Status Pool::CreateMosLayout(uint64_t txg) {
   ds->dir_obj = root_dir_obj_;
   ds->ds_obj = root_ds;
   UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(root_dir_obj_)));
-  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, txg));
+  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, root_zpl, txg));
   ds->needs_sync = true;
   datasets_[ds->name] = std::move(ds);
   return Status::Ok();

@@ -76,9 +76,16 @@ inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, fr
 inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
 inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with large_blocks (zfs_max_recordsize)
 
+// The create-time ZPL properties of a new file system, by the names its
+// master node stores them under ("normalization", "utf8only",
+// "casesensitivity"): given with -o/-O, else inherited from the parent
+// file system's master node; absent ones take the ZPL's defaults.
+using ZplCreateProps = std::map<std::string, uint64_t>;
+
 // Fills the objset of a new filesystem dataset (the ZPL's empty file
 // system): registered by the layer above (zfs/zpl), called in txg `txg`.
-using FilesystemInit = std::function<Status(ObjsetWriter& os, uint64_t pool_version, uint64_t txg)>;
+using FilesystemInit =
+    std::function<Status(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg)>;
 
 struct PoolCreateOptions {
   uint64_t version = 23;          // 11..28, or 5000 (feature flags: lz4_compress only)
@@ -215,6 +222,10 @@ class Pool final : private TxgSyncer {
   Status SetProp(const std::string& ds, const std::string& prop, const std::string& value)
       UZFS_EXCLUDES(mu_, sync_mu_);
   Status InheritProp(const std::string& ds, const std::string& prop) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The numeric entries of the dataset's ZPL master node (object 1:
+  // VERSION, normalization, utf8only, casesensitivity, ...); empty when
+  // the dataset has no ZPL.
+  Result<std::map<std::string, uint64_t>> ZplMasterProps(const std::string& ds) UZFS_EXCLUDES(mu_);
   // The dataset's own props ZAP (name -> value text).
   Result<std::map<std::string, std::string>> LocalProps(const std::string& ds) UZFS_EXCLUDES(mu_);
   Result<std::vector<DatasetInfo>> ListDatasets() UZFS_EXCLUDES(mu_);
@@ -408,7 +419,15 @@ class Pool final : private TxgSyncer {
   void ComputeDeflateRatio();
 
   // DSL.
-  Status CreateMosLayout(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl) UZFS_REQUIRES(mu_);
+  Result<std::map<std::string, uint64_t>> ZplMasterPropsLocked(const std::string& ds) UZFS_REQUIRES(mu_);
+  // Moves the ZPL's create-time properties (normalization, utf8only,
+  // casesensitivity) out of `props` into *zpl, parsed; then fills those not
+  // given from `parent`'s master node (empty: none) and applies ZFS's rule
+  // that normalization implies utf8only.
+  Status TakeZplCreateProps(const std::string& target, const std::string& parent,
+                            std::vector<std::pair<std::string, std::string>>* props, ZplCreateProps* zpl)
+      UZFS_REQUIRES(mu_);
   // A new DSL dir under parent_dir (with props ZAP and child map).
   Result<uint64_t> CreateDir(uint64_t parent_dir, const std::string& leaf, uint64_t txg,
                              uint64_t origin_obj) UZFS_REQUIRES(mu_);

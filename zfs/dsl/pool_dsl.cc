@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <algorithm>
 #include <functional>
 
 #include "zfs/dmu/dmu_types.h"
@@ -21,6 +22,10 @@ namespace uzfs {
 
 
 namespace {
+
+// The ZPL keeps its master node in object 1 of a file system's objset
+// (zfs/zpl/zpl_create.h); the DSL reads its create-time properties there.
+constexpr uint64_t kZplMasterNodeObject = 1;
 
 uint64_t Now() { return static_cast<uint64_t>(::time(nullptr)); }
 
@@ -500,6 +505,62 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
   return out;
 }
 
+Result<std::map<std::string, uint64_t>> Pool::ZplMasterProps(const std::string& ds) {
+  MutexLock l(&mu_);
+  return ZplMasterPropsLocked(ds);
+}
+
+Result<std::map<std::string, uint64_t>> Pool::ZplMasterPropsLocked(const std::string& ds) {
+  UZFS_ASSIGN_OR_RETURN(Dataset * d, HoldDataset(ds));
+  std::map<std::string, uint64_t> out;
+  auto dn = d->os->GetDnode(kZplMasterNodeObject);
+  if (!dn.ok() || dn->IsFree() || dn->type != dmu_ot::kMasterNode) return out;
+  DmuZapObject zo(*d->os, kZplMasterNodeObject, open_txg_);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
+  for (const ZapEntry& e : entries) {
+    if (e.int_size == 8 && e.values.size() == 1) out[e.name] = e.value();
+  }
+  return out;
+}
+
+Status Pool::TakeZplCreateProps(const std::string& target, const std::string& parent,
+                                std::vector<std::pair<std::string, std::string>>* props, ZplCreateProps* zpl) {
+  static constexpr const char* kNames[] = {"normalization", "utf8only", "casesensitivity"};
+  PropContext ctx;
+  ctx.target = target;
+  ctx.action = "cannot create";
+  ctx.pool_version = ident_.version;
+  ctx.creating = true;
+  std::vector<std::pair<std::string, std::string>> rest;
+  for (const auto& [k, v] : *props) {
+    if (std::find(std::begin(kNames), std::end(kNames), k) == std::end(kNames)) {
+      rest.push_back({k, v});
+      continue;
+    }
+    UZFS_ASSIGN_OR_RETURN(PropValue pv, ParseDatasetProp(k, v, ctx));
+    (*zpl)[k] = pv.number;
+  }
+  // Names are normalized only when they are UTF-8 (ZFS's rule): an explicit
+  // utf8only=off with normalization is refused, an inherited one overridden.
+  const auto given = [&](const char* n) { return zpl->count(n) != 0; };
+  const bool explicit_u8 = given("utf8only");
+  if (!parent.empty()) {
+    UZFS_ASSIGN_OR_RETURN(auto inherited, ZplMasterPropsLocked(parent));
+    for (const char* n : kNames) {
+      if (!zpl->count(n) && inherited.count(n)) (*zpl)[n] = inherited[n];
+    }
+  }
+  if (given("normalization") && (*zpl)["normalization"] != 0) {
+    if (explicit_u8 && (*zpl)["utf8only"] == 0) {
+      return Status::InvalidArgument("cannot create '" + target + "': normalization requires utf8only=on");
+    }
+    (*zpl)["utf8only"] = 1;
+  }
+  *props = std::move(rest);
+  return Status::Ok();
+}
+
 Result<std::map<std::string, std::string>> Pool::LocalProps(const std::string& ds) {
   MutexLock l(&mu_);
   auto dir = LookupDir(ds);
@@ -543,8 +604,11 @@ Status Pool::CreateDatasetSync(const std::string& name,
   auto pdir = LookupDir(parent);
   if (!pdir.ok()) return Status::NotFound("cannot create '" + name + "': parent does not exist");
   // Validate every property before changing anything.
+  std::vector<std::pair<std::string, std::string>> dsl_props = props;
+  ZplCreateProps zpl;
+  UZFS_RETURN_IF_ERROR(TakeZplCreateProps(name, parent, &dsl_props, &zpl));
   std::vector<std::pair<std::string, StoredProp>> enc;
-  for (const auto& [k, v] : props) {
+  for (const auto& [k, v] : dsl_props) {
     UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true, MaxRecordSize()));
     enc.push_back({e.zap_name, e});
   }
@@ -566,7 +630,7 @@ Status Pool::CreateDatasetSync(const std::string& name,
   ds->dir_obj = dir;
   ds->ds_obj = dsobj;
   UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(dir)));
-  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, txg));
+  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, zpl, txg));
   ds->needs_sync = true;
   datasets_[name] = std::move(ds);
   return Status::Ok();

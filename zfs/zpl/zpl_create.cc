@@ -200,10 +200,14 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
                        txg);
 }
 
-Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, uint64_t txg) {
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg) {
   ZplCreateOptions o;
   UZFS_ASSIGN_OR_RETURN(o.version, ZplVersionForPool(pool_version));
   o.version = std::min(o.version, kNewestZplVersionWritten);
+  auto get = [&](const char* n) { auto it = props.find(n); return it == props.end() ? uint64_t{0} : it->second; };
+  o.normalization = get("normalization");
+  o.utf8only = get("utf8only") != 0;
+  o.casesensitivity = static_cast<ZplCase>(get("casesensitivity"));
   o.crtime.sec = static_cast<uint64_t>(::time(nullptr));
   return CreateZplFilesystem(os, o, txg);
 }

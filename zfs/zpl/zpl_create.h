@@ -81,6 +81,7 @@
 #include <cstdint>
 
 #include "zfs/dmu/objset_writer.h"
+#include "zfs/dsl/pool.h"
 #include "zfs/util/status.h"
 #include "zfs/zpl/znode_phys.h"
 
@@ -137,8 +138,9 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
 // `pool_version` (the pool's FilesystemInit hook, zfs/dsl/pool.h): the
 // newest ZPL version both the pool allows and uzfs writes (ZPL 5 with
 // system attributes from pool version 24), owned by root, mode 0755,
-// created now.
-Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, uint64_t txg);
+// created now, with the create-time properties in `props` (normalization,
+// utf8only, casesensitivity; CheckOptions rules).
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg);
 inline constexpr uint64_t kNewestZplVersionWritten = 5;
 
 }  // namespace uzfs

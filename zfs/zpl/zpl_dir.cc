@@ -62,9 +62,24 @@ Status ZplDirs::Finish(uint64_t obj, const Status& op) {
   return f.ok() ? op : f;
 }
 
-Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view name, uint64_t txg) {
+Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view name, uint64_t txg,
+                                                uint64_t match, std::string* stored) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
-  auto r = zap->LookupUint64(name);
+  Result<uint64_t> r = Status::NotFound("");
+  if (const uint64_t m = match & zap->normflags(); m != 0) {
+    Result<ZapEntry> e = zap->LookupMatch(name, m);
+    if (!e.ok()) {
+      r = e.status();
+    } else if (e->int_size != 8 || e->values.size() != 1) {
+      r = Status::Corruption("directory entry " + e->name + " is not one uint64");
+    } else {
+      r = e->values[0];
+      if (stored != nullptr) *stored = e->name;
+    }
+  } else {
+    r = zap->LookupUint64(name);
+    if (r.ok() && stored != nullptr) *stored = std::string(name);
+  }
   if (!r.ok()) {
     if (r.status().IsNotFound()) {
       Account(obj);
@@ -82,14 +97,25 @@ Status ZplDirs::Add(uint64_t obj, std::string_view name, uint64_t value, uint64_
   return Finish(obj, zap->Add(name, value));
 }
 
-Status ZplDirs::Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg) {
-  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
-  return Finish(obj, zap->Update(name, value));
+Result<std::string> ZplDirs::StoredName(ZapWriter& zap, std::string_view name, uint64_t match) {
+  const uint64_t m = match & zap.normflags();
+  if (m == 0) return std::string(name);
+  UZFS_ASSIGN_OR_RETURN(ZapEntry e, zap.LookupMatch(name, m));
+  return std::move(e.name);
 }
 
-Status ZplDirs::Remove(uint64_t obj, std::string_view name, uint64_t txg) {
+Status ZplDirs::Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg, uint64_t match) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
-  return Finish(obj, zap->Remove(name));
+  Result<std::string> n = StoredName(*zap, name, match);
+  if (!n.ok()) return Finish(obj, n.status());
+  return Finish(obj, zap->Update(*n, value));
+}
+
+Status ZplDirs::Remove(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match) {
+  UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
+  Result<std::string> n = StoredName(*zap, name, match);
+  if (!n.ok()) return Finish(obj, n.status());
+  return Finish(obj, zap->Remove(*n));
 }
 
 Result<std::vector<ZapEntry>> ZplDirs::List(uint64_t obj, uint64_t txg) {

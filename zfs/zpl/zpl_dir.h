@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -69,11 +70,17 @@ class ZplDirs {
   // itself (readdir) calls it when done.
   void Account(uint64_t obj);
 
-  // The value of `name`, nullopt when absent.
-  Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg);
+  // The value of `name`, nullopt when absent. `match`: ZapWriter's
+  // LookupMatch flags for directories with normflags (case-insensitive or
+  // normalized names; only the flags the ZAP itself has count, so ZAPs
+  // without normflags match exactly); *stored gets the name as stored.
+  Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match = 0,
+                                         std::string* stored = nullptr);
+  // Add is exact (the ZPL looks up first); Update and Remove act on the
+  // entry `name` matches under `match`.
   Status Add(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg);
-  Status Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg);
-  Status Remove(uint64_t obj, std::string_view name, uint64_t txg);
+  Status Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg, uint64_t match = 0);
+  Status Remove(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match = 0);
   Result<std::vector<ZapEntry>> List(uint64_t obj, uint64_t txg);
 
  private:
@@ -82,6 +89,7 @@ class ZplDirs {
     std::optional<ZapWriter> zap;
     uint64_t counted = 0;  // obj->cached_bytes() as last added to cached_
   };
+  static Result<std::string> StoredName(ZapWriter& zap, std::string_view name, uint64_t match);
   // Flushes obj's writer after change `op`; drops it when either failed.
   Status Finish(uint64_t obj, const Status& op);
 

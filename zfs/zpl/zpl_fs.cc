@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -47,6 +48,7 @@
 #include "zfs/dsl/prop_table.h"
 #include "zfs/util/mutex.h"
 #include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_normalize.h"
 #include "zfs/zap/zap_writer.h"
 #include "zfs/zpl/sa_codec.h"
 #include "zfs/zpl/zpl_create.h"
@@ -279,8 +281,19 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     dq_ = m.count("DELETE_QUEUE") ? m["DELETE_QUEUE"] : 0;
     dirs_.Pin(kZplMasterNodeObj);
     if (dq_ != 0) dirs_.Pin(dq_);
-    if (m.count("normalization") && m["normalization"] != 0) normalized_ = true;
-    if (m.count("casesensitivity") && m["casesensitivity"] != 0) normalized_ = true;
+    // Names (see zap_normalize.h): directories are ZAPs with normflags
+    // `dir_norm_` (the normalization form, plus upper-casing unless the file
+    // system is case-sensitive); lookups match with `match_` (case too
+    // unless "mixed": Linux has no case-insensitive lookup flag, so mixed
+    // is case-sensitive here, as in OpenZFS on Linux).
+    const uint64_t norm = m.count("normalization") ? m["normalization"] : 0;
+    const uint64_t sense = m.count("casesensitivity") ? m["casesensitivity"] : 0;
+    if (norm & ~zap_norm::kFormMask) return Err(EINVAL, "dataset '" + ds_ + "' has an unknown normalization");
+    if (sense > 2) return Err(EINVAL, "dataset '" + ds_ + "' has an unknown casesensitivity");
+    dir_norm_ = norm | (sense != 0 ? zap_norm::kToUpper : 0);
+    match_ = sense == 2 ? norm : dir_norm_;
+    utf8only_ = m.count("utf8only") && m["utf8only"] != 0;
+    loose_names_ = match_ != 0;
     ZPL_ASSIGN(codec_, CodecForVersion(version_, *os_));
     legacy_ = pool_.version() < kFeatureVersion;
     ZPL_TRY(RefreshPropsLocked());
@@ -293,7 +306,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplStatus ReplayLog() UZFS_EXCLUDES(mu_) {
     {
       MutexLock l(&mu_);
-      if (readonly_locked() || normalized_) return ZplStatus::Ok();
+      if (readonly_locked()) return ZplStatus::Ok();
     }
     const ZilHeader zh = os_->zil_header();
     if (zh.log.IsHole()) return ZplStatus::Ok();
@@ -350,6 +363,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   uint64_t root_ino() const override { return root_; }
+  bool loose_names() const override { return loose_names_.load(); }
   uint64_t zpl_version() const override { return version_; }
   bool readonly() const override UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
@@ -372,7 +386,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ZPL_ASSIGN(Znode p, Load(d.a.parent));
       return ToAttr(p);
     }
-    ZPL_TRY(CheckName(name));
+    ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
     if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
     ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
@@ -517,7 +531,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
-    ZPL_TRY(CheckName(newname));
+    ZPL_TRY(ValidName(newname));
     if (newname == "." || newname == "..") return Err(EEXIST, "link: name exists");
     ZPL_ASSIGN(Znode z, Load(ino));
     if (IsDir(z.a.mode)) return Err(EPERM, "hard link to a directory");
@@ -550,7 +564,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     MutexLock l(&mu_);
     ZPL_TRY(Writable());
     if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
-    ZPL_TRY(CheckName(name));
+    ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
     ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
@@ -578,7 +592,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_TRY(Writable());
     if (name == ".") return Err(EINVAL, "rmdir of .");
     if (name == "..") return Err(ENOTEMPTY, "rmdir of ..");
-    ZPL_TRY(CheckName(name));
+    ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
     ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
@@ -612,7 +626,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_TRY(Writable());
     for (std::string_view n : {sname, tname}) {
       if (n == "." || n == "..") return Err(EINVAL, "rename of . or ..");
-      ZPL_TRY(CheckName(n));
+      ZPL_TRY(ValidName(n));
     }
     ZPL_ASSIGN(Znode sd, Load(sdir));
     ZPL_ASSIGN(Znode td, Load(tdir));
@@ -640,8 +654,12 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (IsDir(s.a.mode) && sdir != tdir) ZPL_TRY(NotAncestor(sobj, tdir));
     if ((flags & RENAME_EXCHANGE) && IsDir(t->a.mode) && sdir != tdir) ZPL_TRY(NotAncestor(t->obj, sdir));
     if (t && t->obj == sobj) {
-      // Same inode (the same entry, or two links of one file): nothing to do.
-      return ZplStatus::Ok();
+      // Same inode (the same entry, or two links of one file): nothing to
+      // do, except where names match loosely and the target name found the
+      // source entry itself under another spelling ("foo" -> "FOO" when
+      // case-insensitive): then the entry takes the new spelling.
+      if (!same_dir_entry_respelled(sdir, sname, tdir, tname, flags)) return ZplStatus::Ok();
+      t.reset();
     }
     if (t && !(flags & RENAME_EXCHANGE)) {
       if (IsDir(s.a.mode) && !IsDir(t->a.mode)) return Err(ENOTDIR, "rename: directory over non-directory");
@@ -747,7 +765,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     MutexLock l(&mu_);
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
-    ZPL_TRY(CheckName(name));
+    ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(dir, name));
     if (ex || name == "." || name == "..") {
       if (open_flags & O_EXCL) return Err(EEXIST, std::string(name) + ": exists");
@@ -1242,7 +1260,22 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
   ZplStatus Writable() const UZFS_REQUIRES(mu_) {
     if (readonly_locked()) return Err(EROFS, "read-only file system");
-    if (normalized_) return Err(EOPNOTSUPP, "changes to file systems with name normalization are not supported");
+    return ZplStatus::Ok();
+  }
+  // Rename's case above: the same entry of one directory, named now in
+  // another spelling.
+  bool same_dir_entry_respelled(uint64_t sdir, std::string_view sname, uint64_t tdir, std::string_view tname,
+                                unsigned flags) UZFS_REQUIRES(mu_) {
+    if (sdir != tdir || match_ == 0 || (flags & RENAME_EXCHANGE)) return false;
+    auto ss = DirStoredName(sdir, sname);
+    auto ts = DirStoredName(tdir, tname);
+    return ss.ok() && ts.ok() && *ss && *ts && **ss == **ts && **ts != tname;
+  }
+  // A name given by a caller: CheckName's rules, and UTF-8 on utf8only
+  // file systems (EILSEQ, as ZFS answers for lookups and new names alike).
+  ZplStatus ValidName(std::string_view name) const UZFS_REQUIRES(mu_) {
+    ZPL_TRY(CheckName(name));
+    if (utf8only_ && !IsValidUtf8(name)) return Err(EILSEQ, "name is not valid UTF-8 (utf8only=on)");
     return ZplStatus::Ok();
   }
   ZplStatus XattrOn() const UZFS_REQUIRES(mu_) {
@@ -1538,7 +1571,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     const uint16_t blen = static_cast<uint16_t>(sa ? kSaBonusRoom512 : kZnodePhysSize);
     uint64_t obj = 0;
     if (IsDir(mode)) {
-      ZPL_ASSIGN_S(obj, CreateZapObject(*os_, dmu_ot::kDirectoryContents, txg, btype, blen, ZapWriteOptions{}, ibs));
+      ZapWriteOptions zo;
+      zo.normflags = dir_norm_;
+      ZPL_ASSIGN_S(obj, CreateZapObject(*os_, dmu_ot::kDirectoryContents, txg, btype, blen, zo, ibs));
     } else {
       ObjectProps p;
       p.type = dmu_ot::kPlainFileContents;
@@ -1594,7 +1629,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
                               uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_) {
     ZPL_TRY(Writable());
     if (name == "." || name == "..") return Err(EEXIST, std::string(name) + ": exists");
-    ZPL_TRY(CheckName(name));
+    ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
     if (d.a.links == 0) return Err(ENOENT, "directory was removed");
@@ -1709,7 +1744,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES(mu_) {
-    if (!atime_ || readonly_locked() || normalized_) return ZplStatus::Ok();
+    if (!atime_ || readonly_locked()) return ZplStatus::Ok();
     const ZplTimespec now = Now();
     // At most one atime write per file per second: every read would
     // otherwise be a transaction (ZFS keeps atime in memory and writes it
@@ -1889,18 +1924,26 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   // ---- directory ZAPs (ZplStatus wrappers over ZplDirs)
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
-    auto r = dirs_.Lookup(dir, name, pool_.open_txg());
+    auto r = dirs_.Lookup(dir, name, pool_.open_txg(), match_);
     if (!r.ok()) return ZplStatus::FromStatus(r.status());
     return *r;
+  }
+  // The name `name` matches as stored in `dir` (nullopt when absent).
+  ZplResult<std::optional<std::string>> DirStoredName(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_) {
+    std::string stored;
+    auto r = dirs_.Lookup(dir, name, pool_.open_txg(), match_, &stored);
+    if (!r.ok()) return ZplStatus::FromStatus(r.status());
+    if (!*r) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(stored));
   }
   ZplStatus DirAdd(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
     return ZplStatus::FromStatus(dirs_.Add(dir, name, value, txg));
   }
   ZplStatus DirUpdate(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_) {
-    return ZplStatus::FromStatus(dirs_.Update(dir, name, value, txg));
+    return ZplStatus::FromStatus(dirs_.Update(dir, name, value, txg, match_));
   }
   ZplStatus DirRemove(uint64_t dir, std::string_view name, uint64_t txg) UZFS_REQUIRES(mu_) {
-    return ZplStatus::FromStatus(dirs_.Remove(dir, name, txg));
+    return ZplStatus::FromStatus(dirs_.Remove(dir, name, txg, match_));
   }
   ZplResult<std::vector<ZapEntry>> DirList(uint64_t dir, uint64_t txg) UZFS_REQUIRES(mu_) {
     auto r = dirs_.List(dir, txg);
@@ -1919,7 +1962,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   mutable Mutex mu_;
   bool unmounted_ UZFS_GUARDED_BY(mu_) = false;
   bool mount_readonly_ UZFS_GUARDED_BY(mu_) = false;
-  bool normalized_ UZFS_GUARDED_BY(mu_) = false;
+  uint64_t dir_norm_ UZFS_GUARDED_BY(mu_) = 0;  // normflags of new directory ZAPs
+  uint64_t match_ UZFS_GUARDED_BY(mu_) = 0;     // how names are matched in them
+  std::atomic<bool> loose_names_{false};        // match_ != 0, read without mu_
+  bool utf8only_ UZFS_GUARDED_BY(mu_) = false;
   uint64_t recordsize_ UZFS_GUARDED_BY(mu_) = 131072;
   bool atime_ UZFS_GUARDED_BY(mu_) = true;
   bool relatime_ UZFS_GUARDED_BY(mu_) = false;

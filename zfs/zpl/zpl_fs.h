@@ -18,8 +18,14 @@
 // xattr=sa (what the default "on" means there) small xattrs live in the
 // file's system attributes instead (ZPL_DXATTR, zpl_xattr_sa.h), bonus or
 // spill block; both kinds are read and listed together.
-// Not yet: changes on file systems with name normalization or case
-// folding (EOPNOTSUPP; reads work).
+// Names on file systems created with casesensitivity=insensitive|mixed or
+// a normalization form: directories hash the normalized name
+// (zfs/zap/zap_normalize.h) and keep names as given; lookups, creates
+// (EEXIST), unlinks and renames match another spelling when the file
+// system says so (insensitive: case and form; mixed: form only, as
+// OpenZFS on Linux, which has no case-insensitive lookup flag); utf8only
+// refuses names that are not UTF-8 (EILSEQ). A rename to another spelling
+// of the same entry gives the entry that spelling.
 //
 // Transactions: every change is made in the pool's open txg (Pool::Begin)
 // and is durable once that txg syncs; Fsync waits for it (the intent log,
@@ -187,6 +193,9 @@ class ZplFs {
   // are released (unlinked files they held are reclaimed).
   virtual ZplStatus Unmount() = 0;
   virtual uint64_t root_ino() const = 0;
+  // Whether names match other spellings (case-insensitive or normalized):
+  // a cached miss for one spelling can go stale when another is created.
+  virtual bool loose_names() const = 0;
   virtual uint64_t zpl_version() const = 0;
   virtual bool readonly() const = 0;
   // Re-reads the properties (after `zfs set`).
