@@ -536,12 +536,10 @@ Result<std::vector<ZapEntry>> ZapWriter::EntriesWithHash(uint64_t h) {
       out.push_back(MicroEntryAt(b0, it->second, h, it->first.second));
     return out;
   }
+  uint64_t blk = 0;
+  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, CheckedLeaf(h, &blk));
   const Geom g(bs_);
-  UZFS_ASSIGN_OR_RETURN(uint64_t blk, LeafFor(h));
-  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(blk));
-  UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
   Leaf l(ro.data(), g);
-  if (!l.Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
   UZFS_ASSIGN_OR_RETURN(std::vector<uint16_t> chunks, l.WithHash(h));
   for (uint16_t c : chunks) {
     ZapEntry e;
@@ -845,13 +843,20 @@ Status ZapWriter::FatPut(std::string_view name, uint64_t h, uint8_t int_size, st
   }
 }
 
-Result<ZapEntry> ZapWriter::FatLookup(std::string_view name, uint64_t h) {
+Result<std::span<const uint8_t>> ZapWriter::CheckedLeaf(uint64_t h, uint64_t* blk) {
+  UZFS_ASSIGN_OR_RETURN(*blk, LeafFor(h));
+  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(*blk));
   const Geom g(bs_);
-  UZFS_ASSIGN_OR_RETURN(uint64_t blk, LeafFor(h));
-  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(blk));
   UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
+  if (!Leaf(ro.data(), g).Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
+  return ro;
+}
+
+Result<ZapEntry> ZapWriter::FatLookup(std::string_view name, uint64_t h) {
+  uint64_t blk = 0;
+  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, CheckedLeaf(h, &blk));
+  const Geom g(bs_);
   Leaf l(ro.data(), g);
-  if (!l.Covers(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
   UZFS_ASSIGN_OR_RETURN(uint16_t c, l.Find(h, name));
   if (c == kChainEnd) return Status::NotFound("no ZAP entry " + std::string(name));
   ZapEntry e;
@@ -861,9 +866,8 @@ Result<ZapEntry> ZapWriter::FatLookup(std::string_view name, uint64_t h) {
 
 Status ZapWriter::FatRemove(std::string_view name, uint64_t h) {
   const Geom g(bs_);
-  UZFS_ASSIGN_OR_RETURN(uint64_t blk, LeafFor(h));
-  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, obj_->Block(blk));
-  UZFS_RETURN_IF_ERROR(Leaf::Check(ro, g, hash_bits()));
+  uint64_t blk = 0;
+  UZFS_ASSIGN_OR_RETURN(std::span<const uint8_t> ro, CheckedLeaf(h, &blk));
   UZFS_ASSIGN_OR_RETURN(uint16_t c, Leaf(ro.data(), g).Find(h, name));
   if (c == kChainEnd) return Status::NotFound("no ZAP entry " + std::string(name));
   UZFS_ASSIGN_OR_RETURN(std::span<uint8_t> w, obj_->MutableBlock(blk));

@@ -178,6 +178,9 @@ class ZapWriter {
   Result<uint64_t> PtrGet(uint64_t idx);
   Status PtrSet(uint64_t idx, uint64_t blk);
   Result<uint64_t> LeafFor(uint64_t h);
+  // The leaf block hash h belongs in (its id in *blk), checked: header
+  // sane and its prefix covering h.
+  Result<std::span<const uint8_t>> CheckedLeaf(uint64_t h, uint64_t* blk);
   Status FatPut(std::string_view name, uint64_t h, uint8_t int_size, std::span<const uint64_t> values,
                 bool replace, int64_t want_cd);
   Status SplitLeaf(uint64_t blk);

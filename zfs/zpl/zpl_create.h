@@ -83,6 +83,7 @@
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/status.h"
+#include "zfs/zap/zap_normalize.h"
 #include "zfs/zpl/znode_phys.h"
 
 namespace uzfs {
@@ -103,11 +104,11 @@ inline constexpr uint64_t kZpl5SharesObj = 7;
 // The `normalization` property's values as stored (U8_TEXTPREP_* flags).
 namespace zpl_norm {
 inline constexpr uint64_t kNone = 0;
-inline constexpr uint64_t kFormD = 0x10;
-inline constexpr uint64_t kFormKD = 0x20;
-inline constexpr uint64_t kFormC = 0x50;
-inline constexpr uint64_t kFormKC = 0x60;
-inline constexpr uint64_t kToUpper = 0x2;   // added to directory ZAPs when not case-sensitive
+inline constexpr uint64_t kFormD = zap_norm::kNfd;
+inline constexpr uint64_t kFormKD = zap_norm::kNfkd;
+inline constexpr uint64_t kFormC = zap_norm::kNfc;
+inline constexpr uint64_t kFormKC = zap_norm::kNfkc;
+inline constexpr uint64_t kToUpper = zap_norm::kToUpper;  // added to directory ZAPs when not case-sensitive
 }  // namespace zpl_norm
 
 enum class ZplCase : uint64_t { kSensitive = 0, kInsensitive = 1, kMixed = 2 };
