@@ -686,6 +686,12 @@ void Arc::ReadMany(std::span<const ArcKey> keys, std::span<const ArcReadFlags> f
   }
 }
 
+bool Arc::Filling(const ArcKey& key) const {
+  ArcShard& sh = impl_->ShardOf(key.Hash());
+  MutexLock l(&sh.mu);
+  return sh.inflight.find(key) != sh.inflight.end();
+}
+
 ArcRef Arc::Uncached(ArcBlock block, ArcBufKind kind) {
   auto* h = new ArcHeader;
   h->kind = kind;

@@ -288,6 +288,10 @@ class Arc {
   using FillMany = std::function<std::vector<Result<ArcBlock>>(std::span<const size_t> which)>;
   void ReadMany(std::span<const ArcKey> keys, std::span<const ArcReadFlags> flags, const FillMany& fill_many);
 
+  // Whether a Read or ReadMany is filling `key` now (a reader of it would
+  // wait for that fill rather than read the disks).
+  bool Filling(const ArcKey& key) const;
+
   // A private, uncached buffer in an ArcRef (holes and embedded blocks,
   // which have no key worth caching); counted nowhere.
   ArcRef Uncached(ArcBlock block, ArcBufKind kind);

@@ -81,6 +81,13 @@ void ArcBlockReader::ReadRangeAsync(const BlockPtr& bp, uint64_t offset, std::sp
       done(s);
       return;
     }
+    // Being read already (a read-ahead batch): wait for it here. On a
+    // worker the wait would hold a thread the read-ahead needs, for
+    // nothing: the caller waits for every range anyway.
+    if (arc_.Filling(*key)) {
+      done(ReadRange(bp, offset, out, opts));
+      return;
+    }
   }
   Submit([this, bp, offset, out, opts, done = std::move(done)] {
     done(ReadRange(bp, offset, out, opts));

@@ -336,6 +336,8 @@ TEST(ArcTest, ReadManyFillsTheMissesOnce) {
     EXPECT_TRUE(r.ok());
   });
   while (!filling) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(arc.Filling(Key(3)));
+  EXPECT_FALSE(arc.Filling(Key(2)));  // cached, not being read
   std::vector<ArcKey> keys = {Key(1), Key(2), Key(3), Key(4), Key(5)};
   ArcReadFlags pf;
   pf.prefetch = true;
@@ -357,6 +359,8 @@ TEST(ArcTest, ReadManyFillsTheMissesOnce) {
   });
   release = true;
   other.join();
+  EXPECT_FALSE(arc.Filling(Key(3)));
+  EXPECT_FALSE(arc.Filling(Key(5)));  // failed: nothing left in flight
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(asked, (std::vector<size_t>{0, 3, 4}));
   EXPECT_EQ(arc.StateOf(Key(1)), "mru");
