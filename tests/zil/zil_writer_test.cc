@@ -479,6 +479,29 @@ TEST_P(ZilWriterTest, BatchFlushesOnlyTheVdevsItWrote) {
   EXPECT_EQ(flushed[1], std::vector<uint32_t>{1});
 }
 
+// A database's stream of fsyncs, each one 4 KiB write (+ its setattr):
+// the record does not fit the first (4 KiB) block, but the block after a
+// batch is sized for a batch like it, so from the second commit on each
+// commit is one block write, not two (a 4 KiB block and the tail).
+TEST_P(ZilWriterTest, StreamOfSmallCommitsWritesOneBlockEach) {
+  auto w = NewWriter();
+  auto zh = w->Create(5);
+  ASSERT_TRUE(zh.ok());
+  std::vector<uint64_t> blocks;
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(w->Append(CopiedWrite(7, 4096 * i, test::RandomBytes(4096, i), 5)).ok());
+    auto t = w->Append(Rec(TxType::kSetattr, LrSetattr{.foid = 7, .mask = 1 << 5, .mtime = {1, 2}}, 5));
+    ASSERT_TRUE(t.ok());
+    ASSERT_TRUE(w->Commit(*t).ok());
+    blocks.push_back(w->stats().blocks_written.load());
+  }
+  EXPECT_EQ(blocks[0], 2u);  // the first block is 4 KiB: the write is split
+  for (size_t i = 1; i < blocks.size(); i++) EXPECT_EQ(blocks[i] - blocks[i - 1], 1u) << i;
+  Read rb = ReadBack(*zh);
+  EXPECT_EQ(rb.records.size(), 41u);  // one write split in two, then 2 per commit
+  EXPECT_EQ(rb.blocks.size(), 21u);
+}
+
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "zfs/dmu/dmu_types.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/util/compress/compress.h"
 
 namespace uzfs {
@@ -266,7 +267,7 @@ Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg) {
   if (!dvas.ok()) return dvas.status().WithContext("allocating the next log block");
   BlockPtr next = Template(*dvas, size, alloc_txg);
   next.cksum = NextZilChain(open_.cksum);
-  std::vector<uint8_t> buf(open_.lsize);
+  AlignedBytes buf(open_.lsize, 0);  // aligned: O_DIRECT devices take it without a bounce
   const size_t wsize = EncodeLogBlock(open_, next, open_recs_, opts_.slim, buf);
   std::span<const uint8_t> out(buf.data(), wsize);
   for (int d = 0; d < open_.NumDvas(); d++) {
@@ -363,6 +364,7 @@ Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   std::vector<uint64_t> sizes(batch.size());
   uint64_t total = 0;
   for (size_t i = 0; i < batch.size(); i++) total += sizes[i] = EncodedRecordSize(batch[i].rec);
+  const uint64_t batch_bytes = total;
   for (size_t i = 0; i < batch.size(); i++) {
     total -= sizes[i];
     Status s = AddRecord(batch[i].rec, total, alloc_txg);
@@ -373,7 +375,11 @@ Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
       return s;
     }
   }
-  if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(0, alloc_txg));
+  // The next block is sized for a batch like this one (a stream of
+  // fsyncs of one 4 KiB write each then fits one block per commit, not a
+  // 4 KiB block plus the tail of the split record in another: one write
+  // per commit instead of two).
+  if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(batch_bytes, alloc_txg));
   stats_.batches++;
   stats_.flushes++;
   if (opts_.flush_vdevs) return opts_.flush_vdevs(batch_vdevs_);

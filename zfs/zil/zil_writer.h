@@ -29,8 +29,9 @@
 // Blocks and the chain. The log always has one allocated, not yet written
 // block (the "open" block), which the last written block (or the header)
 // names. Issuing it: allocate the next block (its size chosen from what is
-// still to be written and the recent sizes: 4 KiB, 12 KiB, 36 KiB, 68 KiB
-// or 128 KiB, never below the largest of the last eight), put its pointer
+// still to be written — at the end of a batch: that batch's size, so a
+// like batch fits one block — and the recent sizes: 4 KiB, 12 KiB, 36 KiB,
+// 68 KiB or 128 KiB, never below the largest of the last eight), put its pointer
 // (chain value: this one's with seq + 1) in this block, write this block,
 // and the next becomes the open block. Slim blocks (pool version >= 23)
 // write only roundup(used, 4 KiB) bytes. A copied write too big for the
