@@ -133,6 +133,46 @@ TEST(FaultDeviceTest, FailFlushesCountsAsWriteError) {
   EXPECT_UZFS_OK(dev->Flush());
 }
 
+// WriteDurable is one I/O that a write fault and a flush fault can both
+// fail (it is a write and a flush in one); idle, it reaches the device.
+TEST(FaultDeviceTest, WriteDurableFailsOnWriteOrFlushFaults) {
+  auto dev = Faulty();
+  auto data = test::RandomBytes(4096, 7);
+  ASSERT_UZFS_OK(dev->WriteDurable(8192, data));
+  std::vector<uint8_t> back(data.size());
+  ASSERT_UZFS_OK(dev->Read(8192, back));
+  EXPECT_EQ(back, data);
+  dev->FailFlushes(FaultTrigger::NextN(1));
+  Status s = dev->WriteDurable(8192, std::vector<uint8_t>(4096, 0xAA));
+  EXPECT_TRUE(s.IsIoError()) << s.ToString();
+  EXPECT_EQ(dev->stats().injected_flush_errors, 1u);
+  dev->FailWrites(FaultTrigger::NextN(1));
+  EXPECT_TRUE(dev->WriteDurable(8192, std::vector<uint8_t>(4096, 0xBB)).IsIoError());
+  EXPECT_EQ(dev->stats().injected_write_errors, 1u);
+  EXPECT_EQ(dev->errors().Snapshot(), (DeviceErrorCounts{0, 2, 0}));
+  ASSERT_UZFS_OK(dev->Read(8192, back));
+  EXPECT_EQ(back, data);  // neither failed write reached the device
+  dev->Vanish();
+  EXPECT_TRUE(dev->WriteDurable(8192, data).IsIoError());
+  dev->Reappear();
+  EXPECT_UZFS_OK(dev->WriteDurable(8192, data));
+}
+
+// With the cache model, a durable write outlives DropUnflushed; the plain
+// write next to it does not.
+TEST(FaultDeviceTest, WriteDurableIsDurableInTheCacheModel) {
+  auto dev = std::make_unique<FaultDevice>(Mem());  // volatile_cache by default
+  auto a = test::RandomBytes(4096, 8);
+  auto b = test::RandomBytes(4096, 9);
+  ASSERT_UZFS_OK(dev->Write(0, a));
+  ASSERT_UZFS_OK(dev->WriteDurable(4096, b));
+  ASSERT_UZFS_OK(dev->DropUnflushed());
+  std::vector<uint8_t> back(8192);
+  ASSERT_UZFS_OK(dev->Read(0, back));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin(), back.begin() + 4096), std::vector<uint8_t>(4096, 0));
+  EXPECT_EQ(std::vector<uint8_t>(back.begin() + 4096, back.end()), b);
+}
+
 TEST(FaultDeviceTest, CorruptReadsFlipsBitsOnlyInRangeAndSilently) {
   auto dev = Faulty();
   auto data = test::RandomBytes(8192, 3);

@@ -135,6 +135,32 @@ TEST(FileDeviceTest, FileShrunkUnderUsIsAReadError) {
   EXPECT_EQ((*dev)->errors().Snapshot().read, 1u);
 }
 
+// WriteDurable (pwritev2 with RWF_DSYNC, or the bounce path for an
+// unaligned direct request) writes what a Write would, buffered or direct.
+TEST(FileDeviceTest, WriteDurableWritesLikeWrite) {
+  for (DirectIo mode : {DirectIo::kOff, DirectIo::kOn}) {
+    test::TempDir dir;
+    FileDeviceOptions o = Create();
+    o.direct_io = mode;
+    auto dev = FileDevice::Open(test::FileIn(dir, "disk0"), o);
+    if (dev.status().code() == Code::kNotSupported) continue;
+    ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+    AlignedBuffer buf(8192);
+    auto data = test::RandomBytes(8192, 10);
+    std::copy(data.begin(), data.end(), buf.data());
+    ASSERT_UZFS_OK((*dev)->WriteDurable(65536, buf.span()));
+    auto odd = test::RandomBytes(777, 11);  // unaligned: bounced when direct
+    ASSERT_UZFS_OK((*dev)->WriteDurable(65536 + 8192 + 5, odd));
+    std::vector<uint8_t> back(8192);
+    ASSERT_UZFS_OK((*dev)->Read(65536, back));
+    EXPECT_EQ(back, data);
+    std::vector<uint8_t> back2(odd.size());
+    ASSERT_UZFS_OK((*dev)->Read(65536 + 8192 + 5, back2));
+    EXPECT_EQ(back2, odd);
+    EXPECT_EQ((*dev)->WriteDurable(kSize, odd).code(), Code::kInvalidArgument);
+  }
+}
+
 TEST(FileDeviceTest, DirectIoTakesAlignedAndUnalignedRequests) {
   test::TempDir dir;
   FileDeviceOptions o = Create();

@@ -18,6 +18,7 @@
 
 #include "tests/testutil/testutil.h"
 #include "tests/vdev/vdev_test_util.h"
+#include "zfs/vdev/aligned_buffer.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/mem_device.h"
@@ -196,6 +197,37 @@ TEST_P(IoEngineTest, FlushThroughTheEngineMakesWritesDurable) {
   std::vector<uint8_t> back(4096);
   ASSERT_UZFS_OK(SubmitAndWait(*engine, {{mem.get(), IoOp::kRead, 0, back, {}}}));
   EXPECT_EQ(back, a);
+}
+
+// kWriteDurable: through the ring (RWF_DSYNC) on a file, aligned direct or
+// not, and through the device's own WriteDurable on memory (durable in its
+// cache model without a flush); a failure counts as a write error.
+TEST_P(IoEngineTest, DurableWritesReachTheDeviceAndSurviveAPowerLoss) {
+  NEW_ENGINE_OR_SKIP(engine);
+  auto file = NewFile();
+  AlignedBuffer aligned(8192);
+  auto data = test::RandomBytes(8192, 3);
+  std::copy(data.begin(), data.end(), aligned.data());
+  ASSERT_UZFS_OK(SubmitAndWait(*engine, {{file.get(), IoOp::kWriteDurable, 65536, aligned.span(), {}}}));
+  auto odd = test::RandomBytes(700, 4);
+  ASSERT_UZFS_OK(SubmitAndWait(*engine, {{file.get(), IoOp::kWriteDurable, 65536 + 8192 + 3, odd, {}}}));
+  std::vector<uint8_t> back(8192), back2(odd.size());
+  ASSERT_UZFS_OK(file->Read(65536, back));
+  ASSERT_UZFS_OK(file->Read(65536 + 8192 + 3, back2));
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(back2, odd);
+
+  auto mem = std::move(MemDevice::Create(1 << 20)).value();
+  ASSERT_UZFS_OK(SubmitAndWait(*engine, {{mem.get(), IoOp::kWriteDurable, 4096, data, {}}}));
+  mem->DropUnflushed();
+  ASSERT_UZFS_OK(mem->Read(4096, back));
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(mem->flush_count(), 0u);
+
+  FaultDevice dev(std::move(MemDevice::Create(1 << 20)).value());
+  dev.FailFlushes(FaultTrigger::Always());
+  EXPECT_TRUE(SubmitAndWait(*engine, {{&dev, IoOp::kWriteDurable, 0, data, {}}}).IsIoError());
+  EXPECT_EQ(dev.errors().Snapshot(), (DeviceErrorCounts{0, 1, 0}));
 }
 
 TEST_P(IoEngineTest, InjectedErrorsReachCallbacksAndAreCountedOnce) {

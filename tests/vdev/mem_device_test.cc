@@ -74,6 +74,26 @@ TEST(MemDeviceTest, DropUnflushedUndoesOnlyWritesSinceLastFlush) {
   EXPECT_EQ(ReadBack(*dev, 1000, a.size()), a);
 }
 
+// WriteDurable: its bytes survive a power loss at once, without a flush;
+// the plain writes before it (elsewhere, or around it in the same granule)
+// do not.
+TEST(MemDeviceTest, WriteDurableSurvivesDropUnflushedAndOnlyItsBytes) {
+  auto dev = NewMem(1 << 20);
+  auto a = test::RandomBytes(8192, 4);
+  auto b = test::RandomBytes(1000, 5);
+  auto c = test::RandomBytes(4096, 6);
+  ASSERT_UZFS_OK(dev->Write(65536, a));           // unflushed, granules 16-17
+  ASSERT_UZFS_OK(dev->WriteDurable(65536 + 100, b));  // inside granule 16
+  ASSERT_UZFS_OK(dev->WriteDurable(262144, c));   // a granule of its own
+  EXPECT_EQ(dev->flush_count(), 0u);
+  dev->DropUnflushed();
+  std::vector<uint8_t> want(8192, 0);
+  std::copy(b.begin(), b.end(), want.begin() + 100);
+  EXPECT_EQ(ReadBack(*dev, 65536, want.size()), want);
+  EXPECT_EQ(ReadBack(*dev, 262144, c.size()), c);
+  EXPECT_EQ(dev->WriteDurable(1 << 20, b).code(), Code::kInvalidArgument);
+}
+
 TEST(MemDeviceTest, DropSomeUnflushedKeepsOrUndoesWholeGranules) {
   constexpr int kGranules = 64;
   auto dev = NewMem(kGranules * 4096);

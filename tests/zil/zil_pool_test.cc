@@ -132,5 +132,56 @@ TEST_F(ZilPoolTest, SilentDamageOnOneDeviceIsReadAround) {
   EXPECT_EQ(res.end, ZilEnd::kChecksum);
 }
 
+// With a log device of one leaf and the pool's write_durable path (a
+// batch of one block is one Vdev::WriteDurable, no flush after it): what
+// Commit acknowledged survives a power cut on every device — lone blocks
+// and a big batch (several blocks, written then flushed) alike; a durable
+// write the device fails (here its flush part) is not acknowledged and
+// the log ends cleanly before it.
+TEST_F(ZilPoolTest, SlogDurableWritesSurviveAPowerCut) {
+  MemDeviceOptions mo;
+  mo.volatile_cache = false;
+  auto fd = std::make_unique<FaultDevice>(std::move(MemDevice::Create(kDevSize, mo)).value());
+  FaultDevice* slog = fd.get();
+  ASSERT_UZFS_OK(root_->AddTopLevel(MakeLeafVdev(std::move(fd), *io_, 200, 12)));
+  Vdev* top = root_->child(1);
+  auto log_alloc = std::move(Allocator::Create({TopVdevSpace{1, top->asize(), top->ashift(), nullptr, 0}},
+                                               AllocatorOptions{}))
+                       .value();
+  SpaAllocator shim(*log_alloc);
+  ZioZilBlockAllocator za(shim);
+  int flushes = 0;
+  ZilWriterOptions o;
+  o.objset_id = 21;
+  o.write_durable = [this](uint32_t v, uint64_t off, std::span<const uint8_t> buf) {
+    return root_->child(v)->WriteDurable(off, buf);
+  };
+  o.flush_vdevs = [&](const std::vector<uint32_t>& vs) {
+    flushes++;
+    for (uint32_t v : vs) UZFS_RETURN_IF_ERROR(root_->child(v)->Flush());
+    return Status::Ok();
+  };
+  writer_ = std::make_unique<ZilWriter>(*target_, za, nullptr, o);
+  auto zh = writer_->Create(5);
+  ASSERT_TRUE(zh.ok()) << zh.status().ToString(true);
+  ASSERT_EQ(zh->log.dva[0].vdev, 1u);
+  for (int b = 0; b < 5; b++) ASSERT_UZFS_OK(AppendAndCommit(10 * b, 10));
+  EXPECT_EQ(flushes, 0);
+  EXPECT_EQ(writer_->stats().durable_writes.load(), 5u);
+  ASSERT_UZFS_OK(AppendAndCommit(50, 400));  // several blocks: written, then flushed
+  EXPECT_EQ(flushes, 1);
+  ASSERT_UZFS_OK(AppendAndCommit(450, 10));
+  slog->FailFlushes(FaultTrigger::Always());
+  EXPECT_FALSE(AppendAndCommit(460, 10).ok());
+  for (FaultDevice* f : faults_) ASSERT_UZFS_OK(f->DropUnflushed());  // power cut
+  slog->ClearFaults();
+  ASSERT_UZFS_OK(slog->DropUnflushed());
+  ZilWalkResult res;
+  std::vector<std::string> names = Names(*zh, &res);
+  ASSERT_EQ(names.size(), 460u);
+  EXPECT_EQ(names.back(), "file-459");
+  EXPECT_EQ(res.end, ZilEnd::kChecksum) << res.detail;
+}
+
 }  // namespace
 }  // namespace uzfs

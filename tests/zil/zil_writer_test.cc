@@ -502,6 +502,51 @@ TEST_P(ZilWriterTest, StreamOfSmallCommitsWritesOneBlockEach) {
   EXPECT_EQ(rb.blocks.size(), 21u);
 }
 
+// write_durable: a batch of one block goes through it and is not flushed
+// afterwards; a batch of several blocks is written and flushed as before
+// (a durable last block would not cover the blocks before it). Either way
+// the chain reads back whole. A failed durable write fails the commit.
+TEST_P(ZilWriterTest, LoneBlockBatchIsOneDurableWriteWithoutAFlush) {
+  int durable = 0, flushed = 0;
+  bool fail = false;
+  ZilWriterOptions o;
+  o.objset_id = 54;
+  o.slim = GetParam();
+  o.flush_vdevs = [&](const std::vector<uint32_t>&) {
+    flushed++;
+    return Status::Ok();
+  };
+  o.write_durable = [&](uint32_t v, uint64_t off, std::span<const uint8_t> buf) {
+    durable++;
+    if (fail) return Status::IoError("log device gone");
+    return target_.Write(v, off, buf);
+  };
+  ZilWriter w(target_, alloc_, nullptr, o);
+  auto zh = w.Create(5);
+  ASSERT_TRUE(zh.ok());
+  auto t1 = w.Append(Create(1, "a", 5));
+  ASSERT_TRUE(t1.ok() && w.Commit(*t1).ok());
+  EXPECT_EQ(durable, 1);
+  EXPECT_EQ(flushed, 0);
+  EXPECT_EQ(w.stats().durable_writes.load(), 1u);
+  auto t2 = w.Append(CopiedWrite(2, 0, test::RandomBytes(200000, 3), 5));  // several blocks
+  ASSERT_TRUE(t2.ok() && w.Commit(*t2).ok());
+  EXPECT_EQ(durable, 1);
+  EXPECT_EQ(flushed, 1);
+  EXPECT_GT(w.stats().blocks_written.load(), 2u);
+  auto t3 = w.Append(Create(3, "c", 5));
+  ASSERT_TRUE(t3.ok() && w.Commit(*t3).ok());
+  EXPECT_EQ(durable, 2);
+  EXPECT_EQ(flushed, 1);
+  Read rb = ReadBack(*zh);
+  ASSERT_GE(rb.records.size(), 3u);
+  EXPECT_EQ(std::get<LrCreate>(rb.records.back().body).name, "c");
+  fail = true;
+  auto t4 = w.Append(Create(4, "d", 5));
+  ASSERT_TRUE(t4.ok());
+  EXPECT_TRUE(w.Commit(*t4).IsIoError());
+}
+
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());

@@ -13,7 +13,9 @@
 // write fails (every log device gone), the commit fails, the ZPL waits for
 // a txg sync instead (nothing acknowledged is lost) and restarts the log,
 // which then uses the main pool. The flush after a batch goes only to the
-// top-level vdevs that batch wrote to (ZilWriterOptions::flush_vdevs).
+// top-level vdevs that batch wrote to (ZilWriterOptions::flush_vdevs); a
+// batch of one block is written durable in one step instead
+// (ZilWriterOptions::write_durable, Vdev::WriteDurable).
 //
 // Births and claims. A commit batch holds the open txg (a Tx) while it
 // allocates and writes, and its blocks are born in that txg. So on import
@@ -409,6 +411,14 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
       UZFS_RETURN_IF_ERROR(os->Read(w.foid & kObjMask, w.offset, w.data));
     }
     return Status::Ok();
+  };
+  // A batch of one block: written durable in one step (Vdev::WriteDurable:
+  // one O_DSYNC write on the committing thread when the log vdev is one
+  // device; write then flush otherwise).
+  o.write_durable = [this](uint32_t v, uint64_t offset, std::span<const uint8_t> buf) -> Status {
+    Vdev* top = root_->child(v);
+    if (top == nullptr) return Status::InvalidArgument("no top-level vdev " + std::to_string(v));
+    return top->WriteDurable(offset, buf);
   };
   z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc, nullptr, o);
   {

@@ -10,7 +10,8 @@ namespace uzfs {
 std::string_view IoOpName(IoOp op) {
   switch (op) {
     case IoOp::kRead: return "read";
-    case IoOp::kWrite: return "write";
+    case IoOp::kWrite:
+    case IoOp::kWriteDurable: return "write";
     case IoOp::kFlush: return "flush";
   }
   return "io";
@@ -64,6 +65,18 @@ Status BlockDevice::Write(uint64_t offset, std::span<const uint8_t> buf) {
   Status s = DoWrite(offset, buf);
   if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
   return s;
+}
+
+Status BlockDevice::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, buf.size(), buf.data()));
+  Status s = DoWriteDurable(offset, buf);
+  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
+  return s;
+}
+
+Status BlockDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
+  return DoFlush();
 }
 
 Status BlockDevice::Flush() {

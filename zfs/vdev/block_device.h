@@ -39,7 +39,9 @@
 
 namespace uzfs {
 
-enum class IoOp : uint8_t { kRead, kWrite, kFlush };
+// kWriteDurable: a write that is durable when it completes
+// (BlockDevice::WriteDurable); counted and reported as a write.
+enum class IoOp : uint8_t { kRead, kWrite, kFlush, kWriteDurable };
 std::string_view IoOpName(IoOp op);
 
 // A plain copy of the counters, for reporting.
@@ -89,6 +91,15 @@ class BlockDevice {
   Status Write(uint64_t offset, std::span<const uint8_t> buf);
   // Makes every previously completed write durable.
   Status Flush();
+  // Writes buf at offset and makes those bytes durable before returning,
+  // in one step where the device has one (a file or disk: one write with
+  // O_DSYNC semantics, RWF_DSYNC; the kernel syncs that range and, where
+  // the disk has a write cache, flushes or FUAs it), else Write then Flush.
+  // Only this write is promised durable: other completed writes need a
+  // Flush as before. For the intent log's lone log-block writes (one trip
+  // to the device instead of a write, a wait, a flush and a wait). A
+  // failure counts one write error.
+  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf);
 
   // Size in bytes, fixed for the life of the object.
   virtual uint64_t Size() const = 0;
@@ -128,6 +139,8 @@ class BlockDevice {
   virtual Status DoRead(uint64_t offset, std::span<uint8_t> buf) = 0;
   virtual Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) = 0;
   virtual Status DoFlush() = 0;
+  // Default: DoWrite, then DoFlush.
+  virtual Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf);
 
  private:
   DeviceErrorCounters errors_;

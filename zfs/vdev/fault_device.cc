@@ -145,7 +145,8 @@ FaultDevice::Decision FaultDevice::Decide(IoOp op, uint64_t offset, uint64_t len
         d.corrupt_range = corrupt_.range;
       }
       break;
-    case IoOp::kWrite: d.fail = Fires(&write_fail_, offset, len); break;
+    case IoOp::kWrite:
+    case IoOp::kWriteDurable: d.fail = Fires(&write_fail_, offset, len); break;
     case IoOp::kFlush: d.fail = Fires(&flush_fail_, 0, 0); break;
   }
   return d;
@@ -244,6 +245,31 @@ Status FaultDevice::DoFlush() {
       MutexLock l(&cache_mu_);
       cache_.Flushed();
     }
+  }
+  if (lane) LeaveLane();
+  return s;
+}
+
+Status FaultDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  ios_.fetch_add(1, std::memory_order_relaxed);
+  if (Idle()) return inner_->WriteDurable(offset, buf);
+  const bool lane = EnterLane();
+  const Decision d = Decide(IoOp::kWrite, offset, buf.size());
+  Status s;
+  if (d.vanished) {
+    s = Vanished(IoOp::kWrite, offset, buf.size());
+  } else if (d.fail) {
+    injected_write_errors_.fetch_add(1, std::memory_order_relaxed);
+    s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected fault");
+  } else if (Decide(IoOp::kFlush, 0, 0).fail) {
+    injected_flush_errors_.fetch_add(1, std::memory_order_relaxed);
+    s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected flush fault");
+  } else if (volatile_cache_) {
+    MutexLock l(&cache_mu_);
+    s = inner_->WriteDurable(offset, buf);
+    if (s.ok()) cache_.WroteThrough(offset, buf);
+  } else {
+    s = inner_->WriteDurable(offset, buf);
   }
   if (lane) LeaveLane();
   return s;

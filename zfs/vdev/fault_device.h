@@ -129,6 +129,9 @@ class FaultDevice final : public BlockDevice {
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
+  // One I/O (one lane, one latency) that both a write fault and a flush
+  // fault can fail; durable in the cache model for its own bytes only.
+  Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
 
  private:
   struct Rule {

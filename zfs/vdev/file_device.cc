@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -186,7 +187,7 @@ int FileDevice::NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* 
     unaligned_.fetch_add(1, std::memory_order_relaxed);
     return fd_;  // kReads: read it buffered
   }
-  if (op == IoOp::kWrite && direct_writes_ && !aligned) return -1;
+  if ((op == IoOp::kWrite || op == IoOp::kWriteDurable) && direct_writes_ && !aligned) return -1;
   return fd_;
 }
 
@@ -266,6 +267,34 @@ Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
   }
   std::memcpy(b.data() + (offset - a0), buf.data(), buf.size());
   return PwriteAll(a0, b.span());
+}
+
+Status FileDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  if ((direct_writes_ && !Aligned(offset, buf.size(), buf.data())) ||
+      no_dsync_.load(std::memory_order_relaxed)) {
+    UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
+    return DoFlush();
+  }
+  size_t done = 0;
+  while (done < buf.size()) {
+    iovec iov{const_cast<uint8_t*>(buf.data() + done), buf.size() - done};
+    ssize_t n = pwritev2(fd_, &iov, 1, static_cast<off_t>(offset + done), RWF_DSYNC);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EOPNOTSUPP && done == 0) {  // a kernel without per-write flags
+        no_dsync_.store(true, std::memory_order_relaxed);
+        UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
+        return DoFlush();
+      }
+      return DeviceIoError(IoOp::kWrite, path_, offset + done, buf.size() - done, errno);
+    }
+    if (n == 0) {
+      return DeviceIoError(IoOp::kWrite, path_, offset + done, buf.size() - done, 0,
+                           "device accepted no bytes");
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 Status FileDevice::DoFlush() {

@@ -114,6 +114,10 @@ class FileDevice final : public BlockDevice {
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
+  // pwritev2 with RWF_DSYNC (aligned requests on a direct descriptor, any
+  // on a buffered one); where the kernel refuses the flag, or a direct
+  // request needs a bounce, DoWrite then DoFlush.
+  Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
 
  private:
   struct Geometry {
@@ -146,6 +150,7 @@ class FileDevice final : public BlockDevice {
   const bool direct_reads_;
   const bool direct_writes_;
   mutable std::atomic<uint64_t> unaligned_{0};
+  std::atomic<bool> no_dsync_{false};  // the kernel refused RWF_DSYNC once
   Mutex rmw_mu_;  // serialises read-modify-write bounces with each other
 };
 

@@ -123,6 +123,8 @@ Status ExecuteSync(const IoRequest& req) {
     case IoOp::kWrite:
       return req.device->Write(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));
     case IoOp::kFlush: return req.device->Flush();
+    case IoOp::kWriteDurable:
+      return req.device->WriteDurable(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));
   }
   return Status::InvalidArgument("unknown I/O op");
 }

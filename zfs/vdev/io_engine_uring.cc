@@ -145,6 +145,11 @@ void UringEngine::Pump() {
                             static_cast<unsigned>(left), r.offset + op->done_bytes);
         break;
       case IoOp::kFlush: io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC); break;
+      case IoOp::kWriteDurable:  // one trip: the write and the sync of its range
+        io_uring_prep_write(sqe, op->fd, r.buf.data() + op->done_bytes,
+                            static_cast<unsigned>(left), r.offset + op->done_bytes);
+        sqe->rw_flags = RWF_DSYNC;
+        break;
     }
     io_uring_sqe_set_data(sqe, op);
     inflight_++;

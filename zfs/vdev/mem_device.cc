@@ -46,6 +46,13 @@ Status MemDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
   return Status::Ok();
 }
 
+Status MemDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  MutexLock l(&mu_);
+  std::memcpy(data_ + offset, buf.data(), buf.size());
+  if (opts_.volatile_cache) cache_.WroteThrough(offset, buf);
+  return Status::Ok();
+}
+
 Status MemDevice::DoFlush() {
   MutexLock l(&mu_);
   cache_.Flushed();

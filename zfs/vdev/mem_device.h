@@ -58,6 +58,8 @@ class MemDevice final : public BlockDevice {
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override UZFS_EXCLUDES(mu_);
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override UZFS_EXCLUDES(mu_);
   Status DoFlush() override UZFS_EXCLUDES(mu_);
+  // The write, durable at once (only its own bytes; flush_count unchanged).
+  Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override UZFS_EXCLUDES(mu_);
 
  private:
   MemDevice(uint8_t* data, uint64_t size, const MemDeviceOptions& opts);

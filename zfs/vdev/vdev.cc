@@ -191,6 +191,11 @@ void Vdev::ReadMany(std::span<VdevRead> reads) {
   for (VdevRead& r : reads) r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
 }
 
+Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  UZFS_RETURN_IF_ERROR(Write(offset, buf));
+  return Flush();
+}
+
 Status Vdev::Flush() {
   std::vector<ChildIo> ios;
   AppendFlushes(&ios);
@@ -241,7 +246,7 @@ void RunChildIos(std::span<ChildIo> ios) {
     if (c.op != IoOp::kFlush && align > 1 &&
         reinterpret_cast<uintptr_t>(c.buf.data()) % align != 0) {
       bounce[i] = AlignedBuffer(c.buf.size(), std::max<uint32_t>(align, 4096));
-      if (c.op == IoOp::kWrite) std::memcpy(bounce[i].data(), c.buf.data(), c.buf.size());
+      if (c.op != IoOp::kRead) std::memcpy(bounce[i].data(), c.buf.data(), c.buf.size());
       r.buf = bounce[i].span();
     }
     r.done = [wait, &c](Status s) {
@@ -258,7 +263,7 @@ void RunChildIos(std::span<ChildIo> ios) {
       if (last) wait->cv.Signal();
     };
     c.issued = true;
-    if (c.op == IoOp::kRead || c.op == IoOp::kWrite) c.leaf->CountIo(c.op == IoOp::kWrite, c.buf.size());
+    if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
     if (engine == nullptr) engine = &c.leaf->io();
     one_engine = one_engine && engine == &c.leaf->io();
     batch.push_back(std::move(r));

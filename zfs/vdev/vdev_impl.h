@@ -50,6 +50,7 @@ class LeafVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
   BlockDevice* device() const override { return dev_.get(); }
 
@@ -82,6 +83,7 @@ class MirrorVdev final : public Vdev {
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
 
  protected:
@@ -89,6 +91,7 @@ class MirrorVdev final : public Vdev {
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
 
  private:
+  Status WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
   Status CheckRange(uint64_t offset, uint64_t psize) const;
   uint64_t asize_ = 0;
 };
@@ -105,6 +108,7 @@ class RaidzVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
   uint32_t nparity() const { return nparity_; }
   raidz::Geometry geometry() const;
@@ -115,6 +119,7 @@ class RaidzVdev final : public Vdev {
 
  private:
   Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
+  Status WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
   const uint32_t nparity_;
   uint64_t asize_ = 0;
 };

@@ -132,6 +132,15 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
 }
 
 Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteSides(offset, buf, IoOp::kWrite);
+}
+
+// Every side's write durable in one trip, in parallel (IoOp::kWriteDurable).
+Status MirrorVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteSides(offset, buf, IoOp::kWriteDurable);
+}
+
+Status MirrorVdev::WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
   CountIo(true, buf.size());
   if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
@@ -145,7 +154,7 @@ Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   }
   std::vector<ChildIo> ios;
   for (Vdev* c : children())
-    ios.push_back(ChildIo{static_cast<LeafVdev*>(c), IoOp::kWrite, offset, io_buf, {}, false});
+    ios.push_back(ChildIo{static_cast<LeafVdev*>(c), op, offset, io_buf, {}, false});
   RunChildIos(ios);
   for (const ChildIo& c : ios) {
     if (c.status.ok()) return Status::Ok();

@@ -333,6 +333,16 @@ void RaidzVdev::ReadMany(std::span<VdevRead> reads) {
 }
 
 Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteColumns(offset, buf, IoOp::kWrite);
+}
+
+// Each column's write durable in one trip, in parallel (IoOp::kWriteDurable):
+// only the children the block touches, not a flush of every child.
+Status RaidzVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteColumns(offset, buf, IoOp::kWriteDurable);
+}
+
+Status RaidzVdev::WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
   CountIo(true, buf.size());
   if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
@@ -342,7 +352,7 @@ Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(raidz::GenerateParity(cs.cols, nparity_));
   std::vector<ChildIo> ios;
   for (uint32_t c = 0; c < map.cols.size(); c++) {
-    ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map.cols[c].child)), IoOp::kWrite,
+    ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map.cols[c].child)), op,
                           map.cols[c].offset, cs.span(c), {}, false});
   }
   RunChildIos(ios);

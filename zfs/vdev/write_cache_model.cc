@@ -19,6 +19,17 @@ Status VolatileCacheModel::BeforeWrite(uint64_t offset, uint64_t len, const Read
   return Status::Ok();
 }
 
+void VolatileCacheModel::WroteThrough(uint64_t offset, std::span<const uint8_t> data) {
+  if (data.empty()) return;
+  const uint64_t end = offset + data.size();
+  auto it = preimages_.lower_bound(offset / kGranule * kGranule);
+  for (; it != preimages_.end() && it->first < end; ++it) {
+    Preimage& p = it->second;
+    const uint64_t from = std::max(offset, it->first), to = std::min(end, it->first + p.len);
+    if (from < to) std::copy(data.begin() + (from - offset), data.begin() + (to - offset), p.data.get() + (from - it->first));
+  }
+}
+
 Status VolatileCacheModel::Drop(const WriteFn& write) {
   Status first_error;
   for (auto& [off, p] : preimages_) {

@@ -38,6 +38,12 @@ class VolatileCacheModel {
   Status BeforeWrite(uint64_t offset, uint64_t len, const ReadFn& read);
   // Everything written so far is durable.
   void Flushed() { preimages_.clear(); }
+  // `data` was written at `offset` and is durable at once (a write-through
+  // write, BlockDevice::WriteDurable): what the platter holds of the
+  // granules it touches is now that data, so a later Drop restores it
+  // there, and the rest of those granules as before. No pre-image is made
+  // (a granule without one is all durable).
+  void WroteThrough(uint64_t offset, std::span<const uint8_t> data);
   // Simulated power loss: restores every pre-image through `write`.
   Status Drop(const WriteFn& write);
   // Like Drop, but each granule independently survives with probability 1/2

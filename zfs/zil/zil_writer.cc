@@ -261,7 +261,7 @@ uint64_t ZilWriter::ChooseSize(uint64_t want) {
   return std::min(size, opts_.max_block_size);
 }
 
-Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg) {
+Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg, bool durable) {
   const uint64_t size = ChooseSize(want + kZilChainSize);
   auto dvas = alloc_.Allocate(size, alloc_txg);
   if (!dvas.ok()) return dvas.status().WithContext("allocating the next log block");
@@ -271,17 +271,20 @@ Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg) {
   const size_t wsize = EncodeLogBlock(open_, next, open_recs_, opts_.slim, buf);
   std::span<const uint8_t> out(buf.data(), wsize);
   for (int d = 0; d < open_.NumDvas(); d++) {
-    Status s = target_.Write(open_.dva[d].vdev, open_.dva[d].offset, out);
+    Status s = durable ? opts_.write_durable(open_.dva[d].vdev, open_.dva[d].offset, out)
+                       : target_.Write(open_.dva[d].vdev, open_.dva[d].offset, out);
     if (!s.ok()) {
       // The next block is named by nothing durable: take it back.
       alloc_.Free(next, alloc_txg).IgnoreError();
       return s.WithContext("writing a log block");
     }
   }
-  for (int d = 0; d < open_.NumDvas(); d++) {
+  for (int d = 0; d < open_.NumDvas() && !durable; d++) {
     if (std::find(batch_vdevs_.begin(), batch_vdevs_.end(), open_.dva[d].vdev) == batch_vdevs_.end())
       batch_vdevs_.push_back(open_.dva[d].vdev);
   }
+  batch_blocks_++;
+  if (durable) stats_.durable_writes++;
   stats_.blocks_written++;
   stats_.bytes_written += wsize;
   written_.push_back(Written{open_, open_max_txg_});
@@ -338,6 +341,7 @@ Status ZilWriter::AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) 
 Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   if (!have_log_) return Status::Busy("the log was destroyed");
   batch_vdevs_.clear();
+  batch_blocks_ = 0;
   uint64_t alloc_txg = 0;
   if (held_txg != 0) {
     alloc_txg = held_txg;
@@ -379,8 +383,12 @@ Status ZilWriter::WriteBatch(std::vector<Pending>& batch, uint64_t held_txg) {
   // fsyncs of one 4 KiB write each then fits one block per commit, not a
   // 4 KiB block plus the tail of the split record in another: one write
   // per commit instead of two).
-  if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(batch_bytes, alloc_txg));
+  // A batch that is this one block, with nothing else to flush: written
+  // durable in one step, no flush after it.
+  const bool durable = opts_.write_durable && batch_blocks_ == 0 && batch_vdevs_.empty();
+  if (!open_recs_.empty()) UZFS_RETURN_IF_ERROR(IssueBlock(batch_bytes, alloc_txg, durable));
   stats_.batches++;
+  if (durable && batch_vdevs_.empty()) return Status::Ok();
   stats_.flushes++;
   if (opts_.flush_vdevs) return opts_.flush_vdevs(batch_vdevs_);
   return flush_ ? flush_() : Status::Ok();

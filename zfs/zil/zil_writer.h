@@ -16,7 +16,8 @@
 // every record of the objects that committers are waiting for (theirs
 // and everyone else's), assigns their on-disk sequence numbers (lrc_seq,
 // +1 per record in log order), packs them into blocks, writes the blocks
-// and flushes the devices once; the committers that arrive meanwhile
+// and flushes the devices once (a batch of one block: one durable write,
+// ZilWriterOptions::write_durable); the committers that arrive meanwhile
 // wait, and most find their records written by that batch (group
 // commit): far fewer block writes and flushes than commits. Records of
 // one object are written in the order they were appended; records of
@@ -51,7 +52,7 @@
 //
 // Promises: a block is written only after its successor is allocated and
 // named in it; Commit returns OK only after the flush that follows the
-// write of the records it waits for. Threading: Append, Commit, Sync,
+// write of the records it waits for (or the durable write that wrote them). Threading: Append, Commit, Sync,
 // DropSynced and header() may be called from any threads. Lock order:
 // issuer_mu_ (held while a batch is written, and by Sync/Create/Destroy)
 // before mu_ (the queue).
@@ -62,6 +63,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "zfs/dmu/objset.h"
@@ -125,6 +127,14 @@ struct ZilWriterOptions {
   // covers the vdevs of the blocks it named. Without it such records are
   // refused at append.
   std::function<Status(std::span<LogRecord* const> recs)> resolve_writes;
+  // When set, a batch whose records fit one block, and that has nothing
+  // else to flush, writes that block through this instead of the target's
+  // Write plus the flush: it must return OK only once the block is durable
+  // (the pool: Vdev::WriteDurable, one synchronous O_DSYNC write on the
+  // committing thread for a log device that is one file or disk: the
+  // common fsync costs one trip to the device, not a write and a flush,
+  // each handed to the I/O engine's threads and back).
+  std::function<Status(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf)> write_durable;
 };
 
 // The object a record belongs to for Commit(ticket, oid): the file of a
@@ -137,6 +147,7 @@ struct ZilWriterStats {
   std::atomic<uint64_t> blocks_written{0};
   std::atomic<uint64_t> bytes_written{0};
   std::atomic<uint64_t> flushes{0};
+  std::atomic<uint64_t> durable_writes{0};  // blocks written through write_durable (no flush)
   std::atomic<uint64_t> records_written{0};
   std::atomic<uint64_t> blocks_freed{0};
 };
@@ -223,8 +234,9 @@ class ZilWriter {
   // `after` = bytes of records still to come after this one.
   Status AddRecord(LogRecord& rec, uint64_t after, uint64_t alloc_txg) UZFS_REQUIRES(issuer_mu_);
   // Allocates the next block (sized for `want` bytes of records), writes
-  // the open block naming it, and makes it the open block.
-  Status IssueBlock(uint64_t want, uint64_t alloc_txg) UZFS_REQUIRES(issuer_mu_);
+  // the open block naming it, and makes it the open block. With durable,
+  // through opts_.write_durable (the block needs no flush afterwards).
+  Status IssueBlock(uint64_t want, uint64_t alloc_txg, bool durable = false) UZFS_REQUIRES(issuer_mu_);
   uint64_t ChooseSize(uint64_t want) UZFS_REQUIRES(issuer_mu_);
   BlockPtr Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const;
   ZilHeader HeaderLocked() const UZFS_REQUIRES(issuer_mu_);
@@ -243,7 +255,10 @@ class ZilWriter {
   std::deque<Written> written_ UZFS_GUARDED_BY(issuer_mu_);  // oldest first
   uint64_t lr_seq_ UZFS_GUARDED_BY(issuer_mu_) = 0;
   uint64_t prev_sizes_[8] UZFS_GUARDED_BY(issuer_mu_) = {};
-  std::vector<uint32_t> batch_vdevs_ UZFS_GUARDED_BY(issuer_mu_);  // written by this batch
+  // The top-level vdevs this batch must flush before its commit returns:
+  // those it wrote log blocks to (not through write_durable).
+  std::vector<uint32_t> batch_vdevs_ UZFS_GUARDED_BY(issuer_mu_);
+  uint64_t batch_blocks_ UZFS_GUARDED_BY(issuer_mu_) = 0;  // blocks this batch wrote
   unsigned prev_rotor_ UZFS_GUARDED_BY(issuer_mu_) = 0;
 
   mutable Mutex mu_;
