@@ -205,8 +205,16 @@ Status FaultDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
 }
 
 Status FaultDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteImpl(offset, buf, false);
+}
+
+Status FaultDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  return WriteImpl(offset, buf, true);
+}
+
+Status FaultDevice::WriteImpl(uint64_t offset, std::span<const uint8_t> buf, bool durable) {
   ios_.fetch_add(1, std::memory_order_relaxed);
-  if (Idle()) return inner_->Write(offset, buf);
+  if (Idle()) return durable ? inner_->WriteDurable(offset, buf) : inner_->Write(offset, buf);
   const bool lane = EnterLane();
   const Decision d = Decide(IoOp::kWrite, offset, buf.size());
   Status s;
@@ -215,6 +223,15 @@ Status FaultDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
   } else if (d.fail) {
     injected_write_errors_.fetch_add(1, std::memory_order_relaxed);
     s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected fault");
+  } else if (durable && Decide(IoOp::kFlush, 0, 0).fail) {  // its flush part
+    injected_flush_errors_.fetch_add(1, std::memory_order_relaxed);
+    s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected flush fault");
+  } else if (durable && volatile_cache_) {
+    MutexLock l(&cache_mu_);
+    s = inner_->WriteDurable(offset, buf);
+    if (s.ok()) cache_.WroteThrough(offset, buf);
+  } else if (durable) {
+    s = inner_->WriteDurable(offset, buf);
   } else {
     if (volatile_cache_) {
       MutexLock l(&cache_mu_);
@@ -245,31 +262,6 @@ Status FaultDevice::DoFlush() {
       MutexLock l(&cache_mu_);
       cache_.Flushed();
     }
-  }
-  if (lane) LeaveLane();
-  return s;
-}
-
-Status FaultDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  ios_.fetch_add(1, std::memory_order_relaxed);
-  if (Idle()) return inner_->WriteDurable(offset, buf);
-  const bool lane = EnterLane();
-  const Decision d = Decide(IoOp::kWrite, offset, buf.size());
-  Status s;
-  if (d.vanished) {
-    s = Vanished(IoOp::kWrite, offset, buf.size());
-  } else if (d.fail) {
-    injected_write_errors_.fetch_add(1, std::memory_order_relaxed);
-    s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected fault");
-  } else if (Decide(IoOp::kFlush, 0, 0).fail) {
-    injected_flush_errors_.fetch_add(1, std::memory_order_relaxed);
-    s = DeviceIoError(IoOp::kWrite, path(), offset, buf.size(), EIO, "injected flush fault");
-  } else if (volatile_cache_) {
-    MutexLock l(&cache_mu_);
-    s = inner_->WriteDurable(offset, buf);
-    if (s.ok()) cache_.WroteThrough(offset, buf);
-  } else {
-    s = inner_->WriteDurable(offset, buf);
   }
   if (lane) LeaveLane();
   return s;

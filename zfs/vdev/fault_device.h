@@ -154,6 +154,8 @@ class FaultDevice final : public BlockDevice {
   bool EnterLane() UZFS_EXCLUDES(mu_);
   void LeaveLane() UZFS_EXCLUDES(mu_);
   Status Vanished(IoOp op, uint64_t offset, uint64_t len);
+  // DoWrite and DoWriteDurable.
+  Status WriteImpl(uint64_t offset, std::span<const uint8_t> buf, bool durable);
   // Recomputes armed_ from the settings. REQUIRES: mu_.
   void Rearm() UZFS_REQUIRES(mu_);
   // True when an I/O can skip the fault logic.

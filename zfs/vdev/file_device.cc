@@ -209,13 +209,15 @@ Status FileDevice::PreadAll(int fd, uint64_t offset, std::span<uint8_t> buf) {
   return Status::Ok();
 }
 
-Status FileDevice::PwriteAll(uint64_t offset, std::span<const uint8_t> buf) {
+Status FileDevice::PwriteAll(uint64_t offset, std::span<const uint8_t> buf, int flags) {
   size_t done = 0;
   while (done < buf.size()) {
-    ssize_t n = pwrite(fd_, buf.data() + done, buf.size() - done,
-                       static_cast<off_t>(offset + done));
+    iovec iov{const_cast<uint8_t*>(buf.data() + done), buf.size() - done};
+    ssize_t n = flags == 0 ? pwrite(fd_, iov.iov_base, iov.iov_len, static_cast<off_t>(offset + done))
+                           : pwritev2(fd_, &iov, 1, static_cast<off_t>(offset + done), flags);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
+      if (flags != 0 && errno == EOPNOTSUPP && done == 0) return Status::NotSupported("pwritev2 flags");
       return DeviceIoError(IoOp::kWrite, path_, offset + done, buf.size() - done, errno);
     }
     if (n == 0) {
@@ -270,31 +272,14 @@ Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
 }
 
 Status FileDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  if ((direct_writes_ && !Aligned(offset, buf.size(), buf.data())) ||
-      no_dsync_.load(std::memory_order_relaxed)) {
-    UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
-    return DoFlush();
+  if ((!direct_writes_ || Aligned(offset, buf.size(), buf.data())) &&
+      !no_dsync_.load(std::memory_order_relaxed)) {
+    Status s = PwriteAll(offset, buf, RWF_DSYNC);
+    if (s.code() != Code::kNotSupported) return s;
+    no_dsync_.store(true, std::memory_order_relaxed);  // a kernel without per-write flags
   }
-  size_t done = 0;
-  while (done < buf.size()) {
-    iovec iov{const_cast<uint8_t*>(buf.data() + done), buf.size() - done};
-    ssize_t n = pwritev2(fd_, &iov, 1, static_cast<off_t>(offset + done), RWF_DSYNC);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      if (errno == EOPNOTSUPP && done == 0) {  // a kernel without per-write flags
-        no_dsync_.store(true, std::memory_order_relaxed);
-        UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
-        return DoFlush();
-      }
-      return DeviceIoError(IoOp::kWrite, path_, offset + done, buf.size() - done, errno);
-    }
-    if (n == 0) {
-      return DeviceIoError(IoOp::kWrite, path_, offset + done, buf.size() - done, 0,
-                           "device accepted no bytes");
-    }
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
+  UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
+  return DoFlush();
 }
 
 Status FileDevice::DoFlush() {

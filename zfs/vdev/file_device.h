@@ -137,7 +137,9 @@ class FileDevice final : public BlockDevice {
            (reinterpret_cast<uintptr_t>(buf) & (mem_align_ - 1)) == 0;
   }
   Status PreadAll(int fd, uint64_t offset, std::span<uint8_t> buf);
-  Status PwriteAll(uint64_t offset, std::span<const uint8_t> buf);
+  // flags: pwritev2's (RWF_DSYNC), 0 for a plain pwrite. NotSupported
+  // when the kernel refuses the flags (nothing written).
+  Status PwriteAll(uint64_t offset, std::span<const uint8_t> buf, int flags = 0);
 
   const std::string path_;
   const int fd_;   // writes and flushes (O_DIRECT with kOn); buffered reads
