@@ -785,6 +785,11 @@ TEST_F(ObjsetWriterTest, EarlyWritesAreReusedBySync) {
   EXPECT_TRUE(req[4].bp == req[1].bp);
   EXPECT_TRUE(req[5].status.IsNotFound()) << req[5].status.ToString();
   Put(*w, m, a, 2 * kB + 5, {1, 2, 3}, 5);  // block 2 changes again
+  // ... and is not written early again in txg 5 (its dropped early block
+  // holds its space until the sync): the caller copies.
+  std::vector<ObjsetWriter::EarlyWrite> again{{a, 2 * kB, 5, Status::Ok(), {}}};
+  w->WriteEarly(again);
+  EXPECT_FALSE(again[0].status.ok());
   ASSERT_UZFS_OK(w->FreeRange(a, 3 * kB, UINT64_MAX, 5));  // block 3 goes
   m[a].bytes.resize(3 * kB);
   uint64_t written0 = zio_.stats().logical_written.load();

@@ -23,12 +23,13 @@
 
 namespace uzfs::ziltest {
 
-// Pool `name` on dir/d0 (plus dir/slog as a log device when asked), with
-// dataset `ds` unless it is the pool's own, exported.
+// Pool `name` on dir/d0 (`size` bytes; 0: the tests' default), plus
+// dir/slog as a log device when asked, with dataset `ds` unless it is the
+// pool's own, exported.
 inline void CreatePool(const std::filesystem::path& dir, const std::string& name, const std::string& ds,
-                       bool slog = false) {
+                       bool slog = false, uint64_t size = 0) {
   PoolLayout l;
-  l.data.push_back(pooltest::Leaf(dir, "d0"));
+  l.data.push_back(size ? pooltest::Leaf(dir, "d0", size) : pooltest::Leaf(dir, "d0"));
   if (slog) l.logs.push_back(pooltest::Leaf(dir, "slog"));
   PoolCreateOptions o = pooltest::V23();
   o.fs_init = InitNewFilesystem;

@@ -33,6 +33,9 @@ struct ObjsetWriter::TxgRecord {
     bool stale = false;
   };
   std::map<uint64_t, Early> early;
+  // Blocks whose early block this txg dropped: not written early again in
+  // this txg (each would hold its space until the txg syncs).
+  std::set<uint64_t> early_dropped;
 };
 
 struct ObjsetWriter::Object {
@@ -1319,12 +1322,14 @@ void ObjsetWriter::DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint
   for (auto it = rec->early.lower_bound(first); it != rec->early.end() && it->first < stop;) {
     if (it->second.in_flight) {
       it->second.stale = true;
+      rec->early_dropped.insert(it->first);
       ++it;
       continue;
     }
     // Deferred like any free of txg: a log record naming it stays readable
     // until txg is on disk.
     zio_.Free(it->second.bp, txg).IgnoreError();
+    rec->early_dropped.insert(it->first);
     early_dropped_.fetch_add(1, std::memory_order_relaxed);
     it = rec->early.erase(it);
   }
@@ -1374,6 +1379,12 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
         fail(Status::NotFound("block not dirty in that txg"));
         continue;
       }
+      if (rec->early_dropped.count(blkid)) {
+        // Rewritten after an early write in this txg: one early block per
+        // block and txg (the dropped one holds its space until the sync).
+        fail(Status::Busy("block already written early once in this txg"));
+        continue;
+      }
       auto e = rec->early.find(blkid);
       if (e != rec->early.end()) {
         if (e->second.in_flight || e->second.stale) {
@@ -1419,7 +1430,15 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
     const BlockPtr bp = writes[k].result;
     auto e = j.rec->early.find(j.blkid);
     const bool stale = e == j.rec->early.end() || e->second.stale;
-    if (!errs[k].ok() || bp.IsHole()) {
+    bool gang = false;
+    for (int d = 0; d < bp.NumDvas(); d++) gang |= bp.dva[d].gang;
+    if (gang) {
+      // A gang block's DVA does not describe its space as one range
+      // (claims on import could not take it): the caller copies instead.
+      zio_.Unallocate(bp, q.txg).IgnoreError();
+      q.status = Status::NoSpace("no room for the block in one piece");
+      if (e != j.rec->early.end()) j.rec->early.erase(e);
+    } else if (!errs[k].ok() || bp.IsHole()) {
       q.status = !errs[k].ok() ? errs[k] : Status::NotFound("an all-zero block");
       if (e != j.rec->early.end()) j.rec->early.erase(e);
     } else if (stale) {

@@ -110,9 +110,13 @@
 // its override: Sync(T) writes the new bytes as usual and the early block
 // is freed in T (deferred like any free: nothing reuses it before T is on
 // disk, so a log record naming it stays readable until its txg is synced).
-// An early write for a txg already syncing or synced, of a block T does not
-// hold, or on a multi_pass writer fails (the caller copies the data into
-// the log instead); Sync(T) waits for early writes of T in flight before
+// A block gets at most one early block per txg (one changed again after
+// its early write is not written early again in that txg: each dropped
+// early block holds its space until the txg syncs), and never a gang
+// block. An early write for a txg already syncing or synced, of a block T
+// does not hold, of a block already dropped in T, that would gang, or on
+// a multi_pass writer fails (the caller copies the data into the log
+// instead); Sync(T) waits for early writes of T in flight before
 // it takes T's records, and none can start once it has.
 //
 // Object numbers: AllocateObject takes the lowest free run of slots (1..32

@@ -125,11 +125,18 @@ struct LogBlocks {
   std::vector<std::pair<uint64_t, BlockPtr>> writes;
 };
 
-// Collects the blocks of writes logged by reference.
+// Collects the blocks of writes logged by reference. Only TX_WRITE
+// (OpenZFS claims no TX_WRITE2 block: its data synced), and no gang block:
+// its DVA's asize spans members stored elsewhere, so claiming that range
+// would claim other blocks' space (uzfs never logs one; another
+// implementation's stays unclaimed — read at replay, never freed here).
 Status NoteIndirectWrite(const LogRecord& r, std::vector<std::pair<uint64_t, BlockPtr>>* out) {
   const auto* w = std::get_if<LrWrite>(&r.body);
-  // Only TX_WRITE (OpenZFS claims no TX_WRITE2 block: its data synced).
-  if (w != nullptr && r.type() == TxType::kWrite && w->Indirect()) out->push_back({r.seq, w->blkptr});
+  if (w == nullptr || r.type() != TxType::kWrite || !w->Indirect()) return Status::Ok();
+  for (int d = 0; d < w->blkptr.NumDvas(); d++) {
+    if (w->blkptr.dva[d].gang) return Status::Ok();
+  }
+  out->push_back({r.seq, w->blkptr});
   return Status::Ok();
 }
 
