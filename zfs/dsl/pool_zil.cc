@@ -420,8 +420,8 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     return Status::Ok();
   };
   // A batch of one block: written durable in one step (Vdev::WriteDurable:
-  // one O_DSYNC write on the committing thread when the log vdev is one
-  // device; write then flush otherwise).
+  // each raidz column or mirror side written O_DSYNC, only those children
+  // synced; a single-device log vdev: write, then flush).
   o.write_durable = [this](uint32_t v, uint64_t offset, std::span<const uint8_t> buf) -> Status {
     Vdev* top = root_->child(v);
     if (top == nullptr) return Status::InvalidArgument("no top-level vdev " + std::to_string(v));

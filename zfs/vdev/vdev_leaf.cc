@@ -106,30 +106,17 @@ Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   return c.status;
 }
 
-// On the calling thread, as RunChildIos would run one child write: the
-// same checks, counters and probe after an I/O error. Not through the
-// engine: io_uring would punt an O_DSYNC write to an io-wq worker (it
-// cannot complete without blocking), and its completion would come back
-// through the reaper thread: three hand-offs for nothing, as the caller
-// waits anyway.
+// A write, then a flush of this leaf, each through the engine (Vdev's
+// default), not one O_DSYNC write. Measured for a log device that is one
+// file (docs/PERFORMANCE.md, "Sync writes, session 6"): an O_DSYNC write
+// on the calling thread costs the fewest context switches (7 per fsync
+// against 11), but on this loaded machine fsync latency was several times
+// worse, inline or through the ring; the plain write + fdatasync path was
+// the fastest in every same-moment comparison. Mirrors and raidz still
+// write each side or column durable (only the children the block touches
+// are synced).
 Status LeafVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
-  const uint64_t padded = AllocatedSize(buf.size());
-  if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
-    return Status::InvalidArgument(name() + ": bad block range");
-  if (!usable()) return Status::IoError(name() + " is " + std::string(VdevStateName(state())));
-  AlignedBuffer scratch;
-  std::span<const uint8_t> io_buf = buf;
-  const uint32_t align = dev_->RequiredAlignment();
-  if (padded != buf.size() || (align > 1 && reinterpret_cast<uintptr_t>(buf.data()) % align != 0)) {
-    scratch = AlignedBuffer(padded, std::max<uint32_t>(align, 4096));
-    std::memcpy(scratch.data(), buf.data(), buf.size());
-    io_buf = scratch.span();
-  }
-  CountIo(true, io_buf.size());
-  Status s = dev_->WriteDurable(DeviceOffset(offset), io_buf);
-  if (s.IsIoError()) Probe(true).IgnoreError();
-  return s;
+  return Vdev::WriteDurable(offset, buf);
 }
 
 void LeafVdev::AppendFlushes(std::vector<ChildIo>* ios) {

@@ -130,10 +130,9 @@ struct ZilWriterOptions {
   // When set, a batch whose records fit one block, and that has nothing
   // else to flush, writes that block through this instead of the target's
   // Write plus the flush: it must return OK only once the block is durable
-  // (the pool: Vdev::WriteDurable, one synchronous O_DSYNC write on the
-  // committing thread for a log device that is one file or disk: the
-  // common fsync costs one trip to the device, not a write and a flush,
-  // each handed to the I/O engine's threads and back).
+  // (the pool: Vdev::WriteDurable: on a raidz or mirror, each column or
+  // side written O_DSYNC in parallel instead of the write and a flush of
+  // every child; on one device, write then flush).
   std::function<Status(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf)> write_durable;
 };
 
