@@ -14,6 +14,12 @@
 // uninitialized (they are about to be overwritten: a read, a whole-block
 // write); AlignedBytes(n, 0) and resize(n, 0) zero-fill. The allocator is
 // stateless and always equal, so moves and swaps never copy.
+// Buffers of 64 KiB to 16 MiB whose size is a power of two (the block sizes)
+// come from BlockBufferPool::Global(): recycled, huge-page-backed memory, so
+// a fresh dirty record does not fault in a page per 4 KiB. Their contents
+// are unspecified like malloc's (never assume fresh memory is zero). Under
+// AddressSanitizer every size uses aligned_alloc, so ASan still sees
+// overflows and use after free of block buffers.
 // Thread-safety: as std::vector.
 #pragma once
 
@@ -24,7 +30,21 @@
 #include <utility>
 #include <vector>
 
+#include "zfs/util/block_buffer_pool.h"
+
 namespace uzfs {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kPoolBlockBuffers = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kPoolBlockBuffers = false;
+#else
+inline constexpr bool kPoolBlockBuffers = true;
+#endif
+#else
+inline constexpr bool kPoolBlockBuffers = true;
+#endif
 
 template <typename T>
 struct DirectIoAllocator {
@@ -40,12 +60,23 @@ struct DirectIoAllocator {
 
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
+    if (kPoolBlockBuffers && BlockBufferPool::Pooled(bytes) && BlockBufferPool::Enabled()) {
+      void* p = BlockBufferPool::Global().Allocate(bytes);
+      if (p == nullptr) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
     const size_t align = AlignFor(bytes);
     void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align + (bytes == 0 ? align : 0));
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  void deallocate(T* p, size_t n) noexcept {
+    if (kPoolBlockBuffers && BlockBufferPool::Pooled(n * sizeof(T)) && BlockBufferPool::Enabled()) {
+      BlockBufferPool::Global().Free(p, n * sizeof(T));
+      return;
+    }
+    std::free(p);
+  }
   // Default-initialization for value-less growth (see the file comment).
   template <typename U>
   void construct(U* p) noexcept {

@@ -1,0 +1,112 @@
+// BlockBufferPool: see block_buffer_pool.h.
+#include "zfs/util/block_buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace uzfs {
+
+BlockBufferPool::~BlockBufferPool() {
+  MutexLock l(&mu_);
+  for (const auto& [p, n] : chunks_) munmap(p, n);
+}
+
+BlockBufferPool& BlockBufferPool::Global() {
+  // Leaked on purpose: buffers may be freed by static destructors.
+  static BlockBufferPool* pool = new BlockBufferPool(kDefaultMaxWarm);
+  return *pool;
+}
+
+namespace {
+const char* PoolMode() {
+  static const char* mode = [] {
+    const char* e = std::getenv("UZFS_BUFFER_POOL");
+    return e == nullptr ? "" : e;
+  }();
+  return mode;
+}
+}  // namespace
+
+bool BlockBufferPool::Enabled() {
+  static const bool on = std::strcmp(PoolMode(), "off") != 0;
+  return on;
+}
+
+int BlockBufferPool::ClassOf(size_t bytes) { return std::countr_zero(bytes) - std::countr_zero(kMinPooled); }
+
+void* BlockBufferPool::Allocate(size_t bytes) {
+  if (!Pooled(bytes)) return nullptr;
+  const int k = ClassOf(bytes);
+  {
+    MutexLock l(&mu_);
+    SizeClass& c = classes_[k];
+    if (!c.warm.empty()) {
+      void* p = c.warm.back();
+      c.warm.pop_back();
+      stats_.warm_free_bytes -= bytes;
+      stats_.reused++;
+      return p;
+    }
+    if (!c.cold.empty()) {
+      void* p = c.cold.back();
+      c.cold.pop_back();
+      return p;
+    }
+  }
+  // A new chunk of max(2 MiB, bytes), aligned to its size (so to a huge page
+  // and to the buffer size): map twice that, unmap the unaligned head and tail.
+  const size_t chunk = bytes > kChunk ? bytes : kChunk;
+  // Prefault the chunk in one call (one kernel entry instead of a fault per
+  // 4 KiB page on first touch): ~10% less daemon CPU in a sequential write.
+  static const bool populate = std::strcmp(PoolMode(), "plain") != 0 && std::strcmp(PoolMode(), "huge") != 0;
+  void* raw = mmap(nullptr, 2 * chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + chunk - 1) / chunk * chunk;
+  if (aligned > start) munmap(raw, aligned - start);
+  if (const uintptr_t end = start + 2 * chunk, tail = aligned + chunk; end > tail)
+    munmap(reinterpret_cast<void*>(tail), end - tail);
+  uint8_t* base = reinterpret_cast<uint8_t*>(aligned);
+#ifdef MADV_POPULATE_WRITE
+  if (populate) madvise(base, chunk, MADV_POPULATE_WRITE);  // fails harmlessly before Linux 5.14
+#endif
+#ifdef MADV_HUGEPAGE
+  static const bool huge = std::strcmp(PoolMode(), "huge") == 0;
+  if (huge) madvise(base, chunk, MADV_HUGEPAGE);  // measured slower (compaction, 2 MiB zeroing)
+#endif
+  MutexLock l(&mu_);
+  chunks_.emplace_back(base, chunk);
+  stats_.mapped_bytes += chunk;
+  stats_.chunks++;
+  // The rest of the chunk, last first so buffers are handed out in address order.
+  for (size_t off = chunk; off > bytes; off -= bytes) classes_[k].cold.push_back(base + off - bytes);
+  return base;
+}
+
+void BlockBufferPool::Free(void* p, size_t bytes) {
+  if (p == nullptr) return;
+  {
+    MutexLock l(&mu_);
+    if (stats_.warm_free_bytes + bytes <= max_warm_) {
+      classes_[ClassOf(bytes)].warm.push_back(p);
+      stats_.warm_free_bytes += bytes;
+      return;
+    }
+  }
+  // Over the limit: keep the address, give the memory back.
+  madvise(p, bytes, MADV_DONTNEED);
+  MutexLock l(&mu_);
+  classes_[ClassOf(bytes)].cold.push_back(p);
+  stats_.released++;
+}
+
+BlockBufferPool::Stats BlockBufferPool::stats() const {
+  MutexLock l(&mu_);
+  return stats_;
+}
+
+}  // namespace uzfs

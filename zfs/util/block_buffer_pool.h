@@ -1,0 +1,88 @@
+// BlockBufferPool: recycled, huge-page-backed memory for the large block
+// buffers (AlignedBytes of 64 KiB to 16 MiB whose size is a power of two:
+// dirty records, blocks read, compression output).
+//
+// Why: a sequential write dirties a fresh 128 KiB buffer per record, and
+// with OpenZFS's dirty-data default a whole txg (hundreds of MiB) is dirty
+// at once, so malloc hands out never-touched memory and the daemon took one
+// minor page fault per 4 KiB it copied in (~29% of its time in a 1 MiB
+// sequential write, docs/PERFORMANCE.md). Here buffers are carved from
+// 2 MiB-aligned chunks prefaulted in one call (MADV_POPULATE_WRITE), and a
+// freed buffer goes to a per-size free list, so the next allocation of that
+// size reuses memory that is already mapped. (Transparent huge pages via
+// MADV_HUGEPAGE were measured slower: UZFS_BUFFER_POOL=huge.)
+//
+// What it promises: Allocate(n) for Pooled(n) sizes returns n bytes aligned
+// to n (so at least 64 KiB, enough for direct I/O), or nullptr when the
+// system has no memory; contents are unspecified (a recycled buffer holds
+// what its last user wrote — the same contract as malloc, callers that need
+// zeros fill them, as AlignedBytes(n, 0) does). At most `max_warm_bytes` of
+// freed buffers stay resident; beyond that a freed buffer's pages are given
+// back to the system (MADV_DONTNEED) and its address kept for reuse. Address
+// space is only returned when a pool is destroyed (the process-wide pool
+// never is). Thread-safe: one mutex, taken once per buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "zfs/util/mutex.h"
+
+namespace uzfs {
+
+class BlockBufferPool {
+ public:
+  static constexpr size_t kMinPooled = size_t{64} << 10;
+  static constexpr size_t kMaxPooled = size_t{16} << 20;
+  static constexpr size_t kChunk = size_t{2} << 20;  // one huge page
+  // Freed buffers kept resident by the process-wide pool.
+  static constexpr uint64_t kDefaultMaxWarm = uint64_t{256} << 20;
+
+  struct Stats {
+    uint64_t mapped_bytes = 0;     // address space taken from the system
+    uint64_t warm_free_bytes = 0;  // freed buffers kept resident
+    uint64_t chunks = 0;           // chunks mapped
+    uint64_t reused = 0;           // allocations served by a resident freed buffer
+    uint64_t released = 0;         // frees whose pages went back to the system
+  };
+
+  explicit BlockBufferPool(uint64_t max_warm_bytes) : max_warm_(max_warm_bytes) {}
+  ~BlockBufferPool();
+  BlockBufferPool(const BlockBufferPool&) = delete;
+  BlockBufferPool& operator=(const BlockBufferPool&) = delete;
+
+  // The pool AlignedBytes uses; never destroyed.
+  static BlockBufferPool& Global();
+  // Whether AlignedBytes uses Global(): yes unless the environment says
+  // UZFS_BUFFER_POOL=off (read once; for comparisons and as an escape
+  // hatch). =plain keeps the pool without prefaulting chunks, =huge
+  // prefaults nothing and asks for transparent huge pages instead.
+  static bool Enabled();
+
+  static constexpr bool Pooled(size_t bytes) {
+    return bytes >= kMinPooled && bytes <= kMaxPooled && (bytes & (bytes - 1)) == 0;
+  }
+
+  void* Allocate(size_t bytes) UZFS_EXCLUDES(mu_);
+  void Free(void* p, size_t bytes) UZFS_EXCLUDES(mu_);
+  Stats stats() const UZFS_EXCLUDES(mu_);
+
+ private:
+  static constexpr int kClasses = 9;  // 64 KiB .. 16 MiB
+  static int ClassOf(size_t bytes);
+
+  struct SizeClass {
+    std::vector<void*> warm;  // resident, most recently freed last
+    std::vector<void*> cold;  // never touched, or pages released
+  };
+
+  const uint64_t max_warm_;
+  mutable Mutex mu_;
+  SizeClass classes_[kClasses] UZFS_GUARDED_BY(mu_);
+  std::vector<std::pair<void*, size_t>> chunks_ UZFS_GUARDED_BY(mu_);
+  Stats stats_ UZFS_GUARDED_BY(mu_);
+};
+
+}  // namespace uzfs
