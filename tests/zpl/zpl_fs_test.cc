@@ -936,14 +936,21 @@ TEST_F(ZplFsTest, RandomOperationsMatchModel) {
   }
 }
 
-TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
-  test::TempDir dir;
+// A pool `name` on one leaf of `size` bytes with a ZPL root and txgs that
+// close after `timeout` (or when the dirty limit says).
+Result<std::unique_ptr<Pool>> SpaceTestPool(const test::TempDir& dir, const std::string& name, uint64_t size,
+                                            std::chrono::milliseconds timeout) {
   PoolLayout l;
-  l.data.push_back(pooltest::Leaf(dir.path(), "d0", 64ull << 20));
+  l.data.push_back(pooltest::Leaf(dir.path(), "d0", size));
   PoolCreateOptions o = pooltest::V23();
   o.fs_init = InitNewFilesystem;
-  o.txg.timeout = std::chrono::milliseconds(50);
-  auto p = Pool::Create("tiny", l, o);
+  o.txg.timeout = timeout;
+  return Pool::Create(name, l, o);
+}
+
+TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
+  test::TempDir dir;
+  auto p = SpaceTestPool(dir, "tiny", 64ull << 20, std::chrono::milliseconds(50));
   ASSERT_UZFS_OK(p.status());
   auto fs = ZplFs::Mount(**p, "tiny");
   ASSERT_ZOK(fs);
@@ -979,12 +986,7 @@ TEST(ZplFsSpaceTest, TinyPoolFillsWithEnospc) {
 // writes failed with ENOSPC when half the pool was still free.
 TEST(ZplFsSpaceTest, LongTxgFillsThePoolBeforeEnospc) {
   test::TempDir dir;
-  PoolLayout l;
-  l.data.push_back(pooltest::Leaf(dir.path(), "d0", 128ull << 20));
-  PoolCreateOptions o = pooltest::V23();
-  o.fs_init = InitNewFilesystem;
-  o.txg.timeout = std::chrono::seconds(600);
-  auto p = Pool::Create("big", l, o);
+  auto p = SpaceTestPool(dir, "big", 128ull << 20, std::chrono::seconds(600));
   ASSERT_UZFS_OK(p.status());
   auto fs = ZplFs::Mount(**p, "big");
   ASSERT_ZOK(fs);

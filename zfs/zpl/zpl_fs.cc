@@ -658,7 +658,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       // do, except where names match loosely and the target name found the
       // source entry itself under another spelling ("foo" -> "FOO" when
       // case-insensitive): then the entry takes the new spelling.
-      if (!same_dir_entry_respelled(sdir, sname, tdir, tname, flags)) return ZplStatus::Ok();
+      if (!RespelledSameEntry(sdir, sname, tdir, tname, flags)) return ZplStatus::Ok();
       t.reset();
     }
     if (t && !(flags & RENAME_EXCHANGE)) {
@@ -1264,7 +1264,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
   // Rename's case above: the same entry of one directory, named now in
   // another spelling.
-  bool same_dir_entry_respelled(uint64_t sdir, std::string_view sname, uint64_t tdir, std::string_view tname,
+  bool RespelledSameEntry(uint64_t sdir, std::string_view sname, uint64_t tdir, std::string_view tname,
                                 unsigned flags) UZFS_REQUIRES(mu_) {
     if (sdir != tdir || match_ == 0 || (flags & RENAME_EXCHANGE)) return false;
     auto ss = DirStoredName(sdir, sname);
