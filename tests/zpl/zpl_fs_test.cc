@@ -1076,6 +1076,46 @@ TEST_F(ZplFsTest, PoolStaysConsistent) {
   EXPECT_EQ(ReadAll(x), "xattr holder");
 }
 
+// fsync'd rewrites on a small pool under long txgs: each fsync logs a
+// copy of the 300 KiB (after the first early write of each block), so the
+// log would outgrow the pool. Log blocks leave the pool's last space to
+// the txg sync and count against AVAIL: fsync never fails and the pool is
+// never suspended (before: ENOSPC and a suspended pool after ~150).
+TEST(ZplFsSpaceTest, FsyncedRewritesNeverSuspendThePool) {
+  test::TempDir dir;
+  auto p = SpaceTestPool(dir, "rew", 64ull << 20, std::chrono::seconds(600));
+  ASSERT_UZFS_OK(p.status());
+  auto fs = ZplFs::Mount(**p, "rew");
+  ASSERT_ZOK(fs);
+  ZplCred root;
+  auto c = (*fs)->Create(root, (*fs)->root_ino(), "f", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  int fails = 0;
+  for (int i = 0; i < 400; i++) {
+    const std::vector<uint8_t> chunk = test::RandomBytes(300 << 10, 100 + i);
+    auto w = (*fs)->Write(c->second, 0, chunk);
+    if (!w.ok()) {
+      ADD_FAILURE() << "write " << i << ": " << w.status().ToString();
+      fails++;
+      break;
+    }
+    auto f = (*fs)->Fsync(c->second, false);
+    if (!f.ok()) {
+      ADD_FAILURE() << "fsync " << i << ": " << f.ToString();
+      fails++;
+      break;
+    }
+  }
+  EXPECT_EQ(fails, 0);
+  // The log took most fsyncs (a txg sync each would make ~400 txgs).
+  EXPECT_LT((*p)->txg_stats().synced_txg, 100u);
+  ASSERT_TRUE((*fs)->Release(c->second).ok());
+  ASSERT_TRUE((*fs)->Unmount().ok());
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "rew");
+}
+
 }  // namespace
 }  // namespace uzfs
 

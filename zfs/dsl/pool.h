@@ -301,6 +301,11 @@ class Pool final : private TxgSyncer {
   // Changes whenever a dataset's running log is stopped or replaced: a
   // holder of a writer compares it (lock-free) to know when to ask again.
   uint64_t zil_generation() const { return zil_gen_.load(std::memory_order_acquire); }
+  // Bytes of live log blocks in the main (normal) class: space that the
+  // synced figures (zfs list AVAIL) still count as free. The ZPL's space
+  // check takes them off; the log allocator keeps half the slop free of
+  // them, for the txg syncs that free them (pool_zil.cc).
+  uint64_t zil_main_bytes() const { return zil_main_bytes_.load(std::memory_order_relaxed); }
   // Before a log device is removed (zpool remove): stops allocating log
   // blocks on top-level vdev top_id, moves every running log off it
   // (each is restarted on the other log vdevs or the main pool) and syncs,
@@ -523,6 +528,7 @@ class Pool final : private TxgSyncer {
   // pool until the next import).
   std::set<uint32_t> zil_avoid_ UZFS_GUARDED_BY(mu_);
   std::atomic<uint64_t> zil_gen_{0};
+  std::atomic<uint64_t> zil_main_bytes_{0};
   bool zil_log_class_failed_ UZFS_GUARDED_BY(mu_) = false;
 };
 

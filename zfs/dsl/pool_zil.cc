@@ -56,6 +56,7 @@
 #include "zfs/dsl/space_map_objects.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/pool_space.h"
 #include "zfs/zil/zil_reader.h"
 #include "zfs/zil/zil_writer.h"
 #include "zfs/zio/spa_allocator.h"
@@ -64,12 +65,23 @@
 namespace uzfs {
 
 // Log blocks from the log class (if any, and wanted: its allocators in
-// turn) else the main class.
+// turn) else the main class. Main-class log blocks are counted in
+// `main_bytes` (the pool's zil_main_bytes) and never take the last
+// `reserve` bytes of the class: a txg sync needs them to write the
+// changes whose sync frees the log. Without the reserve a run of fsync'd
+// rewrites under long txgs filled a small pool with log blocks and the
+// next sync failed (pool suspended); with it the commit gets NoSpace and
+// the ZPL syncs the txg instead, as after a failed log write.
 class PoolZilAllocator final : public ZilBlockAllocator {
  public:
   PoolZilAllocator(Allocator& main, std::vector<Allocator*> logs, std::map<uint32_t, Allocator*> by_vdev,
-                   std::set<uint32_t> avoid)
-      : main_(main), logs_(std::move(logs)), by_vdev_(std::move(by_vdev)), avoid_(std::move(avoid)) {}
+                   std::set<uint32_t> avoid, uint64_t reserve, std::atomic<uint64_t>& main_bytes)
+      : main_(main),
+        logs_(std::move(logs)),
+        by_vdev_(std::move(by_vdev)),
+        avoid_(std::move(avoid)),
+        reserve_(reserve),
+        main_bytes_(main_bytes) {}
 
   Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) override {
     const size_t n = logs_.size();
@@ -80,11 +92,19 @@ class PoolZilAllocator final : public ZilBlockAllocator {
       if (d.ok() && !avoid_.count((*d)[0].vdev)) return Take((*d)[0]);
       if (d.ok()) a->Unallocate((*d)[0], txg).IgnoreError();
     }
+    if (main_.free_space() < reserve_ + size) {
+      return Status::NoSpace("the pool's last free space is kept for txg syncs: no room for a log block");
+    }
     UZFS_ASSIGN_OR_RETURN(std::vector<Dva> d, main_.Allocate(size, 1, txg));
+    main_bytes_.fetch_add(d[0].asize, std::memory_order_relaxed);
     return Take(d[0]);
   }
   Status Free(const BlockPtr& bp, uint64_t txg) override {
-    for (int i = 0; i < bp.NumDvas(); i++) UZFS_RETURN_IF_ERROR(For(bp.dva[i].vdev).Free(bp.dva[i], txg));
+    for (int i = 0; i < bp.NumDvas(); i++) {
+      Allocator& a = For(bp.dva[i].vdev);
+      UZFS_RETURN_IF_ERROR(a.Free(bp.dva[i], txg));
+      if (&a == &main_) Uncount(bp.dva[i].asize);
+    }
     return Status::Ok();
   }
 
@@ -92,6 +112,13 @@ class PoolZilAllocator final : public ZilBlockAllocator {
   Allocator& For(uint32_t vdev) {
     auto it = by_vdev_.find(vdev);
     return it != by_vdev_.end() ? *it->second : main_;
+  }
+  // Blocks of a log from before this run (freed on start) were never
+  // counted: the count stops at zero.
+  void Uncount(uint64_t bytes) {
+    uint64_t cur = main_bytes_.load(std::memory_order_relaxed);
+    while (!main_bytes_.compare_exchange_weak(cur, cur - std::min(cur, bytes), std::memory_order_relaxed)) {
+    }
   }
   static BlockPtr Take(const Dva& d) {
     BlockPtr bp;
@@ -103,6 +130,8 @@ class PoolZilAllocator final : public ZilBlockAllocator {
   const std::vector<Allocator*> logs_;
   const std::map<uint32_t, Allocator*> by_vdev_;  // every log vdev, for frees
   const std::set<uint32_t> avoid_;
+  const uint64_t reserve_;
+  std::atomic<uint64_t>& main_bytes_;
   std::atomic<size_t> rotor_{0};
 };
 
@@ -370,7 +399,10 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
         if (!zil_avoid_.count(id)) logs.push_back(a);
       }
     }
-    z->alloc = std::make_unique<PoolZilAllocator>(*alloc_, std::move(logs), log_class_, zil_avoid_);
+    // Half the slop of a pool this size (zfs list's reservation rule).
+    const uint64_t reserve = space::SlopSpace(alloc_->space(), 0, RulesForPoolVersion(ident_.version)) / 2;
+    z->alloc = std::make_unique<PoolZilAllocator>(*alloc_, std::move(logs), log_class_, zil_avoid_, reserve,
+                                                  zil_main_bytes_);
   }
   // Frees of the old log's blocks go to their own class too.
   PoolZilAllocator* za = z->alloc.get();

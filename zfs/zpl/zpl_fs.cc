@@ -22,8 +22,9 @@
 // transaction's worst-case estimate with the dataset's AVAIL (pool_space's
 // `zfs list` rule, refreshed once per synced txg) minus the pool's dirty
 // bytes not yet synced (after syncing them once when they are what does
-// not fit); quota/refquota give EDQUOT, else ENOSPC. Unlink, rmdir and
-// truncation never check.
+// not fit) and minus the live log blocks in the pool's main class;
+// quota/refquota give EDQUOT, else ENOSPC. Unlink, rmdir and truncation
+// never check.
 #include "zfs/zpl/zpl_fs.h"
 
 #include <dirent.h>
@@ -930,7 +931,13 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     uint64_t ticket = 0;
     {
       MutexLock l(&mu_);
-      if (!log_) return StartLogLocked();
+      if (!log_) {
+        // No log could be started (the pool is too full for its first
+        // block): the txg sync makes the changes durable instead.
+        ZplStatus st = StartLogLocked();
+        if (st.ok() || st.err() != ENOSPC) return st;
+        return ZplStatus::FromStatus(pool_.Sync());
+      }
       // The pool may have replaced the log (EvacuateLogDevice): records
       // given to the old one since were not written.
       if (pool_.zil_generation() != log_gen_) {
@@ -1352,8 +1359,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       }
       // This dataset's bytes dirty in txgs not yet synced, twice (data copies
       // and the metadata above them), plus a margin for the MOS and space maps.
+      // And the pool's live log blocks in the main class, which AVAIL
+      // still counts as free until the txgs they log sync.
       const uint64_t dirty = DirtyNow(ts);
-      const uint64_t need = bytes + 2 * dirty + kSpaceMargin;
+      const uint64_t logged = pool_.zil_main_bytes();
+      const uint64_t need = bytes + 2 * dirty + logged + kSpaceMargin;
       ZplStatus s = ZplStatus::Ok();
       if (quota_ != 0 && space_.used + need > quota_) {
         s = Err(EDQUOT, "quota exceeded");
@@ -1362,7 +1372,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       } else if (need > space_.avail) {
         s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
       }
-      if (s.ok() || synced || dirty == 0) return s;
+      if (s.ok() || synced || (dirty == 0 && logged == 0)) return s;
       ZPL_TRY_S(pool_.Sync());
     }
   }
