@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache/cgroup_memory.h"
+
 namespace uzfs {
 
 namespace {
@@ -40,11 +42,21 @@ bool MeminfoField(std::string_view text, std::string_view key, uint64_t* out) {
 
 class ProcSource : public MemorySource {
  public:
-  ProcSource(std::string meminfo, std::string psi) : meminfo_(std::move(meminfo)), psi_(std::move(psi)) {}
+  ProcSource(std::string meminfo, std::string psi, std::optional<CgroupProcFiles> cgroup)
+      : meminfo_(std::move(meminfo)), psi_(std::move(psi)), cgroup_(std::move(cgroup)) {}
   Result<MemorySnapshot> Read() override {
     UZFS_ASSIGN_OR_RETURN(std::string mi, Slurp(meminfo_));
     MemorySnapshot s;
     UZFS_RETURN_IF_ERROR(ParseMeminfo(mi, &s));
+    // In a cgroup with a memory limit (a container), that limit and what
+    // is left of it are what the kernel kills the daemon by.
+    if (cgroup_) {
+      const std::optional<CgroupMemoryLimit> cg = ReadCgroupMemoryLimit(*cgroup_);
+      if (cg) {
+        s.total = std::min(s.total, cg->limit);
+        s.available = std::min(s.available, cg->headroom);
+      }
+    }
     Result<std::string> p = Slurp(psi_);
     if (p.ok()) {
       Result<double> v = ParsePsiSomeAvg10(*p);
@@ -55,6 +67,7 @@ class ProcSource : public MemorySource {
 
  private:
   std::string meminfo_, psi_;
+  std::optional<CgroupProcFiles> cgroup_;
 };
 
 }  // namespace
@@ -81,8 +94,9 @@ Result<double> ParsePsiSomeAvg10(std::string_view text) {
   return v;
 }
 
-std::unique_ptr<MemorySource> ProcMemorySource(std::string meminfo, std::string psi) {
-  return std::make_unique<ProcSource>(std::move(meminfo), std::move(psi));
+std::unique_ptr<MemorySource> ProcMemorySource(std::string meminfo, std::string psi,
+                                               std::optional<CgroupProcFiles> cgroup) {
+  return std::make_unique<ProcSource>(std::move(meminfo), std::move(psi), std::move(cgroup));
 }
 
 ArcReaper::ArcReaper(Arc& arc, std::unique_ptr<MemorySource> source, const ReaperOptions& opts)

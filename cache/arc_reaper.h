@@ -2,7 +2,8 @@
 //
 // Every interval (arc_reap_interval_ms, 1 s) it reads the machine's memory
 // state from a MemorySource — by default MemAvailable/MemTotal from
-// /proc/meminfo and "some avg10" from /proc/pressure/memory (PSI; absent
+// /proc/meminfo, bounded by the cgroup's memory limit and what is left of
+// it (a container's), and "some avg10" from /proc/pressure/memory (PSI; absent
 // on kernels without it, then only MemAvailable counts). Pressure is
 // available < sys_free (default 1/16 of RAM) or PSI above the threshold.
 // Under pressure it lowers the ARC's target c by max(c >> shrink_shift,
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "cache/arc.h"
+#include "cache/cgroup_memory.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 
@@ -44,9 +46,11 @@ Status ParseMeminfo(std::string_view text, MemorySnapshot* out);
 // "some avg10=" of /proc/pressure/memory text.
 Result<double> ParsePsiSomeAvg10(std::string_view text);
 
-// Reads the two files (paths for tests).
+// Reads the two files (paths for tests), then bounds the figures by the
+// process's cgroup memory limit (cgroup_memory.h; nullopt: not looked at).
 std::unique_ptr<MemorySource> ProcMemorySource(std::string meminfo = "/proc/meminfo",
-                                               std::string psi = "/proc/pressure/memory");
+                                               std::string psi = "/proc/pressure/memory",
+                                               std::optional<CgroupProcFiles> cgroup = CgroupProcFiles{});
 
 struct ReaperOptions {
   uint64_t sys_free = 0;      // 0: total / 16

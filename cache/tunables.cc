@@ -3,9 +3,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+
+#include "cache/cgroup_memory.h"
 
 namespace uzfs {
 
@@ -86,8 +91,11 @@ std::string TunableEnvName(std::string_view name) {
 uint64_t PhysicalMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{1} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  uint64_t ram = uint64_t{1} << 30;
+  if (pages > 0 && page > 0) ram = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  const std::optional<CgroupMemoryLimit> cg = ReadCgroupMemoryLimit();
+  if (cg && cg->limit < ram) ram = std::max(cg->limit, uint64_t{64} << 20);
+  return ram;
 }
 
 Tunables::Tunables(std::vector<std::span<const TunableDef>> tables) {

@@ -62,7 +62,9 @@ std::string FormatTunableValue(TunableKind kind, uint64_t v);
 // "UZFS_ARC_MAX" for "arc_max".
 std::string TunableEnvName(std::string_view name);
 
-// Physical RAM in bytes (sysconf), 1 GiB if unknown.
+// Physical RAM in bytes (sysconf), 1 GiB if unknown; the memory limit of
+// the process's cgroup when smaller (a container's limit, see
+// cgroup_memory.h), so the defaults sized from RAM fit in it.
 uint64_t PhysicalMemoryBytes();
 
 class Tunables {

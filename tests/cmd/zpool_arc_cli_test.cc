@@ -2,12 +2,18 @@
 // UZFS_<NAME> size it, `zpool tunable` lists/shows/sets tunables (a set
 // reaches the running ARC: c_max in `zpool arcstats` follows), `zpool
 // arcstats [-j]` prints the kstat text or JSON, and bad input gets ZFS-style errors.
+// In a memory cgroup the RAM-sized defaults follow the cgroup's limit.
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "cache/cgroup_memory.h"
 #include "tests/cmd/cli_test_util.h"
 
 namespace uzfs {
@@ -124,6 +130,42 @@ TEST(ZpoolArcCli, TxgAndDbufTunables) {
   EXPECT_EQ(lines[3].substr(0, 14), "txg_timeout\t2\t") << r.out;
   EXPECT_EQ(lines[4].substr(0, 19), "dbuf_cache_max\t64M\t") << r.out;
   env.StopDaemon();
+}
+
+// In a cgroup with a 1 GiB memory limit (a container's), the defaults
+// sized from RAM follow the limit, not the host: arc_max is half of it and
+// the synced-block cache 1/32. Needs root to make the cgroup.
+TEST(ZpoolArcCli, DefaultsFollowTheCgroupMemoryLimit) {
+  if (geteuid() != 0) GTEST_SKIP() << "making a cgroup needs root";
+  const std::vector<uint8_t> self = test::ReadFile("/proc/self/cgroup");
+  const std::vector<uint8_t> mi = test::ReadFile("/proc/self/mountinfo");
+  std::string limit_file;
+  std::filesystem::path cg;
+  for (const std::string& d : CgroupMemoryDirs(std::string(self.begin(), self.end()), std::string(mi.begin(), mi.end()))) {
+    for (const char* f : {"memory.max", "memory.limit_in_bytes"}) {
+      if (limit_file.empty() && std::filesystem::exists(std::filesystem::path(d) / f)) {
+        limit_file = f;
+        cg = std::filesystem::path(d) / ("uzfs-test-" + std::to_string(getpid()));
+      }
+    }
+  }
+  ASSERT_FALSE(limit_file.empty()) << "no memory cgroup hierarchy found";
+  std::error_code ec;
+  ASSERT_TRUE(std::filesystem::create_directory(cg, ec)) << cg << ": " << ec.message();
+  { std::ofstream(cg / limit_file) << (1ull << 30) << "\n"; }
+  CliEnv env;
+  const std::string errfile = (env.tmp() / "cg.err").string();
+  Ran r = clitest::RunShell("echo $$ > " + (cg / "cgroup.procs").string() + " && exec env UZFS_RUNDIR=" + env.rundir() +
+                                " " + clitest::Bin("zpool") + " tunable -H arc_max dbuf_cache_max 2>" + errfile,
+                            errfile);
+  env.StopDaemon();
+  for (int i = 0; i < 50 && !std::filesystem::remove(cg, ec); i++) usleep(100000);  // empty once the daemon is gone
+  EXPECT_FALSE(std::filesystem::exists(cg)) << "cgroup left behind: " << cg;
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto lines = clitest::Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0].substr(0, 13), "arc_max\t512M\t") << r.out;
+  EXPECT_EQ(lines[1].substr(0, 19), "dbuf_cache_max\t32M\t") << r.out;
 }
 
 }  // namespace
