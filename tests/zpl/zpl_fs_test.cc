@@ -23,6 +23,8 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "cache/cache_tunables.h"
+#include "cache/tunables.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/zpl/zpl_create.h"
@@ -1114,6 +1116,50 @@ TEST(ZplFsSpaceTest, FsyncedRewritesNeverSuspendThePool) {
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "rew");
+}
+
+// dbuf_cache_max is one limit for every mounted file system: two mounts
+// keep half each (a limit per mount let many mounts keep all of RAM), and
+// the survivor gets the whole limit back when the other unmounts.
+TEST(ZplFsCacheTest, MountsShareTheSyncedBlockCache) {
+  test::TempDir dir;
+  auto p = SpaceTestPool(dir, "share", 256ull << 20, std::chrono::seconds(600));
+  ASSERT_UZFS_OK(p.status());
+  ASSERT_UZFS_OK((*p)->CreateDataset("share/b", {}));
+  Tunables t({CacheTunableDefs()});
+  ASSERT_UZFS_OK(t.Set("dbuf_cache_max", "2M"));
+  ZplMountOptions mo;
+  mo.tunables = &t;
+  ZplCred root;
+  auto write_and_sync = [&](ZplFs& fs, const char* name) {
+    auto c = fs.Create(root, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_ZOK(c);
+    ASSERT_ZOK(fs.Write(c->second, 0, test::RandomBytes(4 << 20, 9)));
+    ASSERT_TRUE(fs.Release(c->second).ok());
+    ASSERT_TRUE(fs.SyncFs().ok());
+  };
+  auto cached = [&](const char* ds) {
+    auto os = (*p)->Objset(ds);
+    return os.ok() ? (*os)->synced_cache_stats().bytes : ~uint64_t{0};
+  };
+  auto a = ZplFs::Mount(**p, "share", mo);
+  ASSERT_ZOK(a);
+  write_and_sync(**a, "f");
+  EXPECT_GT(cached("share"), 1u << 20);
+  EXPECT_LE(cached("share"), 2u << 20);
+  {
+    auto b = ZplFs::Mount(**p, "share/b", mo);
+    ASSERT_ZOK(b);
+    EXPECT_LE(cached("share"), 1u << 20);  // trimmed at once
+    write_and_sync(**b, "g");
+    EXPECT_GT(cached("share/b"), 0u);
+    EXPECT_LE(cached("share/b"), 1u << 20);
+    ASSERT_TRUE((*b)->Unmount().ok());
+  }
+  write_and_sync(**a, "h");
+  EXPECT_GT(cached("share"), 1u << 20);  // the whole limit again
+  EXPECT_LE(cached("share"), 2u << 20);
+  ASSERT_TRUE((*a)->Unmount().ok());
 }
 
 }  // namespace

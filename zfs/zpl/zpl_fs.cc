@@ -221,8 +221,22 @@ ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetW
 
 // Object sets with a mounted ZplFs: a second ZplFs on the same set would
 // keep its own directory cache and mutex and corrupt it (EBUSY instead).
+// The file systems mounted in this process, each with its dbuf_cache_max.
+// Their synced-block caches share that limit, limit / mounts each (as
+// OpenZFS's one dbuf cache for the system): a limit per mount let 32
+// mounted file systems keep all of RAM. Rebalanced at mount and unmount.
 Mutex g_mounted_mu;
-std::set<const ObjsetWriter*> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
+std::map<ObjsetWriter*, uint64_t> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
+
+void ShareSyncedCaches() UZFS_REQUIRES(g_mounted_mu) {
+  const uint64_t n = g_mounted.size();
+  for (const auto& [os, limit] : g_mounted) os->SetSyncedCacheLimit(limit / n);
+}
+
+void Unmounted(ObjsetWriter* os) UZFS_EXCLUDES(g_mounted_mu) {
+  MutexLock g(&g_mounted_mu);
+  if (g_mounted.erase(os) != 0) ShareSyncedCaches();
+}
 
 struct Znode {
   uint64_t obj = 0;
@@ -243,11 +257,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
         os_(os),
         prefetch_(*os, tunables),
         dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)),
-        immediate_write_sz_(ImmediateWriteSize(tunables)) {
-    os_->SetSyncedCacheLimit(SyncedCacheBytes(tunables));
-  }
-  // dbuf_cache_max: what the object set keeps of blocks after their txg
-  // synced, so 4 KiB writes into 128 KiB records in later txgs read nothing.
+        immediate_write_sz_(ImmediateWriteSize(tunables)) {}
+  // dbuf_cache_max: what the object sets of the mounted file systems keep
+  // of blocks after their txg synced (shared, see g_mounted), so 4 KiB
+  // writes into 128 KiB records in later txgs read nothing.
   static uint64_t SyncedCacheBytes(const Tunables* t) {
     auto v = t ? t->Get("dbuf_cache_max") : Result<uint64_t>(Status::NotFound("no tunables"));
     return v.ok() ? *v : DefaultSyncedCacheBytes();
@@ -265,8 +278,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
-    MutexLock g(&g_mounted_mu);
-    g_mounted.erase(os_);
+    Unmounted(os_);
   }
 
   ZplStatus Init(const ZplMountOptions& opts) UZFS_EXCLUDES(mu_) {
@@ -338,10 +350,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       dirs_.Clear();
       unmounted_ = true;
     }
-    {
-      MutexLock g(&g_mounted_mu);
-      g_mounted.erase(os_);
-    }
+    Unmounted(os_);
     if (pool_.readonly()) return ZplStatus::Ok();
     Status zs = Status::Ok();
     {
@@ -2015,7 +2024,9 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& da
     return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
   {
     MutexLock g(&g_mounted_mu);
-    if (!g_mounted.insert(*os).second) return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
+    if (!g_mounted.emplace(*os, ZplFsImpl::SyncedCacheBytes(opts.tunables)).second)
+      return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
+    ShareSyncedCaches();
   }
   auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os, opts.tunables);
   ZPL_TRY(fs->Init(opts));
