@@ -101,11 +101,17 @@ Status ZilWriter::Destroy(uint64_t txg) {
   MutexLock l(&mu_);
   log_exists_ = false;
   pending_.clear();
+  queued_data_.store(0, std::memory_order_relaxed);
   // Records still queued were not written: a commit waiting for them must
   // not succeed (its caller falls back to a txg sync).
   if (broken_.ok()) broken_ = Status::Busy("the log was destroyed");
   cv_.SignalAll();
   return first;
+}
+
+uint64_t ZilWriter::DataBytes(const Pending& p) {
+  const auto* w = std::get_if<LrWrite>(&p.rec.body);
+  return w == nullptr ? 0 : w->data.size();
 }
 
 uint64_t ZilRecordObject(const LogRecord& rec) {
@@ -133,6 +139,7 @@ Result<uint64_t> ZilWriter::Append(LogRecord rec, uint64_t oid) {
   if (!log_exists_) return Status::Busy("the dataset has no intent log");
   const uint64_t t = next_ticket_++;
   pending_.push_back(Pending{t, oid, std::move(rec)});
+  queued_data_.fetch_add(DataBytes(pending_.back()), std::memory_order_relaxed);
   return t;
 }
 
@@ -151,7 +158,11 @@ Result<uint64_t> ZilWriter::AppendByReference(LogRecord rec) {
 void ZilWriter::DropObject(uint64_t oid) {
   if (oid == 0) return;
   MutexLock l(&mu_);
-  std::erase_if(pending_, [oid](const Pending& p) { return p.oid == oid; });
+  std::erase_if(pending_, [this, oid](const Pending& p) {
+    if (p.oid != oid) return false;
+    queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
+    return true;
+  });
 }
 
 void ZilWriter::Untag(uint64_t oid) {
@@ -208,8 +219,12 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
     std::vector<Pending> batch;
     std::deque<Pending> keep;
     for (Pending& p : pending_) {
-      if (all || p.oid == 0 || waiting_.count(p.oid) != 0) batch.push_back(std::move(p));
-      else keep.push_back(std::move(p));
+      if (all || p.oid == 0 || waiting_.count(p.oid) != 0) {
+        queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
+        batch.push_back(std::move(p));
+      } else {
+        keep.push_back(std::move(p));
+      }
     }
     pending_.swap(keep);
     mu_.Unlock();
@@ -420,7 +435,11 @@ Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
 
 void ZilWriter::DropSynced(uint64_t txg) {
   MutexLock l(&mu_);
-  std::erase_if(pending_, [txg](const Pending& p) { return p.rec.txg <= txg; });
+  std::erase_if(pending_, [this, txg](const Pending& p) {
+    if (p.rec.txg > txg) return false;
+    queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
+    return true;
+  });
   cv_.SignalAll();
 }
 

@@ -200,6 +200,10 @@ class ZilWriter {
   void Untag(uint64_t oid) UZFS_EXCLUDES(mu_);
   // The ticket of the last record appended (0: none).
   uint64_t LastTicket() const UZFS_EXCLUDES(mu_);
+  // Bytes of copied write data queued and not yet written or dropped: what
+  // the log holds in memory (the ZPL caps it; a write past the cap is not
+  // logged and the fsync after it waits for its txg).
+  uint64_t QueuedDataBytes() const { return queued_data_.load(std::memory_order_relaxed); }
   // Returns once every record with a ticket <= `ticket` is durable (or was
   // dropped as synced). The error of the batch that should have written
   // them, or of an earlier failed batch (the writer is broken then).
@@ -221,6 +225,7 @@ class ZilWriter {
     LogRecord rec;
     bool by_ref = false;  // resolve_writes gives its data
   };
+  static uint64_t DataBytes(const Pending& p);
   struct Written {
     BlockPtr bp;
     uint64_t max_txg;
@@ -263,6 +268,7 @@ class ZilWriter {
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<Pending> pending_ UZFS_GUARDED_BY(mu_);  // ticket order
+  std::atomic<uint64_t> queued_data_{0};  // DataBytes of pending_, changed under mu_
   uint64_t next_ticket_ UZFS_GUARDED_BY(mu_) = 1;
   bool issuing_ UZFS_GUARDED_BY(mu_) = false;
   uint64_t batches_started_ UZFS_GUARDED_BY(mu_) = 0;  // batches taken from pending_

@@ -158,7 +158,7 @@ constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE
 constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
 constexpr size_t kZapCacheMax = 4096;         // directory ZAP writers kept open
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
-constexpr uint64_t kLogCopyMax = 32 << 20;      // write data copied into the log per txg, at most
+constexpr uint64_t kLogCopyMax = 32 << 20;      // write data copied into the log and not yet committed, at most
 constexpr uint64_t kImmediateWriteSize = 32 << 10;  // OpenZFS zfs_immediate_write_sz: larger writes by reference
 
 bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
@@ -1848,9 +1848,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     return tx;
   }
   // Queues the record of a change made in txg (while the log runs).
-  // Copied write data is capped per txg (kLogCopyMax): past it, writes
-  // of that txg are not logged (the fsync after them waits for the txg),
-  // so streaming writes do not hold a second copy of a txg's data.
+  // Copied write data waiting in the log's queue is capped (kLogCopyMax):
+  // past it, a write is not logged (the fsync after it waits for its txg),
+  // so streaming writes do not hold a second copy of a txg's data. The cap
+  // is on what is queued, not on what a txg logged: commits empty the
+  // queue, so a stream of small fsync'd writes is never refused however
+  // long its txg stays open (with a per-txg cap, 32 MiB of 4 KiB writes
+  // in one txg on slow disks sent every later fsync to wait for a txg
+  // sync of seconds).
   // sync=always: a change returns only once it is durable. Made first in
   // each changing call, so its destructor runs after the call's lock is
   // released; it commits the log when the call logged (or left unlogged)
@@ -1884,12 +1889,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     }
     if (!log_) return;
     if (const auto* w = std::get_if<LrWrite>(&rec.body)) {
-      if (txg != logged_txg_) {
-        logged_txg_ = txg;
-        logged_bytes_ = 0;
-      }
-      logged_bytes_ += w->data.size();
-      if (logged_bytes_ > kLogCopyMax) {
+      if (log_->QueuedDataBytes() + w->data.size() > kLogCopyMax) {
         Unlogged(txg);
         return;
       }
@@ -2008,7 +2008,6 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
   uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
-  uint64_t logged_txg_ UZFS_GUARDED_BY(mu_) = 0, logged_bytes_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
   std::optional<std::pair<uint64_t, uint64_t>> replay_owner_ UZFS_GUARDED_BY(mu_);  // uid, gid
