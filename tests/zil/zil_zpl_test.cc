@@ -111,6 +111,13 @@ bool Put(ZplFs& fs, uint64_t dir, const std::string& name, const std::string& da
   return fs.Release(c->second).ok();
 }
 
+// In a child: starts the log (the first fsync, of a file "first", makes a
+// txg sync) and creates file `name` in the root; its attributes and handle.
+ZplResult<std::pair<ZplAttr, ZplHandle>> StartLogAndCreate(ZplFs& fs, const std::string& name) {
+  if (!Put(fs, fs.root_ino(), "first", "1", true)) return ZplStatus(EIO, "starting the log");
+  return fs.Create(kRoot, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+}
+
 TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
   const std::string big(300000, 'b');  // split over several log blocks
   InChild([&](Pool& pool, ZplFs& fs) {
@@ -262,10 +269,8 @@ TEST_F(ZilZplTest, SyncedWritesPastTheCopyCapStayOnTheLog) {
   constexpr size_t kLen = 1024 * 1024;
   auto piece = [](int i) { return std::string(kLen, static_cast<char>('a' + i % 26)); };
   InChild([&](Pool& pool, ZplFs& fs) {
-    const uint64_t root = fs.root_ino();
-    if (!Put(fs, root, "first", "1", true)) return false;  // starts the log
+    auto c = StartLogAndCreate(fs, "f");
     const uint64_t txg = pool.txg_stats().synced_txg;
-    auto c = fs.Create(kRoot, root, "f", S_IFREG | 0644, O_CREAT | O_RDWR);
     if (!c.ok()) return false;
     for (int i = 0; i < kWrites; i++) {
       if (!fs.Write(c->second, (i % kSlots) * kLen, B(piece(i))).ok()) return false;
@@ -348,10 +353,8 @@ TEST_F(ZilZplTest, ReplayedCreatesAreOwnedInOneTransaction) {
 TEST_F(ZilZplTest, DirectoryXattrsAreLoggedAndReplayed) {
   const std::string big(10000, 'x');
   InChild([&](Pool& pool, ZplFs& fs) {
-    const uint64_t root = fs.root_ino();
-    if (!Put(fs, root, "first", "1", true)) return false;  // starts the log
+    auto c = StartLogAndCreate(fs, "f");
     const uint64_t txg = pool.txg_stats().synced_txg;
-    auto c = fs.Create(kRoot, root, "f", S_IFREG | 0644, O_CREAT | O_RDWR);
     if (!c.ok()) return false;
     const uint64_t f = c->first.ino;
     if (!fs.SetXattr(kRoot, f, "user.a", B("value one"), 0).ok()) return false;
