@@ -96,6 +96,24 @@ TEST_F(ZplDirsTest, KeptBlocksStayWithinTheBudgetAcrossDirectories) {
   EXPECT_EQ(zd.cached_bytes(), 0u);
 }
 
+// set_cache_bytes (the mounts of a process share the limit) holds from
+// the next operation on, for the open writers too.
+TEST_F(ZplDirsTest, LoweredBudgetHoldsFromTheNextOperation) {
+  constexpr uint64_t kBudget = 8 * 16384;
+  ZplDirs zd(*os_, 16, 64ull << 20);
+  Exercise(zd, 64ull << 20, 3000);
+  EXPECT_GT(zd.cached_bytes(), kBudget);
+  zd.set_cache_bytes(kBudget);
+  for (int i = 1; i < 3000; i += 98) {  // odd: never removed
+    for (int k = 0; k < 2; k++) {
+      auto v = zd.Lookup(dirs_[k], Name(i), 11);
+      ASSERT_UZFS_OK(v.status());
+      EXPECT_TRUE(v->has_value()) << i << " " << k;
+      EXPECT_LE(zd.cached_bytes(), kBudget);
+    }
+  }
+}
+
 TEST_F(ZplDirsTest, ZeroBudgetKeepsNothing) {
   ZplDirs zd(*os_, 16, 0);
   Exercise(zd, 0, 1500);

@@ -19,13 +19,14 @@ Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
     }
     auto o = std::make_unique<Open>();
     o->obj = std::make_unique<DmuZapObject>(os_, obj, txg);
-    o->obj->SetCacheLimit(cache_bytes_);
+    o->obj->SetCacheLimit(cache_bytes_.load(std::memory_order_relaxed));
     auto w = ZapWriter::Open(*o->obj);
     if (!w.ok()) return w.status().WithContext("ZAP of object " + std::to_string(obj));
     o->zap.emplace(std::move(*w));
     it = open_.emplace(obj, std::move(o)).first;
   }
   it->second->obj->SetTxg(txg);
+  it->second->obj->SetCacheLimit(cache_bytes_.load(std::memory_order_relaxed));  // set_cache_bytes may change it
   return &*it->second->zap;
 }
 
@@ -42,7 +43,7 @@ void ZplDirs::Account(uint64_t obj) {
   Open& o = *it->second;
   cached_ = cached_ - o.counted + o.obj->cached_bytes();
   o.counted = o.obj->cached_bytes();
-  if (cached_ <= cache_bytes_) return;
+  if (cached_ <= cache_bytes_.load(std::memory_order_relaxed)) return;
   for (auto& [other, oo] : open_) {
     if (other == obj || oo->counted == 0) continue;
     oo->obj->DropCache();

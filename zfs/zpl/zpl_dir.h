@@ -19,11 +19,15 @@
 // file system is mounted), so a lookup in a big directory does not copy
 // its blocks out of the object set every time. All writers together keep
 // at most `cache_bytes`: when an operation goes over, the other writers'
-// blocks are dropped (the writers stay open).
+// blocks are dropped (the writers stay open). set_cache_bytes changes that
+// bound (the mounts of a process share zpl_dir_cache_max); it holds from
+// the next operation on.
 //
-// Threading: none; the file system's mutex serializes every call.
+// Threading: none but set_cache_bytes (any thread); the file system's
+// mutex serializes every other call.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,6 +56,7 @@ class ZplDirs {
   ZplDirs(ObjsetWriter& os, size_t max_open, uint64_t cache_bytes = kDefaultCacheBytes)
       : os_(os), max_open_(max_open), cache_bytes_(cache_bytes) {}
   static constexpr uint64_t kDefaultCacheBytes = uint64_t{32} << 20;
+  void set_cache_bytes(uint64_t bytes) { cache_bytes_.store(bytes, std::memory_order_relaxed); }
 
   // The writer of `obj`'s ZAP, its changes going to `txg`. Valid until the
   // next call that may evict (Get of another object, Drop, Clear).
@@ -95,7 +100,7 @@ class ZplDirs {
 
   ObjsetWriter& os_;
   const size_t max_open_;
-  const uint64_t cache_bytes_;
+  std::atomic<uint64_t> cache_bytes_;
   uint64_t cached_ = 0;
   std::map<uint64_t, std::unique_ptr<Open>> open_;
   std::set<uint64_t> pinned_;

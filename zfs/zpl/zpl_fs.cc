@@ -221,21 +221,30 @@ ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetW
 
 // Object sets with a mounted ZplFs: a second ZplFs on the same set would
 // keep its own directory cache and mutex and corrupt it (EBUSY instead).
-// The file systems mounted in this process, each with its dbuf_cache_max.
-// Their synced-block caches share that limit, limit / mounts each (as
-// OpenZFS's one dbuf cache for the system): a limit per mount let 32
-// mounted file systems keep all of RAM. Rebalanced at mount and unmount.
+// The file systems mounted in this process, each with its dbuf_cache_max
+// and zpl_dir_cache_max. Their synced-block caches and their directory
+// caches share those limits, limit / mounts each (as OpenZFS's one dbuf
+// cache for the system): a limit per mount let many mounted file systems
+// keep all of RAM. Rebalanced at mount and unmount.
+struct MountedCaches {
+  uint64_t synced_limit = 0;
+  uint64_t dir_limit = 0;
+  ZplDirs* dirs = nullptr;  // null until the mount is built
+};
 Mutex g_mounted_mu;
-std::map<ObjsetWriter*, uint64_t> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
+std::map<ObjsetWriter*, MountedCaches> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
 
-void ShareSyncedCaches() UZFS_REQUIRES(g_mounted_mu) {
+void ShareCaches() UZFS_REQUIRES(g_mounted_mu) {
   const uint64_t n = g_mounted.size();
-  for (const auto& [os, limit] : g_mounted) os->SetSyncedCacheLimit(limit / n);
+  for (const auto& [os, c] : g_mounted) {
+    os->SetSyncedCacheLimit(c.synced_limit / n);
+    if (c.dirs != nullptr) c.dirs->set_cache_bytes(c.dir_limit / n);
+  }
 }
 
 void Unmounted(ObjsetWriter* os) UZFS_EXCLUDES(g_mounted_mu) {
   MutexLock g(&g_mounted_mu);
-  if (g_mounted.erase(os) != 0) ShareSyncedCaches();
+  if (g_mounted.erase(os) != 0) ShareCaches();
 }
 
 struct Znode {
@@ -276,6 +285,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     auto v = t->Get("zpl_dir_cache_max");
     return v.ok() ? *v : ZplDirs::kDefaultCacheBytes;
   }
+  // For the process's cache sharing (g_mounted), which only calls the
+  // thread-safe set_cache_bytes through it.
+  ZplDirs* dirs() UZFS_NO_THREAD_SAFETY_ANALYSIS { return &dirs_; }
   ~ZplFsImpl() override {
     if (!unmounted_) (void)Unmount();
     Unmounted(os_);
@@ -2023,11 +2035,15 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& da
     return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
   {
     MutexLock g(&g_mounted_mu);
-    if (!g_mounted.emplace(*os, ZplFsImpl::SyncedCacheBytes(opts.tunables)).second)
-      return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
-    ShareSyncedCaches();
+    const MountedCaches c{ZplFsImpl::SyncedCacheBytes(opts.tunables), ZplFsImpl::DirCacheBytes(opts.tunables)};
+    if (!g_mounted.emplace(*os, c).second) return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
   }
   auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os, opts.tunables);
+  {
+    MutexLock g(&g_mounted_mu);
+    g_mounted.at(*os).dirs = fs->dirs();
+    ShareCaches();
+  }
   ZPL_TRY(fs->Init(opts));
   ZPL_TRY(fs->ReplayLog());
   return std::unique_ptr<ZplFs>(std::move(fs));
