@@ -75,6 +75,17 @@ inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
 inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, free_bpobj
 inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
 inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with large_blocks (zfs_max_recordsize)
+// Per-dataset feature: the dataset's intent log may hold TX_SETSAXATTR.
+inline constexpr const char* kZilSaXattrGuid = "org.openzfs:zilsaxattr";
+
+// A feature of a feature-flag pool as `zpool get feature@NAME` shows it.
+struct PoolFeatureState {
+  std::string guid;
+  std::string name;       // the short name (after the ':'); the guid for unknown ones
+  bool supported = false;  // known to uzfs
+  bool enabled = false;    // in features_for_read/_write
+  uint64_t refcount = 0;   // > 0: active
+};
 
 // The create-time ZPL properties of a new file system, by the names its
 // master node stores them under ("normalization", "utf8only",
@@ -238,6 +249,10 @@ class Pool final : private TxgSyncer {
   // The largest recordsize datasets may use: 1 MiB when the pool has the
   // large_blocks feature (pool_features.cc), else 128 KiB.
   uint64_t max_record_size() UZFS_EXCLUDES(mu_);
+  // Feature-flag pools: every feature uzfs knows (enabled or not) and
+  // every other one the pool lists, in uzfs's order then the pool's.
+  // Empty below version 5000.
+  Result<std::vector<PoolFeatureState>> Features() UZFS_EXCLUDES(mu_);
 
   // --- configuration changes (pool_vdev_change.cc) ---
   // `zpool add`: the layout's data and log vdevs become new top-level
@@ -298,6 +313,10 @@ class Pool final : private TxgSyncer {
   // choice between copying large writes into the log and logging them by
   // reference (OpenZFS: no slog and at least zfs_immediate_write_sz).
   bool ZilHasSlog() const UZFS_EXCLUDES(mu_);
+  // Whether the dataset's running log may take TX_SETSAXATTR records (its
+  // zilsaxattr feature is active on disk: ZilStart activates it when the
+  // pool has it enabled). False with no running log.
+  bool ZilLogsSaXattr(const std::string& ds) const UZFS_EXCLUDES(mu_);
   // Changes whenever a dataset's running log is stopped or replaced: a
   // holder of a writer compares it (lock-free) to know when to ask again.
   uint64_t zil_generation() const { return zil_gen_.load(std::memory_order_acquire); }
@@ -403,6 +422,11 @@ class Pool final : private TxgSyncer {
   Status FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) UZFS_REQUIRES(mu_);
   uint64_t MaxRecordSize() UZFS_REQUIRES(mu_);   // 1 MiB with large_blocks, else 128 KiB
   Status ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  // Per-dataset features: whether the dataset object holds guid; the
+  // activation (the object becomes a ZAP, refcounts +1; nothing if
+  // active; NotSupported if the pool does not have it enabled).
+  Result<bool> DatasetFeatureActive(uint64_t ds_obj, const std::string& guid) UZFS_REQUIRES(mu_);
+  Status ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, uint64_t txg) UZFS_REQUIRES(mu_);
   Status DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);

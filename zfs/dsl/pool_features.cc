@@ -1,5 +1,6 @@
 // Pool feature flags (version 5000): the feature ZAPs a new pool gets, the
-// import check, refcounts, and the per-dataset activation of large_blocks.
+// import check, refcounts, and the per-dataset activation of large_blocks
+// and zilsaxattr.
 //
 // On disk (OpenZFS's, facts from zpool-features(7) and the format): the MOS
 // directory names three ZAPs: "features_for_read" and "features_for_write"
@@ -12,13 +13,23 @@
 //   org.open-zfs:large_blocks       read   refcount = datasets that ever held
 //                                          a block over 128 KiB; needs
 //                                          extensible_dataset
+//   org.openzfs:zilsaxattr          write  refcount = datasets that ever had
+//                                          an intent log (read-only
+//                                          compatible); needs
+//                                          extensible_dataset
 // A per-dataset feature is recorded in the dataset object itself: the first
 // time a dataset needs one, its MOS object (bonus: the dataset record)
 // becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
 // and gets the entry guid -> 0; the feature's refcount counts such
 // datasets (OpenZFS's zdb -d checks exactly that). Destroying the dataset
 // gives both back. A dataset activates large_blocks in the txg whose sync
-// first writes one of its blocks with a logical size over 128 KiB.
+// first writes one of its blocks with a logical size over 128 KiB, and
+// zilsaxattr (OpenZFS's rule, zpool-features(7): "active when a ZIL is
+// created") in the txg that stores the header of its first log
+// (Pool::ZilStart), which is synced before the log takes a record: so a
+// log that may hold TX_SETSAXATTR records is only ever found on a pool
+// that says so, and an implementation without the feature imports it
+// read-only (no replay) instead of failing on a record it cannot read.
 //
 // Threading: every function runs under the pool's mu_ (sync tasks, the sync
 // thread, create/import).
@@ -50,6 +61,7 @@ constexpr KnownFeature kKnownFeatures[] = {
     {kLz4Guid, "LZ4 compression algorithm support.", true, false, 1},
     {kExtensibleGuid, "Enhanced dataset functionality, used by other features.", true, false, 0},
     {kLargeBlocksGuid, "Support for blocks larger than 128KB.", true, true, 0},
+    {kZilSaXattrGuid, "Support for xattr=sa extended attribute logging in ZIL.", false, true, 0},
 };
 
 const KnownFeature* Known(const std::string& guid) {
@@ -132,6 +144,30 @@ Status Pool::FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg)
   return Status::NotSupported("feature " + guid + " is not enabled on this pool");
 }
 
+Result<std::vector<PoolFeatureState>> Pool::Features() {
+  MutexLock l(&mu_);
+  std::vector<PoolFeatureState> out;
+  if (ident_.version != kFeatureVersion) return out;
+  for (const KnownFeature& f : kKnownFeatures) {
+    const std::string g = f.guid;
+    out.push_back(PoolFeatureState{g, g.substr(g.find(':') + 1), true, false, 0});
+  }
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    UZFS_ASSIGN_OR_RETURN(uint64_t obj, MosZapLookup(1, which));
+    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(obj));
+    for (const auto& [g, v] : entries) {
+      PoolFeatureState* st = nullptr;
+      for (PoolFeatureState& s : out) {
+        if (s.guid == g) st = &s;
+      }
+      if (st == nullptr) st = &out.emplace_back(PoolFeatureState{g, g, false, false, 0});
+      st->enabled = true;
+      st->refcount = v.empty() ? 0 : v[0];
+    }
+  }
+  return out;
+}
+
 uint64_t Pool::MaxRecordSize() {
   Result<bool> lb = FeatureEnabled(kLargeBlocksGuid);
   return lb.ok() && *lb ? kMaxRecordSize : kOldMaxBlockSize;
@@ -142,16 +178,25 @@ uint64_t Pool::max_record_size() {
   return MaxRecordSize();
 }
 
-Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
+Result<bool> Pool::DatasetFeatureActive(uint64_t ds_obj, const std::string& guid) {
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
-  if (dn.type == dmu_ot::kZapMetadata) {
-    Result<uint64_t> have = MosZapLookup(ds_obj, kLargeBlocksGuid);
-    if (have.ok()) return Status::Ok();
-    if (!have.status().IsNotFound()) return have.status();
-  } else {
+  if (dn.type != dmu_ot::kZapMetadata) return false;
+  Result<uint64_t> have = MosZapLookup(ds_obj, guid);
+  if (have.ok()) return true;
+  if (!have.status().IsNotFound()) return have.status();
+  return false;
+}
+
+Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(bool active, DatasetFeatureActive(ds_obj, guid));
+  if (active) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(bool enabled, FeatureEnabled(guid));
+  if (!enabled) return Status::NotSupported("feature " + guid + " is not enabled on this pool");
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
+  if (dn.type != dmu_ot::kZapMetadata) {
     // The dataset object becomes a micro ZAP (its bonus stays the record).
     UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled(kExtensibleGuid));
-    if (!ext) return Status::Corruption("a block over 128 KiB on a pool without extensible_dataset");
+    if (!ext) return Status::Corruption("feature " + guid + " on a pool without extensible_dataset");
     {
       DmuZapObject zo(*mos_, ds_obj, txg);
       UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Create(zo));
@@ -161,8 +206,12 @@ Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
     UZFS_RETURN_IF_ERROR(mos_->SetType(ds_obj, dmu_ot::kZapMetadata, txg));
     UZFS_RETURN_IF_ERROR(FeatureAddRef(kExtensibleGuid, 1, txg));
   }
-  UZFS_RETURN_IF_ERROR(MosZapAdd(ds_obj, kLargeBlocksGuid, 0, txg));
-  return FeatureAddRef(kLargeBlocksGuid, 1, txg);
+  UZFS_RETURN_IF_ERROR(MosZapAdd(ds_obj, guid, 0, txg));
+  return FeatureAddRef(guid, 1, txg);
+}
+
+Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
+  return ActivateDatasetFeature(ds_obj, kLargeBlocksGuid, txg);
 }
 
 Status Pool::DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) {

@@ -139,6 +139,9 @@ struct DatasetZil {
   std::unique_ptr<PoolZilAllocator> alloc;
   std::unique_ptr<ZilWriter> writer;
   ZilHeader stored;  // the header last given to the objset
+  // The dataset's zilsaxattr feature is active on disk: TX_SETSAXATTR
+  // records may be written (set by ZilStart once its sync is done).
+  std::atomic<bool> saxattr{false};
 };
 
 namespace {
@@ -460,6 +463,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     return top->WriteDurable(offset, buf);
   };
   z->writer = std::make_unique<ZilWriter>(*target_, *z->alloc, nullptr, o);
+  auto saxattr_done = std::make_shared<Status>(Status::Ok());
   {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
     const uint64_t txg = tx.txg();
@@ -475,11 +479,34 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
       MutexLock l(&mu_);
       UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
       ds->zil = z;
+      // zilsaxattr, as OpenZFS's zil_create: when the pool has it enabled,
+      // the dataset activates it as its log is created (a sync task in
+      // the Sync below, so it is on disk before the log takes a record).
+      UZFS_ASSIGN_OR_RETURN(const bool saxattr, FeatureEnabled(kZilSaXattrGuid));
+      if (saxattr) {
+        const uint64_t ds_obj = ds->ds_obj;
+        tasks_.push_back(PendingTask{[this, ds_obj](uint64_t t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+                                       return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
+                                     },
+                                     saxattr_done});
+      } else {
+        *saxattr_done = Status::NotSupported("zilsaxattr is not enabled");
+      }
     }
     tx.Commit(0);
   }
   UZFS_RETURN_IF_ERROR(Sync());
+  // A failed activation only means the log takes no SA xattr records (the
+  // ZPL waits for a txg after such a change instead).
+  z->saxattr.store(saxattr_done->ok(), std::memory_order_release);
   return std::shared_ptr<ZilWriter>(z, z->writer.get());
+}
+
+bool Pool::ZilLogsSaXattr(const std::string& name) const {
+  MutexLock l(&mu_);
+  auto it = datasets_.find(name);
+  if (it == datasets_.end() || !it->second->zil) return false;
+  return it->second->zil->saxattr.load(std::memory_order_acquire);
 }
 
 Status Pool::ZilClose(const std::string& name) {

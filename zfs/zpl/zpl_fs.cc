@@ -368,7 +368,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     {
       MutexLock l(&mu_);
       if (log_) zs = pool_.ZilClose(ds_);
-      log_.reset();
+      SetLog(nullptr);
     }
     Status s = pool_.Sync();
     return ZplStatus::FromStatus(zs.ok() ? s : zs);
@@ -381,7 +381,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     dirs_.Clear();
     unmounted_ = true;
     mount_readonly_ = true;
-    log_.reset();  // a crash: the log stays as the disk has it
+    SetLog(nullptr);  // a crash: the log stays as the disk has it
   }
 
   uint64_t root_ino() const override { return root_; }
@@ -966,7 +966,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
         auto cur = pool_.ZilStart(ds_);
         if (!cur.ok()) return ZplStatus::FromStatus(pool_.Sync());
         if (*cur != log_) {
-          log_ = std::move(*cur);
+          SetLog(std::move(*cur));
           return ZplStatus::FromStatus(pool_.Sync());
         }
       }
@@ -986,9 +986,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       log_gen_ = pool_.zil_generation() + 1;  // ZilRestart closes once
       auto w = pool_.ZilRestart(ds_);
       if (w.ok()) {
-        log_ = std::move(*w);
+        SetLog(std::move(*w));
       } else {
-        log_.reset();
+        SetLog(nullptr);
       }
     }
     return ZplStatus::Ok();
@@ -999,8 +999,15 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     log_gen_ = pool_.zil_generation();
     auto w = pool_.ZilStart(ds_);
     if (!w.ok()) return ZplStatus::FromStatus(w.status());
-    log_ = std::move(*w);
+    SetLog(std::move(*w));
     return ZplStatus::Ok();
+  }
+
+  // The running log, and whether it may take TX_SETSAXATTR records (the
+  // dataset's org.openzfs:zilsaxattr is active: Pool::ZilStart).
+  void SetLog(std::shared_ptr<ZilWriter> w) UZFS_REQUIRES(mu_) {
+    log_ = std::move(w);
+    log_saxattr_ = log_ && pool_.ZilLogsSaXattr(ds_);
   }
 
   ZplStatus Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) override UZFS_EXCLUDES(mu_) {
@@ -1109,10 +1116,16 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
     }
     if (to_sa) {
-      if (found) ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
+      // TX_SETSAXATTR (LogSaXattr), with the removal of a directory xattr
+      // of that name before it; both untagged then, so no commit writes
+      // one without the other.
+      if (found) {
+        ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
+        Log(LogRemove(TxType::kRemove, z.a.xattr, found->name), txg, 0);
+      }
       z.a.ctime = now;
       ZPL_TRY(Store(z, txg));
-      Unlogged(txg);
+      LogSaXattr(z.obj, name, value, txg, found ? 0 : z.obj);
       tx.Commit(kMetaDirtyBytes + value.size());
       return ZplStatus::Ok();
     }
@@ -1122,8 +1135,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     // of the files in it), untagged: they go out with the next commit of
     // any file, in order with the namespace records, so the object numbers
     // they name are never reused before them. A value that leaves the SA
-    // is a change of the SA, which is not logged.
-    if (in_sa) Unlogged(txg);
+    // is removed from the SA (TX_SETSAXATTR without a value, untagged too).
+    if (in_sa) LogSaXattr(z.obj, name, std::nullopt, txg, 0);
     std::optional<uint64_t> ex;
     if (found && found->name == name) ex = found->value;
     const bool made_dir = z.a.xattr == 0;
@@ -1231,7 +1244,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     const ZplTimespec now = Now();
     if (in_sa) {
       ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
-      Unlogged(txg);  // SA xattrs: no TX_SETSAXATTR without org.openzfs:zilsaxattr
+      LogSaXattr(z.obj, name, std::nullopt, txg, found ? 0 : z.obj);
     }
     if (found) {
       ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
@@ -1927,6 +1940,20 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     log_changes_.fetch_add(1, std::memory_order_relaxed);
     unlogged_txg_ = std::max(unlogged_txg_, txg);
   }
+  // An SA xattr set (value) or removed (nullopt) in txg: TX_SETSAXATTR
+  // when the log may hold it (org.openzfs:zilsaxattr active). Otherwise —
+  // pools without the feature (version 24-28, or 5000 made without it),
+  // and a set to an empty value, which the record cannot tell from a
+  // removal (size 0 means "remove" to OpenZFS's replay) — the fsync after
+  // it waits for the txg, as before the feature.
+  void LogSaXattr(uint64_t obj, std::string_view name, std::optional<std::span<const uint8_t>> value,
+                  uint64_t txg, uint64_t oid) UZFS_REQUIRES(mu_) {
+    if (!log_saxattr_ || (value && value->empty())) {
+      Unlogged(txg);
+      return;
+    }
+    Log(LogSetSaxattr(obj, name, value.value_or(std::span<const uint8_t>{})), txg, oid);
+  }
   // ZplReplayHooks.
   ZplFs& fs() override { return *this; }
   void SetReplayHeader(const std::optional<ZilHeader>& zh) override UZFS_EXCLUDES(mu_) {
@@ -1946,6 +1973,27 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     z.a.xattr = *xd;
     ZPL_TRY(Store(z, tx.txg()));
     tx.Commit(kMetaDirtyBytes);
+    return ZplStatus::Ok();
+  }
+  ZplStatus ReplaySaXattr(uint64_t file, std::string_view name, std::optional<std::span<const uint8_t>> value)
+      override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    ZPL_ASSIGN(Znode z, Load(file));
+    if (!SaXattrsUsable(z)) return Err(EOPNOTSUPP, "object " + std::to_string(file) + " has no system attributes");
+    ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
+    if (value) {
+      if (auto cur = sa.Get(name); cur && std::ranges::equal(*cur, *value)) return ZplStatus::Ok();
+      ZPL_ASSIGN_S(const bool fits, sa.TrySet(name, *value));
+      if (!fits) return Err(EFBIG, "xattr " + std::string(name) + " does not fit in the system attributes");
+    } else if (!sa.Remove(name)) {
+      return ZplStatus::Ok();  // gone already (replayed before a crash)
+    }
+    const uint64_t bytes = value ? value->size() : 0;
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes + bytes));
+    ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
+    z.a.ctime = Now();
+    ZPL_TRY(Store(z, tx.txg()));
+    tx.Commit(kMetaDirtyBytes + bytes);
     return ZplStatus::Ok();
   }
   void SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) override UZFS_EXCLUDES(mu_) {
@@ -2019,6 +2067,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
+  bool log_saxattr_ UZFS_GUARDED_BY(mu_) = false;       // log_ may take TX_SETSAXATTR (SetLog)
   uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);

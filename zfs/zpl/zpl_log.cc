@@ -94,6 +94,14 @@ LogRecord LogSetattr(uint64_t foid, uint64_t mask, uint64_t mode, uint64_t uid, 
   return Rec(TxType::kSetattr, std::move(s));
 }
 
+LogRecord LogSetSaxattr(uint64_t foid, std::string_view name, std::span<const uint8_t> value) {
+  LrSetSaxattr x;
+  x.foid = foid;
+  x.name = std::string(name);
+  x.value.assign(value.begin(), value.end());
+  return Rec(TxType::kSetSaxattr, std::move(x));
+}
+
 namespace {
 
 class Replayer final : public ZilReplayTarget {
@@ -264,6 +272,10 @@ class Replayer final : public ZilReplayTarget {
     }
     if (const auto* tr = std::get_if<LrTruncate>(&rec.body)) return Truncate(*tr);
     if (const auto* a = std::get_if<LrSetattr>(&rec.body)) return Setattr(*a);
+    if (const auto* x = std::get_if<LrSetSaxattr>(&rec.body)) {
+      if (x->value.empty()) return hooks_.ReplaySaXattr(x->foid & kFoidObjMask, x->name, std::nullopt);
+      return hooks_.ReplaySaXattr(x->foid & kFoidObjMask, x->name, std::span<const uint8_t>(x->value));
+    }
     return ZplStatus(EOPNOTSUPP, TxTypeName(rec.txtype) + " is not replayed");
   }
 

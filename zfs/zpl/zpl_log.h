@@ -11,10 +11,16 @@
 // (TX_TRUNCATE), setattr (TX_SETATTR: mode, uid, gid, size, atime,
 // mtime), and changes of xattr directories as OpenZFS logs them
 // (TX_MKXATTR for the hidden directory, TX_CREATE/TX_WRITE/TX_TRUNCATE/
-// TX_REMOVE for the files in it; untagged, see ZilWriter). Not logged:
-// atime updates (as ZFS), freeing unlinked files at their last close
-// (replay of the remove frees them), SA xattrs (TX_SETSAXATTR needs the
-// org.openzfs:zilsaxattr feature, which uzfs does not enable), and writes past 32 MiB of copied data in one txg (streaming
+// TX_REMOVE for the files in it; untagged, see ZilWriter), and xattrs
+// kept as system attributes (TX_SETSAXATTR: the name and the new value,
+// or no value for a removal) when the dataset's org.openzfs:zilsaxattr
+// feature is active — the pool activates it as the log is created
+// (Pool::ZilStart) when the pool has it enabled, as OpenZFS does. Not
+// logged: atime updates (as ZFS), freeing unlinked files at their last
+// close (replay of the remove frees them), SA xattr changes on pools
+// without the feature (version 24-28 pools, feature pools made without
+// it) and SA xattrs set to an empty value (a record without value means
+// "remove"), and writes past 32 MiB of copied data in one txg (streaming
 // writes would otherwise hold a second copy of the txg's data): a change
 // that is not logged makes the next fsync wait for a txg sync instead
 // (ZplFs tracks the txg of the last such change).
@@ -29,10 +35,15 @@
 // crash resumes after the last record that reached the disk. A record
 // whose target is gone (a change of a file a non-logged change created)
 // is skipped with a message: nothing an fsync acknowledged depends on it.
+// TX_SETSAXATTR changes only the file's SA xattrs (a directory xattr of
+// the same name that the change removed has its own TX_REMOVE), and is
+// idempotent: setting the value it already has, or removing a name that
+// is gone, changes nothing.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +71,8 @@ LogRecord LogTruncate(uint64_t foid, uint64_t offset, uint64_t length);
 // values are the file's after the change.
 LogRecord LogSetattr(uint64_t foid, uint64_t mask, uint64_t mode, uint64_t uid, uint64_t gid, uint64_t size,
                      const ZplTimespec& atime, const ZplTimespec& mtime);
+// TX_SETSAXATTR: SA xattr `name` of foid set to value (empty: removed).
+LogRecord LogSetSaxattr(uint64_t foid, std::string_view name, std::span<const uint8_t> value);
 
 // What replay needs of the file system besides its public API.
 class ZplReplayHooks {
@@ -77,6 +90,12 @@ class ZplReplayHooks {
   // TX_MKXATTR: gives `file` its (empty) xattr directory, object `obj`
   // if free. EEXIST when it has one.
   virtual ZplStatus ReplayMakeXattrDir(uint64_t file, uint64_t obj) = 0;
+  // TX_SETSAXATTR: sets (value) or removes (nullopt) the SA xattr `name`
+  // of `file`, leaving its directory xattrs alone. OK when it already is
+  // so; EOPNOTSUPP for a file without system attributes, EFBIG when the
+  // value does not fit.
+  virtual ZplStatus ReplaySaXattr(uint64_t file, std::string_view name,
+                                  std::optional<std::span<const uint8_t>> value) = 0;
 };
 
 struct ZplReplayStats {
