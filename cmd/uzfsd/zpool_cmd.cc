@@ -448,6 +448,19 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
   rows.push_back(PoolPropRow{"usable", SizeText(sp.dspace, parsable), "-"});
   rows.push_back(PoolPropRow{"available", SizeText(usable, parsable), "-"});
   rows.push_back(PoolPropRow{"readonly", e.rec.readonly ? "on" : "off", "-"});
+  // Feature-flag pools: feature@NAME as OpenZFS shows them; a feature
+  // uzfs does not know as unsupported@GUID (inactive: enabled only).
+  // Legacy versions list none, as zfs-fuse.
+  if (e.pool->version() != kFeatureVersion) return rows;
+  UZFS_ASSIGN_OR_RETURN(std::vector<PoolFeatureState> features, e.pool->Features());
+  for (const PoolFeatureState& f : features) {
+    if (f.supported) {
+      rows.push_back(PoolPropRow{"feature@" + f.name,
+                                 f.refcount > 0 ? "active" : f.enabled ? "enabled" : "disabled", "local"});
+    } else {
+      rows.push_back(PoolPropRow{"unsupported@" + f.guid, f.refcount > 0 ? "readonly" : "inactive", "local"});
+    }
+  }
   return rows;
 }
 
@@ -866,7 +879,9 @@ int Get(CmdCtx& c) {
       all = true;
     } else {
       wanted.push_back(CanonicalPoolProp(p));
-      if (!KnownPoolProp(wanted.back())) return Usage(c, "get", "bad property list: invalid property '" + p + "'");
+      if (!KnownPoolProp(wanted.back()) && !wanted.back().starts_with("feature@") &&
+          !wanted.back().starts_with("unsupported@"))
+        return Usage(c, "get", "bad property list: invalid property '" + p + "'");
     }
   }
   int rc = 0;

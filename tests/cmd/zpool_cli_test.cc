@@ -138,6 +138,13 @@ TEST(ZpoolCli, JsonShapes) {
   j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out;
   EXPECT_EQ(j["pools"]["tank"]["properties"]["health"]["value"], "ONLINE");
+
+  // Feature states (feature-flag pool): lz4 active from creation,
+  // zilsaxattr enabled until a dataset's intent log is created.
+  r = env.Zpool("get -H -o property,value,source feature@lz4_compress,feature@zilsaxattr tank");
+  EXPECT_EQ(r.out, "feature@lz4_compress\tactive\tlocal\nfeature@zilsaxattr\tenabled\tlocal\n") << r.err;
+  EXPECT_TRUE(Contains(env.Zpool("get all tank").out, "tank  feature@large_blocks ")) << r.out;
+  EXPECT_EQ(env.Zpool("get feature@nonesuch tank").rc, 2);
 }
 
 TEST(ZpoolCli, GetSetHistory) {
@@ -149,6 +156,7 @@ TEST(ZpoolCli, GetSetHistory) {
   ASSERT_GT(l.size(), 10u);
   EXPECT_EQ(l[0].substr(0, 14), "NAME  PROPERTY");
   EXPECT_TRUE(Contains(r.out, "tank  version ")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "feature@")) << r.out;  // legacy: none, as zfs-fuse
   r = env.Zpool("get -H -o value version tank");
   EXPECT_EQ(r.out, "23\n");
 

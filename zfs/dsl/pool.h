@@ -249,9 +249,8 @@ class Pool final : private TxgSyncer {
   // The largest recordsize datasets may use: 1 MiB when the pool has the
   // large_blocks feature (pool_features.cc), else 128 KiB.
   uint64_t max_record_size() UZFS_EXCLUDES(mu_);
-  // Feature-flag pools: every feature uzfs knows (enabled or not) and
-  // every other one the pool lists, in uzfs's order then the pool's.
-  // Empty below version 5000.
+  // Every feature uzfs knows (enabled or not; none below version 5000)
+  // and every other one the pool lists, in uzfs's order then the pool's.
   Result<std::vector<PoolFeatureState>> Features() UZFS_EXCLUDES(mu_);
 
   // --- configuration changes (pool_vdev_change.cc) ---

@@ -147,11 +147,11 @@ Status Pool::FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg)
 Result<std::vector<PoolFeatureState>> Pool::Features() {
   MutexLock l(&mu_);
   std::vector<PoolFeatureState> out;
-  if (ident_.version != kFeatureVersion) return out;
   for (const KnownFeature& f : kKnownFeatures) {
     const std::string g = f.guid;
     out.push_back(PoolFeatureState{g, g.substr(g.find(':') + 1), true, false, 0});
   }
+  if (ident_.version != kFeatureVersion) return out;
   for (const char* which : {"features_for_read", "features_for_write"}) {
     UZFS_ASSIGN_OR_RETURN(uint64_t obj, MosZapLookup(1, which));
     UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(obj));
