@@ -302,6 +302,8 @@ class Pool final : private TxgSyncer {
   // the header names (replayed already by the caller, or empty), creates
   // a new log and syncs, so its header is durable on return (a commit
   // before that would be lost in a crash). The same writer while it runs.
+  // On a pool with org.openzfs:zilsaxattr enabled, the dataset's feature
+  // is activated in that sync (ZilLogsSaXattr).
   Result<std::shared_ptr<ZilWriter>> ZilStart(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
   // Stops and destroys the running log (unmount): blocks freed and the
   // header cleared in the open txg. The caller syncs after. OK if none.

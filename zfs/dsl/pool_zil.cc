@@ -43,6 +43,11 @@
 // (ZilStart), the claimed blocks (born at or after claim_txg, records up
 // to claim_lr_seq) are freed with it.
 //
+// SA xattr records (TX_SETSAXATTR) need the dataset's
+// org.openzfs:zilsaxattr feature active; ZilStart activates it (when the
+// pool has it enabled) in the sync that makes the new log's header
+// durable, as OpenZFS's zil_create, and ZilLogsSaXattr tells the ZPL.
+//
 // Promises: a header stored in txg T names a chain whose every block is
 // allocated in T's space maps or claimable from its birth; a log's blocks
 // are freed only in the txg its header stops naming them (Sync) or when
