@@ -25,13 +25,14 @@ namespace uzfs::ziltest {
 
 // Pool `name` on dir/d0 (`size` bytes; 0: the tests' default), plus
 // dir/slog as a log device when asked, with dataset `ds` unless it is the
-// pool's own, exported.
+// pool's own, exported. Version 23 unless told.
 inline void CreatePool(const std::filesystem::path& dir, const std::string& name, const std::string& ds,
-                       bool slog = false, uint64_t size = 0) {
+                       bool slog = false, uint64_t size = 0, uint64_t version = 23) {
   PoolLayout l;
   l.data.push_back(size ? pooltest::Leaf(dir, "d0", size) : pooltest::Leaf(dir, "d0"));
   if (slog) l.logs.push_back(pooltest::Leaf(dir, "slog"));
   PoolCreateOptions o = pooltest::V23();
+  o.version = version;
   o.fs_init = InitNewFilesystem;
   auto p = Pool::Create(name, l, o);
   ASSERT_UZFS_OK(p.status());

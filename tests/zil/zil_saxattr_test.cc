@@ -39,17 +39,7 @@ std::span<const uint8_t> B(const std::string& s) {
 
 class ZilSaXattrTest : public ::testing::Test {
  protected:
-  void Create(uint64_t version, const std::vector<std::string>& datasets = {}) {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.version = version;
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    for (const std::string& ds : datasets) ASSERT_UZFS_OK((*p)->CreateDataset(ds, {}));
-    ASSERT_UZFS_OK((*p)->Export());
-  }
+  void Create(uint64_t version) { ziltest::CreatePool(dir_.path(), "tp", "tp", false, 0, version); }
   Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp"); }
   void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
     ziltest::InChild([this] { return Import(); }, "tp", fn);
@@ -160,9 +150,11 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
 // that ever had a log) once a dataset's log is created, counted once per
 // dataset across remounts, given back when the dataset is destroyed.
 TEST_F(ZilSaXattrTest, FeatureIsEnabledThenActivatedPerDataset) {
-  Create(kFeatureVersion, {"tp/a", "tp/b"});
+  Create(kFeatureVersion);
   auto p = Import();
   ASSERT_UZFS_OK(p.status());
+  ASSERT_UZFS_OK((*p)->CreateDataset("tp/a", {}));
+  ASSERT_UZFS_OK((*p)->CreateDataset("tp/b", {}));
   auto f = Features(**p);
   ASSERT_TRUE(f.count("zilsaxattr"));
   EXPECT_TRUE(f["zilsaxattr"].enabled);
