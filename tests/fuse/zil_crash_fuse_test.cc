@@ -1,8 +1,11 @@
 // The intent log through the FUSE mount, with the daemon killed: a
 // "daemon" child imports the pool and serves the dataset through
-// FuseMount; a writer child creates and rewrites files (O_TRUNC), fsyncs
-// each, renames one over a fixed name every third step and unlinks one
-// every fifth, and reports each step whose fsync returned through a pipe.
+// FuseMount; a writer child creates and rewrites files (O_TRUNC), sets
+// the xattr user.step, fsyncs each, renames one over a fixed name every
+// third step and unlinks one every fifth, and reports each step whose
+// fsync returned through a pipe. The xattr is a system attribute logged
+// as TX_SETSAXATTR in DaemonKilled (a feature-flag pool: zilsaxattr), a
+// file in the xattr directory in the Slog variant (version 23).
 // The parent SIGKILLs the daemon at a random moment (in the Slog variant
 // the log device is made to vanish just before), lazily unmounts the dead
 // mount, imports the pool itself (claim + replay) and checks that every
@@ -15,6 +18,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -56,6 +60,8 @@ uint64_t Seed() {
 }
 
 std::string Name(int n) { return "f" + std::to_string(((n % kNames) + kNames) % kNames); }
+// What the parent compares: the contents, then the xattr user.step.
+std::string WithXattr(const std::string& data, const std::string& step) { return data + "|user.step=" + step; }
 // The contents step n writes.
 std::string Data(uint64_t seed, int n) {
   std::mt19937_64 r(seed ^ (static_cast<uint64_t>(n) * 0x9e3779b97f4a7c15ull));
@@ -76,6 +82,8 @@ std::string Data(uint64_t seed, int n) {
     if (f < 0) _exit(0);
     const std::string d = Data(seed, n);
     if (write(f, d.data(), d.size()) != static_cast<ssize_t>(d.size())) _exit(0);
+    const std::string step = std::to_string(n);
+    if (fsetxattr(f, "user.step", step.data(), step.size(), 0) != 0) _exit(0);
     if (fsync(f) != 0) _exit(0);
     close(f);
     const std::string rec = std::to_string(n) + "\n";
@@ -92,6 +100,7 @@ class ZilCrashFuseTest : public ::testing::Test {
     l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
     if (slog) l.logs.push_back(pooltest::Leaf(dir_.path(), "slog"));
     PoolCreateOptions o = pooltest::V23();
+    if (!slog) o.version = kFeatureVersion;  // SA xattrs, zilsaxattr
     o.fs_init = InitNewFilesystem;
     auto p = Pool::Create("tp", l, o);
     ASSERT_UZFS_OK(p.status());
@@ -208,7 +217,7 @@ class ZilCrashFuseTest : public ::testing::Test {
       acked += done.size();
       std::set<std::string> unsure;  // touched by steps not acknowledged
       for (int n : done) {
-        state[Name(n)] = Data(seed, n);
+        state[Name(n)] = WithXattr(Data(seed, n), std::to_string(n));
         if (n == last) break;
         if (n % 3 == 0 && state.count(Name(n - 1))) {
           state["cur"] = state[Name(n - 1)];
@@ -231,7 +240,9 @@ class ZilCrashFuseTest : public ::testing::Test {
       auto es = (*z)->ReadDir(kRoot, (*z)->root_ino(), 0, 100000);
       ASSERT_TRUE(es.ok());
       for (const ZplDirEntry& e : *es) {
-        if (e.name != "." && e.name != "..") found[e.name] = ReadAll(**z, e.ino);
+        if (e.name == "." || e.name == "..") continue;
+        auto x = (*z)->GetXattr(kRoot, e.ino, "user.step");
+        found[e.name] = WithXattr(ReadAll(**z, e.ino), x.ok() ? std::string(x->begin(), x->end()) : "<none>");
       }
       for (const auto& [name, data] : state) {
         if (unsure.count(name)) continue;
@@ -241,7 +252,7 @@ class ZilCrashFuseTest : public ::testing::Test {
       if (!done.empty()) {
         // The last acknowledged write itself is there (possibly renamed
         // to "cur" by the step after it).
-        const std::string d = Data(seed, last);
+        const std::string d = WithXattr(Data(seed, last), std::to_string(last));
         EXPECT_TRUE(found[Name(last)] == d || found["cur"] == d) << "iteration " << it << ": step " << last;
       }
       state = found;
