@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/io_engine_impl.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -218,7 +219,7 @@ struct BatchWait {
 
 }  // namespace
 
-void RunChildIos(std::span<ChildIo> ios) {
+void RunChildIos(std::span<ChildIo> ios, bool on_caller) {
   std::vector<AlignedBuffer> bounce(ios.size());
   std::vector<IoRequest> batch;
   batch.reserve(ios.size());
@@ -264,6 +265,13 @@ void RunChildIos(std::span<ChildIo> ios) {
     };
     c.issued = true;
     if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
+    if (on_caller) {  // what the engine and the loop after the wait do (not run: no batch)
+      c.status = vdev_internal::ExecuteSync(r);
+      if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
+        std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
+      if (c.status.IsIoError()) c.leaf->Probe(c.op != IoOp::kRead).IgnoreError();
+      continue;
+    }
     if (engine == nullptr) engine = &c.leaf->io();
     one_engine = one_engine && engine == &c.leaf->io();
     batch.push_back(std::move(r));
