@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "zfs/vdev/aligned_buffer.h"
-#include "zfs/vdev/io_engine_impl.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -219,7 +218,7 @@ struct BatchWait {
 
 }  // namespace
 
-void RunChildIos(std::span<ChildIo> ios, bool on_caller) {
+void RunChildIos(std::span<ChildIo> ios) {
   std::vector<AlignedBuffer> bounce(ios.size());
   std::vector<IoRequest> batch;
   batch.reserve(ios.size());
@@ -265,13 +264,6 @@ void RunChildIos(std::span<ChildIo> ios, bool on_caller) {
     };
     c.issued = true;
     if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
-    if (on_caller) {  // what the engine and the loop after the wait do (not run: no batch)
-      c.status = vdev_internal::ExecuteSync(r);
-      if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
-        std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
-      if (c.status.IsIoError()) c.leaf->Probe(c.op != IoOp::kRead).IgnoreError();
-      continue;
-    }
     if (engine == nullptr) engine = &c.leaf->io();
     one_engine = one_engine && engine == &c.leaf->io();
     batch.push_back(std::move(r));

@@ -38,11 +38,7 @@ struct ChildIo {
 };
 
 // Runs every entry in parallel and waits. REQUIRES: not on an engine thread.
-// on_caller: runs them one after the other on the calling thread instead
-// (no hand-off to the engine and back: for a lone small synchronous I/O,
-// such as a log block write and its flush, the hand-offs cost more than
-// the I/O).
-void RunChildIos(std::span<ChildIo> ios, bool on_caller = false);
+void RunChildIos(std::span<ChildIo> ios);
 
 class LeafVdev final : public Vdev {
  public:
@@ -74,10 +70,6 @@ class LeafVdev final : public Vdev {
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
 
  private:
-  // Write's checks and padding; durable: the write then a flush of this
-  // leaf, both on the calling thread.
-  Status WriteOn(uint64_t offset, std::span<const uint8_t> buf, bool durable);
-
   const std::unique_ptr<BlockDevice> dev_;
   IoEngine& io_;
   const uint64_t asize_;

@@ -89,24 +89,7 @@ void LeafVdev::ReadMany(std::span<VdevRead> reads) {
   }
 }
 
-Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) { return WriteOn(offset, buf, false); }
-
-// A write, then a flush of this leaf (fdatasync for a file), both on the
-// calling thread: what a log device that is one file or disk does for a
-// lone log block, the cost of the device's own write + fdatasync and no
-// more. Through the engine the same two I/Os cost two hand-offs each
-// (io-wq worker, the reaper thread's completion, the waiter's wakeup):
-// per 4 KiB fsync through FUSE 17 context switches and 16 syscalls of
-// uzfsd against 7.7 and 6.4 on the caller, 240-290 us of uzfsd CPU
-// against 145-165 (scripts/fsync-cost.sh, session 7).
-// Not one O_DSYNC write: measured in session 6 (docs/PERFORMANCE.md, "Sync
-// writes, session 6"), an O_DSYNC write on ext4 was several times slower
-// at moments (it syncs the inode buffer on every write). Mirrors and raidz
-// still write each side or column durable in parallel through the engine
-// (only the children the block touches are synced).
-Status LeafVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) { return WriteOn(offset, buf, true); }
-
-Status LeafVdev::WriteOn(uint64_t offset, std::span<const uint8_t> buf, bool durable) {
+Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   if (read_only()) return Status::InvalidArgument(name() + " is read-only");
   const uint64_t padded = AllocatedSize(buf.size());
   if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
@@ -118,15 +101,22 @@ Status LeafVdev::WriteOn(uint64_t offset, std::span<const uint8_t> buf, bool dur
     std::memcpy(scratch.data(), buf.data(), buf.size());
     io_buf = scratch.span();
   }
-  ChildIo c[2] = {{this, IoOp::kWrite, offset, io_buf, {}, false}, {this, IoOp::kFlush, 0, {}, {}, false}};
-  if (!durable) {
-    RunChildIos({c, 1});
-    return c[0].status;
-  }
-  RunChildIos({c, 1}, /*on_caller=*/true);
-  if (!c[0].status.ok()) return c[0].status;
-  RunChildIos({c + 1, 1}, /*on_caller=*/true);
-  return c[1].status;
+  ChildIo c{this, IoOp::kWrite, offset, io_buf, {}, false};
+  RunChildIos({&c, 1});
+  return c.status;
+}
+
+// A write, then a flush of this leaf, each through the engine (Vdev's
+// default), not one O_DSYNC write. Measured for a log device that is one
+// file (docs/PERFORMANCE.md, "Sync writes, session 6"): an O_DSYNC write
+// on the calling thread costs the fewest context switches (7 per fsync
+// against 11), but on this loaded machine fsync latency was several times
+// worse, inline or through the ring; the plain write + fdatasync path was
+// the fastest in every same-moment comparison. Mirrors and raidz still
+// write each side or column durable (only the children the block touches
+// are synced).
+Status LeafVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  return Vdev::WriteDurable(offset, buf);
 }
 
 void LeafVdev::AppendFlushes(std::vector<ChildIo>* ios) {
