@@ -58,7 +58,9 @@ struct BlockWrite {
   WriteProps props;
   BlockPtr result;  // filled in; BlockPtr{} when the data was all zeros
 };
-// Writes every block through Zio::WriteAsync at once and waits. On any
+// Writes every block on the Zio's workers and waits: consecutive jobs in
+// batches of about 4x VdevAggregationLimit() bytes, each batch one
+// Zio::WriteMany (allocated back to back, written with merged leaf I/O). On any
 // failure the blocks that were newly allocated are unallocated (never a
 // rewrite in place of props.rewrite) and the first error is returned.
 Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg);

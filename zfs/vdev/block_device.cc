@@ -2,8 +2,11 @@
 // (see block_device.h).
 #include "zfs/vdev/block_device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+
+#include "zfs/vdev/aligned_buffer.h"
 
 namespace uzfs {
 
@@ -65,6 +68,29 @@ Status BlockDevice::Write(uint64_t offset, std::span<const uint8_t> buf) {
   Status s = DoWrite(offset, buf);
   if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
   return s;
+}
+
+Status BlockDevice::WriteGather(uint64_t offset,
+                                std::span<const std::span<const uint8_t>> pieces) {
+  uint64_t len = 0;
+  for (const auto& p : pieces) len += p.size();
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, len, pieces.empty() ? nullptr : pieces[0].data()));
+  Status s = DoWriteGather(offset, pieces);
+  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
+  return s;
+}
+
+Status BlockDevice::DoWriteGather(uint64_t offset,
+                                  std::span<const std::span<const uint8_t>> pieces) {
+  uint64_t len = 0;
+  for (const auto& p : pieces) len += p.size();
+  AlignedBuffer all = AlignedBuffer::Uninitialized(len, std::max<uint32_t>(4096, RequiredAlignment()));
+  uint64_t at = 0;
+  for (const auto& p : pieces) {
+    if (!p.empty()) std::memcpy(all.data() + at, p.data(), p.size());
+    at += p.size();
+  }
+  return DoWrite(offset, all.span());
 }
 
 Status BlockDevice::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {

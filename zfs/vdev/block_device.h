@@ -100,6 +100,11 @@ class BlockDevice {
   // to the device instead of a write, a wait, a flush and a wait). A
   // failure counts one write error.
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf);
+  // Writes the pieces back to back from `offset` as one write (a merged
+  // run of adjacent writes, zfs/vdev/vdev_impl.h): the range is checked and
+  // an error counted once, as for one Write of their total length. Either
+  // every byte is written or the call fails (then any of them may be).
+  Status WriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
 
   // Size in bytes, fixed for the life of the object.
   virtual uint64_t Size() const = 0;
@@ -141,6 +146,8 @@ class BlockDevice {
   virtual Status DoFlush() = 0;
   // Default: DoWrite, then DoFlush.
   virtual Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf);
+  // Default: the pieces copied into one aligned buffer, then DoWrite.
+  virtual Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
 
  private:
   DeviceErrorCounters errors_;

@@ -14,10 +14,12 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "zfs/vdev/aligned_buffer.h"
 
@@ -280,6 +282,46 @@ Status FileDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf)
   }
   UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
   return DoFlush();
+}
+
+Status FileDevice::DoWriteGather(uint64_t offset,
+                                 std::span<const std::span<const uint8_t>> pieces) {
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  uint64_t len = 0;
+  for (const auto& p : pieces) {
+    if (direct_writes_ && !Aligned(offset + len, p.size(), p.data()))
+      return BlockDevice::DoWriteGather(offset, pieces);
+    if (!p.empty()) iov.push_back(iovec{const_cast<uint8_t*>(p.data()), p.size()});
+    len += p.size();
+  }
+  uint64_t done = 0;
+  size_t first = 0;
+  while (first < iov.size()) {
+    const int cnt = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    ssize_t n = pwritev(fd_, iov.data() + first, cnt, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return DeviceIoError(IoOp::kWrite, path_, offset + done, len - done, errno);
+    }
+    if (n == 0) {
+      return DeviceIoError(IoOp::kWrite, path_, offset + done, len - done, 0,
+                           "device accepted no bytes");
+    }
+    done += static_cast<uint64_t>(n);
+    // Skip what was written (a short write resumes mid-piece).
+    for (uint64_t k = static_cast<uint64_t>(n); k > 0 && first < iov.size();) {
+      if (k >= iov[first].iov_len) {
+        k -= iov[first].iov_len;
+        first++;
+      } else {
+        iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + k;
+        iov[first].iov_len -= k;
+        k = 0;
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status FileDevice::DoFlush() {

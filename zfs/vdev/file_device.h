@@ -118,6 +118,9 @@ class FileDevice final : public BlockDevice {
   // on a buffered one); where the kernel refuses the flag, or a direct
   // request needs a bounce, DoWrite then DoFlush.
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
+  // pwritev when every piece may go as it is (buffered, or each piece
+  // aligned for O_DIRECT), else the default (one aligned copy).
+  Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces) override;
 
  private:
   struct Geometry {

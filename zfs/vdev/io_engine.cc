@@ -121,6 +121,7 @@ Status ExecuteSync(const IoRequest& req) {
   switch (req.op) {
     case IoOp::kRead: return req.device->Read(req.offset, req.buf);
     case IoOp::kWrite:
+      if (!req.gather.empty()) return req.device->WriteGather(req.offset, req.gather);
       return req.device->Write(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));
     case IoOp::kFlush: return req.device->Flush();
     case IoOp::kWriteDurable:

@@ -48,6 +48,14 @@
 namespace uzfs {
 
 struct IoRequest {
+  // Bytes the request transfers (buf, or the gathered pieces).
+  uint64_t length() const {
+    if (gather.empty()) return buf.size();
+    uint64_t n = 0;
+    for (const auto& p : gather) n += p.size();
+    return n;
+  }
+
   BlockDevice* device = nullptr;  // not owned
   IoOp op = IoOp::kRead;
   uint64_t offset = 0;
@@ -55,6 +63,11 @@ struct IoRequest {
   std::span<uint8_t> buf;
   // Called exactly once with the outcome. May be empty (fire and forget).
   std::function<void(Status)> done;
+  // kWrite only, when not empty: a gathered write (adjacent writes merged,
+  // zfs/vdev/vdev_impl.h) of these pieces back to back from `offset`, as
+  // one I/O (io_uring writev / pwritev, or BlockDevice::WriteGather); `buf`
+  // is then unused. The pieces must stay valid until `done` runs.
+  std::vector<std::span<const uint8_t>> gather = {};
 };
 
 enum class IoEngineKind : uint8_t { kAuto, kUring, kThreads };

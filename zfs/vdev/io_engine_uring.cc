@@ -21,7 +21,11 @@
 // Op lifetime: new'd in Submit, deleted by whoever calls its `done`.
 #include <liburing.h>
 
+#include <sys/uio.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -36,7 +40,41 @@ struct Op {
   int fd = -1;
   uint64_t done_bytes = 0;  // transferred so far (short transfers resume here)
   unsigned cancels = 0;     // -ECANCELED retries so far
+  uint64_t total = 0;       // req.length()
+  // A gathered write: the pieces not yet (fully) written, from iov_first.
+  std::vector<iovec> iov;
+  size_t iov_first = 0;
+
+  // Moves the gathered write's start past n more written bytes.
+  void AdvanceIov(uint64_t n) {
+    while (n > 0 && iov_first < iov.size()) {
+      iovec& v = iov[iov_first];
+      if (n >= v.iov_len) {
+        n -= v.iov_len;
+        iov_first++;
+      } else {
+        v.iov_base = static_cast<uint8_t*>(v.iov_base) + n;
+        v.iov_len -= n;
+        n = 0;
+      }
+    }
+  }
 };
+
+// The descriptor every piece of a gathered write may use, or -1 when one of
+// them must go through the device (e.g. an unaligned piece of an O_DIRECT
+// file) or they disagree.
+int GatherFd(const IoRequest& r) {
+  int fd = -1;
+  uint64_t off = r.offset;
+  for (const auto& p : r.gather) {
+    const int f = r.device->NativeFdFor(IoOp::kWrite, off, p.size(), p.data());
+    if (f < 0 || (fd >= 0 && f != fd)) return -1;
+    fd = f;
+    off += p.size();
+  }
+  return fd;
+}
 
 constexpr unsigned kMaxCancelRetries = 8;
 
@@ -84,15 +122,29 @@ void UringEngine::Submit(std::vector<IoRequest>&& batch) {
   for (IoRequest& r : batch) {
     // A request the device must handle itself (an unaligned request to an
     // O_DIRECT file, which it bounces) gets -1 and runs on the worker pool.
+    const bool gathered = !r.gather.empty();
     const int fd = r.device == nullptr     ? -1
                    : r.op == IoOp::kFlush ? r.device->NativeFd()
+                   : gathered             ? GatherFd(r)
                                           : r.device->NativeFdFor(r.op, r.offset, r.buf.size(), r.buf.data());
+    const uint64_t total = r.length();
+    const void* first = gathered ? r.gather[0].data() : r.buf.data();
     // Bad ranges go the synchronous way too: the device's own check answers.
-    if (fd < 0 || !r.device->CheckRange(r.op, r.offset, r.buf.size(), r.buf.data()).ok()) {
+    if (fd < 0 || !r.device->CheckRange(r.op, r.offset, total, first).ok()) {
       sync.push_back(std::move(r));
       continue;
     }
-    ops.push_back(new Op{std::move(r), fd, 0});
+    Op* op = new Op;
+    op->req = std::move(r);
+    op->fd = fd;
+    op->total = total;
+    if (gathered) {
+      op->iov.reserve(op->req.gather.size());
+      for (const auto& p : op->req.gather) {
+        if (!p.empty()) op->iov.push_back(iovec{const_cast<uint8_t*>(p.data()), p.size()});
+      }
+    }
+    ops.push_back(op);
   }
   bool refused = false;
   if (!ops.empty()) {
@@ -134,15 +186,21 @@ void UringEngine::Pump() {
     Op* op = pending_.front();
     pending_.pop_front();
     const IoRequest& r = op->req;
-    const uint64_t left = r.buf.size() - op->done_bytes;
+    const uint64_t left = op->total - op->done_bytes;
     switch (r.op) {
+      case IoOp::kWrite:
+        if (!op->iov.empty()) {
+          const size_t n = std::min<size_t>(op->iov.size() - op->iov_first, IOV_MAX);
+          io_uring_prep_writev(sqe, op->fd, op->iov.data() + op->iov_first, static_cast<unsigned>(n),
+                               r.offset + op->done_bytes);
+        } else {
+          io_uring_prep_write(sqe, op->fd, r.buf.data() + op->done_bytes,
+                              static_cast<unsigned>(left), r.offset + op->done_bytes);
+        }
+        break;
       case IoOp::kRead:
         io_uring_prep_read(sqe, op->fd, r.buf.data() + op->done_bytes, static_cast<unsigned>(left),
                            r.offset + op->done_bytes);
-        break;
-      case IoOp::kWrite:
-        io_uring_prep_write(sqe, op->fd, r.buf.data() + op->done_bytes,
-                            static_cast<unsigned>(left), r.offset + op->done_bytes);
         break;
       case IoOp::kFlush: io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC); break;
       case IoOp::kWriteDurable:  // one trip: the write and the sync of its range
@@ -191,7 +249,7 @@ void UringEngine::Reap() {
         if (op == nullptr) continue;  // a wake-up NOP
         inflight_--;
         const IoRequest& r = op->req;
-        const uint64_t left = r.buf.size() - op->done_bytes;
+        const uint64_t left = op->total - op->done_bytes;
         // -ECANCELED: the kernel cancels a task's io-wq requests when that
         // task exits, and Submit runs on the caller's thread (a FUSE or
         // ZIO worker may exit while its request is in flight). Nothing was
@@ -210,7 +268,8 @@ void UringEngine::Reap() {
                                                     : "device accepted no bytes"));
         } else {
           op->done_bytes += static_cast<uint64_t>(res);
-          if (op->done_bytes < r.buf.size()) {
+          op->AdvanceIov(static_cast<uint64_t>(res));
+          if (op->done_bytes < op->total) {
             pending_.push_front(op);  // short transfer: issue the rest
           } else {
             finished.emplace_back(op, Status::Ok());
@@ -270,6 +329,7 @@ Result<std::unique_ptr<IoEngine>> NewUringEngine(const IoEngineOptions& opts) {
   io_uring_probe* probe = io_uring_get_probe_ring(&ring);
   const bool ok = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_READ) &&
                   io_uring_opcode_supported(probe, IORING_OP_WRITE) &&
+                  io_uring_opcode_supported(probe, IORING_OP_WRITEV) &&
                   io_uring_opcode_supported(probe, IORING_OP_FSYNC) &&
                   io_uring_opcode_supported(probe, IORING_OP_NOP);
   if (probe != nullptr) io_uring_free_probe(probe);

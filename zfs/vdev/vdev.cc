@@ -6,7 +6,9 @@
 #include "zfs/vdev/vdev.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "zfs/vdev/aligned_buffer.h"
@@ -191,6 +193,10 @@ void Vdev::ReadMany(std::span<VdevRead> reads) {
   for (VdevRead& r : reads) r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
 }
 
+void Vdev::WriteMany(std::span<VdevWrite> writes) {
+  for (VdevWrite& w : writes) w.status = Write(w.offset, w.buf);
+}
+
 Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(Write(offset, buf));
   return Flush();
@@ -218,13 +224,38 @@ struct BatchWait {
 
 }  // namespace
 
+namespace {
+
+uint64_t AggregationLimitFromEnv() {
+  const char* e = std::getenv("UZFS_VDEV_AGGREGATION_LIMIT");
+  if (e == nullptr || *e == '\0') return kDefaultAggregationLimit;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(e, &end, 0);
+  if (end != nullptr && (*end == 'K' || *end == 'k')) v <<= 10;
+  if (end != nullptr && (*end == 'M' || *end == 'm')) v <<= 20;
+  return std::min<uint64_t>(v, kMaxAggregationLimit);
+}
+
+std::atomic<uint64_t>& AggregationLimit() {
+  static std::atomic<uint64_t> limit{AggregationLimitFromEnv()};
+  return limit;
+}
+
+}  // namespace
+
+uint64_t VdevAggregationLimit() { return AggregationLimit().load(std::memory_order_relaxed); }
+void SetVdevAggregationLimit(uint64_t bytes) {
+  AggregationLimit().store(std::min(bytes, kMaxAggregationLimit), std::memory_order_relaxed);
+}
+
 void RunChildIos(std::span<ChildIo> ios) {
   std::vector<AlignedBuffer> bounce(ios.size());
-  std::vector<IoRequest> batch;
-  batch.reserve(ios.size());
   auto wait = std::make_shared<BatchWait>();
-  IoEngine* engine = nullptr;
-  bool one_engine = true;
+  // 1. What each entry will transfer, and which entries are plain writes
+  //    that may be merged with an adjacent one of the same leaf.
+  std::vector<std::span<uint8_t>> xfer(ios.size());
+  std::vector<size_t> mergeable;
+  const uint64_t limit = VdevAggregationLimit();
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
     c.issued = false;
@@ -237,21 +268,52 @@ void RunChildIos(std::span<ChildIo> ios) {
       c.status = Status::InvalidArgument(c.leaf->name() + ": I/O past the allocatable space");
       continue;
     }
-    IoRequest r;
-    r.device = c.leaf->device();
-    r.op = c.op;
-    r.offset = c.op == IoOp::kFlush ? 0 : LeafVdev::DeviceOffset(c.offset);
-    r.buf = c.buf;
-    const uint32_t align = r.device->RequiredAlignment();
+    xfer[i] = c.buf;
+    const uint32_t align = c.leaf->device()->RequiredAlignment();
     if (c.op != IoOp::kFlush && align > 1 &&
         reinterpret_cast<uintptr_t>(c.buf.data()) % align != 0) {
       bounce[i] = AlignedBuffer(c.buf.size(), std::max<uint32_t>(align, 4096));
       if (c.op != IoOp::kRead) std::memcpy(bounce[i].data(), c.buf.data(), c.buf.size());
-      r.buf = bounce[i].span();
+      xfer[i] = bounce[i].span();
     }
-    r.done = [wait, &c](Status s) {
-      c.status = std::move(s);
-      // Wake the waiter once, when the last child I/O is done (not once per
+    c.issued = true;
+    if (c.op == IoOp::kWrite && limit > 0 && !c.buf.empty() && c.buf.size() < limit)
+      mergeable.push_back(i);
+  }
+  // 2. Runs of adjacent writes on one leaf, each up to `limit` bytes, become
+  //    one gathered request (`group` of its first entry lists the members).
+  std::vector<std::vector<size_t>> groups;  // runs of >= 2 entries
+  std::vector<bool> grouped(ios.size(), false);
+  std::sort(mergeable.begin(), mergeable.end(), [&](size_t a, size_t b) {
+    if (ios[a].leaf != ios[b].leaf) return std::less<LeafVdev*>()(ios[a].leaf, ios[b].leaf);
+    return ios[a].offset < ios[b].offset;
+  });
+  for (size_t k = 0; k < mergeable.size();) {
+    size_t j = k + 1;
+    uint64_t end = ios[mergeable[k]].offset + ios[mergeable[k]].buf.size();
+    uint64_t bytes = ios[mergeable[k]].buf.size();
+    while (j < mergeable.size() && ios[mergeable[j]].leaf == ios[mergeable[k]].leaf &&
+           ios[mergeable[j]].offset == end && bytes + ios[mergeable[j]].buf.size() <= limit) {
+      end += ios[mergeable[j]].buf.size();
+      bytes += ios[mergeable[j]].buf.size();
+      j++;
+    }
+    if (j - k >= 2) {
+      groups.emplace_back(mergeable.begin() + static_cast<ptrdiff_t>(k),
+                          mergeable.begin() + static_cast<ptrdiff_t>(j));
+      for (size_t m = k; m < j; m++) grouped[mergeable[m]] = true;
+    }
+    k = j;
+  }
+  // 3. The requests: single entries, then the gathered runs. A run's
+  //    outcome is every member's.
+  std::vector<IoRequest> batch;
+  std::vector<IoEngine*> engines;
+  std::vector<ChildIo*> heads;  // the first (or only) entry of each request
+  auto make_done = [wait](std::vector<ChildIo*> members) {
+    return [wait, members = std::move(members)](Status s) {
+      for (ChildIo* m : members) m->status = s;
+      // Wake the waiter once, when the last request is done (not once per
       // column), after unlocking: signalled under the lock, the waiter woke
       // only to block on the mutex again (two more futex calls and context
       // switches per I/O; a single-threaded fsync pays them twice).
@@ -262,10 +324,38 @@ void RunChildIos(std::span<ChildIo> ios) {
       }
       if (last) wait->cv.Signal();
     };
-    c.issued = true;
+  };
+  for (size_t i = 0; i < ios.size(); i++) {
+    ChildIo& c = ios[i];
+    if (!c.issued || grouped[i]) continue;
+    IoRequest r;
+    r.device = c.leaf->device();
+    r.op = c.op;
+    r.offset = c.op == IoOp::kFlush ? 0 : LeafVdev::DeviceOffset(c.offset);
+    r.buf = xfer[i];
+    r.done = make_done({&c});
     if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
-    if (engine == nullptr) engine = &c.leaf->io();
-    one_engine = one_engine && engine == &c.leaf->io();
+    engines.push_back(&c.leaf->io());
+    heads.push_back(&c);
+    batch.push_back(std::move(r));
+  }
+  for (const std::vector<size_t>& g : groups) {
+    ChildIo& head = ios[g[0]];
+    IoRequest r;
+    r.device = head.leaf->device();
+    r.op = IoOp::kWrite;
+    r.offset = LeafVdev::DeviceOffset(head.offset);
+    std::vector<ChildIo*> members;
+    uint64_t bytes = 0;
+    for (size_t i : g) {
+      r.gather.emplace_back(xfer[i].data(), xfer[i].size());
+      members.push_back(&ios[i]);
+      bytes += xfer[i].size();
+    }
+    r.done = make_done(std::move(members));
+    head.leaf->CountIo(true, bytes);  // one device write
+    engines.push_back(&head.leaf->io());
+    heads.push_back(&head);
     batch.push_back(std::move(r));
   }
   if (batch.empty()) return;
@@ -273,13 +363,12 @@ void RunChildIos(std::span<ChildIo> ios) {
     MutexLock lock(&wait->mu);
     wait->remaining = batch.size();
   }
+  const bool one_engine =
+      std::all_of(engines.begin(), engines.end(), [&](IoEngine* e) { return e == engines[0]; });
   if (one_engine) {
-    engine->Submit(std::move(batch));
+    engines[0]->Submit(std::move(batch));
   } else {
-    size_t k = 0;
-    for (ChildIo& c : ios) {
-      if (c.issued) c.leaf->io().Submit(std::move(batch[k++]));
-    }
+    for (size_t k = 0; k < batch.size(); k++) engines[k]->Submit(std::move(batch[k]));
   }
   {
     MutexLock lock(&wait->mu);
@@ -290,7 +379,11 @@ void RunChildIos(std::span<ChildIo> ios) {
     if (!c.issued) continue;
     if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
       std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
-    if (c.status.IsIoError()) c.leaf->Probe(c.op != IoOp::kRead).IgnoreError();
+  }
+  // A leaf whose request failed is probed (once per request: a failed
+  // merged write fails all its members with one error).
+  for (ChildIo* h : heads) {
+    if (h->status.IsIoError()) h->leaf->Probe(h->op != IoOp::kRead).IgnoreError();
   }
 }
 

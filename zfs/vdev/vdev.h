@@ -130,6 +130,13 @@ struct VdevRead {
   Status status;
 };
 
+// One block of a WriteMany batch: as Write's arguments, the outcome in status.
+struct VdevWrite {
+  uint64_t offset = 0;
+  std::span<const uint8_t> buf;
+  Status status;
+};
+
 class Vdev {
  public:
   struct Counters {
@@ -179,6 +186,13 @@ class Vdev {
   // readable afterwards (mirror: a side took it; raidz: at most nparity
   // columns failed). REQUIRES: not on an IoEngine thread.
   virtual Status Write(uint64_t offset, std::span<const uint8_t> buf) = 0;
+  // Writes several blocks, each as Write(offset, buf) would (same results,
+  // errors and counters), leaving each outcome in its status. Raidz and
+  // leaf vdevs issue the columns of every block in one batch of child I/Os
+  // and wait once, so the columns that blocks allocated back to back put
+  // next to each other on a leaf go as one write (VdevAggregationLimit).
+  // Default: Write each in turn. REQUIRES: not on an IoEngine thread.
+  virtual void WriteMany(std::span<VdevWrite> writes);
   // Writes the block and makes it durable before returning, as Write then
   // Flush would, but only this block is promised durable. A mirror or
   // raidz writes each side or column durable (IoOp::kWriteDurable: one
@@ -314,6 +328,16 @@ Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> to
 // The hole a removed top-level vdev leaves: no device, no space, ONLINE so
 // it never degrades the pool; I/O to it is refused.
 std::unique_ptr<Vdev> MakeHoleVdev();
+
+// Write aggregation (zfs/vdev/vdev_impl.h, RunChildIos): writes of one batch
+// that are adjacent on a leaf are issued as one gathered write of at most
+// this many bytes (OpenZFS's zfs_vdev_aggregation_limit; 0 = never merge).
+// Process-wide; UZFS_VDEV_AGGREGATION_LIMIT (bytes, or with a K/M suffix)
+// sets the start value, the `vdev_aggregation_limit` tunable changes it.
+inline constexpr uint64_t kDefaultAggregationLimit = 1ull << 20;
+inline constexpr uint64_t kMaxAggregationLimit = 16ull << 20;
+uint64_t VdevAggregationLimit();
+void SetVdevAggregationLimit(uint64_t bytes);  // clamped to kMaxAggregationLimit
 
 // Raidz geometry of a raidz vdev (nparity; 0 for other kinds).
 uint32_t RaidzParity(const Vdev& v);

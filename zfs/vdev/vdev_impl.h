@@ -10,6 +10,15 @@
 // bounce buffer. After the batch, every leaf that returned IoError is probed
 // (vdev.h) and becomes UNAVAIL when the probe fails.
 //
+// Aggregation: plain writes of one batch that are adjacent on a leaf (each
+// ends where the next begins) are issued as one gathered write
+// (IoRequest::gather) of at most VdevAggregationLimit() bytes; its outcome
+// (success, or the one error) becomes every member's status and the leaf's
+// counters see one write. Reads, flushes and durable writes are never
+// merged, and nothing is merged across batches, so ordering between
+// batches (data, then labels and uberblocks, each after a wait) is as
+// before. Writes with a bounce buffer merge like any other.
+//
 // Threading: RunChildIos blocks the caller (never an engine thread); the
 // completion callbacks write only their own ChildIo and a counter under the
 // batch's mutex.
@@ -50,6 +59,7 @@ class LeafVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  void WriteMany(std::span<VdevWrite> writes) override;
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
   BlockDevice* device() const override { return dev_.get(); }
@@ -108,6 +118,7 @@ class RaidzVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  void WriteMany(std::span<VdevWrite> writes) override;
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
   uint32_t nparity() const { return nparity_; }
@@ -120,6 +131,8 @@ class RaidzVdev final : public Vdev {
  private:
   Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
   Status WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
+  // Every block's parity, then all their columns in one RunChildIos.
+  void WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op);
   const uint32_t nparity_;
   uint64_t asize_ = 0;
 };

@@ -106,6 +106,34 @@ Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   return c.status;
 }
 
+void LeafVdev::WriteMany(std::span<VdevWrite> writes) {
+  std::vector<AlignedBuffer> scratch(writes.size());
+  std::vector<ChildIo> ios;
+  std::vector<size_t> which;
+  for (size_t i = 0; i < writes.size(); i++) {
+    VdevWrite& w = writes[i];
+    if (read_only()) {
+      w.status = Status::InvalidArgument(name() + " is read-only");
+      continue;
+    }
+    const uint64_t padded = AllocatedSize(w.buf.size());
+    if (w.buf.empty() || w.offset % (uint64_t{1} << ashift()) != 0 || w.offset + padded > asize_) {
+      w.status = Status::InvalidArgument(name() + ": bad block range");
+      continue;
+    }
+    std::span<uint8_t> io_buf(const_cast<uint8_t*>(w.buf.data()), w.buf.size());  // not modified
+    if (padded != w.buf.size()) {
+      scratch[i] = AlignedBuffer(padded);
+      std::memcpy(scratch[i].data(), w.buf.data(), w.buf.size());
+      io_buf = scratch[i].span();
+    }
+    ios.push_back(ChildIo{this, IoOp::kWrite, w.offset, io_buf, {}, false});
+    which.push_back(i);
+  }
+  RunChildIos(ios);
+  for (size_t k = 0; k < ios.size(); k++) writes[which[k]].status = ios[k].status;
+}
+
 // A write, then a flush of this leaf, each through the engine (Vdev's
 // default), not one O_DSYNC write. Measured for a log device that is one
 // file (docs/PERFORMANCE.md, "Sync writes, session 6"): an O_DSYNC write

@@ -7,7 +7,9 @@
 // of sectors (else into a zero-padded scratch copy); parity columns live in
 // one scratch buffer.
 //
-// Write: parity is generated, then every column goes to its child at once;
+// Write: parity is generated, then every column goes to its child at once
+// (WriteMany: the columns of every block of the batch at once, so columns
+// of blocks allocated back to back merge into one write per leaf);
 // OK when at most nparity columns failed (their children are counted and
 // probed; resilver will need a DTL of what they missed — not kept yet).
 //
@@ -28,6 +30,7 @@
 // nothing verifying is Corruption. Thread-safe (vdev.h).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "raidz/parity.h"
 #include "raidz/reconstruct.h"
@@ -343,32 +346,63 @@ Status RaidzVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
 }
 
 Status RaidzVdev::WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
-  CountIo(true, buf.size());
-  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
-  UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
-  // Data columns are only read from (GenerateParity and the writes).
-  ColumnSet cs(map, const_cast<uint8_t*>(buf.data()), buf.size(), true);
-  cs.EnsureParity();
-  UZFS_RETURN_IF_ERROR(raidz::GenerateParity(cs.cols, nparity_));
+  VdevWrite w{offset, buf, {}};
+  WriteBlocksColumns({&w, 1}, op);
+  return w.status;
+}
+
+void RaidzVdev::WriteMany(std::span<VdevWrite> writes) { WriteBlocksColumns(writes, IoOp::kWrite); }
+
+void RaidzVdev::WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op) {
+  std::vector<std::unique_ptr<ColumnSet>> sets(writes.size());
+  std::vector<std::pair<size_t, size_t>> cols_of(writes.size(), {0, 0});  // [first, end) in ios
   std::vector<ChildIo> ios;
-  for (uint32_t c = 0; c < map.cols.size(); c++) {
-    ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map.cols[c].child)), op,
-                          map.cols[c].offset, cs.span(c), {}, false});
+  for (size_t i = 0; i < writes.size(); i++) {
+    VdevWrite& w = writes[i];
+    CountIo(true, w.buf.size());
+    if (read_only()) {
+      w.status = Status::InvalidArgument(name() + " is read-only");
+      continue;
+    }
+    auto map = Map(w.offset, w.buf.size());
+    if (!map.ok()) {
+      w.status = map.status();
+      continue;
+    }
+    // Data columns are only read from (GenerateParity and the writes).
+    sets[i] = std::make_unique<ColumnSet>(*map, const_cast<uint8_t*>(w.buf.data()), w.buf.size(), true);
+    ColumnSet& cs = *sets[i];
+    cs.EnsureParity();
+    if (Status s = raidz::GenerateParity(cs.cols, nparity_); !s.ok()) {
+      w.status = s;
+      continue;
+    }
+    cols_of[i].first = ios.size();
+    for (uint32_t c = 0; c < map->cols.size(); c++) {
+      ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), op,
+                            map->cols[c].offset, cs.span(c), {}, false});
+    }
+    cols_of[i].second = ios.size();
   }
   RunChildIos(ios);
-  uint32_t failed = 0;
-  const Status* first = nullptr;
-  for (const ChildIo& c : ios) {
-    if (c.status.ok()) continue;
-    failed++;
-    if (first == nullptr) first = &c.status;
+  for (size_t i = 0; i < writes.size(); i++) {
+    if (sets[i] == nullptr) continue;
+    uint32_t failed = 0;
+    const Status* first = nullptr;
+    for (size_t k = cols_of[i].first; k < cols_of[i].second; k++) {
+      if (ios[k].status.ok()) continue;
+      failed++;
+      if (first == nullptr) first = &ios[k].status;
+    }
+    if (failed > nparity_) {
+      write_errors_.fetch_add(1, std::memory_order_relaxed);
+      writes[i].status = Status::IoError(name() + ": " + std::to_string(failed) +
+                                         " columns of the block at " + std::to_string(writes[i].offset) +
+                                         " failed (" + first->ToString() + ")");
+    } else {
+      writes[i].status = Status::Ok();
+    }
   }
-  if (failed > nparity_) {
-    write_errors_.fetch_add(1, std::memory_order_relaxed);
-    return Status::IoError(name() + ": " + std::to_string(failed) + " columns of the block at " +
-                           std::to_string(offset) + " failed (" + first->ToString() + ")");
-  }
-  return Status::Ok();
 }
 
 VdevState RaidzVdev::state() const {

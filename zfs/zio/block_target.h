@@ -52,6 +52,17 @@ class BlockTarget {
     for (ManyRead& r : reads) r.status = Read(vdev, r.offset, r.buf, r.verify ? *r.verify : kTrusted);
   }
   virtual Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) = 0;
+  // Several writes to top-level vdev `vdev`, each as Write would do it,
+  // outcomes in their status (a batch the vdev may issue at once, merging
+  // adjacent writes: Vdev::WriteMany). Default: Write each in turn.
+  struct ManyWrite {
+    uint64_t offset = 0;
+    std::span<const uint8_t> buf;
+    Status status;
+  };
+  virtual void WriteMany(uint32_t vdev, std::span<ManyWrite> writes) {
+    for (ManyWrite& w : writes) w.status = Write(vdev, w.offset, w.buf);
+  }
 };
 
 // The allocator as the pipeline sees it.

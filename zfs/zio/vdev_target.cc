@@ -29,4 +29,16 @@ Status VdevTreeTarget::Write(uint32_t vdev, uint64_t offset, std::span<const uin
   return v->Write(offset, buf);
 }
 
+void VdevTreeTarget::WriteMany(uint32_t vdev, std::span<ManyWrite> writes) {
+  Vdev* v = root_.child(vdev);
+  if (!v) {
+    for (ManyWrite& w : writes) w.status = Status::InvalidArgument("no top-level vdev " + std::to_string(vdev));
+    return;
+  }
+  std::vector<VdevWrite> vw(writes.size());
+  for (size_t i = 0; i < writes.size(); i++) vw[i] = VdevWrite{writes[i].offset, writes[i].buf, {}};
+  v->WriteMany(vw);
+  for (size_t i = 0; i < writes.size(); i++) writes[i].status = std::move(vw[i].status);
+}
+
 }  // namespace uzfs

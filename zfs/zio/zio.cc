@@ -61,40 +61,49 @@ bool Zio::Verifies(const BlockPtr& bp, std::span<const uint8_t> phys) const {
 
 // ---------------------------------------------------------------- write
 
-Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg) {
+Status Zio::Prepare(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg,
+                    Prepared* p) {
   if (data.empty() || data.size() % 512 != 0 || data.size() > kMaxBlockSize)
     return Status::InvalidArgument("a block is 512 bytes to 16 MiB, in multiples of 512");
   if (props.copies < 1 || props.copies > 3)
     return Status::InvalidArgument("copies must be 1, 2 or 3");
-  BlockPtr bp;
+  BlockPtr& bp = p->bp;
+  bp = BlockPtr{};
   bp.lsize = data.size();
   bp.type = props.type;
   bp.level = props.level;
   bp.birth = txg;
 
   // Aligned: compressed output goes to the disks from here (direct I/O).
-  AlignedBytes cbuf(data.size());
+  p->cbuf = AlignedBytes(data.size());
   UZFS_ASSIGN_OR_RETURN(CompressedBlock cb, CompressBlock(props.compress, props.zstd_level, data,
-                                                          cbuf, opts_.psize_round));
-  std::span<const uint8_t> phys;
+                                                          p->cbuf, opts_.psize_round));
+  p->hole = false;
   switch (cb.kind) {
     case CompressedBlock::Kind::kAllZero:
       // A hole: no space, no checksum; reads return zeros.
       bp.psize = 512;
       stats_.holes_written++;
-      return bp;
+      p->hole = true;
+      return Status::Ok();
     case CompressedBlock::Kind::kNotWorthIt:
       bp.compression = kCompressOff;
-      phys = data;
+      p->phys = data;
       break;
     case CompressedBlock::Kind::kCompressed:
       bp.compression = static_cast<uint8_t>(props.compress);
-      phys = std::span<const uint8_t>(cbuf).first(cb.psize);
+      p->phys = std::span<const uint8_t>(p->cbuf).first(cb.psize);
       break;
   }
   bp.checksum = static_cast<uint8_t>(props.checksum);
   bp.fill = props.fill;
-  UZFS_ASSIGN_OR_RETURN(bp.cksum, BlockChecksum(props.checksum, phys, false));
+  UZFS_ASSIGN_OR_RETURN(bp.cksum, BlockChecksum(props.checksum, p->phys, false));
+  return Status::Ok();
+}
+
+Status Zio::Place(Prepared* p, const WriteProps& props, uint64_t txg) {
+  BlockPtr& bp = p->bp;
+  const std::span<const uint8_t> phys = p->phys;
   if (CanRewrite(props.rewrite, phys.size(), props.copies, txg)) {
     // Over the candidate's copies: same DVAs, so the same asize each.
     for (int i = 0; i < 3; i++) {
@@ -112,7 +121,101 @@ Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& pro
   stats_.blocks_written++;
   stats_.logical_written += bp.lsize;
   stats_.physical_written += bp.psize;
-  return bp;
+  return Status::Ok();
+}
+
+Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg) {
+  Prepared p;
+  UZFS_RETURN_IF_ERROR(Prepare(data, props, txg, &p));
+  if (!p.hole) UZFS_RETURN_IF_ERROR(Place(&p, props, txg));
+  return p.bp;
+}
+
+void Zio::WriteMany(std::span<BatchWrite> writes, uint64_t txg) {
+  std::vector<Prepared> prep(writes.size());
+  std::vector<size_t> batched;  // every block that is not a hole
+  std::vector<bool> rewrite(writes.size(), false);
+  std::vector<std::vector<Dva>> dvas(writes.size());
+  for (size_t i = 0; i < writes.size(); i++) {
+    BatchWrite& w = writes[i];
+    w.status = Prepare(w.data, w.props, txg, &prep[i]);
+    if (!w.status.ok() || prep[i].hole) {
+      w.bp = prep[i].bp;
+      continue;
+    }
+    batched.push_back(i);
+    if (CanRewrite(w.props.rewrite, prep[i].phys.size(), w.props.copies, txg)) {
+      // Over the candidate's copies: same DVAs, so the same asize each.
+      rewrite[i] = true;
+      for (const Dva& d : w.props.rewrite.dva) {
+        if (d.asize != 0) dvas[i].push_back(d);
+      }
+    }
+  }
+  // New space back to back: one allocation after the other, under
+  // batch_alloc_mu_.
+  std::vector<size_t> alone;  // no contiguous run: Write's way (it gangs)
+  struct Copy {
+    size_t block;
+    int d;
+  };
+  std::map<uint32_t, std::vector<Copy>> by_vdev;
+  {
+    MutexLock l(&batch_alloc_mu_);
+    for (size_t i : batched) {
+      if (!rewrite[i]) {
+        auto d = alloc_.Allocate(prep[i].phys.size(), writes[i].props.copies, txg);
+        if (!d.ok()) {
+          alone.push_back(i);
+          continue;
+        }
+        dvas[i] = std::move(d).value();
+      }
+      for (size_t k = 0; k < dvas[i].size(); k++) by_vdev[dvas[i][k].vdev].push_back(Copy{i, static_cast<int>(k)});
+    }
+  }
+  std::vector<Status> failed(writes.size());
+  for (auto& [vdev, copies] : by_vdev) {
+    std::vector<BlockTarget::ManyWrite> mw(copies.size());
+    for (size_t k = 0; k < copies.size(); k++)
+      mw[k] = {dvas[copies[k].block][copies[k].d].offset, prep[copies[k].block].phys, {}};
+    target_.WriteMany(vdev, mw);
+    for (size_t k = 0; k < copies.size(); k++) {
+      Status& f = failed[copies[k].block];
+      if (!mw[k].status.ok() && f.ok()) {
+        f = mw[k].status.WithContext((rewrite[copies[k].block] ? "rewriting DVA " : "writing DVA ") +
+                                     std::to_string(copies[k].d) + (rewrite[copies[k].block] ? " in place" : ""));
+      }
+    }
+  }
+  for (size_t i : batched) {
+    if (dvas[i].empty()) continue;  // in `alone`
+    BatchWrite& w = writes[i];
+    BlockPtr& bp = prep[i].bp;
+    if (!failed[i].ok()) {
+      if (!rewrite[i]) {
+        for (const Dva& undo : dvas[i]) alloc_.Unallocate(undo, txg).IgnoreError();
+      }
+      w.status = failed[i];
+      continue;
+    }
+    if (rewrite[i]) {
+      for (int k = 0; k < 3; k++) bp.dva[k] = w.props.rewrite.dva[k];
+      stats_.blocks_rewritten++;
+    } else {
+      for (size_t k = 0; k < 3; k++) bp.dva[k] = k < dvas[i].size() ? dvas[i][k] : Dva{};
+    }
+    bp.psize = prep[i].phys.size();
+    stats_.blocks_written++;
+    stats_.logical_written += bp.lsize;
+    stats_.physical_written += bp.psize;
+    w.bp = bp;
+    w.status = Status::Ok();
+  }
+  for (size_t i : alone) {
+    writes[i].status = Place(&prep[i], writes[i].props, txg);
+    writes[i].bp = prep[i].bp;
+  }
 }
 
 Status Zio::WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp) {

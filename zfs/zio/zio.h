@@ -47,6 +47,7 @@
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
+#include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 #include "zfs/util/thread_pool.h"
 #include "zfs/zio/block_target.h"
@@ -130,6 +131,23 @@ class Zio {
   // in this open txg that nothing references (e.g. an aborted write).
   Status Unallocate(const BlockPtr& bp, uint64_t txg);
 
+  // Several blocks of one txg, each as Write(data, props, txg) would write
+  // it (same pointers, errors and stats), outcomes in bp/status. The plain
+  // new single-copy blocks are allocated back to back (one allocation
+  // after the other, not interleaved with other WriteMany batches) and
+  // written with one BlockTarget::WriteMany per top-level vdev, so their
+  // columns or sectors are adjacent on each leaf and merge into few large
+  // writes (Vdev::WriteMany). Holes, rewrites in place, ditto copies and
+  // blocks that must be ganged go Write's way. On a failure only that
+  // block fails (its new space is taken back); the others stand.
+  struct BatchWrite {
+    std::span<const uint8_t> data;
+    WriteProps props;
+    BlockPtr bp;    // the result when status is OK (a hole for all-zero data)
+    Status status;
+  };
+  void WriteMany(std::span<BatchWrite> writes, uint64_t txg);
+
   // Asynchronous forms: `data`/`out` must stay valid until `done` runs (on a
   // worker thread).
   void WriteAsync(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg,
@@ -144,6 +162,17 @@ class Zio {
   const ZioStats& stats() const { return stats_; }
 
  private:
+  // Write's stages before any space is taken: compress and checksum into
+  // p (p->hole: all zeros, p->bp is the whole result).
+  struct Prepared {
+    BlockPtr bp;
+    AlignedBytes cbuf;
+    std::span<const uint8_t> phys;
+    bool hole = false;
+  };
+  Status Prepare(std::span<const uint8_t> data, const WriteProps& props, uint64_t txg, Prepared* p);
+  // Write's stages after Prepare: rewrite in place or allocate and write.
+  Status Place(Prepared* p, const WriteProps& props, uint64_t txg);
   // Writes physical bytes as a block (ganging when needed); fills the DVAs
   // and sizes of *bp. Allocates nothing on failure.
   Status WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t txg, BlockPtr* bp);
@@ -175,6 +204,8 @@ class Zio {
   BlockAllocator& alloc_;
   ZioOptions opts_;
   ZioStats stats_;
+  // Held while a WriteMany batch allocates, so its blocks are adjacent.
+  Mutex batch_alloc_mu_;
   ThreadPool pool_;
 };
 

@@ -1,0 +1,249 @@
+// Vdev::WriteMany and write aggregation (RunChildIos, VdevAggregationLimit):
+// the columns of blocks written back to back are issued as one gathered
+// write per leaf (up to the limit), every block's bytes and parity land
+// where Write would put them, and an error on a merged write reaches every
+// block in it. Also the engines' gathered writes (IoRequest::gather) on a
+// real file, through io_uring's writev and the threads engine's pwritev.
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tests/testutil/testutil.h"
+#include "tests/vdev/vdev_test_util.h"
+#include "tests/vdev/vdev_tree_test_util.h"
+#include "raidz/raidz_map.h"
+#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/vdev/file_device.h"
+
+namespace uzfs {
+namespace {
+
+using test::Exactly;
+using test::RandomBytes;
+using test::TempDir;
+
+constexpr uint64_t kChildSize = 16ull << 20;
+
+// Restores the process-wide limit when a test ends.
+struct LimitScope {
+  uint64_t saved = VdevAggregationLimit();
+  explicit LimitScope(uint64_t limit) { SetVdevAggregationLimit(limit); }
+  ~LimitScope() { SetVdevAggregationLimit(saved); }
+};
+
+struct Blocks {
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<VdevWrite> writes;
+};
+
+// `n` blocks of `psize` bytes, back to back from `start` (gap_sectors
+// free sectors between them).
+Blocks MakeBlocks(const Vdev& v, int n, uint64_t psize, uint64_t seed, uint64_t gap_sectors = 0,
+                  uint64_t start = 0) {
+  Blocks b;
+  b.data.reserve(n);
+  uint64_t off = start;
+  for (int i = 0; i < n; i++) {
+    b.data.push_back(RandomBytes(psize, seed + i));
+    b.writes.push_back(VdevWrite{off, b.data.back(), Status::Ok()});
+    off += v.AllocatedSize(psize) + (gap_sectors << v.ashift());
+  }
+  return b;
+}
+
+std::vector<uint64_t> LeafWriteOps(const std::vector<FaultDevice*>& faults) {
+  std::vector<uint64_t> ops;
+  for (FaultDevice* f : faults) ops.push_back(f->stats().ios);
+  return ops;
+}
+
+// Every block reads back exactly, and a scrub (every column, parity
+// included) finds nothing to repair.
+void ExpectReadable(Vdev& v, const Blocks& b) {
+  for (size_t i = 0; i < b.writes.size(); i++) {
+    std::vector<uint8_t> got(b.data[i].size());
+    ReadOutcome out;
+    ASSERT_UZFS_OK(v.Read(b.writes[i].offset, got, Exactly(b.data[i]), &out, ReadMode::kScrub));
+    EXPECT_EQ(got, b.data[i]) << i;
+    EXPECT_EQ(out.checksum_errors, 0) << i;
+    EXPECT_EQ(out.repaired_children, 0) << i;
+  }
+}
+
+TEST(VdevWriteMany, RaidzAdjacentColumnsMergeIntoOneWritePerLeaf) {
+  // raidz2 over six 4K-sector leaves: a 128 KiB block is four 32 KiB data
+  // columns and two parity columns, one per leaf; eight blocks back to back
+  // are 256 KiB per leaf.
+  for (auto [limit, per_leaf] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {kDefaultAggregationLimit, 1}, {64 << 10, 4}, {0, 8}}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    LimitScope scope(limit);
+    auto io = test::TestEngine();
+    {
+      auto t = test::MakeLeaves(*io, 6, kChildSize, 12);
+      auto faults = t.faults;
+      auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 12);
+      ASSERT_UZFS_OK(v.status());
+      Vdev& vd = **v;
+      Blocks b = MakeBlocks(vd, 8, 128 << 10, 7, 0, 3 * 4096);
+      const auto before = LeafWriteOps(faults);
+      vd.WriteMany(b.writes);
+      for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+      const auto after = LeafWriteOps(faults);
+      for (size_t c = 0; c < faults.size(); c++) EXPECT_EQ(after[c] - before[c], per_leaf) << "leaf " << c;
+      for (Vdev* leaf : vd.children()) EXPECT_EQ(leaf->io_counters().write_ops, per_leaf);
+      EXPECT_EQ(vd.io_counters().write_ops, 8u);  // the raidz counts blocks
+      ExpectReadable(vd, b);
+    }
+    io->Shutdown(ShutdownMode::kDrain);
+  }
+}
+
+TEST(VdevWriteMany, MixedSizesAndGapsLandAsWriteWouldPutThem) {
+  // Random sizes, some blocks adjacent and some not: the same bytes and
+  // parity as one Write each, fewer leaf writes than columns.
+  auto io = test::TestEngine();
+  {
+    auto t = test::MakeLeaves(*io, 5, kChildSize, 9);
+    auto faults = t.faults;
+    auto v = MakeRaidzVdev(std::move(t.leaves), 1, 43, 9);
+    ASSERT_UZFS_OK(v.status());
+    Vdev& vd = **v;
+    Blocks b;
+    b.data.reserve(60);
+    std::mt19937_64 rng(5);
+    uint64_t off = 0, columns = 0;
+    for (int i = 0; i < 60; i++) {
+      const uint64_t psize = (1 + rng() % 64) * 512;
+      off += (rng() % 3 == 0 ? rng() % 4 : 0) << vd.ashift();
+      b.data.push_back(RandomBytes(psize, 900 + i));
+      b.writes.push_back(VdevWrite{off, b.data.back(), Status::Ok()});
+      auto m = raidz::MapBlock(off, psize, raidz::Geometry{5, 1, 9});
+      ASSERT_TRUE(m.ok());
+      for (const auto& col : m->cols) columns += col.size > 0 ? 1 : 0;
+      off += vd.AllocatedSize(psize);
+    }
+    const auto before = LeafWriteOps(faults);
+    vd.WriteMany(b.writes);
+    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    const auto after = LeafWriteOps(faults);
+    uint64_t ios = 0;
+    for (size_t c = 0; c < faults.size(); c++) ios += after[c] - before[c];
+    EXPECT_LT(ios, columns / 2) << "adjacent columns were not merged";
+    ExpectReadable(vd, b);
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
+  LimitScope scope(kDefaultAggregationLimit);
+  auto io = test::TestEngine();
+  {
+    // A plain leaf: four adjacent blocks are one write; failing it fails
+    // all four, and the device counts one error.
+    auto t = test::MakeLeaves(*io, 1, kChildSize, 12);
+    FaultDevice* f = t.faults[0];
+    std::unique_ptr<Vdev> leaf = std::move(t.leaves[0]);
+    Blocks b = MakeBlocks(*leaf, 4, 8192, 11);
+    f->FailWrites(FaultTrigger::NextN(1), test::DataArea());
+    leaf->WriteMany(b.writes);
+    for (const VdevWrite& w : b.writes) EXPECT_TRUE(w.status.IsIoError()) << w.status.ToString();
+    EXPECT_EQ(f->stats().injected_write_errors, 1u);
+    EXPECT_EQ(f->errors().write.load(), 1u);
+    EXPECT_EQ(leaf->state(), VdevState::kOnline);  // the probe outside the fault passed
+    // Without the fault the same batch lands.
+    leaf->WriteMany(b.writes);
+    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    ExpectReadable(*leaf, b);
+  }
+  {
+    // raidz2: merged writes failing on two leaves still leave every block
+    // readable; on three, every block of the batch fails.
+    for (int failing : {2, 3}) {
+      SCOPED_TRACE(std::to_string(failing) + " failing leaves");
+      auto t = test::MakeLeaves(*io, 6, kChildSize, 12);
+      auto faults = t.faults;
+      auto v = MakeRaidzVdev(std::move(t.leaves), 2, 44, 12);
+      ASSERT_UZFS_OK(v.status());
+      Vdev& vd = **v;
+      Blocks b = MakeBlocks(vd, 6, 128 << 10, 21);
+      for (int k = 0; k < failing; k++) faults[k]->FailWrites(FaultTrigger::Always(), test::DataArea());
+      vd.WriteMany(b.writes);
+      for (int k = 0; k < failing; k++) {
+        EXPECT_EQ(faults[k]->stats().injected_write_errors, 1u) << "one merged write per leaf";
+        faults[k]->ClearFaults();
+      }
+      for (const VdevWrite& w : b.writes) {
+        if (failing <= 2) {
+          EXPECT_UZFS_OK(w.status);
+        } else {
+          EXPECT_TRUE(w.status.IsIoError()) << w.status.ToString();
+        }
+      }
+      EXPECT_EQ(vd.counters().write_errors, failing <= 2 ? 0u : b.writes.size());
+      if (failing <= 2) {
+        // Readable through parity (the failed columns hold zeros).
+        for (size_t i = 0; i < b.writes.size(); i++) {
+          std::vector<uint8_t> got(b.data[i].size());
+          ASSERT_UZFS_OK(vd.Read(b.writes[i].offset, got, Exactly(b.data[i])));
+          EXPECT_EQ(got, b.data[i]);
+        }
+      }
+    }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+TEST(VdevWriteMany, EnginesWriteGatheredPiecesToAFile) {
+  TempDir dir;
+  for (IoEngineKind kind : {IoEngineKind::kThreads, IoEngineKind::kUring}) {
+    auto io = IoEngine::Create({kind, 16, 2});
+    if (!io.ok()) {
+      ASSERT_EQ(kind, IoEngineKind::kUring) << io.status().ToString();
+      continue;  // no io_uring here
+    }
+    SCOPED_TRACE(std::string((*io)->name()));
+    const std::string path = test::FileIn(dir, std::string((*io)->name()));
+    FileDeviceOptions o;
+    o.create_size = 8 << 20;
+    auto dev = FileDevice::Open(path, o);
+    ASSERT_UZFS_OK(dev.status());
+    // Aligned pieces (direct where the file system allows), then a run
+    // with an unaligned piece (the device's bounce path).
+    std::vector<AlignedBuffer> bufs;
+    for (size_t n : {4096, 12288, 8192}) {
+      bufs.emplace_back(n);
+      auto r = RandomBytes(n, n);
+      std::memcpy(bufs.back().data(), r.data(), n);
+    }
+    std::vector<uint8_t> odd = RandomBytes(4097, 3);
+    for (bool unaligned : {false, true}) {
+      IoRequest r;
+      r.device = dev->get();
+      r.op = IoOp::kWrite;
+      r.offset = unaligned ? (1 << 20) : 8192;
+      std::vector<uint8_t> want;
+      for (auto& b : bufs) {
+        r.gather.emplace_back(b.data(), b.size());
+        want.insert(want.end(), b.data(), b.data() + b.size());
+      }
+      if (unaligned) {
+        r.gather.emplace_back(odd.data() + 1, 4096);
+        want.insert(want.end(), odd.begin() + 1, odd.end());
+      }
+      EXPECT_EQ(r.length(), want.size());
+      std::vector<IoRequest> batch;
+      batch.push_back(std::move(r));
+      ASSERT_UZFS_OK(SubmitAndWait(**io, std::move(batch)));
+      std::vector<uint8_t> got(want.size());
+      ASSERT_UZFS_OK((*dev)->Read(unaligned ? (1 << 20) : 8192, got));
+      EXPECT_EQ(got, want) << (unaligned ? "with an unaligned piece" : "aligned");
+    }
+    EXPECT_EQ((*dev)->errors().write.load(), 0u);
+    (*io)->Shutdown(ShutdownMode::kDrain);
+  }
+}
+
+}  // namespace
+}  // namespace uzfs
