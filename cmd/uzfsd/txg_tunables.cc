@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "cmd/uzfsd/cache_cmd.h"
+#include "zfs/vdev/vdev.h"
 
 namespace uzfs::cmd {
 namespace {
@@ -23,11 +24,18 @@ const TunableDef kTxgTunables[] = {
      "Writers are delayed once dirty bytes pass this share of dirty_data_max; read at import."},
     {"txg_timeout", TunableKind::kCount, 5, nullptr, 1, 600,
      "Seconds after its first change that an open txg closes; read at import."},
+    {"vdev_aggregation_limit", TunableKind::kSize, kDefaultAggregationLimit, nullptr, 0,
+     kMaxAggregationLimit,
+     "Largest write that adjacent writes to one leaf are merged into (0 = never merge); takes effect at once."},
 };
 
 }  // namespace
 
 std::span<const TunableDef> TxgTunableDefs() { return kTxgTunables; }
+
+void ApplyVdevTunables(const Tunables& t) {
+  if (auto v = t.Get("vdev_aggregation_limit"); v.ok()) SetVdevAggregationLimit(*v);
+}
 
 TxgOptions TxgOptionsFromTunables(const Tunables& t) {
   TxgOptions o;

@@ -6,7 +6,6 @@
 #include "zfs/vdev/vdev.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -226,18 +225,8 @@ struct BatchWait {
 
 namespace {
 
-uint64_t AggregationLimitFromEnv() {
-  const char* e = std::getenv("UZFS_VDEV_AGGREGATION_LIMIT");
-  if (e == nullptr || *e == '\0') return kDefaultAggregationLimit;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(e, &end, 0);
-  if (end != nullptr && (*end == 'K' || *end == 'k')) v <<= 10;
-  if (end != nullptr && (*end == 'M' || *end == 'm')) v <<= 20;
-  return std::min<uint64_t>(v, kMaxAggregationLimit);
-}
-
 std::atomic<uint64_t>& AggregationLimit() {
-  static std::atomic<uint64_t> limit{AggregationLimitFromEnv()};
+  static std::atomic<uint64_t> limit{kDefaultAggregationLimit};
   return limit;
 }
 

@@ -332,8 +332,8 @@ std::unique_ptr<Vdev> MakeHoleVdev();
 // Write aggregation (zfs/vdev/vdev_impl.h, RunChildIos): writes of one batch
 // that are adjacent on a leaf are issued as one gathered write of at most
 // this many bytes (OpenZFS's zfs_vdev_aggregation_limit; 0 = never merge).
-// Process-wide; UZFS_VDEV_AGGREGATION_LIMIT (bytes, or with a K/M suffix)
-// sets the start value, the `vdev_aggregation_limit` tunable changes it.
+// Process-wide; the daemon sets it from its `vdev_aggregation_limit`
+// tunable (environment UZFS_VDEV_AGGREGATION_LIMIT, uzfsd -o, zpool tunable).
 inline constexpr uint64_t kDefaultAggregationLimit = 1ull << 20;
 inline constexpr uint64_t kMaxAggregationLimit = 16ull << 20;
 uint64_t VdevAggregationLimit();
