@@ -58,6 +58,20 @@ std::vector<uint64_t> LeafWriteOps(const std::vector<FaultDevice*>& faults) {
   return ops;
 }
 
+// A raidz vdev over FaultDevice(MemDevice) leaves.
+struct TestRaidz {
+  std::vector<FaultDevice*> faults;
+  std::unique_ptr<Vdev> vdev;
+};
+TestRaidz MakeRaidz(IoEngine& io, uint32_t width, uint32_t nparity, uint32_t ashift, uint64_t guid) {
+  auto t = test::MakeLeaves(io, width, kChildSize, ashift);
+  TestRaidz r{t.faults, nullptr};
+  auto v = MakeRaidzVdev(std::move(t.leaves), nparity, guid, ashift);
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  if (v.ok()) r.vdev = std::move(v).value();
+  return r;
+}
+
 // Every block reads back exactly, and a scrub (every column, parity
 // included) finds nothing to repair.
 void ExpectReadable(Vdev& v, const Blocks& b) {
@@ -81,11 +95,9 @@ TEST(VdevWriteMany, RaidzAdjacentColumnsMergeIntoOneWritePerLeaf) {
     LimitScope scope(limit);
     auto io = test::TestEngine();
     {
-      auto t = test::MakeLeaves(*io, 6, kChildSize, 12);
-      auto faults = t.faults;
-      auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 12);
-      ASSERT_UZFS_OK(v.status());
-      Vdev& vd = **v;
+      auto [faults, v] = MakeRaidz(*io, 6, 2, 12, 42);
+      ASSERT_NE(v, nullptr);
+      Vdev& vd = *v;
       Blocks b = MakeBlocks(vd, 8, 128 << 10, 7, 0, 3 * 4096);
       const auto before = LeafWriteOps(faults);
       vd.WriteMany(b.writes);
@@ -105,11 +117,9 @@ TEST(VdevWriteMany, MixedSizesAndGapsLandAsWriteWouldPutThem) {
   // parity as one Write each, fewer leaf writes than columns.
   auto io = test::TestEngine();
   {
-    auto t = test::MakeLeaves(*io, 5, kChildSize, 9);
-    auto faults = t.faults;
-    auto v = MakeRaidzVdev(std::move(t.leaves), 1, 43, 9);
-    ASSERT_UZFS_OK(v.status());
-    Vdev& vd = **v;
+    auto [faults, v] = MakeRaidz(*io, 5, 1, 9, 43);
+    ASSERT_NE(v, nullptr);
+    Vdev& vd = *v;
     Blocks b;
     b.data.reserve(60);
     std::mt19937_64 rng(5);
@@ -162,11 +172,9 @@ TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
     // readable; on three, every block of the batch fails.
     for (int failing : {2, 3}) {
       SCOPED_TRACE(std::to_string(failing) + " failing leaves");
-      auto t = test::MakeLeaves(*io, 6, kChildSize, 12);
-      auto faults = t.faults;
-      auto v = MakeRaidzVdev(std::move(t.leaves), 2, 44, 12);
-      ASSERT_UZFS_OK(v.status());
-      Vdev& vd = **v;
+      auto [faults, v] = MakeRaidz(*io, 6, 2, 12, 44);
+      ASSERT_NE(v, nullptr);
+      Vdev& vd = *v;
       Blocks b = MakeBlocks(vd, 6, 128 << 10, 21);
       for (int k = 0; k < failing; k++) faults[k]->FailWrites(FaultTrigger::Always(), test::DataArea());
       vd.WriteMany(b.writes);

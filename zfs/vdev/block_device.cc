@@ -56,18 +56,19 @@ Status BlockDevice::CheckRange(IoOp op, uint64_t offset, uint64_t len, const voi
   return Status::Ok();
 }
 
+Status BlockDevice::Counted(IoOp op, Status s) {
+  if (s.IsIoError()) errors_.CountIoError(op);
+  return s;
+}
+
 Status BlockDevice::Read(uint64_t offset, std::span<uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kRead, offset, buf.size(), buf.data()));
-  Status s = DoRead(offset, buf);
-  if (s.IsIoError()) errors_.CountIoError(IoOp::kRead);
-  return s;
+  return Counted(IoOp::kRead, DoRead(offset, buf));
 }
 
 Status BlockDevice::Write(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, buf.size(), buf.data()));
-  Status s = DoWrite(offset, buf);
-  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
-  return s;
+  return Counted(IoOp::kWrite, DoWrite(offset, buf));
 }
 
 Status BlockDevice::WriteGather(uint64_t offset,
@@ -75,9 +76,7 @@ Status BlockDevice::WriteGather(uint64_t offset,
   uint64_t len = 0;
   for (const auto& p : pieces) len += p.size();
   UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, len, pieces.empty() ? nullptr : pieces[0].data()));
-  Status s = DoWriteGather(offset, pieces);
-  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
-  return s;
+  return Counted(IoOp::kWrite, DoWriteGather(offset, pieces));
 }
 
 Status BlockDevice::DoWriteGather(uint64_t offset,
@@ -95,9 +94,7 @@ Status BlockDevice::DoWriteGather(uint64_t offset,
 
 Status BlockDevice::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, buf.size(), buf.data()));
-  Status s = DoWriteDurable(offset, buf);
-  if (s.IsIoError()) errors_.CountIoError(IoOp::kWrite);
-  return s;
+  return Counted(IoOp::kWrite, DoWriteDurable(offset, buf));
 }
 
 Status BlockDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {

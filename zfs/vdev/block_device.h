@@ -150,6 +150,8 @@ class BlockDevice {
   virtual Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
 
  private:
+  // s, after counting it when it is an I/O error of this kind.
+  Status Counted(IoOp op, Status s);
   DeviceErrorCounters errors_;
 };
 
