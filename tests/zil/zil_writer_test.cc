@@ -438,6 +438,41 @@ TEST_P(ZilWriterTest, DroppedObjectNeverReachesTheLog) {
   EXPECT_EQ(rb.records[1].type(), TxType::kCreate);
 }
 
+// DropObject and Untag skip the queue scan for objects with no tagged
+// record queued (a count per object): the count must follow records out
+// of the queue by a commit and by DropSynced, so records queued after
+// those are still found and dropped.
+TEST_P(ZilWriterTest, DropObjectAfterCommitAndSyncStillDrops) {
+  auto w = NewWriter();
+  auto zh = w->Create(5);
+  ASSERT_TRUE(zh.ok());
+  auto t = w->Append(CopiedWrite(30, 0, std::vector<uint8_t>(100, 1), 5));
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(w->Commit(*t, 30).ok());  // written: 30 has none queued now
+  ASSERT_TRUE(w->Append(CopiedWrite(30, 100, std::vector<uint8_t>(100, 2), 5)).ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(31, 0, std::vector<uint8_t>(100, 3), 5)).ok());
+  w->DropSynced(5);                     // 31's and 30's second record leave
+  ASSERT_TRUE(w->Append(CopiedWrite(30, 200, std::vector<uint8_t>(100, 4), 6)).ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(31, 100, std::vector<uint8_t>(100, 5), 6)).ok());
+  ASSERT_TRUE(w->Append(CopiedWrite(32, 0, std::vector<uint8_t>(100, 6), 6)).ok());
+  w->Untag(32);       // now a record every commit writes
+  w->DropObject(30);
+  w->DropObject(31);
+  w->DropObject(32);  // untagged: stays
+  w->DropObject(33);  // never had any
+  auto last = w->Append(Create(40, "after", 6));
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(w->Commit(*last, 0).ok());
+  Read rb = ReadBack(*zh);
+  std::vector<std::pair<uint64_t, uint64_t>> writes;  // (foid, offset)
+  for (const LogRecord& r : rb.records) {
+    if (const auto* wr = std::get_if<LrWrite>(&r.body)) writes.emplace_back(wr->foid, wr->offset);
+  }
+  const std::vector<std::pair<uint64_t, uint64_t>> want = {{30, 0}, {32, 0}};
+  EXPECT_EQ(writes, want);
+  EXPECT_EQ(rb.records.back().type(), TxType::kCreate);
+}
+
 // Log blocks on the vdev the test picks, bump-allocated.
 class PickVdevAllocator final : public ZilBlockAllocator {
  public:

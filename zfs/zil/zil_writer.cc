@@ -102,6 +102,7 @@ Status ZilWriter::Destroy(uint64_t txg) {
   log_exists_ = false;
   pending_.clear();
   queued_data_.store(0, std::memory_order_relaxed);
+  tagged_.clear();
   // Records still queued were not written: a commit waiting for them must
   // not succeed (its caller falls back to a txg sync).
   if (broken_.ok()) broken_ = Status::Busy("the log was destroyed");
@@ -140,6 +141,7 @@ Result<uint64_t> ZilWriter::Append(LogRecord rec, uint64_t oid) {
   const uint64_t t = next_ticket_++;
   pending_.push_back(Pending{t, oid, std::move(rec)});
   queued_data_.fetch_add(DataBytes(pending_.back()), std::memory_order_relaxed);
+  if (oid != 0) tagged_[oid]++;
   return t;
 }
 
@@ -152,12 +154,17 @@ Result<uint64_t> ZilWriter::AppendByReference(LogRecord rec) {
   if (!log_exists_) return Status::Busy("the dataset has no intent log");
   const uint64_t t = next_ticket_++;
   pending_.push_back(Pending{t, oid, std::move(rec), true});
+  if (oid != 0) tagged_[oid]++;
   return t;
 }
 
 void ZilWriter::DropObject(uint64_t oid) {
   if (oid == 0) return;
   MutexLock l(&mu_);
+  // Most freed objects have nothing queued (an unlinked file whose changes
+  // were all namespace records, or were written or synced): no scan of the
+  // queue, which holds every unsynced record of the file system.
+  if (tagged_.erase(oid) == 0) return;
   std::erase_if(pending_, [this, oid](const Pending& p) {
     if (p.oid != oid) return false;
     queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
@@ -165,9 +172,15 @@ void ZilWriter::DropObject(uint64_t oid) {
   });
 }
 
+void ZilWriter::Untally(uint64_t oid) {
+  auto it = tagged_.find(oid);
+  if (it != tagged_.end() && --it->second == 0) tagged_.erase(it);
+}
+
 void ZilWriter::Untag(uint64_t oid) {
   if (oid == 0) return;
   MutexLock l(&mu_);
+  if (tagged_.erase(oid) == 0) return;
   for (Pending& p : pending_) {
     if (p.oid == oid) p.oid = 0;
   }
@@ -221,6 +234,7 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
     for (Pending& p : pending_) {
       if (all || p.oid == 0 || waiting_.count(p.oid) != 0) {
         queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
+        if (p.oid != 0) Untally(p.oid);
         batch.push_back(std::move(p));
       } else {
         keep.push_back(std::move(p));
@@ -435,9 +449,10 @@ Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
 
 void ZilWriter::DropSynced(uint64_t txg) {
   MutexLock l(&mu_);
-  std::erase_if(pending_, [this, txg](const Pending& p) {
+  std::erase_if(pending_, [this, txg](const Pending& p) UZFS_NO_THREAD_SAFETY_ANALYSIS -> bool {
     if (p.rec.txg > txg) return false;
     queued_data_.fetch_sub(DataBytes(p), std::memory_order_relaxed);
+    if (p.oid != 0) Untally(p.oid);
     return true;
   });
   cv_.SignalAll();

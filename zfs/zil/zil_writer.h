@@ -63,6 +63,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <span>
 #include <vector>
 
@@ -244,6 +245,8 @@ class ZilWriter {
   uint64_t ChooseSize(uint64_t want) UZFS_REQUIRES(issuer_mu_);
   BlockPtr Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const;
   ZilHeader HeaderLocked() const UZFS_REQUIRES(issuer_mu_);
+  // One record tagged oid left pending_ (tagged_ bookkeeping).
+  void Untally(uint64_t oid) UZFS_REQUIRES(mu_);
 
   BlockTarget& target_;
   ZilBlockAllocator& alloc_;
@@ -269,6 +272,9 @@ class ZilWriter {
   CondVar cv_;
   std::deque<Pending> pending_ UZFS_GUARDED_BY(mu_);  // ticket order
   std::atomic<uint64_t> queued_data_{0};  // DataBytes of pending_, changed under mu_
+  // oid -> how many records in pending_ are tagged oid (only oids > 0 with
+  // at least one): DropObject and Untag of an object with none are O(1).
+  std::unordered_map<uint64_t, uint64_t> tagged_ UZFS_GUARDED_BY(mu_);
   uint64_t next_ticket_ UZFS_GUARDED_BY(mu_) = 1;
   bool issuing_ UZFS_GUARDED_BY(mu_) = false;
   uint64_t batches_started_ UZFS_GUARDED_BY(mu_) = 0;  // batches taken from pending_
