@@ -44,15 +44,47 @@ DmuZapObject::DmuZapObject(ObjsetWriter& os, uint64_t object, uint64_t txg)
     nblocks_ = 0;
   } else {
     nblocks_ = 1;
-    cache_.emplace(0, std::move(c));  // clean; saves the first operation a read
-    cached_bytes_ = bsize_;
+    Insert(0, std::move(c));  // clean; saves the first operation a read
   }
+}
+
+DmuZapObject::Cached& DmuZapObject::Insert(uint64_t blkid, Cached c) {
+  auto [it, added] = cache_.try_emplace(blkid);
+  if (!added) {
+    cached_bytes_ -= it->second.data.size();
+    lru_.erase(it->second.lru);
+  }
+  const bool dirty = c.dirty;
+  it->second = std::move(c);
+  it->second.dirty = false;
+  cached_bytes_ += it->second.data.size();
+  it->second.lru = lru_.insert(lru_.end(), blkid);
+  if (dirty) MarkDirty(blkid, it->second);
+  return it->second;
+}
+
+void DmuZapObject::Erase(std::map<uint64_t, Cached>::iterator it) {
+  cached_bytes_ -= it->second.data.size();
+  lru_.erase(it->second.lru);
+  cache_.erase(it);  // a listed dirty blkid no longer cached is skipped at write-back
+}
+
+void DmuZapObject::ClearCache() {
+  cache_.clear();
+  lru_.clear();
+  dirty_.clear();
+  cached_bytes_ = 0;
+}
+
+void DmuZapObject::MarkDirty(uint64_t blkid, Cached& c) {
+  if (!c.dirty) dirty_.push_back(blkid);
+  c.dirty = true;
 }
 
 Result<DmuZapObject::Cached*> DmuZapObject::Load(uint64_t blkid) {
   auto it = cache_.find(blkid);
   if (it != cache_.end()) {
-    it->second.used = ++use_clock_;
+    lru_.splice(lru_.end(), lru_, it->second.lru);
     return &it->second;
   }
   Cached c;
@@ -61,8 +93,7 @@ Result<DmuZapObject::Cached*> DmuZapObject::Load(uint64_t blkid) {
     Status s = os_.Read(object_, blkid * bsize_, c.data);
     if (!s.ok()) return s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
   }
-  c.used = ++use_clock_;
-  return &cache_.emplace(blkid, std::move(c)).first->second;
+  return &Insert(blkid, std::move(c));
 }
 
 Result<std::span<const uint8_t>> DmuZapObject::Block(uint64_t blkid) {
@@ -78,7 +109,7 @@ Result<std::span<uint8_t>> DmuZapObject::MutableBlock(uint64_t blkid) {
   if (!error_.ok()) return error_;
   if (blkid >= kMaxZapBlocks) return Status::InvalidArgument("ZAP block id too large");
   UZFS_ASSIGN_OR_RETURN(Cached * c, Load(blkid));
-  c->dirty = true;
+  MarkDirty(blkid, *c);
   nblocks_ = std::max(nblocks_, blkid + 1);
   return std::span<uint8_t>(c->data);
 }
@@ -91,7 +122,7 @@ Status DmuZapObject::SetBlockSize(uint64_t bytes) {
   if (bytes == bsize_) return Status::Ok();
   if (nblocks_ == 0) {
     UZFS_RETURN_IF_ERROR(os_.SetBlockSize(object_, bytes, indblkshift_, txg_));
-    cache_.clear();
+    ClearCache();
     bsize_ = bytes;
     return Status::Ok();
   }
@@ -102,7 +133,7 @@ Status DmuZapObject::SetBlockSize(uint64_t bytes) {
     UZFS_ASSIGN_OR_RETURN(Cached * c, Load(0));
     b0 = std::move(c->data);
     b0_dirty = c->dirty;
-    cache_.clear();
+    ClearCache();
   }
   Status s = os_.SetBlockSize(object_, bytes, indblkshift_, txg_);
   if (!s.ok() && s.code() == Code::kInvalidArgument) {
@@ -135,7 +166,10 @@ Status DmuZapObject::SetBlockSize(uint64_t bytes) {
   }
   bsize_ = bytes;
   b0.resize(bytes, 0);
-  cache_.emplace(0, Cached{std::move(b0), true});
+  Cached c0;
+  c0.data = std::move(b0);
+  c0.dirty = true;
+  Insert(0, std::move(c0));
   return Status::Ok();
 }
 
@@ -144,23 +178,25 @@ Status DmuZapObject::FreeBlocks(uint64_t first, uint64_t n) {
   if (n == 0) return Status::Ok();
   if (first >= kMaxZapBlocks || n > kMaxZapBlocks - first)
     return Status::InvalidArgument("ZAP block range too large");
-  cache_.erase(cache_.lower_bound(first), cache_.lower_bound(first + n));
+  for (auto it = cache_.lower_bound(first); it != cache_.end() && it->first < first + n;) Erase(it++);
   return os_.FreeRange(object_, first * bsize_, n * bsize_, txg_);
 }
 
 Status DmuZapObject::WriteBack() {
   Status first;
-  for (auto& [blkid, c] : cache_) {
-    if (!c.dirty) continue;
-    Status s = os_.Write(object_, blkid * bsize_, c.data, txg_);
+  std::sort(dirty_.begin(), dirty_.end());  // block order, as the object lays them out
+  for (uint64_t blkid : dirty_) {
+    auto it = cache_.find(blkid);
+    if (it == cache_.end() || !it->second.dirty) continue;  // freed since, or listed twice
+    Status s = os_.Write(object_, blkid * bsize_, it->second.data, txg_);
     if (!s.ok() && first.ok())
       first = s.WithContext("ZAP object " + std::to_string(object_) + " block " + std::to_string(blkid));
-    c.dirty = false;
+    it->second.dirty = false;
   }
+  dirty_.clear();
   if (!first.ok() || cache_limit_ == 0) {
     // A failed write leaves the object's contents unknown: keep nothing.
-    cache_.clear();
-    cached_bytes_ = 0;
+    ClearCache();
   } else {
     Trim();
   }
@@ -168,17 +204,7 @@ Status DmuZapObject::WriteBack() {
 }
 
 void DmuZapObject::Trim() {
-  uint64_t bytes = 0;
-  for (const auto& [blkid, c] : cache_) bytes += c.data.size();
-  while (bytes > cache_limit_ && !cache_.empty()) {
-    auto oldest = cache_.begin();
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->second.used < oldest->second.used) oldest = it;
-    }
-    bytes -= oldest->second.data.size();
-    cache_.erase(oldest);
-  }
-  cached_bytes_ = bytes;
+  while (cached_bytes_ > cache_limit_ && !lru_.empty()) Erase(cache_.find(lru_.front()));
 }
 
 void DmuZapObject::EndOperation() {

@@ -11,6 +11,10 @@
 // to n bytes of (now clean) blocks for later operations, the least recently
 // used dropped first: a directory looked up again and again is then not
 // copied out of the object every time (a fat ZAP lookup reads two blocks).
+// An operation's cost does not grow with what is kept: the blocks it
+// dirtied are listed, the bytes kept counted and the use order kept as a
+// list as blocks come and go (a 50000-entry directory keeps hundreds of
+// leaves; walking them at every lookup made each one cost tens of us).
 // A kept block is what this object last wrote, so keeping it is only right
 // while this DmuZapObject is the object's only writer (the ZPL's directory
 // cache, zfs/zpl/zpl_dir.h); anything else that writes the object must use
@@ -48,6 +52,7 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <span>
 #include <vector>
@@ -99,14 +104,19 @@ class DmuZapObject final : public ZapObject {
   // Bytes of blocks cached now (between operations: the kept clean ones).
   uint64_t cached_bytes() const { return cached_bytes_; }
   // Drops every kept block. REQUIRES: between operations.
-  void DropCache() { EndOperation(); cache_.clear(); cached_bytes_ = 0; }
+  void DropCache() { EndOperation(); ClearCache(); }
 
  private:
   struct Cached {
     std::vector<uint8_t> data;
     bool dirty = false;
-    uint64_t used = 0;  // use_clock_ of the last Block/MutableBlock
+    std::list<uint64_t>::iterator lru;  // its place in lru_
   };
+  // cache_ with cached_bytes_, lru_ and dirty_ kept in step.
+  Cached& Insert(uint64_t blkid, Cached c);
+  void Erase(std::map<uint64_t, Cached>::iterator it);
+  void ClearCache();
+  void MarkDirty(uint64_t blkid, Cached& c);
   // Drops kept blocks, least recently used first, down to cache_limit_.
   void Trim();
   // The cache entry of blkid, read from the object if absent.
@@ -124,7 +134,8 @@ class DmuZapObject final : public ZapObject {
   std::map<uint64_t, Cached> cache_;  // nodes are stable: spans stay valid
   uint64_t cached_bytes_ = 0;         // sum of cache_'s data sizes
   uint64_t cache_limit_ = 0;
-  uint64_t use_clock_ = 0;
+  std::list<uint64_t> lru_;           // cache_'s blkids, least recently used first
+  std::vector<uint64_t> dirty_;       // blkids made dirty since the last write-back
 };
 
 // Allocates an object of `type` with 512-byte blocks (16 KiB indirect
