@@ -240,6 +240,14 @@ int Create(CmdCtx& c) {
       o.ashift = static_cast<uint32_t>(n);
     } else if (k == "altroot") {
       rec.altroot = AbsPath(c.cwd, v);
+    } else if (k.starts_with("feature@")) {
+      // Every feature uzfs knows is enabled unless -o feature@NAME=disabled.
+      const std::optional<std::string> g = KnownFeatureGuid(k.substr(8));
+      if (!g) return c.Fail("cannot create '" + name + "': property '" + k + "' is not a valid pool property");
+      if (v != "enabled" && v != "disabled") {
+        return c.Fail("cannot create '" + name + "': property '" + k + "' can only be set to 'enabled' or 'disabled'");
+      }
+      if (v == "disabled") o.disabled_features.insert(*g);
     } else {
       PropContext ctx;
       ctx.target = name;
@@ -952,6 +960,17 @@ int Set(CmdCtx& c) {
   if (e == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
+  if (k.starts_with("feature@")) {
+    const std::optional<std::string> g = KnownFeatureGuid(k.substr(8));
+    if (!g) return c.Fail("cannot set property for '" + name + "': property '" + k + "' is not a valid pool property");
+    if (v != "enabled") return c.Fail("cannot set property for '" + name + "': property '" + k + "' can only be set to 'enabled'");
+    if (e->pool->readonly()) return c.Fail("cannot set property for '" + name + "': pool is read-only");
+    e->pool->LogHistory(c.cmdline);
+    if (Status s = e->pool->EnableFeature(*g); !s.ok()) {
+      return c.Fail("cannot set property for '" + name + "': " + std::string(s.message()));
+    }
+    return 0;
+  }
   PropContext ctx;
   ctx.target = name;
   ctx.pool_version = e->pool->version();

@@ -145,6 +145,17 @@ TEST(ZpoolCli, JsonShapes) {
   EXPECT_EQ(r.out, "feature@lz4_compress\tactive\tlocal\nfeature@zilsaxattr\tenabled\tlocal\n") << r.err;
   EXPECT_TRUE(Contains(env.Zpool("get all tank").out, "tank  feature@large_blocks ")) << r.out;
   EXPECT_EQ(env.Zpool("get feature@nonesuch tank").rc, 2);
+
+  // Made without it, enabled later (OpenZFS's -o feature@NAME=disabled
+  // and zpool set feature@NAME=enabled).
+  ASSERT_EQ(env.Zpool("create -o feature@zilsaxattr=disabled old" + Devs(env, "o", 1)).rc, 0);
+  EXPECT_EQ(env.Zpool("get -H -o value feature@zilsaxattr old").out, "disabled\n");
+  r = env.Zpool("set feature@zilsaxattr=disabled old");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "can only be set to 'enabled'")) << r.err;
+  ASSERT_EQ(env.Zpool("set feature@zilsaxattr=enabled old").rc, 0);
+  EXPECT_EQ(env.Zpool("get -H -o value feature@zilsaxattr old").out, "enabled\n");
+  EXPECT_EQ(env.Zpool("create -o feature@lz4_compress=disabled no" + Devs(env, "n", 1)).rc, 1);
 }
 
 TEST(ZpoolCli, GetSetHistory) {

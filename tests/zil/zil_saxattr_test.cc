@@ -216,5 +216,53 @@ TEST_F(ZilSaXattrTest, PoolWithoutTheFeatureWaitsForATxg) {
   ASSERT_UZFS_OK((*p)->Export());
 }
 
+// A feature-flag pool made without the feature (zpool create -o
+// feature@zilsaxattr=disabled; as OpenZFS before 2.2 or uzfs before it
+// made them) falls back like version 28; `zpool set feature@zilsaxattr=
+// enabled` then makes the running log activate it at its next commit, and
+// SA xattr changes are logged from there on.
+TEST_F(ZilSaXattrTest, EnabledLaterOnAPoolMadeWithoutIt) {
+  {
+    PoolLayout l;
+    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
+    PoolCreateOptions o = pooltest::V23();
+    o.version = kFeatureVersion;
+    o.disabled_features = {kZilSaXattrGuid};
+    o.fs_init = InitNewFilesystem;
+    auto p = Pool::Create("tp", l, o);
+    ASSERT_UZFS_OK(p.status());
+    EXPECT_FALSE(Features(**p)["zilsaxattr"].enabled);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  auto p = Import();
+  ASSERT_UZFS_OK(p.status());
+  auto m = ZplFs::Mount(**p, "tp");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ZplFs& fs = **m;
+  auto c = Synced(fs, "f");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE((*p)->ZilLogsSaXattr("tp"));
+  uint64_t synced = (*p)->txg_stats().synced_txg;
+  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", B("1"), 0).ok());
+  ASSERT_TRUE(fs.Fsync(c->second, false).ok());
+  EXPECT_GT((*p)->txg_stats().synced_txg, synced);  // not logged: waited for the txg
+  ASSERT_UZFS_OK((*p)->EnableFeature(kZilSaXattrGuid));
+  auto f = Features(**p);
+  EXPECT_TRUE(f["zilsaxattr"].enabled);
+  EXPECT_EQ(f["zilsaxattr"].refcount, 0u);
+  ASSERT_TRUE(fs.Fsync(c->second, false).ok());  // activates it for the running log
+  EXPECT_TRUE((*p)->ZilLogsSaXattr("tp"));
+  EXPECT_EQ(Features(**p)["zilsaxattr"].refcount, 1u);
+  synced = (*p)->txg_stats().synced_txg;
+  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", B("2"), 0).ok());
+  ASSERT_TRUE(fs.Fsync(c->second, false).ok());
+  EXPECT_EQ((*p)->txg_stats().synced_txg, synced);  // logged
+  ASSERT_TRUE(fs.Release(c->second).ok());
+  ASSERT_TRUE(fs.Unmount().ok());
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir_.path(), "tp");
+}
+
 }  // namespace
 }  // namespace uzfs

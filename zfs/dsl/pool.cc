@@ -244,6 +244,14 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
   if (opts.ashift != 0 && (opts.ashift < 9 || opts.ashift > 16)) {
     return Status::InvalidArgument("cannot create '" + name + "': ashift must be 9 to 16");
   }
+  for (const std::string& g : opts.disabled_features) {
+    if (opts.version != kFeatureVersion) {
+      return Status::InvalidArgument("cannot create '" + name + "': feature properties need version 5000");
+    }
+    if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks") {
+      return Status::NotSupported("cannot create '" + name + "': uzfs cannot create a pool without feature " + g);
+    }
+  }
   std::unique_ptr<Pool> p(new Pool());
   p->arc_ = opts.arc;
   p->ident_.version = opts.version;
@@ -319,7 +327,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     std::vector<std::pair<std::string, std::string>> fs_props = opts.fs_props;
     ZplCreateProps root_zpl;
     UZFS_RETURN_IF_ERROR(p->TakeZplCreateProps(name, "", &fs_props, &root_zpl));
-    UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg, root_zpl));
+    UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg, root_zpl, opts.disabled_features));
     if (!opts.history.empty()) p->history_.push_back(opts.history);
     p->config_dirty_ = true;
     p->labels_dirty_ = true;
@@ -375,7 +383,8 @@ void Pool::ComputeDeflateRatio() {
   }
 }
 
-Status Pool::CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl) {
+Status Pool::CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl,
+                             const std::set<std::string>& disabled_features) {
   UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, MosOptions()));
   // Object 1: the object directory.
   UZFS_ASSIGN_OR_RETURN(uint64_t objdir, MosCreateZap(dmu_ot::kObjectDirectory, txg));
@@ -452,7 +461,7 @@ Status Pool::CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl) {
     UZFS_RETURN_IF_ERROR(MosZapAdd(1, "free_bpobj", free_bpobj, txg));
     UZFS_RETURN_IF_ERROR(CreateDir(root_dir_obj_, "$FREE", txg, 0).status());
   }
-  if (ident_.version == kFeatureVersion) UZFS_RETURN_IF_ERROR(CreateFeatureObjects(txg));
+  if (ident_.version == kFeatureVersion) UZFS_RETURN_IF_ERROR(CreateFeatureObjects(txg, disabled_features));
   {
     ObjectProps op;
     op.type = dmu_ot::kSpaHistory;

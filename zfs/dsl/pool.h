@@ -78,6 +78,10 @@ inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with l
 // Per-dataset feature: the dataset's intent log may hold TX_SETSAXATTR.
 inline constexpr const char* kZilSaXattrGuid = "org.openzfs:zilsaxattr";
 
+// The guid of a feature uzfs knows, by its short name ("zilsaxattr") or
+// guid; nullopt for any other.
+std::optional<std::string> KnownFeatureGuid(const std::string& name);
+
 // A feature of a feature-flag pool as `zpool get feature@NAME` shows it.
 struct PoolFeatureState {
   std::string guid;
@@ -99,7 +103,11 @@ using FilesystemInit =
     std::function<Status(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg)>;
 
 struct PoolCreateOptions {
-  uint64_t version = 23;          // 11..28, or 5000 (feature flags: lz4_compress only)
+  uint64_t version = 23;          // 11..28, or 5000 (feature flags: every feature uzfs knows)
+  // Version 5000: features left disabled (guids; zpool create -o
+  // feature@NAME=disabled). Only those uzfs can do without:
+  // org.open-zfs:large_blocks and org.openzfs:zilsaxattr.
+  std::set<std::string> disabled_features;
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
   std::string hostname;           // empty: gethostname()
@@ -252,6 +260,12 @@ class Pool final : private TxgSyncer {
   // Every feature uzfs knows (enabled or not; none below version 5000)
   // and every other one the pool lists, in uzfs's order then the pool's.
   Result<std::vector<PoolFeatureState>> Features() UZFS_EXCLUDES(mu_);
+  // `zpool set feature@NAME=enabled`: enables a feature uzfs knows (by
+  // guid) on a feature-flag pool, in one txg; OK if enabled already.
+  // feature_generation() changes with each (running logs then activate
+  // zilsaxattr at their next commit: ZilActivateSaXattr).
+  Status EnableFeature(const std::string& guid) UZFS_EXCLUDES(mu_, sync_mu_);
+  uint64_t feature_generation() const { return feature_gen_.load(std::memory_order_acquire); }
 
   // --- configuration changes (pool_vdev_change.cc) ---
   // `zpool add`: the layout's data and log vdevs become new top-level
@@ -318,6 +332,11 @@ class Pool final : private TxgSyncer {
   // zilsaxattr feature is active on disk: ZilStart activates it when the
   // pool has it enabled). False with no running log.
   bool ZilLogsSaXattr(const std::string& ds) const UZFS_EXCLUDES(mu_);
+  // A log that started before zilsaxattr was enabled: activates it for the
+  // dataset and syncs (as OpenZFS's zil_commit does for a pool upgraded
+  // under an existing log); ZilLogsSaXattr is true after. OK and nothing
+  // done when not enabled, already active, or no log runs.
+  Status ZilActivateSaXattr(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
   // Changes whenever a dataset's running log is stopped or replaced: a
   // holder of a writer compares it (lock-free) to know when to ask again.
   uint64_t zil_generation() const { return zil_gen_.load(std::memory_order_acquire); }
@@ -416,7 +435,7 @@ class Pool final : private TxgSyncer {
   Result<uint64_t> MosZapLookup(uint64_t obj, const std::string& name) UZFS_REQUIRES(mu_);
   Result<uint64_t> MosCreateBplist(uint64_t block_size, uint64_t txg) UZFS_REQUIRES(mu_);
   Result<uint64_t> MosCreateDeadlist(uint64_t txg) UZFS_REQUIRES(mu_);
-  Status CreateFeatureObjects(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status CreateFeatureObjects(uint64_t txg, const std::set<std::string>& disabled) UZFS_REQUIRES(mu_);
   Status CheckFeatures(const std::string& quoted, bool readonly) UZFS_REQUIRES(mu_);
   // pool_features.cc: feature refcounts, per-dataset activation.
   Result<bool> FeatureEnabled(const std::string& guid) UZFS_REQUIRES(mu_);
@@ -449,7 +468,8 @@ class Pool final : private TxgSyncer {
   void ComputeDeflateRatio();
 
   // DSL.
-  Status CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl) UZFS_REQUIRES(mu_);
+  Status CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl, const std::set<std::string>& disabled_features)
+      UZFS_REQUIRES(mu_);
   Result<std::map<std::string, uint64_t>> ZplMasterPropsLocked(const std::string& ds) UZFS_REQUIRES(mu_);
   // Moves the ZPL's create-time properties (normalization, utf8only,
   // casesensitivity) out of `props` into *zpl, parsed; then fills those not
@@ -547,6 +567,7 @@ class Pool final : private TxgSyncer {
   uint64_t root_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t origin_snap_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> feature_gen_{0};  // EnableFeature calls
   std::map<std::string, std::unique_ptr<Dataset>> datasets_ UZFS_GUARDED_BY(mu_);
   // Log devices log blocks must not go to (evacuated for removal), and
   // whether a log write to the log class failed (new logs use the main

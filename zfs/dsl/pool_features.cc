@@ -73,7 +73,15 @@ const KnownFeature* Known(const std::string& guid) {
 
 }  // namespace
 
-Status Pool::CreateFeatureObjects(uint64_t txg) {
+std::optional<std::string> KnownFeatureGuid(const std::string& name) {
+  for (const KnownFeature& f : kKnownFeatures) {
+    const std::string g = f.guid;
+    if (name == g || name == g.substr(g.find(':') + 1)) return g;
+  }
+  return std::nullopt;
+}
+
+Status Pool::CreateFeatureObjects(uint64_t txg, const std::set<std::string>& disabled) {
   UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosCreateZap(dmu_ot::kZapOther, txg));
@@ -81,10 +89,36 @@ Status Pool::CreateFeatureObjects(uint64_t txg) {
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "features_for_write", for_write, txg));
   UZFS_RETURN_IF_ERROR(MosZapAdd(1, "feature_descriptions", descriptions, txg));
   for (const KnownFeature& f : kKnownFeatures) {
+    if (disabled.count(f.guid)) continue;
     UZFS_RETURN_IF_ERROR(MosZapAdd(f.for_read ? for_read : for_write, f.guid, f.initial, txg));
     UZFS_RETURN_IF_ERROR(MosZapAddString(descriptions, f.guid, f.description, txg));
   }
   return Status::Ok();
+}
+
+Status Pool::EnableFeature(const std::string& guid) {
+  const KnownFeature* f = Known(guid);
+  if (f == nullptr) return Status::NotSupported("feature " + guid + " is not supported by uzfs");
+  if (version() != kFeatureVersion) return Status::NotSupported("pool version " + std::to_string(version()) +
+                                                                " has no feature flags");
+  Status s = RunTask([this, f](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_ASSIGN_OR_RETURN(bool on, FeatureEnabled(f->guid));
+    if (on) return Status::Ok();
+    // Every feature uzfs knows depends on nothing or on
+    // extensible_dataset, which every feature-flag pool it opens has
+    // (it cannot be disabled at create; OpenZFS enables it with them).
+    if (f->per_dataset) {
+      UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled(kExtensibleGuid));
+      if (!ext) return Status::NotSupported(std::string("feature ") + f->guid + " needs extensible_dataset");
+    }
+    UZFS_ASSIGN_OR_RETURN(uint64_t zap, MosZapLookup(1, f->for_read ? "features_for_read" : "features_for_write"));
+    UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosZapLookup(1, "feature_descriptions"));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(zap, f->guid, f->initial, txg));
+    return MosZapAddString(descriptions, f->guid, f->description, txg);
+  });
+  // After the txg: a log that notices the change finds the feature enabled.
+  feature_gen_.fetch_add(1, std::memory_order_acq_rel);
+  return s;
 }
 
 // Import of a feature-flag pool: every feature in use (refcount > 0) must

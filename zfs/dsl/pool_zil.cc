@@ -514,6 +514,29 @@ bool Pool::ZilLogsSaXattr(const std::string& name) const {
   return it->second->zil->saxattr.load(std::memory_order_acquire);
 }
 
+Status Pool::ZilActivateSaXattr(const std::string& name) {
+  std::shared_ptr<DatasetZil> z;
+  auto done = std::make_shared<Status>(Status::Ok());
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::Ok();
+    UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
+    if (!ds->zil || ds->zil->saxattr.load(std::memory_order_acquire)) return Status::Ok();
+    UZFS_ASSIGN_OR_RETURN(const bool enabled, FeatureEnabled(kZilSaXattrGuid));
+    if (!enabled) return Status::Ok();
+    z = ds->zil;
+    const uint64_t ds_obj = ds->ds_obj;
+    tasks_.push_back(PendingTask{[this, ds_obj](uint64_t t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+                                   return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
+                                 },
+                                 done});
+  }
+  UZFS_RETURN_IF_ERROR(Sync());
+  if (!done->ok()) return *done;
+  z->saxattr.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
 Status Pool::ZilClose(const std::string& name) {
   std::shared_ptr<DatasetZil> z;
   ObjsetWriter* os = nullptr;

@@ -970,6 +970,12 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
           return ZplStatus::FromStatus(pool_.Sync());
         }
       }
+      // zilsaxattr enabled (zpool set) while this log ran: activated now,
+      // so later SA xattr changes are logged.
+      if (!log_saxattr_ && pool_.feature_generation() != feature_gen_) {
+        feature_gen_ = pool_.feature_generation();
+        if (pool_.ZilActivateSaXattr(ds_).ok()) log_saxattr_ = pool_.ZilLogsSaXattr(ds_);
+      }
       if (unlogged_txg_ > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
       log = log_;
       ticket = log_->LastTicket();
@@ -1006,6 +1012,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // The running log, and whether it may take TX_SETSAXATTR records (the
   // dataset's org.openzfs:zilsaxattr is active: Pool::ZilStart).
   void SetLog(std::shared_ptr<ZilWriter> w) UZFS_REQUIRES(mu_) {
+    feature_gen_ = pool_.feature_generation();
     log_ = std::move(w);
     log_saxattr_ = log_ && pool_.ZilLogsSaXattr(ds_);
   }
@@ -2068,6 +2075,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
   bool log_saxattr_ UZFS_GUARDED_BY(mu_) = false;       // log_ may take TX_SETSAXATTR (SetLog)
+  uint64_t feature_gen_ UZFS_GUARDED_BY(mu_) = 0;       // pool's feature_generation() seen
   uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
   uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
