@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,52 @@ TEST(FileDeviceTest, WriteDurableWritesLikeWrite) {
     EXPECT_EQ(back2, odd);
     EXPECT_EQ((*dev)->WriteDurable(kSize, odd).code(), Code::kInvalidArgument);
   }
+}
+
+// Hole prefill (log devices): the first write into a chunk that is all
+// hole writes the whole chunk (zeros around the data), so the file has no
+// hole left there; a chunk that already holds data, and a write across two
+// chunks, are written as asked; nothing already written changes; the
+// engine is sent through DoWrite until a chunk is known written.
+TEST(FileDeviceTest, PrefillFillsWholeHoleChunksOnly) {
+  constexpr uint64_t kChunk = 1 << 20;
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "slog");
+  auto dev = FileDevice::Open(path, Create(8 * kChunk));
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  FileDevice& d = **dev;
+  const auto old = test::RandomBytes(4096, 1);
+  ASSERT_UZFS_OK(d.Write(3 * kChunk, old));  // chunk 3 holds data before
+  d.PrefillHoles(kChunk);
+  const int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  auto next_hole = [&](uint64_t at) { return static_cast<uint64_t>(lseek(fd, static_cast<off_t>(at), SEEK_HOLE)); };
+  EXPECT_LT(d.NativeFdFor(IoOp::kWrite, kChunk + 8192, 8192, nullptr), 0);
+  AlignedBuffer a(8192);
+  std::memcpy(a.data(), test::RandomBytes(8192, 2).data(), 8192);
+  ASSERT_UZFS_OK(d.WriteDurable(kChunk + 8192, a.span()));
+  EXPECT_EQ(d.prefilled_chunks(), 1u);
+  EXPECT_GE(next_hole(kChunk), 2 * kChunk);  // chunk 1 written whole
+  EXPECT_GE(d.NativeFdFor(IoOp::kWrite, kChunk, 4096, a.data()), 0);
+  std::vector<uint8_t> back(kChunk);
+  ASSERT_UZFS_OK(d.Read(kChunk, back));
+  EXPECT_TRUE(std::equal(a.span().begin(), a.span().end(), back.begin() + 8192));
+  auto zero = [](uint8_t b) { return b == 0; };
+  EXPECT_TRUE(std::all_of(back.begin(), back.begin() + 8192, zero));
+  EXPECT_TRUE(std::all_of(back.begin() + 16384, back.end(), zero));
+  // Chunk 3 had data: this write is made as asked, the chunk keeps its hole.
+  ASSERT_UZFS_OK(d.Write(3 * kChunk + 65536, a.span()));
+  EXPECT_EQ(d.prefilled_chunks(), 1u);
+  EXPECT_LT(next_hole(3 * kChunk), 4 * kChunk);
+  std::vector<uint8_t> got(old.size());
+  ASSERT_UZFS_OK(d.Read(3 * kChunk, got));
+  EXPECT_EQ(got, old);
+  // Across chunks 5 and 6: as asked, both marked written.
+  ASSERT_UZFS_OK(d.Write(6 * kChunk - 4096, a.span()));
+  EXPECT_EQ(d.prefilled_chunks(), 1u);
+  EXPECT_GE(d.NativeFdFor(IoOp::kWrite, 5 * kChunk, 4096, a.data()), 0);
+  EXPECT_GE(d.NativeFdFor(IoOp::kWrite, 6 * kChunk, 4096, a.data()), 0);
+  close(fd);
 }
 
 TEST(FileDeviceTest, DirectIoTakesAlignedAndUnalignedRequests) {

@@ -53,6 +53,8 @@
 // are freed only in the txg its header stops naming them (Sync) or when
 // the whole log is destroyed with its header cleared (ZilStart/ZilClose).
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <atomic>
 #include <map>
 #include <set>
@@ -252,6 +254,26 @@ Allocator* Pool::LogClassFor(uint32_t top_id) const {
 }
 
 
+namespace {
+
+// Leaves of log vdevs that are sparse files fill holes ahead of the log's
+// writes (FileDevice::PrefillHoles): a log block's fdatasync then writes
+// no allocation metadata. Turned on before the vdev joins the log class,
+// so no log write to it is in flight. UZFS_LOG_PREFILL=off turns it off.
+constexpr uint64_t kLogPrefillChunk = 1 << 20;
+
+void PrefillLogLeaves(Vdev* v) {
+  static const bool off = [] {
+    const char* e = std::getenv("UZFS_LOG_PREFILL");
+    return e != nullptr && std::string_view(e) == "off";
+  }();
+  if (v == nullptr || off) return;
+  if (BlockDevice* d = v->device()) d->PrefillHoles(kLogPrefillChunk);
+  for (Vdev* c : v->children()) PrefillLogLeaves(c);
+}
+
+}  // namespace
+
 Status Pool::OpenLogClass(const AllocatorOptions& ao) {
   log_allocs_.clear();
   log_class_.clear();
@@ -265,6 +287,7 @@ Status Pool::OpenLogClass(const AllocatorOptions& ao) {
     if (!n.is_log || (!creating && n.metaslab_array == 0)) continue;
     const uint32_t id = static_cast<uint32_t>(i);
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a, Allocator::Create({SpaceOf(root_->child(id), id, n)}, ao));
+    PrefillLogLeaves(root_->child(id));
     log_class_[id] = a.get();
     log_allocs_.push_back(std::move(a));
   }
@@ -282,6 +305,7 @@ Status Pool::AddLogClassVdev(uint32_t top_id) {
   ao.debug_entries = true;
   UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a,
                         Allocator::Create({SpaceOf(root_->child(top_id), top_id, n)}, ao));
+  PrefillLogLeaves(root_->child(top_id));
   log_class_[top_id] = a.get();
   log_allocs_.push_back(std::move(a));
   zil_avoid_.erase(top_id);

@@ -125,6 +125,12 @@ class BlockDevice {
     (void)op, (void)offset, (void)len, (void)buf;
     return NativeFd();
   }
+  // For log devices (the pool calls it before the first log block is
+  // written there): a regular file may fill holes ahead of the writes, in
+  // `chunk`-byte pieces, so that later writes overwrite written blocks and
+  // their flush writes no allocation metadata (FileDevice). A no-op here
+  // and on block devices.
+  virtual void PrefillHoles(uint64_t chunk) { (void)chunk; }
   // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none.
   // No device in the tree requires any today (FileDevice bounces); the check
   // stays for devices that would.

@@ -190,7 +190,49 @@ int FileDevice::NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* 
     return fd_;  // kReads: read it buffered
   }
   if ((op == IoOp::kWrite || op == IoOp::kWriteDurable) && direct_writes_ && !aligned) return -1;
+  if (op != IoOp::kFlush && PrefillPending(offset, len)) return -1;  // DoWrite decides
   return fd_;
+}
+
+void FileDevice::PrefillHoles(uint64_t chunk) {
+  if (is_block_ || chunk < (64 << 10) || (chunk & (chunk - 1)) != 0) return;
+  MutexLock l(&prefill_mu_);
+  if (prefill_chunk_.load(std::memory_order_relaxed) != 0) return;
+  const uint64_t n = (size_ + chunk - 1) / chunk;
+  chunk_written_ = std::make_unique<std::atomic<uint8_t>[]>(n);
+  for (uint64_t i = 0; i < n; i++) chunk_written_[i].store(0, std::memory_order_relaxed);
+  prefill_chunk_.store(chunk, std::memory_order_release);
+}
+
+bool FileDevice::PrefillPending(uint64_t offset, uint64_t len) const {
+  const uint64_t chunk = prefill_chunk_.load(std::memory_order_acquire);
+  if (chunk == 0 || len == 0 || offset >= size_) return false;
+  const uint64_t last = (std::min(offset + len, size_) - 1) / chunk;
+  for (uint64_t c = offset / chunk; c <= last; c++) {
+    if (chunk_written_[c].load(std::memory_order_acquire) == 0) return true;
+  }
+  return false;
+}
+
+Result<bool> FileDevice::PrefillFor(uint64_t offset, std::span<const uint8_t> buf) {
+  const uint64_t chunk = prefill_chunk_.load(std::memory_order_acquire);
+  const uint64_t first = offset / chunk, last = (std::min(offset + buf.size(), size_) - 1) / chunk;
+  MutexLock l(&prefill_mu_);
+  bool fill = first == last && chunk_written_[first].load(std::memory_order_relaxed) == 0 &&
+              (!direct_writes_ || Aligned(offset, buf.size(), buf.data()));
+  const uint64_t start = first * chunk, end = std::min(start + chunk, size_);
+  if (fill) {
+    const off_t d = lseek(fd_, static_cast<off_t>(start), SEEK_DATA);
+    fill = (d < 0 && errno == ENXIO) || (d >= 0 && static_cast<uint64_t>(d) >= end);
+  }
+  if (fill) {
+    AlignedBuffer b(end - start, std::max<uint32_t>(mem_align_, 4096));  // zeros
+    std::memcpy(b.data() + (offset - start), buf.data(), buf.size());
+    UZFS_RETURN_IF_ERROR(PwriteAll(start, b.span()));
+    prefilled_.fetch_add(1, std::memory_order_relaxed);
+  }
+  for (uint64_t c = first; c <= last; c++) chunk_written_[c].store(1, std::memory_order_release);
+  return fill;
 }
 
 Status FileDevice::PreadAll(int fd, uint64_t offset, std::span<uint8_t> buf) {
@@ -252,6 +294,10 @@ Status FileDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
 }
 
 Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
+  if (PrefillPending(offset, buf.size())) {
+    UZFS_ASSIGN_OR_RETURN(bool done, PrefillFor(offset, buf));
+    if (done) return Status::Ok();
+  }
   if (!direct_writes_ || Aligned(offset, buf.size(), buf.data())) return PwriteAll(offset, buf);
   unaligned_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t unit = off_align_;
@@ -274,6 +320,10 @@ Status FileDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
 }
 
 Status FileDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  if (PrefillPending(offset, buf.size())) {
+    UZFS_ASSIGN_OR_RETURN(bool done, PrefillFor(offset, buf));
+    if (done) return DoFlush();
+  }
   if ((!direct_writes_ || Aligned(offset, buf.size(), buf.data())) &&
       !no_dsync_.load(std::memory_order_relaxed)) {
     Status s = PwriteAll(offset, buf, RWF_DSYNC);
@@ -286,6 +336,9 @@ Status FileDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf)
 
 Status FileDevice::DoWriteGather(uint64_t offset,
                                  std::span<const std::span<const uint8_t>> pieces) {
+  uint64_t total = 0;
+  for (const auto& p : pieces) total += p.size();
+  if (PrefillPending(offset, total)) return BlockDevice::DoWriteGather(offset, pieces);  // DoWrite decides
   std::vector<iovec> iov;
   iov.reserve(pieces.size());
   uint64_t len = 0;

@@ -49,6 +49,20 @@
 // write to the same file-system block, cannot happen: a FileDevice writes
 // through one descriptor only.
 //
+// Hole prefill (PrefillHoles, log devices only): in a sparse file every
+// write to a new place allocates, and the fdatasync after it must then
+// write the file's extent metadata too: about twice the cost of a write
+// + fdatasync over written blocks (docs/PERFORMANCE.md, session 7). With
+// prefill on, the first write into a chunk (1 MiB) that is wholly a hole
+// (lseek SEEK_DATA finds nothing in it) writes the whole chunk: its data
+// in place, zeros around it; later writes there overwrite. What a
+// database does when it zero-fills its write-ahead log files. Safe because
+// a hole holds nothing (zeros read back the same) and every write to a
+// chunk not yet known written goes through DoWrite under prefill_mu_
+// (NativeFdFor answers -1 for it), so no write to a chunk can run while
+// that chunk is being filled. A chunk with data in it, or a write that
+// spans two chunks, marks its chunks written and is written as asked.
+//
 // Threading contract: thread-safe; every method may be called concurrently
 // (the fd is only used with positional calls).
 #pragma once
@@ -109,6 +123,11 @@ class FileDevice final : public BlockDevice {
   // (bounced with kOn, buffered with kReads; writes with kReads are not
   // counted). 0 on buffered devices.
   uint64_t unaligned_requests() const { return unaligned_.load(std::memory_order_relaxed); }
+  // See the top. Regular files only; the first call wins, later ones are
+  // ignored. REQUIRES: chunk a power of two, >= 64 KiB; called before any
+  // write that could reach a hole of the file is in flight.
+  void PrefillHoles(uint64_t chunk) override;
+  uint64_t prefilled_chunks() const { return prefilled_.load(std::memory_order_relaxed); }
 
  protected:
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
@@ -144,6 +163,13 @@ class FileDevice final : public BlockDevice {
   // when the kernel refuses the flags (nothing written).
   Status PwriteAll(uint64_t offset, std::span<const uint8_t> buf, int flags = 0);
 
+  // Some chunk of [offset, offset+len) is not known written (prefill on).
+  bool PrefillPending(uint64_t offset, uint64_t len) const;
+  // With prefill on: fills the chunk of a write wholly inside one hole
+  // chunk (true: the write is done), else marks the write's chunks written
+  // (false: the caller writes it).
+  Result<bool> PrefillFor(uint64_t offset, std::span<const uint8_t> buf) UZFS_EXCLUDES(prefill_mu_);
+
   const std::string path_;
   const int fd_;   // writes and flushes (O_DIRECT with kOn); buffered reads
   const int rfd_;  // direct reads: fd_ with kOn, a second O_DIRECT fd with kReads, else fd_
@@ -157,6 +183,12 @@ class FileDevice final : public BlockDevice {
   mutable std::atomic<uint64_t> unaligned_{0};
   std::atomic<bool> no_dsync_{false};  // the kernel refused RWF_DSYNC once
   Mutex rmw_mu_;  // serialises read-modify-write bounces with each other
+  // Prefill: chunk size (0: off) and one flag per chunk (1: written or not
+  // to be filled), published by PrefillHoles before prefill_chunk_.
+  std::atomic<uint64_t> prefill_chunk_{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> chunk_written_;
+  Mutex prefill_mu_;  // held while a chunk is checked and filled, and while chunks are marked
+  std::atomic<uint64_t> prefilled_{0};
 };
 
 }  // namespace uzfs
