@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Round trips and daemon CPU of the small-file delete phase, per unlink:
+# fio's small-files create+stat on a fresh raidz2 pool (six sparse files),
+# `sync -f`, then the delete phase under the kernel's FUSE tracepoints
+# (fuse:fuse_request_send / fuse_request_end, Linux >= 6.x) on the mount's
+# connection. Prints fio's rate and percentiles, the daemon's user/sys CPU
+# per unlink and, per request type, count and send-to-reply latency.
+#
+#   scripts/fuse-roundtrips.sh [uzfs|zfs-fuse] [NRFILES]   (default uzfs 50000)
+#
+# Needs root and perf. zfs-fuse runs in its sandbox (zfs-fuse-sandbox.sh).
+# UZFS_BIN: directory of zpool (default build/cmd/zpool).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+side=${1:-uzfs} n=${2:-50000}
+if [ "$side" = zfs-fuse ] && [ "${3:-}" != --inside ]; then
+  exec "$here/scripts/zfs-fuse-sandbox.sh" "$0" zfs-fuse "$n" --inside
+fi
+work=$(mktemp -d /var/tmp/uzfs-rt.XXXXXX)
+export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
+mnt=$work/mnt
+mkdir -p "$mnt" "$work/devs"
+devs=()
+for i in 0 1 2 3 4 5; do truncate -s 2G "$work/devs/d$i"; devs+=("$work/devs/d$i"); done
+if [ "$side" = uzfs ]; then
+  zp=${UZFS_BIN:-$here/build/cmd/zpool}/zpool pool=rtbench
+else
+  zp=/usr/sbin/zpool pool=rtzf
+fi
+cleanup() {
+  "$zp" destroy "$pool" 2>/dev/null || "$zp" destroy -f "$pool" 2>/dev/null || true
+  if [ "$side" = uzfs ] && [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+"$zp" create -f -m "$mnt" "$pool" raidz2 "${devs[@]}" 2>/dev/null
+for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
+job=$here/tests/perf/fio/small-files.fio
+export FIO_DIR=$mnt FIO_NRFILES=$n
+fio --section=create --section=stat --output-format=terse "$job" | awk -F';' '{print $3": "$8+$49" files/s"}'
+if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
+sync -f "$mnt"
+read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
+perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -a -- \
+  fio --section=delete --output-format=json --output="$work/del.json" "$job" >/dev/null
+read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
+dev=$(stat -c %d "$mnt")
+perf script -i "$work/perf.data" 2>/dev/null >"$work/trace.txt"
+python3 - "$work/del.json" "$work/trace.txt" $(( (dev & 0xff) | ((dev >> 12) & 0xfff00) )) \
+  $((u1 - u0)) $((s1 - s0)) "$(getconf CLK_TCK)" <<'PY'
+import collections, json, re, sys
+text = open(sys.argv[1]).read()
+j = json.loads(text[text.index("{"):])["jobs"][0]["read"]
+conn, du, ds, hz = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+n = j["total_ios"]
+p = j["clat_ns"]["percentile"]
+print(f"delete: {j['iops']:.0f} files/s ({n} files), clat p50 {p['50.000000']/1e3:.0f} us, "
+      f"p99 {p['99.000000']/1e3:.0f} us; daemon CPU per unlink: user {du*1e6/hz/n:.1f} us, "
+      f"sys {ds*1e6/hz/n:.1f} us")
+sent, lat = {}, collections.defaultdict(list)
+pat = re.compile(r"(\d+\.\d+):\s+fuse:fuse_request_(send|end): connection (\d+) req (\d+)(?: opcode \d+ \((\w+)\))?")
+for line in open(sys.argv[2]):
+    m = pat.search(line)
+    if not m or m.group(3) != conn:
+        continue
+    t, kind, req, op = float(m.group(1)), m.group(2), m.group(4), m.group(5)
+    if kind == "send":
+        sent[req] = (t, op)
+    elif req in sent:
+        t0, op = sent.pop(req)
+        lat[op].append((t - t0) * 1e6)
+for req, (_, op) in sent.items():  # no reply (FORGET)
+    lat[op].append(None)
+for op, v in sorted(lat.items(), key=lambda x: -len(x[1])):
+    w = sorted(x for x in v if x is not None)
+    s = f"  p50 {w[len(w)//2]:.0f} us, mean {sum(w)/len(w):.0f} us" if w else "  (no reply)"
+    print(f"{op:18} {len(v)/n:5.2f} per unlink{s}")
+PY
