@@ -824,5 +824,42 @@ TEST_F(ObjsetWriterTest, EarlyWritesAreReusedBySync) {
   }
 }
 
+// An early write writes from the record's own buffer: a change to the
+// block while that write is in flight must go to a copy (DirtyBlock's copy
+// on write), so the early block holds exactly the bytes that were logged
+// and the sync writes the new bytes.
+TEST_F(ObjsetWriterTest, ChangeDuringAnEarlyWriteGoesToACopy) {
+  auto w = NewSet();
+  Model m;
+  ObjectProps p;
+  p.compress = static_cast<uint8_t>(CompressType::kOff);
+  constexpr uint64_t kB = 131072;
+  const uint64_t a = Alloc(*w, m, p, 5);
+  const std::vector<uint8_t> logged = test::RandomBytes(kB, 3);
+  Put(*w, m, a, 0, logged, 5);
+  const std::vector<uint8_t> later = test::RandomBytes(kB, 4);
+  bool changed = false;
+  target_.before_write = [&] {
+    if (changed) return;
+    changed = true;
+    Put(*w, m, a, 0, later, 5);  // on the zio worker, mid early write
+  };
+  std::vector<ObjsetWriter::EarlyWrite> req{{a, 0, 5, Status::Ok(), {}}};
+  w->WriteEarly(req);
+  target_.before_write = nullptr;
+  ASSERT_TRUE(changed);
+  ASSERT_UZFS_OK(req[0].status);
+  std::vector<uint8_t> got(kB);
+  ASSERT_UZFS_OK(zio_.Read(req[0].bp, got));  // verified against its checksum
+  EXPECT_EQ(got, logged);
+  CheckWriterReads(*w, m);  // the writer sees the change
+  auto root = w->Sync(5);
+  ASSERT_UZFS_OK(root.status());
+  EXPECT_EQ(w->early_used(), 0u);
+  EXPECT_EQ(w->early_dropped(), 1u);
+  CheckWriterReads(*w, m);
+  EXPECT_EQ(Judge(zio_, *root, m), alloc_.allocated());
+}
+
 }  // namespace
 }  // namespace uzfs

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -30,6 +31,7 @@ class MemTarget : public BlockTarget {
     return Status::Ok();
   }
   Status Write(uint32_t v, uint64_t off, std::span<const uint8_t> buf) override {
+    if (before_write) before_write();
     std::lock_guard<std::mutex> l(mu_);
     if (failed_.count(v)) return Status::IoError("vdev " + std::to_string(v) + " failed");
     if (off + buf.size() > disks_[v].size()) return Status::IoError("write past end");
@@ -53,6 +55,9 @@ class MemTarget : public BlockTarget {
     std::lock_guard<std::mutex> l(mu_);
     return writes_;
   }
+  // Runs at the start of every Write, on the writing thread, unlocked (to
+  // change things while a write is in flight). Set it while no I/O runs.
+  std::function<void()> before_write;
 
  private:
   std::mutex mu_;

@@ -523,7 +523,12 @@ Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint
   }
   if (!rec->early.empty()) DropEarly(rec, blkid, blkid + 1, txg);  // about to change
   auto it = rec->blocks.find(blkid);
-  if (it != rec->blocks.end()) return it->second.get();
+  if (it != rec->blocks.end()) {
+    // Copy on write: an early write still holds these bytes (WriteEarly
+    // writes from the record's own buffer, without a copy).
+    if (it->second.use_count() > 1) it->second = std::make_shared<AlignedBytes>(*it->second);
+    return it->second.get();
+  }
   // The buffer the last sync of this block left, when nothing newer holds
   // the block: it already has the block's bytes.
   if (auto taken = TakeSynced(obj, blkid, rec->fields.DataBlockSize())) {
@@ -1340,7 +1345,9 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
     size_t req;
     std::shared_ptr<TxgRecord> rec;
     uint64_t blkid;
-    AlignedBytes copy;
+    // The record's buffer itself: a writer changing the block meanwhile
+    // gets a copy (DirtyBlock), so these bytes stay what was logged.
+    std::shared_ptr<const AlignedBytes> bytes;
   };
   std::vector<Job> jobs;
   std::vector<BlockWrite> writes;
@@ -1400,16 +1407,14 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
       }
       rec->early[blkid].in_flight = true;
       early_inflight_[q.txg]++;
-      const AlignedBytes& src = *b->second;
-      jobs.push_back(Job{i, rec, blkid, AlignedBytes(src.size())});
-      std::copy(src.begin(), src.end(), jobs.back().copy.begin());
+      jobs.push_back(Job{i, rec, blkid, b->second});
       DataProps dp = data_props_;
       for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= q.txg; ++it) dp = it->second;
       writes.push_back(BlockWrite{{}, DataWriteProps(rec->fields, dp), {}});
     }
   }
   if (jobs.empty()) return;
-  for (size_t k = 0; k < jobs.size(); k++) writes[k].data = jobs[k].copy;
+  for (size_t k = 0; k < jobs.size(); k++) writes[k].data = *jobs[k].bytes;
   // All in one txg per request; group by txg for WriteBlocks.
   std::vector<Status> errs(jobs.size(), Status::Ok());
   std::map<uint64_t, std::vector<size_t>> by_txg;

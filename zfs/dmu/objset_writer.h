@@ -118,6 +118,9 @@
 // a multi_pass writer fails (the caller copies the data into the log
 // instead); Sync(T) waits for early writes of T in flight before
 // it takes T's records, and none can start once it has.
+// An early write writes from the record's own buffer (no copy); a change
+// to that block while the write is in flight gets a fresh copy of the
+// buffer (copy on write), so the early block holds what was logged.
 //
 // Object numbers: AllocateObject takes the lowest free run of slots (1..32
 // slots of 512 bytes, never crossing a 16 KiB dnode block), from object 1
