@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Round trips and daemon CPU of the small-file delete phase, per unlink:
 # fio's small-files create+stat on a fresh raidz2 pool (six sparse files),
-# `sync -f`, then the delete phase under the kernel's FUSE tracepoints
+# a pause of PAUSE seconds (default 1; syncfs(2) does not reach a FUSE
+# daemon, so this is the only way to let a txg go by), then the delete
+# phase under the kernel's FUSE tracepoints
 # (fuse:fuse_request_send / fuse_request_end, Linux >= 6.x) on the mount's
 # connection. Prints fio's rate and percentiles, the daemon's user/sys CPU
 # per unlink and, per request type, count and send-to-reply latency.
@@ -39,7 +41,7 @@ job=$here/tests/perf/fio/small-files.fio
 export FIO_DIR=$mnt FIO_NRFILES=$n
 fio --section=create --section=stat --output-format=terse "$job" | awk -F';' '{print $3": "$8+$49" files/s"}'
 if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
-sync -f "$mnt"
+sleep "${PAUSE:-1}"
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -a -- \
   fio --section=delete --output-format=json --output="$work/del.json" "$job" >/dev/null
