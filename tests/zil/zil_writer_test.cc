@@ -582,6 +582,36 @@ TEST_P(ZilWriterTest, LoneBlockBatchIsOneDurableWriteWithoutAFlush) {
   EXPECT_TRUE(w.Commit(*t4).IsIoError());
 }
 
+// A block whose durable write reached the disk but failed (the flush was
+// lost: the log device vanished between its write and its flush) names
+// its successor on disk. That successor stays allocated until Destroy
+// (the txg of the new header): after a crash before it, the mount walks
+// the chain to the successor and frees it; freed at the failure, that was
+// a double free (seen once in ZilCrashFuseTest.DaemonKilledWithSlogFailing).
+TEST_P(ZilWriterTest, SuccessorOfAFailedBlockWriteIsFreedByDestroyOnly) {
+  ZilWriterOptions o;
+  o.objset_id = 54;
+  o.slim = GetParam();
+  o.flush_vdevs = [](const std::vector<uint32_t>&) { return Status::Ok(); };
+  o.write_durable = [&](uint32_t v, uint64_t off, std::span<const uint8_t> buf) {
+    Status s = target_.Write(v, off, buf);
+    return s.ok() ? Status::IoError("flush failed: device gone") : s;
+  };
+  ZilWriter w(target_, alloc_, nullptr, o);
+  auto zh = w.Create(5);
+  ASSERT_TRUE(zh.ok());
+  auto t = w.Append(Create(1, "a", 5));
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(w.Commit(*t).IsIoError());
+  Read rb = ReadBack(*zh, false);  // the block is on disk, naming its successor
+  ASSERT_EQ(rb.blocks.size(), 1u);
+  const BlockPtr next = rb.result.end_bp;
+  ASSERT_FALSE(next.IsHole());
+  const uint64_t before = sectors_.allocated();
+  ASSERT_TRUE(w.Destroy(6).ok());  // both freed here, each once
+  EXPECT_EQ(before - sectors_.allocated(), rb.blocks[0].bp.dva[0].asize + next.dva[0].asize);
+}
+
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());

@@ -94,6 +94,11 @@ Status ZilWriter::Destroy(uint64_t txg) {
   }
   Status s = alloc_.Free(open_, txg);
   if (first.ok() && !s.ok()) first = s;
+  for (const BlockPtr& bp : failed_next_) {
+    s = alloc_.Free(bp, txg);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  failed_next_.clear();
   written_.clear();
   open_ = BlockPtr();
   open_recs_.clear();
@@ -303,8 +308,13 @@ Status ZilWriter::IssueBlock(uint64_t want, uint64_t alloc_txg, bool durable) {
     Status s = durable ? opts_.write_durable(open_.dva[d].vdev, open_.dva[d].offset, out)
                        : target_.Write(open_.dva[d].vdev, open_.dva[d].offset, out);
     if (!s.ok()) {
-      // The next block is named by nothing durable: take it back.
-      alloc_.Free(next, alloc_txg).IgnoreError();
+      // The block may be on disk all the same (a durable write whose
+      // write landed and whose flush failed), naming `next`: until the
+      // header stops naming this chain (Destroy, in the txg of the new
+      // header), a walk after a crash reaches `next` and frees it, so it
+      // stays allocated until then. Freed now, that free was a double
+      // free at the next mount.
+      failed_next_.push_back(next);
       return s.WithContext("writing a log block");
     }
   }

@@ -172,7 +172,8 @@ class ZilWriter {
   // REQUIRES: no log yet; the block really is unused (a walk of zh reads no
   // block), else the log it starts would be overwritten.
   Status Attach(const ZilHeader& zh, uint64_t last_seq = 0) UZFS_EXCLUDES(issuer_mu_, mu_);
-  // Frees every block of the log in `txg` and forgets queued records; the
+  // Frees every block of the log in `txg` (with the successors of failed
+  // block writes) and forgets queued records; the
   // header to store is all zeros. Commits fail (Busy) from then on, those
   // waiting included: their records were not written. The writer is usable
   // again after Create.
@@ -260,6 +261,9 @@ class ZilWriter {
   std::vector<uint8_t> open_recs_ UZFS_GUARDED_BY(issuer_mu_);  // records packed into it
   uint64_t open_max_txg_ UZFS_GUARDED_BY(issuer_mu_) = 0;
   std::deque<Written> written_ UZFS_GUARDED_BY(issuer_mu_);  // oldest first
+  // Blocks allocated as the successor of a block whose write failed (it
+  // may be on disk and name them): freed by Destroy.
+  std::vector<BlockPtr> failed_next_ UZFS_GUARDED_BY(issuer_mu_);
   uint64_t lr_seq_ UZFS_GUARDED_BY(issuer_mu_) = 0;
   uint64_t prev_sizes_[8] UZFS_GUARDED_BY(issuer_mu_) = {};
   // The top-level vdevs this batch must flush before its commit returns:
