@@ -759,6 +759,14 @@ TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
   root.reset();
 }
 
+// Early writes: 128 KiB blocks of uncompressed data.
+constexpr uint64_t kB = 131072;
+ObjectProps Uncompressed() {
+  ObjectProps p;
+  p.compress = static_cast<uint8_t>(CompressType::kOff);
+  return p;
+}
+
 // WriteEarly ("dmu_sync", for writes logged by reference): the sync puts
 // the early block in the tree instead of writing the data again; a block
 // changed or truncated away after its early write is written anew (or
@@ -767,10 +775,7 @@ TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
 TEST_F(ObjsetWriterTest, EarlyWritesAreReusedBySync) {
   auto w = NewSet();
   Model m;
-  ObjectProps p;
-  p.compress = static_cast<uint8_t>(CompressType::kOff);
-  constexpr uint64_t kB = 131072;
-  const uint64_t a = Alloc(*w, m, p, 5);
+  const uint64_t a = Alloc(*w, m, Uncompressed(), 5);
   Put(*w, m, a, 0, test::RandomBytes(4 * kB, 1), 5);
   std::vector<ObjsetWriter::EarlyWrite> req;
   for (uint64_t i = 0; i < 4; i++) req.push_back({a, i * kB + 100, 5, Status::Ok(), {}});
@@ -814,7 +819,7 @@ TEST_F(ObjsetWriterTest, EarlyWritesAreReusedBySync) {
     // and 1 too.
     auto c = NewSet();
     Model cm;
-    const uint64_t ca = Alloc(*c, cm, p, 5);
+    const uint64_t ca = Alloc(*c, cm, Uncompressed(), 5);
     Put(*c, cm, ca, 0, test::RandomBytes(4 * kB, 1), 5);
     Put(*c, cm, ca, 2 * kB + 5, {1, 2, 3}, 5);
     ASSERT_UZFS_OK(c->FreeRange(ca, 3 * kB, UINT64_MAX, 5));
@@ -831,10 +836,7 @@ TEST_F(ObjsetWriterTest, EarlyWritesAreReusedBySync) {
 TEST_F(ObjsetWriterTest, ChangeDuringAnEarlyWriteGoesToACopy) {
   auto w = NewSet();
   Model m;
-  ObjectProps p;
-  p.compress = static_cast<uint8_t>(CompressType::kOff);
-  constexpr uint64_t kB = 131072;
-  const uint64_t a = Alloc(*w, m, p, 5);
+  const uint64_t a = Alloc(*w, m, Uncompressed(), 5);
   const std::vector<uint8_t> logged = test::RandomBytes(kB, 3);
   Put(*w, m, a, 0, logged, 5);
   const std::vector<uint8_t> later = test::RandomBytes(kB, 4);
