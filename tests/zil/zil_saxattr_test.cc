@@ -102,6 +102,8 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
     const uint64_t f = c->first.ino;
     if (!fs.SetXattr(kRoot, f, "user.m", B(big), 0).ok()) return false;      // directory
     if (!fs.SetXattr(kRoot, f, "user.n", B("small n"), 0).ok()) return false;  // SA
+    auto g = Synced(fs, "g");
+    if (!g.ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
     const TxgStats before = pool.txg_stats();
     if (!fs.SetXattr(kRoot, f, "user.a", B("one"), 0).ok()) return false;
@@ -111,6 +113,15 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
     if (!fs.RemoveXattr(kRoot, f, "user.c").ok()) return false;
     if (!fs.SetXattr(kRoot, f, "user.m", B("m now fits"), 0).ok()) return false;  // directory -> SA
     if (!fs.SetXattr(kRoot, f, "user.n", B(big), 0).ok()) return false;          // SA -> directory
+    // An SA set (tagged f), then the same name moving to the directory
+    // (untagged records): another file's fsync writes the untagged ones and
+    // must not leave the older SA set to be written after them by f's.
+    if (!fs.SetXattr(kRoot, f, "user.o", B("o small"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.o", B(big), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.p", B("p small"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.p", B(big), 0).ok()) return false;
+    if (!fs.Fsync(g->second, false).ok()) return false;
+    if (!fs.RemoveXattr(kRoot, f, "user.p").ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
     const TxgStats after = pool.txg_stats();
     if (after.synced_txg != before.synced_txg || after.txgs_synced != before.txgs_synced) {
@@ -139,7 +150,9 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
     EXPECT_EQ(Get(fs, f->ino, "user.c"), "<" + std::to_string(ENODATA) + ">");
     EXPECT_EQ(Get(fs, f->ino, "user.m"), "m now fits");
     EXPECT_TRUE(Get(fs, f->ino, "user.n") == big);
-    EXPECT_EQ(Names(fs, f->ino), (std::set<std::string>{"user.a", "user.b", "user.m", "user.n"}));
+    EXPECT_TRUE(Get(fs, f->ino, "user.o") == big) << Get(fs, f->ino, "user.o").substr(0, 16);
+    EXPECT_EQ(Get(fs, f->ino, "user.p"), "<" + std::to_string(ENODATA) + ">");
+    EXPECT_EQ(Names(fs, f->ino), (std::set<std::string>{"user.a", "user.b", "user.m", "user.n", "user.o"}));
     ASSERT_TRUE(fs.Unmount().ok());
   }
   ASSERT_UZFS_OK((*p)->Export());

@@ -106,22 +106,26 @@ class PoolZilAllocator final : public ZilBlockAllocator {
     main_bytes_.fetch_add(d[0].asize, std::memory_order_relaxed);
     return Take(d[0]);
   }
-  Status Free(const BlockPtr& bp, uint64_t txg) override {
-    for (int i = 0; i < bp.NumDvas(); i++) {
-      Allocator& a = For(bp.dva[i].vdev);
-      UZFS_RETURN_IF_ERROR(a.Free(bp.dva[i], txg));
-      if (&a == &main_) Uncount(bp.dva[i].asize);
-    }
-    return Status::Ok();
-  }
+  Status Free(const BlockPtr& bp, uint64_t txg) override { return FreeBlock(bp, txg, true); }
+  // A block of a log from before this run (replayed, freed on start): it
+  // was never counted, and uncounting it would take other logs' bytes.
+  Status FreeUncounted(const BlockPtr& bp, uint64_t txg) { return FreeBlock(bp, txg, false); }
 
  private:
   Allocator& For(uint32_t vdev) {
     auto it = by_vdev_.find(vdev);
     return it != by_vdev_.end() ? *it->second : main_;
   }
-  // Blocks of a log from before this run (freed on start) were never
-  // counted: the count stops at zero.
+  Status FreeBlock(const BlockPtr& bp, uint64_t txg, bool counted) {
+    for (int i = 0; i < bp.NumDvas(); i++) {
+      Allocator& a = For(bp.dva[i].vdev);
+      UZFS_RETURN_IF_ERROR(a.Free(bp.dva[i], txg));
+      if (counted && &a == &main_) Uncount(bp.dva[i].asize);
+    }
+    return Status::Ok();
+  }
+  // The count stops at zero (a safety net: every counted block is
+  // uncounted once).
   void Uncount(uint64_t bytes) {
     uint64_t cur = main_bytes_.load(std::memory_order_relaxed);
     while (!main_bytes_.compare_exchange_weak(cur, cur - std::min(cur, bytes), std::memory_order_relaxed)) {
@@ -497,7 +501,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
     const uint64_t txg = tx.txg();
     for (const BlockPtr& bp : lb.blocks) {
-      UZFS_RETURN_IF_ERROR(za->Free(bp, txg).WithContext("freeing the replayed intent log"));
+      UZFS_RETURN_IF_ERROR(za->FreeUncounted(bp, txg).WithContext("freeing the replayed intent log"));
     }
     for (const BlockPtr& bp : claimed_writes) {
       UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg).WithContext("freeing a replayed write's block"));

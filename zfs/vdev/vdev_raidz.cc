@@ -375,6 +375,7 @@ void RaidzVdev::WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op) {
     cs.EnsureParity();
     if (Status s = raidz::GenerateParity(cs.cols, nparity_); !s.ok()) {
       w.status = s;
+      sets[i].reset();  // nothing issued: the loop below must keep the error
       continue;
     }
     cols_of[i].first = ios.size();

@@ -1127,6 +1127,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       // of that name before it; both untagged then, so no commit writes
       // one without the other.
       if (found) {
+        UntagXattrs(z.obj);
         ZPL_TRY(RemoveDirXattr(z, *found, now, txg));
         Log(LogRemove(TxType::kRemove, z.a.xattr, found->name), txg, 0);
       }
@@ -1143,6 +1144,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     // any file, in order with the namespace records, so the object numbers
     // they name are never reused before them. A value that leaves the SA
     // is removed from the SA (TX_SETSAXATTR without a value, untagged too).
+    UntagXattrs(z.obj);
     if (in_sa) LogSaXattr(z.obj, name, std::nullopt, txg, 0);
     std::optional<uint64_t> ex;
     if (found && found->name == name) ex = found->value;
@@ -1249,6 +1251,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
     const uint64_t txg = tx.txg();
     const ZplTimespec now = Now();
+    if (found) UntagXattrs(z.obj);  // untagged records follow
     if (in_sa) {
       ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
       LogSaXattr(z.obj, name, std::nullopt, txg, found ? 0 : z.obj);
@@ -1946,6 +1949,14 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_) {
     log_changes_.fetch_add(1, std::memory_order_relaxed);
     unlogged_txg_ = std::max(unlogged_txg_, txg);
+  }
+  // Before untagged records of a file's xattrs (a value moving between
+  // the SA and the xattr directory): the file's tagged records (an earlier
+  // TX_SETSAXATTR of that name) become untagged, so a commit of another
+  // file cannot write the newer records and leave the older one for this
+  // file's commit to write after them (replay would apply it last).
+  void UntagXattrs(uint64_t obj) UZFS_REQUIRES(mu_) {
+    if (log_) log_->Untag(obj);
   }
   // An SA xattr set (value) or removed (nullopt) in txg: TX_SETSAXATTR
   // when the log may hold it (org.openzfs:zilsaxattr active). Otherwise —
