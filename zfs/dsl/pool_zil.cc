@@ -515,8 +515,12 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
       // zilsaxattr, as OpenZFS's zil_create: when the pool has it enabled,
       // the dataset activates it as its log is created (a sync task in
       // the Sync below, so it is on disk before the log takes a record).
-      UZFS_ASSIGN_OR_RETURN(const bool saxattr, FeatureEnabled(kZilSaXattrGuid));
-      if (saxattr) {
+      // Unreadable feature state: the log runs without SA xattr records
+      // (no early return here: the log is installed and must be synced).
+      const Result<bool> saxattr = FeatureEnabled(kZilSaXattrGuid);
+      if (!saxattr.ok()) {
+        *saxattr_done = saxattr.status();
+      } else if (*saxattr) {
         const uint64_t ds_obj = ds->ds_obj;
         tasks_.push_back(PendingTask{[this, ds_obj](uint64_t t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
                                        return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
