@@ -34,12 +34,26 @@ ArcBlockReader::~ArcBlockReader() {
   arc_.ForgetPool(pool_guid_);
 }
 
-Result<ArcRef> ArcBlockReader::Get(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch) {
+namespace {
+
+// Both cache properties as the ARC's flags.
+ArcReadFlags FlagsOf(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch) {
   ArcReadFlags f = ArcFlagsFor(bp, opts.policy, prefetch);
   f.secondary = opts.secondary == BlockCachePolicy::kAll        ? CachePolicy::kAll
                 : opts.secondary == BlockCachePolicy::kMetadata ? CachePolicy::kMetadata
                                                                 : CachePolicy::kNone;
-  return ArcReadBlock(arc_, pool_guid_, zio_, bp, f);
+  return f;
+}
+
+// Whether the primarycache policy in flags lets the ARC keep the block.
+bool Keeps(const ArcReadFlags& f) {
+  return f.policy == CachePolicy::kAll || (f.policy == CachePolicy::kMetadata && f.kind == ArcBufKind::kMetadata);
+}
+
+}  // namespace
+
+Result<ArcRef> ArcBlockReader::Get(const BlockPtr& bp, const BlockReadOptions& opts, bool prefetch) {
+  return ArcReadBlock(arc_, pool_guid_, zio_, bp, FlagsOf(bp, opts, prefetch));
 }
 
 Status ArcBlockReader::ReadRange(const BlockPtr& bp, uint64_t offset, std::span<uint8_t> out,
@@ -97,9 +111,7 @@ void ArcBlockReader::ReadRangeAsync(const BlockPtr& bp, uint64_t offset, std::sp
 void ArcBlockReader::Prefetch(const BlockPtr& bp, const BlockReadOptions& opts) {
   if (bp.IsHole() || bp.embedded) return;
   const ArcReadFlags flags = ArcFlagsFor(bp, opts.policy, true);
-  if (flags.policy == CachePolicy::kNone ||
-      (flags.policy == CachePolicy::kMetadata && flags.kind != ArcBufKind::kMetadata))
-    return;  // it would not be kept
+  if (!Keeps(flags)) return;
   {
     MutexLock l(&mu_);
     if (prefetching_ >= max_prefetch_) {
@@ -210,8 +222,23 @@ void ArcBlockReader::Forget(const BlockPtr& bp) {
   if (Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid_, bp); key.ok()) arc_.Forget(*key);
 }
 
+void ArcBlockReader::Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> data, const BlockReadOptions& opts) {
+  if (data == nullptr || bp.IsHole() || bp.embedded || data->size() != bp.lsize) return;
+  const ArcReadFlags flags = FlagsOf(bp, opts, false);
+  if (!Keeps(flags)) return;
+  Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid_, bp);
+  if (!key.ok()) return;
+  ArcBlock block;
+  block.phys = data.use_count() == 1 ? std::move(*data) : AlignedBytes(*data);
+  block.compression = CompressType::kOff;
+  block.lsize = bp.lsize;
+  arc_.Insert(*key, std::move(block), flags);  // the reference goes at once
+  written_.fetch_add(1, std::memory_order_relaxed);
+}
+
 ArcBlockReaderStats ArcBlockReader::stats() const {
   ArcBlockReaderStats s;
+  s.written = written_.load(std::memory_order_relaxed);
   s.prefetch_issued = issued_.load(std::memory_order_relaxed);
   s.prefetch_dropped = dropped_.load(std::memory_order_relaxed);
   s.prefetch_errors = errors_.load(std::memory_order_relaxed);

@@ -6,6 +6,11 @@
 // and decompresses (ArcRef::GetPlain). Holes and embedded pointers are
 // decoded from the pointer, never cached.
 //
+// Written blocks: the DMU hands over the blocks its synced-block cache
+// lets go (zfs/dmu/objset_writer.h), and they are inserted like a miss's
+// read, so a 4 KiB write into a record written a while ago finds it here
+// instead of reading 128 KiB from the disks first.
+//
 // Key: (pool guid, DVA[0], physical birth) — ArcKey::FromBlockPtr. A freed
 // and reallocated address has a new birth, so a stale buffer is never hit;
 // object sets call Forget for the blocks a sync frees, so their buffers go
@@ -51,6 +56,7 @@ struct ArcBlockReaderStats {
   uint64_t prefetch_batches = 0;  // PrefetchMany groups (tasks) started
   uint64_t prefetch_dropped = 0;  // refused: too many in flight
   uint64_t prefetch_errors = 0;   // failed (dropped silently)
+  uint64_t written = 0;           // written blocks handed over (Written) and kept
 };
 
 class ArcBlockReader final : public BlockReader {
@@ -70,6 +76,10 @@ class ArcBlockReader final : public BlockReader {
   void Submit(std::function<void()> task) override UZFS_EXCLUDES(mu_);
   bool Caches() const override { return true; }
   void Forget(const BlockPtr& bp) override;
+  // Kept as stored uncompressed (the logical bytes, compression off): a
+  // hit needs no decompression, and the L2ARC verifies such a buffer with
+  // its own checksum (cache/l2arc.h). Holes and embedded pointers: nothing.
+  void Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> data, const BlockReadOptions& opts) override;
 
   ArcBlockReaderStats stats() const;
   Arc& arc() { return arc_; }
@@ -88,7 +98,7 @@ class ArcBlockReader final : public BlockReader {
   CondVar cv_;
   uint64_t tasks_ UZFS_GUARDED_BY(mu_) = 0;  // submitted, not finished
   unsigned prefetching_ UZFS_GUARDED_BY(mu_) = 0;
-  std::atomic<uint64_t> issued_{0}, dropped_{0}, errors_{0}, batches_{0};
+  std::atomic<uint64_t> issued_{0}, dropped_{0}, errors_{0}, batches_{0}, written_{0};
 };
 
 // The ArcReadFlags of a read with this policy (kind from ArcKindOf(bp)).

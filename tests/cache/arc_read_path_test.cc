@@ -190,6 +190,55 @@ TEST_F(ArcReadPathTest, BlocksASyncFreesLeaveTheArc) {
   EXPECT_EQ(ReadAll(obj, kBlk), v2);
 }
 
+// Blocks the synced-block cache lets go are handed to the ARC (as OpenZFS
+// keeps what arc_write wrote): 4 KiB writes into records written a while
+// ago read nothing from the disks, also for compressed records (kept
+// uncompressed). primarycache=metadata keeps none of them.
+TEST_F(ArcReadPathTest, BlocksTheSyncedCacheLetsGoStayInTheArc) {
+  for (BlockCachePolicy policy : {BlockCachePolicy::kAll, BlockCachePolicy::kMetadata}) {
+    SCOPED_TRACE(policy == BlockCachePolicy::kAll ? "primarycache=all" : "primarycache=metadata");
+    ObjsetWriterOptions o = Opts(policy, CompressType::kLz4);
+    o.synced_cache_max = 2 * kBlk;
+    auto w = ObjsetWriter::Create(zio_, ObjsetType::kZfs, o);
+    ASSERT_TRUE(w.ok());
+    ObjectProps props;
+    props.block_size = kBlk;
+    auto obj = (*w)->AllocateObject(props, 1);
+    ASSERT_TRUE(obj.ok());
+    std::vector<uint8_t> model = Text(8 * kBlk, 5);
+    ASSERT_UZFS_OK((*w)->Write(*obj, 0, model, 1));
+    const uint64_t handed = reader_->stats().written;
+    ASSERT_TRUE((*w)->Sync(1).ok());
+    EXPECT_EQ((*w)->synced_cache_stats().blocks, policy == BlockCachePolicy::kAll ? 2u : 0u);
+    const ArcStats before = arc_.Stats();
+    const uint64_t reads = ZioReads();
+    for (uint64_t b = 0; b < 8; b++) {
+      const auto patch = Random(4096, static_cast<uint32_t>(b));
+      std::copy(patch.begin(), patch.end(), model.begin() + b * kBlk + 8192);
+      ASSERT_UZFS_OK((*w)->Write(*obj, b * kBlk + 8192, patch, 2));
+    }
+    const ArcStats after = arc_.Stats();
+    if (policy == BlockCachePolicy::kAll) {
+      EXPECT_EQ(reader_->stats().written - handed, 6u);
+      EXPECT_EQ(after.demand_data_misses, before.demand_data_misses) << "a partial write read its record";
+      EXPECT_GE(after.demand_data_hits - before.demand_data_hits, 6u);
+      EXPECT_LE(ZioReads() - reads, 1u);  // at most the indirect block
+    } else {
+      EXPECT_EQ(reader_->stats().written, handed);
+      EXPECT_GE(ZioReads() - reads, 8u);  // every record (not even the synced cache keeps data)
+    }
+    std::vector<uint8_t> out(model.size());
+    ASSERT_UZFS_OK((*w)->Read(*obj, 0, out));
+    EXPECT_EQ(out, model);
+    auto root = (*w)->Sync(2);
+    ASSERT_TRUE(root.ok());
+    auto re = ObjsetWriter::Open(zio_, *root, Opts(BlockCachePolicy::kNone));
+    ASSERT_TRUE(re.ok());
+    ASSERT_UZFS_OK((*re)->Read(*obj, 0, out));  // from the disks
+    EXPECT_EQ(out, model);
+  }
+}
+
 TEST_F(ArcReadPathTest, PrimarycacheNoneAndMetadata) {
   const auto data = Random(6 * kBlk, 11);
   {

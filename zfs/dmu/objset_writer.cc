@@ -46,6 +46,7 @@ struct ObjsetWriter::Object {
   struct Synced {
     std::shared_ptr<AlignedBytes> buf;
     std::list<std::pair<uint64_t, uint64_t>>::iterator lru;
+    BlockPtr bp;  // where the sync wrote it (handed to the reader on eviction)
   };
   std::map<uint64_t, Synced> synced;
   const Dnode& Cur() const { return txgs.empty() ? committed : txgs.rbegin()->second->fields; }
@@ -57,6 +58,7 @@ struct ObjsetWriter::SyncedObject {
   Dnode old;    // committed before
   Dnode dn;     // new (free when freed)
   std::vector<BlockPtr> frees, written;
+  std::vector<std::pair<uint64_t, BlockPtr>> l0;  // (blkid, new pointer), by blkid
 };
 
 namespace {
@@ -582,12 +584,29 @@ void ObjsetWriter::TrimSynced() {
   while (synced_stats_.bytes > synced_max_ && !synced_lru_.empty()) {
     const auto [object, blkid] = synced_lru_.front();
     Object* obj = objects_.at(object).get();
-    DropSynced(obj, blkid, blkid + 1);
+    auto it = obj->synced.find(blkid);
+    // Still the committed block: the reader's cache may keep it.
+    to_cache_.emplace_back(it->second.bp, std::move(it->second.buf));
+    synced_stats_.bytes -= to_cache_.back().second->size();
+    synced_stats_.blocks--;
+    synced_lru_.pop_front();
+    obj->synced.erase(it);
   }
 }
 
+void ObjsetWriter::HandOverEvicted() {
+  std::vector<std::pair<BlockPtr, std::shared_ptr<AlignedBytes>>> blocks;
+  BlockReadOptions opts;
+  {
+    MutexLock l(&mu_);
+    blocks.swap(to_cache_);
+    opts = ReadOpts();
+  }
+  for (auto& [bp, buf] : blocks) reader_.Written(bp, std::move(buf), opts);
+}
+
 void ObjsetWriter::KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old,
-                              const Dnode& dn) {
+                              const Dnode& dn, std::span<const std::pair<uint64_t, BlockPtr>> l0) {
   if (dn.IsFree() || r.freed || (!old.IsFree() && old.DataBlockSize() != dn.DataBlockSize())) {
     DropSynced(obj, 0, UINT64_MAX);
     return;
@@ -603,22 +622,31 @@ void ObjsetWriter::KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, 
     }
     if (it == obj->synced.end()) {
       synced_lru_.emplace_back(object, blkid);
-      it = obj->synced.emplace(blkid, Object::Synced{nullptr, std::prev(synced_lru_.end())}).first;
+      it = obj->synced.emplace(blkid, Object::Synced{nullptr, std::prev(synced_lru_.end()), BlockPtr{}}).first;
       synced_stats_.blocks++;
     } else {
       synced_stats_.bytes -= it->second.buf->size();
       synced_lru_.splice(synced_lru_.end(), synced_lru_, it->second.lru);
     }
     it->second.buf = buf;
+    auto w = std::lower_bound(l0.begin(), l0.end(), blkid,
+                              [](const std::pair<uint64_t, BlockPtr>& e, uint64_t b) { return e.first < b; });
+    it->second.bp = w != l0.end() && w->first == blkid ? w->second : BlockPtr{};
     synced_stats_.bytes += buf->size();
   }
   TrimSynced();
 }
 
 void ObjsetWriter::SetSyncedCacheLimit(uint64_t bytes) {
-  MutexLock l(&mu_);
-  synced_max_ = opts_.multi_pass ? 0 : bytes;
-  TrimSynced();
+  {
+    MutexLock l(&mu_);
+    synced_max_ = opts_.multi_pass ? 0 : bytes;
+    TrimSynced();
+  }
+  // Without sync_mu_ (a mount must not wait for a sync): a block a Sync
+  // frees meanwhile may still reach the cache, where its key (address and
+  // birth) is never asked for again, and it ages out.
+  HandOverEvicted();
 }
 
 SyncedCacheStats ObjsetWriter::synced_cache_stats() const {
@@ -1092,6 +1120,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       }
       for (; s.ok() && next_job < job_at.size() && job_at[next_job].first == i; next_job++) {
         s = tree.SetL0(job_at[next_job].second, jobs[next_job].result);
+        so.l0.emplace_back(job_at[next_job].second, jobs[next_job].result);
       }
       // Blocks past a truncated end that reached disk in earlier txgs.
       if (s.ok() && r.fields.maxblkid < base.maxblkid) s = tree.FreeRange(r.fields.maxblkid + 1, UINT64_MAX);
@@ -1272,7 +1301,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
       auto it = objects_.find(so.object);
       Object* obj = it->second.get();
       obj->txgs.erase(txg);
-      KeepSynced(so.object, obj, *work[i].rec, so.old, so.dn);
+      KeepSynced(so.object, obj, *work[i].rec, so.old, so.dn, so.l0);
       if (so.dn.IsFree() && obj->txgs.empty()) {
         objects_.erase(it);
       } else {
@@ -1295,6 +1324,9 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     passes_ = stats.pass;
     last_stats_ = stats;
   }
+  // Under sync_mu_: no later Sync can free these blocks before they are
+  // cached (this one frees only blocks the new tree replaced).
+  HandOverEvicted();
   if (stats_out) *stats_out = stats;
   Status first_err = Status::Ok();
   for (const BlockPtr& bp : all_frees) {

@@ -97,7 +97,11 @@
 // synced_cache_max), least recently synced or taken first out; entries
 // leave when a later sync frees, truncates, rewrites or resizes their
 // block or frees the object. Only with primarycache=all and never for a
-// multi_pass writer (its passes rewrite blocks in place).
+// multi_pass writer (its passes rewrite blocks in place). A block the
+// limit pushes out is still the committed one: it goes to the reader
+// (BlockReader::Written; the ARC keeps it, as OpenZFS keeps what it wrote),
+// so partial writes of a working set larger than this cache read it from
+// memory, not from the disks.
 //
 // Early writes ("dmu_sync" + the dirty record's override, for the intent
 // log's writes logged by reference). WriteEarly writes a level-0 block as
@@ -433,8 +437,11 @@ class ObjsetWriter {
   std::shared_ptr<AlignedBytes> TakeSynced(Object* obj, uint64_t blkid, uint64_t size) UZFS_REQUIRES(mu_);
   void DropSynced(Object* obj, uint64_t a, uint64_t b) UZFS_REQUIRES(mu_);
   void TrimSynced() UZFS_REQUIRES(mu_);
-  void KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old, const Dnode& dn)
-      UZFS_REQUIRES(mu_);
+  void KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old, const Dnode& dn,
+                  std::span<const std::pair<uint64_t, BlockPtr>> l0) UZFS_REQUIRES(mu_);
+  // The blocks TrimSynced let go (to_cache_), to the reader's cache
+  // (BlockReader::Written), outside mu_.
+  void HandOverEvicted() UZFS_EXCLUDES(mu_);
   // Early blocks [first, stop) of rec lose their override (see the top):
   // installed ones are freed in txg, ones in flight are marked stale.
   void DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint64_t txg) UZFS_REQUIRES(mu_);
@@ -487,6 +494,8 @@ class ObjsetWriter {
   std::list<std::pair<uint64_t, uint64_t>> synced_lru_ UZFS_GUARDED_BY(mu_);
   uint64_t synced_max_ UZFS_GUARDED_BY(mu_) = 0;
   SyncedCacheStats synced_stats_ UZFS_GUARDED_BY(mu_);
+  // Evicted from it, still committed: waiting for HandOverEvicted.
+  std::vector<std::pair<BlockPtr, std::shared_ptr<AlignedBytes>>> to_cache_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, int> early_inflight_ UZFS_GUARDED_BY(mu_);  // txg -> early writes running
   CondVar early_cv_;
   std::atomic<uint64_t> early_used_{0}, early_dropped_{0};

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 
 #include "zfs/spa/block_ptr.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/util/status.h"
 #include "zfs/zio/zio.h"
 
@@ -57,6 +59,13 @@ class BlockReader {
   // bp was freed: a cache may drop its buffer at once (it would never be
   // hit again: a reused address comes with a new birth). Nothing otherwise.
   virtual void Forget(const BlockPtr& bp) {}
+  // bp was just written with these logical bytes (the DMU hands over the
+  // blocks its synced-block cache lets go): a cache may keep them under bp,
+  // as OpenZFS's ARC keeps what arc_write wrote, so that a later read or
+  // partial write of the block reads nothing from the disks. It may take
+  // `data` over when nothing else holds it. Nothing for an uncached reader
+  // or a policy (opts.policy) that does not keep the block's kind.
+  virtual void Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> data, const BlockReadOptions& opts) {}
 
   Status Read(const BlockPtr& bp, std::span<uint8_t> out, const BlockReadOptions& opts = {}) {
     return ReadRange(bp, 0, out, opts);
