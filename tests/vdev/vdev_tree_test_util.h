@@ -3,6 +3,9 @@
 // shared IoEngine, an exact verifier, and direct on-media corruption.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -12,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testutil/testutil.h"
+#include "zfs/util/mutex.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/mem_device.h"
@@ -98,5 +102,51 @@ inline std::vector<TestBlock> WriteRandomBlocks(Vdev& v, int count, uint64_t see
   }
   return blocks;
 }
+
+// Shared by every RendezvousDevice of a test: how many writes are in
+// progress at once, at most.
+struct InFlight {
+  Mutex mu;
+  CondVar cv;
+  int now UZFS_GUARDED_BY(mu) = 0;
+  int most UZFS_GUARDED_BY(mu) = 0;
+  int want = 2;  // a write waits (up to 5 s) until this many are in progress
+};
+
+// A MemDevice whose writes wait for each other: a write returns once
+// `want` writes were in progress together, or after 5 s. Writes issued at
+// the same time finish at once; writes issued one after the other each
+// wait the whole timeout, and `most` stays 1.
+class RendezvousDevice final : public BlockDevice {
+ public:
+  RendezvousDevice(std::unique_ptr<BlockDevice> inner, InFlight* f) : inner_(std::move(inner)), f_(f) {}
+  uint64_t Size() const override { return inner_->Size(); }
+  uint32_t AshiftHint() const override { return inner_->AshiftHint(); }
+  const std::string& path() const override { return inner_->path(); }
+  uint64_t writes() const { return writes_.load(); }
+
+ protected:
+  Status DoRead(uint64_t offset, std::span<uint8_t> buf) override { return inner_->Read(offset, buf); }
+  Status DoFlush() override { return inner_->Flush(); }
+  Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override {
+    writes_++;
+    {
+      MutexLock l(&f_->mu);
+      f_->now++;
+      f_->most = std::max(f_->most, f_->now);
+      if (f_->most >= f_->want) f_->cv.SignalAll();
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (f_->most < f_->want && std::chrono::steady_clock::now() < deadline)
+        f_->cv.WaitFor(&f_->mu, std::chrono::milliseconds(50));
+      f_->now--;
+    }
+    return inner_->Write(offset, buf);
+  }
+
+ private:
+  std::unique_ptr<BlockDevice> inner_;
+  InFlight* f_;
+  std::atomic<uint64_t> writes_{0};
+};
 
 }  // namespace uzfs::test

@@ -2,8 +2,12 @@
 // the columns of blocks written back to back are issued as one gathered
 // write per leaf (up to the limit), every block's bytes and parity land
 // where Write would put them, and an error on a merged write reaches every
-// block in it. Also the engines' gathered writes (IoRequest::gather) on a
-// real file, through io_uring's writev and the threads engine's pwritev.
+// block in it. A mirror's batch goes to every side at once, merged per
+// side, with Write's error rule (a block is written when one side took
+// it). WriteManyAcross writes several vdevs' batches at the same time.
+// Also the engines' gathered writes (IoRequest::gather) on a real file,
+// through io_uring's writev and the threads engine's pwritev.
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -15,6 +19,7 @@
 #include "raidz/raidz_map.h"
 #include "zfs/vdev/aligned_buffer.h"
 #include "zfs/vdev/file_device.h"
+#include "zfs/vdev/mem_device.h"
 
 namespace uzfs {
 namespace {
@@ -199,6 +204,159 @@ TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
         }
       }
     }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+// A mirror over FaultDevice(MemDevice) leaves.
+struct TestMirror {
+  std::vector<FaultDevice*> faults;
+  std::unique_ptr<Vdev> vdev;
+};
+TestMirror MakeMirror(IoEngine& io, uint32_t sides, uint32_t ashift, uint64_t guid) {
+  auto t = test::MakeLeaves(io, sides, kChildSize, ashift, guid * 10);
+  TestMirror m{t.faults, nullptr};
+  auto v = MakeMirrorVdev(std::move(t.leaves), guid, ashift);
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  if (v.ok()) m.vdev = std::move(v).value();
+  return m;
+}
+
+TEST(VdevWriteMany, MirrorBatchMergesOnEverySide) {
+  // A 3-way mirror, eight 128 KiB blocks back to back: 1 MiB per side, one
+  // write per side at the default limit (block by block it was eight).
+  for (auto [limit, per_leaf] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {kDefaultAggregationLimit, 1}, {256 << 10, 4}, {0, 8}}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    LimitScope scope(limit);
+    auto io = test::TestEngine();
+    {
+      auto [faults, v] = MakeMirror(*io, 3, 12, 50);
+      ASSERT_NE(v, nullptr);
+      Vdev& vd = *v;
+      Blocks b = MakeBlocks(vd, 8, 128 << 10, 31, 0, 5 * 4096);
+      const auto before = LeafWriteOps(faults);
+      vd.WriteMany(b.writes);
+      for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+      const auto after = LeafWriteOps(faults);
+      for (size_t c = 0; c < faults.size(); c++) EXPECT_EQ(after[c] - before[c], per_leaf) << "side " << c;
+      for (Vdev* leaf : vd.children()) EXPECT_EQ(leaf->io_counters().write_ops, per_leaf);
+      EXPECT_EQ(vd.io_counters().write_ops, 8u);  // the mirror counts blocks
+      ExpectReadable(vd, b);                       // scrub: every side holds every block
+    }
+    io->Shutdown(ShutdownMode::kDrain);
+  }
+}
+
+TEST(VdevWriteMany, MirrorBatchKeepsWritesErrorRule) {
+  LimitScope scope(kDefaultAggregationLimit);
+  auto io = test::TestEngine();
+  {
+    // Odd sizes (padded to the sector) and a block outside the vdev.
+    auto [faults, v] = MakeMirror(*io, 2, 12, 51);
+    ASSERT_NE(v, nullptr);
+    Vdev& vd = *v;
+    Blocks b = MakeBlocks(vd, 6, 5000, 41);
+    std::vector<uint8_t> far(4096, 7);
+    b.writes.push_back(VdevWrite{vd.asize(), far, Status::Ok()});
+    vd.WriteMany(b.writes);
+    EXPECT_TRUE(b.writes.back().status.code() == Code::kInvalidArgument) << b.writes.back().status.ToString();
+    b.writes.pop_back();
+    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    ExpectReadable(vd, b);
+  }
+  for (int failing : {1, 2}) {
+    // One side failing: every block is written (the other side took it),
+    // the failed side sees one merged write fail and stays ONLINE (its
+    // probe passes); both sides failing: every block fails, each counted
+    // once on the mirror.
+    SCOPED_TRACE(std::to_string(failing) + " failing sides");
+    auto [faults, v] = MakeMirror(*io, 2, 12, 52);
+    ASSERT_NE(v, nullptr);
+    Vdev& vd = *v;
+    Blocks b = MakeBlocks(vd, 6, 128 << 10, 61);
+    for (int k = 0; k < failing; k++) faults[k]->FailWrites(FaultTrigger::Always(), test::DataArea());
+    vd.WriteMany(b.writes);
+    for (int k = 0; k < failing; k++) {
+      EXPECT_EQ(faults[k]->stats().injected_write_errors, 1u) << "one merged write per side";
+      EXPECT_EQ(faults[k]->errors().write.load(), 1u);
+      faults[k]->ClearFaults();
+    }
+    for (const VdevWrite& w : b.writes) {
+      if (failing < 2) {
+        EXPECT_UZFS_OK(w.status);
+      } else {
+        EXPECT_TRUE(w.status.IsIoError()) << w.status.ToString();
+        EXPECT_NE(w.status.ToString().find("no side took the block"), std::string::npos);
+      }
+    }
+    EXPECT_EQ(vd.counters().write_errors, failing < 2 ? 0u : b.writes.size());
+    EXPECT_EQ(vd.state(), VdevState::kOnline);
+    if (failing < 2) {
+      for (size_t i = 0; i < b.writes.size(); i++) {
+        std::vector<uint8_t> got(b.data[i].size());
+        ASSERT_UZFS_OK(vd.Read(b.writes[i].offset, got, Exactly(b.data[i])));
+        EXPECT_EQ(got, b.data[i]);
+      }
+    }
+  }
+  {
+    // A side that is OFFLINE gets nothing; the other side takes the batch.
+    auto [faults, v] = MakeMirror(*io, 2, 12, 53);
+    ASSERT_NE(v, nullptr);
+    ASSERT_UZFS_OK(v->child(1)->Offline());
+    Blocks b = MakeBlocks(*v, 4, 64 << 10, 71);
+    const auto before = LeafWriteOps(faults);
+    v->WriteMany(b.writes);
+    for (const VdevWrite& w : b.writes) EXPECT_UZFS_OK(w.status);
+    const auto after = LeafWriteOps(faults);
+    EXPECT_EQ(after[0] - before[0], 1u);
+    EXPECT_EQ(after[1] - before[1], 0u);
+    // Read-only: refused, nothing written.
+    v->SetReadOnly(true);
+    v->WriteMany(b.writes);
+    for (const VdevWrite& w : b.writes) EXPECT_TRUE(w.status.code() == Code::kInvalidArgument) << w.status.ToString();
+    EXPECT_EQ(LeafWriteOps(faults)[0], after[0]);
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+TEST(VdevWriteMany, AcrossWritesTopLevelVdevsTogether) {
+  // Two single-leaf top-level vdevs, four adjacent blocks each: one merged
+  // write per leaf, both in progress at the same time.
+  LimitScope scope(kDefaultAggregationLimit);
+  auto io = test::TestEngine();
+  {
+    test::InFlight f;
+    std::vector<test::RendezvousDevice*> devs;
+    std::vector<std::unique_ptr<Vdev>> tops;
+    for (int i = 0; i < 2; i++) {
+      MemDeviceOptions mo;
+      mo.name = "rv" + std::to_string(i);
+      mo.ashift = 12;
+      mo.volatile_cache = false;
+      auto mem = MemDevice::Create(kChildSize, mo);
+      ASSERT_UZFS_OK(mem.status());
+      auto d = std::make_unique<test::RendezvousDevice>(std::move(mem).value(), &f);
+      devs.push_back(d.get());
+      tops.push_back(MakeLeafVdev(std::move(d), *io, 300 + i, 12));
+    }
+    Blocks b0 = MakeBlocks(*tops[0], 4, 64 << 10, 81), b1 = MakeBlocks(*tops[1], 4, 64 << 10, 91);
+    std::vector<VdevWriteBatch> batches{{tops[0].get(), b0.writes}, {tops[1].get(), b1.writes}};
+    const auto t0 = std::chrono::steady_clock::now();
+    WriteManyAcross(batches);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const VdevWrite& w : b0.writes) ASSERT_UZFS_OK(w.status);
+    for (const VdevWrite& w : b1.writes) ASSERT_UZFS_OK(w.status);
+    EXPECT_EQ(devs[0]->writes(), 1u);
+    EXPECT_EQ(devs[1]->writes(), 1u);
+    {
+      MutexLock l(&f.mu);
+      EXPECT_EQ(f.most, 2) << "the two vdevs were written one after the other";
+    }
+    EXPECT_LT(secs, 4.0);
+    ExpectReadable(*tops[0], b0);
+    ExpectReadable(*tops[1], b1);
   }
   io->Shutdown(ShutdownMode::kDrain);
 }

@@ -196,6 +196,35 @@ void Vdev::WriteMany(std::span<VdevWrite> writes) {
   for (VdevWrite& w : writes) w.status = Write(w.offset, w.buf);
 }
 
+std::unique_ptr<VdevWritePlan> Vdev::StartWrites(std::span<VdevWrite> writes,
+                                                   std::vector<ChildIo>* /*ios*/) {
+  WriteMany(writes);
+  return nullptr;
+}
+
+void Vdev::FinishWrites(VdevWritePlan* /*plan*/, std::span<VdevWrite> /*writes*/,
+                        std::span<const ChildIo> /*ios*/) {}
+
+void Vdev::WriteManyPlanned(std::span<VdevWrite> writes) {
+  std::vector<ChildIo> ios;
+  std::unique_ptr<VdevWritePlan> plan = StartWrites(writes, &ios);
+  RunChildIos(ios);
+  FinishWrites(plan.get(), writes, ios);
+}
+
+void WriteManyAcross(std::span<VdevWriteBatch> batches) {
+  // One vector of child I/Os for every vdev (plans keep indices into it,
+  // never pointers, as it grows), one RunChildIos: adjacent writes still
+  // merge per leaf, and different vdevs' leaves work at the same time.
+  std::vector<ChildIo> ios;
+  std::vector<std::unique_ptr<VdevWritePlan>> plans(batches.size());
+  for (size_t b = 0; b < batches.size(); b++)
+    plans[b] = batches[b].vdev->StartWrites(batches[b].writes, &ios);
+  RunChildIos(ios);
+  for (size_t b = 0; b < batches.size(); b++)
+    batches[b].vdev->FinishWrites(plans[b].get(), batches[b].writes, ios);
+}
+
 Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(Write(offset, buf));
   return Flush();

@@ -121,6 +121,11 @@ enum class ReadMode : uint8_t {
 };
 
 struct ChildIo;  // vdev_impl.h
+struct VdevWriteBatch;
+// What a vdev's StartWrites hands its FinishWrites (each kind its own).
+struct VdevWritePlan {
+  virtual ~VdevWritePlan() = default;
+};
 
 // One block of a ReadMany batch: as Read's arguments, the outcome in status.
 struct VdevRead {
@@ -187,11 +192,13 @@ class Vdev {
   // columns failed). REQUIRES: not on an IoEngine thread.
   virtual Status Write(uint64_t offset, std::span<const uint8_t> buf) = 0;
   // Writes several blocks, each as Write(offset, buf) would (same results,
-  // errors and counters), leaving each outcome in its status. Raidz and
-  // leaf vdevs issue the columns of every block in one batch of child I/Os
-  // and wait once, so the columns that blocks allocated back to back put
-  // next to each other on a leaf go as one write (VdevAggregationLimit).
-  // Default: Write each in turn. REQUIRES: not on an IoEngine thread.
+  // errors and counters), leaving each outcome in its status. Leaf, mirror
+  // and raidz vdevs issue the leaf writes of every block in one batch of
+  // child I/Os and wait once (a mirror: every block to every side at once),
+  // so what blocks allocated back to back put next to each other on a leaf
+  // (raidz columns, mirror copies) goes as one write (VdevAggregationLimit).
+  // Default (root, hole): Write each in turn. REQUIRES: not on an IoEngine
+  // thread. WriteManyAcross does this for several vdevs at once.
   virtual void WriteMany(std::span<VdevWrite> writes);
   // Writes the block and makes it durable before returning, as Write then
   // Flush would, but only this block is promised durable. A mirror or
@@ -285,6 +292,20 @@ class Vdev {
   virtual void AppendFlushes(std::vector<ChildIo>* ios);
   virtual Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos);
 
+  // WriteMany in two halves, so WriteManyAcross can issue several vdevs'
+  // leaf writes together: StartWrites settles the blocks it can (bad range,
+  // read-only) and appends the leaf writes of the others to *ios, returning
+  // what FinishWrites needs; after the I/O ran (RunChildIos), FinishWrites
+  // judges each block from its entries of `ios` (the same vector). Default:
+  // StartWrites does WriteMany itself and appends nothing.
+  friend void WriteManyAcross(std::span<VdevWriteBatch> batches);
+  virtual std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
+                                                 std::vector<ChildIo>* ios);
+  virtual void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                            std::span<const ChildIo> ios);
+  // WriteMany as Start, RunChildIos, Finish (leaf, mirror, raidz).
+  void WriteManyPlanned(std::span<VdevWrite> writes);
+
   // Interior vdevs' own counters.
   std::atomic<bool> read_only_{false};
   std::atomic<uint64_t> read_errors_{0};
@@ -306,6 +327,18 @@ class Vdev {
   std::vector<Vdev*> child_ptrs_;
   std::atomic<size_t> nchildren_{0};  // published size of child_ptrs_
 };
+
+// One vdev's part of a WriteManyAcross call.
+struct VdevWriteBatch {
+  Vdev* vdev = nullptr;
+  std::span<VdevWrite> writes;
+};
+// Every batch written as batch.vdev->WriteMany(batch.writes) would write it
+// (same outcomes, errors and counters), but the leaf I/O of all of them is
+// issued together and waited for once: the top-level vdevs of a txg's
+// batch write concurrently instead of one after the other. REQUIRES: not
+// on an IoEngine thread.
+void WriteManyAcross(std::span<VdevWriteBatch> batches);
 
 // Builders. Leaves wrap a device; interior vdevs own their children; all I/O
 // goes through the leaves' IoEngine (shared; it must outlive the tree).

@@ -59,7 +59,7 @@ class LeafVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(std::span<VdevWrite> writes) override;
+  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
   BlockDevice* device() const override { return dev_.get(); }
@@ -78,6 +78,10 @@ class LeafVdev final : public Vdev {
  protected:
   void AppendFlushes(std::vector<ChildIo>* ios) override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
+                                         std::vector<ChildIo>* ios) override;
+  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                    std::span<const ChildIo> ios) override;
 
  private:
   const std::unique_ptr<BlockDevice> dev_;
@@ -93,14 +97,23 @@ class MirrorVdev final : public Vdev {
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
+  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
 
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
+                                         std::vector<ChildIo>* ios) override;
+  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                    std::span<const ChildIo> ios) override;
 
  private:
+  // Every block to every side (op: kWrite or kWriteDurable), appended to
+  // *ios; FinishWrites then decides each block from its sides' outcomes.
+  std::unique_ptr<VdevWritePlan> StartSides(std::span<VdevWrite> writes, IoOp op,
+                                        std::vector<ChildIo>* ios);
   Status WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
   Status CheckRange(uint64_t offset, uint64_t psize) const;
   uint64_t asize_ = 0;
@@ -118,7 +131,7 @@ class RaidzVdev final : public Vdev {
               ReadOutcome* out, ReadMode mode) override;
   void ReadMany(std::span<VdevRead> reads) override;
   Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(std::span<VdevWrite> writes) override;
+  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
   Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
   uint32_t nparity() const { return nparity_; }
@@ -127,12 +140,19 @@ class RaidzVdev final : public Vdev {
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
+                                         std::vector<ChildIo>* ios) override;
+  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                    std::span<const ChildIo> ios) override;
 
  private:
   Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
   Status WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
-  // Every block's parity, then all their columns in one RunChildIos.
-  void WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op);
+  // Every block's parity, then all their columns appended to *ios (op:
+  // kWrite or kWriteDurable); FinishWrites decides each block after the
+  // I/O ran.
+  std::unique_ptr<VdevWritePlan> StartColumns(std::span<VdevWrite> writes, IoOp op,
+                                          std::vector<ChildIo>* ios);
   const uint32_t nparity_;
   uint64_t asize_ = 0;
 };

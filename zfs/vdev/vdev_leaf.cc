@@ -106,10 +106,22 @@ Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   return c.status;
 }
 
-void LeafVdev::WriteMany(std::span<VdevWrite> writes) {
-  std::vector<AlignedBuffer> scratch(writes.size());
-  std::vector<ChildIo> ios;
-  std::vector<size_t> which;
+namespace {
+
+// A leaf's writes of one batch: padded copies of the blocks that are not
+// whole sectors, and where each block's write sits in the batch.
+struct LeafWritePlan : VdevWritePlan {
+  std::vector<AlignedBuffer> scratch;
+  std::vector<size_t> at;  // index in ios, or SIZE_MAX when settled at once
+};
+
+}  // namespace
+
+std::unique_ptr<VdevWritePlan> LeafVdev::StartWrites(std::span<VdevWrite> writes,
+                                                       std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<LeafWritePlan>();
+  plan->scratch.resize(writes.size());
+  plan->at.assign(writes.size(), SIZE_MAX);
   for (size_t i = 0; i < writes.size(); i++) {
     VdevWrite& w = writes[i];
     if (read_only()) {
@@ -123,15 +135,22 @@ void LeafVdev::WriteMany(std::span<VdevWrite> writes) {
     }
     std::span<uint8_t> io_buf(const_cast<uint8_t*>(w.buf.data()), w.buf.size());  // not modified
     if (padded != w.buf.size()) {
-      scratch[i] = AlignedBuffer(padded);
-      std::memcpy(scratch[i].data(), w.buf.data(), w.buf.size());
-      io_buf = scratch[i].span();
+      plan->scratch[i] = AlignedBuffer(padded);
+      std::memcpy(plan->scratch[i].data(), w.buf.data(), w.buf.size());
+      io_buf = plan->scratch[i].span();
     }
-    ios.push_back(ChildIo{this, IoOp::kWrite, w.offset, io_buf, {}, false});
-    which.push_back(i);
+    plan->at[i] = ios->size();
+    ios->push_back(ChildIo{this, IoOp::kWrite, w.offset, io_buf, {}, false});
   }
-  RunChildIos(ios);
-  for (size_t k = 0; k < ios.size(); k++) writes[which[k]].status = ios[k].status;
+  return plan;
+}
+
+void LeafVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                            std::span<const ChildIo> ios) {
+  const auto& p = *static_cast<LeafWritePlan*>(plan);
+  for (size_t i = 0; i < writes.size(); i++) {
+    if (p.at[i] != SIZE_MAX) writes[i].status = ios[p.at[i]].status;
+  }
 }
 
 // A write, then a flush of this leaf, each through the engine (Vdev's

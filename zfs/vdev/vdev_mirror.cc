@@ -1,7 +1,9 @@
 // MirrorVdev: N sides (leaves), each holding every block.
 //
 // Writes go to every usable side in parallel; OK when at least one side took
-// the block (the others are counted by their devices, and probed). Reads
+// the block (the others are counted by their devices, and probed). A batch
+// (WriteMany) goes to every side at once, each side's adjacent blocks
+// merged into few writes (RunChildIos). Reads
 // start on side (offset >> kMirrorSpreadShift) mod N, so different regions of the
 // vdev are served by different sides while a sequential stream stays on one
 // side per MiB, then try the other usable sides in turn after an I/O error
@@ -9,6 +11,8 @@
 // failed (and is still usable) gets the good bytes written back, and a side
 // that returned wrong bytes gets a checksum error. Scrub mode reads every
 // side in parallel and repairs each that is wrong. Thread-safe (vdev.h).
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "zfs/vdev/aligned_buffer.h"
@@ -140,28 +144,84 @@ Status MirrorVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   return WriteSides(offset, buf, IoOp::kWriteDurable);
 }
 
+namespace {
+
+// A mirror's writes of one batch: padded copies of the blocks that are not
+// whole sectors, and each block's side writes in the batch.
+struct MirrorWritePlan : VdevWritePlan {
+  std::vector<AlignedBuffer> scratch;
+  std::vector<size_t> first;  // index in ios of side 0's write, or SIZE_MAX when settled
+  size_t sides = 0;
+};
+
+}  // namespace
+
 Status MirrorVdev::WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
-  CountIo(true, buf.size());
-  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
-  UZFS_RETURN_IF_ERROR(CheckRange(offset, buf.size()));
-  const uint64_t padded = AllocatedSize(buf.size());
-  AlignedBuffer scratch;
-  std::span<uint8_t> io_buf(const_cast<uint8_t*>(buf.data()), buf.size());  // not modified
-  if (padded != buf.size()) {
-    scratch = AlignedBuffer(padded);
-    std::memcpy(scratch.data(), buf.data(), buf.size());
-    io_buf = scratch.span();
-  }
+  VdevWrite w{offset, buf, {}};
   std::vector<ChildIo> ios;
-  for (Vdev* c : children())
-    ios.push_back(ChildIo{static_cast<LeafVdev*>(c), op, offset, io_buf, {}, false});
+  std::unique_ptr<VdevWritePlan> plan = StartSides({&w, 1}, op, &ios);
   RunChildIos(ios);
-  for (const ChildIo& c : ios) {
-    if (c.status.ok()) return Status::Ok();
+  FinishWrites(plan.get(), {&w, 1}, ios);
+  return w.status;
+}
+
+std::unique_ptr<VdevWritePlan> MirrorVdev::StartWrites(std::span<VdevWrite> writes,
+                                                       std::vector<ChildIo>* ios) {
+  return StartSides(writes, IoOp::kWrite, ios);
+}
+
+// Every block to every side in one batch: a side's writes of blocks
+// allocated back to back are adjacent on it and merge (RunChildIos), and
+// the sides work in parallel.
+std::unique_ptr<VdevWritePlan> MirrorVdev::StartSides(std::span<VdevWrite> writes, IoOp op,
+                                                      std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<MirrorWritePlan>();
+  plan->scratch.resize(writes.size());
+  plan->first.assign(writes.size(), SIZE_MAX);
+  plan->sides = children().size();
+  for (size_t i = 0; i < writes.size(); i++) {
+    VdevWrite& w = writes[i];
+    CountIo(true, w.buf.size());
+    if (read_only()) {
+      w.status = Status::InvalidArgument(name() + " is read-only");
+      continue;
+    }
+    if (Status s = CheckRange(w.offset, w.buf.size()); !s.ok()) {
+      w.status = std::move(s);
+      continue;
+    }
+    const uint64_t padded = AllocatedSize(w.buf.size());
+    std::span<uint8_t> io_buf(const_cast<uint8_t*>(w.buf.data()), w.buf.size());  // not modified
+    if (padded != w.buf.size()) {
+      plan->scratch[i] = AlignedBuffer(padded);
+      std::memcpy(plan->scratch[i].data(), w.buf.data(), w.buf.size());
+      io_buf = plan->scratch[i].span();
+    }
+    plan->first[i] = ios->size();
+    for (size_t c = 0; c < plan->sides; c++)
+      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(static_cast<uint32_t>(c))), op, w.offset,
+                             io_buf, {}, false});
   }
-  write_errors_.fetch_add(1, std::memory_order_relaxed);
-  return Status::IoError(name() + ": no side took the block at " + std::to_string(offset) +
-                         " (" + ios[0].status.ToString() + ")");
+  return plan;
+}
+
+// A block is written when any side took it; the sides that failed were
+// counted by their devices and probed (RunChildIos).
+void MirrorVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                              std::span<const ChildIo> ios) {
+  const auto& p = *static_cast<MirrorWritePlan*>(plan);
+  for (size_t i = 0; i < writes.size(); i++) {
+    if (p.first[i] == SIZE_MAX) continue;
+    const std::span<const ChildIo> sides = ios.subspan(p.first[i], p.sides);
+    if (std::any_of(sides.begin(), sides.end(), [](const ChildIo& c) { return c.status.ok(); })) {
+      writes[i].status = Status::Ok();
+      continue;
+    }
+    write_errors_.fetch_add(1, std::memory_order_relaxed);
+    writes[i].status = Status::IoError(name() + ": no side took the block at " +
+                                       std::to_string(writes[i].offset) + " (" +
+                                       sides[0].status.ToString() + ")");
+  }
 }
 
 VdevState MirrorVdev::state() const {

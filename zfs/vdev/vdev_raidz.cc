@@ -347,16 +347,34 @@ Status RaidzVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
 
 Status RaidzVdev::WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
   VdevWrite w{offset, buf, {}};
-  WriteBlocksColumns({&w, 1}, op);
+  std::vector<ChildIo> ios;
+  std::unique_ptr<VdevWritePlan> plan = StartColumns({&w, 1}, op, &ios);
+  RunChildIos(ios);
+  FinishWrites(plan.get(), {&w, 1}, ios);
   return w.status;
 }
 
-void RaidzVdev::WriteMany(std::span<VdevWrite> writes) { WriteBlocksColumns(writes, IoOp::kWrite); }
+namespace {
 
-void RaidzVdev::WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op) {
-  std::vector<std::unique_ptr<ColumnSet>> sets(writes.size());
-  std::vector<std::pair<size_t, size_t>> cols_of(writes.size(), {0, 0});  // [first, end) in ios
-  std::vector<ChildIo> ios;
+// A raidz's writes of one batch: each block's columns (parity computed)
+// and where they sit in the batch.
+struct RaidzWritePlan : VdevWritePlan {
+  std::vector<std::unique_ptr<ColumnSet>> sets;       // null: settled at once
+  std::vector<std::pair<size_t, size_t>> cols_of;  // [first, end) in ios
+};
+
+}  // namespace
+
+std::unique_ptr<VdevWritePlan> RaidzVdev::StartWrites(std::span<VdevWrite> writes,
+                                                      std::vector<ChildIo>* ios) {
+  return StartColumns(writes, IoOp::kWrite, ios);
+}
+
+std::unique_ptr<VdevWritePlan> RaidzVdev::StartColumns(std::span<VdevWrite> writes, IoOp op,
+                                                       std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<RaidzWritePlan>();
+  plan->sets.resize(writes.size());
+  plan->cols_of.assign(writes.size(), {0, 0});
   for (size_t i = 0; i < writes.size(); i++) {
     VdevWrite& w = writes[i];
     CountIo(true, w.buf.size());
@@ -370,27 +388,31 @@ void RaidzVdev::WriteBlocksColumns(std::span<VdevWrite> writes, IoOp op) {
       continue;
     }
     // Data columns are only read from (GenerateParity and the writes).
-    sets[i] = std::make_unique<ColumnSet>(*map, const_cast<uint8_t*>(w.buf.data()), w.buf.size(), true);
-    ColumnSet& cs = *sets[i];
-    cs.EnsureParity();
-    if (Status s = raidz::GenerateParity(cs.cols, nparity_); !s.ok()) {
-      w.status = s;
-      sets[i].reset();  // nothing issued: the loop below must keep the error
+    auto cs = std::make_unique<ColumnSet>(*map, const_cast<uint8_t*>(w.buf.data()), w.buf.size(), true);
+    cs->EnsureParity();
+    if (Status s = raidz::GenerateParity(cs->cols, nparity_); !s.ok()) {
+      w.status = s;  // nothing issued: FinishWrites keeps the error
       continue;
     }
-    cols_of[i].first = ios.size();
+    plan->cols_of[i].first = ios->size();
     for (uint32_t c = 0; c < map->cols.size(); c++) {
-      ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), op,
-                            map->cols[c].offset, cs.span(c), {}, false});
+      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), op,
+                             map->cols[c].offset, cs->span(c), {}, false});
     }
-    cols_of[i].second = ios.size();
+    plan->cols_of[i].second = ios->size();
+    plan->sets[i] = std::move(cs);
   }
-  RunChildIos(ios);
+  return plan;
+}
+
+void RaidzVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
+                             std::span<const ChildIo> ios) {
+  const auto& p = *static_cast<RaidzWritePlan*>(plan);
   for (size_t i = 0; i < writes.size(); i++) {
-    if (sets[i] == nullptr) continue;
+    if (p.sets[i] == nullptr) continue;
     uint32_t failed = 0;
     const Status* first = nullptr;
-    for (size_t k = cols_of[i].first; k < cols_of[i].second; k++) {
+    for (size_t k = p.cols_of[i].first; k < p.cols_of[i].second; k++) {
       if (ios[k].status.ok()) continue;
       failed++;
       if (first == nullptr) first = &ios[k].status;

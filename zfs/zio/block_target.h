@@ -63,6 +63,17 @@ class BlockTarget {
   virtual void WriteMany(uint32_t vdev, std::span<ManyWrite> writes) {
     for (ManyWrite& w : writes) w.status = Write(vdev, w.offset, w.buf);
   }
+  // The WriteMany batches of several top-level vdevs, each as
+  // WriteMany(vdev, writes) would do it, which a target may run at the same
+  // time (VdevTreeTarget: the leaf writes of all of them issued together,
+  // WriteManyAcross). Default: WriteMany each in turn.
+  struct VdevWrites {
+    uint32_t vdev = 0;
+    std::span<ManyWrite> writes;
+  };
+  virtual void WriteManyVdevs(std::span<VdevWrites> batches) {
+    for (VdevWrites& b : batches) WriteMany(b.vdev, b.writes);
+  }
 };
 
 // The allocator as the pipeline sees it.

@@ -41,4 +41,25 @@ void VdevTreeTarget::WriteMany(uint32_t vdev, std::span<ManyWrite> writes) {
   for (size_t i = 0; i < writes.size(); i++) writes[i].status = std::move(vw[i].status);
 }
 
+void VdevTreeTarget::WriteManyVdevs(std::span<VdevWrites> batches) {
+  std::vector<std::vector<VdevWrite>> vw(batches.size());
+  std::vector<VdevWriteBatch> across;
+  for (size_t b = 0; b < batches.size(); b++) {
+    std::span<ManyWrite> writes = batches[b].writes;
+    Vdev* v = root_.child(batches[b].vdev);
+    if (!v) {
+      for (ManyWrite& w : writes)
+        w.status = Status::InvalidArgument("no top-level vdev " + std::to_string(batches[b].vdev));
+      continue;
+    }
+    vw[b].resize(writes.size());
+    for (size_t i = 0; i < writes.size(); i++) vw[b][i] = VdevWrite{writes[i].offset, writes[i].buf, {}};
+    across.push_back(VdevWriteBatch{v, vw[b]});
+  }
+  WriteManyAcross(across);
+  for (size_t b = 0; b < batches.size(); b++) {
+    for (size_t i = 0; i < vw[b].size(); i++) batches[b].writes[i].status = std::move(vw[b][i].status);
+  }
+}
+
 }  // namespace uzfs

@@ -30,6 +30,7 @@ class VdevTreeTarget final : public BlockTarget {
   void ReadMany(uint32_t vdev, std::span<ManyRead> reads) override;
   Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) override;
   void WriteMany(uint32_t vdev, std::span<ManyWrite> writes) override;
+  void WriteManyVdevs(std::span<VdevWrites> batches) override;
 
  private:
   Vdev& root_;

@@ -174,19 +174,29 @@ void Zio::WriteMany(std::span<BatchWrite> writes, uint64_t txg) {
       for (size_t k = 0; k < dvas[i].size(); k++) by_vdev[dvas[i][k].vdev].push_back(Copy{i, static_cast<int>(k)});
     }
   }
+  // Every top-level vdev's batch in one call, so the vdevs write at the
+  // same time (BlockTarget::WriteManyVdevs).
   std::vector<Status> failed(writes.size());
+  std::vector<std::vector<BlockTarget::ManyWrite>> mw;
+  std::vector<BlockTarget::VdevWrites> per_vdev;
+  mw.reserve(by_vdev.size());
   for (auto& [vdev, copies] : by_vdev) {
-    std::vector<BlockTarget::ManyWrite> mw(copies.size());
+    mw.emplace_back(copies.size());
     for (size_t k = 0; k < copies.size(); k++)
-      mw[k] = {dvas[copies[k].block][copies[k].d].offset, prep[copies[k].block].phys, {}};
-    target_.WriteMany(vdev, mw);
+      mw.back()[k] = {dvas[copies[k].block][copies[k].d].offset, prep[copies[k].block].phys, {}};
+    per_vdev.push_back(BlockTarget::VdevWrites{vdev, mw.back()});
+  }
+  target_.WriteManyVdevs(per_vdev);
+  size_t v = 0;
+  for (auto& [vdev, copies] : by_vdev) {
     for (size_t k = 0; k < copies.size(); k++) {
       Status& f = failed[copies[k].block];
-      if (!mw[k].status.ok() && f.ok()) {
-        f = mw[k].status.WithContext((rewrite[copies[k].block] ? "rewriting DVA " : "writing DVA ") +
-                                     std::to_string(copies[k].d) + (rewrite[copies[k].block] ? " in place" : ""));
+      if (!mw[v][k].status.ok() && f.ok()) {
+        f = mw[v][k].status.WithContext((rewrite[copies[k].block] ? "rewriting DVA " : "writing DVA ") +
+                                        std::to_string(copies[k].d) + (rewrite[copies[k].block] ? " in place" : ""));
       }
     }
+    v++;
   }
   for (size_t i : batched) {
     if (dvas[i].empty()) continue;  // in `alone`

@@ -132,14 +132,17 @@ class Zio {
   Status Unallocate(const BlockPtr& bp, uint64_t txg);
 
   // Several blocks of one txg, each as Write(data, props, txg) would write
-  // it (same pointers, errors and stats), outcomes in bp/status. The plain
-  // new single-copy blocks are allocated back to back (one allocation
-  // after the other, not interleaved with other WriteMany batches) and
-  // written with one BlockTarget::WriteMany per top-level vdev, so their
-  // columns or sectors are adjacent on each leaf and merge into few large
-  // writes (Vdev::WriteMany). Holes, rewrites in place, ditto copies and
-  // blocks that must be ganged go Write's way. On a failure only that
-  // block fails (its new space is taken back); the others stand.
+  // it (same pointers, errors and stats), outcomes in bp/status. New blocks
+  // are allocated back to back (every copy of one block, then the next;
+  // not interleaved with other WriteMany batches, under batch_alloc_mu_).
+  // Every copy, rewrites in place included, is then written in one
+  // BlockTarget::WriteManyVdevs call: the top-level vdevs at the same time,
+  // and on each the copies that sit next to each other on a leaf (raidz
+  // columns, mirror sides, plain sectors) merge into few large writes
+  // (Vdev::WriteMany, WriteManyAcross). Holes are settled without I/O;
+  // a block with no contiguous space goes Write's way (it gangs). On a
+  // failure only that block fails (its new space is taken back); the
+  // others stand.
   struct BatchWrite {
     std::span<const uint8_t> data;
     WriteProps props;
