@@ -149,4 +149,25 @@ class RendezvousDevice final : public BlockDevice {
   std::atomic<uint64_t> writes_{0};
 };
 
+// `n` leaves (ashift 12) over RendezvousDevice(MemDevice) sharing *f;
+// (*devs)[i] stays valid while leaf i lives.
+inline std::vector<std::unique_ptr<Vdev>> MakeRendezvousLeaves(IoEngine& io, int n, uint64_t size,
+                                                               InFlight* f,
+                                                               std::vector<RendezvousDevice*>* devs,
+                                                               uint64_t guid_base) {
+  std::vector<std::unique_ptr<Vdev>> leaves;
+  for (int i = 0; i < n; i++) {
+    MemDeviceOptions mo;
+    mo.name = "rv" + std::to_string(i);
+    mo.ashift = 12;
+    mo.volatile_cache = false;
+    auto mem = MemDevice::Create(size, mo);
+    EXPECT_TRUE(mem.ok());
+    auto d = std::make_unique<RendezvousDevice>(std::move(mem).value(), f);
+    devs->push_back(d.get());
+    leaves.push_back(MakeLeafVdev(std::move(d), io, guid_base + i, 12));
+  }
+  return leaves;
+}
+
 }  // namespace uzfs::test

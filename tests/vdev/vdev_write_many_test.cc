@@ -9,6 +9,7 @@
 // through io_uring's writev and the threads engine's pwritev.
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -63,14 +64,14 @@ std::vector<uint64_t> LeafWriteOps(const std::vector<FaultDevice*>& faults) {
   return ops;
 }
 
-// A raidz vdev over FaultDevice(MemDevice) leaves.
-struct TestRaidz {
+// A top-level vdev over FaultDevice(MemDevice) leaves.
+struct TestTop {
   std::vector<FaultDevice*> faults;
   std::unique_ptr<Vdev> vdev;
 };
-TestRaidz MakeRaidz(IoEngine& io, uint32_t width, uint32_t nparity, uint32_t ashift, uint64_t guid) {
+TestTop MakeRaidz(IoEngine& io, uint32_t width, uint32_t nparity, uint32_t ashift, uint64_t guid) {
   auto t = test::MakeLeaves(io, width, kChildSize, ashift);
-  TestRaidz r{t.faults, nullptr};
+  TestTop r{t.faults, nullptr};
   auto v = MakeRaidzVdev(std::move(t.leaves), nparity, guid, ashift);
   EXPECT_TRUE(v.ok()) << v.status().ToString();
   if (v.ok()) r.vdev = std::move(v).value();
@@ -90,31 +91,38 @@ void ExpectReadable(Vdev& v, const Blocks& b) {
   }
 }
 
-TEST(VdevWriteMany, RaidzAdjacentColumnsMergeIntoOneWritePerLeaf) {
-  // raidz2 over six 4K-sector leaves: a 128 KiB block is four 32 KiB data
-  // columns and two parity columns, one per leaf; eight blocks back to back
-  // are 256 KiB per leaf.
-  for (auto [limit, per_leaf] : std::vector<std::pair<uint64_t, uint64_t>>{
-           {kDefaultAggregationLimit, 1}, {64 << 10, 4}, {0, 8}}) {
+// Eight 128 KiB blocks back to back from `start`, written as one batch:
+// for each (limit, per_leaf), per_leaf writes on every leaf.
+void ExpectMergedPerLeaf(const std::function<TestTop(IoEngine&)>& make, uint64_t start,
+                         const std::vector<std::pair<uint64_t, uint64_t>>& cases) {
+  for (auto [limit, per_leaf] : cases) {
     SCOPED_TRACE("limit " + std::to_string(limit));
     LimitScope scope(limit);
     auto io = test::TestEngine();
     {
-      auto [faults, v] = MakeRaidz(*io, 6, 2, 12, 42);
+      auto [faults, v] = make(*io);
       ASSERT_NE(v, nullptr);
       Vdev& vd = *v;
-      Blocks b = MakeBlocks(vd, 8, 128 << 10, 7, 0, 3 * 4096);
+      Blocks b = MakeBlocks(vd, 8, 128 << 10, 7, 0, start);
       const auto before = LeafWriteOps(faults);
       vd.WriteMany(b.writes);
       for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
       const auto after = LeafWriteOps(faults);
       for (size_t c = 0; c < faults.size(); c++) EXPECT_EQ(after[c] - before[c], per_leaf) << "leaf " << c;
       for (Vdev* leaf : vd.children()) EXPECT_EQ(leaf->io_counters().write_ops, per_leaf);
-      EXPECT_EQ(vd.io_counters().write_ops, 8u);  // the raidz counts blocks
-      ExpectReadable(vd, b);
+      EXPECT_EQ(vd.io_counters().write_ops, 8u);  // the top-level vdev counts blocks
+      ExpectReadable(vd, b);                       // scrub: every column / side
     }
     io->Shutdown(ShutdownMode::kDrain);
   }
+}
+
+TEST(VdevWriteMany, RaidzAdjacentColumnsMergeIntoOneWritePerLeaf) {
+  // raidz2 over six 4K-sector leaves: a 128 KiB block is four 32 KiB data
+  // columns and two parity columns, one per leaf; eight blocks back to back
+  // are 256 KiB per leaf.
+  ExpectMergedPerLeaf([](IoEngine& io) { return MakeRaidz(io, 6, 2, 12, 42); }, 3 * 4096,
+                      {{kDefaultAggregationLimit, 1}, {64 << 10, 4}, {0, 8}});
 }
 
 TEST(VdevWriteMany, MixedSizesAndGapsLandAsWriteWouldPutThem) {
@@ -208,14 +216,9 @@ TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
-// A mirror over FaultDevice(MemDevice) leaves.
-struct TestMirror {
-  std::vector<FaultDevice*> faults;
-  std::unique_ptr<Vdev> vdev;
-};
-TestMirror MakeMirror(IoEngine& io, uint32_t sides, uint32_t ashift, uint64_t guid) {
+TestTop MakeMirror(IoEngine& io, uint32_t sides, uint32_t ashift, uint64_t guid) {
   auto t = test::MakeLeaves(io, sides, kChildSize, ashift, guid * 10);
-  TestMirror m{t.faults, nullptr};
+  TestTop m{t.faults, nullptr};
   auto v = MakeMirrorVdev(std::move(t.leaves), guid, ashift);
   EXPECT_TRUE(v.ok()) << v.status().ToString();
   if (v.ok()) m.vdev = std::move(v).value();
@@ -223,29 +226,10 @@ TestMirror MakeMirror(IoEngine& io, uint32_t sides, uint32_t ashift, uint64_t gu
 }
 
 TEST(VdevWriteMany, MirrorBatchMergesOnEverySide) {
-  // A 3-way mirror, eight 128 KiB blocks back to back: 1 MiB per side, one
-  // write per side at the default limit (block by block it was eight).
-  for (auto [limit, per_leaf] : std::vector<std::pair<uint64_t, uint64_t>>{
-           {kDefaultAggregationLimit, 1}, {256 << 10, 4}, {0, 8}}) {
-    SCOPED_TRACE("limit " + std::to_string(limit));
-    LimitScope scope(limit);
-    auto io = test::TestEngine();
-    {
-      auto [faults, v] = MakeMirror(*io, 3, 12, 50);
-      ASSERT_NE(v, nullptr);
-      Vdev& vd = *v;
-      Blocks b = MakeBlocks(vd, 8, 128 << 10, 31, 0, 5 * 4096);
-      const auto before = LeafWriteOps(faults);
-      vd.WriteMany(b.writes);
-      for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
-      const auto after = LeafWriteOps(faults);
-      for (size_t c = 0; c < faults.size(); c++) EXPECT_EQ(after[c] - before[c], per_leaf) << "side " << c;
-      for (Vdev* leaf : vd.children()) EXPECT_EQ(leaf->io_counters().write_ops, per_leaf);
-      EXPECT_EQ(vd.io_counters().write_ops, 8u);  // the mirror counts blocks
-      ExpectReadable(vd, b);                       // scrub: every side holds every block
-    }
-    io->Shutdown(ShutdownMode::kDrain);
-  }
+  // A 3-way mirror: eight 128 KiB blocks back to back are 1 MiB per side,
+  // one write per side at the default limit (block by block: eight).
+  ExpectMergedPerLeaf([](IoEngine& io) { return MakeMirror(io, 3, 12, 50); }, 5 * 4096,
+                      {{kDefaultAggregationLimit, 1}, {256 << 10, 4}, {0, 8}});
 }
 
 TEST(VdevWriteMany, MirrorBatchKeepsWritesErrorRule) {
@@ -329,18 +313,7 @@ TEST(VdevWriteMany, AcrossWritesTopLevelVdevsTogether) {
   {
     test::InFlight f;
     std::vector<test::RendezvousDevice*> devs;
-    std::vector<std::unique_ptr<Vdev>> tops;
-    for (int i = 0; i < 2; i++) {
-      MemDeviceOptions mo;
-      mo.name = "rv" + std::to_string(i);
-      mo.ashift = 12;
-      mo.volatile_cache = false;
-      auto mem = MemDevice::Create(kChildSize, mo);
-      ASSERT_UZFS_OK(mem.status());
-      auto d = std::make_unique<test::RendezvousDevice>(std::move(mem).value(), &f);
-      devs.push_back(d.get());
-      tops.push_back(MakeLeafVdev(std::move(d), *io, 300 + i, 12));
-    }
+    auto tops = test::MakeRendezvousLeaves(*io, 2, kChildSize, &f, &devs, 300);
     Blocks b0 = MakeBlocks(*tops[0], 4, 64 << 10, 81), b1 = MakeBlocks(*tops[1], 4, 64 << 10, 91);
     std::vector<VdevWriteBatch> batches{{tops[0].get(), b0.writes}, {tops[1].get(), b1.writes}};
     const auto t0 = std::chrono::steady_clock::now();

@@ -51,18 +51,7 @@ TEST(ZioWriteMany, TopLevelVdevsAreWrittenTogether) {
   {
     test::InFlight f;
     std::vector<test::RendezvousDevice*> devs;
-    std::vector<std::unique_ptr<Vdev>> tops;
-    for (int i = 0; i < 2; i++) {
-      MemDeviceOptions mo;
-      mo.name = "rv" + std::to_string(i);
-      mo.ashift = 12;
-      mo.volatile_cache = false;
-      auto mem = MemDevice::Create(kLeafSize, mo);
-      ASSERT_UZFS_OK(mem.status());
-      auto d = std::make_unique<test::RendezvousDevice>(std::move(mem).value(), &f);
-      devs.push_back(d.get());
-      tops.push_back(MakeLeafVdev(std::move(d), *io, 400 + i, 12));
-    }
+    auto tops = test::MakeRendezvousLeaves(*io, 2, kLeafSize, &f, &devs, 400);
     auto root = MakeRootVdev(std::move(tops));
     ASSERT_UZFS_OK(root.status());
     VdevTreeTarget target(**root);

@@ -196,8 +196,8 @@ void Vdev::WriteMany(std::span<VdevWrite> writes) {
   for (VdevWrite& w : writes) w.status = Write(w.offset, w.buf);
 }
 
-std::unique_ptr<VdevWritePlan> Vdev::StartWrites(std::span<VdevWrite> writes,
-                                                   std::vector<ChildIo>* /*ios*/) {
+std::unique_ptr<VdevWritePlan> Vdev::StartWrites(std::span<VdevWrite> writes, IoOp /*op*/,
+                                                 std::vector<ChildIo>* /*ios*/) {
   WriteMany(writes);
   return nullptr;
 }
@@ -205,11 +205,25 @@ std::unique_ptr<VdevWritePlan> Vdev::StartWrites(std::span<VdevWrite> writes,
 void Vdev::FinishWrites(VdevWritePlan* /*plan*/, std::span<VdevWrite> /*writes*/,
                         std::span<const ChildIo> /*ios*/) {}
 
-void Vdev::WriteManyPlanned(std::span<VdevWrite> writes) {
+void Vdev::WriteManyPlanned(std::span<VdevWrite> writes, IoOp op) {
   std::vector<ChildIo> ios;
-  std::unique_ptr<VdevWritePlan> plan = StartWrites(writes, &ios);
+  std::unique_ptr<VdevWritePlan> plan = StartWrites(writes, op, &ios);
   RunChildIos(ios);
   FinishWrites(plan.get(), writes, ios);
+}
+
+Status Vdev::WritePlanned(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
+  VdevWrite w{offset, buf, {}};
+  WriteManyPlanned({&w, 1}, op);
+  return w.status;
+}
+
+std::span<uint8_t> PaddedWriteBuffer(std::span<const uint8_t> buf, uint64_t padded,
+                                     AlignedBuffer* scratch) {
+  if (padded == buf.size()) return {const_cast<uint8_t*>(buf.data()), buf.size()};  // not modified
+  *scratch = AlignedBuffer(padded);
+  std::memcpy(scratch->data(), buf.data(), buf.size());
+  return scratch->span();
 }
 
 void WriteManyAcross(std::span<VdevWriteBatch> batches) {
@@ -219,7 +233,7 @@ void WriteManyAcross(std::span<VdevWriteBatch> batches) {
   std::vector<ChildIo> ios;
   std::vector<std::unique_ptr<VdevWritePlan>> plans(batches.size());
   for (size_t b = 0; b < batches.size(); b++)
-    plans[b] = batches[b].vdev->StartWrites(batches[b].writes, &ios);
+    plans[b] = batches[b].vdev->StartWrites(batches[b].writes, IoOp::kWrite, &ios);
   RunChildIos(ios);
   for (size_t b = 0; b < batches.size(); b++)
     batches[b].vdev->FinishWrites(plans[b].get(), batches[b].writes, ios);

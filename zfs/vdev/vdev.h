@@ -294,17 +294,20 @@ class Vdev {
 
   // WriteMany in two halves, so WriteManyAcross can issue several vdevs'
   // leaf writes together: StartWrites settles the blocks it can (bad range,
-  // read-only) and appends the leaf writes of the others to *ios, returning
-  // what FinishWrites needs; after the I/O ran (RunChildIos), FinishWrites
-  // judges each block from its entries of `ios` (the same vector). Default:
-  // StartWrites does WriteMany itself and appends nothing.
+  // read-only) and appends the leaf writes of the others to *ios (`op`:
+  // kWrite, or kWriteDurable for WriteDurable), returning what FinishWrites
+  // needs; after the I/O ran (RunChildIos), FinishWrites judges each block
+  // from its entries of `ios` (the same vector). Default: StartWrites does
+  // WriteMany itself and appends nothing.
   friend void WriteManyAcross(std::span<VdevWriteBatch> batches);
-  virtual std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
-                                                 std::vector<ChildIo>* ios);
+  virtual std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                                     std::vector<ChildIo>* ios);
   virtual void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
                             std::span<const ChildIo> ios);
-  // WriteMany as Start, RunChildIos, Finish (leaf, mirror, raidz).
-  void WriteManyPlanned(std::span<VdevWrite> writes);
+  // WriteMany, and one block's Write or WriteDurable, as Start,
+  // RunChildIos, Finish (leaf, mirror, raidz).
+  void WriteManyPlanned(std::span<VdevWrite> writes, IoOp op = IoOp::kWrite);
+  Status WritePlanned(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
 
   // Interior vdevs' own counters.
   std::atomic<bool> read_only_{false};

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "raidz/raidz_map.h"
+#include "zfs/vdev/aligned_buffer.h"
 #include "zfs/vdev/vdev.h"
 
 namespace uzfs {
@@ -48,6 +49,11 @@ struct ChildIo {
 
 // Runs every entry in parallel and waits. REQUIRES: not on an engine thread.
 void RunChildIos(std::span<ChildIo> ios);
+
+// The bytes a write of `buf` puts on a leaf: buf itself (not modified)
+// when it is `padded` bytes, else a zero-padded copy in *scratch.
+std::span<uint8_t> PaddedWriteBuffer(std::span<const uint8_t> buf, uint64_t padded,
+                                     AlignedBuffer* scratch);
 
 class LeafVdev final : public Vdev {
  public:
@@ -78,8 +84,8 @@ class LeafVdev final : public Vdev {
  protected:
   void AppendFlushes(std::vector<ChildIo>* ios) override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
-                                         std::vector<ChildIo>* ios) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                             std::vector<ChildIo>* ios) override;
   void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
                     std::span<const ChildIo> ios) override;
 
@@ -104,17 +110,12 @@ class MirrorVdev final : public Vdev {
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
-                                         std::vector<ChildIo>* ios) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                             std::vector<ChildIo>* ios) override;
   void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
                     std::span<const ChildIo> ios) override;
 
  private:
-  // Every block to every side (op: kWrite or kWriteDurable), appended to
-  // *ios; FinishWrites then decides each block from its sides' outcomes.
-  std::unique_ptr<VdevWritePlan> StartSides(std::span<VdevWrite> writes, IoOp op,
-                                        std::vector<ChildIo>* ios);
-  Status WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
   Status CheckRange(uint64_t offset, uint64_t psize) const;
   uint64_t asize_ = 0;
 };
@@ -140,19 +141,14 @@ class RaidzVdev final : public Vdev {
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes,
-                                         std::vector<ChildIo>* ios) override;
+  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                             std::vector<ChildIo>* ios) override;
   void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
                     std::span<const ChildIo> ios) override;
 
  private:
   Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
-  Status WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
-  // Every block's parity, then all their columns appended to *ios (op:
-  // kWrite or kWriteDurable); FinishWrites decides each block after the
-  // I/O ran.
-  std::unique_ptr<VdevWritePlan> StartColumns(std::span<VdevWrite> writes, IoOp op,
-                                          std::vector<ChildIo>* ios);
+
   const uint32_t nparity_;
   uint64_t asize_ = 0;
 };

@@ -95,13 +95,7 @@ Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
   if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
     return Status::InvalidArgument(name() + ": bad block range");
   AlignedBuffer scratch;
-  std::span<uint8_t> io_buf(const_cast<uint8_t*>(buf.data()), buf.size());  // not modified
-  if (padded != buf.size()) {
-    scratch = AlignedBuffer(padded);
-    std::memcpy(scratch.data(), buf.data(), buf.size());
-    io_buf = scratch.span();
-  }
-  ChildIo c{this, IoOp::kWrite, offset, io_buf, {}, false};
+  ChildIo c{this, IoOp::kWrite, offset, PaddedWriteBuffer(buf, padded, &scratch), {}, false};
   RunChildIos({&c, 1});
   return c.status;
 }
@@ -117,8 +111,8 @@ struct LeafWritePlan : VdevWritePlan {
 
 }  // namespace
 
-std::unique_ptr<VdevWritePlan> LeafVdev::StartWrites(std::span<VdevWrite> writes,
-                                                       std::vector<ChildIo>* ios) {
+std::unique_ptr<VdevWritePlan> LeafVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                                     std::vector<ChildIo>* ios) {
   auto plan = std::make_unique<LeafWritePlan>();
   plan->scratch.resize(writes.size());
   plan->at.assign(writes.size(), SIZE_MAX);
@@ -133,14 +127,8 @@ std::unique_ptr<VdevWritePlan> LeafVdev::StartWrites(std::span<VdevWrite> writes
       w.status = Status::InvalidArgument(name() + ": bad block range");
       continue;
     }
-    std::span<uint8_t> io_buf(const_cast<uint8_t*>(w.buf.data()), w.buf.size());  // not modified
-    if (padded != w.buf.size()) {
-      plan->scratch[i] = AlignedBuffer(padded);
-      std::memcpy(plan->scratch[i].data(), w.buf.data(), w.buf.size());
-      io_buf = plan->scratch[i].span();
-    }
     plan->at[i] = ios->size();
-    ios->push_back(ChildIo{this, IoOp::kWrite, w.offset, io_buf, {}, false});
+    ios->push_back(ChildIo{this, op, w.offset, PaddedWriteBuffer(w.buf, padded, &plan->scratch[i]), {}, false});
   }
   return plan;
 }

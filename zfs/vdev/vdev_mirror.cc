@@ -136,12 +136,12 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
 }
 
 Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  return WriteSides(offset, buf, IoOp::kWrite);
+  return WritePlanned(offset, buf, IoOp::kWrite);
 }
 
 // Every side's write durable in one trip, in parallel (IoOp::kWriteDurable).
 Status MirrorVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  return WriteSides(offset, buf, IoOp::kWriteDurable);
+  return WritePlanned(offset, buf, IoOp::kWriteDurable);
 }
 
 namespace {
@@ -156,25 +156,11 @@ struct MirrorWritePlan : VdevWritePlan {
 
 }  // namespace
 
-Status MirrorVdev::WriteSides(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
-  VdevWrite w{offset, buf, {}};
-  std::vector<ChildIo> ios;
-  std::unique_ptr<VdevWritePlan> plan = StartSides({&w, 1}, op, &ios);
-  RunChildIos(ios);
-  FinishWrites(plan.get(), {&w, 1}, ios);
-  return w.status;
-}
-
-std::unique_ptr<VdevWritePlan> MirrorVdev::StartWrites(std::span<VdevWrite> writes,
-                                                       std::vector<ChildIo>* ios) {
-  return StartSides(writes, IoOp::kWrite, ios);
-}
-
 // Every block to every side in one batch: a side's writes of blocks
 // allocated back to back are adjacent on it and merge (RunChildIos), and
 // the sides work in parallel.
-std::unique_ptr<VdevWritePlan> MirrorVdev::StartSides(std::span<VdevWrite> writes, IoOp op,
-                                                      std::vector<ChildIo>* ios) {
+std::unique_ptr<VdevWritePlan> MirrorVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
+                                                       std::vector<ChildIo>* ios) {
   auto plan = std::make_unique<MirrorWritePlan>();
   plan->scratch.resize(writes.size());
   plan->first.assign(writes.size(), SIZE_MAX);
@@ -190,13 +176,8 @@ std::unique_ptr<VdevWritePlan> MirrorVdev::StartSides(std::span<VdevWrite> write
       w.status = std::move(s);
       continue;
     }
-    const uint64_t padded = AllocatedSize(w.buf.size());
-    std::span<uint8_t> io_buf(const_cast<uint8_t*>(w.buf.data()), w.buf.size());  // not modified
-    if (padded != w.buf.size()) {
-      plan->scratch[i] = AlignedBuffer(padded);
-      std::memcpy(plan->scratch[i].data(), w.buf.data(), w.buf.size());
-      io_buf = plan->scratch[i].span();
-    }
+    const std::span<uint8_t> io_buf =
+        PaddedWriteBuffer(w.buf, AllocatedSize(w.buf.size()), &plan->scratch[i]);
     plan->first[i] = ios->size();
     for (size_t c = 0; c < plan->sides; c++)
       ios->push_back(ChildIo{static_cast<LeafVdev*>(child(static_cast<uint32_t>(c))), op, w.offset,

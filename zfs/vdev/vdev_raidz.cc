@@ -336,22 +336,13 @@ void RaidzVdev::ReadMany(std::span<VdevRead> reads) {
 }
 
 Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  return WriteColumns(offset, buf, IoOp::kWrite);
+  return WritePlanned(offset, buf, IoOp::kWrite);
 }
 
 // Each column's write durable in one trip, in parallel (IoOp::kWriteDurable):
 // only the children the block touches, not a flush of every child.
 Status RaidzVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  return WriteColumns(offset, buf, IoOp::kWriteDurable);
-}
-
-Status RaidzVdev::WriteColumns(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
-  VdevWrite w{offset, buf, {}};
-  std::vector<ChildIo> ios;
-  std::unique_ptr<VdevWritePlan> plan = StartColumns({&w, 1}, op, &ios);
-  RunChildIos(ios);
-  FinishWrites(plan.get(), {&w, 1}, ios);
-  return w.status;
+  return WritePlanned(offset, buf, IoOp::kWriteDurable);
 }
 
 namespace {
@@ -365,13 +356,9 @@ struct RaidzWritePlan : VdevWritePlan {
 
 }  // namespace
 
-std::unique_ptr<VdevWritePlan> RaidzVdev::StartWrites(std::span<VdevWrite> writes,
+// Every block's parity, then all their columns.
+std::unique_ptr<VdevWritePlan> RaidzVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
                                                       std::vector<ChildIo>* ios) {
-  return StartColumns(writes, IoOp::kWrite, ios);
-}
-
-std::unique_ptr<VdevWritePlan> RaidzVdev::StartColumns(std::span<VdevWrite> writes, IoOp op,
-                                                       std::vector<ChildIo>* ios) {
   auto plan = std::make_unique<RaidzWritePlan>();
   plan->sets.resize(writes.size());
   plan->cols_of.assign(writes.size(), {0, 0});
