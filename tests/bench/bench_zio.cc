@@ -7,12 +7,29 @@
 // Bytes processed are logical bytes. The counter `cores` is process CPU
 // time over wall time: how many cores the pipeline kept busy (2 is all of
 // this machine). Blocks are issued asynchronously, 64 in flight.
+//
+// The txg sync's batched write below the pipeline (Zio::WriteMany's vdev
+// half), the two ways of issuing one batch of 32 blocks of 128 KiB, back
+// to back on each top-level vdev (split evenly between them):
+//   BM_BatchWrite/<layout>/<dev>/serial   session 7: each top-level vdev's
+//       WriteMany in turn, a mirror block by block (Vdev::WriteMany's
+//       default: one Write, all sides in parallel, per block)
+//   BM_BatchWrite/<layout>/<dev>/batched  WriteManyAcross: every leaf write
+//       of every vdev issued together, adjacent ones merged per leaf
+// layout: mirror2 (one 2-way mirror), 2xmirror2, raidz2x6, 2xraidz2x6.
+// dev: "lat" leaves are in-memory devices behind a FaultDevice that holds
+// every I/O 1 ms (4 at once: a disk with a short queue; the time does not
+// grow with the size, so it models per-I/O cost only); "file" leaves are
+// sparse files in /tmp through the I/O engine (page cache). Counter
+// leaf_writes: leaf write requests per batch.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "tests/bench/bench_rig.h"
+#include "zfs/vdev/fault_device.h"
 
 namespace {
 
@@ -79,6 +96,126 @@ void BM_ZioRead(benchmark::State& state, bool files) {
   if (out[3] != recs[3]) std::abort();
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bps.size() * kRecord);
 }
+
+struct BatchRig {
+  std::unique_ptr<IoEngine> io;
+  std::unique_ptr<Vdev> root;
+  std::filesystem::path dir;
+  ~BatchRig() {
+    root.reset();
+    io.reset();
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+};
+
+// `tops` top-level vdevs: 2-way mirrors (raidz false) or raidz2 of six.
+std::unique_ptr<BatchRig> MakeBatchRig(int tops, bool raidz, bool files) {
+  auto rig = std::make_unique<BatchRig>();
+  rig->io = std::move(IoEngine::Create()).value();
+  if (files) {
+    char name[64];
+    std::snprintf(name, sizeof name, "uzfs-bench-batch-%d", static_cast<int>(getpid()));
+    rig->dir = std::filesystem::temp_directory_path() / name;
+    std::filesystem::create_directories(rig->dir);
+  }
+  const uint32_t width = raidz ? 6 : 2;
+  std::vector<std::unique_ptr<Vdev>> top_vdevs;
+  for (int t = 0; t < tops; t++) {
+    std::vector<std::unique_ptr<Vdev>> kids;
+    for (uint32_t i = 0; i < width; i++) {
+      std::unique_ptr<BlockDevice> dev;
+      if (files) {
+        FileDeviceOptions o;
+        o.create_size = 256ull << 20;
+        char leaf[32];
+        std::snprintf(leaf, sizeof leaf, "t%dd%u", t, i);
+        dev = std::move(FileDevice::Open((rig->dir / leaf).string(), o)).value();
+      } else {
+        MemDeviceOptions o;
+        o.volatile_cache = false;
+        auto fd = std::make_unique<FaultDevice>(std::move(MemDevice::Create(256ull << 20, o)).value(),
+                                                FaultDeviceOptions{false, 1});
+        fd->SetLatency(std::chrono::microseconds(1000), 4);
+        dev = std::move(fd);
+      }
+      kids.push_back(MakeLeafVdev(std::move(dev), *rig->io, 100 + t * 10 + i, 12));
+    }
+    top_vdevs.push_back(raidz ? std::move(MakeRaidzVdev(std::move(kids), 2, 7 + t, 12)).value()
+                              : std::move(MakeMirrorVdev(std::move(kids), 7 + t, 12)).value());
+  }
+  rig->root = std::move(MakeRootVdev(std::move(top_vdevs))).value();
+  return rig;
+}
+
+void BM_BatchWrite(benchmark::State& state, int tops, bool raidz, bool files, bool batched) {
+  auto rig = MakeBatchRig(tops, raidz, files);
+  constexpr int kBlocks = 32;
+  std::vector<std::vector<uint8_t>> data(kBlocks, std::vector<uint8_t>(kRecord));
+  std::mt19937_64 rng(1);
+  for (auto& d : data)
+    for (auto& b : d) b = static_cast<uint8_t>(rng());
+  // Block i on top-level vdev i % tops, back to back on each.
+  std::vector<std::vector<VdevWrite>> writes(tops);
+  std::vector<uint64_t> next(tops, 0);
+  for (int i = 0; i < kBlocks; i++) {
+    Vdev* top = rig->root->child(static_cast<uint32_t>(i % tops));
+    writes[i % tops].push_back(VdevWrite{next[i % tops], data[i], {}});
+    next[i % tops] += top->AllocatedSize(kRecord);
+  }
+  std::vector<Vdev*> leaves;
+  rig->root->CollectLeaves(&leaves);
+  auto leaf_writes = [&] {
+    uint64_t n = 0;
+    for (Vdev* l : leaves) n += l->io_counters().write_ops;
+    return n;
+  };
+  const uint64_t w0 = leaf_writes();
+  for (auto _ : state) {
+    if (batched) {
+      std::vector<VdevWriteBatch> across;
+      for (int t = 0; t < tops; t++) across.push_back(VdevWriteBatch{rig->root->child(static_cast<uint32_t>(t)), writes[t]});
+      WriteManyAcross(across);
+    } else {
+      for (int t = 0; t < tops; t++) {
+        Vdev* top = rig->root->child(static_cast<uint32_t>(t));
+        if (raidz) {
+          top->WriteMany(writes[t]);
+        } else {
+          top->Vdev::WriteMany(writes[t]);  // the default: block by block
+        }
+      }
+    }
+    for (auto& ws : writes)
+      for (const VdevWrite& w : ws)
+        if (!w.status.ok()) std::abort();
+  }
+  state.counters["leaf_writes"] =
+      static_cast<double>(leaf_writes() - w0) / static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kBlocks * kRecord);
+}
+
+void RegisterBatchWrites() {
+  struct Layout {
+    const char* name;
+    int tops;
+    bool raidz;
+  };
+  for (const Layout& l : {Layout{"mirror2", 1, false}, Layout{"2xmirror2", 2, false},
+                          Layout{"raidz2x6", 1, true}, Layout{"2xraidz2x6", 2, true}}) {
+    for (bool files : {false, true}) {
+      for (bool batched : {false, true}) {
+        const std::string name = std::string("BM_BatchWrite/") + l.name + (files ? "/file" : "/lat") +
+                                 (batched ? "/batched" : "/serial");
+        benchmark::RegisterBenchmark(name.c_str(), BM_BatchWrite, l.tops, l.raidz, files, batched)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(0.5);
+      }
+    }
+  }
+}
+
+const bool kBatchRegistered = (RegisterBatchWrites(), true);
 
 BENCHMARK_CAPTURE(BM_ZioWrite, mem, false)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_ZioWrite, file, true)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
