@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "cache/arc_zio.h"
+#include "zfs/util/checksum.h"
+#include "zfs/util/compress/compress.h"
 
 namespace uzfs {
 
@@ -48,6 +50,34 @@ ArcReadFlags FlagsOf(const BlockPtr& bp, const BlockReadOptions& opts, bool pref
 // Whether the primarycache policy in flags lets the ARC keep the block.
 bool Keeps(const ArcReadFlags& f) {
   return f.policy == CachePolicy::kAll || (f.policy == CachePolicy::kMetadata && f.kind == ArcBufKind::kMetadata);
+}
+
+bool IsUncompressed(const BlockPtr& bp) {
+  const auto c = static_cast<CompressType>(bp.compression);
+  return c == CompressType::kOff || c == CompressType::kInherit;
+}
+
+// A compressed metadata block as the disks hold it, compressed again from
+// its logical bytes (indirect and dnode blocks are mostly zeros: kept as
+// 128 KiB they would take the ARC ~100 times their stored size). Trusted
+// only when it has the pointer's size and checksum; otherwise an empty
+// block (the caller keeps the logical bytes).
+ArcBlock StoredForm(const BlockPtr& bp, std::span<const uint8_t> logical) {
+  ArcBlock b;
+  const auto type = static_cast<ChecksumType>(bp.checksum);
+  if (bp.encrypted || bp.psize > logical.size() || type == ChecksumType::kOff || type == ChecksumType::kInherit)
+    return b;
+  AlignedBytes phys(logical.size(), 0);
+  Result<CompressedBlock> cb = CompressBlock(static_cast<CompressType>(bp.compression), 0, logical, phys);
+  if (!cb.ok() || cb->kind != CompressedBlock::Kind::kCompressed || cb->psize > bp.psize) return b;
+  std::fill(phys.begin() + static_cast<ptrdiff_t>(cb->psize), phys.end(), 0);  // the sector padding
+  phys.resize(bp.psize);
+  Result<Checksum256> c = BlockChecksum(type, phys, !bp.little_endian);
+  if (!c.ok() || *c != bp.cksum) return b;
+  b.phys = std::move(phys);
+  b.compression = static_cast<CompressType>(bp.compression);
+  b.lsize = bp.lsize;
+  return b;
 }
 
 }  // namespace
@@ -229,9 +259,14 @@ void ArcBlockReader::Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> d
   Result<ArcKey> key = ArcKey::FromBlockPtr(pool_guid_, bp);
   if (!key.ok()) return;
   ArcBlock block;
-  block.phys = data.use_count() == 1 ? std::move(*data) : AlignedBytes(*data);
-  block.compression = CompressType::kOff;
-  block.lsize = bp.lsize;
+  if (flags.kind == ArcBufKind::kMetadata && !IsUncompressed(bp)) {
+    block = StoredForm(bp, *data);
+  }
+  if (block.phys.empty()) {
+    block.phys = data.use_count() == 1 ? std::move(*data) : AlignedBytes(*data);
+    block.compression = CompressType::kOff;
+    block.lsize = bp.lsize;
+  }
   arc_.Insert(*key, std::move(block), flags);  // the reference goes at once
   written_.fetch_add(1, std::memory_order_relaxed);
 }

@@ -76,9 +76,12 @@ class ArcBlockReader final : public BlockReader {
   void Submit(std::function<void()> task) override UZFS_EXCLUDES(mu_);
   bool Caches() const override { return true; }
   void Forget(const BlockPtr& bp) override;
-  // Kept as stored uncompressed (the logical bytes, compression off): a
-  // hit needs no decompression, and the L2ARC verifies such a buffer with
-  // its own checksum (cache/l2arc.h). Holes and embedded pointers: nothing.
+  // Data is kept as stored uncompressed (the logical bytes, compression
+  // off: no CPU spent compressing again; a hit needs no decompression; the
+  // L2ARC verifies such a buffer with its own checksum, cache/l2arc.h).
+  // Compressed metadata is compressed again and kept as on disk when that
+  // reproduces the pointer's checksum (else as data). Holes and embedded
+  // pointers: nothing.
   void Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> data, const BlockReadOptions& opts) override;
 
   ArcBlockReaderStats stats() const;

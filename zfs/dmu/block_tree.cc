@@ -3,6 +3,7 @@
 #include "zfs/dmu/block_tree.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "zfs/util/mutex.h"
@@ -306,7 +307,15 @@ Status BlockTree::WriteIndirect(const WriteProps& props, uint64_t txg) {
         if (!bp.IsHole() && !IsRewriteOf(bp, jobs[job_of[k]].props.rewrite)) written_.push_back(bp);
         return Status::Corruption("indirect block outside its tree");
       }
-      if (!Replace(slot, bp) && !bp.IsHole()) written_.push_back(bp);
+      if (!Replace(slot, bp) && !bp.IsHole()) {
+        written_.push_back(bp);
+        // The next txg's partial writes look their blocks up through it:
+        // the reader's cache may keep it (never a block rewritten in place,
+        // which keeps address and birth).
+        if (reader_ != nullptr && reader_->Caches())
+          reader_->Written(bp, std::make_shared<AlignedBytes>(bufs[job_of[k]].begin(), bufs[job_of[k]].end()),
+                           read_opts_);
+      }
       dirty[k].second->dirty = false;
       UZFS_RETURN_IF_ERROR(TouchParent(level, dirty[k].first));
     }

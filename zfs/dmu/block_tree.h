@@ -97,7 +97,8 @@ class BlockTree {
   // (or BlockPtr{} for a hole).
   Status SetL0(uint64_t blkid, const BlockPtr& bp);
   // Writes the changed indirect blocks. `props`: compress/checksum/copies
-  // and the object's type; level and fill are set per block.
+  // and the object's type; level and fill are set per block. Each new one
+  // is offered to the reader's cache (BlockReader::Written).
   Status WriteIndirect(const WriteProps& props, uint64_t txg);
 
   const std::vector<BlockPtr>& top() const { return top_; }

@@ -1223,7 +1223,10 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   }
   if (Status s = WriteBlocks(zio_, mjobs, txg); !s.ok()) return fail(s);
   for (const BlockWrite& j : mjobs) {
-    if (!j.result.IsHole() && !IsRewriteOf(j.result, j.props.rewrite)) all_written.push_back(j.result);
+    if (j.result.IsHole() || IsRewriteOf(j.result, j.props.rewrite)) continue;
+    all_written.push_back(j.result);
+    // Dnode loads of the next txgs read it through the reader's cache.
+    if (reader_.Caches()) reader_.Written(j.result, std::make_shared<AlignedBytes>(j.data.begin(), j.data.end()), ReadOpts());
   }
   if (!mblocks.empty()) meta.maxblkid = std::max(meta.maxblkid, mblocks.rbegin()->first);
   mtree.GrowTo(meta.maxblkid);
