@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs the fio suite (tests/perf/fio/) on a uzfs pool and on a zfs-fuse pool
-# of the same shape — raidz2 over six sparse files in the same directory,
-# default settings as a user would create them — and prints a side-by-side
+# of the same shape — raidz2 over six sparse files in the same directory
+# (or another --layout), default settings as a user would create them —
+# and prints a side-by-side
 # table with the ratio uzfs / zfs-fuse for every row, and each side's
 # median completion latency (fio's clat p50, microseconds).
 #
 #   scripts/fio-compare.sh [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep]
+#                          [--layout raidz2|mirror|2mirror]
 #
 #   --quick   small sizes (seconds, for a smoke check), not for figures
 #   --only    run one side (the table shows '-' for the other)
@@ -13,6 +15,8 @@
 #             rand-write-1, rand-read-1, rand-read-4, rand-write-4,
 #             sync-write-1, sync-write-4, small-files (default: all)
 #   --keep    keep the work directory (its path is printed)
+#   --layout  the pool's vdevs: raidz2 (six files, the default), mirror (one
+#             2-way mirror), 2mirror (two 2-way mirrors, four files)
 # Environment: FIO_SIZE (file size per job, default 1G), FIO_RUNTIME
 # (seconds per time-based job, default 30), FIO_NRFILES (small files,
 # default 50000: the delete phase must last seconds, not the half second
@@ -41,11 +45,20 @@ if [ "${1:-}" = "--side" ]; then
   devdir=$work/$side-devs mnt=$work/$side-mnt out=$work/$side-results
   mkdir -p "$devdir" "$mnt" "$out"
   devs=()
-  for i in 0 1 2 3 4 5; do
+  case $FIO_LAYOUT in
+    raidz2) ndev=6 ;; mirror) ndev=2 ;; 2mirror) ndev=4 ;;
+    *) echo "fio-compare: unknown layout $FIO_LAYOUT" >&2; exit 2 ;;
+  esac
+  for i in $(seq 0 $((ndev - 1))); do
     truncate -s "$DEV_SIZE" "$devdir/d$i"
     devs+=("$devdir/d$i")
   done
-  zpool create -f -m "$mnt" "$pool" raidz2 "${devs[@]}"
+  case $FIO_LAYOUT in
+    raidz2) vdevs=(raidz2 "${devs[@]}") ;;
+    mirror) vdevs=(mirror "${devs[@]}") ;;
+    2mirror) vdevs=(mirror "${devs[0]}" "${devs[1]}" mirror "${devs[2]}" "${devs[3]}") ;;
+  esac
+  zpool create -f -m "$mnt" "$pool" "${vdevs[@]}"
   for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
   mountpoint -q "$mnt" || { echo "fio-compare: $side pool did not mount at $mnt" >&2; exit 1; }
   cold() {
@@ -63,6 +76,13 @@ if [ "${1:-}" = "--side" ]; then
     env FIO_DIR="$mnt" "$@" fio --output-format=json --output="$out/$name.json" "$jobs_dir/$job"
   }
   run seq-write seq-write.fio
+  # The leaves' write counts and sizes after the sequential write.
+  if want seq-write; then zpool iostat -vp "$pool" >"$out/seq-write.iostat" 2>&1 || true; fi
+  # uzfsd's CPU seconds (user + system, since it started) after the row.
+  if want seq-write && [ "$side" = uzfs ] && [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
+    awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$(cat "$UZFS_RUNDIR/uzfsd.pid")/stat" \
+      >"$out/seq-write.cpu" 2>/dev/null || true
+  fi
   if want seq-read; then cold; fi
   run seq-read seq-read.fio
   rm -f "$mnt/seq.dat"
@@ -84,14 +104,15 @@ if [ "${1:-}" = "--side" ]; then
 fi
 
 quick=0 only="" keep=0
-export FIO_ROWS=""
+export FIO_ROWS="" FIO_LAYOUT=raidz2
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
     --rows) FIO_ROWS=$2; shift ;;
     --keep) keep=1 ;;
-    *) echo "usage: $0 [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep]" >&2; exit 2 ;;
+    --layout) FIO_LAYOUT=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--only uzfs|zfs-fuse] [--rows LIST] [--keep] [--layout raidz2|mirror|2mirror]" >&2; exit 2 ;;
   esac
   shift
 done

@@ -20,8 +20,9 @@
 // dev: "lat" leaves are in-memory devices behind a FaultDevice that holds
 // every I/O 1 ms (4 at once: a disk with a short queue; the time does not
 // grow with the size, so it models per-I/O cost only); "file" leaves are
-// sparse files in /tmp through the I/O engine (page cache). Counter
-// leaf_writes: leaf write requests per batch.
+// sparse files in /tmp through the I/O engine (page cache). Counters per
+// batch: leaf_writes (leaf write requests), cpu_ms (process CPU time, the
+// engine's threads included).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -170,6 +171,7 @@ void BM_BatchWrite(benchmark::State& state, int tops, bool raidz, bool files, bo
     return n;
   };
   const uint64_t w0 = leaf_writes();
+  const double cpu0 = bench::CpuSeconds();
   for (auto _ : state) {
     if (batched) {
       std::vector<VdevWriteBatch> across;
@@ -189,6 +191,7 @@ void BM_BatchWrite(benchmark::State& state, int tops, bool raidz, bool files, bo
       for (const VdevWrite& w : ws)
         if (!w.status.ok()) std::abort();
   }
+  state.counters["cpu_ms"] = (bench::CpuSeconds() - cpu0) * 1e3 / static_cast<double>(state.iterations());
   state.counters["leaf_writes"] =
       static_cast<double>(leaf_writes() - w0) / static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kBlocks * kRecord);
