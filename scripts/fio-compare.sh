@@ -45,7 +45,7 @@ if [ "${1:-}" = "--side" ]; then
   devdir=$work/$side-devs mnt=$work/$side-mnt out=$work/$side-results
   mkdir -p "$devdir" "$mnt" "$out"
   devs=()
-  case $FIO_LAYOUT in
+  case ${FIO_LAYOUT:-raidz2} in
     raidz2) ndev=6 ;; mirror) ndev=2 ;; 2mirror) ndev=4 ;;
     *) echo "fio-compare: unknown layout $FIO_LAYOUT" >&2; exit 2 ;;
   esac
@@ -53,7 +53,7 @@ if [ "${1:-}" = "--side" ]; then
     truncate -s "$DEV_SIZE" "$devdir/d$i"
     devs+=("$devdir/d$i")
   done
-  case $FIO_LAYOUT in
+  case ${FIO_LAYOUT:-raidz2} in
     raidz2) vdevs=(raidz2 "${devs[@]}") ;;
     mirror) vdevs=(mirror "${devs[@]}") ;;
     2mirror) vdevs=(mirror "${devs[0]}" "${devs[1]}" mirror "${devs[2]}" "${devs[3]}") ;;
