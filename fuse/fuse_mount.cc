@@ -2,6 +2,7 @@
 #include "fuse/fuse_mount.h"
 
 #include "fuse/fuse_killpriv.h"
+#include "fuse/fuse_loop.h"
 
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/mount.h>
@@ -547,8 +548,8 @@ bool IsMountPoint(const std::string& path) {
 
 }  // namespace
 
-FuseMount::FuseMount(ZplFs& fs, std::string mountpoint, FuseMountOptions opts)
-    : fs_(fs), mountpoint_(std::move(mountpoint)), opts_(std::move(opts)) {}
+FuseMount::FuseMount(std::string mountpoint, FuseMountOptions opts)
+    : mountpoint_(std::move(mountpoint)), opts_(std::move(opts)) {}
 
 Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string& mountpoint,
                                                     const FuseMountOptions& opts) {
@@ -563,7 +564,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   if (IsMountPoint(real)) {
     return Status::Busy("'" + std::string(real) + "' is already a mount point");
   }
-  std::unique_ptr<FuseMount> m(new FuseMount(fs, real, opts));
+  std::unique_ptr<FuseMount> m(new FuseMount(real, opts));
   m->ctx_ = std::make_unique<Context>();
   m->ctx_->fs = &fs;
   m->ctx_->timeout = opts.attr_timeout;
@@ -602,15 +603,11 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   static const fuse_custom_io io = {.writev = IoWritev, .read = IoRead, .splice_receive = nullptr,
                                     .splice_send = nullptr};
   if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) m->ctx_->killpriv.want = false;
-  unsigned threads = std::max(1u, opts.max_threads);
-  m->loop_ = std::thread([se, threads] {
-    fuse_loop_config* cfg = fuse_loop_cfg_create();
-    fuse_loop_cfg_set_clone_fd(cfg, 1);
-    fuse_loop_cfg_set_max_threads(cfg, threads);
-    fuse_loop_cfg_set_idle_threads(cfg, std::min(threads, 4u));
-    (void)fuse_session_loop_mt(se, cfg);
-    fuse_loop_cfg_destroy(cfg);
-  });
+  FuseLoopOptions lo;
+  lo.max_threads = std::max(1u, opts.max_threads);
+  lo.poll_us = opts.poll_us;
+  m->workers_ = std::make_unique<FuseLoop>(se, lo);
+  m->loop_ = std::thread([w = m->workers_.get()] { (void)w->Run(); });
   return m;
 }
 
@@ -657,6 +654,8 @@ FuseMount::~FuseMount() {
 }
 
 uint64_t FuseMount::open_handles() const { return ctx_->open.load(); }
+
+FuseLoopStats FuseMount::loop_stats() const { return workers_ ? workers_->stats() : FuseLoopStats{}; }
 
 bool FuseMount::handles_killpriv() const { return ctx_->killpriv.granted.load(); }
 

@@ -1,6 +1,7 @@
 // FuseMount: one mounted dataset — a FUSE low-level session that answers
 // the kernel's requests with a ZplFs (zfs/zpl/zpl_fs.h), served by its own
-// multi-threaded loop (clone_fd: one /dev/fuse fd per worker thread).
+// multi-threaded loop (fuse_loop.h: workers that watch briefly for the next
+// request of a synchronous chain before they sleep).
 //
 // What the kernel is told (DESIGN.md section 8):
 //   - inode numbers are object numbers, st_gen / entry generation is the
@@ -47,6 +48,7 @@
 #include <string>
 #include <thread>
 
+#include "fuse/fuse_loop.h"
 #include "zfs/util/status.h"
 #include "zfs/zpl/zpl_fs.h"
 
@@ -68,6 +70,10 @@ struct FuseMountOptions {
   bool writeback_cache = true;
   bool readonly = false;
   unsigned max_threads = 8;     // workers of the session loop
+  // How long a worker that has just answered a request watches /dev/fuse
+  // for the next one before it sleeps, microseconds (fuse_loop.h); 0: never.
+  // Skipped while more tasks are runnable than there are CPUs.
+  unsigned poll_us = 50;
   // The kernel's read-ahead window for the mount, KiB (see above); 0 leaves
   // the kernel's default.
   unsigned read_ahead_kb = 4096;
@@ -99,6 +105,8 @@ class FuseMount {
   bool handles_killpriv() const;
   const std::string& mountpoint() const { return mountpoint_; }
   bool mounted() const { return session_ != nullptr; }
+  // What the worker loop has done so far (requests, polls that caught one).
+  FuseLoopStats loop_stats() const;
 
   // Drops the kernel's cached attributes/data of ino, or the entry `name`
   // of directory `dir` (after a change made outside the mount).
@@ -109,14 +117,14 @@ class FuseMount {
   struct Context;
 
  private:
-  FuseMount(ZplFs& fs, std::string mountpoint, FuseMountOptions opts);
+  FuseMount(std::string mountpoint, FuseMountOptions opts);
 
-  ZplFs& fs_;
   const std::string mountpoint_;
   std::string device_;  // "major:minor" of the mount (its bdi in sysfs)
   const FuseMountOptions opts_;
   std::unique_ptr<Context> ctx_;
   struct fuse_session* session_ = nullptr;
+  std::unique_ptr<FuseLoop> workers_;
   std::thread loop_;
 };
 

@@ -6,7 +6,9 @@
 # phase under the kernel's FUSE tracepoints
 # (fuse:fuse_request_send / fuse_request_end, Linux >= 6.x) on the mount's
 # connection. Prints fio's rate and percentiles, the daemon's user/sys CPU
-# per unlink and, per request type, count and send-to-reply latency.
+# per unlink, the wake-ups of fio and of the daemon's threads and fio's CPU
+# per unlink (sched:sched_wakeup) and, per request type, count and
+# send-to-reply latency.
 #
 #   scripts/fuse-roundtrips.sh [uzfs|zfs-fuse] [NRFILES]   (default uzfs 50000)
 #
@@ -43,7 +45,7 @@ fio --section=create --section=stat --output-format=terse "$job" | awk -F';' '{p
 if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
 sleep "${PAUSE:-1}"
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
-perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -a -- \
+perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -e sched:sched_wakeup -a -- \
   fio --section=delete --output-format=json --output="$work/del.json" "$job" >/dev/null
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 dev=$(stat -c %d "$mnt")
@@ -52,16 +54,24 @@ python3 - "$work/del.json" "$work/trace.txt" $(( (dev & 0xff) | ((dev >> 12) & 0
   $((u1 - u0)) $((s1 - s0)) "$(getconf CLK_TCK)" <<'PY'
 import collections, json, re, sys
 text = open(sys.argv[1]).read()
-j = json.loads(text[text.index("{"):])["jobs"][0]["read"]
+job = json.loads(text[text.index("{"):])["jobs"][0]
+j = job["read"]
 conn, du, ds, hz = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 n = j["total_ios"]
 p = j["clat_ns"]["percentile"]
 print(f"delete: {j['iops']:.0f} files/s ({n} files), clat p50 {p['50.000000']/1e3:.0f} us, "
       f"p99 {p['99.000000']/1e3:.0f} us; daemon CPU per unlink: user {du*1e6/hz/n:.1f} us, "
       f"sys {ds*1e6/hz/n:.1f} us")
+wake = collections.Counter()
+wpat = re.compile(r"sched:sched_wakeup: (?:comm=)?(\S+?)[:\s]")
 sent, lat = {}, collections.defaultdict(list)
 pat = re.compile(r"(\d+\.\d+):\s+fuse:fuse_request_(send|end): connection (\d+) req (\d+)(?: opcode \d+ \((\w+)\))?")
 for line in open(sys.argv[2]):
+    if "sched_wakeup" in line:
+        w = wpat.search(line)
+        if w:
+            wake[w.group(1)] += 1
+        continue
     m = pat.search(line)
     if not m or m.group(3) != conn:
         continue
@@ -71,6 +81,8 @@ for line in open(sys.argv[2]):
     elif req in sent:
         t0, op = sent.pop(req)
         lat[op].append((t - t0) * 1e6)
+print(f"wake-ups per unlink: fio {wake['fio']/n:.2f}, daemon threads {(wake['uzfsd']+wake['zfs-fuse'])/n:.2f}; "
+      f"fio CPU per unlink {(job['usr_cpu']+job['sys_cpu'])/100*job['job_runtime']*1e3/n:.1f} us")
 for req, (_, op) in sent.items():  # no reply (FORGET)
     lat[op].append(None)
 for op, v in sorted(lat.items(), key=lambda x: -len(x[1])):

@@ -120,6 +120,11 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   if (const char* ra = std::getenv("UZFS_FUSE_READ_AHEAD_KB"); ra != nullptr && *ra != '\0') {
     fo.read_ahead_kb = static_cast<unsigned>(std::strtoul(ra, nullptr, 10));
   }
+  // How long a worker watches /dev/fuse for the next request after an
+  // answer, microseconds (fuse/fuse_loop.h; 0: never).
+  if (const char* pu = std::getenv("UZFS_FUSE_POLL_US"); pu != nullptr && *pu != '\0') {
+    fo.poll_us = static_cast<unsigned>(std::strtoul(pu, nullptr, 10));
+  }
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();

@@ -13,10 +13,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -269,6 +272,61 @@ TEST(ZplMountFuseTest, ReadAheadWindowIsSetOnFirstOpen) {
     EXPECT_EQ(*after, 4096u);
     EXPECT_NE(*before, 4096u);  // the kernel's own, until the first open
   }
+  p.Close();
+  pooltest::ExpectConsistent(tmp.path(), "fusetest");
+}
+
+// The worker loop (fuse_loop.h): one worker serves everything when asked
+// to; with polling off nobody polls; with it on the worker that answered
+// watches for the next request (or finds every CPU taken and sleeps), and
+// the workers never outnumber max_threads. Unmount ends the loop either way.
+TEST(ZplMountFuseTest, WorkerLoopPollsOnlyWhenAsked) {
+  UZFS_REQUIRE_FUSE();
+  test::TempDir tmp;
+  MountedPool p(tmp.path());
+  ASSERT_NE(p.pool(), nullptr);
+  ASSERT_UZFS_OK(p.pool()->CreateDataset("fusetest/one", {}));
+  ASSERT_UZFS_OK(p.pool()->CreateDataset("fusetest/poll", {}));
+  FuseMountOptions single;
+  single.max_threads = 1;
+  single.poll_us = 0;
+  FuseMountOptions polling;
+  polling.max_threads = 3;
+  polling.poll_us = 200;
+  const std::string dirs[2] = {p.Mount("fusetest/one", "one", single), p.Mount("fusetest/poll", "poll", polling)};
+  ASSERT_FALSE(dirs[0].empty());
+  ASSERT_FALSE(dirs[1].empty());
+  for (const std::string& d : dirs) {
+    // Synchronous chains from four threads at once: create, stat, unlink.
+    std::vector<std::thread> users;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+      users.emplace_back([&, t] {
+        for (int i = 0; i < 50; ++i) {
+          const std::string f = d + "/f" + std::to_string(t) + "_" + std::to_string(i);
+          const int fd = ::open(f.c_str(), O_CREAT | O_WRONLY, 0644);
+          struct stat st;
+          if (fd < 0 || ::write(fd, "x", 1) != 1 || ::close(fd) != 0 || ::stat(f.c_str(), &st) != 0 ||
+              st.st_size != 1 || ::unlink(f.c_str()) != 0) {
+            failures.fetch_add(1);
+          }
+        }
+      });
+    }
+    for (std::thread& u : users) u.join();
+    EXPECT_EQ(failures.load(), 0) << d;
+    EXPECT_TRUE(fs::is_empty(d)) << d;
+  }
+  const FuseLoopStats one = p.fuse(0).loop_stats();
+  const FuseLoopStats poll = p.fuse(1).loop_stats();
+  EXPECT_GE(one.requests, 400u);  // at least a CREATE and an UNLINK per file
+  EXPECT_GE(poll.requests, 400u);
+  EXPECT_EQ(one.threads, 1u);
+  EXPECT_EQ(one.spins + one.crowded, 0u);
+  EXPECT_GE(poll.threads, 2u);
+  EXPECT_LE(poll.threads, 3u);
+  EXPECT_GT(poll.spins + poll.crowded, 0u);
+  EXPECT_LE(poll.spin_hits, poll.spins);
   p.Close();
   pooltest::ExpectConsistent(tmp.path(), "fusetest");
 }
