@@ -21,7 +21,8 @@
 # (seconds per time-based job, default 30), FIO_NRFILES (small files,
 # default 50000: the delete phase must last seconds, not the half second
 # 5000 unlinks take, to be compared at all; a row whose phase ran under
-# 2 s is marked "short"), DEV_SIZE (per device file, default 4G), WORKDIR (default a
+# 2 s is marked "short"; FIO_SETTLE: seconds of idle before the timed
+# small-file phases, default 6, after a sync), DEV_SIZE (per device file, default 4G), WORKDIR (default a
 # new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
 # default build/cmd/*). Needs root (FUSE, zfs-fuse's sandbox, drop_caches).
 #
@@ -97,7 +98,26 @@ if [ "${1:-}" = "--side" ]; then
   run sync-write-1 sync-write.fio FIO_JOBS=1
   run sync-write-4 sync-write.fio FIO_JOBS=4
   rm -f "$mnt"/sync-write.*
-  run small-files small-files.fio
+  # Small files, each phase in its own fio run so that every timed phase
+  # starts with the daemon idle: the stat job's layout (4 KiB into each
+  # file, untimed) leaves uzfs's writeback cache with 200 MB of dirty pages
+  # and a txg to sync — work a delete started right after pays for (the
+  # kernel writes the pages back and the daemon syncs them under it), which
+  # zfs-fuse (no writeback cache) did inside the untimed layout. settle:
+  # `sync` (the page cache to the daemon), then more than a txg timeout.
+  settle() { sync; sleep "${FIO_SETTLE:-6}"; }
+  section() {  # section <phase>: one job of small-files.fio, its own result
+    env FIO_DIR="$mnt" fio --output-format=json --output="$out/small-files-$1.json" \
+      --section="$1" "$jobs_dir/small-files.fio"
+  }
+  if want small-files; then
+    settle
+    section create
+    section stat  # lays the files out (and stats them: the next run's figure is the one shown)
+    settle
+    section stat
+    section delete
+  fi
   sleep 1
   zpool destroy "$pool" || zpool destroy -f "$pool" || echo "fio-compare: could not destroy $pool (ignored)" >&2
   exit 0
@@ -161,6 +181,8 @@ rows = [("seq-write", "seq write 1M", "MiB/s"), ("seq-read", "seq read 1M (cold)
 def job(side, key):
     name, _, jobname = key.partition(":")
     p = os.path.join(work, side + "-results", name + ".json")
+    if jobname and os.path.exists(os.path.join(work, side + "-results", name + "-" + jobname + ".json")):
+        p = os.path.join(work, side + "-results", name + "-" + jobname + ".json")
     if not os.path.exists(p):
         return None
     with open(p) as f:
