@@ -76,7 +76,10 @@ inline void ExpectConsistent(const std::filesystem::path& dir, const std::string
   auto t = TraversePool(**r);
   ASSERT_UZFS_OK(t.status());
   EXPECT_EQ(t->checksum_errors, 0u) << (t->errors.empty() ? "" : t->errors[0]);
-  EXPECT_EQ(t->leaked, 0u);
+  std::string leaks;
+  for (const TraverseReport::Range& l : t->leaks)
+    leaks += " vdev " + std::to_string(l.vdev) + " offset " + std::to_string(l.offset) + " size " + std::to_string(l.size);
+  EXPECT_EQ(t->leaked, 0u) << "leaked:" << leaks;
   EXPECT_EQ(t->unreachable, 0u);
   EXPECT_EQ(t->double_allocated, 0u);
   if (check_allocated_total) {
