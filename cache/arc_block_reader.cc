@@ -262,12 +262,19 @@ void ArcBlockReader::Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> d
   if (flags.kind == ArcBufKind::kMetadata && !IsUncompressed(bp)) {
     block = StoredForm(bp, *data);
   }
+  ArcReadFlags kept = flags;
   if (block.phys.empty()) {
     block.phys = data.use_count() == 1 ? std::move(*data) : AlignedBytes(*data);
     block.compression = CompressType::kOff;
     block.lsize = bp.lsize;
+    // Not the bytes on disk (the pointer says compressed): an L2ARC copy
+    // could only be checked against its own checksum, not the pointer's,
+    // and after a lost txg (a crash before its uberblock, an import
+    // rewinding) a persistent cache device would serve it for another
+    // block born at that address in the reused txg. Kept in RAM only.
+    if (!IsUncompressed(bp)) kept.secondary = CachePolicy::kNone;
   }
-  arc_.Insert(*key, std::move(block), flags);  // the reference goes at once
+  arc_.Insert(*key, std::move(block), kept);  // the reference goes at once
   written_.fetch_add(1, std::memory_order_relaxed);
 }
 

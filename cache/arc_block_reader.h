@@ -80,7 +80,10 @@ class ArcBlockReader final : public BlockReader {
   // off: no CPU spent compressing again; a hit needs no decompression; the
   // L2ARC verifies such a buffer with its own checksum, cache/l2arc.h).
   // Compressed metadata is compressed again and kept as on disk when that
-  // reproduces the pointer's checksum (else as data). Holes and embedded
+  // reproduces the pointer's checksum (else as data). A buffer not in its
+  // on-disk form (a compressed pointer kept uncompressed) never goes to
+  // the L2ARC: only the pointer's checksum can tell it from another block
+  // born at the same address in a txg lost to a crash. Holes and embedded
   // pointers: nothing.
   void Written(const BlockPtr& bp, std::shared_ptr<AlignedBytes> data, const BlockReadOptions& opts) override;
 

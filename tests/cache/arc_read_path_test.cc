@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
@@ -240,6 +241,40 @@ TEST_F(ArcReadPathTest, BlocksTheSyncedCacheLetsGoStayInTheArc) {
     ASSERT_UZFS_OK((*re)->Read(*obj, 0, out));  // from the disks
     EXPECT_EQ(out, model);
   }
+}
+
+// A written block kept in another form than on disk (a compressed
+// pointer, its bytes uncompressed) never goes to the L2ARC, whose copy
+// could then only be checked against its own checksum; one in its on-disk
+// form does. Seen through the L2 hook's view of evicted buffers.
+TEST_F(ArcReadPathTest, WrittenBlocksNotInTheirOnDiskFormStayOutOfTheL2Arc) {
+  struct Hook : ArcL2Hook {
+    Result<ArcBlock> ReadL2(const ArcKey&, const BlockPtr&) override { return Status::NotFound("none"); }
+    void FillStats(ArcStats*) const override {}
+    void Evicted(const ArcL2View& v, AlignedBytes&) override { allowed[v.key.offset] = v.l2_allowed; }
+    std::map<uint64_t, bool> allowed;
+  } hook;
+  arc_.SetL2(&hook);
+  const auto raw = Random(kBlk, 31), text = Text(kBlk, 32);
+  WriteProps off, lz4;
+  off.compress = CompressType::kOff;
+  lz4.compress = CompressType::kLz4;
+  auto a = zio_.Write(raw, off, 5), b = zio_.Write(text, lz4, 5);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_LT(b->psize, b->lsize);
+  reader_->Written(*a, std::make_shared<AlignedBytes>(raw.begin(), raw.end()), {});
+  reader_->Written(*b, std::make_shared<AlignedBytes>(text.begin(), text.end()), {});
+  std::vector<uint8_t> out(kBlk);
+  const uint64_t reads = ZioReads();
+  ASSERT_UZFS_OK(reader_->Read(*b, out));  // a hit, decoded right
+  EXPECT_EQ(out, text);
+  EXPECT_EQ(ZioReads(), reads);
+  arc_.SetLimits(0, 0);  // evict everything
+  arc_.SetL2(nullptr);
+  ASSERT_EQ(hook.allowed.count(a->dva[0].offset), 1u);
+  ASSERT_EQ(hook.allowed.count(b->dva[0].offset), 1u);
+  EXPECT_TRUE(hook.allowed[a->dva[0].offset]);
+  EXPECT_FALSE(hook.allowed[b->dva[0].offset]);
 }
 
 TEST_F(ArcReadPathTest, PrimarycacheNoneAndMetadata) {

@@ -981,7 +981,13 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
   uint64_t rewritten = 0;
   bool issued = false;  // writes were issued (a pass >= 2 may have rewritten)
   auto fail = [&](Status s) -> Status {
-    for (const BlockPtr& bp : all_written) zio_.Unallocate(bp, txg).IgnoreError();
+    for (const BlockPtr& bp : all_written) {
+      zio_.Unallocate(bp, txg).IgnoreError();
+      // Indirect and dnode blocks were offered to the reader's cache as
+      // they were written: their (address, birth) may name another block
+      // when this txg is synced again.
+      reader_.Forget(bp);
+    }
     MutexLock l(&mu_);
     syncing_txg_ = 0;
     if (again && issued) broken_ = true;
