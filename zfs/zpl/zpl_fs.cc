@@ -983,20 +983,28 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (ticket == 0) return ZplStatus::Ok();
     Status s = log->Commit(ticket, oid);
     if (s.ok()) return ZplStatus::Ok();
-    // The log could not be written (a failed log device): the txg sync
-    // makes everything durable instead, and a new log takes over (on the
-    // main pool when no log device is left).
-    ZPL_TRY_S(pool_.Sync());
-    MutexLock l(&mu_);
-    if (log_ == log) {
-      log_gen_ = pool_.zil_generation() + 1;  // ZilRestart closes once
-      auto w = pool_.ZilRestart(ds_);
-      if (w.ok()) {
-        SetLog(std::move(*w));
-      } else {
-        SetLog(nullptr);
+    // The log could not be written (a failed log device): a new log takes
+    // over (on the main pool when no log device is left) and the txg sync
+    // makes everything durable instead. The old log is closed first, in
+    // the txg the failed batch held if it is still open: the successor a
+    // failed block write had allocated is freed in the txg whose sync
+    // stops the header naming that chain. Synced first (as before), that
+    // allocation reached the space maps a whole sync earlier, and a crash
+    // in between, with the failed block never on disk, leaked it (named
+    // by nothing). ZilRestart's own sync makes the log's records durable.
+    {
+      MutexLock l(&mu_);
+      if (log_ == log) {
+        log_gen_ = pool_.zil_generation() + 1;  // ZilRestart closes once
+        auto w = pool_.ZilRestart(ds_);
+        if (w.ok()) {
+          SetLog(std::move(*w));
+        } else {
+          SetLog(nullptr);
+        }
       }
     }
+    ZPL_TRY_S(pool_.Sync());
     return ZplStatus::Ok();
   }
 
