@@ -722,10 +722,14 @@ TEST_F(ZilZplTest, RandomKill) {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     ZplFs& fs = **m;
     std::mt19937_64 r(seed);
+    // Whether "cur" first appears with the last acked rename (not fsynced
+    // yet: it may be missing after the kill).
+    bool cur_new_at_last = false;
     for (int n : done) {
       const std::string data(1 + r() % 20000, static_cast<char>('a' + n % 26));
       acked["n" + std::to_string(n % kNames)] = data;
       if (n % 3 == 0 && acked.count("n" + std::to_string((n - 1) % kNames))) {
+        if (n == done.back()) cur_new_at_last = acked.count("cur") == 0;
         acked["cur"] = acked["n" + std::to_string((n - 1) % kNames)];
         acked.erase("n" + std::to_string((n - 1) % kNames));
       }
@@ -741,6 +745,7 @@ TEST_F(ZilZplTest, RandomKill) {
       auto f = Find(fs, name);
       if (!f.ok() && rename_last && name == "n" + std::to_string((last - 1) % kNames)) continue;
       if (!f.ok() && rename_next && name == "n" + std::to_string(last % kNames)) continue;
+      if (!f.ok() && rename_last && cur_new_at_last && name == "cur") continue;
       ASSERT_TRUE(f.ok()) << "iteration " << it << ": acknowledged " << name << " is missing";
       if (name == "cur" && (rename_last || rename_next)) continue;
       if (name == inflight) continue;
