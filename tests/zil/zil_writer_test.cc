@@ -612,6 +612,51 @@ TEST_P(ZilWriterTest, SuccessorOfAFailedBlockWriteIsFreedByDestroyOnly) {
   EXPECT_EQ(before - sectors_.allocated(), rb.blocks[0].bp.dva[0].asize + next.dva[0].asize);
 }
 
+// With hold_txg, a failed batch ends the log in the txg it held, before it
+// lets that txg go: the successor the failed block names is freed in the
+// txg it was allocated in, together with the header change (empty), so no
+// sync can record its allocation without the header that stops naming it.
+TEST_P(ZilWriterTest, AFailedBatchEndsTheLogInTheTxgItHeld) {
+  ZilWriterOptions o;
+  o.objset_id = 54;
+  o.slim = GetParam();
+  o.flush_vdevs = [](const std::vector<uint32_t>&) { return Status::Ok(); };
+  bool fail = false;
+  o.write_durable = [&](uint32_t v, uint64_t off, std::span<const uint8_t> buf) {
+    Status s = target_.Write(v, off, buf);
+    return s.ok() && fail ? Status::IoError("flush failed: device gone") : s;
+  };
+  std::vector<uint64_t> allocated_at_release;
+  o.hold_txg = [&]() -> Result<std::pair<uint64_t, std::function<void()>>> {
+    return std::make_pair(uint64_t{11},
+                          std::function<void()>([&] { allocated_at_release.push_back(sectors_.allocated()); }));
+  };
+  ZilWriter w(target_, alloc_, [] { return Status::Ok(); }, o);
+  auto zh = w.Create(10);
+  ASSERT_TRUE(zh.ok());
+  auto t = w.Append(Create(1, "a", 10));
+  ASSERT_TRUE(t.ok() && w.Commit(*t).ok());  // one good block first
+  ASSERT_EQ(allocated_at_release.size(), 1u);
+  EXPECT_GT(allocated_at_release[0], 0u);
+  fail = true;
+  auto t2 = w.Append(Create(2, "b", 11));
+  ASSERT_TRUE(t2.ok());
+  EXPECT_TRUE(w.Commit(*t2).IsIoError());
+  Read rb = ReadBack(*zh, false);  // both blocks on disk, the last naming a successor
+  ASSERT_EQ(rb.blocks.size(), 2u);
+  ASSERT_FALSE(rb.result.end_bp.IsHole());
+  ASSERT_EQ(allocated_at_release.size(), 2u);
+  EXPECT_EQ(allocated_at_release[1], 0u);  // all freed before the hold was let go
+  EXPECT_TRUE(w.header().log.IsHole());    // the next sync of txg 11 stores an empty header
+  auto h = w.Sync(11);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->log.IsHole());
+  EXPECT_TRUE(w.Destroy(12).ok());  // the caller's close finds nothing left to free
+  EXPECT_EQ(sectors_.allocated(), 0u);
+  auto t3 = w.Append(Create(3, "c", 12));
+  EXPECT_FALSE(t3.ok() && w.Commit(*t3).ok());  // broken until a new log is created
+}
+
 TEST_P(ZilWriterTest, NoSpaceForTheNextBlockBreaksTheWriter) {
   auto w = NewWriter();
   ASSERT_TRUE(w->Create(5).ok());

@@ -260,8 +260,20 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
       }
     }
     if (s.ok()) {
-      MutexLock il(&issuer_mu_);
-      s = WriteBatch(batch, held);
+      {
+        MutexLock il(&issuer_mu_);
+        s = WriteBatch(batch, held);
+      }
+      // A failed batch may have left blocks allocated in the held txg that
+      // nothing on disk names: the successor of a block whose write failed,
+      // or blocks written but never flushed past a torn chain. The log ends
+      // here, in that same txg, before the hold is let go: their allocation,
+      // their free and the header that stops naming the chain reach disk in
+      // one sync, so no crash can find them allocated and unnamed. Every
+      // record a commit was acknowledged for belongs to a txg <= held (the
+      // open txg when the batch began; batches run one at a time), so that
+      // sync makes them durable before the chain stops being read.
+      if (!s.ok() && held != 0) (void)Destroy(held);
     }
     if (release) release();
     mu_.Lock();

@@ -40,7 +40,12 @@
 // cannot be allocated, the batch fails (NoSpace): this writer is then
 // broken (every later Commit fails) and the caller must fall back to
 // waiting for a txg sync and start a new log (Destroy + Create), as
-// OpenZFS does.
+// OpenZFS does. With hold_txg, any failed batch (allocation, block write
+// or flush) destroys the log itself in the txg it held, before letting it
+// go: blocks it allocated there that no block on disk may name (the
+// successor of a failed write) are freed in the same sync that stops the
+// header naming the chain, so a crash never leaves them allocated and
+// unnamed; the caller's Destroy then finds no log.
 //
 // Freeing. Sync(txg), called while txg syncs, frees the written blocks
 // whose records all belong to txgs <= txg (their changes are in the pool

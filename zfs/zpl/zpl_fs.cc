@@ -985,13 +985,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (s.ok()) return ZplStatus::Ok();
     // The log could not be written (a failed log device): a new log takes
     // over (on the main pool when no log device is left) and the txg sync
-    // makes everything durable instead. The old log is closed first, in
-    // the txg the failed batch held if it is still open: the successor a
-    // failed block write had allocated is freed in the txg whose sync
-    // stops the header naming that chain. Synced first (as before), that
-    // allocation reached the space maps a whole sync earlier, and a crash
-    // in between, with the failed block never on disk, leaked it (named
-    // by nothing). ZilRestart's own sync makes the log's records durable.
+    // makes everything durable instead. The failed batch has already ended
+    // the old log in the txg it held (ZilWriter: the blocks it allocated
+    // there are freed in the sync that stops the header naming them);
+    // ZilRestart records the empty header and syncs, which makes the log's
+    // records durable.
     {
       MutexLock l(&mu_);
       if (log_ == log) {
