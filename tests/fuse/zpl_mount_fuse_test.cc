@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -327,6 +329,57 @@ TEST(ZplMountFuseTest, WorkerLoopPollsOnlyWhenAsked) {
   EXPECT_LE(poll.threads, 3u);
   EXPECT_GT(poll.spins + poll.crowded, 0u);
   EXPECT_LE(poll.spin_hits, poll.spins);
+  p.Close();
+  pooltest::ExpectConsistent(tmp.path(), "fusetest");
+}
+
+// Unmounting right after a burst of requests: the kernel's last requests
+// (FORGETs) race with the session's end, and every worker must leave — a
+// worker that saw the end and left without waking the idle ones left them
+// waiting for a reader's turn for ever (Stop hung in fio-compare's zpool
+// destroy). A watchdog turns a hang into a failure.
+TEST(ZplMountFuseTest, EveryWorkerLeavesWhenTheSessionEnds) {
+  UZFS_REQUIRE_FUSE();
+  test::TempDir tmp;
+  MountedPool p(tmp.path());
+  ASSERT_NE(p.pool(), nullptr);
+  ASSERT_UZFS_OK(p.pool()->CreateDataset("fusetest/cycle", {}));
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 900 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!done.load()) {
+      std::fprintf(stderr, "EveryWorkerLeavesWhenTheSessionEnds: an unmount hung for 90 s\n");
+      std::abort();
+    }
+  });
+  for (int cycle = 0; cycle < 12; ++cycle) {
+    FuseMountOptions fo;
+    fo.max_threads = 6;
+    fo.poll_us = cycle % 3 == 2 ? 0 : 200;
+    const std::string d = p.Mount("fusetest/cycle", "cycle", fo);
+    ASSERT_FALSE(d.empty());
+    std::vector<std::thread> users;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+      users.emplace_back([&, t] {
+        for (int i = 0; i < 25; ++i) {
+          const std::string f = d + "/c" + std::to_string(t) + "_" + std::to_string(i);
+          const int fd = ::open(f.c_str(), O_CREAT | O_WRONLY, 0644);
+          struct stat st;
+          if (fd < 0 || ::close(fd) != 0 || ::stat(f.c_str(), &st) != 0 || (i % 2 == 0 && ::unlink(f.c_str()) != 0))
+            failures.fetch_add(1);
+        }
+      });
+    }
+    for (std::thread& u : users) u.join();
+    EXPECT_EQ(failures.load(), 0) << "cycle " << cycle;
+    const FuseLoopStats st = p.fuse(0).loop_stats();
+    EXPECT_GE(st.threads, 1u);
+    EXPECT_LE(st.threads, 6u);
+    p.UnmountAll();  // returns only once every worker has left
+  }
+  done.store(true);
+  watchdog.join();
   p.Close();
   pooltest::ExpectConsistent(tmp.path(), "fusetest");
 }
