@@ -22,7 +22,8 @@
 # default 50000: the delete phase must last seconds, not the half second
 # 5000 unlinks take, to be compared at all; a row whose phase ran under
 # 2 s is marked "short"; FIO_SETTLE: seconds of idle before the timed
-# small-file phases, default 6, after a sync), DEV_SIZE (per device file, default 4G), WORKDIR (default a
+# small-file phases, default 6, after a sync; FIO_STAT_LOOPS: passes of the
+# stat phase over the files, default 20), DEV_SIZE (per device file, default 4G), WORKDIR (default a
 # new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
 # default build/cmd/*). Needs root (FUSE, zfs-fuse's sandbox, drop_caches).
 #
@@ -142,6 +143,7 @@ if [ $quick = 1 ]; then
   : "${FIO_SIZE:=64M}" "${FIO_RUNTIME:=3}" "${FIO_NRFILES:=2000}" "${DEV_SIZE:=1G}"
 fi
 export FIO_SIZE=${FIO_SIZE:-1G} FIO_RUNTIME=${FIO_RUNTIME:-30} FIO_NRFILES=${FIO_NRFILES:-50000}
+export FIO_STAT_LOOPS=${FIO_STAT_LOOPS:-20}
 export DEV_SIZE=${DEV_SIZE:-4G} FIO_JOBS=1
 if [ -z "${UZFS_BIN:-}" ]; then
   UZFS_BIN=$(dirname "$(ls "$here"/build/cmd/zpool/zpool 2>/dev/null || echo "$here/build/cmd/zpool/zpool")")

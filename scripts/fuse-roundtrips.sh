@@ -40,7 +40,7 @@ trap cleanup EXIT
 "$zp" create -f -m "$mnt" "$pool" raidz2 "${devs[@]}" 2>/dev/null
 for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
 job=$here/tests/perf/fio/small-files.fio
-export FIO_DIR=$mnt FIO_NRFILES=$n
+export FIO_DIR=$mnt FIO_NRFILES=$n FIO_STAT_LOOPS=${FIO_STAT_LOOPS:-1}
 fio --section=create --section=stat --output-format=terse "$job" | awk -F';' '{print $3": "$8+$49" files/s"}'
 if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
 sleep "${PAUSE:-1}"

@@ -454,6 +454,9 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     auto held = std::make_shared<Tx>(std::move(tx));
     return std::make_pair(txg, std::function<void()>([held] { held->Commit(0); }));
   };
+  // A failed batch ended the log in the txg it held: the empty header goes
+  // to that txg even if ZilClose takes the writer away before it syncs.
+  o.closed = [os](uint64_t txg) { (void)os->SetZilHeader(ZilHeader{}, txg); };
   // The flush after a batch goes to the top-level vdevs it wrote to (a log
   // that once spilled to the main pool does not flush its disks for ever).
   o.flush_vdevs = [this](const std::vector<uint32_t>& vdevs) {

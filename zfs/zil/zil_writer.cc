@@ -54,6 +54,7 @@ Result<ZilHeader> ZilWriter::Create(uint64_t txg) {
   lr_seq_ = 0;
   std::fill(std::begin(prev_sizes_), std::end(prev_sizes_), 0);
   have_log_ = true;
+  closed_txg_ = 0;
   {
     MutexLock l(&mu_);
     log_exists_ = true;
@@ -77,6 +78,7 @@ Status ZilWriter::Attach(const ZilHeader& zh, uint64_t last_seq) {
   lr_seq_ = last_seq;
   std::fill(std::begin(prev_sizes_), std::end(prev_sizes_), 0);
   have_log_ = true;
+  closed_txg_ = 0;
   MutexLock l(&mu_);
   log_exists_ = true;
   broken_ = Status::Ok();
@@ -85,6 +87,23 @@ Status ZilWriter::Attach(const ZilHeader& zh, uint64_t last_seq) {
 
 Status ZilWriter::Destroy(uint64_t txg) {
   MutexLock il(&issuer_mu_);
+  return DestroyLocked(txg);
+}
+
+void ZilWriter::CloseAfterFailure(uint64_t held) {
+  {
+    MutexLock il(&issuer_mu_);
+    if (!have_log_) return;
+    // Syncs of txgs before `held` (one may be running now) still store the
+    // header naming the chain: its blocks stay allocated until `held`.
+    closed_header_ = HeaderLocked();
+    closed_txg_ = held;
+    (void)DestroyLocked(held);
+  }
+  if (opts_.closed) opts_.closed(held);
+}
+
+Status ZilWriter::DestroyLocked(uint64_t txg) {
   if (!have_log_) return Status::Ok();
   Status first = Status::Ok();
   for (const Written& w : written_) {
@@ -273,7 +292,7 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
       // record a commit was acknowledged for belongs to a txg <= held (the
       // open txg when the batch began; batches run one at a time), so that
       // sync makes them durable before the chain stops being read.
-      if (!s.ok() && held != 0) (void)Destroy(held);
+      if (!s.ok() && held != 0) CloseAfterFailure(held);
     }
     if (release) release();
     mu_.Lock();
@@ -459,6 +478,7 @@ ZilHeader ZilWriter::header() const {
 
 Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
   MutexLock il(&issuer_mu_);
+  if (!have_log_ && closed_txg_ != 0 && txg < closed_txg_) return closed_header_;
   // A block allocated in a later txg than txg (a batch that held the next
   // open txg) waits for that txg: a free may not come before its alloc.
   while (!written_.empty() && written_.front().max_txg <= txg && written_.front().bp.birth <= txg) {

@@ -41,11 +41,14 @@
 // broken (every later Commit fails) and the caller must fall back to
 // waiting for a txg sync and start a new log (Destroy + Create), as
 // OpenZFS does. With hold_txg, any failed batch (allocation, block write
-// or flush) destroys the log itself in the txg it held, before letting it
-// go: blocks it allocated there that no block on disk may name (the
+// or flush) ends the log itself in the txg it held, before letting it go:
+// every block of the log is freed in that txg and `closed` stores the
+// empty header there, so blocks that no block on disk may name (the
 // successor of a failed write) are freed in the same sync that stops the
-// header naming the chain, so a crash never leaves them allocated and
-// unnamed; the caller's Destroy then finds no log.
+// header naming the chain, and a crash never leaves them allocated and
+// unnamed. Syncs of earlier txgs (one may be running) still get the old
+// header from Sync: the chain's blocks stay allocated until then. The
+// caller's Destroy then finds no log.
 //
 // Freeing. Sync(txg), called while txg syncs, frees the written blocks
 // whose records all belong to txgs <= txg (their changes are in the pool
@@ -120,6 +123,10 @@ struct ZilWriterOptions {
   // import. Returns the held txg and the function that releases it; taken
   // before issuer_mu_ (waiting for a txg never happens under it).
   std::function<Result<std::pair<uint64_t, std::function<void()>>>()> hold_txg;
+  // With hold_txg: called when a failed batch has ended the log in the txg
+  // it held (still holding it): the caller stores the empty header in that
+  // txg, whether or not it still calls Sync for the log then.
+  std::function<void(uint64_t txg)> closed;
   // When set, ends a batch instead of the writer's flush function: makes
   // durable the writes to these top-level vdevs, the ones the batch wrote
   // blocks to (earlier batches' blocks were flushed by their own batch).
@@ -251,6 +258,10 @@ class ZilWriter {
   uint64_t ChooseSize(uint64_t want) UZFS_REQUIRES(issuer_mu_);
   BlockPtr Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const;
   ZilHeader HeaderLocked() const UZFS_REQUIRES(issuer_mu_);
+  Status DestroyLocked(uint64_t txg) UZFS_REQUIRES(issuer_mu_);
+  // A failed batch that held txg `held`: Destroy(held), remembering the
+  // header that syncs of earlier txgs must still store, then opts_.closed.
+  void CloseAfterFailure(uint64_t held) UZFS_EXCLUDES(issuer_mu_, mu_);
   // One record tagged oid left pending_ (tagged_ bookkeeping).
   void Untally(uint64_t oid) UZFS_REQUIRES(mu_);
 
@@ -269,6 +280,10 @@ class ZilWriter {
   // Blocks allocated as the successor of a block whose write failed (it
   // may be on disk and name them): freed by Destroy.
   std::vector<BlockPtr> failed_next_ UZFS_GUARDED_BY(issuer_mu_);
+  // Set when a failed batch ended the log in txg closed_txg_: the header
+  // Sync returns for txgs before it.
+  uint64_t closed_txg_ UZFS_GUARDED_BY(issuer_mu_) = 0;
+  ZilHeader closed_header_ UZFS_GUARDED_BY(issuer_mu_);
   uint64_t lr_seq_ UZFS_GUARDED_BY(issuer_mu_) = 0;
   uint64_t prev_sizes_[8] UZFS_GUARDED_BY(issuer_mu_) = {};
   // The top-level vdevs this batch must flush before its commit returns:

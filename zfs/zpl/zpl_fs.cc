@@ -986,10 +986,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     // The log could not be written (a failed log device): a new log takes
     // over (on the main pool when no log device is left) and the txg sync
     // makes everything durable instead. The failed batch has already ended
-    // the old log in the txg it held (ZilWriter: the blocks it allocated
-    // there are freed in the sync that stops the header naming them);
-    // ZilRestart records the empty header and syncs, which makes the log's
-    // records durable.
+    // the old log in the txg it held (ZilWriter: its blocks are freed, and
+    // the empty header stored, in that one txg); ZilRestart takes the
+    // writer away and syncs, which makes the log's records durable.
     {
       MutexLock l(&mu_);
       if (log_ == log) {
