@@ -25,7 +25,9 @@
 # small-file phases, default 6, after a sync; FIO_STAT_LOOPS: passes of the
 # stat phase over the files, default 20), DEV_SIZE (per device file, default 4G), WORKDIR (default a
 # new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
-# default build/cmd/*). Needs root (FUSE, zfs-fuse's sandbox, drop_caches).
+# default build/cmd/*), FIO_WARM_RAM (1: touch most free RAM once first, a
+# new VM's first-touch cost; 0: skip). Needs root (FUSE, zfs-fuse's sandbox,
+# drop_caches).
 #
 # Cold reads: before seq-read and rand-read each side exports and imports
 # its pool and drops the kernel's page cache, so both start from the disks.
@@ -154,6 +156,27 @@ mkdir -p "$work"
 export UZFS_RUNDIR=$work/uzfs-run UZFS_AUTOMOUNT=1
 cleanup() { [ $keep = 1 ] && echo "work directory kept: $work" >&2 || rm -rf "$work"; }
 trap cleanup EXIT
+
+# A new VM's memory costs the host a page allocation the first time the
+# guest touches each page, and that cost lands on whichever process first
+# touches it: on a freshly booted machine, a daemon that keeps what it wrote
+# in RAM (uzfs's dirty records and ARC) paid it inside the timed rows (seq
+# write 253-327 MiB/s, ~35% of uzfsd's CPU zeroing new pages; 403-419 once
+# RAM had been touched, docs/PERFORMANCE.md, session 9). Touch most of the
+# free RAM once (a tmpfs file, removed) so both sides run on a machine in
+# its steady state. FIO_WARM_RAM=0 skips it.
+warm_ram() {
+  [ "${FIO_WARM_RAM:-1}" = 1 ] || return 0
+  local avail shm mb
+  avail=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
+  shm=$(df -m --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' ')
+  mb=$(( avail * 6 / 10 ))
+  [ -n "$shm" ] && [ "$shm" -lt "$mb" ] && mb=$(( shm - 64 ))
+  [ "$mb" -gt 0 ] || return 0
+  dd if=/dev/zero of=/dev/shm/uzfs-fio-warm.$$ bs=1M count="$mb" status=none 2>/dev/null || true
+  rm -f /dev/shm/uzfs-fio-warm.$$
+}
+warm_ram
 
 if [ "$only" != zfs-fuse ]; then
   [ -x "$UZFS_BIN/zpool" ] || { echo "fio-compare: no zpool in $UZFS_BIN (make build)" >&2; exit 1; }
