@@ -76,8 +76,12 @@ class FuseLoop {
   // error) is there to read.
   bool Spin();
   // More tasks runnable than CPUs (/proc/loadavg): a spinner would keep
-  // one of them (often the client the reply just woke) off a CPU.
+  // one of them (often the client the reply just woke) off a CPU. The
+  // verdict is shared by the workers and read again at most every
+  // kCrowdedTtl: formatting /proc/loadavg costs microseconds, and reading
+  // it for every request was 9 % of the daemon's CPU in a file-create run.
   bool Crowded() const;
+  bool ReadCrowded() const;
 
   fuse_session* const se_;
   const int fd_;
@@ -87,6 +91,8 @@ class FuseLoop {
   std::atomic<int> error_{0};
   const long cpus_;
   const int loadavg_;  // /proc/loadavg, open while polling is on
+  mutable std::atomic<int64_t> crowded_read_at_{INT64_MIN / 2};  // steady clock, ns
+  mutable std::atomic<bool> crowded_verdict_{false};
   std::atomic<uint64_t> requests_{0}, spins_{0}, spin_hits_{0}, started_{0}, crowded_{0};
   Mutex mu_;
   CondVar all_left_;
