@@ -797,7 +797,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       ZPL_ASSIGN(Znode z, Load(ino));
       return std::make_pair(ToAttr(z), h);
     }
-    ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFREG | (mode & 07777), 0, {}));
+    ZPL_ASSIGN(Znode z, CreateNodeIn(c, d, false, name, S_IFREG | (mode & 07777), 0, {}));
     const ZplHandle h = next_handle_++;
     handles_[h] = Handle{z.obj, open_flags};
     open_count_[z.obj]++;
@@ -1691,10 +1691,22 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     ZPL_TRY(ValidName(name));
     ZPL_ASSIGN(Znode d, Load(dir));
     if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
+    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(dir, name));
+    return CreateNodeIn(c, d, ex.has_value(), name, mode, rdev, target);
+  }
+
+  // CreateNode once the caller has loaded directory `d`, checked that it is
+  // a directory and `name` a valid name other than "." and "..", and looked
+  // the name up (`exists`): what Create does anyway before it decides to
+  // create, so a new file costs one load of the directory, one lookup of
+  // the name and no load of the new object.
+  ZplResult<Znode> CreateNodeIn(const ZplCred& c, Znode& d, bool exists, std::string_view name, uint64_t mode,
+                                uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_) {
+    const uint64_t dir = d.obj;
+    ZPL_TRY(Writable());
     if (d.a.links == 0) return Err(ENOENT, "directory was removed");
     ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
-    ZPL_ASSIGN(std::optional<uint64_t> ex, DirLookup(dir, name));
-    if (ex) return Err(EEXIST, std::string(name) + ": exists");
+    if (exists) return Err(EEXIST, std::string(name) + ": exists");
     if (IsDir(mode) && d.a.links >= kMaxLinks) return Err(EMLINK, "too many subdirectories");
     const uint64_t est = kMetaTxBytes + (target ? RoundUp(target->size(), 512) * 4 : 0);
     ZPL_TRY(CheckSpace(est));
@@ -1712,8 +1724,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
                   target ? std::string_view(*target) : std::string_view()),
         txg);
     tx.Commit(target ? WriteDirtyBytes(target->size()) : kMetaDirtyBytes);
-    ZPL_ASSIGN(Znode fresh, Load(z.obj));
-    return fresh;
+    // The attributes are the ones just stored; the dnode is read again for
+    // what storing them (and a symlink's target) changed in it.
+    ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
+    return z;
   }
 
   ZplResult<uint64_t> MakeXattrDir(const Znode& file, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_) {
