@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Round trips and daemon CPU of the small-file delete phase, per unlink:
-# fio's small-files create+stat on a fresh raidz2 pool (six sparse files),
-# a pause of PAUSE seconds (default 1; syncfs(2) does not reach a FUSE
-# daemon, so this is the only way to let a txg go by), then the delete
-# phase under the kernel's FUSE tracepoints
+# Round trips and daemon CPU of one small-file phase (PHASE: create, stat
+# or delete, default delete), per file: on a fresh raidz2 pool (six sparse
+# files), fio's small-files phases before PHASE, a pause of PAUSE seconds
+# (default 1; syncfs(2) does not reach a FUSE daemon, so this is the only
+# way to let a txg go by), then PHASE under the kernel's FUSE tracepoints
 # (fuse:fuse_request_send / fuse_request_end, Linux >= 6.x) on the mount's
 # connection. Prints fio's rate and percentiles, the daemon's user/sys CPU
 # per unlink, the wake-ups of fio and of the daemon's threads and fio's CPU
-# per unlink (sched:sched_wakeup) and, per request type, count and
+# per file (sched:sched_wakeup) and, per request type, count and
 # send-to-reply latency.
 #
 #   scripts/fuse-roundtrips.sh [uzfs|zfs-fuse] [NRFILES]   (default uzfs 50000)
@@ -41,26 +41,37 @@ trap cleanup EXIT
 for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
 job=$here/tests/perf/fio/small-files.fio
 export FIO_DIR=$mnt FIO_NRFILES=$n FIO_STAT_LOOPS=${FIO_STAT_LOOPS:-1}
-fio --section=create --section=stat --output-format=terse "$job" | awk -F';' '{print $3": "$8+$49" files/s"}'
+phase=${PHASE:-delete}
+before=()
+case $phase in
+  create) ;;
+  stat) before=(--section=create --section=stat) ;;
+  delete) before=(--section=create --section=stat) ;;
+  *) echo "fuse-roundtrips: PHASE is create, stat or delete" >&2; exit 2 ;;
+esac
+if [ ${#before[@]} -gt 0 ]; then
+  fio "${before[@]}" --output-format=terse "$job" | awk -F';' '{print $3": "$8+$49" files/s"}'
+fi
 if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
 sleep "${PAUSE:-1}"
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -e sched:sched_wakeup -a -- \
-  fio --section=delete --output-format=json --output="$work/del.json" "$job" >/dev/null
+  fio --section="$phase" --output-format=json --output="$work/phase.json" "$job" >/dev/null
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 dev=$(stat -c %d "$mnt")
 perf script -i "$work/perf.data" 2>/dev/null >"$work/trace.txt"
-python3 - "$work/del.json" "$work/trace.txt" $(( (dev & 0xff) | ((dev >> 12) & 0xfff00) )) \
-  $((u1 - u0)) $((s1 - s0)) "$(getconf CLK_TCK)" <<'PY'
+python3 - "$work/phase.json" "$work/trace.txt" $(( (dev & 0xff) | ((dev >> 12) & 0xfff00) )) \
+  $((u1 - u0)) $((s1 - s0)) "$(getconf CLK_TCK)" "$phase" <<'PY'
 import collections, json, re, sys
 text = open(sys.argv[1]).read()
 job = json.loads(text[text.index("{"):])["jobs"][0]
-j = job["read"]
+phase = sys.argv[7]
+j = job["write" if phase == "create" else "read"]
 conn, du, ds, hz = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 n = j["total_ios"]
 p = j["clat_ns"]["percentile"]
-print(f"delete: {j['iops']:.0f} files/s ({n} files), clat p50 {p['50.000000']/1e3:.0f} us, "
-      f"p99 {p['99.000000']/1e3:.0f} us; daemon CPU per unlink: user {du*1e6/hz/n:.1f} us, "
+print(f"{phase}: {j['iops']:.0f} files/s ({n} files), clat p50 {p['50.000000']/1e3:.1f} us, "
+      f"p99 {p['99.000000']/1e3:.1f} us; daemon CPU per file: user {du*1e6/hz/n:.1f} us, "
       f"sys {ds*1e6/hz/n:.1f} us")
 wake = collections.Counter()
 wpat = re.compile(r"sched:sched_wakeup: (?:comm=)?(\S+?)[:\s]")
@@ -81,12 +92,12 @@ for line in open(sys.argv[2]):
     elif req in sent:
         t0, op = sent.pop(req)
         lat[op].append((t - t0) * 1e6)
-print(f"wake-ups per unlink: fio {wake['fio']/n:.2f}, daemon threads {(wake['uzfsd']+wake['zfs-fuse'])/n:.2f}; "
-      f"fio CPU per unlink {(job['usr_cpu']+job['sys_cpu'])/100*job['job_runtime']*1e3/n:.1f} us")
+print(f"wake-ups per file: fio {wake['fio']/n:.2f}, daemon threads {(wake['uzfsd']+wake['zfs-fuse'])/n:.2f}; "
+      f"fio CPU per file {(job['usr_cpu']+job['sys_cpu'])/100*job['job_runtime']*1e3/n:.1f} us")
 for req, (_, op) in sent.items():  # no reply (FORGET)
     lat[op].append(None)
 for op, v in sorted(lat.items(), key=lambda x: -len(x[1])):
     w = sorted(x for x in v if x is not None)
     s = f"  p50 {w[len(w)//2]:.0f} us, mean {sum(w)/len(w):.0f} us" if w else "  (no reply)"
-    print(f"{op:18} {len(v)/n:5.2f} per unlink{s}")
+    print(f"{op:18} {len(v)/n:5.2f} per file{s}")
 PY
