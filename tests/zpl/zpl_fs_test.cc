@@ -803,6 +803,31 @@ TEST_F(ZplFsTest, UnmountReclaimsOpenUnlinkedFiles) {
   EXPECT_ZERR(fs_->GetAttr(c->first.ino), ENOENT);
 }
 
+// The last release frees a file that lost its last link while open, by
+// unlink or by a rename over it, and only the last one; a file that keeps
+// its links stays.
+TEST_F(ZplFsTest, LastReleaseFreesFilesUnlinkedWhileOpen) {
+  auto a = fs_->Create(root_, Root(), "a", S_IFREG | 0644, O_CREAT | O_RDWR);
+  auto b = fs_->Create(root_, Root(), "b", S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(a);
+  ASSERT_ZOK(b);
+  ASSERT_ZOK(fs_->Write(b->second, 0, Bytes("old b")));
+  auto b2 = fs_->Open(root_, b->first.ino, O_RDONLY);
+  ASSERT_ZOK(b2);
+  ASSERT_TRUE(fs_->Rename(root_, Root(), "a", Root(), "b", 0).ok());
+  auto gone = fs_->GetAttr(b->first.ino);
+  ASSERT_ZOK(gone);
+  EXPECT_EQ(gone->nlink, 0u);
+  ASSERT_TRUE(fs_->Release(b->second).ok());
+  EXPECT_TRUE(fs_->GetAttr(b->first.ino).ok());  // still open once
+  ASSERT_TRUE(fs_->Release(*b2).ok());
+  EXPECT_ZERR(fs_->GetAttr(b->first.ino), ENOENT);
+  ASSERT_TRUE(fs_->Release(a->second).ok());
+  auto kept = fs_->GetAttr(a->first.ino);  // renamed, not unlinked
+  ASSERT_ZOK(kept);
+  EXPECT_EQ(kept->nlink, 1u);
+}
+
 TEST_F(ZplFsTest, StatFsMatchesZfsList) {
   MakeFile(Root(), "f", std::string(1 << 20, 'z'));
   ASSERT_TRUE(fs_->SyncFs().ok());

@@ -378,6 +378,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     MutexLock l(&mu_);
     handles_.clear();
     open_count_.clear();
+    unlinked_open_.clear();
     dirs_.Clear();
     unmounted_ = true;
     mount_readonly_ = true;
@@ -1750,6 +1751,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (z.a.links > 0) return Store(z, txg);
     if (open_count_.count(z.obj)) {
       ZPL_TRY(Store(z, txg));
+      unlinked_open_.insert(z.obj);
       if (dq_ != 0) ZPL_TRY(DirAdd(dq_, Hex(z.obj), z.obj, txg));
       return ZplStatus::Ok();
     }
@@ -1867,6 +1869,9 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     handles_.erase(it);
     if (--open_count_[ino] > 0) return ZplStatus::Ok();
     open_count_.erase(ino);
+    // Only a file that lost its last link while open has anything to free
+    // (DropLink is the one place links reach 0 under a handle).
+    if (unlinked_open_.erase(ino) == 0) return ZplStatus::Ok();
     auto z = Load(ino);
     if (!z.ok() || z->a.links > 0 || readonly_locked()) return ZplStatus::Ok();
     ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
@@ -2102,6 +2107,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   const uint64_t immediate_write_sz_;  // zfs_immediate_write_sz, read at mount
   std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, uint64_t> open_count_ UZFS_GUARDED_BY(mu_);
+  std::set<uint64_t> unlinked_open_ UZFS_GUARDED_BY(mu_);  // links reached 0 while open
   ZplHandle next_handle_ UZFS_GUARDED_BY(mu_) = 1;
   std::shared_ptr<ZilWriter> log_ UZFS_GUARDED_BY(mu_);  // the running intent log
   bool log_saxattr_ UZFS_GUARDED_BY(mu_) = false;       // log_ may take TX_SETSAXATTR (SetLog)
