@@ -3,10 +3,11 @@
 # or delete, default delete), per file: on a fresh raidz2 pool (six sparse
 # files), fio's small-files phases before PHASE, a pause of PAUSE seconds
 # (default 1; syncfs(2) does not reach a FUSE daemon, so this is the only
-# way to let a txg go by), then PHASE under the kernel's FUSE tracepoints
+# way to let a txg go by) and then until the daemon has been idle for a
+# second, then PHASE under the kernel's FUSE tracepoints
 # (fuse:fuse_request_send / fuse_request_end, Linux >= 6.x) on the mount's
 # connection. Prints fio's rate and percentiles, the daemon's user/sys CPU
-# per unlink, the wake-ups of fio and of the daemon's threads and fio's CPU
+# per file, the wake-ups of fio and of the daemon's threads and fio's CPU
 # per file (sched:sched_wakeup) and, per request type, count and
 # send-to-reply latency.
 #
@@ -54,6 +55,16 @@ if [ ${#before[@]} -gt 0 ]; then
 fi
 if [ "$side" = uzfs ]; then dpid=$(cat "$UZFS_RUNDIR/uzfsd.pid"); else dpid=$(pgrep -n zfs-fuse); fi
 sleep "${PAUSE:-1}"
+# Then until the daemon has been idle for a second (as fio-compare.sh's
+# settle): the txg writing the earlier phases' files must not share the CPUs
+# with the traced phase.
+a=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat")
+for _ in $(seq 1 60); do
+  sleep 1
+  b=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat")
+  [ $((b - a)) -le $(( $(getconf CLK_TCK) / 50 )) ] && break
+  a=$b
+done
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -e sched:sched_wakeup -a -- \
   fio --section="$phase" --output-format=json --output="$work/phase.json" "$job" >/dev/null
