@@ -119,16 +119,10 @@ if [ "${1:-}" = "--side" ]; then
   settle() {
     sync
     sleep "${FIO_SETTLE:-6}"
-    local pid a b
+    local pid
     pid=$(daemon_pid) || return 0
-    [ -r "/proc/$pid/stat" ] || return 0
-    a=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-    for _ in $(seq 1 60); do
-      sleep 1
-      b=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
-      [ $((b - a)) -le $(( $(getconf CLK_TCK) / 50 )) ] && return 0
-      a=$b
-    done
+    [ -n "$pid" ] && "$here/scripts/wait-idle.sh" "$pid"
+    return 0
   }
   section() {  # section <phase>: one job of small-files.fio, its own result
     env FIO_DIR="$mnt" fio --output-format=json --output="$out/small-files-$1.json" \

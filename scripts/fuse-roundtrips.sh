@@ -46,8 +46,7 @@ phase=${PHASE:-delete}
 before=()
 case $phase in
   create) ;;
-  stat) before=(--section=create --section=stat) ;;
-  delete) before=(--section=create --section=stat) ;;
+  stat | delete) before=(--section=create --section=stat) ;;
   *) echo "fuse-roundtrips: PHASE is create, stat or delete" >&2; exit 2 ;;
 esac
 if [ ${#before[@]} -gt 0 ]; then
@@ -58,13 +57,7 @@ sleep "${PAUSE:-1}"
 # Then until the daemon has been idle for a second (as fio-compare.sh's
 # settle): the txg writing the earlier phases' files must not share the CPUs
 # with the traced phase.
-a=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat")
-for _ in $(seq 1 60); do
-  sleep 1
-  b=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat")
-  [ $((b - a)) -le $(( $(getconf CLK_TCK) / 50 )) ] && break
-  a=$b
-done
+"$here/scripts/wait-idle.sh" "$dpid"
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$dpid/stat")
 perf record -q -o "$work/perf.data" -e fuse:fuse_request_send -e fuse:fuse_request_end -e sched:sched_wakeup -a -- \
   fio --section="$phase" --output-format=json --output="$work/phase.json" "$job" >/dev/null
