@@ -35,6 +35,8 @@ fi
 cleanup() {
   "$zp" destroy "$pool" 2>/dev/null || "$zp" destroy -f "$pool" 2>/dev/null || true
   if [ "$side" = uzfs ] && [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true; fi
+  # The FUSE loop's counters over the whole run (uzfsd logs them at unmount).
+  if [ "$side" = uzfs ]; then grep -h "unmounted" "$UZFS_RUNDIR/uzfsd.log" 2>/dev/null | sed 's/^/uzfsd: /' || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -125,6 +125,8 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   if (const char* pu = std::getenv("UZFS_FUSE_POLL_US"); pu != nullptr && *pu != '\0') {
     fo.poll_us = static_cast<unsigned>(std::strtoul(pu, nullptr, 10));
   }
+  // 0: no kernel writeback cache, every write(2) is a request (man/uzfsd.8).
+  if (const char* wb = std::getenv("UZFS_FUSE_WRITEBACK"); wb != nullptr && *wb == '0') fo.writeback_cache = false;
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();
@@ -173,6 +175,12 @@ Status PoolMounts::Unmount(const std::string& ds, bool force) {
   }
   Status s = m.fuse->Stop(force);
   if (!s.ok()) return s;
+  if (log_) {
+    const FuseLoopStats st = m.fuse->loop_stats();
+    log_("unmounted " + ds + " from " + m.path + ": " + std::to_string(st.requests) + " requests, " +
+         std::to_string(st.spins) + " spins (" + std::to_string(st.spin_hits) + " hits), " +
+         std::to_string(st.crowded) + " crowded, " + std::to_string(st.threads) + " workers");
+  }
   ZplStatus z = m.zpl->Unmount();
   mounts_.erase(it);
   if (!z.ok()) return Status::IoError("unmounting '" + ds + "': " + z.message());

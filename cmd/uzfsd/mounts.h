@@ -12,11 +12,14 @@
 //
 // Unmount refuses while files are open ("pool or dataset is busy") unless
 // forced; UnmountAll goes children first. The pool must outlive every
-// mount: callers unmount before export/destroy.
+// mount: callers unmount before export/destroy. With a log set, each
+// unmount logs the FUSE loop's counters (requests, spins and their hits,
+// watches skipped as crowded, workers): what tuning UZFS_FUSE_POLL_US needs.
 //
 // Threading: not thread-safe; the owning PoolEntry's mutex serializes use.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +58,9 @@ class PoolMounts {
   PoolMounts(const PoolMounts&) = delete;
   PoolMounts& operator=(const PoolMounts&) = delete;
 
+  // Where unmounts report the FUSE loop's counters (uzfsd.log).
+  void SetLog(std::function<void(const std::string&)> log) { log_ = std::move(log); }
+
   // Mounts ds at its effective mountpoint. Errors name the dataset:
   // InvalidArgument when it has no mountpoint (none/legacy), Exists when
   // it is mounted already, Busy when something else is mounted there.
@@ -86,6 +92,7 @@ class PoolMounts {
   // The ZplFs and FUSE session of ds at path (which exists).
   Status Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly);
   std::map<std::string, DatasetMount> mounts_;  // by dataset name
+  std::function<void(const std::string&)> log_;
 };
 
 }  // namespace uzfs::cmd

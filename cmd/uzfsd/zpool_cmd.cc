@@ -1224,6 +1224,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
                                              Registry& reg, bool mount) {
   auto e = std::make_shared<PoolEntry>();
   MutexLock l(&e->mu);
+  e->mounts.SetLog([&log = reg.log()](const std::string& line) { log.Log(line); });
   if (pool->readonly()) {
     // Closing a read-only pool writes nothing.
     UZFS_RETURN_IF_ERROR(e->ro_locks.Take(PoolDevicePaths(*pool, PoolShape{})));

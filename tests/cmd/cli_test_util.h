@@ -108,6 +108,9 @@ class CliEnv {
   // itself. Off by default: tests run side by side and many create a pool
   // named "tank", whose default mountpoint /tank they would fight over.
   bool automount = false;
+  // More environment for the commands and the daemon they start, as
+  // "NAME=value NAME2=value2" (daemon tunables of man/uzfsd.8).
+  std::string extra_env;
 
   const std::string& rundir() const { return rundir_; }
   const std::string& devdir() const { return devdir_; }
@@ -124,8 +127,9 @@ class CliEnv {
   // Runs "<prog> <args>" (prog: zpool, zfs, uzfsd) with this run directory.
   Ran Run(const std::string& prog, const std::string& args) const {
     const std::string errfile = (tmp_.path() / "stderr").string();
-    const std::string cmd = "UZFS_RUNDIR=" + rundir_ + " UZFS_AUTOMOUNT=" + (automount ? "1" : "0") + " " +
-                            Bin(prog) + " " + args + " 2>" + errfile;
+    std::string cmd = "UZFS_RUNDIR=" + rundir_ + " UZFS_AUTOMOUNT=" + (automount ? "1" : "0");
+    if (!extra_env.empty()) cmd.append(" ").append(extra_env);
+    cmd.append(" ").append(Bin(prog)).append(" ").append(args).append(" 2>").append(errfile);
     return RunShell(cmd, errfile);
   }
   Ran Zpool(const std::string& args) const { return Run("zpool", args); }

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -209,6 +210,48 @@ TEST_F(MountCli, DaemonRestartsRemountAndDeadMountsAreCleared) {
   // The dead mounts are gone, not stacked under the new ones.
   EXPECT_EQ(CountMounts(root_), 1);
   EXPECT_EQ(CountMounts(root_ + "/data"), 1);
+}
+
+// The requests a mount served, from the line uzfsd logs when it unmounts
+// `path` ("unmounted tank from <path>: N requests, ..."); -1 when none.
+long UnmountedRequests(const std::string& log, const std::string& path) {
+  const std::string key = " from " + path + ": ";
+  const size_t at = log.rfind(key);
+  if (at == std::string::npos) return -1;
+  return std::stol(log.substr(at + key.size()));
+}
+
+// 300 one-byte write(2)s through the mount, then zfs unmount.
+long RequestsFor300TinyWrites(CliEnv& env, const std::string& root) {
+  Ran r = env.Zpool("create -m " + root + " tank mirror " + env.Dev("a") + " " + env.Dev("b"));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const int fd = ::open((root + "/f").c_str(), O_WRONLY | O_CREAT, 0644);
+  EXPECT_GE(fd, 0) << std::strerror(errno);
+  for (int i = 0; i < 300; i++) EXPECT_EQ(::write(fd, "x", 1), 1);
+  EXPECT_EQ(::close(fd), 0);
+  EXPECT_EQ(test::ReadText(root + "/f"), std::string(300, 'x'));
+  r = env.Zfs("unmount tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const long n = UnmountedRequests(test::ReadText(env.rundir() + "/uzfsd.log"), root);
+  env.Zpool("destroy -f tank");
+  return n;
+}
+
+// UZFS_FUSE_WRITEBACK=0 (man/uzfsd.8) turns the kernel's writeback cache
+// off: every write(2) is a request. With it (the default) the kernel
+// gathers the 300 bytes into a page and hands it over once. The counts come
+// from the FUSE loop's counters that uzfsd logs at each unmount.
+TEST_F(MountCli, WritebackCacheGathersTinyWritesAndCanBeTurnedOff) {
+  UZFS_REQUIRE_FUSE();
+  const long cached = RequestsFor300TinyWrites(env_, root_);
+  EXPECT_GT(cached, 0);
+  EXPECT_LT(cached, 150);
+  ASSERT_TRUE(env_.StopDaemon());
+  env_.extra_env = "UZFS_FUSE_WRITEBACK=0";
+  const long through = RequestsFor300TinyWrites(env_, root_);
+  EXPECT_GE(through, 300);
+  const std::string log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  EXPECT_NE(log.find("spins ("), std::string::npos) << log;
 }
 
 }  // namespace
