@@ -126,7 +126,14 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
     fo.poll_us = static_cast<unsigned>(std::strtoul(pu, nullptr, 10));
   }
   // 0: no kernel writeback cache, every write(2) is a request (man/uzfsd.8).
-  if (const char* wb = std::getenv("UZFS_FUSE_WRITEBACK"); wb != nullptr && *wb == '0') fo.writeback_cache = false;
+  if (const char* wb = std::getenv("UZFS_FUSE_WRITEBACK"); wb != nullptr && *wb != '\0') {
+    const std::string v = wb;
+    if (v == "0") {
+      fo.writeback_cache = false;
+    } else if (v != "1" && log_) {
+      log_("UZFS_FUSE_WRITEBACK='" + v + "' is not 0 or 1: mounting " + ds + " with the writeback cache");
+    }
+  }
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();

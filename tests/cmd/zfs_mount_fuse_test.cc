@@ -239,8 +239,9 @@ long RequestsFor300TinyWrites(CliEnv& env, const std::string& root) {
 
 // UZFS_FUSE_WRITEBACK=0 (man/uzfsd.8) turns the kernel's writeback cache
 // off: every write(2) is a request. With it (the default) the kernel
-// gathers the 300 bytes into a page and hands it over once. The counts come
-// from the FUSE loop's counters that uzfsd logs at each unmount.
+// gathers the 300 bytes into a page and hands it over once; any other value
+// is logged and leaves the cache on. The counts come from the FUSE loop's
+// counters that uzfsd logs at each unmount.
 TEST_F(MountCli, WritebackCacheGathersTinyWritesAndCanBeTurnedOff) {
   UZFS_REQUIRE_FUSE();
   const long cached = RequestsFor300TinyWrites(env_, root_);
@@ -250,8 +251,15 @@ TEST_F(MountCli, WritebackCacheGathersTinyWritesAndCanBeTurnedOff) {
   env_.extra_env = "UZFS_FUSE_WRITEBACK=0";
   const long through = RequestsFor300TinyWrites(env_, root_);
   EXPECT_GE(through, 300);
-  const std::string log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  std::string log = test::ReadText(env_.rundir() + "/uzfsd.log");
   EXPECT_NE(log.find("spins ("), std::string::npos) << log;
+
+  // A value that is neither 0 nor 1 is said in the log, and the cache stays.
+  ASSERT_TRUE(env_.StopDaemon());
+  env_.extra_env = "UZFS_FUSE_WRITEBACK=off";
+  EXPECT_LT(RequestsFor300TinyWrites(env_, root_), 150);
+  log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  EXPECT_NE(log.find("UZFS_FUSE_WRITEBACK='off' is not 0 or 1"), std::string::npos) << log;
 }
 
 }  // namespace
