@@ -174,7 +174,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   fuse_reply_attr(req, &st, Ctx(req)->timeout);
 }
 
-void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
   ZplSetAttr set;
   if (to_set & FUSE_SET_ATTR_MODE) set.mode = attr->st_mode & 07777;
   // A truncate by a caller without CAP_FSETID: the ZPL clears the bits in
@@ -184,6 +184,9 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_UID) set.uid = attr->st_uid;
   if (to_set & FUSE_SET_ATTR_GID) set.gid = attr->st_gid;
   if (to_set & FUSE_SET_ATTR_SIZE) set.size = static_cast<uint64_t>(attr->st_size);
+  // The kernel names the handle for ftruncate and for writing back the
+  // times of writes made through it: those are checked against the handle.
+  if (fi != nullptr) set.handle = fi->fh;
   if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
     set.atime = timespec{0, UTIME_NOW};
   } else if (to_set & FUSE_SET_ATTR_ATIME) {
@@ -239,14 +242,11 @@ void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* ne
   ReplyEntry(req, Ctx(req)->fs->Link(Cred(req), In(req, ino), In(req, newparent), Name(newname)));
 }
 
-// With the writeback cache the kernel may read through a write-only handle
-// and computes O_APPEND offsets itself.
-int AdjustOpenFlags(FuseMount::Context* ctx, int flags) {
-  if (ctx->writeback) {
-    if ((flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
-    flags &= ~O_APPEND;
-  }
-  return flags;
+// With the writeback cache the kernel reads through write-only handles and
+// computes O_APPEND offsets itself (the ZPL widens the handle, not the
+// caller's permission check).
+ZplHandleUse HandleUse(const FuseMount::Context* ctx) {
+  return ctx->writeback ? ZplHandleUse::kPageCache : ZplHandleUse::kAsOpened;
 }
 
 // The read-ahead window (fuse_mount.h), once: on the first open, which the
@@ -262,7 +262,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
   ApplyReadAhead(ctx);
   const bool kill = TakeKillSuidgid();  // O_TRUNC by a caller without CAP_FSETID
-  auto r = ctx->fs->Open(Cred(req), In(req, ino), AdjustOpenFlags(ctx, fi->flags));
+  auto r = ctx->fs->Open(Cred(req), In(req, ino), fi->flags, HandleUse(ctx));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (kill) KillSuidSgid(req, In(req, ino));
   fi->fh = r.value();
@@ -280,7 +280,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   // The kernel asks on every O_CREAT|O_TRUNC without CAP_FSETID; only a
   // file that existed loses its bits (a new one keeps the mode asked for).
   const bool kill = TakeKillSuidgid() && ctx->fs->Lookup(Cred(req), In(req, parent), Name(name)).ok();
-  auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, AdjustOpenFlags(ctx, fi->flags));
+  auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, fi->flags, HandleUse(ctx));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (kill) KillSuidSgid(req, r.value().first.ino);
   fi->fh = r.value().second;

@@ -9,98 +9,27 @@
 //
 // Needs /dev/fuse and root (to act as another user); skips otherwise,
 // unless UZFS_REQUIRE_FUSE=1.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
-#include <grp.h>
-#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "fuse/fuse_mount.h"
-#include "tests/dsl/pool_test_util.h"
-#include "tests/testutil/testutil.h"
-#include "zfs/dsl/pool.h"
-#include "zfs/zpl/zpl_create.h"
-#include "zfs/zpl/zpl_fs.h"
+#include "tests/fuse/user_mount_fixture.h"
 
 namespace uzfs {
 namespace {
 
-namespace fs = std::filesystem;
-constexpr uid_t kUser = 1000;
-constexpr gid_t kGroup = 1000;
+using test::AsUser;
+using test::kGroup;
+using test::kUser;
+using test::WriteSome;
 
-// Runs fn in a child process as kUser:kGroup (no capabilities left); its
-// exit status (0 = fn returned true).
-int AsUser(const std::function<bool()>& fn) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (setgroups(0, nullptr) != 0 || setresgid(kGroup, kGroup, kGroup) != 0 ||
-        setresuid(kUser, kUser, kUser) != 0)
-      _exit(2);
-    _exit(fn() ? 0 : 1);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-bool WriteSome(const std::string& path, int flags = O_WRONLY) {
-  const int fd = open(path.c_str(), flags);
-  if (fd < 0) return false;
-  char buf[4096] = {'x'};
-  const bool ok = write(fd, buf, sizeof(buf)) == static_cast<ssize_t>(sizeof(buf));
-  return close(fd) == 0 && ok;
-}
-
-class KillPrivFuseTest : public ::testing::Test {
+class KillPrivFuseTest : public test::UserMountTest {
  protected:
-  void SetUp() override {
-    UZFS_REQUIRE_FUSE();
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
-    fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
-    PoolLayout layout;
-    layout.data.push_back(pooltest::Leaf(dir_.path(), "d0", 256ull << 20));
-    PoolCreateOptions o = pooltest::V23("zpool create killpriv");
-    o.version = 5000;
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("killpriv", layout, o);
-    ASSERT_UZFS_OK(p.status());
-    pool_ = std::move(*p);
-    auto z = ZplFs::Mount(*pool_, "killpriv");
-    ASSERT_TRUE(z.ok()) << z.status().ToString();
-    zpl_ = std::move(*z);
-    fs::create_directories(dir_.path() / "mnt");
-    FuseMountOptions fo;
-    fo.debug = std::getenv("UZFS_FUSE_DEBUG") != nullptr;
-    auto m = FuseMount::Start(*zpl_, (dir_.path() / "mnt").string(), fo);
-    ASSERT_UZFS_OK(m.status());
-    fuse_ = std::move(*m);
-    mnt_ = fuse_->mountpoint();
-    ASSERT_EQ(chmod(mnt_.c_str(), 0777), 0);
-  }
-  void TearDown() override {
-    if (fuse_) {
-      EXPECT_UZFS_OK(fuse_->Stop(true));
-    }
-    fuse_.reset();
-    if (zpl_) {
-      EXPECT_TRUE(zpl_->Unmount().ok());
-    }
-    zpl_.reset();
-    if (pool_) {
-      EXPECT_UZFS_OK(pool_->Export());
-    }
-  }
-
   // A file of the user's with `mode`, written once by root.
   std::string UserFile(const std::string& name, mode_t mode) {
     const std::string p = mnt_ + "/" + name;
@@ -124,12 +53,6 @@ class KillPrivFuseTest : public ::testing::Test {
     EXPECT_EQ(MountMode(mnt_ + "/" + name), want) << name << " through the mount";
     EXPECT_EQ(ZplMode(name), want) << name << " in the ZplFs";
   }
-
-  test::TempDir dir_;
-  std::unique_ptr<Pool> pool_;
-  std::unique_ptr<ZplFs> zpl_;
-  std::unique_ptr<FuseMount> fuse_;
-  std::string mnt_;
 };
 
 TEST_F(KillPrivFuseTest, UserWriteClearsSetIdBits) {

@@ -700,6 +700,66 @@ TEST_F(ZplFsTest, PermissionsForNonRoot) {
   EXPECT_TRUE(sub->mode & S_ISGID);
 }
 
+// Access through a handle is what the caller asked for: a write-only open
+// needs write permission only (also when the kernel's page cache reads
+// through the handle), and ftruncate is checked against the handle, not
+// the mode (a file created with mode 0 by its owner stays truncatable
+// through the descriptor that created it).
+TEST_F(ZplFsTest, HandleAccessIsWhatTheOpenAskedFor) {
+  ZplCred u;
+  u.uid = 1000;
+  u.gid = 1000;
+  auto home = fs_->Mkdir(root_, Root(), "home", 0777);
+  ASSERT_ZOK(home);
+  auto c = fs_->Create(u, home->ino, "wo", S_IFREG | 0200, O_CREAT | O_WRONLY);
+  ASSERT_ZOK(c);
+  ASSERT_TRUE(fs_->Release(c->second).ok());
+  const uint64_t ino = c->first.ino;
+  EXPECT_ZERR(fs_->Open(u, ino, O_RDONLY), EACCES);
+  EXPECT_ZERR(fs_->Open(u, ino, O_RDWR), EACCES);
+  EXPECT_ZERR(fs_->Open(u, ino, O_RDWR, ZplHandleUse::kPageCache), EACCES);
+  for (ZplHandleUse use : {ZplHandleUse::kAsOpened, ZplHandleUse::kPageCache}) {
+    auto h = fs_->Open(u, ino, O_WRONLY, use);
+    ASSERT_ZOK(h);
+    const std::vector<uint8_t> data(100, 7);
+    ASSERT_ZOK(fs_->Write(*h, 0, data));
+    std::vector<uint8_t> back(100);
+    auto r = fs_->Read(*h, 0, back);
+    if (use == ZplHandleUse::kPageCache) {
+      ASSERT_ZOK(r);
+      EXPECT_EQ(*r, 100u);
+    } else {
+      EXPECT_ZERR(r, EBADF);
+    }
+    ASSERT_TRUE(fs_->Release(*h).ok());
+  }
+
+  // Mode 0, created read-write by its owner: ftruncate through the handle
+  // works, truncate by name does not, nor through a read-only handle.
+  auto z = fs_->Create(u, home->ino, "zero", S_IFREG | 0, O_CREAT | O_RDWR);
+  ASSERT_ZOK(z);
+  ASSERT_ZOK(fs_->Write(z->second, 0, std::vector<uint8_t>(5000, 1)));
+  ZplSetAttr by_handle;
+  by_handle.size = 0;
+  by_handle.handle = z->second;
+  auto t = fs_->SetAttr(u, z->first.ino, by_handle);
+  ASSERT_ZOK(t);
+  EXPECT_EQ(t->size, 0u);
+  ZplSetAttr by_name;
+  by_name.size = 10;
+  EXPECT_ZERR(fs_->SetAttr(u, z->first.ino, by_name), EACCES);
+  auto ro = fs_->Open(root_, z->first.ino, O_RDONLY);
+  ASSERT_ZOK(ro);
+  ZplSetAttr by_ro = by_handle;
+  by_ro.handle = *ro;
+  EXPECT_ZERR(fs_->SetAttr(u, z->first.ino, by_ro), EACCES);  // checked as by name
+  ZplSetAttr other_file = by_handle;
+  other_file.handle = z->second;
+  EXPECT_ZERR(fs_->SetAttr(u, ino, other_file), EBADF);  // a handle of another file
+  ASSERT_TRUE(fs_->Release(*ro).ok());
+  ASSERT_TRUE(fs_->Release(z->second).ok());
+}
+
 TEST_F(ZplFsTest, ManyEntriesInOneDirectory) {
   auto d = fs_->Mkdir(root_, Root(), "big", 0755);
   ASSERT_ZOK(d);

@@ -444,10 +444,19 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (set.uid && *set.uid != z.a.uid && c.uid != 0) return Err(EPERM, "chown: not root");
     if (set.gid && *set.gid != z.a.gid && c.uid != 0 && (c.uid != z.a.uid || !InGroup(c, *set.gid)))
       return Err(EPERM, "chgrp: not the owner or not a member of the group");
+    // A handle open for writing was checked when it was opened: a size or
+    // time change through it needs no more permission. Through any other
+    // handle the usual checks apply.
+    bool via_writer = false;
+    if (set.handle) {
+      auto h = handles_.find(*set.handle);
+      if (h == handles_.end() || h->second.ino != ino) return Err(EBADF, "bad handle");
+      via_writer = (h->second.flags & O_ACCMODE) != O_RDONLY;
+    }
     if (set.size) {
       if (IsDir(z.a.mode)) return Err(EISDIR, "truncate of a directory");
       if (!IsReg(z.a.mode)) return Err(EINVAL, "truncate of a special file");
-      ZPL_TRY(Perm(c, z.a, W_OK));
+      if (!via_writer) ZPL_TRY(Perm(c, z.a, W_OK));
       if (*set.size > kMaxFileSize) return Err(EFBIG, "size too large");
     }
     std::optional<struct timespec> mtime = set.mtime;
@@ -457,7 +466,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     const std::optional<struct timespec>* const times[] = {&set.atime, &mtime};
     for (const auto* t : times) {
       if (!*t) continue;
-      if (!owner) {
+      if (!owner && !via_writer) {
         if ((*t)->tv_nsec != UTIME_NOW) return Err(EPERM, "utimes: not the owner");
         ZPL_TRY(Perm(c, z.a, W_OK));
       }
@@ -783,7 +792,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   // ------------------------------------------------------------------ files
   ZplResult<std::pair<ZplAttr, ZplHandle>> Create(const ZplCred& c, uint64_t dir, std::string_view name,
-                                                  uint32_t mode, int open_flags) override UZFS_EXCLUDES(mu_) {
+                                                  uint32_t mode, int open_flags,
+                                                  ZplHandleUse use) override UZFS_EXCLUDES(mu_) {
     SyncAlways sync_always(this);
     MutexLock l(&mu_);
     ZPL_ASSIGN(Znode d, Load(dir));
@@ -794,20 +804,23 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       if (open_flags & O_EXCL) return Err(EEXIST, std::string(name) + ": exists");
       ZPL_TRY(Perm(c, d.a, X_OK));
       const uint64_t ino = ex ? (*ex & kDirentObjMask) : dir;
-      ZPL_ASSIGN(ZplHandle h, OpenLocked(c, ino, open_flags & ~O_CREAT));
+      ZPL_ASSIGN(ZplHandle h, OpenLocked(c, ino, open_flags & ~O_CREAT, use));
       ZPL_ASSIGN(Znode z, Load(ino));
       return std::make_pair(ToAttr(z), h);
     }
     ZPL_ASSIGN(Znode z, CreateNodeIn(c, d, false, name, S_IFREG | (mode & 07777), 0, {}));
+    // A new file: no permission check (POSIX), even when `mode` denies the
+    // access asked for.
     const ZplHandle h = next_handle_++;
-    handles_[h] = Handle{z.obj, open_flags};
+    handles_[h] = Handle{z.obj, HandleFlags(open_flags, use)};
     open_count_[z.obj]++;
     return std::make_pair(ToAttr(z), h);
   }
 
-  ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags) override UZFS_EXCLUDES(mu_) {
+  ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags,
+                            ZplHandleUse use) override UZFS_EXCLUDES(mu_) {
     MutexLock l(&mu_);
-    return OpenLocked(c, ino, open_flags);
+    return OpenLocked(c, ino, open_flags, use);
   }
 
   ZplStatus Release(ZplHandle h) override UZFS_EXCLUDES(mu_) {
@@ -1838,7 +1851,16 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   }
 
   // ---- handles
-  ZplResult<ZplHandle> OpenLocked(const ZplCred& c, uint64_t ino, int flags) UZFS_REQUIRES(mu_) {
+  // The flags a handle keeps: what the caller asked for, widened for the
+  // kernel's page cache (it reads around writes through write-only handles
+  // and computes O_APPEND offsets itself).
+  static int HandleFlags(int flags, ZplHandleUse use) {
+    if (use != ZplHandleUse::kPageCache) return flags;
+    if ((flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
+    return flags & ~O_APPEND;
+  }
+
+  ZplResult<ZplHandle> OpenLocked(const ZplCred& c, uint64_t ino, int flags, ZplHandleUse use) UZFS_REQUIRES(mu_) {
     ZPL_ASSIGN(Znode z, Load(ino));
     const int acc = flags & O_ACCMODE;
     if (IsDir(z.a.mode) && (acc != O_RDONLY || (flags & O_TRUNC))) return Err(EISDIR, "open of a directory for writing");
@@ -1857,7 +1879,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
       tx.Commit(kMetaDirtyBytes);
     }
     const ZplHandle h = next_handle_++;
-    handles_[h] = Handle{ino, flags};
+    handles_[h] = Handle{ino, HandleFlags(flags, use)};
     open_count_[ino]++;
     return h;
   }

@@ -148,11 +148,31 @@ struct ZplDirEntry {
   uint64_t next_cookie = 0;  // pass to ReadDir to continue after this entry
 };
 
+// Handle for an open file (FUSE fh): holds the object so an unlinked file
+// stays readable until Release.
+using ZplHandle = uint64_t;
+
+// Who uses a handle besides the caller that opened it.
+enum class ZplHandleUse {
+  kAsOpened,   // only what the open flags allow
+  // The kernel's page cache (FUSE writeback cache) also reads through the
+  // handle to fill pages around a write, and computes O_APPEND offsets
+  // itself: the handle reads and writes at the offsets given. The caller's
+  // own access is still what its flags asked for and was checked as such.
+  kPageCache,
+};
+
 // SetAttr: which fields to change (FUSE_SET_ATTR_* analogues).
 struct ZplSetAttr {
   std::optional<uint32_t> mode;     // permission bits only (S_IFMT ignored)
   std::optional<uint32_t> uid, gid;
   std::optional<uint64_t> size;     // truncate up or down
+  // The change comes through this open handle: ftruncate(2), or the kernel
+  // writing back the times of writes made through it (FUSE writeback
+  // cache). Through a handle open for writing, size and times are not
+  // checked against the mode or the owner; through a read-only one they
+  // are. EBADF when it is no handle of this file.
+  std::optional<ZplHandle> handle;
   std::optional<struct timespec> atime, mtime;  // UTIME_NOW allowed in tv_nsec
   // Clear set-user-ID, and set-group-ID when the group may execute, after
   // the other changes, in the same transaction (the kernel asked for it on
@@ -173,10 +193,6 @@ struct ZplMountOptions {
   // defaults. Must outlive the mount.
   const Tunables* tunables = nullptr;
 };
-
-// Handle for an open file (FUSE fh): holds the object so an unlinked file
-// stays readable until Release.
-using ZplHandle = uint64_t;
 
 class ZplFs {
  public:
@@ -237,9 +253,12 @@ class ZplFs {
   // Creates (O_CREAT, O_EXCL honoured) and opens.
   virtual ZplResult<std::pair<ZplAttr, ZplHandle>> Create(const ZplCred& c, uint64_t dir,
                                                           std::string_view name, uint32_t mode,
-                                                          int open_flags) = 0;
-  // O_TRUNC honoured; O_APPEND makes every Write append.
-  virtual ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags) = 0;
+                                                          int open_flags,
+                                                          ZplHandleUse use = ZplHandleUse::kAsOpened) = 0;
+  // O_TRUNC honoured; O_APPEND makes every Write append. Permission is
+  // checked for the access `open_flags` asks for, whatever `use` adds.
+  virtual ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags,
+                                    ZplHandleUse use = ZplHandleUse::kAsOpened) = 0;
   virtual ZplStatus Release(ZplHandle h) = 0;
   // Short only at end of file.
   virtual ZplResult<size_t> Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) = 0;
