@@ -590,13 +590,41 @@ int Create(CmdCtx& c) {
     }
   }
   std::string top = name;  // the highest dataset this command creates
+  std::vector<std::string> missing;  // -p: parents to create, lowest first
+  // The whole name first: -p must not create parents of a name that fails.
+  if (Status s = Pool::CheckDatasetName(name); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
   if (a.Has('p')) {
     if (Exists(p, name)) return 0;  // -p: an existing dataset is fine
-    std::vector<std::string> missing;
     for (std::string n = Parent(name); !n.empty() && n.find('/') != std::string::npos && !Exists(p, n);
          n = Parent(n)) {
       missing.push_back(n);
     }
+  }
+  if (a.Has('n') || a.Has('v') || a.Has('P')) {
+    // -n: every check of the real create, nothing changed; -v/-P: say what
+    // is (or would be) created, with the properties given.
+    if (a.Has('n')) {
+      // The highest missing parent is checked as the real create would; the
+      // datasets below it only by name and properties (their parents do
+      // not exist yet).
+      std::vector<std::pair<std::string, std::string>> none;
+      Status s = missing.empty() ? p.CheckNewDataset(name, props) : p.CheckNewDataset(missing.back(), none);
+      if (!s.ok()) return c.Fail(ErrorLine(s, "create", missing.empty() ? name : missing.back()));
+    }
+    const bool parsable = a.Has('P');
+    if (parsable || a.Has('v')) {
+      const std::string verb = a.Has('n') ? "would create " : "create ";
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        c.out.Out(parsable ? "create\t" + *it + "\n" : verb + *it + "\n");
+      }
+      c.out.Out(parsable ? "create\t" + name + "\n" : verb + name + "\n");
+      for (const auto& [k, v] : props) {
+        c.out.Out(parsable ? "property\t" + k + "\t" + v + "\n" : "\t" + k + "=" + v + "\n");
+      }
+    }
+    if (a.Has('n')) return 0;
+  }
+  if (!missing.empty()) {
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
       if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
     }

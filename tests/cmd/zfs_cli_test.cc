@@ -94,6 +94,52 @@ TEST_F(ZfsCli, CreateListLayouts) {
   EXPECT_EQ(j["datasets"]["tank/a"]["properties"]["mountpoint"]["value"], "/tank/a");
 }
 
+// -n makes every check of the real create and changes nothing; -v and -P
+// say what is (or would be) created.
+TEST_F(ZfsCli, CreateDryRunChecksLikeTheRealOne) {
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  const std::string before = env.Zfs("list -H -o name").out;
+  struct Case {
+    std::string args, err;
+  } bad[] = {
+      {"create -n tank/a", "cannot create 'tank/a': dataset already exists\n"},
+      {"create -n tank/x/y", "cannot create 'tank/x/y': parent does not exist\n"},
+      {"create -n 'tank/b*d'", "cannot create 'tank/b*d': invalid character '*' in name\n"},
+      {"create -n tank//b", "cannot create 'tank//b': empty component in name\n"},
+      {"create -n tank/" + std::string(256, 'n'), "cannot create 'tank/" + std::string(256, 'n') + "': name is too long\n"},
+      {"create -n -o recordsize=3 tank/b", ""},
+      {"create -n -o nosuchprop=1 tank/b", ""},
+      {"create -n nopool/a", "cannot create 'nopool/a': no such pool 'nopool'\n"},
+      {"create -n -p 'tank/q/b*d'", "cannot create 'tank/q/b*d': invalid character '*' in name\n"},
+  };
+  for (const Case& c : bad) {
+    Ran r = env.Zfs(c.args);
+    EXPECT_EQ(r.rc, 1) << c.args;
+    if (!c.err.empty()) {
+      EXPECT_EQ(r.err, c.err) << c.args;
+    }
+    EXPECT_TRUE(Contains(r.err, "cannot create")) << c.args << ": " << r.err;
+    // The same error as the real create gives.
+    Ran real = env.Zfs(c.args.substr(0, 7) + c.args.substr(10));
+    EXPECT_EQ(real.rc, 1) << c.args;
+    EXPECT_EQ(real.err, r.err) << c.args;
+  }
+  Ran r = env.Zfs("create -n tank/b");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = env.Zfs("create -nv -o compression=gzip tank/b");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "would create tank/b\n\tcompression=gzip\n");
+  r = env.Zfs("create -nP -p -o atime=off tank/p/q");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "create\ttank/p\ncreate\ttank/p/q\nproperty\tatime\toff\n");
+  EXPECT_EQ(env.Zfs("list -H -o name").out, before) << "a dry run created something";
+  r = env.Zfs("create -v tank/b");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "create tank/b\n");
+  EXPECT_EQ(env.Zfs("list -H -o name tank/b").out, "tank/b\n");
+}
+
 TEST_F(ZfsCli, GetSetInheritSources) {
   ASSERT_EQ(env.Zfs("create -o compression=gzip -o com.example:tag=blue tank/a").rc, 0);
   ASSERT_EQ(env.Zfs("create tank/a/b").rc, 0);

@@ -235,6 +235,14 @@ class Pool final : private TxgSyncer {
   Status CreateDataset(const std::string& name,
                        const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_EXCLUDES(mu_, sync_mu_);
+  // Every '/'-separated component of `name` is a valid dataset name
+  // component (the rule CreateDataset applies to the new one).
+  static Status CheckDatasetName(const std::string& name);
+  // The checks CreateDataset makes (zfs create -n), changing nothing: the
+  // error CreateDataset would return, or Ok.
+  Status CheckNewDataset(const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& props)
+      UZFS_EXCLUDES(mu_);
   Status DestroyDataset(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
   Status RenameDataset(const std::string& from, const std::string& to) UZFS_EXCLUDES(mu_, sync_mu_);
   // Value as stored: numbers for numeric/index properties, else strings.
@@ -483,6 +491,13 @@ class Pool final : private TxgSyncer {
                              uint64_t origin_obj) UZFS_REQUIRES(mu_);
   // A new head dataset in dir, a clone of $ORIGIN@$ORIGIN (v >= 11).
   Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  // What CreateDatasetSync needs once every check passed (pool_dsl.cc).
+  struct NewDataset;
+  // Every check of a new dataset `name` (name, parent, not existing,
+  // properties valid for this pool), changing nothing.
+  Result<NewDataset> ValidateNewDataset(const std::string& name,
+                                        const std::vector<std::pair<std::string, std::string>>& props)
+      UZFS_REQUIRES(mu_);
   Status CreateDatasetSync(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& props,
                            uint64_t txg) UZFS_REQUIRES(mu_);

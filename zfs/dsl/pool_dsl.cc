@@ -589,9 +589,15 @@ Status Pool::CreateDataset(const std::string& name,
   });
 }
 
-Status Pool::CreateDatasetSync(const std::string& name,
-                               const std::vector<std::pair<std::string, std::string>>& props,
-                               uint64_t txg) {
+struct Pool::NewDataset {
+  uint64_t parent_dir = 0;
+  std::string leaf;
+  ZplCreateProps zpl;
+  std::vector<std::pair<std::string, StoredProp>> props;  // by ZAP name, encoded
+};
+
+Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
+                                                  const std::vector<std::pair<std::string, std::string>>& props) {
   const auto [parent, leaf] = SplitParent(name);
   if (parent.empty()) {
     return Status::InvalidArgument("cannot create '" + name + "': missing dataset name");
@@ -603,16 +609,42 @@ Status Pool::CreateDatasetSync(const std::string& name,
   if (LookupDir(name).ok()) return Status::Exists("cannot create '" + name + "': dataset already exists");
   auto pdir = LookupDir(parent);
   if (!pdir.ok()) return Status::NotFound("cannot create '" + name + "': parent does not exist");
+  NewDataset nd;
+  nd.parent_dir = *pdir;
+  nd.leaf = leaf;
   // Validate every property before changing anything.
   std::vector<std::pair<std::string, std::string>> dsl_props = props;
-  ZplCreateProps zpl;
-  UZFS_RETURN_IF_ERROR(TakeZplCreateProps(name, parent, &dsl_props, &zpl));
-  std::vector<std::pair<std::string, StoredProp>> enc;
+  UZFS_RETURN_IF_ERROR(TakeZplCreateProps(name, parent, &dsl_props, &nd.zpl));
   for (const auto& [k, v] : dsl_props) {
     UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true, MaxRecordSize()));
-    enc.push_back({e.zap_name, e});
+    nd.props.push_back({e.zap_name, e});
   }
-  UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(*pdir, leaf, txg, origin_snap_obj_));
+  return nd;
+}
+
+Status Pool::CheckDatasetName(const std::string& name) {
+  size_t start = 0;
+  while (true) {
+    const size_t slash = name.find('/', start);
+    UZFS_RETURN_IF_ERROR(CheckComponent(name, name.substr(start, slash == std::string::npos ? slash : slash - start)));
+    if (slash == std::string::npos) return Status::Ok();
+    start = slash + 1;
+  }
+}
+
+Status Pool::CheckNewDataset(const std::string& name,
+                             const std::vector<std::pair<std::string, std::string>>& props) {
+  MutexLock l(&mu_);
+  return ValidateNewDataset(name, props).status();
+}
+
+Status Pool::CreateDatasetSync(const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& props,
+                               uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(NewDataset nd, ValidateNewDataset(name, props));
+  const ZplCreateProps& zpl = nd.zpl;
+  const std::vector<std::pair<std::string, StoredProp>>& enc = nd.props;
+  UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(nd.parent_dir, nd.leaf, txg, origin_snap_obj_));
   UZFS_ASSIGN_OR_RETURN(uint64_t dsobj, CreateHeadDataset(dir, txg));
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
   for (const auto& [k, v] : enc) {
