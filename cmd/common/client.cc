@@ -96,55 +96,102 @@ bool StartDaemon(const char* program, const std::string& rundir) {
   return true;
 }
 
-}  // namespace
+// How one attempt to have the daemon run the request ended.
+enum class Attempt {
+  kDone,       // the daemon answered with an exit status (in *rc)
+  kNotRun,     // no daemon took the request: connect failed, or the
+               // connection ended before "started" (send it again)
+  kLostMidway  // the daemon began the command and went away
+};
 
-int RunClient(const char* program, int argc, char** argv) {
-  const std::string rundir = RunDir();
+// Connects (starting the daemon when none listens), sends the request and
+// relays the replies.
+Attempt RunOnce(const char* program, const std::string& rundir, const std::string& request, int* rc,
+                int* connect_errno) {
   const std::string sock = SocketPath(rundir);
+  *connect_errno = 0;
   int fd = Connect(sock);
   if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
-    if (!StartDaemon(program, rundir)) return 1;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while ((fd = Connect(sock)) < 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!StartDaemon(program, rundir)) {
+      *rc = 1;
+      return Attempt::kDone;
     }
+    fd = Connect(sock);
   }
   if (fd < 0) {
-    std::fprintf(stderr, "%s: cannot connect to uzfsd at '%s': %s (see %s)\n", program, sock.c_str(),
-                 std::strerror(errno), LogPath(rundir).c_str());
-    return 1;
+    *connect_errno = errno;
+    return Attempt::kNotRun;
   }
-  Request req;
-  req.command = program;
-  for (int i = 1; i < argc; i++) req.argv.push_back(argv[i]);
-  char cwd[PATH_MAX];
-  if (::getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
-  if (!WriteAll(fd, EncodeRequest(req))) {
-    std::fprintf(stderr, "%s: lost the connection to uzfsd (see %s)\n", program, LogPath(rundir).c_str());
+  if (!WriteAll(fd, request)) {
     ::close(fd);
-    return 1;
+    return Attempt::kNotRun;
   }
+  bool started = false;
   std::string buf, line;
   while (ReadLine(fd, &buf, &line)) {
     std::optional<Reply> r = DecodeReply(line);
     if (!r) continue;
     switch (r->kind) {
+      case Reply::Kind::kStarted:
+        started = true;
+        break;
       case Reply::Kind::kStdout:
+        started = true;
         std::fwrite(r->text.data(), 1, r->text.size(), stdout);
         std::fflush(stdout);
         break;
       case Reply::Kind::kStderr:
+        started = true;
         std::fflush(stdout);
         std::fwrite(r->text.data(), 1, r->text.size(), stderr);
         break;
       case Reply::Kind::kExit:
         ::close(fd);
-        return r->exit;
+        *rc = r->exit;
+        return Attempt::kDone;
     }
   }
   ::close(fd);
-  std::fprintf(stderr, "%s: uzfsd closed the connection without an answer (see %s)\n", program,
-               LogPath(rundir).c_str());
+  return started ? Attempt::kLostMidway : Attempt::kNotRun;
+}
+
+}  // namespace
+
+int RunClient(const char* program, int argc, char** argv) {
+  const std::string rundir = RunDir();
+  Request req;
+  req.command = program;
+  for (int i = 1; i < argc; i++) req.argv.push_back(argv[i]);
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
+  const std::string request = EncodeRequest(req);
+  // A daemon that is starting (importing its pools) or dying (killed, its
+  // socket not yet closed) may take the connection without running the
+  // request; try again until one runs it, for up to 30 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int connect_errno = 0;
+  for (;;) {
+    int rc = 1;
+    switch (RunOnce(program, rundir, request, &rc, &connect_errno)) {
+      case Attempt::kDone:
+        return rc;
+      case Attempt::kLostMidway:
+        std::fprintf(stderr, "%s: uzfsd exited while running the command (see %s)\n", program,
+                     LogPath(rundir).c_str());
+        return 1;
+      case Attempt::kNotRun:
+        break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (connect_errno != 0) {
+    std::fprintf(stderr, "%s: cannot connect to uzfsd at '%s': %s (see %s)\n", program,
+                 SocketPath(rundir).c_str(), std::strerror(connect_errno), LogPath(rundir).c_str());
+  } else {
+    std::fprintf(stderr, "%s: uzfsd closed the connection without running the command (see %s)\n",
+                 program, LogPath(rundir).c_str());
+  }
   return 1;
 }
 

@@ -40,6 +40,7 @@ std::optional<Request> DecodeRequest(const std::string& line) {
 std::string EncodeReply(const Reply& r) {
   json j;
   switch (r.kind) {
+    case Reply::Kind::kStarted: j = {{"started", true}}; break;
     case Reply::Kind::kStdout: j = {{"stdout", r.text}}; break;
     case Reply::Kind::kStderr: j = {{"stderr", r.text}}; break;
     case Reply::Kind::kExit: j = {{"exit", r.exit}}; break;
@@ -51,6 +52,10 @@ std::optional<Reply> DecodeReply(const std::string& line) {
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   Reply r;
+  if (auto it = j.find("started"); it != j.end() && it->is_boolean() && it->get<bool>()) {
+    r.kind = Reply::Kind::kStarted;
+    return r;
+  }
   if (auto it = j.find("stdout"); it != j.end() && it->is_string()) {
     r.kind = Reply::Kind::kStdout;
     r.text = it->get<std::string>();

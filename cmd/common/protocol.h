@@ -7,11 +7,15 @@
 // "command" is the program ("zpool" or "zfs"), "argv" its arguments after
 // the program name, "cwd" the client's working directory (relative paths
 // such as `zpool import -d DIR` resolve against it). The daemon answers with
-// any number of JSON lines, each carrying output to print, in order:
+// {"started":true} once it has read the request and begins to run it,
+// then any number of JSON lines, each carrying output to print, in order:
 //   {"stdout":"text"}   {"stderr":"text"}
 // and finally {"exit":N}, the command's exit status (0 ok, 1 error, 2 bad
-// usage), then closes the connection. A connection that ends without an
-// "exit" line is a daemon failure (the client exits 1).
+// usage), then closes the connection. A connection that ends before
+// "started" never ran the command (a daemon that was dying or not yet
+// serving): the client sends it again, to a new daemon if need be. One
+// that ends after "started" and before "exit" is a daemon failure in the
+// middle of the command (the client exits 1).
 //
 // Threading: plain functions over file descriptors; no shared state.
 #pragma once
@@ -36,7 +40,7 @@ std::optional<Request> DecodeRequest(const std::string& line);
 
 // One reply line.
 struct Reply {
-  enum class Kind { kStdout, kStderr, kExit } kind = Kind::kStdout;
+  enum class Kind { kStarted, kStdout, kStderr, kExit } kind = Kind::kStdout;
   std::string text;  // kStdout/kStderr
   int exit = 0;      // kExit
 };

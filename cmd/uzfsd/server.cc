@@ -70,6 +70,12 @@ void Server::Serve(int fd) {
     finish(2);
     return;
   }
+  // From here on the command runs: a client that loses the connection
+  // after this line must not send it again.
+  if (!send(Reply{Reply::Kind::kStarted, {}, 0})) {
+    finish(1);
+    return;
+  }
   Output out([&send](bool is_err, const std::string& text) {
     return send(Reply{is_err ? Reply::Kind::kStderr : Reply::Kind::kStdout, text, 0});
   });

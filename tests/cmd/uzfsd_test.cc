@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <csignal>
 #include <cstring>
+#include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "tests/cmd/cli_test_util.h"
@@ -159,10 +162,11 @@ TEST(Uzfsd, ProtocolDirect) {
   const std::string sock = env.rundir() + "/uzfsd.sock";
   std::vector<std::string> l =
       Talk(sock, R"({"uzfs":1,"command":"zpool","argv":["status","nopool"],"cwd":"/"})" "\n");
-  ASSERT_EQ(l.size(), 2u);
-  auto e = nlohmann::json::parse(l[0], nullptr, false);
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(l[0], nullptr, false)["started"], true);
+  auto e = nlohmann::json::parse(l[1], nullptr, false);
   EXPECT_EQ(e["stderr"], "cannot open 'nopool': no such pool\n");
-  auto x = nlohmann::json::parse(l[1], nullptr, false);
+  auto x = nlohmann::json::parse(l[2], nullptr, false);
   EXPECT_EQ(x["exit"], 1);
 
   l = Talk(sock, "this is not json\n");
@@ -195,12 +199,58 @@ TEST(Uzfsd, ConcurrentClientsAndAutostartRace) {
   EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
 }
 
+// A daemon killed at any moment: the next command is served (by a new
+// daemon that imports the pool from the cache file), never answered with
+// a dropped connection, even when it reached the dying daemon's socket or
+// a daemon still importing. Commands running while the kill lands may fail,
+// and then say that uzfsd exited while running them.
+TEST(Uzfsd, CommandsAfterAKillAreServed) {
+  CliEnv env;
+  ASSERT_EQ(env.Zpool("create tank " + env.Dev("d0")).rc, 0);
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  // A background client issuing commands back to back for the whole test.
+  const std::string stop = (env.tmp() / "stop").string();
+  const std::string bad = (env.tmp() / "bad").string();
+  { std::ofstream(bad).close(); }
+  const std::string loop = "export UZFS_AUTOMOUNT=0 UZFS_RUNDIR=" + env.rundir() + "\n" +
+                           "i=0; while [ ! -e " + stop + " ] && [ $i -lt 2000 ]; do i=$((i+1));\n" +
+                           "  out=$(" + clitest::Bin("zfs") + " list -H -o name tank/a 2>&1) || " +
+                           "case \"$out\" in *'exited while running'*) ;; *) echo \"$out\" >>" + bad + ";; esac\n" +
+                           "done\n";
+  const std::string loop_file = (env.tmp() / "loop.sh").string();
+  { std::ofstream(loop_file) << loop; }
+  std::thread bg([&] { (void)test::Capture("bash " + loop_file); });
+  for (int i = 0; i < 12; i++) {
+    const pid_t pid = env.DaemonPid();
+    ASSERT_TRUE(CliEnv::Alive(pid));
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    // At once: the socket may still be the dying daemon's.
+    Ran r = env.Zfs("list -H -o name tank/a");
+    EXPECT_EQ(r.rc, 0) << "after kill " << i << ": " << r.err;
+    EXPECT_EQ(r.out, "tank/a\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * (i % 4)));
+  }
+  { std::ofstream(stop) << "x"; }
+  bg.join();
+  EXPECT_EQ(test::ReadText(bad), "") << "background commands failed";
+  EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
+}
+
 TEST(Uzfsd, TwoDaemonsNeverShareAWritablePool) {
   CliEnv a, b;  // two run directories: two daemons
   const std::string dev = a.Dev("d0");
   ASSERT_EQ(a.Zpool("create rp " + dev).rc, 0);
-  // Read-write in one daemon: the other cannot import it at all.
-  Ran r = b.Zpool("import -d " + a.devdir() + " rp");
+  // Read-write in one daemon: the other lists it as in use, not as
+  // importable, and cannot import it at all.
+  Ran r = b.Zpool("import -d " + a.devdir());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "   pool: rp\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "imported by another process")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "can be imported")) << r.out;
+  r = b.Zpool("import -a -d " + a.devdir());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "cannot import 'rp': pool is imported by another process")) << r.err;
+  r = b.Zpool("import -d " + a.devdir() + " rp");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "cannot import 'rp': ")) << r.err;
   r = b.Zpool("import -o readonly=on -d " + a.devdir() + " rp");
