@@ -19,6 +19,7 @@
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/vdev/file_device.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace uzfs::cmd {
@@ -48,9 +49,23 @@ bool Imported(Registry& reg, uint64_t guid) {
   return false;
 }
 
-// The listing of one importable pool (`zpool import` without a target).
+// Whether a device of the pool is held by another process (another uzfsd,
+// a zdb, zfs-fuse): the pool is imported there and cannot be here.
+bool HeldElsewhere(const FoundPool& fp, std::span<const FoundDevice> devs) {
+  for (const FoundDevice& d : devs) {
+    if (d.pool_guid == fp.guid && DeviceHeldElsewhere(d.path)) return true;
+  }
+  return false;
+}
+
+// The listing of one pool found on the devices (`zpool import` without a
+// target).
 std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoEngine& io) {
   std::string t = "   pool: " + fp.name + "\n     id: " + std::to_string(fp.guid) + "\n";
+  if (HeldElsewhere(fp, devs)) {
+    return t + "  state: UNAVAIL\n status: The pool is imported by another process on this system.\n"
+               " action: The pool cannot be imported while it is in use there. Export it there first.\n";
+  }
   auto a = AssemblePool(devs, std::to_string(fp.guid), io, false, DestroyedPools::kInclude);
   if (!a.ok()) {
     t += "  state: UNAVAIL\n action: The pool cannot be imported: " + std::string(a.status().message()) + "\n";
@@ -190,6 +205,10 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
     int rc = 0;
     for (const FoundPool& fp : found) {
       if (!importable(fp)) continue;
+      if (HeldElsewhere(fp, *devs)) {
+        rc = c.Fail("cannot import '" + fp.name + "': pool is imported by another process on this system");
+        continue;
+      }
       if (c.reg.Find(fp.name) != nullptr) {
         rc = c.Fail("cannot import '" + fp.name + "': a pool with that name is already imported");
         continue;

@@ -385,4 +385,19 @@ Status FileDevice::DoFlush() {
   return Status::Ok();
 }
 
+bool DeviceHeldElsewhere(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (S_ISBLK(st.st_mode)) {
+    const int fd = open(path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+    return fd < 0 && errno == EBUSY;
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // drops the lock when we got it
+  return held;
+}
+
 }  // namespace uzfs

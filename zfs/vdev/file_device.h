@@ -191,4 +191,10 @@ class FileDevice final : public BlockDevice {
   std::atomic<uint64_t> prefilled_{0};
 };
 
+// Whether another process holds `path` the way FileDevice's exclusive open
+// does (a file's flock, a block device's O_EXCL claim), changing nothing:
+// what `zpool import` asks of each device before it lists a pool as
+// importable. False also when the path cannot be opened at all.
+bool DeviceHeldElsewhere(const std::string& path);
+
 }  // namespace uzfs
