@@ -11,12 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -260,6 +263,57 @@ TEST_F(MountCli, WritebackCacheGathersTinyWritesAndCanBeTurnedOff) {
   EXPECT_LT(RequestsFor300TinyWrites(env_, root_), 150);
   log = test::ReadText(env_.rundir() + "/uzfsd.log");
   EXPECT_NE(log.find("UZFS_FUSE_WRITEBACK='off' is not 0 or 1"), std::string::npos) << log;
+}
+
+// After an export no cache of the daemon's holds the pool's blocks: a file
+// read (into the ARC, and fed to a cache device) before the export, whose
+// data is then damaged on the only data disk while exported, reads as EIO
+// after the import, and the disk's checksum errors show. A cache that
+// survived the export would serve the old bytes and hide the damage.
+TEST_F(MountCli, ExportImportReadsTheDisksAgain) {
+  UZFS_REQUIRE_FUSE();
+  const std::string d0 = env_.Dev("d0", 256ull << 20);
+  Ran r = env_.Zpool("create -m " + root_ + " tank " + d0 + " cache " + env_.Dev("c0", 128ull << 20));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string pattern;
+  for (int i = 0; i < 100000; i++) pattern += "DAMAGEDATA";
+  WriteText(root_ + "/f", pattern);
+  for (int i = 0; i < 3; i++) ASSERT_EQ(ReadText(root_ + "/f"), pattern);
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  // Overwrite every copy of the pattern on the disk (uncompressed data).
+  std::vector<uint8_t> disk = test::ReadFile(d0);
+  const std::string piece(100, 'D');
+  size_t hits = 0;
+  const std::string needle = pattern.substr(0, 100);
+  for (size_t at = 0; at + needle.size() <= disk.size();) {
+    auto it = std::search(disk.begin() + static_cast<std::ptrdiff_t>(at), disk.end(), needle.begin(), needle.end());
+    if (it == disk.end()) break;
+    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
+    at = static_cast<size_t>(it - disk.begin()) + needle.size();
+    hits++;
+  }
+  ASSERT_GT(hits, 1000u) << "the file's data was not found on the disk";
+  {
+    std::ofstream out(d0, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
+  }
+  r = env_.Zpool("import -d " + env_.devdir() + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const int fd = ::open((root_ + "/f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::string back(pattern.size() + 1, '\0');
+  ssize_t n = 0, got = 0;
+  while ((n = ::read(fd, back.data() + got, back.size() - static_cast<size_t>(got))) > 0) got += n;
+  const int err = n < 0 ? errno : 0;
+  ::close(fd);
+  EXPECT_EQ(err, EIO) << "the damaged file read back whole: a cache served it";
+  r = env_.Zpool("status tank");
+  std::string cksum;
+  for (const std::string& l : clitest::Lines(r.out)) {
+    if (l.find(d0) != std::string::npos) cksum = clitest::Fields(l).back();
+  }
+  EXPECT_NE(cksum, "0") << r.out;
+  EXPECT_NE(cksum, "") << r.out;
 }
 
 }  // namespace
