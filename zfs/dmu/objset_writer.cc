@@ -39,6 +39,7 @@ struct ObjsetWriter::TxgRecord {
 };
 
 struct ObjsetWriter::Object {
+  uint64_t number = 0;  // its object number
   Dnode committed;  // as last synced; free when not on disk yet
   std::map<uint64_t, std::shared_ptr<TxgRecord>> txgs;  // unsynced, by txg
   // The synced-block cache's entries of this object: level-0 blocks as
@@ -215,9 +216,16 @@ Result<ObjsetWriter::Object*> ObjsetWriter::Hold(uint64_t object) {
     if (object == 0 || object >= slots_.size() || !slots_[object])
       return Status::NotFound("object " + std::to_string(object) + " is not allocated");
     ObjectReader reader(reader_, ReadOpts());
-    UZFS_ASSIGN_OR_RETURN(Dnode dn, reader.ReadDnode(os_.meta_dnode, object));
+    Result<Dnode> read = reader.ReadDnode(os_.meta_dnode, object);
+    if (!read.ok()) {
+      const uint64_t dnode_block = os_.meta_dnode.DataBlockSize();
+      if (dnode_block != 0) ReportReadError(0, object * kDnodeSlotSize / dnode_block, read.status());
+      return read.status();
+    }
+    Dnode dn = std::move(*read);
     if (dn.IsFree()) return Status::NotFound("object " + std::to_string(object) + " is free");
     auto obj = std::make_unique<Object>();
+    obj->number = object;
     obj->committed = std::move(dn);
     it = objects_.emplace(object, std::move(obj)).first;
   }
@@ -301,6 +309,7 @@ Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, uint64_t txg
   }
   std::fill_n(slots_.begin() + o, n, 1);
   auto obj = std::make_unique<Object>();
+  obj->number = o;
   Object* op = obj.get();
   objects_[o] = std::move(obj);
   UZFS_ASSIGN_OR_RETURN(TxgRecord * rec, Dirty(op, txg));
@@ -511,9 +520,20 @@ Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> o
     return Status::Ok();
   }
   synced_stats_.misses++;
-  UZFS_ASSIGN_OR_RETURN(BlockPtr bp, LookupBlockPtr(reader_, ReadOpts(), c, 0, blkid));
-  return ReadBlockRanges(reader_, ReadOpts(), out.size(), std::span<const BlockRangeRead>(
-                                                              std::array{BlockRangeRead{bp, 0, out}}));
+  Result<BlockPtr> bp = LookupBlockPtr(reader_, ReadOpts(), c, 0, blkid);
+  Status st = bp.status();
+  if (st.ok()) {
+    st = ReadBlockRanges(reader_, ReadOpts(), out.size(),
+                         std::span<const BlockRangeRead>(std::array{BlockRangeRead{*bp, 0, out}}));
+  }
+  if (!st.ok()) ReportReadError(obj->number, blkid, st);
+  return st;
+}
+
+void ObjsetWriter::ReportReadError(uint64_t object, uint64_t blkid, const Status& why) const {
+  if (!opts_.on_read_error) return;
+  if (why.code() != Code::kCorruption && why.code() != Code::kIoError) return;
+  opts_.on_read_error(object, 0, blkid, why);
 }
 
 Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg,
@@ -756,11 +776,23 @@ Status ObjsetWriter::ReadOnce(uint64_t object, uint64_t offset, std::span<uint8_
     Result<BlockPtr> bp = LookupBlockPtr(reader_, ropts, *committed, 0, blkids[i]);
     if (!bp.ok()) {
       st = bp.status();
+      ReportReadError(object, blkids[i], st);
       break;
     }
     reads[i].bp = *bp;
   }
-  if (st.ok()) st = ReadBlockRanges(reader_, ropts, dblk, reads);
+  if (st.ok()) {
+    st = ReadBlockRanges(reader_, ropts, dblk, reads);
+    if (!st.ok() && opts_.on_read_error && reads.size() > 1) {
+      // Which blocks failed: each again on its own (the error path only).
+      for (size_t i = 0; i < reads.size(); i++) {
+        Status one = ReadBlockRanges(reader_, ropts, dblk, std::span<const BlockRangeRead>(&reads[i], 1));
+        if (!one.ok()) ReportReadError(object, blkids[i], one);
+      }
+    } else if (!st.ok()) {
+      ReportReadError(object, blkids[0], st);
+    }
+  }
   if (hold_lock) {
     mu_.Unlock();
   } else {

@@ -218,6 +218,13 @@ struct ObjsetWriterOptions {
   BlockCachePolicy secondary_cache_policy = BlockCachePolicy::kAll;
   // The synced-block cache's size (see the top of this file); 0: none.
   uint64_t synced_cache_max = uint64_t{64} << 20;
+  // Told of every committed block a read could not get whole (no copy
+  // passed its checksum, or the devices failed: Corruption or IoError), by
+  // its ZFS bookmark within this object set: object (0: the dnode array),
+  // level and block id. A failed indirect block is reported as the level-0
+  // block the read was after. May be called from any reading thread with
+  // the writer's lock held: it must not call back into the writer.
+  std::function<void(uint64_t object, int64_t level, uint64_t blkid, const Status& why)> on_read_error;
 };
 
 // What the synced-block cache holds and how it served partial writes.
@@ -423,6 +430,9 @@ class ObjsetWriter {
   Status ChangeFields(Object* obj, uint64_t txg, Fn fn) UZFS_REQUIRES(mu_);
   // The current bytes of L0 block blkid (newest record, else committed).
   Status ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) UZFS_REQUIRES(mu_);
+  // opts_.on_read_error for a failed read of level-0 block `blkid` of
+  // `object` (Corruption and IoError only).
+  void ReportReadError(uint64_t object, uint64_t blkid, const Status& why) const;
   // A writable buffer for blkid in record txg (copied from what reads see
   // unless `whole` is about to be overwritten).
   Result<AlignedBytes*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,

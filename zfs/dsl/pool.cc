@@ -718,6 +718,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
   if (auto b = p->MosZapLookup(1, "sync_bplist"); b.ok()) p->sync_bplist_obj_ = *b;
   if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
+  p->LoadErrorLog();
   UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, p->ReadDirPhys(p->root_dir_obj_));
   UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));
   p->origin_snap_obj_ = rd.origin_obj;
@@ -795,6 +796,7 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   if (!history_.empty()) {
     if (Status s = WriteHistory(txg); !s.ok()) return fail(s);
   }
+  if (Status s = WriteErrorLog(txg); !s.ok()) return fail(s);
   // 4. Passes until the MOS and the space maps agree.
   if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
   // 5. Flush, labels, uberblock, flush.
@@ -868,6 +870,7 @@ ObjsetWriterOptions Pool::MosOptions() {
     }
     return zio_->Free(bp, txg);
   };
+  mo.on_read_error = ReadErrorHook(0);
   return mo;
 }
 

@@ -45,6 +45,7 @@
 
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl/error_log.h"
 #include "zfs/dsl/pool_config.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/spa/allocator.h"
@@ -304,6 +305,21 @@ class Pool final : private TxgSyncer {
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
 
+  // --- the persistent error log (error_log.h, pool_errlog.cc) ---
+  // Records a block no read could get whole (every dataset's and the MOS's
+  // reads report here). It reaches the MOS's "errlog_last" log with the
+  // next txg sync (a read-only pool keeps it in memory), and the event log
+  // gets one line the first time a block is seen. Safe from any thread,
+  // under any of the pool's or its object sets' locks.
+  void RecordDataError(const DataErrorBookmark& b, const Status& why) UZFS_EXCLUDES(errlog_mu_);
+  // Every damaged block known: both logs in the MOS and the ones not
+  // synced yet, sorted, without repeats.
+  Result<std::vector<DataErrorBookmark>> DataErrors() UZFS_EXCLUDES(mu_, errlog_mu_);
+  // Where the pool reports events, one line each (the daemon's log).
+  void SetEventLog(std::function<void(const std::string&)> log) UZFS_EXCLUDES(errlog_mu_);
+  // The name of the dataset whose object number is `ds_obj`; NotFound.
+  Result<std::string> DatasetNameOf(uint64_t ds_obj) UZFS_EXCLUDES(mu_);
+
   // --- pool properties (pool_props.cc) ---
   // The MOS "pool_props" ZAP (empty when the pool never had one) and the
   // name of the dataset its bootfs entry names.
@@ -466,6 +482,12 @@ class Pool final : private TxgSyncer {
   Status WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
                         uint64_t txg) UZFS_REQUIRES(mu_);
   Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);
+  // The error log entries recorded since the last sync, into errlog_last.
+  Status WriteErrorLog(uint64_t txg) UZFS_REQUIRES(mu_);
+  // Reads the pool directory's error log objects (import).
+  void LoadErrorLog() UZFS_REQUIRES(mu_);
+  // ObjsetWriterOptions::on_read_error for object set `objset` (0: MOS).
+  std::function<void(uint64_t, int64_t, uint64_t, const Status&)> ReadErrorHook(uint64_t objset);
   Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
   Status ProcessDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions MosOptions() UZFS_REQUIRES(mu_);
@@ -579,6 +601,13 @@ class Pool final : private TxgSyncer {
   // another space map (which would keep the passes from converging).
   std::vector<BlockPtr> deferred_frees_ UZFS_GUARDED_BY(mu_);
   uint64_t history_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t errlog_last_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t errlog_scrub_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  // Leaf lock: taken alone, from reading threads that may hold any other.
+  mutable Mutex errlog_mu_;
+  std::set<DataErrorBookmark> errlog_pending_ UZFS_GUARDED_BY(errlog_mu_);  // not in the MOS yet
+  std::set<DataErrorBookmark> errlog_reported_ UZFS_GUARDED_BY(errlog_mu_);  // logged as events
+  std::function<void(const std::string&)> event_log_ UZFS_GUARDED_BY(errlog_mu_);
   uint64_t root_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t origin_snap_obj_ UZFS_GUARDED_BY(mu_) = 0;

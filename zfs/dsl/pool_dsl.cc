@@ -445,6 +445,7 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
   if (auto c = effective("secondarycache"); c && *c <= 2) {
     o.secondary_cache_policy = static_cast<BlockCachePolicy>(*c);
   }
+  if (auto d = ReadDirPhys(dir_obj); d.ok()) o.on_read_error = ReadErrorHook(d->head_dataset_obj);
   return o;
 }
 

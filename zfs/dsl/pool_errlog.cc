@@ -1,0 +1,97 @@
+// The pool's persistent error log (error_log.h): damaged blocks found by
+// reads are recorded in memory, written into the MOS's "errlog_last" ZAP at
+// the next txg sync (created on first use and named in the pool directory,
+// as ZFS does), and listed from both logs plus what is not synced yet.
+//
+// Promises: a block is listed from the moment a read failed on it until the
+// log is cleared (a scrub that finds it whole, which uzfs does not run from
+// `zpool` yet: until then entries stay), across export/import and daemon
+// restarts; a read-only pool lists what it found in memory only (nothing is
+// written to it).
+#include <algorithm>
+#include <set>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/pool.h"
+
+namespace uzfs {
+
+void Pool::LoadErrorLog() {
+  if (auto o = MosZapLookup(1, kErrlogLastKey); o.ok()) errlog_last_obj_ = *o;
+  if (auto o = MosZapLookup(1, kErrlogScrubKey); o.ok()) errlog_scrub_obj_ = *o;
+}
+
+std::function<void(uint64_t, int64_t, uint64_t, const Status&)> Pool::ReadErrorHook(uint64_t objset) {
+  return [this, objset](uint64_t object, int64_t level, uint64_t blkid, const Status& why) {
+    RecordDataError(DataErrorBookmark{objset, object, level, blkid}, why);
+  };
+}
+
+void Pool::RecordDataError(const DataErrorBookmark& b, const Status& why) {
+  std::function<void(const std::string&)> log;
+  {
+    MutexLock l(&errlog_mu_);
+    errlog_pending_.insert(b);
+    if (!event_log_ || !errlog_reported_.insert(b).second) return;
+    log = event_log_;
+  }
+  log("pool '" + ident_.name + "': permanent error in " +
+      (b.objset == 0 ? std::string("the pool's metadata") : "dataset object " + std::to_string(b.objset)) +
+      ", object " + std::to_string(b.object) + " level " + std::to_string(b.level) + " block " +
+      std::to_string(b.blkid) + ": " + std::string(why.message()));
+}
+
+void Pool::SetEventLog(std::function<void(const std::string&)> log) {
+  MutexLock l(&errlog_mu_);
+  event_log_ = std::move(log);
+}
+
+Status Pool::WriteErrorLog(uint64_t txg) {
+  std::set<DataErrorBookmark> batch;
+  {
+    MutexLock l(&errlog_mu_);
+    batch = errlog_pending_;
+  }
+  if (batch.empty() || readonly_) return Status::Ok();
+  if (errlog_last_obj_ == 0) {
+    UZFS_ASSIGN_OR_RETURN(errlog_last_obj_, MosCreateZap(dmu_ot::kErrorLog, txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(1, kErrlogLastKey, errlog_last_obj_, txg));
+  }
+  for (const DataErrorBookmark& b : batch) {
+    UZFS_RETURN_IF_ERROR(MosZapAddString(errlog_last_obj_, ErrorLogName(b), "", txg));
+  }
+  // Only what was written leaves the pending set: entries recorded while
+  // this ran wait for the next sync.
+  MutexLock l(&errlog_mu_);
+  for (const DataErrorBookmark& b : batch) errlog_pending_.erase(b);
+  return Status::Ok();
+}
+
+Result<std::vector<DataErrorBookmark>> Pool::DataErrors() {
+  std::set<DataErrorBookmark> all;
+  {
+    MutexLock l(&mu_);
+    for (uint64_t obj : {errlog_last_obj_, errlog_scrub_obj_}) {
+      if (obj == 0) continue;
+      UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(obj));
+      for (const auto& [name, value] : entries) {
+        if (auto b = ParseErrorLogName(name)) all.insert(*b);
+      }
+    }
+  }
+  {
+    MutexLock l(&errlog_mu_);
+    all.insert(errlog_pending_.begin(), errlog_pending_.end());
+  }
+  return std::vector<DataErrorBookmark>(all.begin(), all.end());
+}
+
+Result<std::string> Pool::DatasetNameOf(uint64_t ds_obj) {
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> all, ListDatasets());
+  for (const DatasetInfo& d : all) {
+    if (d.ds_obj == ds_obj) return d.name;
+  }
+  return Status::NotFound("no dataset with object number " + std::to_string(ds_obj));
+}
+
+}  // namespace uzfs
