@@ -31,6 +31,7 @@
 #include "cmd/uzfsd/zpool_layout.h"
 #include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/pool_info.h"
+#include "cmd/uzfsd/pool_errors.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/zpl/zpl_create.h"
@@ -708,7 +709,7 @@ int List(CmdCtx& c) {
 
 // ------------------------------------------------------------------ status
 
-std::string StatusText(PoolEntry& e, bool verbose) UZFS_REQUIRES(e.mu) {
+std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) UZFS_REQUIRES(e.mu) {
   const std::string health = HealthOf(*e.pool);
   std::string t = "  pool: " + e.rec.name + "\n state: " + health + "\n";
   if (health != "ONLINE") {
@@ -717,6 +718,8 @@ std::string StatusText(PoolEntry& e, bool verbose) UZFS_REQUIRES(e.mu) {
          "\tfunctioning in a degraded state.\n"
          "action: Replace the device and restore the pool from backup if needed;\n"
          "\tuzfs cannot replace devices yet.\n";
+  } else {
+    t += TroubleParagraph(trouble);
   }
   t += "  scan: none requested\nconfig:\n\n";
   std::vector<VdevRow> rows = TreeRows(e, true);
@@ -756,8 +759,7 @@ std::string StatusText(PoolEntry& e, bool verbose) UZFS_REQUIRES(e.mu) {
       row(r.name, r.depth, st, counters(r.vdev, 0), counters(r.vdev, 1), counters(r.vdev, 2), note);
     }
   }
-  (void)verbose;
-  t += "\nerrors: No known data errors\n";
+  t += "\n" + ErrorsSection(e, trouble, verbose);
   return t;
 }
 
@@ -789,7 +791,7 @@ json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu)
 
 json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
   json j = PoolJsonHead(e);
-  j["error_count"] = "0";
+  j["error_count"] = std::to_string(TroubleOf(e).data_errors.size());
   j["scan_stats"] = json::object();
   Vdev& root = e.pool->root_vdev();
   json rootj = VdevJson(e, &root, "normal");
@@ -839,12 +841,13 @@ int StatusCmd(CmdCtx& c) {
       jpools[e->rec.name] = StatusJson(*e);
       continue;
     }
-    if (a.Has('x') && HealthOf(*e->pool) == "ONLINE") {
+    const PoolTrouble trouble = TroubleOf(*e);
+    if (a.Has('x') && HealthOf(*e->pool) == "ONLINE" && !trouble.any()) {
       if (!a.operands.empty()) text += "pool '" + e->rec.name + "' is healthy\n";
       continue;
     }
     if (shown) text += "\n";
-    text += StatusText(*e, a.Has('v'));
+    text += StatusText(*e, trouble, a.Has('v'));
     shown = true;
   }
   if (as_json) {
@@ -1225,6 +1228,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   auto e = std::make_shared<PoolEntry>();
   MutexLock l(&e->mu);
   e->mounts.SetLog([&log = reg.log()](const std::string& line) { log.Log(line); });
+  pool->SetEventLog([&log = reg.log()](const std::string& line) { log.Log(line); });
   if (pool->readonly()) {
     // Closing a read-only pool writes nothing.
     UZFS_RETURN_IF_ERROR(e->ro_locks.Take(PoolDevicePaths(*pool, PoolShape{})));

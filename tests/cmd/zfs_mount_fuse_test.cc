@@ -316,5 +316,101 @@ TEST_F(MountCli, ExportImportReadsTheDisksAgain) {
   EXPECT_NE(cksum, "") << r.out;
 }
 
+// Overwrites every copy of `needle` in the device file with 'X's; how many
+// copies it found.
+int DamageOnDisk(const std::string& dev, const std::string& needle) {
+  std::vector<uint8_t> disk = test::ReadFile(dev);
+  int hits = 0;
+  for (auto it = disk.begin(); (it = std::search(it, disk.end(), needle.begin(), needle.end())) != disk.end();) {
+    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
+    it += static_cast<std::ptrdiff_t>(needle.size());
+    hits++;
+  }
+  std::fstream(dev, std::ios::binary | std::ios::in | std::ios::out)
+      .write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
+  return hits;
+}
+
+// errno of reading the whole file (0: it read).
+int ReadErrno(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return errno;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+  }
+  const int err = n < 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// Damage no copy can repair is told, and kept: the read fails, `zpool
+// status` says how many blocks and -v which files (by path while mounted,
+// by object number when not), -x lists the pool, -j counts them, the
+// daemon logs it, and all of it survives export/import with no read.
+TEST_F(MountCli, UnrecoverableDamageIsReportedAndKept) {
+  UZFS_REQUIRE_FUSE();
+  const std::string d0 = env_.Dev("d0", 256ull << 20);
+  Ran r = env_.Zpool("create -m " + root_ + " tank " + d0);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zpool("status -x").out, "all pools are healthy\n");
+  fs::create_directories(root_ + "/dir");
+  std::string pattern;
+  for (int i = 0; i < 10000; i++) pattern += "ROTTENDATA";  // one 100K block
+  WriteText(root_ + "/dir/f", pattern);
+  WriteText(root_ + "/good", "fine\n");
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_GT(DamageOnDisk(d0, pattern.substr(0, 100)), 0);
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  EXPECT_EQ(ReadText(root_ + "/good"), "fine\n");
+  EXPECT_EQ(ReadErrno(root_ + "/dir/f"), EIO);
+
+  r = env_.Zpool("status tank");
+  EXPECT_TRUE(Has(r.out, "ZFS-8000-8A")) << r.out;
+  EXPECT_TRUE(Has(r.out, "errors: 1 data error, use '-v' for a list\n")) << r.out;
+  r = env_.Zpool("status -v tank");
+  EXPECT_TRUE(Has(r.out, "errors: Permanent errors have been detected in the following files:\n\n        " +
+                             root_ + "/dir/f\n"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "good")) << r.out;
+  r = env_.Zpool("status -x");
+  EXPECT_TRUE(Has(r.out, "  pool: tank\n")) << r.out;
+  r = env_.Zpool("status -j tank");
+  EXPECT_TRUE(Has(r.out, "\"error_count\": \"1\"")) << r.out;
+  EXPECT_TRUE(Has(test::ReadText(env_.rundir() + "/uzfsd.log"), "pool 'tank': permanent error in dataset"));
+
+  // Kept on disk: listed after export/import before anything reads it, and
+  // by object number once the file system is not mounted.
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  r = env_.Zpool("status -v tank");
+  EXPECT_TRUE(Has(r.out, "        " + root_ + "/dir/f\n")) << r.out;
+  ASSERT_EQ(env_.Zfs("unmount tank").rc, 0);
+  r = env_.Zpool("status -v tank");
+  EXPECT_TRUE(Has(r.out, "        tank:<0x")) << r.out;
+}
+
+// Damage the pool's redundancy repaired: the data reads, no data error is
+// listed, but the device's checksum errors are explained (ZFS-8000-9P) and
+// -x lists the pool.
+TEST_F(MountCli, RepairedDamageIsExplained) {
+  UZFS_REQUIRE_FUSE();
+  const std::string a = env_.Dev("a", 256ull << 20), b = env_.Dev("b", 256ull << 20);
+  Ran r = env_.Zpool("create -m " + root_ + " tank mirror " + a + " " + b);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string pattern;
+  for (int i = 0; i < 30000; i++) pattern += "HEALEDDATA";
+  WriteText(root_ + "/f", pattern);
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_GT(DamageOnDisk(a, pattern.substr(0, 100)), 0);
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  EXPECT_EQ(ReadText(root_ + "/f"), pattern);
+  r = env_.Zpool("status -x");
+  EXPECT_TRUE(Has(r.out, "ZFS-8000-9P")) << r.out;
+  EXPECT_TRUE(Has(r.out, "errors: No known data errors\n")) << r.out;
+}
+
 }  // namespace
 }  // namespace uzfs

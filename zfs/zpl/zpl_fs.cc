@@ -1602,6 +1602,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplAttr ToAttr(const Znode& z) const {
     ZplAttr at;
     at.ino = z.obj;
+    at.parent = z.a.parent;
     at.gen = z.a.gen;
     at.mode = static_cast<uint32_t>(z.a.mode);
     at.nlink = z.a.links;
