@@ -113,14 +113,25 @@ Result<std::vector<DslPropLevel>> Chain(Pool& p, const std::string& ds) {
 PropZap Computed(const DsRow& r) {
   const DslDirPhys& d = r.info.dir;
   const DslDatasetPhys& s = r.info.ds;
-  const uint64_t ratio = s.compressed_bytes == 0 ? 100 : s.uncompressed_bytes * 100 / s.compressed_bytes;
+  // Ratios in hundredths, never below 1.00x: compressratio over the DSL
+  // directory (the dataset and its descendants, as OpenZFS counts it),
+  // refcompressratio over what the dataset itself references.
+  auto ratio_of = [](uint64_t uncompressed, uint64_t compressed) {
+    return compressed == 0 ? uint64_t{100} : std::max<uint64_t>(uncompressed * 100 / compressed, 100);
+  };
   PropZap z = {
       {"type", PropValue::String("filesystem")},
       {"creation", PropValue::Number(s.creation_time)},
       {"used", PropValue::Number(r.space.used)},
       {"available", PropValue::Number(r.space.avail)},
       {"referenced", PropValue::Number(r.space.refer)},
-      {"compressratio", PropValue::Number(std::max<uint64_t>(ratio, 100))},
+      {"compressratio", PropValue::Number(ratio_of(d.uncompressed_bytes, d.compressed_bytes))},
+      {"refcompressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
+      // Referenced since the previous snapshot: uzfs has no snapshots yet,
+      // so everything the dataset references.
+      {"written", PropValue::Number(r.space.refer)},
+      {"logicalused", PropValue::Number(d.uncompressed_bytes)},
+      {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
       {"mounted", PropValue::Number(r.mounted ? 1 : 0)},
       {"createtxg", PropValue::Number(s.creation_txg)},
       {"guid", PropValue::Number(s.guid)},
@@ -164,7 +175,9 @@ std::string ValueText(const std::string& prop, const PropValue& v, bool parsable
   std::string s = FormatDatasetProp(prop, v, parsable);
   if (!parsable && IsSizeProp(prop) && !v.is_string && s != "none") s = HumanSize(v.number);
   // -p: ratios without the "x" (current OpenZFS; zfs-fuse kept it).
-  if (parsable && prop == "compressratio" && !s.empty() && s.back() == 'x') s.pop_back();
+  if (parsable && (prop == "compressratio" || prop == "refcompressratio") && !s.empty() && s.back() == 'x') {
+    s.pop_back();
+  }
   if (prop == "mountpoint" && !altroot.empty() && !s.empty() && s[0] == '/') {
     s = s == "/" ? altroot : altroot + s;
   }
