@@ -638,6 +638,15 @@ int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) 
 
 bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
 
+// After any property change: the mounted file systems take the new values
+// (ZplFs props; exec/setuid/devices as mount flags, as ZFS remounts).
+int RefreshMounts(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  std::vector<std::string> errs;
+  e.mounts.RefreshProps(*e.pool, &errs);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
 int Destroy(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "rRfnpv", "");
   if (!a.error.empty()) return Usage(c, "destroy", a.error);
@@ -740,7 +749,7 @@ int Set(CmdCtx& c) {
       remount = remount || AffectsMount(prop);
     }
     e->pool->LogHistory(c.cmdline);
-    e->mounts.RefreshProps();
+    if (RefreshMounts(c, *e) != 0) rc = 1;
     if (remount && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
@@ -787,7 +796,7 @@ int Inherit(CmdCtx& c) {
       }
     }
     e->pool->LogHistory(c.cmdline);
-    e->mounts.RefreshProps();
+    if (RefreshMounts(c, *e) != 0) rc = 1;
     if (AffectsMount(prop) && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
@@ -844,24 +853,33 @@ int Rename(CmdCtx& c) {
 // or a mountpoint path; -f unmounts even with files open.
 // `zfs mount --legacy [-o options] DATASET PATH`: what mount.fuse.uzfs
 // sends for `mount -t fuse.uzfs DATASET PATH` (fstab). As mount.zfs, only
-// for datasets whose mountpoint is legacy; of the options, ro/rw count and
-// the generic mount(8) ones are accepted and ignored.
+// for datasets whose mountpoint is legacy; of the options, ro/rw count,
+// suid/nosuid, dev/nodev and exec/noexec override the dataset's setuid,
+// devices and exec properties for this mount (mounts.h), and the other
+// generic mount(8) ones are accepted and ignored.
 int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
   if (a.operands.size() != 2) {
     return c.Fail("usage: mount -t fuse.uzfs [-o options] <dataset> <mountpoint>");
   }
   const std::string ds = a.operands[0], path = a.operands[1];
   bool ro = false;
+  MountOverrides overrides;
   for (const std::string& list : a.Values('o')) {
     for (const std::string& o : SplitComma(list)) {
       static const std::set<std::string> kIgnored = {
-          "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "suid", "nosuid", "dev",
-          "nodev",    "exec",   "noexec",  "auto",     "noauto",     "user",        "nouser", "users", "_netdev",
-          "nofail",   "async",  "sync",    "dirsync",  "lazytime",   "nolazytime",  "loud",   "silent"};
+          "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "auto",    "noauto",
+          "user",     "nouser", "users",   "_netdev",  "nofail",     "async",       "sync",    "dirsync",
+          "lazytime", "nolazytime", "loud", "silent"};
       if (o == "ro") {
         ro = true;
       } else if (o == "rw") {
         ro = false;
+      } else if (o == "suid" || o == "nosuid") {
+        overrides.setuid = o == "suid";
+      } else if (o == "dev" || o == "nodev") {
+        overrides.devices = o == "dev";
+      } else if (o == "exec" || o == "noexec") {
+        overrides.exec = o == "exec";
       } else if (kIgnored.count(o) == 0 && o.rfind("x-", 0) != 0 && o.rfind("comment=", 0) != 0) {
         return c.Fail("cannot mount '" + ds + "': unsupported mount option '" + o + "'");
       }
@@ -882,7 +900,7 @@ int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
   std::string at = path;
   while (at.size() > 1 && at.back() == '/') at.pop_back();
   if (at.empty() || at[0] != '/') at = c.cwd + "/" + at;
-  Status s = e->mounts.MountAt(*e->pool, ds, at, ro);
+  Status s = e->mounts.MountAt(*e->pool, ds, at, ro, overrides);
   return s.ok() ? 0 : c.Fail(std::string(s.message()));
 }
 
