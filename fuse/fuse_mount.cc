@@ -576,6 +576,13 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   if (opts.allow_other) o += ",allow_other";
   if (opts.default_permissions) o += ",default_permissions";
   if (opts.readonly || fs.readonly()) o += ",ro";
+  // libfuse's mount applies these as MS_NOSUID/MS_NODEV/MS_NOEXEC (its
+  // default without them is nosuid,nodev).
+  o += opts.flags.nosuid ? ",nosuid" : ",suid";
+  o += opts.flags.nodev ? ",nodev" : ",dev";
+  o += opts.flags.noexec ? ",noexec" : ",exec";
+  m->mounted_ro_ = opts.readonly || fs.readonly();
+  m->flags_ = opts.flags;
   std::vector<std::string> argv_s = {"uzfs", "-o", o};
   if (opts.debug) argv_s.push_back("-d");
   std::vector<char*> argv;
@@ -646,6 +653,23 @@ Status FuseMount::Stop(bool force) {
   done.wait();
   fuse_session_destroy(session_);
   session_ = nullptr;
+  return Status::Ok();
+}
+
+Status FuseMount::SetFlags(const FuseMountFlags& flags) {
+  if (session_ == nullptr) return Status::InvalidArgument("'" + mountpoint_ + "' is not mounted");
+  if (flags == flags_) return Status::Ok();
+  // MS_REMOUNT | MS_BIND sets the flags of this mount alone, all of them at
+  // once, without asking the file system (the FUSE session never sees it).
+  unsigned long mf = MS_REMOUNT | MS_BIND;
+  if (mounted_ro_) mf |= MS_RDONLY;
+  if (flags.nosuid) mf |= MS_NOSUID;
+  if (flags.nodev) mf |= MS_NODEV;
+  if (flags.noexec) mf |= MS_NOEXEC;
+  if (::mount(nullptr, mountpoint_.c_str(), nullptr, mf, nullptr) != 0) {
+    return Status::IoError("cannot remount '" + mountpoint_ + "': " + std::strerror(errno));
+  }
+  flags_ = flags;
   return Status::Ok();
 }
 

@@ -15,6 +15,8 @@
 //     invalidates what it changes behind the kernel's back (Invalidate*);
 //   - `default_permissions` (the kernel checks modes) and `allow_other`
 //     (every user sees the mount, as with a kernel file system);
+//   - nosuid, nodev, noexec as FuseMountFlags says (changed on a live
+//     mount by SetFlags: `zfs set exec/setuid/devices`);
 //   - a read-ahead window of `read_ahead_kb` (4 MiB; the mount's
 //     /sys/class/bdi/<dev>/read_ahead_kb, set when the first file is
 //     opened: the kernel lowers it to its own 128 KiB default when INIT is
@@ -56,6 +58,19 @@ struct fuse_session;
 
 namespace uzfs {
 
+// The mount's per-mount flags beyond read-only: what mount(8) calls
+// nosuid (set-user-ID and set-group-ID bits and file capabilities are
+// ignored by exec), nodev (device files cannot be opened) and noexec
+// (nothing on the mount can be executed: execve and executable mmap fail
+// with EACCES). The defaults are libfuse's, nosuid and nodev; uzfsd sets
+// them from the dataset's setuid, devices and exec properties.
+struct FuseMountFlags {
+  bool nosuid = true;
+  bool nodev = true;
+  bool noexec = false;
+  bool operator==(const FuseMountFlags&) const = default;
+};
+
 struct FuseMountOptions {
   std::string fsname;           // shown by mount(8)/df as the source, e.g. tank/home
   std::string subtype = "uzfs"; // type fuse.uzfs
@@ -69,6 +84,7 @@ struct FuseMountOptions {
   bool default_permissions = true;
   bool writeback_cache = true;
   bool readonly = false;
+  FuseMountFlags flags;
   unsigned max_threads = 8;     // workers of the session loop
   // How long a worker that has just answered a request watches /dev/fuse
   // for the next one before it sleeps, microseconds (fuse_loop.h); 0: never.
@@ -96,6 +112,12 @@ class FuseMount {
   Result<unsigned> ReadAheadKb() const;
   // Unmounts; Busy (nothing changed) while handles are open, unless force.
   Status Stop(bool force = false);
+  // Changes nosuid/nodev/noexec of the mounted file system in place (a
+  // bind remount: the FUSE session, open files and the kernel's caches
+  // stay); read-only stays as it was mounted. IoError when the kernel
+  // refuses (needs CAP_SYS_ADMIN), InvalidArgument when not mounted.
+  Status SetFlags(const FuseMountFlags& flags);
+  FuseMountFlags flags() const { return flags_; }
   // Files and directories currently open through the mount.
   uint64_t open_handles() const;
   // Whether the kernel leaves clearing set-user-ID/set-group-ID on write,
@@ -121,6 +143,8 @@ class FuseMount {
 
   const std::string mountpoint_;
   std::string device_;  // "major:minor" of the mount (its bdi in sysfs)
+  bool mounted_ro_ = false;  // mounted read-only (kept by SetFlags)
+  FuseMountFlags flags_;     // as the kernel has them now
   const FuseMountOptions opts_;
   std::unique_ptr<Context> ctx_;
   struct fuse_session* session_ = nullptr;

@@ -69,6 +69,31 @@ std::string CanMount(Pool& pool, const std::string& ds) {
   return "on";
 }
 
+namespace {
+
+// An on/off property of ds as it applies there: set on ds, else on the
+// nearest ancestor that sets it, else `def`.
+bool EffectiveOnOff(Pool& pool, const std::string& ds, const std::string& prop, bool def) {
+  for (std::string n = ds; !n.empty(); n = ParentOf(n)) {
+    auto local = pool.LocalProps(n);
+    if (!local.ok()) break;
+    auto it = local->find(prop);
+    if (it == local->end()) continue;
+    return !(it->second == "0" || it->second == "off");
+  }
+  return def;
+}
+
+}  // namespace
+
+FuseMountFlags MountFlagsFor(Pool& pool, const std::string& ds, const MountOverrides& overrides) {
+  FuseMountFlags f;
+  f.noexec = !overrides.exec.value_or(EffectiveOnOff(pool, ds, "exec", true));
+  f.nosuid = !overrides.setuid.value_or(EffectiveOnOff(pool, ds, "setuid", true));
+  f.nodev = !overrides.devices.value_or(EffectiveOnOff(pool, ds, "devices", true));
+  return f;
+}
+
 PoolMounts::~PoolMounts() { (void)UnmountAll(true); }
 
 Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& altroot) {
@@ -88,10 +113,11 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
     return Status::InvalidArgument("cannot mount '" + ds + "': cannot create mountpoint '" + path +
                                    "': " + ec.message());
   }
-  return Start(pool, ds, path, pool.readonly());
+  return Start(pool, ds, path, pool.readonly(), MountOverrides{});
 }
 
-Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly) {
+Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
+                           const MountOverrides& overrides) {
   if (mounts_.count(ds) != 0) {
     return Status::Exists("cannot mount '" + ds + "': filesystem already mounted");
   }
@@ -100,10 +126,11 @@ Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string&
   if (!std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument("cannot mount '" + ds + "' on '" + path + "': mount point does not exist");
   }
-  return Start(pool, ds, path, readonly || pool.readonly());
+  return Start(pool, ds, path, readonly || pool.readonly(), overrides);
 }
 
-Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly) {
+Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
+                         const MountOverrides& overrides) {
   ZplMountOptions zo;
   zo.readonly = readonly;
   zo.tunables = DaemonTunables();  // zfetch_* (file read-ahead)
@@ -114,6 +141,7 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   FuseMountOptions fo;
   fo.fsname = ds;
   fo.readonly = readonly;
+  fo.flags = MountFlagsFor(pool, ds, overrides);
   const char* dbg = std::getenv("UZFS_FUSE_DEBUG");  // libfuse's request trace in uzfsd.log
   fo.debug = dbg != nullptr && *dbg != '\0' && *dbg != '0';
   // The kernel's read-ahead window per mount, KiB (0: the kernel's default).
@@ -143,6 +171,7 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   DatasetMount m;
   m.dataset = ds;
   m.path = (*fuse)->mountpoint();
+  m.overrides = overrides;
   m.zpl = std::move(*zpl);
   m.fuse = std::move(*fuse);
   mounts_.emplace(ds, std::move(m));
@@ -232,8 +261,14 @@ Status PoolMounts::UnmountAll(bool force) {
   return first;
 }
 
-void PoolMounts::RefreshProps() {
-  for (auto& kv : mounts_) (void)kv.second.zpl->RefreshProps();
+void PoolMounts::RefreshProps(Pool& pool, std::vector<std::string>* errors) {
+  for (auto& [ds, m] : mounts_) {
+    (void)m.zpl->RefreshProps();
+    Status s = m.fuse->SetFlags(MountFlagsFor(pool, ds, m.overrides));
+    if (!s.ok() && errors != nullptr) {
+      errors->push_back("cannot apply the mount options of '" + ds + "': " + std::string(s.message()));
+    }
+  }
 }
 
 const DatasetMount* PoolMounts::Find(const std::string& ds) const {

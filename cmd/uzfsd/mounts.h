@@ -10,6 +10,13 @@
 // FUSE mount left there by a crashed daemon ("Transport endpoint is not
 // connected") is detached first, so the user never runs fusermount.
 //
+// Mount options follow the dataset's properties, as ZFS's do: exec=off
+// mounts noexec, setuid=off nosuid, devices=off nodev (all three default
+// to on: exec, suid, dev). A change (zfs set/inherit) is applied to the
+// mounted file system at once (RefreshProps: a bind remount, files stay
+// open). A legacy mount's own options (mount -o noexec, ...) override the
+// properties while it stays mounted, as temporary mount options do in ZFS.
+//
 // Unmount refuses while files are open ("pool or dataset is busy") unless
 // forced; UnmountAll goes children first. The pool must outlive every
 // mount: callers unmount before export/destroy. With a log set, each
@@ -33,12 +40,23 @@
 
 namespace uzfs::cmd {
 
+// Mount options given for one mount (mount(8)'s -o of a legacy mount)
+// that win over the dataset's properties; unset: the property decides.
+struct MountOverrides {
+  std::optional<bool> exec, setuid, devices;
+};
+
 struct DatasetMount {
   std::string dataset;
   std::string path;
+  MountOverrides overrides;
   std::unique_ptr<ZplFs> zpl;
   std::unique_ptr<FuseMount> fuse;
 };
+
+// The nosuid/nodev/noexec flags ds mounts with: its exec, setuid and
+// devices properties (set, inherited, or on by default), then `overrides`.
+FuseMountFlags MountFlagsFor(Pool& pool, const std::string& ds, const MountOverrides& overrides = {});
 
 // Where `ds` would mount: nullopt for none/legacy. `altroot` prefixes it.
 Result<std::optional<std::string>> EffectiveMountpoint(Pool& pool, const std::string& ds,
@@ -68,7 +86,8 @@ class PoolMounts {
   // Mounts ds at `path` as given (mount(8) with mountpoint=legacy, through
   // mount.fuse.uzfs): the directory must exist; `readonly` mounts it
   // read-only even on a writable pool. Exists / Busy as Mount.
-  Status MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly);
+  Status MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
+                 const MountOverrides& overrides = {});
   // Every dataset that should be mounted automatically (canmount=on, a
   // mountpoint), parents first. Failures are collected, not fatal.
   // `automatic`: nothing when AutomountEnabled() is false (`zfs mount -a`
@@ -82,15 +101,18 @@ class PoolMounts {
   Status UnmountAll(bool force);
   // ds and every descendant, children first.
   Status UnmountTree(const std::string& ds, bool force);
-  // The properties changed (zfs set/inherit): every mounted ZplFs re-reads them.
-  void RefreshProps();
+  // The properties changed (zfs set/inherit): every mounted ZplFs re-reads
+  // them, and every mount whose exec/setuid/devices changed is remounted
+  // with its new flags. Mounts that cannot be changed are named in *errors.
+  void RefreshProps(Pool& pool, std::vector<std::string>* errors);
 
   const DatasetMount* Find(const std::string& ds) const;
   std::vector<const DatasetMount*> List() const;  // by dataset name
 
  private:
   // The ZplFs and FUSE session of ds at path (which exists).
-  Status Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly);
+  Status Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
+               const MountOverrides& overrides);
   std::map<std::string, DatasetMount> mounts_;  // by dataset name
   std::function<void(const std::string&)> log_;
 };

@@ -113,14 +113,25 @@ Result<std::vector<DslPropLevel>> Chain(Pool& p, const std::string& ds) {
 PropZap Computed(const DsRow& r) {
   const DslDirPhys& d = r.info.dir;
   const DslDatasetPhys& s = r.info.ds;
-  const uint64_t ratio = s.compressed_bytes == 0 ? 100 : s.uncompressed_bytes * 100 / s.compressed_bytes;
+  // Ratios in hundredths, never below 1.00x: compressratio over the DSL
+  // directory (the dataset and its descendants, as OpenZFS counts it),
+  // refcompressratio over what the dataset itself references.
+  auto ratio_of = [](uint64_t uncompressed, uint64_t compressed) {
+    return compressed == 0 ? uint64_t{100} : std::max<uint64_t>(uncompressed * 100 / compressed, 100);
+  };
   PropZap z = {
       {"type", PropValue::String("filesystem")},
       {"creation", PropValue::Number(s.creation_time)},
       {"used", PropValue::Number(r.space.used)},
       {"available", PropValue::Number(r.space.avail)},
       {"referenced", PropValue::Number(r.space.refer)},
-      {"compressratio", PropValue::Number(std::max<uint64_t>(ratio, 100))},
+      {"compressratio", PropValue::Number(ratio_of(d.uncompressed_bytes, d.compressed_bytes))},
+      {"refcompressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
+      // Referenced since the previous snapshot: uzfs has no snapshots yet,
+      // so everything the dataset references.
+      {"written", PropValue::Number(r.space.refer)},
+      {"logicalused", PropValue::Number(d.uncompressed_bytes)},
+      {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
       {"mounted", PropValue::Number(r.mounted ? 1 : 0)},
       {"createtxg", PropValue::Number(s.creation_txg)},
       {"guid", PropValue::Number(s.guid)},
@@ -164,7 +175,9 @@ std::string ValueText(const std::string& prop, const PropValue& v, bool parsable
   std::string s = FormatDatasetProp(prop, v, parsable);
   if (!parsable && IsSizeProp(prop) && !v.is_string && s != "none") s = HumanSize(v.number);
   // -p: ratios without the "x" (current OpenZFS; zfs-fuse kept it).
-  if (parsable && prop == "compressratio" && !s.empty() && s.back() == 'x') s.pop_back();
+  if (parsable && (prop == "compressratio" || prop == "refcompressratio") && !s.empty() && s.back() == 'x') {
+    s.pop_back();
+  }
   if (prop == "mountpoint" && !altroot.empty() && !s.empty() && s[0] == '/') {
     s = s == "/" ? altroot : altroot + s;
   }
@@ -653,6 +666,15 @@ int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) 
 
 bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
 
+// After any property change: the mounted file systems take the new values
+// (ZplFs props; exec/setuid/devices as mount flags, as ZFS remounts).
+int RefreshMounts(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  std::vector<std::string> errs;
+  e.mounts.RefreshProps(*e.pool, &errs);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
 int Destroy(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "rRfnpv", "");
   if (!a.error.empty()) return Usage(c, "destroy", a.error);
@@ -755,7 +777,7 @@ int Set(CmdCtx& c) {
       remount = remount || AffectsMount(prop);
     }
     e->pool->LogHistory(c.cmdline);
-    e->mounts.RefreshProps();
+    if (RefreshMounts(c, *e) != 0) rc = 1;
     if (remount && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
@@ -802,7 +824,7 @@ int Inherit(CmdCtx& c) {
       }
     }
     e->pool->LogHistory(c.cmdline);
-    e->mounts.RefreshProps();
+    if (RefreshMounts(c, *e) != 0) rc = 1;
     if (AffectsMount(prop) && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
@@ -859,24 +881,33 @@ int Rename(CmdCtx& c) {
 // or a mountpoint path; -f unmounts even with files open.
 // `zfs mount --legacy [-o options] DATASET PATH`: what mount.fuse.uzfs
 // sends for `mount -t fuse.uzfs DATASET PATH` (fstab). As mount.zfs, only
-// for datasets whose mountpoint is legacy; of the options, ro/rw count and
-// the generic mount(8) ones are accepted and ignored.
+// for datasets whose mountpoint is legacy; of the options, ro/rw count,
+// suid/nosuid, dev/nodev and exec/noexec override the dataset's setuid,
+// devices and exec properties for this mount (mounts.h), and the other
+// generic mount(8) ones are accepted and ignored.
 int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
   if (a.operands.size() != 2) {
     return c.Fail("usage: mount -t fuse.uzfs [-o options] <dataset> <mountpoint>");
   }
   const std::string ds = a.operands[0], path = a.operands[1];
   bool ro = false;
+  MountOverrides overrides;
   for (const std::string& list : a.Values('o')) {
     for (const std::string& o : SplitComma(list)) {
       static const std::set<std::string> kIgnored = {
-          "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "suid", "nosuid", "dev",
-          "nodev",    "exec",   "noexec",  "auto",     "noauto",     "user",        "nouser", "users", "_netdev",
-          "nofail",   "async",  "sync",    "dirsync",  "lazytime",   "nolazytime",  "loud",   "silent"};
+          "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "auto",    "noauto",
+          "user",     "nouser", "users",   "_netdev",  "nofail",     "async",       "sync",    "dirsync",
+          "lazytime", "nolazytime", "loud", "silent"};
       if (o == "ro") {
         ro = true;
       } else if (o == "rw") {
         ro = false;
+      } else if (o == "suid" || o == "nosuid") {
+        overrides.setuid = o == "suid";
+      } else if (o == "dev" || o == "nodev") {
+        overrides.devices = o == "dev";
+      } else if (o == "exec" || o == "noexec") {
+        overrides.exec = o == "exec";
       } else if (kIgnored.count(o) == 0 && o.rfind("x-", 0) != 0 && o.rfind("comment=", 0) != 0) {
         return c.Fail("cannot mount '" + ds + "': unsupported mount option '" + o + "'");
       }
@@ -897,7 +928,7 @@ int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
   std::string at = path;
   while (at.size() > 1 && at.back() == '/') at.pop_back();
   if (at.empty() || at[0] != '/') at = c.cwd + "/" + at;
-  Status s = e->mounts.MountAt(*e->pool, ds, at, ro);
+  Status s = e->mounts.MountAt(*e->pool, ds, at, ro, overrides);
   return s.ok() ? 0 : c.Fail(std::string(s.message()));
 }
 

@@ -271,6 +271,8 @@ int Create(CmdCtx& c) {
     ctx.action = "cannot create";
     ctx.pool_version = o.version;
     ctx.creating = true;
+    // -o feature@zstd_compress=disabled: the new pool cannot take zstd.
+    if (o.version == kFeatureVersion) ctx.zstd_compress = o.disabled_features.count(kZstdCompressGuid) == 0;
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (!IsUserProp(k)) {
       auto pv = ParseDatasetProp(k, v, ctx);

@@ -333,6 +333,9 @@ TEST(PropTableTest, RoundTrips) {
     for (const PropIndexValue& v : d.values) {
       ctx.pool_version = std::max<uint64_t>(kPropDefaultPoolVersion, v.min_version);
       auto p = ParseDatasetProp(d.name, v.name, ctx);
+      // Values of properties uzfs stores but does not act on are refused
+      // (UnhonouredValuesAreRefused); the rest must parse.
+      if (!p.ok() && p.status().message().find("is not supported by uzfs yet") != std::string::npos) continue;
       ASSERT_TRUE(p.ok()) << d.name << "=" << v.name << ": " << p.status().ToString();
       EXPECT_EQ(p->number, v.value);
       const std::string text = FormatDatasetProp(d.name, *p, false);

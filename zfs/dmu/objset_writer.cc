@@ -122,7 +122,7 @@ ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
       reader_(opts.reader ? *opts.reader : direct_),
       policy_(static_cast<uint8_t>(opts.cache_policy)),
       secondary_(static_cast<uint8_t>(opts.secondary_cache_policy)),
-      data_props_{opts.data_compress, opts.data_checksum, opts.data_copies} {
+      data_props_{opts.data_compress, opts.data_checksum, opts.data_copies, opts.data_zstd_level} {
   MutexLock l(&mu_);
   synced_max_ = opts.multi_pass ? 0 : opts.synced_cache_max;
 }
@@ -1323,6 +1323,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
     stats.born_psize += bp.psize;
     stats.born_lsize += UncompressedCharge(bp);
     stats.max_born_lsize = std::max<uint64_t>(stats.max_born_lsize, bp.lsize);
+    if (bp.compression == static_cast<uint8_t>(CompressType::kZstd)) stats.born_zstd = true;
   }
   for (const BlockPtr& bp : all_frees) {
     if (bp.IsHole()) continue;
@@ -1390,6 +1391,9 @@ WriteProps ObjsetWriter::DataWriteProps(const Dnode& f, const DataProps& dp) con
   p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
                : dp.compress != CompressType::kInherit ? dp.compress
                                                        : MetaCompress();
+  // The dataset's zstd level applies where its compression does; an
+  // object that names zstd itself gets the default level.
+  if (f.compress <= 1 && dp.compress == CompressType::kZstd) p.zstd_level = dp.zstd_level;
   p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : dp.checksum;
   p.copies = dp.copies;
   p.type = f.type;

@@ -198,6 +198,9 @@ struct ObjsetWriterOptions {
   CompressType meta_compress = CompressType::kInherit;
   // Defaults for objects whose dnode says "inherit" (0) or "on" (1).
   CompressType data_compress = CompressType::kInherit;  // kInherit: as meta_compress
+  // The zstd level when data_compress is kZstd (1..19, negative for the
+  // fast levels; 0: ZFS's default, 3), as CompressBlock takes it.
+  int data_zstd_level = 0;
   ChecksumType data_checksum = ChecksumType::kFletcher4;
   int data_copies = 1;            // the dataset's `copies`; the MOS uses 3
   bool free_old_root = true;      // free the replaced objset block at Sync
@@ -245,6 +248,7 @@ struct SyncStats {
   uint64_t killed_blocks = 0, killed_asize = 0, killed_psize = 0, killed_lsize = 0;
   uint64_t rewritten_blocks = 0; // written in place over blocks born in txg
   uint64_t max_born_lsize = 0;   // largest lsize born (> 128 KiB: large_blocks)
+  bool born_zstd = false;        // a block born compressed with zstd (zstd_compress)
   bool wrote = false;            // false: nothing written, root unchanged
 };
 
@@ -313,6 +317,7 @@ class ObjsetWriter {
     CompressType compress = CompressType::kInherit;
     ChecksumType checksum = ChecksumType::kFletcher4;
     int copies = 1;
+    int zstd_level = 0;  // with compress kZstd (ObjsetWriterOptions::data_zstd_level)
   };
   void SetDataProps(const DataProps& p, uint64_t from_txg) UZFS_EXCLUDES(mu_);
   // The newest values set (those the next txgs get).

@@ -248,7 +248,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     if (opts.version != kFeatureVersion) {
       return Status::InvalidArgument("cannot create '" + name + "': feature properties need version 5000");
     }
-    if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks") {
+    if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks" && g != kZstdCompressGuid) {
       return Status::NotSupported("cannot create '" + name + "': uzfs cannot create a pool without feature " + g);
     }
   }
@@ -817,6 +817,7 @@ Status Pool::SyncDatasets(uint64_t txg) {
     const SyncStats st = ds->os->LastSyncStats();
     ds->needs_sync = false;
     if (st.max_born_lsize > kOldMaxBlockSize) UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(ds->ds_obj, txg));
+    if (st.born_zstd) UZFS_RETURN_IF_ERROR(ActivateDatasetFeature(ds->ds_obj, kZstdCompressGuid, txg));
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
     const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);

@@ -78,6 +78,8 @@ inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
 inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with large_blocks (zfs_max_recordsize)
 // Per-dataset feature: the dataset's intent log may hold TX_SETSAXATTR.
 inline constexpr const char* kZilSaXattrGuid = "org.openzfs:zilsaxattr";
+// Per-dataset feature: the dataset has (or was set to write) zstd blocks.
+inline constexpr const char* kZstdCompressGuid = "org.freebsd:zstd_compress";
 
 // The guid of a feature uzfs knows, by its short name ("zilsaxattr") or
 // guid; nullopt for any other.
@@ -107,7 +109,8 @@ struct PoolCreateOptions {
   uint64_t version = 23;          // 11..28, or 5000 (feature flags: every feature uzfs knows)
   // Version 5000: features left disabled (guids; zpool create -o
   // feature@NAME=disabled). Only those uzfs can do without:
-  // org.open-zfs:large_blocks and org.openzfs:zilsaxattr.
+  // org.open-zfs:large_blocks, org.openzfs:zilsaxattr and
+  // org.freebsd:zstd_compress.
   std::set<std::string> disabled_features;
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
@@ -466,6 +469,13 @@ class Pool final : private TxgSyncer {
   Status FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) UZFS_REQUIRES(mu_);
   uint64_t MaxRecordSize() UZFS_REQUIRES(mu_);   // 1 MiB with large_blocks, else 128 KiB
   Status ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  // What property parsing needs to know of this pool (version, largest
+  // recordsize, the compression features) for a set or create on `target`.
+  PropContext PropContextFor(const std::string& target, bool creating) UZFS_REQUIRES(mu_);
+  // zstd_compress on the dataset when its own compression property (not
+  // an inherited one) is set to a zstd value, as OpenZFS does at `zfs set`.
+  Status ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, uint64_t txg)
+      UZFS_REQUIRES(mu_);
   // Per-dataset features: whether the dataset object holds guid; the
   // activation (the object becomes a ZAP, refcounts +1; nothing if
   // active; NotSupported if the pool does not have it enabled).

@@ -61,16 +61,10 @@ struct StoredProp {
 };
 
 // Parses and encodes `value` of dataset property `prop` with the property
-// table (zfs get/set wording in errors); only properties kept in the DSL
-// props ZAP can be set here (the ZPL's create-time ones need the ZPL).
-Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, uint64_t version,
-                              const std::string& target, bool creating, uint64_t max_block_size) {
-  PropContext ctx;
-  ctx.max_block_size = max_block_size;
-  ctx.target = target;
-  ctx.action = creating ? "cannot create" : "cannot set property for";
-  ctx.pool_version = version;
-  ctx.creating = creating;
+// table (zfs get/set wording in errors; ctx from Pool::PropContextFor);
+// only properties kept in the DSL props ZAP can be set here (the ZPL's
+// create-time ones need the ZPL).
+Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value, const PropContext& ctx) {
   UZFS_ASSIGN_OR_RETURN(PropValue v, ParseDatasetProp(prop, value, ctx));
   StoredProp out;
   out.is_string = v.is_string;
@@ -79,7 +73,7 @@ Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value,
   out.zap_name = prop;
   if (const PropDef* def = FindDatasetProp(prop)) {
     if (def->storage != PropStorage::kDslZap) {
-      return Status::NotSupported(ctx.action + " '" + target + "': property '" + std::string(def->name) +
+      return Status::NotSupported(ctx.action + " '" + ctx.target + "': property '" + std::string(def->name) +
                                   "' is not supported by uzfs yet");
     }
     out.zap_name = std::string(def->zap_name);
@@ -427,9 +421,18 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
     return std::nullopt;
   };
   if (auto c = effective("compression")) {
-    CompressType t = static_cast<CompressType>(*c);
+    // The algorithm in the low bits, a zstd level above them (prop_table.h).
+    CompressType t = static_cast<CompressType>(*c & kPropCompressAlgoMask);
     if (t == CompressType::kOn) t = ident_.version >= 5000 ? CompressType::kLz4 : CompressType::kLzjb;
+    if (static_cast<int>(t) >= kNumCompressTypes || t == CompressType::kInherit || t == CompressType::kEmpty) {
+      t = CompressType::kOff;  // a value uzfs cannot write: store uncompressed
+    }
     o.data_compress = t;
+    if (t == CompressType::kZstd) {
+      const uint64_t level = *c >> kPropCompressLevelShift;
+      auto zl = level <= 0xff ? ZstdEnumToLevel(static_cast<uint8_t>(level)) : Result<int>(Status::NotFound(""));
+      o.data_zstd_level = zl.ok() ? *zl : 0;  // 0 (and anything unknown): the default, 3
+    }
   } else {
     o.data_compress = CompressType::kOff;
   }
@@ -617,7 +620,7 @@ Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
   std::vector<std::pair<std::string, std::string>> dsl_props = props;
   UZFS_RETURN_IF_ERROR(TakeZplCreateProps(name, parent, &dsl_props, &nd.zpl));
   for (const auto& [k, v] : dsl_props) {
-    UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, ident_.version, name, true, MaxRecordSize()));
+    UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, PropContextFor(name, true)));
     nd.props.push_back({e.zap_name, e});
   }
   return nd;
@@ -653,6 +656,7 @@ Status Pool::CreateDatasetSync(const std::string& name,
       UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, k, v.text, txg));
     } else {
       UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, k, v.number, txg));
+      UZFS_RETURN_IF_ERROR(ActivateZstdIfSet(dsobj, k, v.number, txg));
     }
     if (k == "quota") d.quota = v.number;
     if (k == "reservation") d.reserved = v.number;
@@ -846,7 +850,7 @@ void Pool::RefreshDataProps(uint64_t txg) {
   for (auto& [name, ds] : datasets_) {
     if (!ds->os) continue;
     const ObjsetWriterOptions o = DatasetOptions(ds->dir_obj);
-    ds->os->SetDataProps({o.data_compress, o.data_checksum, o.data_copies}, txg + 1);
+    ds->os->SetDataProps({o.data_compress, o.data_checksum, o.data_copies, o.data_zstd_level}, txg + 1);
   }
 }
 
@@ -869,11 +873,12 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
     if (zap_name == "reservation") d.reserved = 0;
     return WriteDirPhys(*dir, d, txg);
   }
-  UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, ident_.version, ds, false, MaxRecordSize()));
+  UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, PropContextFor(ds, false)));
   if (enc.is_string) {
     UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, enc.zap_name, enc.text, txg));
   } else {
     UZFS_RETURN_IF_ERROR(MosZapAdd(d.props_zapobj, enc.zap_name, enc.number, txg));
+    UZFS_RETURN_IF_ERROR(ActivateZstdIfSet(d.head_dataset_obj, enc.zap_name, enc.number, txg));
   }
   if (enc.zap_name == "quota") d.quota = enc.number;
   if (enc.zap_name == "reservation") d.reserved = enc.number;

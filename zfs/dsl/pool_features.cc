@@ -17,13 +17,21 @@
 //                                          an intent log (read-only
 //                                          compatible); needs
 //                                          extensible_dataset
+//   org.freebsd:zstd_compress       read   refcount = datasets that were set
+//                                          to compression=zstd* or ever
+//                                          held a zstd block; needs
+//                                          extensible_dataset
 // A per-dataset feature is recorded in the dataset object itself: the first
 // time a dataset needs one, its MOS object (bonus: the dataset record)
 // becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
 // and gets the entry guid -> 0; the feature's refcount counts such
 // datasets (OpenZFS's zdb -d checks exactly that). Destroying the dataset
 // gives both back. A dataset activates large_blocks in the txg whose sync
-// first writes one of its blocks with a logical size over 128 KiB, and
+// first writes one of its blocks with a logical size over 128 KiB,
+// zstd_compress in the txg that sets its own compression to a zstd value
+// (OpenZFS's `zfs set`) or, for one that inherits zstd, in the txg whose
+// sync first writes a zstd block of it (OpenZFS's scrub insists that every
+// dataset with a zstd block has the feature active), and
 // zilsaxattr (OpenZFS's rule, zpool-features(7): "active when a ZIL is
 // created") in the txg that stores the header of its first log
 // (Pool::ZilStart), which is synced before the log takes a record: so a
@@ -62,6 +70,7 @@ constexpr KnownFeature kKnownFeatures[] = {
     {kExtensibleGuid, "Enhanced dataset functionality, used by other features.", true, false, 0},
     {kLargeBlocksGuid, "Support for blocks larger than 128KB.", true, true, 0},
     {kZilSaXattrGuid, "Support for xattr=sa extended attribute logging in ZIL.", false, true, 0},
+    {kZstdCompressGuid, "zstd compression algorithm support.", true, true, 0},
 };
 
 const KnownFeature* Known(const std::string& guid) {
@@ -246,6 +255,25 @@ Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, ui
 
 Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
   return ActivateDatasetFeature(ds_obj, kLargeBlocksGuid, txg);
+}
+
+PropContext Pool::PropContextFor(const std::string& target, bool creating) {
+  PropContext ctx;
+  ctx.target = target;
+  ctx.action = creating ? "cannot create" : "cannot set property for";
+  ctx.pool_version = ident_.version;
+  ctx.creating = creating;
+  ctx.max_block_size = MaxRecordSize();
+  Result<bool> lz4 = FeatureEnabled(kLz4Guid);
+  Result<bool> zstd = FeatureEnabled(kZstdCompressGuid);
+  ctx.lz4_compress = lz4.ok() && *lz4;
+  ctx.zstd_compress = zstd.ok() && *zstd;
+  return ctx;
+}
+
+Status Pool::ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, uint64_t txg) {
+  if (prop != "compression" || (value & kPropCompressAlgoMask) != kPropCompressZstd) return Status::Ok();
+  return ActivateDatasetFeature(ds_obj, kZstdCompressGuid, txg);
 }
 
 Status Pool::DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) {

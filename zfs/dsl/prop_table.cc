@@ -31,12 +31,39 @@ constexpr PropIndexValue kYesNo[] = {{"no", 0}, {"yes", 1}};
 constexpr PropIndexValue kChecksum[] = {
     {"on", 1}, {"off", 2}, {"fletcher2", 6}, {"fletcher4", 7}, {"sha256", 8}};
 // The ZIO compression enum: inherit 0, on 1, off 2, lzjb 3, empty 4,
-// gzip-1..9 5..13, zle 14. "gzip" is gzip-6 and is the name shown for 10.
+// gzip-1..9 5..13, zle 14, lz4 15, zstd 16. "gzip" is gzip-6 and is the
+// name shown for 10. zstd levels ride in the bits above the 7-bit
+// algorithm, as OpenZFS stores them: value = 16 | (level << 7), the level
+// being enum zio_zstd_levels (1..19; the fast levels -1..-10, -20..-100 by
+// tens, -500, -1000 are 103..123; "zstd-fast" is fast-1, and plain "zstd"
+// has level 0, meaning the default, 3). lz4 and zstd also need their pool
+// feature (ParseIndex checks PropContext).
+constexpr uint64_t Zstd(uint64_t level) { return kPropCompressZstd | (level << kPropCompressLevelShift); }
 constexpr PropIndexValue kCompression[] = {
     {"on", 1},       {"off", 2},      {"lzjb", 3},     {"gzip", 10, 5},   {"gzip-1", 5, 5},
     {"gzip-2", 6, 5}, {"gzip-3", 7, 5}, {"gzip-4", 8, 5}, {"gzip-5", 9, 5}, {"gzip-6", 10, 5},
     {"gzip-7", 11, 5}, {"gzip-8", 12, 5}, {"gzip-9", 13, 5}, {"zle", 14, 20},
-    {"lz4", 15, 5000}};  // feature lz4_compress
+    {"lz4", 15, 5000},  // feature lz4_compress
+    // feature zstd_compress
+    {"zstd", Zstd(0), 5000}, {"zstd-fast", Zstd(103), 5000},
+    {"zstd-1", Zstd(1), 5000}, {"zstd-2", Zstd(2), 5000}, {"zstd-3", Zstd(3), 5000},
+    {"zstd-4", Zstd(4), 5000}, {"zstd-5", Zstd(5), 5000}, {"zstd-6", Zstd(6), 5000},
+    {"zstd-7", Zstd(7), 5000}, {"zstd-8", Zstd(8), 5000}, {"zstd-9", Zstd(9), 5000},
+    {"zstd-10", Zstd(10), 5000}, {"zstd-11", Zstd(11), 5000}, {"zstd-12", Zstd(12), 5000},
+    {"zstd-13", Zstd(13), 5000}, {"zstd-14", Zstd(14), 5000}, {"zstd-15", Zstd(15), 5000},
+    {"zstd-16", Zstd(16), 5000}, {"zstd-17", Zstd(17), 5000}, {"zstd-18", Zstd(18), 5000},
+    {"zstd-19", Zstd(19), 5000},
+    {"zstd-fast-1", Zstd(103), 5000}, {"zstd-fast-2", Zstd(104), 5000},
+    {"zstd-fast-3", Zstd(105), 5000}, {"zstd-fast-4", Zstd(106), 5000},
+    {"zstd-fast-5", Zstd(107), 5000}, {"zstd-fast-6", Zstd(108), 5000},
+    {"zstd-fast-7", Zstd(109), 5000}, {"zstd-fast-8", Zstd(110), 5000},
+    {"zstd-fast-9", Zstd(111), 5000}, {"zstd-fast-10", Zstd(112), 5000},
+    {"zstd-fast-20", Zstd(113), 5000}, {"zstd-fast-30", Zstd(114), 5000},
+    {"zstd-fast-40", Zstd(115), 5000}, {"zstd-fast-50", Zstd(116), 5000},
+    {"zstd-fast-60", Zstd(117), 5000}, {"zstd-fast-70", Zstd(118), 5000},
+    {"zstd-fast-80", Zstd(119), 5000}, {"zstd-fast-90", Zstd(120), 5000},
+    {"zstd-fast-100", Zstd(121), 5000}, {"zstd-fast-500", Zstd(122), 5000},
+    {"zstd-fast-1000", Zstd(123), 5000}};
 // Checksum enum values with the verify bit (1 << 8).
 constexpr PropIndexValue kDedup[] = {
     {"on", 1}, {"off", 2}, {"verify", 1 | 256}, {"sha256", 8}, {"sha256,verify", 8 | 256}};
@@ -107,7 +134,8 @@ const PropDef kDatasetProps[] = {
     Idx("checksum", A::kInherit, S::kDslZap, kFs | kVol, 1, kChecksum, "CHECKSUM",
         "on | off | fletcher2 | fletcher4 | sha256"),
     Idx("compression", A::kInherit, S::kDslZap, kFs | kVol, 2, kCompression, "COMPRESS",
-        "on | off | lzjb | gzip | gzip-[1-9] | zle"),
+        "on | off | lzjb | gzip | gzip-[1-9] | zle | lz4 | zstd | zstd-[1-19] | zstd-fast | "
+        "zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,500,1000]"),
     Idx("atime", A::kInherit, S::kDslZap, kFs, 1, kOnOff, "ATIME", "on | off"),
     Idx("devices", A::kInherit, S::kDslZap, kFs | kSnap, 1, kOnOff, "DEVICES", "on | off"),
     Idx("exec", A::kInherit, S::kDslZap, kFs | kSnap, 1, kOnOff, "EXEC", "on | off"),
@@ -164,6 +192,17 @@ const PropDef kDatasetProps[] = {
     // Not settable in zfs-fuse ("invalid mlslabel"); `zfs get` shows it with
     // source "-" (and, by a zfs-fuse bug, the dedup value's text).
     Str("mlslabel", A::kReadOnly, S::kComputed, kAll, "none", "MLSLABEL", "<sensitivity label>"),
+    // OpenZFS's space properties that zfs-fuse lacks (computed from the
+    // DSL records): the dataset's own compression ratio, what it
+    // references that is newer than its previous snapshot (all of it
+    // while it has none), and the logical (uncompressed) sizes behind used
+    // and referenced. Hidden, as relatime and sync, so that `get all` keeps
+    // zfs-fuse's listing; `zfs get NAME` and `zfs list -o` show them.
+    Num("refcompressratio", A::kReadOnly, S::kComputed, kAll, 100, "REFRATIO",
+        "<1.00x or higher if compressed>", 0, true),
+    Num("written", A::kReadOnly, S::kComputed, kAll, 0, "WRITTEN", "<size>", 0, true),
+    Num("logicalused", A::kReadOnly, S::kComputed, kFs | kVol, 0, "LUSED", "<size>", 0, true),
+    Num("logicalreferenced", A::kReadOnly, S::kComputed, kAll, 0, "LREFER", "<size>", 0, true),
     // OpenZFS's relatime (ZAP entry "relatime", uint64 0/1, inheritable,
     // file systems only; OpenZFS registers it with default off). zfs-fuse
     // has no such property: its `zfs get all` skips a ZAP name that is
@@ -246,17 +285,88 @@ const PropDef* FindIn(std::span<const PropDef> table, std::string_view name) {
   return nullptr;
 }
 
+bool HasLz4(const PropContext& ctx) { return ctx.lz4_compress.value_or(ctx.pool_version >= 5000); }
+bool HasZstd(const PropContext& ctx) { return ctx.zstd_compress.value_or(ctx.pool_version >= 5000); }
+
+// What `compression` accepts on this pool, for the error of a bad value:
+// gzip from version 5, zle from 20, lz4 and zstd only with their features.
+std::string CompressionHelp(const PropContext& ctx) {
+  std::string h = "on | off | lzjb";
+  if (ctx.pool_version >= 5) h += " | gzip | gzip-[1-9]";
+  if (ctx.pool_version >= 20) h += " | zle";
+  if (HasLz4(ctx)) h += " | lz4";
+  if (HasZstd(ctx)) {
+    h += " | zstd | zstd-[1-19] | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,500,1000]";
+  }
+  return h;
+}
+
+// A compression value whose pool feature the pool lacks: say which
+// feature, and how to get it where that is possible.
+Status MissingCompressFeature(const PropContext& ctx, std::string_view value, std::string_view feature) {
+  std::string msg = "compression " + Quoted(value) + " needs the pool feature " + std::string(feature) +
+                    ", which this pool does not have";
+  if (ctx.pool_version >= 5000) {
+    const std::string pool = ctx.target.substr(0, ctx.target.find('/'));
+    msg += " (enable it with 'zpool set feature@" + std::string(feature) + "=enabled " +
+           (pool.empty() ? std::string("POOL") : pool) + "')";
+  } else {
+    msg += " (pool version " + std::to_string(ctx.pool_version) + " has no feature flags)";
+  }
+  return Fail(ctx, msg, Code::kNotSupported);
+}
+
 Result<PropValue> ParseIndex(const PropDef& d, std::string_view text, const PropContext& ctx) {
   if (d.name == "xattr" && text == "on" && ctx.pool_version >= 24) return PropValue::Number(2);
+  const bool compression = d.name == "compression";
   for (const PropIndexValue& v : d.values) {
     if (v.name != text) continue;
+    if (compression) {
+      const uint64_t algo = v.value & kPropCompressAlgoMask;
+      if (algo == kPropCompressLz4 && !HasLz4(ctx)) return MissingCompressFeature(ctx, text, "lz4_compress");
+      if (algo == kPropCompressZstd && !HasZstd(ctx)) return MissingCompressFeature(ctx, text, "zstd_compress");
+    }
     if (ctx.pool_version < v.min_version) {
       return Fail(ctx, "pool and or dataset must be upgraded to set this property or value",
                   Code::kNotSupported);
     }
     return PropValue::Number(v.value);
   }
-  return Fail(ctx, Quoted(d.name) + " must be one of " + Quoted(d.values_help));
+  const std::string help = compression ? CompressionHelp(ctx) : std::string(d.values_help);
+  return Fail(ctx, Quoted(d.name) + " must be one of " + Quoted(help));
+}
+
+// Properties uzfs keeps (they move with the pool, and `zfs get` shows
+// them) but does not act on yet: only the value that describes what uzfs
+// does is accepted; anything else would promise what does not happen.
+struct Unhonoured {
+  std::string_view name;
+  std::string_view accepted;  // the one value accepted, as text
+  std::string_view why;       // what uzfs lacks
+};
+constexpr Unhonoured kUnhonoured[] = {
+    {"dedup", "off", "deduplication is not implemented"},
+    {"sharenfs", "off", "uzfs does not share file systems"},
+    {"sharesmb", "off", "uzfs does not share file systems"},
+    {"zoned", "off", "there are no zones or delegated namespaces"},
+    {"snapdir", "hidden", "there is no .zfs directory"},
+    {"aclmode", "groupmask", "there are no ACLs, only mode bits"},
+    {"aclinherit", "restricted", "there are no ACLs, only mode bits"},
+    {"vscan", "off", "there is no virus scan service"},
+    {"nbmand", "off", "there are no non-blocking mandatory locks"},
+};
+
+Status CheckHonoured(const PropDef& d, const PropValue& v, const PropContext& ctx) {
+  for (const Unhonoured& u : kUnhonoured) {
+    if (u.name != d.name) continue;
+    const std::string text = v.is_string ? v.string : std::string(IndexName(d, v.number).value_or("?"));
+    if (text == u.accepted) return Status::Ok();
+    return Fail(ctx,
+                std::string(d.name) + "=" + text + " is not supported by uzfs yet (" + std::string(u.why) +
+                    "; only " + Quoted(u.accepted) + " is accepted)",
+                Code::kNotSupported);
+  }
+  return Status::Ok();
 }
 
 std::string MountpointBelow(const std::string& value, const std::string& setpoint,
@@ -339,9 +449,10 @@ Result<uint64_t> ParsePropSize(std::string_view text) {
   return static_cast<uint64_t>(v) << shift;
 }
 
-Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
-                                   const PropContext& ctx) {
-  const PropDef* d = FindDatasetProp(name);
+namespace {
+
+Result<PropValue> ParseDatasetValue(const PropDef* d, std::string_view name, std::string_view text,
+                                    const PropContext& ctx) {
   if (d == nullptr) {
     if (!IsUserProp(name)) return Fail(ctx, "invalid property " + Quoted(name));
     if (text.size() >= kUserPropValueMax) {
@@ -405,6 +516,16 @@ Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
     }
   }
   return Fail(ctx, "invalid property " + Quoted(name));
+}
+
+}  // namespace
+
+Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
+                                   const PropContext& ctx) {
+  const PropDef* d = FindDatasetProp(name);
+  UZFS_ASSIGN_OR_RETURN(PropValue v, ParseDatasetValue(d, name, text, ctx));
+  if (d != nullptr) UZFS_RETURN_IF_ERROR(CheckHonoured(*d, v, ctx));
+  return v;
 }
 
 Result<PropValue> ParsePoolProp(std::string_view name, std::string_view text,
@@ -520,7 +641,7 @@ std::string FormatDatasetProp(std::string_view name, const PropValue& v, bool pa
     auto n = IndexName(*d, v.number);
     return n ? std::string(*n) : std::to_string(v.number);
   }
-  if (d->name == "compressratio") return FormatRatio(v.number);
+  if (d->name == "compressratio" || d->name == "refcompressratio") return FormatRatio(v.number);
   if (parsable || IsPlainNumber(d->name)) return std::to_string(v.number);
   if (d->name == "creation") return FormatCreationTime(static_cast<int64_t>(v.number));
   if (IsQuotaLike(d->name) && v.number == 0) return "none";

@@ -43,6 +43,14 @@ inline constexpr uint64_t kPropDefaultPoolVersion = 23;
 // The ZPL version a new file system gets at pool version 23 ("current").
 inline constexpr uint64_t kPropZplVersionCurrent = 4;
 
+// The compression property's value: the algorithm (enum zio_compress) in
+// the low 7 bits, a zstd level (enum zio_zstd_levels; 0 = the default, 3)
+// above them, as OpenZFS stores compression=zstd-N.
+inline constexpr uint64_t kPropCompressLz4 = 15;
+inline constexpr uint64_t kPropCompressZstd = 16;
+inline constexpr int kPropCompressLevelShift = 7;
+inline constexpr uint64_t kPropCompressAlgoMask = (uint64_t{1} << kPropCompressLevelShift) - 1;
+
 enum class PropKind : uint8_t { kNumber, kString, kIndex };
 
 // How a property inherits and who may set it.
@@ -134,6 +142,10 @@ struct PropContext {
   // which uzfs creates with large_blocks; 128 KiB before). The pool passes
   // what its features allow.
   uint64_t max_block_size = 0;
+  // Whether the pool has the lz4_compress / zstd_compress feature (enabled
+  // or active): compression=lz4 and zstd* need it. nullopt: what a new
+  // pool of pool_version gets from uzfs (both at 5000, neither before).
+  std::optional<bool> lz4_compress, zstd_compress;
 };
 
 // Sizes as ZFS reads them: a decimal number (fraction allowed with a unit),
@@ -151,8 +163,19 @@ Result<uint64_t> ParsePropSize(std::string_view text);
 //   'mountpoint' must be an absolute path, 'none', or 'legacy'
 //   'volsize' does not apply to datasets of this type
 //   Can not downgrade; already at version 4
-// NotSupported "pool and or dataset must be upgraded to set this property
-// or value" when ctx.pool_version is too old.
+// For compression the list of values is what this pool accepts (gzip
+// from version 5, zle from 20, lz4 and zstd with their features).
+// NotSupported:
+//   "pool and or dataset must be upgraded to set this property or value"
+//   when ctx.pool_version is too old;
+//   "compression 'zstd' needs the pool feature zstd_compress, which this
+//   pool does not have (...)" (lz4 likewise);
+//   "dedup=on is not supported by uzfs yet (deduplication is not
+//   implemented; only 'off' is accepted)" for a property uzfs stores but
+//   does not act on (dedup, sharenfs, sharesmb, zoned, snapdir, aclmode,
+//   aclinherit, vscan, nbmand), set to anything but what uzfs does.
+//   Values already on disk are never parsed here: a pool from another
+//   implementation that has such a value imports and mounts.
 Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
                                    const PropContext& ctx = {});
 // Pool properties: "'failmode' must be one of 'wait | continue | panic'",
