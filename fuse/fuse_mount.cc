@@ -3,6 +3,7 @@
 
 #include "fuse/fuse_killpriv.h"
 #include "fuse/fuse_loop.h"
+#include "zfs/util/mutex.h"
 
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/mount.h>
@@ -18,7 +19,9 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,21 @@ struct FuseMount::Context {
   std::string read_ahead_path;  // the mount's bdi read_ahead_kb; empty: leave it
   unsigned read_ahead_kb = 0;
   std::atomic<bool> read_ahead_set{false};
+  // Below this much room (ZplFs::WriteRoom) new opens for writing bypass the
+  // page cache, so write(2) itself gets ENOSPC/EDQUOT (see fuse_mount.h).
+  uint64_t write_reserve = 0;
+  // Handles whose page-cache writeback was refused for space: the errno and
+  // the lowest offset refused. Every later writeback through them is
+  // refused too, their close reports it, and at release the file is cut
+  // back to that offset (writebacks run in parallel: one after the refused
+  // range may have landed), so it holds a prefix of what was written with
+  // no hole inside.
+  struct RefusedWrites {
+    int err = 0;
+    uint64_t from = 0;
+  };
+  Mutex wb_mu;
+  std::map<uint64_t, RefusedWrites> wb_errors UZFS_GUARDED_BY(wb_mu);
 };
 
 namespace {
@@ -249,6 +267,34 @@ ZplHandleUse HandleUse(const FuseMount::Context* ctx) {
   return ctx->writeback ? ZplHandleUse::kPageCache : ZplHandleUse::kAsOpened;
 }
 
+// The room below which writes bypass the page cache when not told: four
+// times what the kernel may hold dirty for this mount (its bdi's
+// max_bytes: FUSE mounts have a strict per-device limit, about 1% of the
+// dirty threshold), at least 256 MiB.
+uint64_t DefaultWriteReserve(const std::string& device) {
+  uint64_t dirty_max = 64ull << 20;
+  std::ifstream f("/sys/class/bdi/" + device + "/max_bytes");
+  if (!device.empty()) f >> dirty_max;
+  return std::max<uint64_t>(256ull << 20, 4 * dirty_max);
+}
+
+// Near the dataset's quota or the pool's end, a handle for writing skips
+// the page cache: write(2) waits for uzfsd and gets its ENOSPC/EDQUOT, and
+// nothing the application was told is written can be refused later.
+void ChooseWriteThrough(FuseMount::Context* ctx, fuse_file_info* fi) {
+  if (!ctx->writeback || (fi->flags & O_ACCMODE) == O_RDONLY) return;
+  if (ctx->fs->WriteRoom() >= ctx->write_reserve) return;
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+}
+
+// The error a space-refused writeback left on handle fh (0: none).
+int WritebackError(FuseMount::Context* ctx, uint64_t fh) {
+  MutexLock l(&ctx->wb_mu);
+  auto it = ctx->wb_errors.find(fh);
+  return it == ctx->wb_errors.end() ? 0 : it->second.err;
+}
+
 // The read-ahead window (fuse_mount.h), once: on the first open, which the
 // kernel sends only after it processed the INIT reply (where it lowered the
 // window to its default).
@@ -267,6 +313,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (kill) KillSuidSgid(req, In(req, ino));
   fi->fh = r.value();
   fi->keep_cache = 1;  // only uzfs changes the file, through this mount
+  ChooseWriteThrough(ctx, fi);
   ctx->open++;
   if (fuse_reply_open(req, fi) == -ENOENT) {  // the open was interrupted
     ctx->open--;
@@ -285,6 +332,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   if (kill) KillSuidSgid(req, r.value().first.ino);
   fi->fh = r.value().second;
   fi->keep_cache = 1;
+  ChooseWriteThrough(ctx, fi);
   ctx->open++;
   fuse_entry_param e = Entry(ctx, r.value().first);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -303,15 +351,47 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
   if (TakeKillSuidgid()) KillSuidSgid(req, In(req, ino));  // a writer without CAP_FSETID
-  auto r = Ctx(req)->fs->Write(fi->fh, static_cast<uint64_t>(off),
-                               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
-  if (!r.ok()) return ReplyErr(req, r.err());
+  if (fi->writepage) {
+    if (int e = WritebackError(ctx, fi->fh); e != 0) return ReplyErr(req, e);
+  }
+  auto r = ctx->fs->Write(fi->fh, static_cast<uint64_t>(off),
+                          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
+  if (!r.ok()) {
+    if (fi->writepage && (r.err() == ENOSPC || r.err() == EDQUOT)) {
+      MutexLock l(&ctx->wb_mu);
+      auto [it, added] = ctx->wb_errors.emplace(fi->fh, FuseMount::Context::RefusedWrites{r.err(), uint64_t(off)});
+      if (!added) it->second.from = std::min(it->second.from, static_cast<uint64_t>(off));
+    }
+    return ReplyErr(req, r.err());
+  }
   fuse_reply_write(req, r.value());
 }
 
-void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  std::optional<FuseMount::Context::RefusedWrites> refused;
+  {
+    MutexLock l(&ctx->wb_mu);
+    if (auto it = ctx->wb_errors.find(fi->fh); it != ctx->wb_errors.end()) {
+      refused = it->second;
+      ctx->wb_errors.erase(it);
+    }
+  }
+  if (refused) {
+    // Every writeback of the handle is over: cut the file at the first
+    // refused byte, then drop the kernel's pages of it, so reads show what
+    // the dataset holds (the kernel keeps the size it computed while the
+    // inode stays cached). Done here, after close: no page is locked now.
+    auto a = ctx->fs->GetAttr(In(req, ino));
+    if (a.ok() && a.value().size > refused->from) {
+      ZplSetAttr cut;
+      cut.size = refused->from;
+      (void)ctx->fs->SetAttr(ZplCred{}, In(req, ino), cut);
+    }
+    if (ctx->se != nullptr) (void)fuse_lowlevel_notify_inval_inode(ctx->se, ino, 0, 0);
+  }
   ZplStatus s = ctx->fs->Release(fi->fh);
   ctx->open--;
   ReplyStatus(req, s);
@@ -464,7 +544,13 @@ bool KernelWritesBackWithoutFlush() {
   return major > 5 || (major == 5 && minor >= 9);
 }
 
-void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+// close(2), after the kernel wrote the handle's dirty pages back. The
+// kernel reports a refused writeback itself when it still has the error
+// (ENOSPC as is, anything else as EIO); when an fsync already took it,
+// close still says so, with uzfsd's own errno.
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  fuse_reply_err(req, WritebackError(Ctx(req), fi->fh));
+}
 
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;
@@ -605,6 +691,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
     }
   }
   m->device_ = MountDevice(m->mountpoint_);
+  m->ctx_->write_reserve = opts.write_reserve != 0 ? opts.write_reserve : DefaultWriteReserve(m->device_);
   // Our own read/writev on the mounted descriptor (fuse_killpriv.h); on
   // failure libfuse keeps its own and the kernel keeps clearing the bits.
   static const fuse_custom_io io = {.writev = IoWritev, .read = IoRead, .splice_receive = nullptr,

@@ -27,7 +27,15 @@
 //     byte (docs/PERFORMANCE.md, "Cold sequential read, session 6"). Needs
 //     root (the sysfs file); left at the kernel's otherwise;
 //   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs;
-//   - no FLUSH requests (close has nothing to tell uzfsd);
+//   - full datasets and pools fail write(2), not a later close: a file
+//     opened for writing while the dataset has less than `write_reserve`
+//     bytes of room (ZplFs::WriteRoom: quota, refquota, pool space) is
+//     opened direct (FOPEN_DIRECT_IO): its writes reach uzfsd at once and
+//     get its ENOSPC/EDQUOT. A file opened with more room writes through
+//     the page cache; if uzfsd refuses one of its writebacks for space, it
+//     refuses every later one of that handle too (no holes behind the
+//     failure), close (FLUSH) and fsync report the error, and the kernel's
+//     pages of the file are dropped at release;
 //   - set-user-ID/set-group-ID are cleared by uzfsd on the kernel's word
 //     (FUSE_HANDLE_KILLPRIV_V2, fuse_killpriv.h), so page-cache writes do
 //     not ask for security.capability each time.
@@ -93,6 +101,11 @@ struct FuseMountOptions {
   // The kernel's read-ahead window for the mount, KiB (see above); 0 leaves
   // the kernel's default.
   unsigned read_ahead_kb = 4096;
+  // Writes bypass the page cache for files opened while less than this many
+  // bytes can still be written to the dataset (quota, refquota, pool
+  // space): see above. 0: four times what the kernel may keep dirty for the
+  // mount (its bdi's max_bytes), at least 256 MiB.
+  uint64_t write_reserve = 0;
   bool debug = false;           // libfuse's request trace on stderr
 };
 

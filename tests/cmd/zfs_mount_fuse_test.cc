@@ -412,5 +412,77 @@ TEST_F(MountCli, RepairedDamageIsExplained) {
   EXPECT_TRUE(Has(r.out, "errors: No known data errors\n")) << r.out;
 }
 
+// Writes 1 MiB blocks of `seed`-derived bytes to a new file until write(2)
+// fails or `max_mib` are written; the errno of the failed write (0: none),
+// the bytes write(2) acknowledged, and close's result.
+struct FillResult {
+  int write_errno = 0;
+  uint64_t acked = 0;
+  int close_rc = 0;
+};
+FillResult Fill(const std::string& path, int max_mib, uint64_t seed) {
+  FillResult r;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    r.write_errno = errno;
+    return r;
+  }
+  for (int i = 0; i < max_mib; i++) {
+    const std::vector<uint8_t> block = test::RandomBytes(1 << 20, seed + static_cast<uint64_t>(i));
+    const ssize_t n = ::write(fd, block.data(), block.size());
+    if (n < 0) {
+      r.write_errno = errno;
+      break;
+    }
+    r.acked += static_cast<uint64_t>(n);
+    if (n != static_cast<ssize_t>(block.size())) continue;  // short: the next write fails
+  }
+  r.close_rc = ::close(fd);
+  return r;
+}
+
+// The first `n` bytes Fill(seed) wrote.
+std::vector<uint8_t> FillBytes(uint64_t n, uint64_t seed) {
+  std::vector<uint8_t> out;
+  for (uint64_t i = 0; out.size() < n; i++) {
+    const std::vector<uint8_t> b = test::RandomBytes(1 << 20, seed + i);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  out.resize(n);
+  return out;
+}
+
+// A full pool and a quota fail write(2) itself (ENOSPC, EDQUOT), close
+// succeeds, and after export/import the file holds exactly the bytes that
+// were acknowledged. Deleting on the full pool works.
+TEST_F(MountCli, FullPoolAndQuotaFailTheWriteItself) {
+  UZFS_REQUIRE_FUSE();
+  Ran r = env_.Zpool("create -m " + root_ + " tank " + env_.Dev("d0", 256ull << 20));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("create -o quota=40M tank/q").rc, 0);
+  const FillResult q = Fill(root_ + "/q/f", 100, 100);
+  EXPECT_EQ(q.write_errno, EDQUOT);
+  EXPECT_EQ(q.close_rc, 0);
+  EXPECT_GT(q.acked, 20ull << 20);
+  WriteText(root_ + "/spare", std::string(100000, 's'));
+  const FillResult p = Fill(root_ + "/f", 400, 1000);
+  EXPECT_EQ(p.write_errno, ENOSPC);
+  EXPECT_EQ(p.close_rc, 0);
+  EXPECT_GT(p.acked, 50ull << 20);
+  // The full pool still takes deletes.
+  ASSERT_EQ(::unlink((root_ + "/spare").c_str()), 0);
+  const FillResult more = Fill(root_ + "/g", 1, 5);
+  EXPECT_EQ(more.write_errno, ENOSPC) << "the pool was not full";
+
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  EXPECT_EQ(test::ReadFile(root_ + "/q/f"), FillBytes(q.acked, 100));
+  EXPECT_EQ(test::ReadFile(root_ + "/f"), FillBytes(p.acked, 1000));
+  EXPECT_FALSE(fs::exists(root_ + "/spare"));
+  ASSERT_EQ(::unlink((root_ + "/f").c_str()), 0);
+  ASSERT_EQ(::unlink((root_ + "/g").c_str()), 0);
+  EXPECT_EQ(env_.Zpool("status -x").out, "all pools are healthy\n");
+}
+
 }  // namespace
 }  // namespace uzfs

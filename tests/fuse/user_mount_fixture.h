@@ -77,7 +77,7 @@ class UserMountTest : public ::testing::Test {
     ASSERT_TRUE(z.ok()) << z.status().ToString();
     zpl_ = std::move(*z);
     fs::create_directories(dir_.path() / "mnt");
-    FuseMountOptions fo;
+    FuseMountOptions fo = MountOptions();
     fo.debug = std::getenv("UZFS_FUSE_DEBUG") != nullptr;
     auto m = FuseMount::Start(*zpl_, (dir_.path() / "mnt").string(), fo);
     ASSERT_UZFS_OK(m.status());
@@ -85,6 +85,8 @@ class UserMountTest : public ::testing::Test {
     mnt_ = fuse_->mountpoint();
     ASSERT_EQ(chmod(mnt_.c_str(), 0777), 0);
   }
+  // The mount's options (a test may change some).
+  virtual FuseMountOptions MountOptions() const { return {}; }
   void TearDown() override {
     if (fuse_) {
       EXPECT_UZFS_OK(fuse_->Stop(true));

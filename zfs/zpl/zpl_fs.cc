@@ -1414,30 +1414,53 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // with space to spare.
   ZplStatus CheckSpace(uint64_t bytes) UZFS_REQUIRES(mu_) {
     for (bool synced = false;; synced = true) {
-      const TxgStats ts = pool_.txg_stats();
-      if (space_txg_ != ts.synced_txg) {
-        ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
-        space_ = sp;
-        space_txg_ = ts.synced_txg;
-      }
-      // This dataset's bytes dirty in txgs not yet synced, twice (data copies
-      // and the metadata above them), plus a margin for the MOS and space maps.
-      // And the pool's live log blocks in the main class, which AVAIL
-      // still counts as free until the txgs they log sync.
-      const uint64_t dirty = DirtyNow(ts);
-      const uint64_t logged = pool_.zil_main_bytes();
-      const uint64_t need = bytes + 2 * dirty + logged + kSpaceMargin;
+      uint64_t pending = 0;
+      ZPL_ASSIGN(Room room, RoomLocked(&pending));
+      const uint64_t need = bytes + pending;
       ZplStatus s = ZplStatus::Ok();
-      if (quota_ != 0 && space_.used + need > quota_) {
-        s = Err(EDQUOT, "quota exceeded");
-      } else if (refquota_ != 0 && space_.refer + need > refquota_) {
-        s = Err(EDQUOT, "refquota exceeded");
-      } else if (need > space_.avail) {
+      if (need > room.quota) {
+        s = Err(EDQUOT, quota_ != 0 && space_.used + need > quota_ ? "quota exceeded" : "refquota exceeded");
+      } else if (need > room.pool) {
         s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
       }
-      if (s.ok() || synced || (dirty == 0 && logged == 0)) return s;
+      if (s.ok() || synced || pending == kSpaceMargin) return s;
       ZPL_TRY_S(pool_.Sync());
     }
+  }
+
+  // What is left under the dataset's limits before anything pending is
+  // counted: quota (the tighter of quota and refquota; max when neither is
+  // set) and the pool's AVAIL for it. *pending: what CheckSpace adds to a
+  // change's own estimate: this dataset's bytes dirty in txgs not yet
+  // synced, twice (data copies and the metadata above them), the pool's
+  // live log blocks in the main class (AVAIL still counts them as free
+  // until the txgs they log sync) and a margin for the MOS and space maps.
+  struct Room {
+    uint64_t quota = UINT64_MAX, pool = 0;
+  };
+  ZplResult<Room> RoomLocked(uint64_t* pending) UZFS_REQUIRES(mu_) {
+    const TxgStats ts = pool_.txg_stats();
+    if (space_txg_ != ts.synced_txg) {
+      ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+      space_ = sp;
+      space_txg_ = ts.synced_txg;
+    }
+    *pending = 2 * DirtyNow(ts) + pool_.zil_main_bytes() + kSpaceMargin;
+    Room r;
+    if (quota_ != 0) r.quota = quota_ > space_.used ? quota_ - space_.used : 0;
+    if (refquota_ != 0) r.quota = std::min(r.quota, refquota_ > space_.refer ? refquota_ - space_.refer : 0);
+    r.pool = space_.avail;
+    return r;
+  }
+
+  uint64_t WriteRoom() override UZFS_EXCLUDES(mu_) {
+    MutexLock l(&mu_);
+    if (readonly_locked()) return 0;
+    uint64_t pending = 0;
+    auto room = RoomLocked(&pending);
+    if (!room.ok()) return 0;
+    const uint64_t limit = std::min(room->quota, room->pool);
+    return limit > pending ? limit - pending : 0;
   }
 
   // ---- permissions

@@ -258,6 +258,9 @@ class ZplFs {
                                                           std::string_view name, uint32_t mode,
                                                           int open_flags,
                                                           ZplHandleUse use = ZplHandleUse::kAsOpened) = 0;
+  // Bytes that can still be written before a write fails with ENOSPC or
+  // EDQUOT, as the space check counts them now (0 when none, or read-only).
+  virtual uint64_t WriteRoom() = 0;
   // O_TRUNC honoured; O_APPEND makes every Write append. Permission is
   // checked for the access `open_flags` asks for, whatever `use` adds.
   virtual ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags,
