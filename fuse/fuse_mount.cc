@@ -4,6 +4,7 @@
 #include "fuse/fuse_killpriv.h"
 #include "fuse/fuse_loop.h"
 #include "zfs/util/mutex.h"
+#include "zfs/zpl/zpl_path.h"
 
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/mount.h>
@@ -390,7 +391,17 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       cut.size = refused->from;
       (void)ctx->fs->SetAttr(ZplCred{}, In(req, ino), cut);
     }
-    if (ctx->se != nullptr) (void)fuse_lowlevel_notify_inval_inode(ctx->se, ino, 0, 0);
+    if (ctx->se != nullptr) {
+      (void)fuse_lowlevel_notify_inval_inode(ctx->se, ino, 0, 0);
+      // The kernel trusts its own size under the writeback cache: drop the
+      // name too, so the inode is looked up again with the size it has now.
+      if (a.ok()) {
+        if (auto name = ZplNameIn(*ctx->fs, a.value().parent, In(req, ino)); name.ok()) {
+          const std::string& n = name.value();
+          (void)fuse_lowlevel_notify_inval_entry(ctx->se, Out(ctx, a.value().parent), n.c_str(), n.size());
+        }
+      }
+    }
   }
   ZplStatus s = ctx->fs->Release(fi->fh);
   ctx->open--;

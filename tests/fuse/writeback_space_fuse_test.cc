@@ -7,6 +7,7 @@
 //
 // Needs /dev/fuse and root; skips otherwise, unless UZFS_REQUIRE_FUSE=1.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,6 +74,11 @@ TEST_F(WritebackSpaceFuseTest, RefusedWritebackLeavesAPrefixAndCloseSaysSo) {
     }
   }
   ASSERT_TRUE(zpl_->Release(h.value()).ok());
+  // The mount shows the size the dataset holds, not the one the kernel
+  // had computed from the refused writes.
+  struct stat st;
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), size);
   EXPECT_EQ(::unlink(p.c_str()), 0);
 }
 

@@ -10,8 +10,9 @@ namespace {
 constexpr int kMaxDepth = 4096;
 constexpr uint64_t kSkipDots = 2;  // the ReadDir cookie after "." and "..", which also leaves atime alone
 
-// The name under which `dir` lists `ino`; ENOENT when it does not.
-ZplResult<std::string> NameIn(ZplFs& fs, uint64_t dir, uint64_t ino) {
+}  // namespace
+
+ZplResult<std::string> ZplNameIn(ZplFs& fs, uint64_t dir, uint64_t ino) {
   const ZplCred root{};
   uint64_t cookie = kSkipDots;
   for (;;) {
@@ -26,8 +27,6 @@ ZplResult<std::string> NameIn(ZplFs& fs, uint64_t dir, uint64_t ino) {
   return ZplResult<std::string>(ZplStatus(ENOENT, "object " + std::to_string(ino) + " is not named in its directory"));
 }
 
-}  // namespace
-
 ZplResult<std::string> ZplPathOf(ZplFs& fs, uint64_t ino) {
   std::vector<std::string> parts;
   uint64_t cur = ino;
@@ -35,7 +34,7 @@ ZplResult<std::string> ZplPathOf(ZplFs& fs, uint64_t ino) {
     if (depth >= kMaxDepth) return ZplResult<std::string>(ZplStatus(ELOOP, "parent chain too long"));
     auto a = fs.GetAttr(cur);
     if (!a.ok()) return ZplResult<std::string>(a.status());
-    auto name = NameIn(fs, a.value().parent, cur);
+    auto name = ZplNameIn(fs, a.value().parent, cur);
     if (!name.ok()) return name;
     parts.push_back(name.value());
     cur = a.value().parent;

@@ -18,5 +18,7 @@ namespace uzfs {
 // unlinked file still open), ELOOP for a parent chain that never reaches
 // the root.
 ZplResult<std::string> ZplPathOf(ZplFs& fs, uint64_t ino);
+// The name under which directory `dir` lists `ino`; ENOENT when it does not.
+ZplResult<std::string> ZplNameIn(ZplFs& fs, uint64_t dir, uint64_t ino);
 
 }  // namespace uzfs
