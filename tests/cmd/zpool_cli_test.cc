@@ -384,7 +384,7 @@ TEST(ZpoolCli, DegradedPoolStatusExitsZero) {
   EXPECT_EQ(r.rc, 0);  // as ZFS: status exits 0 on an unhealthy pool
   EXPECT_TRUE(Contains(r.out, " state: DEGRADED\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\nstatus: ")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "REMOVED      0     0     0  cannot open\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "UNAVAIL      0     0     0  cannot open\n")) << r.out;
   r = env.Zpool("status -x");
   EXPECT_EQ(r.rc, 0);
   EXPECT_TRUE(Contains(r.out, "  pool: dp\n")) << r.out;

@@ -775,7 +775,9 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   //    failed task reports its error but the txg still syncs.
   //    A task checks everything before it changes anything, so a task that
   //    fails for bad input changed nothing and the txg goes on.
-  // 0. Last txg's deferred frees (its later passes' replaced blocks).
+  // 0. Devices changed under the pool get no more writes; last txg's
+  //    deferred frees (its later passes' replaced blocks).
+  CheckLeaves();
   if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
   std::vector<PendingTask> tasks = std::move(tasks_);
   tasks_.clear();

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -318,6 +319,9 @@ class Pool final : private TxgSyncer {
   // Every damaged block known: both logs in the MOS and the ones not
   // synced yet, sorted, without repeats.
   Result<std::vector<DataErrorBookmark>> DataErrors() UZFS_EXCLUDES(mu_, errlog_mu_);
+  // How often each leaf's labels are read back to check they still name
+  // this pool and leaf (pool_health.cc; a minute unless told).
+  void SetLabelCheckInterval(std::chrono::seconds every) UZFS_EXCLUDES(mu_);
   // Where the pool reports events, one line each (the daemon's log).
   void SetEventLog(std::function<void(const std::string&)> log) UZFS_EXCLUDES(errlog_mu_);
   // The name of the dataset whose object number is `ds_obj`; NotFound.
@@ -496,6 +500,9 @@ class Pool final : private TxgSyncer {
   Status WriteErrorLog(uint64_t txg) UZFS_REQUIRES(mu_);
   // Reads the pool directory's error log objects (import).
   void LoadErrorLog() UZFS_REQUIRES(mu_);
+  // Marks UNAVAIL every leaf whose device changed under the pool
+  // (pool_health.cc). Before each txg's writes.
+  void CheckLeaves() UZFS_REQUIRES(mu_);
   // ObjsetWriterOptions::on_read_error for object set `objset` (0: MOS).
   std::function<void(uint64_t, int64_t, uint64_t, const Status&)> ReadErrorHook(uint64_t objset);
   Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
@@ -611,6 +618,9 @@ class Pool final : private TxgSyncer {
   // another space map (which would keep the passes from converging).
   std::vector<BlockPtr> deferred_frees_ UZFS_GUARDED_BY(mu_);
   uint64_t history_obj_ UZFS_GUARDED_BY(mu_) = 0;
+  // When each leaf's labels were last checked (CheckLeaves), by guid.
+  std::map<uint64_t, std::chrono::steady_clock::time_point> label_checked_ UZFS_GUARDED_BY(mu_);
+  std::chrono::seconds label_check_interval_ UZFS_GUARDED_BY(mu_){60};
   uint64_t errlog_last_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t errlog_scrub_obj_ UZFS_GUARDED_BY(mu_) = 0;
   // Leaf lock: taken alone, from reading threads that may hold any other.

@@ -114,7 +114,7 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint6
     // Big enough for its parent's geometry (the size is never used for I/O).
     const uint64_t size = std::max(ctx.leaf_size, need + kLeafFrontReserve + kLeafBackReserve);
     auto leaf = MakeLeafVdev(std::make_unique<AbsentDevice>(path, size), *ctx.io, guid, ctx.ashift);
-    leaf->MarkRemoved();
+    leaf->MarkUnavail();  // ZFS's word for a device it cannot open
     return leaf;
   }
   if (type != "mirror" && type != "raidz" && type != "replacing" && type != "spare") {

@@ -131,6 +131,12 @@ class BlockDevice {
   // their flush writes no allocation metadata (FileDevice). A no-op here
   // and on block devices.
   virtual void PrefillHoles(uint64_t chunk) { (void)chunk; }
+  // Whether the device is still the one that was opened, as far as one
+  // cheap look can tell (a file: not shrunk, not deleted; a block device:
+  // the same size). IoError saying what changed otherwise. What a pool
+  // checks before each txg, so a device changed under it is taken out of
+  // use instead of being written to.
+  virtual Status CheckIdentity() const { return Status::Ok(); }
   // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none.
   // No device in the tree requires any today (FileDevice bounces); the check
   // stays for devices that would.

@@ -86,6 +86,7 @@ class FaultDevice final : public BlockDevice {
   explicit FaultDevice(std::unique_ptr<BlockDevice> inner, const FaultDeviceOptions& opts = {});
 
   uint64_t Size() const override { return inner_->Size(); }
+  Status CheckIdentity() const override { return inner_->CheckIdentity(); }
   uint32_t AshiftHint() const override { return inner_->AshiftHint(); }
   const std::string& path() const override { return inner_->path(); }
   uint32_t RequiredAlignment() const override { return inner_->RequiredAlignment(); }

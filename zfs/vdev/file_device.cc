@@ -385,6 +385,26 @@ Status FileDevice::DoFlush() {
   return Status::Ok();
 }
 
+Status FileDevice::CheckIdentity() const {
+  struct stat st;
+  if (fstat(fd_, &st) != 0) return Status::IoError(path_ + ": " + std::strerror(errno));
+  if (is_block_) {
+    uint64_t now = 0;
+    if (ioctl(fd_, BLKGETSIZE64, &now) != 0) return Status::IoError(path_ + ": " + std::strerror(errno));
+    if (now != size_) {
+      return Status::IoError(path_ + " changed size from " + std::to_string(size_) + " to " + std::to_string(now) +
+                             " bytes");
+    }
+    return Status::Ok();
+  }
+  if (st.st_nlink == 0) return Status::IoError(path_ + " was deleted");
+  if (static_cast<uint64_t>(st.st_size) < size_) {
+    return Status::IoError(path_ + " shrank from " + std::to_string(size_) + " to " + std::to_string(st.st_size) +
+                           " bytes");
+  }
+  return Status::Ok();
+}
+
 bool DeviceHeldElsewhere(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;

@@ -174,6 +174,10 @@ void Vdev::MarkRemoved() {
   if (kind_ == VdevKind::kLeaf) static_cast<LeafVdev*>(this)->SetState(VdevState::kRemoved);
 }
 
+void Vdev::MarkUnavail() {
+  if (kind_ == VdevKind::kLeaf) static_cast<LeafVdev*>(this)->SetState(VdevState::kUnavail);
+}
+
 void Vdev::AppendFlushes(std::vector<ChildIo>* ios) {
   for (Vdev* c : children()) c->AppendFlushes(ios);
 }

@@ -36,8 +36,10 @@
 //    raidz or mirror line. repaired_bytes is what self-healing wrote.
 //  - State: a leaf is ONLINE until taken OFFLINE (Offline()), marked
 //    REMOVED (MarkRemoved(): its device vanished) or found UNAVAIL (an I/O
-//    error was followed by a failed probe of the device: an 8 KiB read at
-//    its start, and for a write error also a rewrite of the same bytes).
+//    error was followed by a failed probe of the device: its identity
+//    check (BlockDevice::CheckIdentity) and an 8 KiB read at its start,
+//    and for a write error also a rewrite of the same bytes; or the pool
+//    found it changed: MarkUnavail()).
 //    Interior states derive from the children: mirror DEGRADED when any
 //    side is not usable, UNAVAIL ("insufficient replicas", what zpool status
 //    shows; OpenZFS's CANT_OPEN) when none is; raidz DEGRADED with 1..nparity
@@ -272,6 +274,9 @@ class Vdev {
   Status Online();
   // The device vanished (hot unplug): REMOVED until Online().
   void MarkRemoved();
+  // The device cannot be used (missing at import, changed under the pool:
+  // shrunk, deleted, its labels no longer ours): UNAVAIL until Online().
+  void MarkUnavail();
   // The leaf's device (nullptr for interior vdevs).
   virtual BlockDevice* device() const { return nullptr; }
 

@@ -22,7 +22,8 @@ uint64_t LeafVdev::DeviceOffset(uint64_t offset) { return kLeafFrontReserve + of
 
 Status LeafVdev::Probe(bool write_test) {
   AlignedBuffer buf(8192, std::max<uint32_t>(4096, dev_->RequiredAlignment()));
-  Status s = dev_->Read(0, buf.span());
+  Status s = dev_->CheckIdentity();
+  if (s.ok()) s = dev_->Read(0, buf.span());
   // The first 8 KiB of label 0 are blank padding; rewriting what was read
   // there tests the write path without changing anything.
   if (s.ok() && write_test) s = dev_->Write(0, buf.span());
