@@ -2,20 +2,31 @@
 #include "zfs/util/thread_pool.h"
 
 namespace uzfs {
+namespace {
 
-ThreadPool::ThreadPool(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  workers_.reserve(threads);
-  for (unsigned i = 0; i < threads; i++) workers_.emplace_back([this] { Work(); });
+constexpr std::chrono::milliseconds kIdleExit{2000};
+
+unsigned OrCores(unsigned threads) {
+  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
+}  // namespace
+
+ThreadPool::ThreadPool(unsigned threads) : threads_(OrCores(threads), kIdleExit) {}
+
 ThreadPool::~ThreadPool() { Shutdown(); }
+
+unsigned ThreadPool::live() {
+  MutexLock l(&mu_);
+  return threads_.live();
+}
 
 void ThreadPool::Submit(std::function<void()> task) {
   {
     MutexLock l(&mu_);
     if (!stopping_) {
       queue_.push_back(std::move(task));
+      threads_.Grow(queue_.size(), [this] { Work(); });
       cv_.Signal();
       return;
     }
@@ -30,7 +41,7 @@ void ThreadPool::Shutdown() {
     stopping_ = true;
     cv_.SignalAll();
   }
-  for (auto& t : workers_) t.join();
+  threads_.JoinAll(&mu_);
 }
 
 void ThreadPool::Work() {
@@ -38,8 +49,16 @@ void ThreadPool::Work() {
     std::function<void()> task;
     {
       MutexLock l(&mu_);
-      while (queue_.empty() && !stopping_) cv_.Wait(&mu_);
-      if (queue_.empty()) return;  // stopping and drained
+      while (queue_.empty() && !stopping_) {
+        if (!threads_.Idle(&mu_, &cv_) && queue_.empty() && !stopping_) {
+          threads_.Leaving();
+          return;
+        }
+      }
+      if (queue_.empty()) {  // stopping and drained
+        threads_.Leaving();
+        return;
+      }
       task = std::move(queue_.front());
       queue_.pop_front();
     }

@@ -1,6 +1,9 @@
-// ThreadPool: a fixed set of worker threads running queued tasks in FIFO
-// order. The ZIO pipeline runs its stages (compress, checksum, allocate,
-// issue; verify, decompress) on one, so every core works on blocks at once.
+// ThreadPool: worker threads running queued tasks in FIFO order. The ZIO
+// pipeline runs its stages (compress, checksum, allocate, issue; verify,
+// decompress) on one, so every core works on blocks at once. Threads come
+// and go with the work (elastic_threads.h): one is started when more tasks
+// wait than workers are idle, up to the pool's size, and a worker idle for
+// two seconds leaves, so an idle pool holds none.
 //
 // Promises: every task submitted before the destructor (or Shutdown) starts
 // runs exactly once; the destructor waits for them, then joins the workers.
@@ -14,13 +17,14 @@
 #include <thread>
 #include <vector>
 
+#include "zfs/util/elastic_threads.h"
 #include "zfs/util/mutex.h"
 
 namespace uzfs {
 
 class ThreadPool {
  public:
-  // threads == 0 means one per core.
+  // At most `threads` workers at once; 0 means one per core.
   explicit ThreadPool(unsigned threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -29,7 +33,9 @@ class ThreadPool {
   void Submit(std::function<void()> task) UZFS_EXCLUDES(mu_);
   // Runs the queue dry and joins the workers; later Submits run inline.
   void Shutdown() UZFS_EXCLUDES(mu_);
-  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+  unsigned size() const { return threads_.max(); }
+  // Workers running now (0 when idle long enough).
+  unsigned live() UZFS_EXCLUDES(mu_);
 
  private:
   void Work() UZFS_EXCLUDES(mu_);
@@ -38,7 +44,7 @@ class ThreadPool {
   CondVar cv_;
   std::deque<std::function<void()>> queue_ UZFS_GUARDED_BY(mu_);
   bool stopping_ UZFS_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> workers_;
+  ElasticThreads threads_;  // under mu_ (JoinAll takes it itself)
 };
 
 }  // namespace uzfs

@@ -132,10 +132,8 @@ Status ExecuteSync(const IoRequest& req) {
 
 WorkerPool::WorkerPool(const IoEngine* owner, uint32_t threads, CompleteFn complete,
                        CancelFn cancel)
-    : owner_(owner), complete_(std::move(complete)), cancel_(std::move(cancel)) {
-  threads_.reserve(threads);
-  for (uint32_t i = 0; i < threads; i++) threads_.emplace_back([this] { Run(); });
-}
+    : owner_(owner), complete_(std::move(complete)), cancel_(std::move(cancel)),
+      threads_(threads, std::chrono::milliseconds(2000)) {}
 
 WorkerPool::~WorkerPool() { Shutdown(ShutdownMode::kDrain); }
 
@@ -144,6 +142,7 @@ bool WorkerPool::Enqueue(std::vector<IoRequest>* reqs) {
     MutexLock l(&mu_);
     if (stopping_) return false;
     for (IoRequest& r : *reqs) queue_.push_back(std::move(r));
+    for (size_t i = 0; i < reqs->size(); i++) threads_.Grow(queue_.size(), [this] { Run(); });
   }
   if (reqs->size() == 1) {
     cv_.Signal();
@@ -160,8 +159,14 @@ void WorkerPool::Run() {
     IoRequest req;
     {
       MutexLock l(&mu_);
-      while (queue_.empty() && !stopping_) cv_.Wait(&mu_);
-      if (queue_.empty()) break;  // stopping and nothing left to drain
+      bool leave = false;
+      while (queue_.empty() && !stopping_ && !leave) {
+        leave = !threads_.Idle(&mu_, &cv_) && queue_.empty() && !stopping_;
+      }
+      if (leave || queue_.empty()) {  // idle too long, or stopping and drained
+        threads_.Leaving();
+        break;
+      }
       req = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -183,7 +188,7 @@ void WorkerPool::Shutdown(ShutdownMode mode) {
   }
   cv_.SignalAll();
   for (IoRequest& r : cancelled) cancel_(r);
-  for (std::thread& t : threads_) t.join();
+  threads_.JoinAll(&mu_);
   joined_ = true;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "zfs/vdev/io_engine.h"
+#include "zfs/util/elastic_threads.h"
 #include "zfs/util/mutex.h"
 
 namespace uzfs::vdev_internal {
@@ -51,7 +52,9 @@ class WorkerPool {
   CondVar cv_;
   std::deque<IoRequest> queue_ UZFS_GUARDED_BY(mu_);
   bool stopping_ UZFS_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;  // written by ctor, joined by Shutdown
+  // Started on demand up to the engine's thread count; an idle one leaves
+  // (elastic_threads.h). Under mu_ (JoinAll takes it itself).
+  ElasticThreads threads_;
   Mutex shutdown_mu_;                 // serialises Shutdown calls
   bool joined_ UZFS_GUARDED_BY(shutdown_mu_) = false;
 };
