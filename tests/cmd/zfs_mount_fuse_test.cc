@@ -281,22 +281,7 @@ TEST_F(MountCli, ExportImportReadsTheDisksAgain) {
   for (int i = 0; i < 3; i++) ASSERT_EQ(ReadText(root_ + "/f"), pattern);
   ASSERT_EQ(env_.Zpool("export tank").rc, 0);
   // Overwrite every copy of the pattern on the disk (uncompressed data).
-  std::vector<uint8_t> disk = test::ReadFile(d0);
-  const std::string piece(100, 'D');
-  size_t hits = 0;
-  const std::string needle = pattern.substr(0, 100);
-  for (size_t at = 0; at + needle.size() <= disk.size();) {
-    auto it = std::search(disk.begin() + static_cast<std::ptrdiff_t>(at), disk.end(), needle.begin(), needle.end());
-    if (it == disk.end()) break;
-    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
-    at = static_cast<size_t>(it - disk.begin()) + needle.size();
-    hits++;
-  }
-  ASSERT_GT(hits, 1000u) << "the file's data was not found on the disk";
-  {
-    std::ofstream out(d0, std::ios::binary | std::ios::in | std::ios::out);
-    out.write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
-  }
+  ASSERT_GT(test::OverwriteAll(d0, pattern.substr(0, 100)), 1000) << "the file's data was not found on the disk";
   r = env_.Zpool("import -d " + env_.devdir() + " tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   const int fd = ::open((root_ + "/f").c_str(), O_RDONLY);
@@ -314,21 +299,6 @@ TEST_F(MountCli, ExportImportReadsTheDisksAgain) {
   }
   EXPECT_NE(cksum, "0") << r.out;
   EXPECT_NE(cksum, "") << r.out;
-}
-
-// Overwrites every copy of `needle` in the device file with 'X's; how many
-// copies it found.
-int DamageOnDisk(const std::string& dev, const std::string& needle) {
-  std::vector<uint8_t> disk = test::ReadFile(dev);
-  int hits = 0;
-  for (auto it = disk.begin(); (it = std::search(it, disk.end(), needle.begin(), needle.end())) != disk.end();) {
-    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
-    it += static_cast<std::ptrdiff_t>(needle.size());
-    hits++;
-  }
-  std::fstream(dev, std::ios::binary | std::ios::in | std::ios::out)
-      .write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
-  return hits;
 }
 
 // errno of reading the whole file (0: it read).
@@ -362,7 +332,7 @@ TEST_F(MountCli, UnrecoverableDamageIsReportedAndKept) {
   WriteText(root_ + "/dir/f", pattern);
   WriteText(root_ + "/good", "fine\n");
   ASSERT_EQ(env_.Zpool("export tank").rc, 0);
-  ASSERT_GT(DamageOnDisk(d0, pattern.substr(0, 100)), 0);
+  ASSERT_GT(test::OverwriteAll(d0, pattern.substr(0, 100)), 0);
   ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
   EXPECT_EQ(ReadText(root_ + "/good"), "fine\n");
   EXPECT_EQ(ReadErrno(root_ + "/dir/f"), EIO);
@@ -404,7 +374,7 @@ TEST_F(MountCli, RepairedDamageIsExplained) {
   for (int i = 0; i < 30000; i++) pattern += "HEALEDDATA";
   WriteText(root_ + "/f", pattern);
   ASSERT_EQ(env_.Zpool("export tank").rc, 0);
-  ASSERT_GT(DamageOnDisk(a, pattern.substr(0, 100)), 0);
+  ASSERT_GT(test::OverwriteAll(a, pattern.substr(0, 100)), 0);
   ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
   EXPECT_EQ(ReadText(root_ + "/f"), pattern);
   r = env_.Zpool("status -x");

@@ -20,20 +20,6 @@
 namespace uzfs {
 namespace {
 
-// Overwrites every copy of `needle` in the device file; how many it found.
-int Damage(const std::string& dev, const std::vector<uint8_t>& needle) {
-  std::vector<uint8_t> disk = test::ReadFile(dev);
-  int hits = 0;
-  for (auto it = disk.begin(); (it = std::search(it, disk.end(), needle.begin(), needle.end())) != disk.end();) {
-    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
-    it += static_cast<std::ptrdiff_t>(needle.size());
-    hits++;
-  }
-  std::fstream(dev, std::ios::binary | std::ios::in | std::ios::out)
-      .write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
-  return hits;
-}
-
 TEST(ErrorLogCompat, UzfsFindingsListedByZfsFuse) {
   test::TempDir dir;
   PoolLayout layout;
@@ -47,7 +33,7 @@ TEST(ErrorLogCompat, UzfsFindingsListedByZfsFuse) {
     ASSERT_UZFS_OK((*p)->Export());
   }
   const std::vector<uint8_t> data = test::RandomBytes(kSize, 11);
-  ASSERT_EQ(Damage(layout.data[0].path, std::vector<uint8_t>(data.begin() + 1000, data.begin() + 1512)), 1);
+  ASSERT_EQ(test::OverwriteAll(layout.data[0].path, std::vector<uint8_t>(data.begin() + 1000, data.begin() + 1512)), 1);
   {
     auto p = pooltest::ImportFrom(dir.path(), "ep");
     ASSERT_UZFS_OK(p.status());
@@ -86,7 +72,7 @@ TEST(ErrorLogCompat, ZfsFuseFindingsListedByUzfs) {
             0)
       << out;
   const uint64_t ino = std::strtoull(out.substr(out.find_first_of("0123456789")).c_str(), nullptr, 10);
-  ASSERT_GT(Damage((dir.path() / "z0").string(), std::vector<uint8_t>(pattern.begin(), pattern.begin() + 200)), 0);
+  ASSERT_GT(test::OverwriteAll((dir.path() / "z0").string(), std::vector<uint8_t>(pattern.begin(), pattern.begin() + 200)), 0);
   ASSERT_EQ(test::RunInZfsFuseSandbox("d=" + d +
                                           "\nzpool import -d $d zq\n"
                                           "for i in $(seq 1 100); do mountpoint -q $d/mnt && break; sleep 0.1; done\n"

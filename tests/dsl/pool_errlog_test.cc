@@ -34,21 +34,6 @@ TEST(ErrorLogName, RoundTripsAndRejectsOtherNames) {
   }
 }
 
-// Overwrites the copy of `needle` on the device file with 'X's; how many
-// copies it found.
-int Damage(const std::string& dev, const std::vector<uint8_t>& needle) {
-  std::vector<uint8_t> disk = test::ReadFile(dev);
-  int hits = 0;
-  for (auto it = disk.begin(); (it = std::search(it, disk.end(), needle.begin(), needle.end())) != disk.end();) {
-    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
-    it += static_cast<std::ptrdiff_t>(needle.size());
-    hits++;
-  }
-  std::fstream(dev, std::ios::binary | std::ios::in | std::ios::out)
-      .write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
-  return hits;
-}
-
 TEST(PoolErrorLog, DamagedBlockIsListedAcrossImports) {
   test::TempDir dir;
   PoolLayout layout;
@@ -68,7 +53,7 @@ TEST(PoolErrorLog, DamagedBlockIsListedAcrossImports) {
   // Damage the middle record (random bytes: stored uncompressed, once).
   const std::vector<uint8_t> data = test::RandomBytes(3 * kRecord, 7);
   const std::vector<uint8_t> needle(data.begin() + kRecord + 4096, data.begin() + kRecord + 4096 + 512);
-  ASSERT_EQ(Damage(dev, needle), 1);
+  ASSERT_EQ(test::OverwriteAll(dev, needle), 1);
 
   uint64_t ds_obj = 0;
   {

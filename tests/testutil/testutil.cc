@@ -1,6 +1,7 @@
 // Shared test helpers (see testutil.h).
 #include "tests/testutil/testutil.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,23 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
 std::string ReadText(const std::filesystem::path& p) {
   const auto bytes = ReadFile(p);
   return std::string(bytes.begin(), bytes.end());
+}
+
+int OverwriteAll(const std::filesystem::path& file, std::span<const uint8_t> needle) {
+  std::vector<uint8_t> disk = ReadFile(file);
+  int hits = 0;
+  for (auto it = disk.begin(); (it = std::search(it, disk.end(), needle.begin(), needle.end())) != disk.end();) {
+    std::fill(it, it + static_cast<std::ptrdiff_t>(needle.size()), 'X');
+    it += static_cast<std::ptrdiff_t>(needle.size());
+    hits++;
+  }
+  std::fstream(file, std::ios::binary | std::ios::in | std::ios::out)
+      .write(reinterpret_cast<const char*>(disk.data()), static_cast<std::streamsize>(disk.size()));
+  return hits;
+}
+
+int OverwriteAll(const std::filesystem::path& file, std::string_view needle) {
+  return OverwriteAll(file, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(needle.data()), needle.size()));
 }
 
 std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -22,6 +24,10 @@ std::filesystem::path FixturePath(const std::string& rel);
 std::vector<uint8_t> ReadFile(const std::filesystem::path& p);
 // Whole file as text ("" and a test failure if unreadable).
 std::string ReadText(const std::filesystem::path& p);
+// Damage on a device file: overwrites every copy of `needle` in the file
+// with 'X' bytes; how many copies it found.
+int OverwriteAll(const std::filesystem::path& file, std::span<const uint8_t> needle);
+int OverwriteAll(const std::filesystem::path& file, std::string_view needle);
 // Deterministic pseudo-random bytes (xorshift) for a given seed.
 std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed);
 // Bytes parsed from a hex string (whitespace ignored).
