@@ -2,9 +2,12 @@
 // its own uzfsd (no zfs-fuse, no FUSE): the parent's USED and USEDCHILD
 // hold a child's reservation, the siblings' AVAIL lose it; a value that
 // does not fit is refused with zfs's message and exit 1 and changes
-// nothing; the values and the counters are the same after export/import.
+// nothing; the values and the counters are the same after the daemon is
+// killed and after export/import.
 // (The numbers against zfs-fuse: zfs_reservation_compat_test.cc.)
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -97,16 +100,29 @@ TEST(ZfsReservationCli, CountedRefusedAndKept) {
   }
   EXPECT_LE(m["tank"].avail - after["tank"].avail, 256u * 1024) << "only the MOS may have grown";
 
-  // The settings and what they count are on disk.
-  ASSERT_EQ(env.Zpool("export tank").rc, 0);
-  ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " tank").rc, 0);
-  EXPECT_EQ(env.Zfs("get -Hp -o value reservation,refreservation tank/a tank/b").out,
-            std::to_string(50 * kMiB) + "\n0\n0\n" + std::to_string(30 * kMiB) + "\n");
-  auto again = List(env);
-  EXPECT_EQ(again["tank/a"].used, m["tank/a"].used);
-  EXPECT_EQ(again["tank/b"].used, 30 * kMiB);
-  EXPECT_EQ(again["tank/a"].avail, again["tank"].avail + 50 * kMiB - again["tank/a"].used);
-  EXPECT_EQ(again["tank"].used + again["tank"].avail, usable);
+  // The settings and what they count are on disk once `zfs set` returns:
+  // the same after the daemon is killed (the next command starts another,
+  // which imports the pool from its cache file) and after export/import.
+  const pid_t pid = env.DaemonPid();
+  ASSERT_TRUE(CliEnv::Alive(pid));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 3000 && CliEnv::Alive(pid); i++) ::usleep(1000);
+  ASSERT_FALSE(CliEnv::Alive(pid));
+  for (bool exported : {false, true}) {
+    SCOPED_TRACE(exported ? "after export/import" : "after SIGKILL");
+    if (exported) {
+      ASSERT_EQ(env.Zpool("export tank").rc, 0);
+      ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " tank").rc, 0);
+    }
+    EXPECT_EQ(env.Zfs("get -Hp -o value reservation,refreservation tank/a tank/b").out,
+              std::to_string(50 * kMiB) + "\n0\n0\n" + std::to_string(30 * kMiB) + "\n");
+    auto again = List(env);
+    EXPECT_EQ(again["tank/a"].used, m["tank/a"].used);
+    EXPECT_EQ(again["tank/b"].used, 30 * kMiB);
+    EXPECT_EQ(again["tank/a"].avail, again["tank"].avail + 50 * kMiB - again["tank/a"].used);
+    EXPECT_EQ(again["tank/b"].avail, again["tank"].avail + again["tank/b"].usedrefreserv);
+    EXPECT_EQ(again["tank"].used + again["tank"].avail, usable);
+  }
 
   // none gives the space back.
   ASSERT_EQ(env.Zfs("set reservation=none tank/a").rc, 0);
