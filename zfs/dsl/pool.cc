@@ -824,13 +824,25 @@ Status Pool::SyncDatasets(uint64_t txg) {
     const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
     const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    // Under a refreservation the dataset's directory grows only by what
+    // max(unique, refreservation) grows by: the rest of the new data takes
+    // the place of reserved space (REFRSRV shrinks as HEAD grows). One net
+    // change per txg gives what ZFS's block-by-block charges add up to.
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys dir, ReadDirPhys(ds->dir_obj));
+    UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(dir));
+    const uint64_t unique_after = p.unique_bytes + static_cast<uint64_t>(du);
+    const int64_t charged = static_cast<int64_t>(std::max(unique_after, refreservation)) -
+                            static_cast<int64_t>(std::max(p.unique_bytes, refreservation));
     p.bp = bp;
     p.referenced_bytes += du;
     p.compressed_bytes += dc;
     p.uncompressed_bytes += dl;
-    p.unique_bytes += du;
+    p.unique_bytes = unique_after;
     UZFS_RETURN_IF_ERROR(WriteDsPhys(ds->ds_obj, p, txg));
-    UZFS_RETURN_IF_ERROR(ChargeDirs(ds->dir_obj, du, dc, dl, static_cast<int>(DdUsed::kHead), txg));
+    std::array<int64_t, kDdUsedCount> parts{};
+    parts[static_cast<int>(DdUsed::kHead)] = du;
+    parts[static_cast<int>(DdUsed::kRefReserve)] = charged - du;
+    UZFS_RETURN_IF_ERROR(DirUse(ds->dir_obj, parts, dc, dl, txg));
   }
   return Status::Ok();
 }

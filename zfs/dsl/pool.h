@@ -545,9 +545,28 @@ class Pool final : private TxgSyncer {
       UZFS_REQUIRES(mu_);
   Result<uint64_t> LookupDir(const std::string& name) UZFS_REQUIRES(mu_);
   Result<Dataset*> HoldDataset(const std::string& name) UZFS_REQUIRES(mu_);
-  // Adds delta bytes to dir and (as CHILD) to every ancestor.
+  // Space accounting (ZFS's dsl_dir_diduse_space): dir's used_bytes
+  // changes by the sum of `parts`, its used_breakdown by each part; each
+  // ancestor by the change of its child's max(used_bytes, reserved), the
+  // child's own change as CHILD and the rest as CHILD_RSRV.
+  Status DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, int64_t comp, int64_t uncomp,
+                uint64_t txg) UZFS_REQUIRES(mu_);
+  // DirUse with the whole `used` in breakdown entry `which`.
   Status ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
                     uint64_t txg) UZFS_REQUIRES(mu_);
+  // Reservations (pool_dsl.cc). DirSpaceAvailableLocked: pool_space.h's
+  // DirSpaceAvailable for a directory; RefReservationOf: the dataset's
+  // refreservation from its props ZAP (0 when unset). Check*: ZFS's set
+  // checks, NoSpace(refusal) when the value does not fit, nothing changed.
+  // Set*: the value into the DSL records and the accounting (reservation:
+  // dd_reserved and the parent's CHILD_RSRV; refreservation: the dir's
+  // REFRSRV); the props ZAP entry is the caller's.
+  Result<uint64_t> DirSpaceAvailableLocked(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  Result<uint64_t> RefReservationOf(const DslDirPhys& d) UZFS_REQUIRES(mu_);
+  Status CheckReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);
+  Status CheckRefReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);
+  Status SetReservation(uint64_t dir_obj, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
   Status SetPropSync(const std::string& ds, const std::string& prop,
                      const std::optional<std::string>& value, uint64_t txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);

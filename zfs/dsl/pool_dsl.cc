@@ -11,6 +11,7 @@
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/pool_space.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
@@ -371,20 +372,123 @@ Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
   return ds;
 }
 
-Status Pool::ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
-                        uint64_t txg) {
-  bool first = true;
+Status Pool::DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, int64_t comp, int64_t uncomp,
+                    uint64_t txg) {
+  int64_t used = 0;
+  for (int64_t v : parts) used += v;
   for (uint64_t d = dir_obj; d != 0;) {
     UZFS_ASSIGN_OR_RETURN(DslDirPhys p, ReadDirPhys(d));
+    // What the parent counts for this dir: its use or its reservation,
+    // whichever is larger.
+    const uint64_t before = std::max(p.used_bytes, p.reserved);
     p.used_bytes += static_cast<uint64_t>(used);
     p.compressed_bytes += static_cast<uint64_t>(comp);
     p.uncompressed_bytes += static_cast<uint64_t>(uncomp);
-    p.used_breakdown[first ? which : static_cast<int>(DdUsed::kChild)] += static_cast<uint64_t>(used);
+    // Pools older than version 13 have no breakdown (the flag is off).
+    if (p.flags & kDdFlagUsedBreakdown) {
+      for (int i = 0; i < kDdUsedCount; i++) p.used_breakdown[i] += static_cast<uint64_t>(parts[i]);
+    }
+    const uint64_t after = std::max(p.used_bytes, p.reserved);
     UZFS_RETURN_IF_ERROR(WriteDirPhys(d, p, txg));
-    first = false;
+    const int64_t accounted = static_cast<int64_t>(after - before);
+    parts = {};
+    parts[static_cast<int>(DdUsed::kChild)] = used;
+    parts[static_cast<int>(DdUsed::kChildReserve)] = accounted - used;
+    used = accounted;
     d = p.parent_obj;
   }
   return Status::Ok();
+}
+
+Status Pool::ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
+                        uint64_t txg) {
+  std::array<int64_t, kDdUsedCount> parts{};
+  parts[which] = used;
+  return DirUse(dir_obj, parts, comp, uncomp, txg);
+}
+
+Result<uint64_t> Pool::DirSpaceAvailableLocked(uint64_t dir_obj) {
+  std::vector<DslDirPhys> chain;
+  for (uint64_t d = dir_obj; d != 0;) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys p, ReadDirPhys(d));
+    chain.push_back(p);
+    d = p.parent_obj;
+  }
+  std::vector<const DslDirPhys*> ptrs;
+  for (const DslDirPhys& p : chain) ptrs.push_back(&p);
+  UZFS_ASSIGN_OR_RETURN(const uint64_t usable, PoolUsableSpace(*this));
+  return DirSpaceAvailable(ptrs, usable);
+}
+
+Result<uint64_t> Pool::RefReservationOf(const DslDirPhys& d) {
+  auto v = MosZapLookup(d.props_zapobj, "refreservation");
+  if (v.ok()) return *v;
+  if (v.status().IsNotFound()) return uint64_t{0};
+  return v.status();
+}
+
+// ZFS's reservation check: the growth of max(used, reservation) must fit
+// in what the parent may still grow by (the root: the pool's usable space
+// minus its use), and a quota caps the reservation.
+Status Pool::CheckReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) {
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  if (d.quota != 0 && value > d.quota) return Status::NoSpace(refusal);
+  const uint64_t now = std::max(d.used_bytes, d.reserved);
+  const uint64_t want = std::max(d.used_bytes, value);
+  if (want <= now) return Status::Ok();
+  uint64_t avail = 0;
+  if (d.parent_obj != 0) {
+    UZFS_ASSIGN_OR_RETURN(avail, DirSpaceAvailableLocked(d.parent_obj));
+  } else {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t usable, PoolUsableSpace(*this));
+    avail = usable > d.used_bytes ? usable - d.used_bytes : 0;
+  }
+  return want - now > avail ? Status::NoSpace(refusal) : Status::Ok();
+}
+
+// ZFS's refreservation check: a larger max(unique, refreservation) must
+// fit in what the dataset's own directory may still grow by, and a
+// refquota caps it.
+Status Pool::CheckRefReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) {
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, ReadDsPhys(d.head_dataset_obj));
+  UZFS_ASSIGN_OR_RETURN(const uint64_t old, RefReservationOf(d));
+  const uint64_t now = std::max(ds.unique_bytes, old);
+  const uint64_t want = std::max(ds.unique_bytes, value);
+  if (want <= now) return Status::Ok();
+  auto refquota = MosZapLookup(d.props_zapobj, "refquota");
+  if (!refquota.ok() && !refquota.status().IsNotFound()) return refquota.status();
+  if (refquota.ok() && *refquota != 0 && value > *refquota) return Status::NoSpace(refusal);
+  UZFS_ASSIGN_OR_RETURN(const uint64_t avail, DirSpaceAvailableLocked(dir_obj));
+  return want - now > avail ? Status::NoSpace(refusal) : Status::Ok();
+}
+
+// dd_reserved := value; the parent is charged the change of
+// max(used, reserved) as CHILD_RSRV (and passes it on by its own rule).
+Status Pool::SetReservation(uint64_t dir_obj, uint64_t value, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  const int64_t delta = static_cast<int64_t>(std::max(d.used_bytes, value)) -
+                        static_cast<int64_t>(std::max(d.used_bytes, d.reserved));
+  d.reserved = value;
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir_obj, d, txg));
+  if (d.parent_obj == 0 || delta == 0) return Status::Ok();
+  std::array<int64_t, kDdUsedCount> parts{};
+  parts[static_cast<int>(DdUsed::kChildReserve)] = delta;
+  return DirUse(d.parent_obj, parts, 0, 0, txg);
+}
+
+// The unused part of a refreservation, max(0, refreservation - unique), is
+// in the dataset's own directory as REFRSRV; this moves it from the old
+// value's to the new one's.
+Status Pool::SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, uint64_t txg) {
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, ReadDsPhys(d.head_dataset_obj));
+  const uint64_t u = ds.unique_bytes;
+  const int64_t delta = static_cast<int64_t>(std::max(u, value)) - static_cast<int64_t>(std::max(u, old_value));
+  if (delta == 0) return Status::Ok();
+  std::array<int64_t, kDdUsedCount> parts{};
+  parts[static_cast<int>(DdUsed::kRefReserve)] = delta;
+  return DirUse(dir_obj, parts, 0, 0, txg);
 }
 
 Result<uint64_t> Pool::LookupDir(const std::string& name) {
@@ -619,9 +723,28 @@ Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
   // Validate every property before changing anything.
   std::vector<std::pair<std::string, std::string>> dsl_props = props;
   UZFS_RETURN_IF_ERROR(TakeZplCreateProps(name, parent, &dsl_props, &nd.zpl));
+  uint64_t quota = 0, refquota = 0, reservation = 0, refreservation = 0;
   for (const auto& [k, v] : dsl_props) {
     UZFS_ASSIGN_OR_RETURN(StoredProp e, EncodeProp(k, v, PropContextFor(name, true)));
+    if (!e.is_string) {
+      if (e.zap_name == "quota") quota = e.number;
+      if (e.zap_name == "refquota") refquota = e.number;
+      if (e.zap_name == "reservation") reservation = e.number;
+      if (e.zap_name == "refreservation") refreservation = e.number;
+    }
     nd.props.push_back({e.zap_name, e});
+  }
+  // The new dataset's reservations come out of what its parent may still
+  // grow by: the larger of the two (the refreservation's unused part is
+  // inside the reservation's), within its quotas. zfs create says ENOSPC's
+  // general text here.
+  const std::string refusal = "cannot create '" + name + "': out of space";
+  if ((quota != 0 && reservation > quota) || (refquota != 0 && refreservation > refquota)) {
+    return Status::NoSpace(refusal);
+  }
+  if (const uint64_t need = std::max(reservation, refreservation); need != 0) {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t avail, DirSpaceAvailableLocked(nd.parent_dir));
+    if (need > avail) return Status::NoSpace(refusal);
   }
   return nd;
 }
@@ -659,9 +782,15 @@ Status Pool::CreateDatasetSync(const std::string& name,
       UZFS_RETURN_IF_ERROR(ActivateZstdIfSet(dsobj, k, v.number, txg));
     }
     if (k == "quota") d.quota = v.number;
-    if (k == "reservation") d.reserved = v.number;
   }
   UZFS_RETURN_IF_ERROR(WriteDirPhys(dir, d, txg));
+  // Reservations are charged as a set after the create would charge them
+  // (ValidateNewDataset checked that they fit).
+  for (const auto& [k, v] : enc) {
+    if (v.is_string) continue;
+    if (k == "reservation") UZFS_RETURN_IF_ERROR(SetReservation(dir, v.number, txg));
+    if (k == "refreservation") UZFS_RETURN_IF_ERROR(SetRefReservation(dir, 0, v.number, txg));
+  }
   auto ds = std::make_unique<Dataset>();
   ds->name = name;
   ds->dir_obj = dir;
@@ -744,7 +873,12 @@ Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
   // Drop the in-memory writer (its unsynced changes die with it).
   datasets_.erase(name);
   UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, txg));
-  // Accounting: the dir's space leaves every ancestor.
+  // Accounting: the reservations go first (as ZFS drops them at destroy),
+  // then the dir's space leaves every ancestor.
+  UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(d));
+  if (refreservation != 0) UZFS_RETURN_IF_ERROR(SetRefReservation(*dir, refreservation, 0, txg));
+  if (d.reserved != 0) UZFS_RETURN_IF_ERROR(SetReservation(*dir, 0, txg));
+  UZFS_ASSIGN_OR_RETURN(d, ReadDirPhys(*dir));
   UZFS_RETURN_IF_ERROR(ChargeDirs(d.parent_obj, -static_cast<int64_t>(d.used_bytes),
                                   -static_cast<int64_t>(d.compressed_bytes),
                                   -static_cast<int64_t>(d.uncompressed_bytes),
@@ -794,6 +928,13 @@ Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, u
                   un = static_cast<int64_t>(d.uncompressed_bytes);
     UZFS_RETURN_IF_ERROR(ChargeDirs(d.parent_obj, -u, -c, -un, static_cast<int>(DdUsed::kChild), txg));
     UZFS_RETURN_IF_ERROR(ChargeDirs(*npdir, u, c, un, static_cast<int>(DdUsed::kChild), txg));
+    // The unused part of its reservation moves with it.
+    if (d.reserved > d.used_bytes) {
+      const int64_t unused = static_cast<int64_t>(d.reserved - d.used_bytes);
+      const int rsrv = static_cast<int>(DdUsed::kChildReserve);
+      UZFS_RETURN_IF_ERROR(ChargeDirs(d.parent_obj, -unused, 0, 0, rsrv, txg));
+      UZFS_RETURN_IF_ERROR(ChargeDirs(*npdir, unused, 0, 0, rsrv, txg));
+    }
     UZFS_ASSIGN_OR_RETURN(d, ReadDirPhys(*dir));
     d.parent_obj = *npdir;
     UZFS_RETURN_IF_ERROR(WriteDirPhys(*dir, d, txg));
@@ -859,6 +1000,7 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
   auto dir = LookupDir(ds);
   if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  UZFS_ASSIGN_OR_RETURN(const uint64_t old_refreservation, RefReservationOf(d));
   if (!value) {
     std::string zap_name = prop;
     if (!IsUserProp(prop)) {
@@ -870,10 +1012,20 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
     Status s = MosZapRemove(d.props_zapobj, zap_name, txg);
     if (!s.ok() && !s.IsNotFound()) return s;
     if (zap_name == "quota") d.quota = 0;
-    if (zap_name == "reservation") d.reserved = 0;
-    return WriteDirPhys(*dir, d, txg);
+    UZFS_RETURN_IF_ERROR(WriteDirPhys(*dir, d, txg));
+    if (zap_name == "reservation") return SetReservation(*dir, 0, txg);
+    if (zap_name == "refreservation") return SetRefReservation(*dir, old_refreservation, 0, txg);
+    return Status::Ok();
   }
   UZFS_ASSIGN_OR_RETURN(StoredProp enc, EncodeProp(prop, *value, PropContextFor(ds, false)));
+  // Space the reservation takes must be there now (zfs's wording).
+  const std::string refusal = "cannot set property for '" + ds + "': size is greater than available space";
+  if (!enc.is_string && enc.zap_name == "reservation") {
+    UZFS_RETURN_IF_ERROR(CheckReservation(*dir, enc.number, refusal));
+  }
+  if (!enc.is_string && enc.zap_name == "refreservation") {
+    UZFS_RETURN_IF_ERROR(CheckRefReservation(*dir, enc.number, refusal));
+  }
   if (enc.is_string) {
     UZFS_RETURN_IF_ERROR(MosZapAddString(d.props_zapobj, enc.zap_name, enc.text, txg));
   } else {
@@ -881,8 +1033,10 @@ Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
     UZFS_RETURN_IF_ERROR(ActivateZstdIfSet(d.head_dataset_obj, enc.zap_name, enc.number, txg));
   }
   if (enc.zap_name == "quota") d.quota = enc.number;
-  if (enc.zap_name == "reservation") d.reserved = enc.number;
-  return WriteDirPhys(*dir, d, txg);
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(*dir, d, txg));
+  if (enc.zap_name == "reservation") return SetReservation(*dir, enc.number, txg);
+  if (enc.zap_name == "refreservation") return SetRefReservation(*dir, old_refreservation, enc.number, txg);
+  return Status::Ok();
 }
 
 }  // namespace uzfs

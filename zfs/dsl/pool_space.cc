@@ -16,22 +16,14 @@ uint64_t LocalNumber(const std::map<std::string, std::string>& props, const char
   return std::strtoull(it->second.c_str(), nullptr, 10);
 }
 
-// The space a directory may still grow by (ZFS: dsl_dir_space_available
-// with ondiskonly, no pending changes): its parent's answer, plus the part
-// of its own reservation it has not used, capped by its quota.
-uint64_t DirAvail(uint64_t dir_obj, const std::map<uint64_t, const DatasetInfo*>& dirs,
-                  uint64_t pool_usable) {
-  const DslDirPhys& d = dirs.at(dir_obj)->dir;
-  uint64_t quota = d.quota != 0 ? d.quota : UINT64_MAX;
-  uint64_t parent = UINT64_MAX;
-  if (d.parent_obj == 0 || dirs.find(d.parent_obj) == dirs.end()) {
-    quota = std::min(quota, pool_usable);
-  } else {
-    parent = DirAvail(d.parent_obj, dirs, pool_usable);
-    if (d.reserved > d.used_bytes) parent += d.reserved - d.used_bytes;
+// The directory chain of dir_obj, itself first and the root last.
+std::vector<const DslDirPhys*> ChainOf(uint64_t dir_obj, const std::map<uint64_t, const DatasetInfo*>& dirs) {
+  std::vector<const DslDirPhys*> chain;
+  for (auto it = dirs.find(dir_obj); it != dirs.end(); it = dirs.find(it->second->dir.parent_obj)) {
+    chain.push_back(&it->second->dir);
+    if (it->second->dir.parent_obj == 0) break;
   }
-  if (d.used_bytes > quota) return 0;
-  return std::min(parent, quota - d.used_bytes);
+  return chain;
 }
 
 DatasetSpace MakeRow(const DatasetInfo& info, const std::map<uint64_t, const DatasetInfo*>& dirs,
@@ -40,7 +32,7 @@ DatasetSpace MakeRow(const DatasetInfo& info, const std::map<uint64_t, const Dat
   row.name = info.name;
   row.used = info.dir.used_bytes;
   row.refer = info.ds.referenced_bytes;
-  row.avail = DirAvail(info.dir_obj, dirs, pool_usable);
+  row.avail = DirSpaceAvailable(ChainOf(info.dir_obj, dirs), pool_usable);
   const uint64_t refreservation = LocalNumber(props, "refreservation");
   if (refreservation > info.ds.unique_bytes) row.avail += refreservation - info.ds.unique_bytes;
   const uint64_t refquota = LocalNumber(props, "refquota");
@@ -49,6 +41,29 @@ DatasetSpace MakeRow(const DatasetInfo& info, const std::map<uint64_t, const Dat
 }
 
 }  // namespace
+
+uint64_t DirSpaceAvailable(std::span<const DslDirPhys* const> chain, uint64_t pool_usable) {
+  // From the root down: each level may grow by what its parent may, plus
+  // the part of its own reservation it has not used (the parent already
+  // counts the whole reservation as used), capped by its quota.
+  uint64_t avail = UINT64_MAX;
+  for (size_t i = chain.size(); i-- > 0;) {
+    const DslDirPhys& d = *chain[i];
+    uint64_t quota = d.quota != 0 ? d.quota : UINT64_MAX;
+    if (i + 1 == chain.size()) {
+      quota = std::min(quota, pool_usable);
+    } else if (d.reserved > d.used_bytes) {
+      avail += d.reserved - d.used_bytes;
+    }
+    avail = d.used_bytes > quota ? 0 : std::min(avail, quota - d.used_bytes);
+  }
+  return chain.empty() ? 0 : avail;
+}
+
+Result<uint64_t> PoolUsableSpace(Pool& pool) {
+  UZFS_ASSIGN_OR_RETURN(PoolSpaceReport ps, PoolListSpace(pool));
+  return ps.dspace > ps.slop ? ps.dspace - ps.slop : 0;
+}
 
 space::Rules RulesForPoolVersion(uint64_t version) {
   return version <= 28 ? space::Rules::kLegacy : space::Rules::kOpenZfs;
@@ -86,8 +101,7 @@ Result<PoolSpaceReport> PoolListSpace(Pool& pool) {
 }
 
 Result<std::vector<DatasetSpace>> ListDatasetSpace(Pool& pool) {
-  UZFS_ASSIGN_OR_RETURN(PoolSpaceReport ps, PoolListSpace(pool));
-  const uint64_t usable = ps.dspace > ps.slop ? ps.dspace - ps.slop : 0;
+  UZFS_ASSIGN_OR_RETURN(const uint64_t usable, PoolUsableSpace(pool));
   UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, pool.ListDatasets());
   std::map<uint64_t, const DatasetInfo*> dirs;
   for (const DatasetInfo& i : infos) dirs[i.dir_obj] = &i;
@@ -101,8 +115,7 @@ Result<std::vector<DatasetSpace>> ListDatasetSpace(Pool& pool) {
 }
 
 Result<DatasetSpace> DatasetListSpace(Pool& pool, const std::string& dataset) {
-  UZFS_ASSIGN_OR_RETURN(PoolSpaceReport ps, PoolListSpace(pool));
-  const uint64_t usable = ps.dspace > ps.slop ? ps.dspace - ps.slop : 0;
+  UZFS_ASSIGN_OR_RETURN(const uint64_t usable, PoolUsableSpace(pool));
   UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, pool.ListDatasets());
   std::map<uint64_t, const DatasetInfo*> dirs;
   const DatasetInfo* want = nullptr;

@@ -17,14 +17,22 @@
 //
 // zfs list, for dataset X in directory dir(X):
 //   USED  = dir(X).used_bytes (X, its children, snapshots; the root's also
-//           holds $MOS and $ORIGIN, as in ZFS)
+//           holds $MOS and $ORIGIN, as in ZFS). The DSL keeps reservations
+//           in it (pool_dsl.cc, Pool::DirUse): a directory charges its
+//           parent max(used_bytes, reserved), the part not yet used as
+//           CHILD_RSRV, and a dataset's unused refreservation,
+//           refreservation - unique when larger, is in its own USED as
+//           REFRSRV (usedbyrefreservation).
 //   REFER = head dataset's referenced_bytes
-//   AVAIL = DirAvail(dir(X)), plus refreservation/refquota of X:
-//     DirAvail(root) = min(quota, D - slop) - used(root), 0 if negative
-//     DirAvail(d)    = min(DirAvail(parent) + max(0, reserved - used),
-//                          quota - used), 0 if over quota
+//   AVAIL = DirSpaceAvailable(dir(X) .. root), plus refreservation/refquota
+//           of X:
+//     root  = min(quota, D - slop) - used(root), 0 if negative
+//     d     = min(avail(parent) + max(0, reserved - used),
+//                 quota - used), 0 if over quota
 //     (quota 0 = none), then AVAIL += refreservation - unique when larger,
-//     and AVAIL = min(AVAIL, refquota - refer) when refquota is set.
+//     and AVAIL = min(AVAIL, refquota - refer) when refquota is set. Since
+//     the root's used holds every reservation below it, what one dataset
+//     reserves is gone from its siblings' AVAIL and stays in its own.
 //   D     = sum over normal-class top-level vdevs of
 //           space::Deflate(count << shift, ratio), ratio = 2^17 /
 //           sectors(AllocatedSize(128 KiB)) of the live vdev
@@ -38,9 +46,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "zfs/dsl/dsl_phys.h"
 #include "zfs/spa/space_calc.h"
 #include "zfs/util/status.h"
 
@@ -81,6 +91,16 @@ struct DatasetSpace {
   uint64_t avail = 0;
   uint64_t refer = 0;
 };
+
+// ZFS's dsl_dir_space_available with on-disk numbers only: how much the
+// directory chain[0] may still grow by; chain[1] is its parent and so on,
+// chain.back() the pool's root directory, which pool_usable (D - slop)
+// caps. 0 for an empty chain.
+uint64_t DirSpaceAvailable(std::span<const DslDirPhys* const> chain, uint64_t pool_usable);
+// D - slop: what the root directory's USED + AVAIL add up to. Reads only
+// the allocator and the vdev tree, so the pool's own sync tasks may call
+// it (they hold the pool's lock).
+Result<uint64_t> PoolUsableSpace(Pool& pool);
 
 // Errors: those of Pool::ListDatasets (e.g. a suspended pool's read errors).
 Result<PoolSpaceReport> PoolListSpace(Pool& pool);
