@@ -353,7 +353,14 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  if (TakeKillSuidgid()) KillSuidSgid(req, In(req, ino));  // a writer without CAP_FSETID
+  if (TakeKillSuidgid()) {
+    // A writer without CAP_FSETID. Through the page cache the kernel
+    // removes file capabilities itself; for a direct write (a file opened
+    // near the dataset's limit) that is the server's part of
+    // FUSE_HANDLE_KILLPRIV_V2 too.
+    KillSuidSgid(req, In(req, ino));
+    (void)ctx->fs->RemoveXattr(ZplCred{}, In(req, ino), "security.capability");
+  }
   if (fi->writepage) {
     if (int e = WritebackError(ctx, fi->fh); e != 0) return ReplyErr(req, e);
   }

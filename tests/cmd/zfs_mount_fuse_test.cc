@@ -224,9 +224,11 @@ long UnmountedRequests(const std::string& log, const std::string& path) {
   return std::stol(log.substr(at + key.size()));
 }
 
-// 300 one-byte write(2)s through the mount, then zfs unmount.
+// 300 one-byte write(2)s through the mount, then zfs unmount. The pool has
+// room enough (sparse 2 GiB devices) that files are not opened direct, as
+// they are near a full pool.
 long RequestsFor300TinyWrites(CliEnv& env, const std::string& root) {
-  Ran r = env.Zpool("create -m " + root + " tank mirror " + env.Dev("a") + " " + env.Dev("b"));
+  Ran r = env.Zpool("create -m " + root + " tank mirror " + env.Dev("a", 2ull << 30) + " " + env.Dev("b", 2ull << 30));
   EXPECT_EQ(r.rc, 0) << r.err;
   const int fd = ::open((root + "/f").c_str(), O_WRONLY | O_CREAT, 0644);
   EXPECT_GE(fd, 0) << std::strerror(errno);

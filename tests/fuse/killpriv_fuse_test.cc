@@ -12,6 +12,7 @@
 #include <sys/xattr.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -157,6 +158,31 @@ TEST_F(KillPrivFuseTest, UserWriteRemovesFileCapabilities) {
   errno = 0;
   EXPECT_LT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
   EXPECT_EQ(errno, ENODATA);
+}
+
+// The same through files opened direct, as near a full dataset: uzfsd, not
+// the kernel, removes the capability and the set-ID bits of a user's write.
+class KillPrivDirectFuseTest : public KillPrivFuseTest {
+ protected:
+  FuseMountOptions MountOptions() const override {
+    FuseMountOptions o;
+    o.write_reserve = UINT64_MAX;  // every file opened for writing is direct
+    return o;
+  }
+};
+
+TEST_F(KillPrivDirectFuseTest, UserWriteRemovesCapabilitiesAndSetIdBits) {
+  const std::string p = UserFile("dcap", 06755);
+  uint8_t cap[20] = {};
+  const uint32_t magic = 0x02000000;  // VFS_CAP_REVISION_2
+  std::memcpy(cap, &magic, 4);
+  cap[4] = 1 << 2;
+  ASSERT_EQ(setxattr(p.c_str(), "security.capability", cap, sizeof(cap), 0), 0) << std::strerror(errno);
+  ASSERT_EQ(AsUser([&] { return WriteSome(p); }), 0);
+  errno = 0;
+  EXPECT_LT(getxattr(p.c_str(), "security.capability", nullptr, 0), 0);
+  EXPECT_EQ(errno, ENODATA);
+  ExpectMode("dcap", 0755);
 }
 
 }  // namespace

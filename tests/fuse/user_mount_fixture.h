@@ -66,7 +66,7 @@ class UserMountTest : public ::testing::Test {
     fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                      fs::perms::others_read | fs::perms::others_exec);
     PoolLayout layout;
-    layout.data.push_back(pooltest::Leaf(dir_.path(), "d0", 256ull << 20));
+    layout.data.push_back(pooltest::Leaf(dir_.path(), "d0", PoolBytes()));
     PoolCreateOptions o = pooltest::V23("zpool create usermount");
     o.version = 5000;
     o.fs_init = InitNewFilesystem;
@@ -87,6 +87,9 @@ class UserMountTest : public ::testing::Test {
   }
   // The mount's options (a test may change some).
   virtual FuseMountOptions MountOptions() const { return {}; }
+  // The pool's one sparse device: large enough by default that files are
+  // written through the page cache (near a full pool they are opened direct).
+  virtual uint64_t PoolBytes() const { return 2ull << 30; }
   void TearDown() override {
     if (fuse_) {
       EXPECT_UZFS_OK(fuse_->Stop(true));

@@ -29,6 +29,7 @@ class WritebackSpaceFuseTest : public test::UserMountTest {
     o.write_reserve = 1;  // always through the page cache
     return o;
   }
+  uint64_t PoolBytes() const override { return 256ull << 20; }
 };
 
 TEST_F(WritebackSpaceFuseTest, RefusedWritebackLeavesAPrefixAndCloseSaysSo) {
