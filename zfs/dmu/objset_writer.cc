@@ -776,21 +776,26 @@ Status ObjsetWriter::ReadOnce(uint64_t object, uint64_t offset, std::span<uint8_
     Result<BlockPtr> bp = LookupBlockPtr(reader_, ropts, *committed, 0, blkids[i]);
     if (!bp.ok()) {
       st = bp.status();
-      ReportReadError(object, blkids[i], st);
+      if (hold_lock) ReportReadError(object, blkids[i], st);
       break;
     }
     reads[i].bp = *bp;
   }
+  // Only a read made holding mu_ reports damage: without it a sync may
+  // have replaced the tree (and freed what it named) under the read, which
+  // Read then retries holding mu_.
   if (st.ok()) {
     st = ReadBlockRanges(reader_, ropts, dblk, reads);
-    if (!st.ok() && opts_.on_read_error && reads.size() > 1) {
-      // Which blocks failed: each again on its own (the error path only).
-      for (size_t i = 0; i < reads.size(); i++) {
-        Status one = ReadBlockRanges(reader_, ropts, dblk, std::span<const BlockRangeRead>(&reads[i], 1));
-        if (!one.ok()) ReportReadError(object, blkids[i], one);
+    if (!st.ok() && hold_lock && opts_.on_read_error) {
+      if (reads.size() == 1) {
+        ReportReadError(object, blkids[0], st);
+      } else {
+        // Which blocks failed: each again on its own (the error path only).
+        for (size_t i = 0; i < reads.size(); i++) {
+          Status one = ReadBlockRanges(reader_, ropts, dblk, std::span<const BlockRangeRead>(&reads[i], 1));
+          if (!one.ok()) ReportReadError(object, blkids[i], one);
+        }
       }
-    } else if (!st.ok()) {
-      ReportReadError(object, blkids[0], st);
     }
   }
   if (hold_lock) {
