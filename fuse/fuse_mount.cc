@@ -18,12 +18,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace uzfs {
@@ -42,18 +46,63 @@ struct FuseMount::Context {
   // Below this much room (ZplFs::WriteRoom) new opens for writing bypass the
   // page cache, so write(2) itself gets ENOSPC/EDQUOT (see fuse_mount.h).
   uint64_t write_reserve = 0;
-  // Handles whose page-cache writeback was refused for space: the errno and
-  // the lowest offset refused. Every later writeback through them is
-  // refused too, their close reports it, and at release the file is cut
-  // back to that offset (writebacks run in parallel: one after the refused
-  // range may have landed), so it holds a prefix of what was written with
-  // no hole inside.
+  // Files (by kernel inode) whose page-cache writeback was refused for
+  // space: the errno and the lowest offset refused. The kernel writes a
+  // file's pages back through any of its writable handles, so this is per
+  // file: every later writeback of it is refused too, closes report it,
+  // and at the last writable handle's release the file is cut back to that
+  // offset (writebacks run in parallel: one after the refused range may
+  // have landed), so it holds a prefix of what was written with no hole
+  // inside, unless a direct write landed past it meanwhile.
   struct RefusedWrites {
     int err = 0;
     uint64_t from = 0;
+    bool written_past = false;  // a direct write past `from` succeeded since
   };
   Mutex wb_mu;
   std::map<uint64_t, RefusedWrites> wb_errors UZFS_GUARDED_BY(wb_mu);
+  std::map<uint64_t, unsigned> writers UZFS_GUARDED_BY(wb_mu);  // writable handles per inode
+  std::set<uint64_t> writable_handles UZFS_GUARDED_BY(wb_mu);   // their fh
+  // Kernel notifications that may wait for kernel locks (a directory's, a
+  // page's) go out from their own thread, never a worker's: a request
+  // holding such a lock may be waiting for a worker. Started on first use.
+  Mutex notify_mu;
+  CondVar notify_cv;
+  std::deque<std::function<void()>> notify_queue UZFS_GUARDED_BY(notify_mu);
+  bool notify_stop UZFS_GUARDED_BY(notify_mu) = false;
+  std::thread notifier;  // started and joined under notify_mu
+
+  void Notify(std::function<void()> fn) {
+    MutexLock l(&notify_mu);
+    if (notify_stop) return;
+    notify_queue.push_back(std::move(fn));
+    if (!notifier.joinable()) notifier = std::thread([this] { NotifyLoop(); });
+    notify_cv.Signal();
+  }
+  void NotifyLoop() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        MutexLock l(&notify_mu);
+        while (notify_queue.empty() && !notify_stop) notify_cv.Wait(&notify_mu);
+        if (notify_queue.empty()) return;
+        fn = std::move(notify_queue.front());
+        notify_queue.pop_front();
+      }
+      fn();
+    }
+  }
+  // Runs what was queued, then stops the thread (before the session goes).
+  void StopNotifier() {
+    std::thread t;
+    {
+      MutexLock l(&notify_mu);
+      notify_stop = true;
+      notify_cv.SignalAll();
+      t = std::move(notifier);
+    }
+    if (t.joinable()) t.join();
+  }
 };
 
 namespace {
@@ -283,17 +332,47 @@ uint64_t DefaultWriteReserve(const std::string& device) {
 // the page cache: write(2) waits for uzfsd and gets its ENOSPC/EDQUOT, and
 // nothing the application was told is written can be refused later.
 void ChooseWriteThrough(FuseMount::Context* ctx, fuse_file_info* fi) {
-  if (!ctx->writeback || (fi->flags & O_ACCMODE) == O_RDONLY) return;
+  // Write-only handles only: a direct handle cannot be mapped shared
+  // (libfuse here cannot ask for FUSE_DIRECT_IO_ALLOW_MMAP), and a writable
+  // shared mapping needs a read-write descriptor anyway.
+  if (!ctx->writeback || (fi->flags & O_ACCMODE) != O_WRONLY) return;
   if (ctx->fs->WriteRoom() >= ctx->write_reserve) return;
   fi->direct_io = 1;
   fi->keep_cache = 0;
 }
 
-// The error a space-refused writeback left on handle fh (0: none).
-int WritebackError(FuseMount::Context* ctx, uint64_t fh) {
+// The error a space-refused writeback left on the file (0: none).
+int WritebackError(FuseMount::Context* ctx, uint64_t ino) {
   MutexLock l(&ctx->wb_mu);
-  auto it = ctx->wb_errors.find(fh);
+  auto it = ctx->wb_errors.find(ino);
   return it == ctx->wb_errors.end() ? 0 : it->second.err;
+}
+
+bool Writable(int flags) { return (flags & O_ACCMODE) != O_RDONLY; }
+
+// One more writable handle of the file.
+void AddWriter(FuseMount::Context* ctx, uint64_t ino, uint64_t fh, int flags) {
+  if (!Writable(flags)) return;
+  MutexLock l(&ctx->wb_mu);
+  ctx->writers[ino]++;
+  ctx->writable_handles.insert(fh);
+}
+
+// One writable handle fewer; when it was the last and writebacks of the
+// file were refused, the record (taken out).
+std::optional<FuseMount::Context::RefusedWrites> ReleaseWriter(FuseMount::Context* ctx, uint64_t ino,
+                                                               uint64_t fh, int flags) {
+  if (!Writable(flags)) return std::nullopt;
+  MutexLock l(&ctx->wb_mu);
+  ctx->writable_handles.erase(fh);
+  auto w = ctx->writers.find(ino);
+  if (w != ctx->writers.end() && --w->second > 0) return std::nullopt;
+  if (w != ctx->writers.end()) ctx->writers.erase(w);
+  auto it = ctx->wb_errors.find(ino);
+  if (it == ctx->wb_errors.end()) return std::nullopt;
+  FuseMount::Context::RefusedWrites r = it->second;
+  ctx->wb_errors.erase(it);
+  return r;
 }
 
 // The read-ahead window (fuse_mount.h), once: on the first open, which the
@@ -316,8 +395,10 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->keep_cache = 1;  // only uzfs changes the file, through this mount
   ChooseWriteThrough(ctx, fi);
   ctx->open++;
+  AddWriter(ctx, ino, fi->fh, fi->flags);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // the open was interrupted
     ctx->open--;
+    ReleaseWriter(ctx, ino, fi->fh, fi->flags);
     (void)ctx->fs->Release(fi->fh);
   }
 }
@@ -336,8 +417,10 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   ChooseWriteThrough(ctx, fi);
   ctx->open++;
   fuse_entry_param e = Entry(ctx, r.value().first);
+  AddWriter(ctx, e.ino, fi->fh, fi->flags);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     ctx->open--;
+    ReleaseWriter(ctx, e.ino, fi->fh, fi->flags);
     (void)ctx->fs->Release(fi->fh);
   }
 }
@@ -361,54 +444,61 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
     KillSuidSgid(req, In(req, ino));
     (void)ctx->fs->RemoveXattr(ZplCred{}, In(req, ino), "security.capability");
   }
+  const uint64_t at = static_cast<uint64_t>(off);
   if (fi->writepage) {
-    if (int e = WritebackError(ctx, fi->fh); e != 0) return ReplyErr(req, e);
+    MutexLock l(&ctx->wb_mu);
+    if (auto it = ctx->wb_errors.find(ino); it != ctx->wb_errors.end()) {
+      it->second.from = std::min(it->second.from, at);  // refused too: no hole below the cut
+      return ReplyErr(req, it->second.err);
+    }
   }
-  auto r = ctx->fs->Write(fi->fh, static_cast<uint64_t>(off),
-                          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
+  auto r = ctx->fs->Write(fi->fh, at, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data), size));
   if (!r.ok()) {
     if (fi->writepage && (r.err() == ENOSPC || r.err() == EDQUOT)) {
       MutexLock l(&ctx->wb_mu);
-      auto [it, added] = ctx->wb_errors.emplace(fi->fh, FuseMount::Context::RefusedWrites{r.err(), uint64_t(off)});
-      if (!added) it->second.from = std::min(it->second.from, static_cast<uint64_t>(off));
+      auto [it, added] = ctx->wb_errors.emplace(ino, FuseMount::Context::RefusedWrites{r.err(), at});
+      if (!added) it->second.from = std::min(it->second.from, at);
     }
     return ReplyErr(req, r.err());
+  }
+  if (!fi->writepage) {
+    MutexLock l(&ctx->wb_mu);
+    if (auto it = ctx->wb_errors.find(ino); it != ctx->wb_errors.end() && at + r.value() > it->second.from) {
+      it->second.written_past = true;
+    }
   }
   fuse_reply_write(req, r.value());
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  std::optional<FuseMount::Context::RefusedWrites> refused;
-  {
-    MutexLock l(&ctx->wb_mu);
-    if (auto it = ctx->wb_errors.find(fi->fh); it != ctx->wb_errors.end()) {
-      refused = it->second;
-      ctx->wb_errors.erase(it);
-    }
-  }
-  if (refused) {
-    // Every writeback of the handle is over: cut the file at the first
-    // refused byte, then drop the kernel's pages of it, so reads show what
-    // the dataset holds (the kernel keeps the size it computed while the
-    // inode stays cached). Done here, after close: no page is locked now.
+  const std::optional<FuseMount::Context::RefusedWrites> refused = ReleaseWriter(ctx, ino, fi->fh, fi->flags);
+  if (refused && !refused->written_past) {
+    // The last writable handle is gone, so is every writeback: cut the file
+    // at the first refused byte.
     auto a = ctx->fs->GetAttr(In(req, ino));
     if (a.ok() && a.value().size > refused->from) {
       ZplSetAttr cut;
       cut.size = refused->from;
       (void)ctx->fs->SetAttr(ZplCred{}, In(req, ino), cut);
     }
-    if (ctx->se != nullptr) {
-      (void)fuse_lowlevel_notify_inval_inode(ctx->se, ino, 0, 0);
-      // The kernel trusts its own size under the writeback cache: drop the
-      // name too, so the inode is looked up again with the size it has now.
-      if (a.ok()) {
-        if (auto name = ZplNameIn(*ctx->fs, a.value().parent, In(req, ino)); name.ok()) {
-          const std::string& n = name.value();
-          (void)fuse_lowlevel_notify_inval_entry(ctx->se, Out(ctx, a.value().parent), n.c_str(), n.size());
-        }
-      }
+  }
+  if (refused && ctx->se != nullptr) {
+    // Drop the kernel's pages of the file so reads show what the dataset
+    // holds, and its name: under the writeback cache the kernel trusts its
+    // own size, so only a fresh lookup brings the real one.
+    uint64_t parent = 0;
+    std::string name;
+    if (auto a = ctx->fs->GetAttr(In(req, ino)); a.ok()) {
+      parent = a.value().parent;
+      if (auto n = ZplNameIn(*ctx->fs, parent, In(req, ino)); n.ok()) name = n.value();
     }
+    fuse_session* se = ctx->se;
+    const uint64_t kparent = parent != 0 ? Out(ctx, parent) : 0;
+    ctx->Notify([se, ino, kparent, name] {
+      (void)fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+      if (!name.empty()) (void)fuse_lowlevel_notify_inval_entry(se, kparent, name.c_str(), name.size());
+    });
   }
   ZplStatus s = ctx->fs->Release(fi->fh);
   ctx->open--;
@@ -566,8 +656,14 @@ bool KernelWritesBackWithoutFlush() {
 // kernel reports a refused writeback itself when it still has the error
 // (ENOSPC as is, anything else as EIO); when an fsync already took it,
 // close still says so, with uzfsd's own errno.
-void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  fuse_reply_err(req, WritebackError(Ctx(req), fi->fh));
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  bool writable = false;
+  {
+    MutexLock l(&ctx->wb_mu);
+    writable = ctx->writable_handles.count(fi->fh) != 0;
+  }
+  fuse_reply_err(req, writable ? WritebackError(ctx, ino) : 0);
 }
 
 fuse_lowlevel_ops MakeOps() {
@@ -756,6 +852,7 @@ Status FuseMount::Stop(bool force) {
     abort << "1";
   }
   done.wait();
+  ctx_->StopNotifier();
   fuse_session_destroy(session_);
   session_ = nullptr;
   return Status::Ok();

@@ -28,14 +28,16 @@
 //     root (the sysfs file); left at the kernel's otherwise;
 //   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs;
 //   - full datasets and pools fail write(2), not a later close: a file
-//     opened for writing while the dataset has less than `write_reserve`
+//     opened write-only while the dataset has less than `write_reserve`
 //     bytes of room (ZplFs::WriteRoom: quota, refquota, pool space) is
 //     opened direct (FOPEN_DIRECT_IO): its writes reach uzfsd at once and
-//     get its ENOSPC/EDQUOT. A file opened with more room writes through
-//     the page cache; if uzfsd refuses one of its writebacks for space, it
-//     refuses every later one of that handle too (no holes behind the
-//     failure), close (FLUSH) and fsync report the error, and the kernel's
-//     pages of the file are dropped at release;
+//     get its ENOSPC/EDQUOT. (Read-write opens keep the cache: a direct
+//     handle cannot be mapped shared.) A file written through the page
+//     cache whose writeback uzfsd refuses for space has every later
+//     writeback refused too, its writable handles' close (FLUSH) and fsync
+//     report the error, and at the last writable handle's release it is
+//     cut back to the first refused byte (no hole inside) and the kernel's
+//     pages and name of it are dropped;
 //   - set-user-ID/set-group-ID are cleared by uzfsd on the kernel's word
 //     (FUSE_HANDLE_KILLPRIV_V2, fuse_killpriv.h), so page-cache writes do
 //     not ask for security.capability each time.
@@ -101,7 +103,7 @@ struct FuseMountOptions {
   // The kernel's read-ahead window for the mount, KiB (see above); 0 leaves
   // the kernel's default.
   unsigned read_ahead_kb = 4096;
-  // Writes bypass the page cache for files opened while less than this many
+  // Writes bypass the page cache for files opened write-only while less than this many
   // bytes can still be written to the dataset (quota, refquota, pool
   // space): see above. 0: four times what the kernel may keep dirty for the
   // mount (its bdi's max_bytes), at least 256 MiB.

@@ -107,11 +107,15 @@ enum class Attempt {
 // Connects (starting the daemon when none listens), sends the request and
 // relays the replies.
 Attempt RunOnce(const char* program, const std::string& rundir, const std::string& request, int* rc,
-                int* connect_errno) {
+                int* connect_errno, std::chrono::steady_clock::time_point* last_start) {
   const std::string sock = SocketPath(rundir);
   *connect_errno = 0;
   int fd = Connect(sock);
-  if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
+  // At most one start every half second: a daemon that is still dying or
+  // exporting holds the pid file, and starts fail until it is gone.
+  const auto now = std::chrono::steady_clock::now();
+  if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED) && now - *last_start >= std::chrono::milliseconds(500)) {
+    *last_start = now;
     if (!StartDaemon(program, rundir)) {
       *rc = 1;
       return Attempt::kDone;
@@ -170,9 +174,10 @@ int RunClient(const char* program, int argc, char** argv) {
   // request; try again until one runs it, for up to 30 s.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int connect_errno = 0;
+  std::chrono::steady_clock::time_point last_start{};
   for (;;) {
     int rc = 1;
-    switch (RunOnce(program, rundir, request, &rc, &connect_errno)) {
+    switch (RunOnce(program, rundir, request, &rc, &connect_errno, &last_start)) {
       case Attempt::kDone:
         return rc;
       case Attempt::kLostMidway:

@@ -78,7 +78,9 @@ class ReservationTest : public ::testing::Test {
   void TearDown() override {
     for (auto& [name, fs] : mounts_) EXPECT_TRUE(fs->Unmount().ok()) << name;
     mounts_.clear();
-    if (pool_) EXPECT_UZFS_OK(pool_->Export());
+    if (pool_) {
+      EXPECT_UZFS_OK(pool_->Export());
+    }
     pool_.reset();
   }
 
@@ -109,7 +111,9 @@ class ReservationTest : public ::testing::Test {
         break;
       }
       written += *w;
-      if (i % 4 == 3) EXPECT_TRUE(fs.SyncFs().ok());
+      if (i % 4 == 3) {
+        EXPECT_TRUE(fs.SyncFs().ok());
+      }
     }
     EXPECT_TRUE(fs.Release(c->second).ok());
     EXPECT_UZFS_OK(pool_->Sync());

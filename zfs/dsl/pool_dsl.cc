@@ -762,6 +762,7 @@ Status Pool::CheckDatasetName(const std::string& name) {
 Status Pool::CheckNewDataset(const std::string& name,
                              const std::vector<std::pair<std::string, std::string>>& props) {
   MutexLock l(&mu_);
+  if (readonly_) return Status::NotSupported("cannot create '" + name + "': pool is read-only");
   return ValidateNewDataset(name, props).status();
 }
 

@@ -69,18 +69,16 @@ Status Pool::WriteErrorLog(uint64_t txg) {
 
 Result<std::vector<DataErrorBookmark>> Pool::DataErrors() {
   std::set<DataErrorBookmark> all;
-  {
-    MutexLock l(&mu_);
-    for (uint64_t obj : {errlog_last_obj_, errlog_scrub_obj_}) {
-      if (obj == 0) continue;
-      UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(obj));
-      for (const auto& [name, value] : entries) {
-        if (auto b = ParseErrorLogName(name)) all.insert(*b);
-      }
+  MutexLock l(&mu_);  // held while the pending set is read: a sync moves entries from it into the MOS
+  for (uint64_t obj : {errlog_last_obj_, errlog_scrub_obj_}) {
+    if (obj == 0) continue;
+    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(obj));
+    for (const auto& [name, value] : entries) {
+      if (auto b = ParseErrorLogName(name)) all.insert(*b);
     }
   }
   {
-    MutexLock l(&errlog_mu_);
+    MutexLock e(&errlog_mu_);
     all.insert(errlog_pending_.begin(), errlog_pending_.end());
   }
   return std::vector<DataErrorBookmark>(all.begin(), all.end());

@@ -133,7 +133,7 @@ class BlockDevice {
   virtual void PrefillHoles(uint64_t chunk) { (void)chunk; }
   // Whether the device is still the one that was opened, as far as one
   // cheap look can tell (a file: not shrunk, not deleted; a block device:
-  // the same size). IoError saying what changed otherwise. What a pool
+  // not shrunk). IoError saying what changed otherwise. What a pool
   // checks before each txg, so a device changed under it is taken out of
   // use instead of being written to.
   virtual Status CheckIdentity() const { return Status::Ok(); }

@@ -391,8 +391,8 @@ Status FileDevice::CheckIdentity() const {
   if (is_block_) {
     uint64_t now = 0;
     if (ioctl(fd_, BLKGETSIZE64, &now) != 0) return Status::IoError(path_ + ": " + std::strerror(errno));
-    if (now != size_) {
-      return Status::IoError(path_ + " changed size from " + std::to_string(size_) + " to " + std::to_string(now) +
+    if (now < size_) {  // grown is fine (a volume extended under the pool)
+      return Status::IoError(path_ + " shrank from " + std::to_string(size_) + " to " + std::to_string(now) +
                              " bytes");
     }
     return Status::Ok();

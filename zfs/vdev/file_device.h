@@ -107,7 +107,7 @@ class FileDevice final : public BlockDevice {
 
   uint64_t Size() const override { return size_; }
   // A file shorter than at open (truncated) or without links (deleted), a
-  // block device of another size: IoError naming the change.
+  // block device smaller than at open: IoError naming the change.
   Status CheckIdentity() const override;
   uint32_t AshiftHint() const override { return ashift_; }
   const std::string& path() const override { return path_; }
