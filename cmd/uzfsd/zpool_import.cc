@@ -18,6 +18,7 @@
 #include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/pool_info.h"
+#include "zfs/dsl/pool_reader.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/zpl/zpl_create.h"
@@ -56,6 +57,31 @@ bool HeldElsewhere(const FoundPool& fp, std::span<const FoundDevice> devs) {
     if (d.pool_guid == fp.guid && DeviceHeldElsewhere(d.path)) return true;
   }
   return false;
+}
+
+// The pool's cache and spare devices by path, as its MOS lists them (they
+// have no pool in their labels); none when the MOS cannot be read.
+struct AuxPaths {
+  std::vector<std::string> cache, spares;
+};
+AuxPaths AuxDevicesOf(std::span<const FoundDevice> devs, uint64_t guid) {
+  AuxPaths out;
+  auto r = PoolReader::Open(devs, std::to_string(guid));
+  if (!r.ok()) return out;
+  auto add = [](const NvList& nv, const char* key, std::vector<std::string>* into) {
+    auto arr = nv.GetNvListArray(key);
+    if (!arr.ok()) return;
+    for (const NvList& d : *arr) {
+      auto path = d.GetString("path");
+      if (path.ok() && std::find(into->begin(), into->end(), *path) == into->end()) into->emplace_back(*path);
+    }
+  };
+  for (const char* key : {"l2cache", "spares"}) {
+    if (auto nv = (*r)->MosPackedNvlist(key); nv.ok()) add(*nv, key, key[0] == 'l' ? &out.cache : &out.spares);
+  }
+  // Pools up to version 28 keep file cache devices in the config only.
+  if (auto cfg = (*r)->MosConfig(); cfg.ok()) add(*cfg, "l2cache", &out.cache);
+  return out;
 }
 
 // The listing of one pool found on the devices (`zpool import` without a
@@ -108,6 +134,12 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
       }
       walk(t, 1);
     }
+  }
+  const AuxPaths aux = AuxDevicesOf(devs, fp.guid);
+  for (const auto& [header, paths] : {std::pair{"cache", &aux.cache}, std::pair{"spares", &aux.spares}}) {
+    if (paths->empty()) continue;
+    rows.push_back({header, {0, ""}});
+    for (const std::string& p : *paths) rows.push_back({p, {1, ""}});
   }
   size_t w = 10;
   for (const auto& r : rows) w = std::max(w, r.first.size() + static_cast<size_t>(r.second.first) * 2);

@@ -270,6 +270,23 @@ TEST(ZpoolCli, ExportImportDestroy) {
   EXPECT_EQ(env.Zfs("get -H -o value compression tank/fs").out, "gzip\n");
 }
 
+// The listing shows a pool's cache and spare devices too (they live in its
+// MOS, not in the data devices' labels), each version's way.
+TEST(ZpoolCli, ImportListingShowsCacheAndSpares) {
+  for (const char* version : {"23", "5000"}) {
+    CliEnv env;
+    const std::string d = env.Dev("d0"), c = env.Dev("c0"), sp = env.Dev("s0");
+    Ran r = env.Zpool(std::string("create -o version=") + version + " tank " + d + " cache " + c + " spare " + sp);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    ASSERT_EQ(env.Zpool("export tank").rc, 0);
+    r = env.Zpool("import -d " + env.devdir());
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(Contains(r.out, "\tcache\n\t  " + c + "\n")) << version << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, "\tspares\n\t  " + sp + "\n")) << version << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, "\t  " + d + "  ONLINE\n")) << version << ":\n" << r.out;
+  }
+}
+
 TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   CliEnv env;
   const std::string in_use = env.Dev("a0");

@@ -80,14 +80,16 @@ Result<uint64_t> PoolReader::DirectoryEntry(std::string_view name) {
   return od.LookupUint64(std::string(name));
 }
 
-Result<NvList> PoolReader::MosConfig() {
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, DirectoryEntry("config"));
+Result<NvList> PoolReader::MosConfig() { return MosPackedNvlist("config"); }
+
+Result<NvList> PoolReader::MosPackedNvlist(std::string_view entry) {
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, DirectoryEntry(entry));
   UZFS_ASSIGN_OR_RETURN(Dnode dn, MosObject(obj));
   if (dn.type != dmu_ot::kPackedNvlist || dn.bonus.size() < 8) {
-    return Status::Corruption("MOS config is not a packed nvlist");
+    return Status::Corruption("MOS " + std::string(entry) + " is not a packed nvlist");
   }
   const uint64_t size = LoadLE64(dn.bonus.data());
-  if (size > (64ull << 20)) return Status::Corruption("MOS config too large");
+  if (size > (64ull << 20)) return Status::Corruption("MOS " + std::string(entry) + " too large");
   std::vector<uint8_t> packed(size);
   UZFS_RETURN_IF_ERROR(reader_->Read(dn, 0, packed));
   return NvList::DecodeXdr(packed);

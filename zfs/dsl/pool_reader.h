@@ -81,6 +81,9 @@ class PoolReader {
   Result<uint64_t> DirectoryEntry(std::string_view name);
   // The pool config kept in the MOS (packed nvlist named "config").
   Result<NvList> MosConfig();
+  // The packed nvlist object the object directory names `entry` ("config",
+  // "spares", "l2cache"). NotFound when there is no such entry.
+  Result<NvList> MosPackedNvlist(std::string_view entry);
 
   // "POOL" or "POOL/a/b". NotFound "dataset does not exist" for an unknown
   // name (or a snapshot name: not supported yet).
