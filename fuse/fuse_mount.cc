@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -61,6 +62,9 @@ struct FuseMount::Context {
   };
   Mutex wb_mu;
   std::map<uint64_t, RefusedWrites> wb_errors UZFS_GUARDED_BY(wb_mu);
+  // wb_errors.size(), read without wb_mu: writes skip the lock while no
+  // file has a refused writeback (every write passes here).
+  std::atomic<size_t> refused_files{0};
   std::map<uint64_t, unsigned> writers UZFS_GUARDED_BY(wb_mu);  // writable handles per inode
   std::set<uint64_t> writable_handles UZFS_GUARDED_BY(wb_mu);   // their fh
   // Kernel notifications that may wait for kernel locks (a directory's, a
@@ -343,6 +347,7 @@ void ChooseWriteThrough(FuseMount::Context* ctx, fuse_file_info* fi) {
 
 // The error a space-refused writeback left on the file (0: none).
 int WritebackError(FuseMount::Context* ctx, uint64_t ino) {
+  if (ctx->refused_files.load(std::memory_order_acquire) == 0) return 0;
   MutexLock l(&ctx->wb_mu);
   auto it = ctx->wb_errors.find(ino);
   return it == ctx->wb_errors.end() ? 0 : it->second.err;
@@ -372,6 +377,7 @@ std::optional<FuseMount::Context::RefusedWrites> ReleaseWriter(FuseMount::Contex
   if (it == ctx->wb_errors.end()) return std::nullopt;
   FuseMount::Context::RefusedWrites r = it->second;
   ctx->wb_errors.erase(it);
+  ctx->refused_files.store(ctx->wb_errors.size(), std::memory_order_release);
   return r;
 }
 
@@ -445,7 +451,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
     (void)ctx->fs->RemoveXattr(ZplCred{}, In(req, ino), "security.capability");
   }
   const uint64_t at = static_cast<uint64_t>(off);
-  if (fi->writepage) {
+  const bool any_refused = ctx->refused_files.load(std::memory_order_acquire) != 0;
+  if (fi->writepage && any_refused) {
     MutexLock l(&ctx->wb_mu);
     if (auto it = ctx->wb_errors.find(ino); it != ctx->wb_errors.end()) {
       it->second.from = std::min(it->second.from, at);  // refused too: no hole below the cut
@@ -458,10 +465,11 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
       MutexLock l(&ctx->wb_mu);
       auto [it, added] = ctx->wb_errors.emplace(ino, FuseMount::Context::RefusedWrites{r.err(), at});
       if (!added) it->second.from = std::min(it->second.from, at);
+      ctx->refused_files.store(ctx->wb_errors.size(), std::memory_order_release);
     }
     return ReplyErr(req, r.err());
   }
-  if (!fi->writepage) {
+  if (!fi->writepage && any_refused) {
     MutexLock l(&ctx->wb_mu);
     if (auto it = ctx->wb_errors.find(ino); it != ctx->wb_errors.end() && at + r.value() > it->second.from) {
       it->second.written_past = true;
@@ -659,7 +667,7 @@ bool KernelWritesBackWithoutFlush() {
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
   bool writable = false;
-  {
+  if (ctx->refused_files.load(std::memory_order_acquire) != 0) {
     MutexLock l(&ctx->wb_mu);
     writable = ctx->writable_handles.count(fi->fh) != 0;
   }
