@@ -121,5 +121,26 @@ TEST(ZapNormalizeTest, CaseInsensitiveZapMicroAndFat) {
   EXPECT_EQ(*v, 78u);
 }
 
+
+// The normalization flags are read from the ZAP's header: a form no ZFS
+// writes there is a damaged header, reported as Corruption by the reader
+// (the fuzzer found it reported as the caller's invalid argument).
+TEST(ZapNormalizeTest, UnknownFormInAHeaderIsCorruption) {
+  MemZapObject mem;
+  ZapWriteOptions o;
+  o.normflags = kNfd;
+  auto z = ZapWriter::Create(mem, o);
+  ASSERT_TRUE(z.ok());
+  for (int i = 0; i < 3000; i++) ASSERT_TRUE(z->Add("Caf\xC3\xA9-" + std::to_string(i), i).ok());
+  ASSERT_FALSE(z->micro());
+  std::vector<uint8_t> bytes = mem.Bytes();
+  ASSERT_EQ(bytes[88], kNfd);  // zap_phys_t's normflags, little-endian
+  bytes[88] = 0x70;
+  auto r = ZapReader::Open(std::make_unique<BufferZapSource>(bytes, mem.BlockSize()));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto e = r->Lookup("Caf\xC3\xA9-7");
+  EXPECT_TRUE(e.status().IsCorruption()) << e.status().ToString();
+}
+
 }  // namespace
 }  // namespace uzfs

@@ -348,7 +348,11 @@ Result<ZapEntry> ZapReader::Lookup(std::string_view name) {
     return Status::NotFound("no ZAP entry " + std::string(name));
   }
   if (flags_ & kZapFlagUint64Key) return Status::NotSupported("lookup in a ZAP with binary keys");
-  UZFS_ASSIGN_OR_RETURN(const uint64_t h, ZapNameHash(salt_, normflags_, name, hash_bits()));
+  Result<uint64_t> hashed = ZapNameHash(salt_, normflags_, name, hash_bits());
+  // The flags come from the ZAP's header: a form no ZFS writes is damage, not a caller's mistake.
+  if (hashed.status().code() == Code::kInvalidArgument) return Status::Corruption("ZAP header: " + std::string(hashed.status().message()));
+  UZFS_RETURN_IF_ERROR(hashed.status());
+  const uint64_t h = *hashed;
   const uint64_t idx = ptrtbl_shift_ == 0 ? 0 : h >> (64 - ptrtbl_shift_);
   UZFS_ASSIGN_OR_RETURN(uint64_t blk, PtrTableEntry(idx));
   std::vector<uint8_t> raw;
