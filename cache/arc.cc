@@ -58,7 +58,8 @@ struct Arc::Impl {
     while ((1u << shard_bits) < n) shard_bits++;
     shards = std::make_unique<ArcShard[]>(n);
   }
-  // One sketch word per 4 KiB of c_max per shard (16 counters per word).
+  // At most one sketch word per 4 KiB of c_max per shard (16 counters per
+  // word); each starts small and grows with use (freq_sketch.h).
   void SizeSketches(uint64_t c_max) {
     const uint64_t words = std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(64, c_max / 4096 / nshards));
     for (unsigned i = 0; i < nshards; i++) {

@@ -10,6 +10,8 @@
 #   scripts/daemon-footprint.sh [COUNTS...]   (default: 1 5)
 #
 # Needs root and /dev/fuse. UZFS_BIN: the build directory (default build).
+# SMAPS_OUT=PREFIX keeps /proc/PID/smaps at each count as PREFIX.N (which
+# mappings hold the memory).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${UZFS_BIN:-$here/build}/cmd
@@ -42,5 +44,6 @@ for n in "${counts[@]}"; do
   done
   sleep "$idle"
   pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
+  [ -z "${SMAPS_OUT:-}" ] || cp "/proc/$pid/smaps" "$SMAPS_OUT.$n"
   echo "pools $n: RSS $(( $(field VmRSS "$pid") / 1024 )) MiB, $(field Threads "$pid") threads"
 done

@@ -18,6 +18,7 @@
 // Without -f the daemon detaches (fork, setsid, stdio to /dev/null) and its
 // parent exits 0 once the socket is ready, or 1 with the reason on stderr.
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -37,6 +38,7 @@
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/registry.h"
 #include "cmd/uzfsd/server.h"
+#include "zfs/util/block_buffer_pool.h"
 
 namespace {
 
@@ -264,7 +266,12 @@ int main(int argc, char** argv) {
   Notify(ready_fd, "");
 
   uzfs::cmd::Server server(reg, listen_fd);
-  server.Run(stop[0]);
+  // Housekeeping: memory a burst of I/O left behind goes back to the system
+  // once the daemon is idle (block buffers no one took since the last look,
+  // then malloc's free pages), so an idle daemon stays small.
+  server.Run(stop[0], [] {
+    if (uzfs::BlockBufferPool::Global().ReleaseIfIdle() > 0) ::malloc_trim(0);
+  });
   ::close(listen_fd);
   ::unlink(sock.c_str());
   server.Drain();

@@ -6,7 +6,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <thread>
 
@@ -16,10 +19,23 @@
 
 namespace uzfs::cmd {
 
-void Server::Run(int stop_fd) {
+void Server::Run(int stop_fd, const std::function<void()>& every_few_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto period = std::chrono::seconds(kHousekeepingSeconds);
+  auto next = Clock::now() + period;
   for (;;) {
     pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_fd, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
+    const int wait_ms = every_few_seconds
+        ? static_cast<int>(std::max<int64_t>(
+              0, std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count()))
+        : -1;
+    const int ready = ::poll(p, 2, wait_ms);
+    if (every_few_seconds && Clock::now() >= next) {
+      every_few_seconds();
+      next = Clock::now() + period;
+    }
+    if (ready == 0) continue;
+    if (ready < 0) {
       if (errno == EINTR) continue;
       reg_.log().Log("poll failed: " + std::to_string(errno));
       return;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 #include "cmd/uzfsd/registry.h"
 #include "zfs/util/mutex.h"
@@ -17,7 +18,10 @@ class Server {
  public:
   Server(Registry& reg, int listen_fd) : reg_(reg), listen_fd_(listen_fd) {}
   // Accepts until `stop_fd` becomes readable (the signal thread writes it).
-  void Run(int stop_fd);
+  // `every_few_seconds`, if set, runs on this thread about every
+  // kHousekeepingSeconds, busy or not (the daemon's housekeeping).
+  static constexpr int kHousekeepingSeconds = 3;
+  void Run(int stop_fd, const std::function<void()>& every_few_seconds = {});
   // After Run: tells running commands to stop (streaming ones end) and
   // waits until every connection is finished.
   void Drain() UZFS_EXCLUDES(mu_);

@@ -49,8 +49,12 @@ TEST(BlockBufferPoolTest, AlignedDistinctAndReused) {
   void* again = pool.Allocate(128 << 10);
   EXPECT_EQ(again, bufs[7]);  // the most recently kept
   EXPECT_EQ(pool.stats().reused, 1u);
-  // Released buffers are handed out again (zero: their pages were dropped).
+  // Then the never-used rest of the last chunk (resident: it was prefaulted),
+  // then the released buffers (zero: their pages were dropped).
   for (int i = 0; i < 7; i++) pool.Allocate(128 << 10);
+  EXPECT_EQ(pool.stats().fresh_bytes, 1u << 20);
+  for (int i = 0; i < 8; i++) EXPECT_FALSE(seen.count(reinterpret_cast<uintptr_t>(pool.Allocate(128 << 10))));
+  EXPECT_EQ(pool.stats().fresh_bytes, 0u);
   void* cold = pool.Allocate(128 << 10);
   ASSERT_NE(cold, nullptr);
   EXPECT_TRUE(seen.count(reinterpret_cast<uintptr_t>(cold)));
@@ -61,6 +65,38 @@ TEST(BlockBufferPoolTest, AlignedDistinctAndReused) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(big) % (8 << 20), 0u);
   std::memset(big, 1, 8 << 20);
   pool.Free(big, 8 << 20);
+}
+
+// Resident memory an idle pool holds (freed buffers and the never-used rest
+// of a prefaulted chunk) goes back to the system at the second idle call,
+// and not while buffers are being handed out.
+TEST(BlockBufferPoolTest, ReleaseIfIdleGivesBackOnlyWhenIdle) {
+  BlockBufferPool pool(8 << 20);
+  std::vector<void*> bufs;
+  for (int i = 0; i < 20; i++) {
+    void* p = pool.Allocate(128 << 10);
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 0xAB, 128 << 10);
+    bufs.push_back(p);
+  }
+  EXPECT_EQ(pool.ReleaseIfIdle(), 0u);  // buffers were handed out since the last look
+  for (void* p : bufs) pool.Free(p, 128 << 10);
+  const BlockBufferPool::Stats before = pool.stats();
+  EXPECT_EQ(before.warm_free_bytes, 20u << 17);
+  EXPECT_EQ(before.fresh_bytes + before.warm_free_bytes, before.mapped_bytes);
+  EXPECT_EQ(pool.ReleaseIfIdle(), before.mapped_bytes);  // nothing handed out since
+  EXPECT_EQ(pool.stats().warm_free_bytes, 0u);
+  EXPECT_EQ(pool.stats().fresh_bytes, 0u);
+  EXPECT_EQ(pool.ReleaseIfIdle(), 0u);  // nothing left resident
+  // The addresses are handed out again, their pages dropped (zeros).
+  void* again = pool.Allocate(128 << 10);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(static_cast<uint8_t*>(again)[100], 0);
+  EXPECT_EQ(pool.stats().chunks, 2u);
+  // A busy pool keeps its warm buffers.
+  pool.Free(again, 128 << 10);
+  EXPECT_EQ(pool.ReleaseIfIdle(), 0u);
+  EXPECT_EQ(pool.stats().warm_free_bytes, 128u << 10);
 }
 
 TEST(BlockBufferPoolTest, ThreadsNeverShareABuffer) {

@@ -43,12 +43,19 @@ void* BlockBufferPool::Allocate(size_t bytes) {
   const int k = ClassOf(bytes);
   {
     MutexLock l(&mu_);
+    allocations_++;
     SizeClass& c = classes_[k];
     if (!c.warm.empty()) {
       void* p = c.warm.back();
       c.warm.pop_back();
       stats_.warm_free_bytes -= bytes;
       stats_.reused++;
+      return p;
+    }
+    if (!c.fresh.empty()) {
+      void* p = c.fresh.back();
+      c.fresh.pop_back();
+      stats_.fresh_bytes -= bytes;
       return p;
     }
     if (!c.cold.empty()) {
@@ -82,8 +89,13 @@ void* BlockBufferPool::Allocate(size_t bytes) {
   chunks_.emplace_back(base, chunk);
   stats_.mapped_bytes += chunk;
   stats_.chunks++;
-  // The rest of the chunk, last first so buffers are handed out in address order.
-  for (size_t off = chunk; off > bytes; off -= bytes) classes_[k].cold.push_back(base + off - bytes);
+  // The rest of the chunk, last first so buffers are handed out in address
+  // order: resident (warm) when prefaulted, so ReleaseIfIdle can give it back.
+  std::vector<void*>& rest = populate ? classes_[k].fresh : classes_[k].cold;
+  for (size_t off = chunk; off > bytes; off -= bytes) {
+    rest.push_back(base + off - bytes);
+    if (populate) stats_.fresh_bytes += bytes;
+  }
   return base;
 }
 
@@ -102,6 +114,36 @@ void BlockBufferPool::Free(void* p, size_t bytes) {
   MutexLock l(&mu_);
   classes_[ClassOf(bytes)].cold.push_back(p);
   stats_.released++;
+}
+
+uint64_t BlockBufferPool::ReleaseIfIdle() {
+  std::vector<std::pair<void*, size_t>> idle;
+  {
+    MutexLock l(&mu_);
+    if (allocations_ != allocations_seen_ || stats_.warm_free_bytes + stats_.fresh_bytes == 0) {
+      allocations_seen_ = allocations_;
+      return 0;
+    }
+    for (int k = 0; k < kClasses; k++) {
+      for (std::vector<void*>* list : {&classes_[k].warm, &classes_[k].fresh}) {
+        for (void* p : *list) idle.emplace_back(p, kMinPooled << k);
+        list->clear();
+      }
+    }
+    stats_.warm_free_bytes = 0;
+    stats_.fresh_bytes = 0;
+  }
+  // Outside the lock: the buffers belong to no list meanwhile, so no one
+  // can be handed one whose pages are being dropped.
+  uint64_t bytes = 0;
+  for (const auto& [p, n] : idle) {
+    madvise(p, n, MADV_DONTNEED);
+    bytes += n;
+  }
+  MutexLock l(&mu_);
+  for (const auto& [p, n] : idle) classes_[ClassOf(n)].cold.push_back(p);
+  stats_.idle_released_bytes += bytes;
+  return bytes;
 }
 
 BlockBufferPool::Stats BlockBufferPool::stats() const {

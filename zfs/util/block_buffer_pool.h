@@ -18,9 +18,13 @@
 // what its last user wrote — the same contract as malloc, callers that need
 // zeros fill them, as AlignedBytes(n, 0) does). At most `max_warm_bytes` of
 // freed buffers stay resident; beyond that a freed buffer's pages are given
-// back to the system (MADV_DONTNEED) and its address kept for reuse. Address
-// space is only returned when a pool is destroyed (the process-wide pool
-// never is). Thread-safe: one mutex, taken once per buffer.
+// back to the system (MADV_DONTNEED) and its address kept for reuse. The
+// rest of a freshly prefaulted chunk is resident too (not counted in that
+// limit: at most one chunk per size). ReleaseIfIdle() gives all of them
+// back once the pool has handed nothing out for a while (the daemon calls
+// it every few seconds), so an idle daemon does not keep what a burst of
+// I/O left behind. Address space is only returned when a pool is destroyed
+// (the process-wide pool never is). Thread-safe: one mutex, taken once per buffer.
 #pragma once
 
 #include <cstddef>
@@ -43,9 +47,11 @@ class BlockBufferPool {
   struct Stats {
     uint64_t mapped_bytes = 0;     // address space taken from the system
     uint64_t warm_free_bytes = 0;  // freed buffers kept resident
+    uint64_t fresh_bytes = 0;      // never handed out, prefaulted with their chunk
     uint64_t chunks = 0;           // chunks mapped
     uint64_t reused = 0;           // allocations served by a resident freed buffer
     uint64_t released = 0;         // frees whose pages went back to the system
+    uint64_t idle_released_bytes = 0;  // given back by ReleaseIfIdle
   };
 
   explicit BlockBufferPool(uint64_t max_warm_bytes) : max_warm_(max_warm_bytes) {}
@@ -68,6 +74,11 @@ class BlockBufferPool {
   void* Allocate(size_t bytes) UZFS_EXCLUDES(mu_);
   void Free(void* p, size_t bytes) UZFS_EXCLUDES(mu_);
   Stats stats() const UZFS_EXCLUDES(mu_);
+  // If no buffer was handed out since the previous call, gives the pages of
+  // every resident free buffer back to the system (addresses kept for
+  // reuse) and returns the bytes released; otherwise releases nothing and
+  // returns 0. Called periodically, a busy pool never pays for it.
+  uint64_t ReleaseIfIdle() UZFS_EXCLUDES(mu_);
 
  private:
   static constexpr int kClasses = 9;  // 64 KiB .. 16 MiB
@@ -75,7 +86,8 @@ class BlockBufferPool {
 
   struct SizeClass {
     std::vector<void*> warm;  // resident, most recently freed last
-    std::vector<void*> cold;  // never touched, or pages released
+    std::vector<void*> fresh;  // never handed out, in a prefaulted chunk (resident)
+    std::vector<void*> cold;   // never touched, or pages released
   };
 
   const uint64_t max_warm_;
@@ -83,6 +95,8 @@ class BlockBufferPool {
   SizeClass classes_[kClasses] UZFS_GUARDED_BY(mu_);
   std::vector<std::pair<void*, size_t>> chunks_ UZFS_GUARDED_BY(mu_);
   Stats stats_ UZFS_GUARDED_BY(mu_);
+  uint64_t allocations_ UZFS_GUARDED_BY(mu_) = 0;  // Allocate calls, for ReleaseIfIdle
+  uint64_t allocations_seen_ UZFS_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace uzfs
