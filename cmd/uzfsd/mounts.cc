@@ -5,10 +5,12 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include "cmd/uzfsd/cache_cmd.h"
 
 namespace uzfs::cmd {
@@ -200,11 +202,26 @@ void PoolMounts::MountAll(Pool& pool, const std::string& altroot, std::vector<st
   }
 }
 
+namespace {
+
+// Whether files are open on the mount, after giving handles just closed a
+// moment to go: the kernel sends FUSE's RELEASE after close(2) returns,
+// in the background, so `dd ...; zpool export` would otherwise find the
+// file still open now and then.
+bool StillOpen(const DatasetMount& m) {
+  for (int i = 0; i < 100 && m.fuse->open_handles() > 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return m.fuse->open_handles() > 0;
+}
+
+}  // namespace
+
 Status PoolMounts::Unmount(const std::string& ds, bool force) {
   auto it = mounts_.find(ds);
   if (it == mounts_.end()) return Status::NotFound("cannot unmount '" + ds + "': not currently mounted");
   DatasetMount& m = it->second;
-  if (!force && m.fuse->open_handles() > 0) {
+  if (!force && StillOpen(m)) {
     return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy (" +
                         std::to_string(m.fuse->open_handles()) +
                         " open files; close them or use -f)");
@@ -232,7 +249,7 @@ Status PoolMounts::UnmountTree(const std::string& ds, bool force) {
   if (!force) {
     for (const std::string& n : names) {
       const DatasetMount& m = mounts_.at(n);
-      if (m.fuse->open_handles() > 0) {
+      if (StillOpen(m)) {
         return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy");
       }
     }
@@ -248,7 +265,7 @@ Status PoolMounts::UnmountAll(bool force) {
   if (!force) {
     for (const std::string& n : names) {
       const DatasetMount& m = mounts_.at(n);
-      if (m.fuse->open_handles() > 0) {
+      if (StillOpen(m)) {
         return Status::Busy("cannot unmount '" + m.path + "': pool or dataset is busy");
       }
     }

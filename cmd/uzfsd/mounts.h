@@ -17,9 +17,10 @@
 // open). A legacy mount's own options (mount -o noexec, ...) override the
 // properties while it stays mounted, as temporary mount options do in ZFS.
 //
-// Unmount refuses while files are open ("pool or dataset is busy") unless
-// forced; UnmountAll goes children first. The pool must outlive every
-// mount: callers unmount before export/destroy. With a log set, each
+// Unmount refuses while files are open ("pool or dataset is busy", after
+// up to a second for handles just closed: FUSE releases them in the
+// background) unless forced; UnmountAll goes children first. The pool must
+// outlive every mount: callers unmount before export/destroy. With a log set, each
 // unmount logs the FUSE loop's counters (requests, spins and their hits,
 // watches skipped as crowded, workers): what tuning UZFS_FUSE_POLL_US needs.
 //
