@@ -21,8 +21,10 @@
 #
 # Environment:
 #   UZFS_OPENZFS_DIR     cache directory (default /var/cache/uzfs/openzfs-2.1)
-#   UZFS_DEBIAN_MIRROR   Debian mirror (default http://deb.debian.org/debian)
-#   UZFS_DEBIAN_SUITE    suite (default bookworm)
+#   UZFS_DEBIAN_MIRROR   Debian archive (default: the one this machine's apt
+#                        sources use for the suite, read from
+#                        /etc/apt/sources.list and sources.list.d/)
+#   UZFS_DEBIAN_SUITE    suite (default: the machine's, from /etc/os-release)
 #
 # zdb with -e on an exported pool needs no /etc/hostid and no kernel module;
 # -U /dev/null keeps it from reading /etc/zfs/zpool.cache (otherwise -C ends
@@ -30,8 +32,30 @@
 set -euo pipefail
 
 dir=${UZFS_OPENZFS_DIR:-/var/cache/uzfs/openzfs-2.1}
-mirror=${UZFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-suite=${UZFS_DEBIAN_SUITE:-bookworm}
+suite=${UZFS_DEBIAN_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
+suite=${suite:-bookworm}
+
+# The archive this machine's apt sources name for "$suite" itself (not
+# -updates or -security): deb822 .sources files and one-line .list files.
+machine_archive() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk -v suite="$suite" '
+      function flush() { if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " suite " ") && uri != "") { print uri; found = 1; exit } }
+      /^[[:space:]]*$/ { flush(); types = suites = uri = ""; next }
+      /^Types:/ { sub(/^Types:[[:space:]]*/, ""); types = $0 }
+      /^URIs:/ { uri = $2 }
+      /^Suites:/ { sub(/^Suites:[[:space:]]*/, ""); suites = $0 }
+      END { if (!found) flush() }' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    # deb [options] URI SUITE COMPONENTS...
+    sed -e 's/\[[^]]*\]//' "$f" | awk -v suite="$suite" '$1 == "deb" && $3 == suite { print $2 }'
+  done
+}
+mirror=${UZFS_DEBIAN_MIRROR:-}
 pkgs=(zfsutils-linux libzpool5linux libzfs4linux libnvpair3linux libuutil3linux)
 root="$dir/root"
 stamp="$dir/installed"
@@ -58,6 +82,9 @@ fetch() (
   exec 9>"$dir/.lock"
   flock 9
   installed && return 0
+  [ -n "$mirror" ] || mirror=$(machine_archive | head -n 1)
+  [ -n "$mirror" ] ||
+    die "no apt source for $suite on this machine (set UZFS_DEBIAN_MIRROR to a Debian archive)"
   echo "openzfs-zdb: fetching ${pkgs[*]} from $mirror $suite contrib into $dir" >&2
   local apt="$dir/apt" keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
   rm -rf "$apt" "$dir/debs" "$dir/root.new"
