@@ -36,7 +36,7 @@
 // Why: ZFS's ARC, like LRU, gets no hits on a loop slightly larger than the
 // cache (every buffer is evicted just before its next use, and the ghost
 // lists stay empty because the MRU alone fills c); with admission most of
-// the loop stays resident. docs/PERFORMANCE.md "ARC policy (issue 9)" has
+// the loop stays resident. docs/PERFORMANCE.md "ARC policy (hit ratios)" has
 // the numbers with and without it.
 //
 // Buffers are kept as stored on disk (psize bytes, compressed, with their

@@ -33,7 +33,7 @@
 // Zio::ReadPhysicalMany: one batch of column reads, one wait), where
 // Prefetch costs a task, a hand-off to the I/O engine and a wake-up per
 // block — most of a cold sequential read's CPU on a small machine
-// (docs/PERFORMANCE.md, "Cold sequential read, session 6").
+// (docs/PERFORMANCE.md, "Sequential reads").
 //
 // Lifetime: the destructor waits for its prefetches and drops the pool's
 // buffers from the ARC (Arc::ForgetPool): destroy it before the Zio, after

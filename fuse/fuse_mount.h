@@ -24,7 +24,7 @@
 //     two at a time; with 4 MiB in 1 MiB requests (max_pages), several
 //     ahead, which the file prefetch then reads in batches of eight
 //     records: a quarter of the round trips and far fewer hand-offs per
-//     byte (docs/PERFORMANCE.md, "Cold sequential read, session 6"). Needs
+//     byte (docs/PERFORMANCE.md, "Sequential reads"). Needs
 //     root (the sysfs file); left at the kernel's otherwise;
 //   - fsync/fdatasync reach ZplFs::Fsync; statfs is ZplFs::StatFs;
 //   - full datasets and pools fail write(2), not a later close: a file

@@ -177,7 +177,7 @@ trap cleanup EXIT
 # touches it: on a freshly booted machine, a daemon that keeps what it wrote
 # in RAM (uzfs's dirty records and ARC) paid it inside the timed rows (seq
 # write 253-327 MiB/s, ~35% of uzfsd's CPU zeroing new pages; 403-419 once
-# RAM had been touched, docs/PERFORMANCE.md, session 9). Touch most of the
+# RAM had been touched, docs/PERFORMANCE.md "Sequential writes"). Touch most of the
 # free RAM once (a tmpfs file, removed) so both sides run on a machine in
 # its steady state. FIO_WARM_RAM=0 skips it.
 warm_ram() {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Writes logged by reference (issue 8, session 6): fio sequential writes of
+# Writes logged by reference: fio sequential writes of
 # FIO_BS bytes (default 1M), each followed by fsync
 # (tests/perf/fio/sync-write-large.fio), on a pool over one loop device
 # (no log device): uzfs with zfs_immediate_write_sz at its default 32K
 # (large writes logged by reference: written once, in place) and at 1T
 # (every write copied into the log, then written again by the txg sync:
-# what uzfs did before session 6), then zfs-fuse. Prints, per row, the
+# the way a log without indirect writes works), then zfs-fuse. Prints, per row, the
 # bytes the leaf took (sectors written in /sys/block/loopN/stat, from
 # before fio to after the export that syncs everything) per byte fio wrote,
 # IOPS and the fsync latency median.

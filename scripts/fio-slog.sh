@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sync-write benchmark of the intent log (issue 8): fio 4 KiB random writes,
+# Sync-write benchmark of the intent log: fio 4 KiB random writes,
 # each followed by fsync (tests/perf/fio/sync-write.fio), at 1 and 4 jobs,
 # on a uzfs raidz2 over six files whose I/O is slowed to 5 ms with one lane
 # each (zinject -D 5:1: a 7200 rpm disk), without and with a log device on

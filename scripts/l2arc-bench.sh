@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The L2ARC benchmark (issue 9): fio 4 KiB random reads (O_DIRECT) over a
+# The L2ARC benchmark: fio 4 KiB random reads (O_DIRECT) over a
 # file four times the ARC, on raidz2 over six sparse files each slowed by
 # `zinject -D 5:1` (5 ms per I/O, one at a time: a 7200 rpm disk), with
 #   1. no cache device,

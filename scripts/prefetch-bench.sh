@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prefetch benchmark (issue 9): a cold sequential read of a file
+# The prefetch benchmark: a cold sequential read of a file
 # (default 2 GiB) through the FUSE mount, on raidz2 over six sparse files
 # each slowed by `zinject -D 5:4` (5 ms per I/O, four at a time: a disk with
 # a short queue), with the stream prefetcher on (the default) and off

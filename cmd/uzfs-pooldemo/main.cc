@@ -1,5 +1,5 @@
-// uzfs-pooldemo: the pool layer end to end, until the daemon and its
-// zpool/zfs commands exist (issue 7). Creates a real, importable pool on
+// uzfs-pooldemo: the pool layer end to end through its library API,
+// without the daemon and its zpool/zfs commands. Creates a real, importable pool on
 // sparse files (raidz2 over six, a mirrored log, a cache device; version
 // 5000 with lz4_compress), datasets with lz4 and gzip, stores a source tree
 // in them as objects (one per file, not yet linked into directories: the

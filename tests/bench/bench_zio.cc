@@ -11,7 +11,7 @@
 // The txg sync's batched write below the pipeline (Zio::WriteMany's vdev
 // half), the two ways of issuing one batch of 32 blocks of 128 KiB, back
 // to back on each top-level vdev (split evenly between them):
-//   BM_BatchWrite/<layout>/<dev>/serial   session 7: each top-level vdev's
+//   BM_BatchWrite/<layout>/<dev>/serial   each top-level vdev's
 //       WriteMany in turn, a mirror block by block (Vdev::WriteMany's
 //       default: one Write, all sides in parallel, per block)
 //   BM_BatchWrite/<layout>/<dev>/batched  WriteManyAcross: every leaf write

@@ -1,7 +1,7 @@
 // ARC policy on synthetic traces, against a plain LRU of the same size
 // (cache/lru_sim.h) and against the ARC without MFU admission (ZFS's rules
 // alone). Each test prints the three hit ratios; docs/PERFORMANCE.md
-// "ARC policy (issue 9)" records them.
+// "ARC policy (hit ratios)" records them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // sizecalc against real uzfs pools, and uzfs pools against zfs-fuse, on the
-// same sparse files (issue 10's "Must show"). For each of 16 layouts
+// same sparse files. For each of 16 layouts
 // (stripes, 2/3-way mirrors, raidz1/2/3 at several widths and ashifts 9,
 // 12 and 13, several top-level vdevs, log, cache and spare devices):
 //   1. uzfs's `zpool create -o version=23 -o ashift=N -m none` (the real

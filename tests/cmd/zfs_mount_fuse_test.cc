@@ -1,4 +1,4 @@
-// Mounts through the commands (issue 7): the daemon mounts every dataset
+// Mounts through the commands: the daemon mounts every dataset
 // with a mountpoint when a pool is created or imported and when a dataset
 // is created, `zfs mount`/`zfs unmount` (by name or path, -a, -f), a
 // changed mountpoint or a rename moves the mount, `zfs get mounted`,

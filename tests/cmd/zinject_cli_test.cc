@@ -1,4 +1,4 @@
-// zinject through the real binaries (issue 7), without FUSE: listing,
+// zinject through the real binaries, without FUSE: listing,
 // adding and clearing handlers, the messages and exit codes of bad input,
 // injected write errors on one side of a mirror (the pool keeps working,
 // `zpool status` counts WRITE errors on that leaf only), a vanished (nxio)

@@ -1,4 +1,4 @@
-// zinject's read-side faults seen through a FUSE mount (issue 7): a file is
+// zinject's read-side faults seen through a FUSE mount: a file is
 // written through the mount, the pool exported and imported again (so no
 // cache holds its blocks), a fault injected into one leaf, and the file read
 // back through the mount:

@@ -343,7 +343,7 @@ TEST(ZplMountFuseTest, WorkerLoopPollsOnlyWhenAsked) {
 
 // Unmounting right after a burst of requests: the kernel's last requests
 // (FORGETs) race with the session's end, and every worker must leave (a
-// leader/follower loop tried in session 9 hung fio-compare's zpool destroy
+// leader/follower worker loop, once tried, hung fio-compare's zpool destroy
 // there: a worker that saw the end left without waking the idle ones,
 // which waited for a reader's turn for ever). A watchdog turns a hang into
 // a failure.

@@ -1,4 +1,4 @@
-// The pool's side of the intent log (issue 8): one ZilWriter per dataset
+// The pool's side of the intent log: one ZilWriter per dataset
 // whose ZPL asked for one, its header stored in the dataset's objset at
 // every txg sync, and the claim of unsynced log blocks on import.
 //

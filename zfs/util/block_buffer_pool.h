@@ -6,7 +6,7 @@
 // with OpenZFS's dirty-data default a whole txg (hundreds of MiB) is dirty
 // at once, so malloc hands out never-touched memory and the daemon took one
 // minor page fault per 4 KiB it copied in (~29% of its time in a 1 MiB
-// sequential write, docs/PERFORMANCE.md). Here buffers are carved from
+// sequential write). Here buffers are carved from
 // 2 MiB-aligned chunks prefaulted in one call (MADV_POPULATE_WRITE), and a
 // freed buffer goes to a per-size free list, so the next allocation of that
 // size reuses memory that is already mapped. (Transparent huge pages via

@@ -24,7 +24,7 @@
 // offset alignment of at most 512 bytes (ZFS's smallest sector, so every
 // vdev I/O is whole units and no write ever needs a read-modify-write) and
 // the file is a whole number of units; else kOff (tmpfs, old kernels, odd
-// sizes). Measured in docs/PERFORMANCE.md ("Direct I/O on the leaves"):
+// sizes). Measured in docs/PERFORMANCE.md ("Leaf devices and the I/O engine"):
 // direct reads and writes beat direct reads with buffered writes on the
 // sequential write. UZFS_DIRECT_IO=off|reads|on|auto in the environment
 // overrides kAuto.
@@ -52,7 +52,8 @@
 // Hole prefill (PrefillHoles, log devices only): in a sparse file every
 // write to a new place allocates, and the fdatasync after it must then
 // write the file's extent metadata too: about twice the cost of a write
-// + fdatasync over written blocks (docs/PERFORMANCE.md, session 7). With
+// + fdatasync over written blocks (docs/PERFORMANCE.md, "Intent log, log
+// devices and sync writes"). With
 // prefill on, the first write into a chunk (1 MiB) that is wholly a hole
 // (lseek SEEK_DATA finds nothing in it) writes the whole chunk: its data
 // in place, zeros around it; later writes there overwrite. What a

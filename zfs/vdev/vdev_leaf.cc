@@ -144,7 +144,7 @@ void LeafVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
 
 // A write, then a flush of this leaf, each through the engine (Vdev's
 // default), not one O_DSYNC write. Measured for a log device that is one
-// file (docs/PERFORMANCE.md, "Sync writes, session 6"): an O_DSYNC write
+// file (docs/PERFORMANCE.md, "Intent log, log devices and sync writes"): an O_DSYNC write
 // on the calling thread costs the fewest context switches (7 per fsync
 // against 11), but on this loaded machine fsync latency was several times
 // worse, inline or through the ring; the plain write + fdatasync path was
