@@ -26,30 +26,17 @@ namespace uzfs::cmd {
 
 namespace {
 
-const Sub kSubs[] = {
-    {"create", "\tcreate [-p] [-o property=value] ... <filesystem>\n"},
-    {"destroy", "\tdestroy [-fr] <filesystem>\n"},
-    {"list", "\tlist [-Hp] [-j] [-r|-d max] [-o property[,...]] [-s property]...\n"
-             "\t    [-S property]... [-t type[,...]] [filesystem] ...\n"},
-    {"get", "\tget [-rHp] [-j] [-d max] [-o \"all\" | field[,...]]\n"
-            "\t    [-t type[,...]] [-s source[,...]]\n"
-            "\t    <\"all\" | property[,...]> [filesystem] ...\n"},
-    {"set", "\tset <property=value> ... <filesystem> ...\n"},
-    {"inherit", "\tinherit [-r] <property> <filesystem> ...\n"},
-    {"rename", "\trename [-p] <filesystem> <filesystem>\n"},
-    {"mount", "\tmount\n\tmount <-a | filesystem>\n"},
-    {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n"},
-};
+// The subcommand table (defined at the end, after the handlers).
+std::span<const Sub> Subs();
 
 int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
-  return UsageFail(c, kSubs, sub, why);
+  return UsageFail(c, Subs(), sub, why);
 }
 
 std::string GlobalUsage() {
-  return cmd::GlobalUsage("zfs", kSubs,
+  return cmd::GlobalUsage("zfs", Subs(),
                           "\tsnapshot, rollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n");
 }
-
 
 std::string PoolOf(const std::string& ds) { return ds.substr(0, ds.find_first_of("/@#")); }
 
@@ -993,38 +980,41 @@ int Mount(CmdCtx& c, bool mount) {
 
 }  // namespace
 
+namespace {
+
+std::span<const Sub> Subs() {
+  static const Sub kSubs[] = {
+      {"create", "\tcreate [-p] [-o property=value] ... <filesystem>\n", Create},
+      {"destroy", "\tdestroy [-fr] <filesystem>\n", Destroy},
+      {"list", "\tlist [-Hp] [-j] [-r|-d max] [-o property[,...]] [-s property]...\n"
+               "\t    [-S property]... [-t type[,...]] [filesystem] ...\n",
+       List},
+      {"get", "\tget [-rHp] [-j] [-d max] [-o \"all\" | field[,...]]\n"
+              "\t    [-t type[,...]] [-s source[,...]]\n"
+              "\t    <\"all\" | property[,...]> [filesystem] ...\n",
+       Get},
+      {"set", "\tset <property=value> ... <filesystem> ...\n", Set},
+      {"inherit", "\tinherit [-r] <property> <filesystem> ...\n", Inherit},
+      {"rename", "\trename [-p] <filesystem> <filesystem>\n", Rename},
+      {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return Mount(c, true); }},
+      {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return Mount(c, false); },
+       SubLock::kNone, "umount"},
+      // ZFS subcommands uzfs does not offer yet.
+      {"snapshot", nullptr, nullptr, SubLock::kNone, "snap"}, {"rollback", nullptr}, {"clone", nullptr},
+      {"promote", nullptr}, {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
+      {"diff", nullptr}, {"hold", nullptr}, {"release", nullptr}, {"holds", nullptr}, {"upgrade", nullptr},
+      {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},
+      {"share", nullptr}, {"unshare", nullptr}, {"bookmark", nullptr}, {"load-key", nullptr},
+      {"unload-key", nullptr}, {"change-key", nullptr}, {"program", nullptr}, {"wait", nullptr},
+      {"redact", nullptr}, {"project", nullptr},
+  };
+  return kSubs;
+}
+
+}  // namespace
+
 int RunZfs(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping) {
-  if (req.argv.empty()) {
-    out.ErrLine("missing command");
-    out.Err(GlobalUsage());
-    return 2;
-  }
-  const std::string sub = req.argv[0];
-  std::string cmdline = "zfs";
-  for (const std::string& w : req.argv) cmdline += " " + w;
-  CmdCtx c{reg, out, std::vector<std::string>(req.argv.begin() + 1, req.argv.end()), req.cwd, cmdline, stopping};
-  if (sub == "-?" || sub == "-h" || sub == "--help" || sub == "help") {
-    out.Out(GlobalUsage());
-    return 0;
-  }
-  if (sub == "create") return Create(c);
-  if (sub == "destroy") return Destroy(c);
-  if (sub == "list") return List(c);
-  if (sub == "get") return Get(c);
-  if (sub == "set") return Set(c);
-  if (sub == "inherit") return Inherit(c);
-  if (sub == "rename") return Rename(c);
-  if (sub == "mount") return Mount(c, true);
-  if (sub == "unmount" || sub == "umount") return Mount(c, false);
-  for (const char* later : {"snapshot", "snap", "rollback", "clone", "promote", "send", "receive", "recv",
-                            "diff", "hold", "release", "holds", "upgrade", "userspace", "groupspace",
-                            "allow", "unallow", "share", "unshare", "bookmark", "load-key", "unload-key",
-                            "change-key", "program", "wait", "redact", "project"}) {
-    if (sub == later) return c.Fail("zfs " + sub + " is not available in uzfs yet");
-  }
-  out.ErrLine("unrecognized command '" + sub + "'");
-  out.Err(GlobalUsage());
-  return 2;
+  return RunSubcommand("zfs", Subs(), GlobalUsage(), reg, out, req, stopping);
 }
 
 }  // namespace uzfs::cmd

@@ -43,40 +43,20 @@ namespace {
 constexpr uint64_t kDefaultCreateVersion = 5000;  // DESIGN.md §3
 constexpr uint64_t kSizeFuzz = 16ull << 20;        // zpool's tolerance for "different sizes"
 
-const Sub kSubs[] = {
-    {"create", "\tcreate [-fnd] [-o property=value] ... \n"
-               "\t    [-O file-system-property=value] ... \n"
-               "\t    [-m mountpoint] [-R root] <pool> <vdev> ...\n"},
-    {"destroy", "\tdestroy [-f] <pool>\n"},
-    {"export", "\texport [-af] <pool> ...\n"},
-    {"import", "\timport [-d dir] [-D]\n"
-               "\timport [-o mntopts] [-o property=value] ... \n"
-               "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
-               "\timport [-o mntopts] [-o property=value] ... \n"
-               "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id> [newpool]\n"},
-    {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n"},
-    {"iostat", "\tiostat [-v] [pool] ... [interval [count]]\n"},
-    {"status", "\tstatus [-vx] [-j] [pool] ...\n"},
-    {"history", "\thistory [-il] [<pool>] ...\n"},
-    {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n"},
-    {"set", "\tset <property=value> <pool>\n"},
-    {"arcstats", "\tarcstats [-j]\n"},
-    {"tunable", "\ttunable [-Hj] [name[=value]] ...\n"},
-    {"add", "\tadd [-fn] <pool> <vdev> ...\n"},
-    {"remove", "\tremove <pool> <device> ...\n"},
-};
+// The subcommand table (defined at the end, after the handlers).
+std::span<const Sub> Subs();
 
 int Usage(CmdCtx& c, const std::string& sub, const std::string& why) {
-  return UsageFail(c, kSubs, sub, why);
+  return UsageFail(c, Subs(), sub, why);
 }
 
 std::string GlobalUsage() {
-  return cmd::GlobalUsage("zpool", kSubs,
+  return cmd::GlobalUsage("zpool", Subs(),
                           "\tattach, detach, replace, online, offline, scrub, clear:\n"
                           "\t    not available in uzfs yet\n");
 }
 
-const char* UsageOf(const std::string& sub) { return cmd::UsageOf(kSubs, sub); }
+const char* UsageOf(const std::string& sub) { return cmd::UsageOf(Subs(), sub); }
 
 
 bool ParseU64(const std::string& s, uint64_t* v) {
@@ -1001,6 +981,48 @@ int Set(CmdCtx& c) {
   return 0;
 }
 
+// ------------------------------------------------------------------ sync
+
+// zpool sync [pool] ...: what the kernel still holds for the pools' mounts
+// goes to the daemon first (syncfs on each mountpoint writes the FUSE
+// mount's dirty pages back), then each pool writes its open transaction
+// group to its disks, so space figures and the disks are current. No pool
+// named: every imported pool. Read-only pools have nothing to write.
+int Sync(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "", "");
+  if (!a.error.empty()) return Usage(c, "sync", a.error);
+  std::vector<std::shared_ptr<PoolEntry>> pools;
+  if (a.operands.empty()) pools = c.reg.All();
+  for (const std::string& name : a.operands) {
+    auto e = c.reg.Find(name);
+    if (e == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
+    pools.push_back(e);
+  }
+  int rc = 0;
+  for (const auto& e : pools) {
+    std::vector<std::string> paths;
+    {
+      MutexLock l(&e->mu);
+      if (e->pool == nullptr || e->pool->readonly()) continue;
+      for (const DatasetMount* m : e->mounts.List()) paths.push_back(m->path);
+    }
+    // Without the pool's lock: the write-back is served by the mounts' workers.
+    for (const std::string& p : paths) {
+      const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;  // unmounted meanwhile
+      (void)::syncfs(fd);
+      ::close(fd);
+    }
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) continue;
+    if (Status s = e->pool->Sync(); !s.ok()) {
+      c.out.ErrLine("cannot sync '" + e->rec.name + "': " + std::string(s.message()));
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 // ------------------------------------------------------------------ history
 
 int History(CmdCtx& c) {
@@ -1287,56 +1309,50 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   return e;
 }
 
+namespace {
+
+std::span<const Sub> Subs() {
+  using L = SubLock;
+  static const Sub kSubs[] = {
+      {"create", "\tcreate [-fnd] [-o property=value] ... \n"
+                 "\t    [-O file-system-property=value] ... \n"
+                 "\t    [-m mountpoint] [-R root] <pool> <vdev> ...\n",
+       Create, L::kLifecycle},
+      {"destroy", "\tdestroy [-f] <pool>\n", [](CmdCtx& c) { return ExportOrDestroy(c, true); }, L::kLifecycle},
+      {"export", "\texport [-af] <pool> ...\n", [](CmdCtx& c) { return ExportOrDestroy(c, false); },
+       L::kLifecycle},
+      {"import", "\timport [-d dir] [-D]\n"
+                 "\timport [-o mntopts] [-o property=value] ... \n"
+                 "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
+                 "\timport [-o mntopts] [-o property=value] ... \n"
+                 "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id> [newpool]\n",
+       [](CmdCtx& c) { return ZpoolImport(c, UsageOf("import")); }, L::kLifecycle},
+      {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n", List},
+      {"iostat", "\tiostat [-v] [pool] ... [interval [count]]\n", Iostat},
+      {"status", "\tstatus [-vx] [-j] [pool] ...\n", StatusCmd},
+      {"history", "\thistory [-il] [<pool>] ...\n", History},
+      {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n", Get},
+      {"set", "\tset <property=value> <pool>\n", Set},
+      {"arcstats", "\tarcstats [-j]\n", [](CmdCtx& c) { return ZpoolArcstats(c, UsageOf("arcstats")); }},
+      {"tunable", "\ttunable [-Hj] [name[=value]] ...\n", [](CmdCtx& c) { return ZpoolTunable(c, UsageOf("tunable")); }},
+      {"add", "\tadd [-fn] <pool> <vdev> ...\n", [](CmdCtx& c) { return ZpoolAdd(c, UsageOf("add")); }, L::kLifecycle},
+      {"remove", "\tremove <pool> <device> ...\n", [](CmdCtx& c) { return ZpoolRemove(c, UsageOf("remove")); },
+       L::kLifecycle},
+      {"sync", "\tsync [pool] ...\n", Sync},
+      // ZFS subcommands uzfs does not offer yet.
+      {"attach", nullptr}, {"detach", nullptr}, {"replace", nullptr}, {"online", nullptr},
+      {"offline", nullptr}, {"scrub", nullptr}, {"clear", nullptr}, {"upgrade", nullptr},
+      {"events", nullptr}, {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
+      {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr}, {"wait", nullptr},
+      {"checkpoint", nullptr},
+  };
+  return kSubs;
+}
+
+}  // namespace
+
 int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping) {
-  if (req.argv.empty()) {
-    out.ErrLine("missing command");
-    out.Err(GlobalUsage());
-    return 2;
-  }
-  const std::string sub = req.argv[0];
-  std::string cmdline = "zpool";
-  for (const std::string& w : req.argv) cmdline += " " + w;
-  CmdCtx c{reg, out, std::vector<std::string>(req.argv.begin() + 1, req.argv.end()), req.cwd, cmdline, stopping};
-  if (sub == "-?" || sub == "-h" || sub == "--help" || sub == "help") {
-    out.Out(GlobalUsage());
-    return 0;
-  }
-  if (sub == "create") {
-    MutexLock l(&reg.lifecycle_mu);
-    return Create(c);
-  }
-  if (sub == "destroy" || sub == "export") {
-    MutexLock l(&reg.lifecycle_mu);
-    return ExportOrDestroy(c, sub == "destroy");
-  }
-  if (sub == "import") {
-    MutexLock l(&reg.lifecycle_mu);
-    return ZpoolImport(c, UsageOf("import"));
-  }
-  if (sub == "list") return List(c);
-  if (sub == "status") return StatusCmd(c);
-  if (sub == "get") return Get(c);
-  if (sub == "set") return Set(c);
-  if (sub == "history") return History(c);
-  if (sub == "iostat") return Iostat(c);
-  if (sub == "arcstats") return ZpoolArcstats(c, UsageOf("arcstats"));
-  if (sub == "tunable") return ZpoolTunable(c, UsageOf("tunable"));
-  if (sub == "add") {
-    MutexLock l(&reg.lifecycle_mu);
-    return ZpoolAdd(c, UsageOf("add"));
-  }
-  if (sub == "remove") {
-    MutexLock l(&reg.lifecycle_mu);
-    return ZpoolRemove(c, UsageOf("remove"));
-  }
-  for (const char* later : {"attach", "detach", "replace", "online", "offline", "scrub",
-                            "clear", "upgrade", "events", "split", "reguid", "reopen", "labelclear",
-                            "initialize", "trim", "wait", "checkpoint", "sync"}) {
-    if (sub == later) return c.Fail("zpool " + sub + " is not available in uzfs yet");
-  }
-  out.ErrLine("unrecognized command '" + sub + "'");
-  out.Err(GlobalUsage());
-  return 2;
+  return RunSubcommand("zpool", Subs(), GlobalUsage(), reg, out, req, stopping);
 }
 
 }  // namespace uzfs::cmd

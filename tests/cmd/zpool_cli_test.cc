@@ -310,6 +310,23 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   EXPECT_TRUE(Contains(r.err, "unrecognized command 'bogus'\nusage: zpool command args ...")) << r.err;
   r = env.Zpool("");
   EXPECT_EQ(r.rc, 2);
+  // A ZFS subcommand uzfs does not offer yet is named as such, not unknown,
+  // in both commands, aliases included; the global usage lists what works.
+  r = env.Zpool("scrub tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "zpool scrub is not available in uzfs yet\n");
+  r = env.Zfs("recv tank/x");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "zfs recv is not available in uzfs yet\n");
+  r = env.Zfs("bogus");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "unrecognized command 'bogus'\nusage: zfs command args ...")) << r.err;
+  r = env.Zpool("help");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(Contains(r.out, "\tsync [pool] ...\n")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "\tscrub")) << r.out;
+  r = env.Zfs("umount nopool");
+  EXPECT_EQ(r.rc, 1) << r.err;
   r = env.Zpool("create");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "missing pool name\nusage:\n\tcreate ")) << r.err;
