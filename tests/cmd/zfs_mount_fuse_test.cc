@@ -215,6 +215,42 @@ TEST_F(MountCli, DaemonRestartsRemountAndDeadMountsAreCleared) {
   EXPECT_EQ(CountMounts(root_ + "/data"), 1);
 }
 
+// zpool sync: what was written through the mount, never fsync'd (so still
+// in the kernel's writeback cache or the open txg), is on the disks when it
+// returns: a SIGKILLed daemon's pool, imported again, has all of it, and the
+// space figures count it. Bad names and flags are refused.
+TEST_F(MountCli, ZpoolSyncPutsUnsyncedWritesOnTheDisks) {
+  UZFS_REQUIRE_FUSE();
+  CreatePool();
+  const std::vector<uint8_t> bytes = test::RandomBytes(6u << 20, 7);
+  const std::string data(bytes.begin(), bytes.end());
+  {
+    std::ofstream out(root_ + "/f", std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  Ran r = env_.Zpool("sync tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env_.Zfs("get -Hp -o value used tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_GE(std::stoull(r.out), 6ull << 20) << r.out;
+  EXPECT_EQ(env_.Zpool("sync").rc, 0);  // every pool
+  r = env_.Zpool("sync nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'nosuch': no such pool\n");
+  r = env_.Zpool("sync -x tank");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("sync [pool] ..."), std::string::npos) << r.err;
+
+  const pid_t pid = env_.DaemonPid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 500 && CliEnv::Alive(pid); i++) usleep(10000);
+  env_.Zpool("import -f -d " + env_.devdir() + " tank");  // the cache file imports it at start
+  r = env_.Zfs("mount");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(ReadText(root_ + "/f") == data) << "the synced file did not survive the kill";
+}
+
 // The requests a mount served, from the line uzfsd logs when it unmounts
 // `path` ("unmounted tank from <path>: N requests, ..."); -1 when none.
 long UnmountedRequests(const std::string& log, const std::string& path) {
