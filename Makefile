@@ -62,8 +62,9 @@ bench: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-demo: build
-	bash scripts/demo.sh $(BUILD)
+# The demo installs and builds only what it runs, its output in a log.
+demo:
+	@BUILD=$(BUILD) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/demo.sh --prepare $(BUILD)
 
 fixtures: deps
 	for f in tests/fixtures/*/make-*.sh; do scripts/zfs-fuse-sandbox.sh "$$f" || exit 1; done

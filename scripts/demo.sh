@@ -10,9 +10,46 @@
 # read back from the disks); uzfs's zdb over the exported pool; then the
 # block layer on its own rotting a disk silently and scrubbing it back. It
 # cleans up after itself (also when interrupted) and can be run again.
+#
+#   scripts/demo.sh [--prepare] [BUILD_DIR]
+#
+# --prepare (what `make demo` passes) first installs the Debian packages
+# that are missing and builds the five programs the demo runs, writing
+# their output to BUILD_DIR/demo-prepare.log and one line per step here.
 set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+prepare=0
+if [ "${1:-}" = "--prepare" ]; then prepare=1; shift; fi
 build=${1:-build}
 cmd=$build/cmd
+programs=(uzfsd zpool zfs zdb uzfs-blockdemo)
+
+if [ "$prepare" -eq 1 ]; then
+  mkdir -p "$build"
+  log=$build/demo-prepare.log
+  : >"$log"
+  # One line per step; the step's own output goes to the log, and its
+  # last lines come back here if it fails.
+  prep() {
+    local what=$1; shift
+    printf '%-62s' "$what"
+    local t0=$SECONDS
+    if "$@" >>"$log" 2>&1; then
+      echo "done ($((SECONDS - t0)) s)"
+    else
+      echo "FAILED"
+      tail -n 30 "$log" >&2
+      echo "demo: '$what' failed; the whole output is in $log" >&2
+      exit 1
+    fi
+  }
+  echo "preparing the demo (output in $log)"
+  prep "  installing the Debian packages that are missing" bash "$here/scripts/deps.sh" --packages
+  prep "  configuring the build (CMake, Ninja, Release)" \
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_FLAGS:-}
+  prep "  building ${programs[*]}" \
+    cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${programs[@]}"
+fi
 work=$(mktemp -d /tmp/uzfs-demo.XXXXXX)
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 zpool() { "$cmd/zpool/zpool" "$@"; }
@@ -48,6 +85,9 @@ run zfs mount
 
 step "copy $src ($(du -sh "$src" | cut -f1), $(find "$src" | wc -l) entries) into both datasets with cp -a"
 time (cp -a "$src" "$work/mnt/lz4/doc" && cp -a "$src" "$work/mnt/gzip/doc")
+# Until the next transaction group the copy is still in memory (the
+# kernel's cache and the open txg): write it out so the figures count it.
+run zpool sync demo
 df -h "$work/mnt/lz4" "$work/mnt/gzip"
 
 step "what ZFS users look at"

@@ -4,7 +4,9 @@
 # Then fetches OpenZFS's zdb, the second compatibility judge, into its own
 # cache directory (scripts/openzfs-zdb.sh --install; never installed
 # system-wide: it conflicts with zfs-fuse).
-# With --check it only reports (exit 1 when something is missing).
+# With --check it only reports (exit 1 when something is missing); with
+# --packages it installs the packages and skips OpenZFS's zdb (the demo
+# does not need it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mapfile -t pkgs < <(grep -v -E '^\s*(#|$)' "$here/debian-packages.txt")
@@ -20,7 +22,10 @@ if [ "${1:-}" = "--check" ]; then
   bash "$here/openzfs-zdb.sh" --check || rc=1
   exit $rc
 fi
+packages_only=0
+[ "${1:-}" = "--packages" ] && packages_only=1
 openzfs_zdb() {
+  [ "$packages_only" -eq 0 ] || return 0
   # The default cache directory is root's; elsewhere the caller's own.
   if [ "$(id -u)" -ne 0 ] && [ -z "${UZFS_OPENZFS_DIR:-}" ]; then
     sudo bash "$here/openzfs-zdb.sh" --install
