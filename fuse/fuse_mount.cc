@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <exception>
+#include <new>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -674,48 +676,69 @@ void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, writable ? WritebackError(ctx, ino) : 0);
 }
 
+// Every request handler runs through Guarded<Op>::Run: what the engine
+// throws (std::bad_alloc from a block buffer or a read's buffer, anything
+// else) becomes an error answer for that request, ENOMEM or EIO, instead
+// of unwinding into libfuse's worker and taking the daemon down. A handler
+// answers as its last step, so a throw means the request is unanswered.
+template <auto Op>
+struct Guarded;
+template <typename... Args, void (*Op)(fuse_req_t, Args...)>
+struct Guarded<Op> {
+  static void Run(fuse_req_t req, Args... args) {
+    try {
+      Op(req, args...);
+    } catch (const std::bad_alloc&) {
+      fuse_reply_err(req, ENOMEM);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "uzfs: FUSE request failed: %s\n", e.what());
+      fuse_reply_err(req, EIO);
+    }
+  }
+};
+
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof(ops));
   ops.init = OpInit;
-  ops.lookup = OpLookup;
+  ops.lookup = Guarded<OpLookup>::Run;
   ops.forget = OpForget;
   ops.forget_multi = OpForgetMulti;
-  ops.getattr = OpGetattr;
-  ops.setattr = OpSetattr;
-  ops.readlink = OpReadlink;
-  ops.mknod = OpMknod;
-  ops.mkdir = OpMkdir;
-  ops.unlink = OpUnlink;
-  ops.rmdir = OpRmdir;
-  ops.symlink = OpSymlink;
-  ops.rename = OpRename;
-  ops.link = OpLink;
-  ops.open = OpOpen;
-  ops.create = OpCreate;
-  ops.read = OpRead;
-  ops.write = OpWrite;
+  ops.getattr = Guarded<OpGetattr>::Run;
+  ops.setattr = Guarded<OpSetattr>::Run;
+  ops.readlink = Guarded<OpReadlink>::Run;
+  ops.mknod = Guarded<OpMknod>::Run;
+  ops.mkdir = Guarded<OpMkdir>::Run;
+  ops.unlink = Guarded<OpUnlink>::Run;
+  ops.rmdir = Guarded<OpRmdir>::Run;
+  ops.symlink = Guarded<OpSymlink>::Run;
+  ops.rename = Guarded<OpRename>::Run;
+  ops.link = Guarded<OpLink>::Run;
+  ops.open = Guarded<OpOpen>::Run;
+  ops.create = Guarded<OpCreate>::Run;
+  ops.read = Guarded<OpRead>::Run;
+  ops.write = Guarded<OpWrite>::Run;
   // No flush handler: close(2) has nothing to hand uzfsd (writes arrive as
   // WRITE requests, no POSIX locks are served), and libfuse's ENOSYS makes
   // the kernel stop sending FLUSH, which saves a round trip on every close.
   // The kernel still writes the file's dirty pages back before close
   // returns — from Linux 5.9 on; older kernels get a handler.
-  if (!KernelWritesBackWithoutFlush()) ops.flush = OpFlush;
-  ops.release = OpRelease;
-  ops.fsync = OpFsync;
-  ops.opendir = OpOpendir;
-  ops.readdir = OpReaddir;
-  ops.readdirplus = OpReaddirplus;
-  ops.releasedir = OpReleasedir;
-  ops.fsyncdir = OpFsyncdir;
-  ops.statfs = OpStatfs;
-  ops.setxattr = OpSetxattr;
-  ops.getxattr = OpGetxattr;
-  ops.listxattr = OpListxattr;
-  ops.removexattr = OpRemovexattr;
-  ops.access = OpAccess;
-  ops.fallocate = OpFallocate;
-  ops.lseek = OpLseek;
+  if (!KernelWritesBackWithoutFlush()) ops.flush = Guarded<OpFlush>::Run;
+  ops.release = Guarded<OpRelease>::Run;
+  ops.fsync = Guarded<OpFsync>::Run;
+  ops.opendir = Guarded<OpOpendir>::Run;
+  ops.readdir = Guarded<OpReaddir>::Run;
+  ops.readdirplus = Guarded<OpReaddirplus>::Run;
+  ops.releasedir = Guarded<OpReleasedir>::Run;
+  ops.fsyncdir = Guarded<OpFsyncdir>::Run;
+  ops.statfs = Guarded<OpStatfs>::Run;
+  ops.setxattr = Guarded<OpSetxattr>::Run;
+  ops.getxattr = Guarded<OpGetxattr>::Run;
+  ops.listxattr = Guarded<OpListxattr>::Run;
+  ops.removexattr = Guarded<OpRemovexattr>::Run;
+  ops.access = Guarded<OpAccess>::Run;
+  ops.fallocate = Guarded<OpFallocate>::Run;
+  ops.lseek = Guarded<OpLseek>::Run;
   return ops;
 }
 

@@ -60,6 +60,7 @@ struct DirectIoAllocator {
 
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
+    if (bytes >= BlockBufferPool::kMinPooled && BlockBufferPool::TakeInjectedFailure()) throw std::bad_alloc();
     if (kPoolBlockBuffers && BlockBufferPool::Pooled(bytes) && BlockBufferPool::Enabled()) {
       void* p = BlockBufferPool::Global().Allocate(bytes);
       if (p == nullptr) throw std::bad_alloc();

@@ -27,6 +27,7 @@
 // (the process-wide pool never is). Thread-safe: one mutex, taken once per buffer.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -79,6 +80,15 @@ class BlockBufferPool {
   // reuse) and returns the bytes released; otherwise releases nothing and
   // returns 0. Called periodically, a busy pool never pays for it.
   uint64_t ReleaseIfIdle() UZFS_EXCLUDES(mu_);
+  // Fault injection for tests: the next `n` block buffers (AlignedBytes of
+  // kMinPooled bytes or more, pooled or not) fail to allocate, as when the
+  // system has no memory: AlignedBytes throws std::bad_alloc. One relaxed
+  // load per such allocation when unused.
+  static void InjectFailures(int n) { injected_failures_.store(n, std::memory_order_relaxed); }
+  static bool TakeInjectedFailure() {
+    return injected_failures_.load(std::memory_order_relaxed) > 0 &&
+           injected_failures_.fetch_sub(1, std::memory_order_relaxed) > 0;
+  }
 
  private:
   static constexpr int kClasses = 9;  // 64 KiB .. 16 MiB
@@ -95,6 +105,7 @@ class BlockBufferPool {
   SizeClass classes_[kClasses] UZFS_GUARDED_BY(mu_);
   std::vector<std::pair<void*, size_t>> chunks_ UZFS_GUARDED_BY(mu_);
   Stats stats_ UZFS_GUARDED_BY(mu_);
+  static inline std::atomic<int> injected_failures_{0};
   uint64_t allocations_ UZFS_GUARDED_BY(mu_) = 0;  // Allocate calls, for ReleaseIfIdle
   uint64_t allocations_seen_ UZFS_GUARDED_BY(mu_) = 0;
 };
