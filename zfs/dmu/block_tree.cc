@@ -7,6 +7,7 @@
 #include <string>
 
 #include "zfs/util/mutex.h"
+#include "zfs/util/zassert.h"
 #include "zfs/vdev/vdev.h"
 
 namespace uzfs {
@@ -81,37 +82,6 @@ Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg) {
     return errs[i];
   }
   return Status::Ok();
-}
-
-Status ReadBlocks(Zio& zio, std::span<const BlockPtr> bps, std::span<const std::span<uint8_t>> outs) {
-  Mutex mu;
-  CondVar cv;
-  size_t left = 0;
-  Status first = Status::Ok();
-  for (size_t i = 0; i < bps.size(); i++) {
-    if (bps[i].IsHole()) {
-      std::memset(outs[i].data(), 0, outs[i].size());
-      continue;
-    }
-    if (bps[i].level != 0 || bps[i].lsize != outs[i].size()) {
-      first = Status::Corruption("data pointer level " + std::to_string(bps[i].level) + " size " +
-                                 std::to_string(bps[i].lsize) + ", expected level 0 size " +
-                                 std::to_string(outs[i].size()));
-      break;
-    }
-    {
-      MutexLock l(&mu);
-      left++;
-    }
-    zio.ReadAsync(bps[i], outs[i], [&](Status s) {
-      MutexLock l(&mu);
-      if (!s.ok() && first.ok()) first = s;
-      if (--left == 0) cv.SignalAll();
-    });
-  }
-  MutexLock l(&mu);
-  while (left > 0) cv.Wait(&mu);
-  return first;
 }
 
 BlockTree::BlockTree(Zio& zio, const Dnode& dn, BlockReader* reader,
@@ -301,12 +271,7 @@ Status BlockTree::WriteIndirect(const WriteProps& props, uint64_t txg) {
     for (size_t k = 0; k < dirty.size(); k++) {
       const BlockPtr bp = job_of[k] == SIZE_MAX ? BlockPtr{} : jobs[job_of[k]].result;
       UZFS_ASSIGN_OR_RETURN(BlockPtr * slot, Slot(level, dirty[k].first));
-      if (slot == nullptr) {
-        // Cannot happen (the slot was found above); keep the new block
-        // accounted so a failed sync unallocates it.
-        if (!bp.IsHole() && !IsRewriteOf(bp, jobs[job_of[k]].props.rewrite)) written_.push_back(bp);
-        return Status::Corruption("indirect block outside its tree");
-      }
+      ZVERIFY(slot != nullptr);  // the slot was found when the block was dirtied
       if (!Replace(slot, bp) && !bp.IsHole()) {
         written_.push_back(bp);
         // The next txg's partial writes look their blocks up through it:

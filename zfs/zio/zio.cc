@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "zfs/util/zassert.h"
 #include "zfs/zio/gang.h"
 
 namespace uzfs {
@@ -281,10 +282,7 @@ Status Zio::WriteGang(std::span<const uint8_t> phys, int copies, uint64_t txg, B
     h.members[m] = mbp;
     off += piece;
   }
-  if (off != phys.size()) {  // cannot happen: three pieces always cover the block
-    undo();
-    return Status::InvalidArgument("gang split did not cover the block");
-  }
+  ZVERIFY(off == phys.size());  // three pieces always cover the block
   for (size_t i = 0; i < 3; i++) {
     if (i >= hdr.size()) {
       bp->dva[i] = Dva{};
