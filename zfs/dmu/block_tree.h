@@ -65,11 +65,6 @@ struct BlockWrite {
 // rewrite in place of props.rewrite) and the first error is returned.
 Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg);
 
-// Reads every (bp, out) pair through Zio::ReadAsync at once and waits;
-// holes read as zeros. Each bp must be a level-0 block of out.size()
-// logical bytes (Corruption otherwise). The first error is returned.
-Status ReadBlocks(Zio& zio, std::span<const BlockPtr> bps, std::span<const std::span<uint8_t>> outs);
-
 class BlockTree {
  public:
   // REQUIRES: ValidateDnode(dn).ok() and !dn.IsFree(). Blocks are read

@@ -458,19 +458,6 @@ Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t 
   return Status::Ok();
 }
 
-Status ObjsetWriter::SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress,
-                                         uint64_t txg) {
-  if (checksum > 14 || compress > 16) return Status::InvalidArgument("unknown checksum or compression");
-  MutexLock l(&mu_);
-  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
-  UZFS_RETURN_IF_ERROR(ChangeFields(obj, txg, [&](Dnode& f) {
-    f.checksum = checksum;
-    f.compress = compress;
-  }));
-  dirty_objects_[txg].insert(object);
-  return Status::Ok();
-}
-
 void ObjsetWriter::SetDataProps(const DataProps& p, uint64_t from_txg) {
   MutexLock l(&mu_);
   // A later change for the same or an earlier txg replaces what is queued

@@ -303,9 +303,6 @@ class ObjsetWriter {
   // indirect block size unchanged and no newer txg holding its data.
   Status SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift, uint64_t txg)
       UZFS_EXCLUDES(mu_);
-  // Checksum/compression property values for the object's new blocks.
-  Status SetChecksumCompress(uint64_t object, uint8_t checksum, uint8_t compress, uint64_t txg)
-      UZFS_EXCLUDES(mu_);
 
   // The dataset's compression, checksum and copies properties (what
   // objects that inherit get; metadata gets copies + 1, at most 3), as

@@ -226,8 +226,6 @@ uint64_t Pool::open_txg() const {
   return open_txg_;
 }
 
-VdevNode Pool::ConfigTree() const { return tree_; }
-
 uint64_t Pool::Deflate(uint64_t asize) const { return (asize >> 9) * deflate_ratio_; }
 
 // ------------------------------------------------------------------ create

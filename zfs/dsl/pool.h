@@ -573,7 +573,6 @@ class Pool final : private TxgSyncer {
   // Pushes the effective primarycache of every open dataset into its writer.
   void RefreshCachePolicies() UZFS_REQUIRES(mu_);
   void RefreshDataProps(uint64_t txg) UZFS_REQUIRES(mu_);
-  VdevNode ConfigTree() const UZFS_REQUIRES(mu_);
   // Allocated bytes as charged to datasets (deflated for raidz). With
   // top-level vdevs of different ratios the smallest is used (ZFS charges
   // each DVA at its own vdev's ratio; the sync stats carry only totals).

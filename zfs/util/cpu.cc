@@ -2,23 +2,15 @@
 // CPUID bit and, for AVX/AVX-512, that the OS saves the wider registers.
 #include "zfs/util/cpu.h"
 
-#include <cpuid.h>
-
 namespace uzfs::cpu {
 
 bool HasSse2() { return __builtin_cpu_supports("sse2"); }
 bool HasSsse3() { return __builtin_cpu_supports("ssse3"); }
 bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"); }
-bool HasAvx512f() { return __builtin_cpu_supports("avx512f"); }
 bool HasAvx512bw() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("bmi2");
 }
 bool HasGfni() { return HasAvx512bw() && __builtin_cpu_supports("gfni"); }
-bool HasShaNi() {
-  // CPUID leaf 7, EBX bit 29 (clang 14 has no __builtin_cpu_supports("sha")).
-  unsigned a, b, c, d;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29) & 1;
-}
 
 }  // namespace uzfs::cpu

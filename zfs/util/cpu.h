@@ -9,9 +9,7 @@ namespace uzfs::cpu {
 bool HasSse2();
 bool HasSsse3();
 bool HasAvx2();
-bool HasAvx512f();
 bool HasAvx512bw();  // also requires AVX512VL, which every AVX512BW CPU has
 bool HasGfni();      // GFNI usable together with AVX-512BW
-bool HasShaNi();
 
 }  // namespace uzfs::cpu

@@ -564,8 +564,4 @@ Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> to
   return std::unique_ptr<Vdev>(std::make_unique<RootVdev>(std::move(top_levels), guid));
 }
 
-uint32_t RaidzParity(const Vdev& v) {
-  return v.kind() == VdevKind::kRaidz ? static_cast<const RaidzVdev&>(v).nparity() : 0;
-}
-
 }  // namespace uzfs

@@ -380,7 +380,4 @@ inline constexpr uint64_t kMaxAggregationLimit = 16ull << 20;
 uint64_t VdevAggregationLimit();
 void SetVdevAggregationLimit(uint64_t bytes);  // clamped to kMaxAggregationLimit
 
-// Raidz geometry of a raidz vdev (nparity; 0 for other kinds).
-uint32_t RaidzParity(const Vdev& v);
-
 }  // namespace uzfs

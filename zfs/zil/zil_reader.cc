@@ -8,20 +8,6 @@
 
 namespace uzfs {
 
-const char* ZilEndName(ZilEnd e) {
-  switch (e) {
-    case ZilEnd::kEmpty: return "empty log";
-    case ZilEnd::kChecksum: return "block fails its checksum";
-    case ZilEnd::kUnchained: return "block names no next block";
-    case ZilEnd::kBadSize: return "block has an impossible used size";
-    case ZilEnd::kBadPointer: return "invalid block pointer";
-    case ZilEnd::kReadError: return "block cannot be read";
-    case ZilEnd::kBadRecord: return "bad log record";
-    case ZilEnd::kClaimLimit: return "end of the claimed log";
-  }
-  return "?";
-}
-
 ZilBlockError ZilReader::ReadBlock(const BlockPtr& bp, std::vector<uint8_t>* raw, ZilBlock* blk,
                                    ZilEnd* end, std::string* detail) {
   const uint8_t ck = bp.checksum;

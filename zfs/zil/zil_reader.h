@@ -46,7 +46,6 @@ enum class ZilEnd : uint8_t {
   kBadRecord,   // a record does not parse, or seqs do not increase
   kClaimLimit,  // the claimed part of the log was read
 };
-const char* ZilEndName(ZilEnd e);
 
 struct ZilBlockInfo {
   BlockPtr bp;

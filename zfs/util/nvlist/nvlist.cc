@@ -180,7 +180,6 @@ std::string NvTypeName(NvType t) {
   return "type " + std::to_string(i);
 }
 
-bool NvTypeIsArray(NvType t) { return Info(t).array; }
 
 // ---- NvPair ----
 

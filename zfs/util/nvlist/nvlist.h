@@ -70,8 +70,6 @@ enum class NvType : int32_t {
 
 // "uint64", "nvlist array", ... ("type N" for values outside the enum).
 std::string NvTypeName(NvType t);
-// True for the *Array types (a value of count() elements).
-bool NvTypeIsArray(NvType t);
 
 // nvflags of a list.
 inline constexpr uint32_t kNvUniqueName = 0x1;      // names are unique
