@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "cmd/sizecalc/fresh_pool.h"
 #include "zfs/spa/space_profiles.h"
 
 namespace uzfs::sizecalc {
@@ -349,6 +350,7 @@ int RunLayout(const Options& o, std::string* out, std::string* err) {
     *err += "sizecalc: cannot size this layout: " + std::string(r.status().message()) + "\n";
     return 1;
   }
+  SetFreshPoolUsed(layout, &*r);
   const space::PoolSpace& ps = *r;
   const Printer pr{o};
   if (o.json) {
@@ -411,6 +413,14 @@ int RunLayout(const Options& o, std::string* out, std::string* err) {
     }
     *out += "  deflate ratio r = floor(2^17 / (asize(128K) / 512)); usable = (size / 512) * r\n";
     *out += "  AVAIL = usable - slop - metadata of a fresh pool\n";
+    if (ps.rules == space::Rules::kLegacy) {
+      *out += "  metadata: 91 small blocks, as zfs-fuse writes them\n";
+    } else {
+      *out += "  metadata: the blocks a new uzfs pool writes, deflated by the smallest ratio:\n"
+              "    MOS (3 copies) 2K objset, 5 x 128K indirect, 16K per 32 objects, 18 x 512,\n"
+              "    4K, 1K history, config, metaslab arrays, 4K per space map;\n"
+              "    root dataset 512 + 6 x 1K (2 copies), its files 4 x 512, 1K, 1.5K, 2 x 16K\n";
+    }
   }
   return 0;
 }
@@ -481,6 +491,19 @@ int RunProfiles(const Options& o, std::string* out, std::string* err) {
                      : "sizecalc: no profile fits these disks: add disks or enclosures\n";
       return 1;
     }
+  }
+  // The profile engine sizes each pool with the library's metadata
+  // estimate; usable is the AVAIL of the pool it builds, so it takes the
+  // same fresh-pool figure as the first form.
+  for (space::Profile& p : profiles) {
+    const space::LayoutSpec layout = space::ProfileLayout(spec, p);
+    Result<space::PoolSpace> ps = space::ComputePoolSpace(layout, spec.rules);
+    if (!ps.ok()) {
+      *err += "sizecalc: " + std::string(ps.status().message()) + "\n";
+      return 1;
+    }
+    SetFreshPoolUsed(layout, &*ps);
+    p.avail = ps->avail;
   }
   const Printer pr{o};
   if (o.json) {

@@ -2,7 +2,11 @@
 // space_profiles.h. Parsing (sizes, the zpool-create vdev grammar with
 // sizes for devices, options) and output (tables, -H, -p, -o, -j) live
 // here; every number comes from the library, so `zpool list` / `zfs list`
-// and sizecalc share one implementation of the space rules.
+// and sizecalc share one implementation of the space rules. The one
+// exception is what a new pool with feature flags has already written (the
+// USED that AVAIL leaves out), a model of uzfs's own new pools in
+// fresh_pool.h; the pool itself measures that figure, so only sizecalc
+// needs it.
 //
 // Run() is the whole command, in-process, for tests: exit code 0 (ok),
 // 1 (impossible layout: one line on stderr saying what is wrong and what

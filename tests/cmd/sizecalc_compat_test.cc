@@ -9,8 +9,9 @@
 //     (this pins the deflate ratio and the 1/64, 32 MiB slop rule);
 //   - AVAIL: within 0.1% (the fresh pool's metadata is an estimate).
 //
-// The same comparison against uzfs's own `zpool list -p` / `zfs list -p`
-// (rules openzfs) is written when uzfs can create pools; see man/sizecalc.1.
+// The comparison against uzfs's own `zpool list -p` / `zfs list -p` (both
+// rule sets: version-23 and feature-flag pools) is
+// tests/cmd/sizecalc_pool_compat_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -1,7 +1,11 @@
 // sizecalc against real uzfs pools, and uzfs pools against zfs-fuse, on the
-// same sparse files. For each of 16 layouts
-// (stripes, 2/3-way mirrors, raidz1/2/3 at several widths and ashifts 9,
-// 12 and 13, several top-level vdevs, log, cache and spare devices):
+// same sparse files, for 20 layouts (stripes, 2/3-way mirrors, raidz1/2/3 at
+// several widths and ashifts 9, 12 and 13, several top-level vdevs, log,
+// cache and spare devices, and the small pools where a new pool's metadata
+// is the largest share of AVAIL: 2x1G, mirror 2x2G, mirror 3x2G, raidz1
+// 3x1G).
+//
+// SizecalcUzfsAndZfsFuseAgree, pools without feature flags (version 23):
 //   1. uzfs's `zpool create -o version=23 -o ashift=N -m none` (the real
 //      command, served by a uzfsd in a temporary UZFS_RUNDIR) makes the pool
 //      on sparse files, and `zpool list -Hp -o size,alloc,free` and
@@ -19,6 +23,14 @@
 // tests/cmd/sizecalc_compat_test.cc; this file adds the uzfs pool between
 // them.) zfs-fuse 0.7 has no `-p` for `zpool list`/`zfs list`, so its exact
 // numbers come from `zfs get -Hp` and from zdb -C's metaslab geometry.
+//
+// SizecalcMatchesNewFeaturePools, pools with feature flags (what `zpool
+// create` makes by default; sizecalc's default --rules openzfs): the same
+// layouts made by `zpool create -o ashift=N`, and the four small ones again
+// with no options at all on either side; sizecalc's SIZE to the byte,
+// usable - slop = AVAIL + USED to the byte, AVAIL within 0.1%, and its
+// model of the new pool's metadata (cmd/sizecalc/fresh_pool.h) within
+// 64 KiB of the pool's USED.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -68,7 +80,19 @@ const std::vector<Layout>& Matrix() {
       {9, "raidz1 3x512M raidz1 3x512M log 256M"},
       {9, "mirror 2x1G mirror 2x1G log mirror 2x256M cache 256M spare 1G"},
       {12, "raidz2 6x256M log 256M cache 256M"},
+      {12, "1G 1G"},
+      {12, "mirror 2x2G"},
+      {12, "mirror 3x2G"},
+      {12, "raidz1 3x1G"},
   };
+  return m;
+}
+
+// Small pools whose AVAIL depends most on the new pool's metadata; the
+// feature-pool test also runs them with default options on both sides.
+const std::vector<std::string>& SmallDefaults() {
+  static const std::vector<std::string> m = {"1G 1G", "mirror 2x2G", "mirror 3x2G",
+                                             "raidz1 3x1G"};
   return m;
 }
 
@@ -316,6 +340,65 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
   }
   table << "uzfs pools + sizecalc: " << std::fixed << std::setprecision(1) << uzfs_seconds
         << " s; zfs-fuse import + create: " << zf_seconds << " s\n";
+  std::cout << table.str();
+}
+
+TEST(SizecalcPoolCompat, SizecalcMatchesNewFeaturePools) {
+  test::TempDir tmp;
+  clitest::CliEnv env;  // its own uzfsd; stopped at the end
+  const std::string sizecalc = std::string(UZFS_BINARY_DIR) + "/cmd/sizecalc/sizecalc";
+  // ashift 0: no -o ashift on either side (zpool create's and sizecalc's defaults).
+  std::vector<Layout> layouts = Matrix();
+  for (const std::string& spec : SmallDefaults()) layouts.push_back({0, spec});
+  std::ostringstream table;
+  table << std::left << std::setw(64) << "layout" << std::right << std::setw(13) << "SIZE"
+        << std::setw(13) << "sc AVAIL" << std::setw(13) << "uzfs AVAIL" << std::setw(10) << "diff %"
+        << std::setw(10) << "sc USED" << std::setw(11) << "uzfs USED" << "\n";
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const Layout& l = layouts[i];
+    const std::string opt = l.ashift ? " -o ashift=" + std::to_string(l.ashift) : "";
+    const std::string label =
+        (l.ashift ? "a" + std::to_string(l.ashift) : std::string("defaults")) + " " + l.spec;
+    SCOPED_TRACE("layout " + std::to_string(i) + ": " + label);
+    const fs::path dir = tmp.path() / ("F" + std::to_string(i));
+    fs::create_directories(dir);
+    const Built b = BuildLayout(l, dir);
+    const std::string name = "fp" + std::to_string(i);
+    uint64_t size = 0, alloc = 0, free = 0, avail = 0, used = 0;
+    {
+      const std::string create = "create" + opt + " " + name + ZpoolWords(b.layout);
+      const clitest::Ran c = env.Zpool(create);
+      ASSERT_EQ(c.rc, 0) << "zpool " << create << "\n" << c.err;
+      const clitest::Ran pl = env.Zpool("list -Hp -o size,alloc,free " + name);
+      ASSERT_EQ(pl.rc, 0) << pl.err;
+      std::istringstream pin(pl.out);
+      ASSERT_TRUE(pin >> size >> alloc >> free) << pl.out;
+      const clitest::Ran zl = env.Zfs("list -Hp -o avail,used " + name);
+      ASSERT_EQ(zl.rc, 0) << zl.err;
+      std::istringstream zin(zl.out);
+      ASSERT_TRUE(zin >> avail >> used) << zl.out;
+      const clitest::Ran d = env.Zpool("destroy " + name);
+      ASSERT_EQ(d.rc, 0) << d.err;
+    }
+    const std::string cmd = sizecalc + " -Hp -o size,usable,slop,used,avail" + opt + " " + l.spec;
+    const std::string out = Capture(cmd);
+    std::istringstream sc(out);
+    uint64_t sc_size = 0, sc_usable = 0, sc_slop = 0, sc_used = 0, sc_avail = 0;
+    ASSERT_TRUE(sc >> sc_size >> sc_usable >> sc_slop >> sc_used >> sc_avail) << cmd << "\n" << out;
+    EXPECT_EQ(sc_size, size) << "sizecalc SIZE vs uzfs zpool list -p SIZE";
+    EXPECT_EQ(sc_usable - sc_slop, avail + used)
+        << "sizecalc usable - slop vs uzfs zfs list -p AVAIL + USED";
+    EXPECT_TRUE(Within(sc_avail, avail, 0.001))
+        << "sizecalc AVAIL " << sc_avail << " vs uzfs zfs list -p AVAIL " << avail;
+    EXPECT_LE(std::abs(static_cast<double>(sc_used) - static_cast<double>(used)), 65536.0)
+        << "sizecalc's metadata of a new pool " << sc_used << " vs uzfs zfs list -p USED " << used;
+    const double diff = 100.0 * (static_cast<double>(sc_avail) - static_cast<double>(avail)) /
+                        static_cast<double>(avail);
+    table << std::left << std::setw(64) << label << std::right << std::setw(13) << size
+          << std::setw(13) << sc_avail << std::setw(13) << avail << std::setw(10) << std::fixed
+          << std::setprecision(4) << diff << std::setw(10) << sc_used << std::setw(11) << used
+          << "\n";
+  }
   std::cout << table.str();
 }
 

@@ -1,7 +1,8 @@
 // sizecalc unit tests: the space math (zfs/spa/space_calc.h) against
 // hand-computed examples of the OpenZFS rules and against numbers measured
-// on zfs-fuse pools, the profile engine against the seed's Sun Storage 7410
-// tables, and the command layer (size and grammar parsing, tables, -H, -p,
+// on zfs-fuse pools, the model of a new pool's metadata (fresh_pool.h)
+// against USED measured on new uzfs pools, the profile engine against the
+// seed's Sun Storage 7410 tables, and the command layer (size and grammar parsing, tables, -H, -p,
 // -o, -j, exit codes) in-process.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/sizecalc/fresh_pool.h"
 #include "cmd/sizecalc/sizecalc.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/spa/space_calc.h"
@@ -234,6 +236,83 @@ TEST(SpaceCalc, ImpossibleLayoutsSayWhatIsWrong) {
   space::LayoutSpec mixed = Layout("raidz2 1T 1T 2T", 12);
   mixed.allow_mixed_sizes = true;
   EXPECT_TRUE(space::ComputePoolSpace(mixed, Rules::kOpenZfs).ok());
+}
+
+// ---------------- a new pool's metadata ----------------
+
+TEST(SizecalcFreshPool, FeaturePoolsMatchMeasuredUsed) {
+  // `zfs list -Hp -o used` of new uzfs pools (plain `zpool create -o
+  // ashift=N`, feature flags) on sparse files of these sizes.
+  struct Case {
+    const char* layout;
+    uint32_t ashift;
+    uint64_t used;
+  };
+  const Case cases[] = {
+      {"512M", 9, 2217984},
+      {"2G", 12, 2510848},
+      {"1G 1G", 12, 2523136},
+      {"mirror 2x2G", 12, 2510848},
+      {"mirror 3x2G", 12, 2510848},
+      {"raidz1 3x1G", 12, 2646160},
+      {"raidz1 3x512M", 9, 2233550},
+      {"raidz2 5x1G", 12, 2872440},
+      {"raidz2 6x768M", 9, 2255715},  // 8 metaslabs: three space maps
+      {"raidz3 8x1G", 12, 3055488},
+      {"raidz2 4x2G", 13, 3356928},
+      {"raidz2 24x256M", 12, 3243240},
+      {"100G", 12, 2523136},  // 199 metaslabs: two metaslab-array blocks
+      {"mirror 2x768M mirror 2x768M mirror 2x768M", 12, 2523136},
+      {"8x1G", 12, 2596864},      // six vdevs take blocks
+      {"29x128M", 9, 2302464},    // 64 MOS objects: a third dnode block
+      {"mirror 2x1G raidz2 4x1G", 12, 2216128},  // one pool-wide deflate ratio
+      {"mirror 2x1G mirror 2x1G log mirror 2x256M cache 256M spare 1G", 9, 2222592},
+  };
+  for (const Case& c : cases) {
+    space::LayoutSpec l = Layout(c.layout, c.ashift);
+    Result<space::PoolSpace> r = space::ComputePoolSpace(l, Rules::kOpenZfs);
+    ASSERT_TRUE(r.ok()) << c.layout;
+    EXPECT_EQ(sizecalc::FeaturePoolUsed(l, *r), c.used) << c.layout << " ashift " << c.ashift;
+    sizecalc::SetFreshPoolUsed(l, &*r);
+    EXPECT_EQ(r->used, c.used) << c.layout;
+    EXPECT_EQ(r->dspace - r->slop - r->used, r->avail) << c.layout;
+  }
+}
+
+TEST(SizecalcFreshPool, LegacyKeepsTheLibraryEstimate) {
+  for (const char* l : {"512M", "raidz2 5x1G", "mirror 2x1G mirror 2x1G"}) {
+    const space::LayoutSpec spec = Layout(l, 9);
+    space::PoolSpace ps = Space(l, 9, Rules::kLegacy);
+    const space::PoolSpace before = ps;
+    sizecalc::SetFreshPoolUsed(spec, &ps);
+    EXPECT_EQ(ps.used, space::InitialUsed(spec, Rules::kLegacy)) << l;
+    EXPECT_EQ(ps.avail, before.avail) << l;
+  }
+}
+
+TEST(SizecalcFreshPool, CommandPrintsTheModel) {
+  // 2x1G at the defaults: what `zfs list -p` shows for the new pool.
+  std::string out, err;
+  ASSERT_EQ(sizecalc::Run({"-Hp", "-o", "size,usable,slop,used,avail", "1G", "1G"}, &out, &err), 0)
+      << err;
+  EXPECT_EQ(out, "2013265920\t2013265920\t134217728\t2523136\t1876525056\n");
+  // Profiles: usable is the AVAIL of the pool each profile builds.
+  space::EnclosureSpec spec;
+  spec.enclosures = 1;
+  spec.disk_size = 1000000000000;
+  Result<space::Profile> p = space::ChooseProfile(spec, space::ProfileKind::kMirror, false);
+  ASSERT_TRUE(p.ok());
+  const space::LayoutSpec layout = space::ProfileLayout(spec, *p);
+  Result<space::PoolSpace> ps = space::ComputePoolSpace(layout, Rules::kOpenZfs);
+  ASSERT_TRUE(ps.ok());
+  sizecalc::SetFreshPoolUsed(layout, &*ps);
+  out.clear();
+  ASSERT_EQ(sizecalc::Run({"--enclosures", "1", "--disk-size", "1e12", "--profile", "mirror",
+                           "-Hp", "-o", "usable"},
+                          &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(out, std::to_string(ps->avail) + "\n");
 }
 
 // ---------------- parsing and formatting ----------------
@@ -502,6 +581,7 @@ TEST(SizecalcRun, ExplicitModeFormats) {
   std::string out, err;
   ASSERT_EQ(RunCmd({"-Hp", "-o", "size,avail", "raidz2", "6x4e12"}, &out, &err), 0) << err;
   space::PoolSpace ps = Space("raidz2 6x4e12", 12, Rules::kOpenZfs);
+  sizecalc::SetFreshPoolUsed(Layout("raidz2 6x4e12", 12), &ps);
   EXPECT_EQ(out, std::to_string(ps.size) + "\t" + std::to_string(ps.avail) + "\n");
   ASSERT_EQ(RunCmd({"-o", "size,avail", "raidz2", "6x4e12"}, &out, &err), 0);
   EXPECT_EQ(out, " SIZE  AVAIL\n21.8T  14.4T\n");
