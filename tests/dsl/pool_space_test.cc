@@ -64,8 +64,8 @@ void ExpectMatchesPrediction(Pool& pool, const space::LayoutSpec& layout) {
   EXPECT_EQ(root->avail + root->used, ps->dspace - ps->slop);
   EXPECT_GT(root->used, root->refer);  // the root's USED holds the MOS
   // AVAIL itself depends on how much metadata the new pool wrote, which
-  // sizecalc estimates from zfs-fuse's pools; that comparison (within 0.1%)
-  // is tests/cmd/sizecalc_pool_compat_test.cc's, next to zfs-fuse's numbers.
+  // sizecalc models (cmd/sizecalc/fresh_pool.h); that comparison (within
+  // 0.1%) is tests/cmd/sizecalc_pool_compat_test.cc's, next to zfs-fuse's.
   EXPECT_LT(root->used, pred->dspace / 16) << "sizecalc's estimate " << pred->used;
 }
 

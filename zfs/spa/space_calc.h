@@ -32,8 +32,10 @@
 // Checked: kLegacy against zfs-fuse 0.7 pools on files (SIZE exact via zdb
 // metaslab counts; AVAIL + USED = D - slop exact; see
 // tests/cmd/sizecalc_compat_test.cc). kOpenZfs against hand-computed
-// examples of the documented rules (tests/cmd/sizecalc_test.cc); the
-// comparison with uzfs pools waits for `zpool create`.
+// examples of the documented rules (tests/cmd/sizecalc_test.cc), and the
+// sizecalc command (with its model of what a new uzfs pool writes,
+// cmd/sizecalc/fresh_pool.h) against real uzfs pools
+// (tests/cmd/sizecalc_pool_compat_test.cc).
 //
 // Everything here is a pure function of its arguments; thread-safe.
 #pragma once
