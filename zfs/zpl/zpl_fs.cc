@@ -3,15 +3,16 @@
 // Part of ZplFsImpl: the class and its other files are listed in
 // zpl_fs_impl.h.
 //
-// What it promises: Mount enters the dataset's object set in the process's
-// registry of mounted file systems (g_mounted), which shares the cache
-// budget among the mounts and answers EBUSY for a dataset mounted already;
-// it then reads the master node and the properties, frees what a crash
-// left in the unlinked set and replays the intent log (writable mounts)
-// before it returns. Unmount releases every handle (files unlinked while
-// open are freed), closes the intent log and syncs; the mount leaves the
-// registry at unmount or destruction, whichever comes first. Abandon
-// (tests' crash) forgets everything and writes nothing.
+// What it promises: Mount enters the dataset's object set in the mount set
+// it is given (ZplMountOptions::mount_set, else ZplMountSet::Default(), see
+// zpl_mount_set.h), which shares the cache budget among the set's mounts
+// and answers EBUSY for a dataset mounted there already; it then reads the
+// master node and the properties, frees what a crash left in the unlinked
+// set and replays the intent log (writable mounts) before it returns.
+// Unmount releases every handle (files unlinked while open are freed),
+// closes the intent log and syncs; the mount leaves its set at unmount or
+// destruction, whichever comes first. Abandon (tests' crash) forgets
+// everything and writes nothing.
 #include <sys/statvfs.h>
 
 #include <cstring>
@@ -84,48 +85,21 @@ ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetW
   return Err(ENOTSUP, "unknown ZPL version " + std::to_string(version));
 }
 
-// Object sets with a mounted ZplFs: a second ZplFs on the same set would
-// keep its own directory cache and mutex and corrupt it (EBUSY instead).
-// The file systems mounted in this process, each with its dbuf_cache_max
-// and zpl_dir_cache_max. Their synced-block caches and their directory
-// caches share those limits, limit / mounts each (as OpenZFS's one dbuf
-// cache for the system): a limit per mount let many mounted file systems
-// keep all of RAM. Rebalanced at mount and unmount.
-struct MountedCaches {
-  uint64_t synced_limit = 0;
-  uint64_t dir_limit = 0;
-  ZplDirs* dirs = nullptr;  // null until the mount is built
-};
-Mutex g_mounted_mu;
-std::map<ObjsetWriter*, MountedCaches> g_mounted UZFS_GUARDED_BY(g_mounted_mu);
-
-void ShareCaches() UZFS_REQUIRES(g_mounted_mu) {
-  const uint64_t n = g_mounted.size();
-  for (const auto& [os, c] : g_mounted) {
-    os->SetSyncedCacheLimit(c.synced_limit / n);
-    if (c.dirs != nullptr) c.dirs->set_cache_bytes(c.dir_limit / n);
-  }
-}
-
-void Unmounted(ObjsetWriter* os) UZFS_EXCLUDES(g_mounted_mu) {
-  MutexLock g(&g_mounted_mu);
-  if (g_mounted.erase(os) != 0) ShareCaches();
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------ mount
 
-ZplFsImpl::ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables)
+ZplFsImpl::ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables, ZplMountSet& mounts)
     : pool_(pool),
       ds_(std::move(ds)),
       os_(os),
+      mounts_(mounts),
       prefetch_(*os, tunables),
       dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)),
       immediate_write_sz_(ImmediateWriteSize(tunables)) {}
 
 // dbuf_cache_max: what the object sets of the mounted file systems keep
-// of blocks after their txg synced (shared, see g_mounted), so 4 KiB
+// of blocks after their txg synced (shared, see ZplMountSet), so 4 KiB
 // writes into 128 KiB records in later txgs read nothing.
 uint64_t ZplFsImpl::SyncedCacheBytes(const Tunables* t) {
   auto v = t ? t->Get("dbuf_cache_max") : Result<uint64_t>(Status::NotFound("no tunables"));
@@ -147,7 +121,7 @@ uint64_t ZplFsImpl::DirCacheBytes(const Tunables* t) {
 
 ZplFsImpl::~ZplFsImpl() {
   if (!unmounted_) (void)Unmount();
-  Unmounted(os_);
+  mounts_.Release(os_);
 }
 
 ZplResult<std::unique_ptr<ZplFs>> ZplFsImpl::MountDataset(Pool& pool, const std::string& dataset,
@@ -156,17 +130,11 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFsImpl::MountDataset(Pool& pool, const std:
   if (!os.ok()) return ZplStatus::FromStatus(os.status());
   if ((*os)->objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
     return Err(EINVAL, "dataset '" + dataset + "' is not a file system");
-  {
-    MutexLock g(&g_mounted_mu);
-    const MountedCaches c{SyncedCacheBytes(opts.tunables), DirCacheBytes(opts.tunables)};
-    if (!g_mounted.emplace(*os, c).second) return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
-  }
-  auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os, opts.tunables);
-  {
-    MutexLock g(&g_mounted_mu);
-    g_mounted.at(*os).dirs = fs->dirs();
-    ShareCaches();
-  }
+  ZplMountSet& mounts = opts.mount_set != nullptr ? *opts.mount_set : ZplMountSet::Default();
+  if (!mounts.Claim(*os, SyncedCacheBytes(opts.tunables), DirCacheBytes(opts.tunables)))
+    return Err(EBUSY, "dataset '" + dataset + "' is already mounted");
+  auto fs = std::make_unique<ZplFsImpl>(pool, dataset, *os, opts.tunables, mounts);
+  mounts.Attach(*os, fs->dirs());
   ZPL_TRY(fs->Init(opts));
   ZPL_TRY(fs->ReplayLog());
   return std::unique_ptr<ZplFs>(std::move(fs));
@@ -220,7 +188,7 @@ ZplStatus ZplFsImpl::Unmount() {
     dirs_.Clear();
     unmounted_ = true;
   }
-  Unmounted(os_);
+  mounts_.Release(os_);
   if (pool_.readonly()) return ZplStatus::Ok();
   Status zs = Status::Ok();
   {

@@ -61,6 +61,7 @@
 #include "zfs/zpl/zpl_dir.h"
 #include "zfs/zpl/zpl_fs.h"
 #include "zfs/zpl/zpl_log.h"
+#include "zfs/zpl/zpl_mount_set.h"
 #include "zfs/zpl/zpl_prefetch.h"
 #include "zfs/zpl/zpl_xattr_sa.h"
 
@@ -141,14 +142,14 @@ struct Handle {
 class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
  public:
   // ---- zpl_fs.cc: construction, mount, unmount, the whole file system
-  // ZplFs::Mount.
+  // Mounts `dataset` in opts.mount_set (or the default set): ZplFs::Mount.
   static ZplResult<std::unique_ptr<ZplFs>> MountDataset(Pool& pool, const std::string& dataset,
                                                         const ZplMountOptions& opts);
-  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables);
+  ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables, ZplMountSet& mounts);
   static uint64_t SyncedCacheBytes(const Tunables* t);
   static uint64_t ImmediateWriteSize(const Tunables* t);
   static uint64_t DirCacheBytes(const Tunables* t);
-  // For the process's cache sharing (g_mounted), which only calls the
+  // For the mount set's cache sharing (ZplMountSet), which only calls the
   // thread-safe set_cache_bytes through it.
   ZplDirs* dirs() UZFS_NO_THREAD_SAFETY_ANALYSIS { return &dirs_; }
   ~ZplFsImpl() override;
@@ -352,6 +353,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   Pool& pool_;
   const std::string ds_;
   ObjsetWriter* const os_;
+  ZplMountSet& mounts_;  // the set this mount is in (zpl_mount_set.h)
   ZplPrefetch prefetch_;  // file read-ahead into the ARC
   uint64_t version_ = 0, root_ = 0, dq_ = 0;
   bool legacy_ = true;
