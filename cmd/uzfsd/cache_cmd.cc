@@ -36,6 +36,7 @@ Result<std::unique_ptr<DaemonCache>> DaemonCache::Create(const std::vector<std::
   c->arc_ = std::make_unique<Arc>(ArcOptionsFromTunables(t));
   c->l2arc_ = std::make_unique<L2Arc>(*c->arc_, L2ArcOptionsFromTunables(t));
   c->reaper_ = std::make_unique<ArcReaper>(*c->arc_, ProcMemorySource(), ReaperOptionsFromTunables(t));
+  c->mount_set_ = std::make_unique<ZplMountSet>();
   Arc* arc = c->arc_.get();
   L2Arc* l2arc = c->l2arc_.get();
   ArcReaper* reaper = c->reaper_.get();
@@ -76,6 +77,10 @@ L2Arc* DaemonL2Arc() {
 Tunables* DaemonTunables() {
   DaemonCache* c = g_cache.load();
   return c ? &c->tunables() : nullptr;
+}
+ZplMountSet* DaemonMountSet() {
+  DaemonCache* c = g_cache.load();
+  return c ? &c->mount_set() : nullptr;
 }
 
 // ------------------------------------------------------------ zpool arcstats

@@ -1,5 +1,7 @@
 // The daemon's cache: one tunables table, one ARC shared by every pool, the
-// reaper that shrinks it under memory pressure; and the two zpool
+// reaper that shrinks it under memory pressure, the set of mounted file
+// systems that share one synced-block and directory cache budget
+// (ZplMountSet); and the two zpool
 // subcommands that look at it at run time:
 //   zpool arcstats [-j]                the ARC's counters, as the text of
 //                                      /proc/spl/kstat/zfs/arcstats (-j: JSON)
@@ -12,8 +14,9 @@
 // The DaemonCache is made by main() before any pool is imported and set as
 // the process's (SetDaemonCache); pool create/import hand DaemonArc() and
 // DaemonL2Arc() (which takes the pool's cache devices) to the pool, and
-// mounts hand DaemonTunables() to the ZPL (file read-ahead). All are null
-// when no cache was set (then pools read uncached).
+// mounts hand DaemonTunables() (file read-ahead) and DaemonMountSet() to
+// the ZPL. All are null when no cache was set (then pools read uncached,
+// and mounts share the process's default set).
 #pragma once
 
 #include <memory>
@@ -25,6 +28,7 @@
 #include "cache/l2arc.h"
 #include "cache/tunables.h"
 #include "cmd/uzfsd/commands.h"
+#include "zfs/zpl/zpl_mount_set.h"
 
 namespace uzfs::cmd {
 
@@ -38,6 +42,7 @@ class DaemonCache {
   Tunables& tunables() { return *tunables_; }
   Arc& arc() { return *arc_; }
   L2Arc& l2arc() { return *l2arc_; }
+  ZplMountSet& mount_set() { return *mount_set_; }
 
  private:
   DaemonCache() = default;
@@ -45,6 +50,7 @@ class DaemonCache {
   std::unique_ptr<Arc> arc_;
   std::unique_ptr<L2Arc> l2arc_;  // the ARC on the pools' cache devices
   std::unique_ptr<ArcReaper> reaper_;
+  std::unique_ptr<ZplMountSet> mount_set_;  // every mount of the daemon
 };
 
 // The tunables table uzfsd knows (for `uzfsd -o help` and the man page).
@@ -54,6 +60,7 @@ void SetDaemonCache(DaemonCache* c);
 Arc* DaemonArc();
 L2Arc* DaemonL2Arc();
 Tunables* DaemonTunables();
+ZplMountSet* DaemonMountSet();
 
 int ZpoolArcstats(CmdCtx& c, const std::string& usage);
 int ZpoolTunable(CmdCtx& c, const std::string& usage);

@@ -136,6 +136,7 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   ZplMountOptions zo;
   zo.readonly = readonly;
   zo.tunables = DaemonTunables();  // zfetch_* (file read-ahead)
+  zo.mount_set = DaemonMountSet();  // the cache budget all the daemon's mounts share
   auto zpl = ZplFs::Mount(pool, ds, zo);
   if (!zpl.ok()) {
     return Status::InvalidArgument("cannot mount '" + ds + "': " + zpl.status().message());

@@ -28,6 +28,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/zpl/zpl_create.h"
+#include "zfs/zpl/zpl_mount_set.h"
 #include "zfs/zpl/znode_phys.h"
 
 namespace uzfs {
@@ -1244,6 +1245,48 @@ TEST(ZplFsCacheTest, MountsShareTheSyncedBlockCache) {
   write_and_sync(**a, "h");
   EXPECT_GT(cached("share"), 1u << 20);  // the whole limit again
   EXPECT_LE(cached("share"), 2u << 20);
+  ASSERT_TRUE((*a)->Unmount().ok());
+}
+
+// The limit is shared among the mounts of one mount set only (a daemon
+// passes its own set to all its mounts): mounts in two sets keep their
+// whole limit each.
+TEST(ZplFsCacheTest, MountSetsShareOnlyAmongTheirOwnMounts) {
+  test::TempDir dir;
+  auto p = SpaceTestPool(dir, "sets", 256ull << 20, std::chrono::seconds(600));
+  ASSERT_UZFS_OK(p.status());
+  ASSERT_UZFS_OK((*p)->CreateDataset("sets/b", {}));
+  Tunables t({CacheTunableDefs()});
+  ASSERT_UZFS_OK(t.Set("dbuf_cache_max", "2M"));
+  ZplMountSet one, two;  // outlive the mounts below
+  ZplMountOptions in_one;
+  in_one.tunables = &t;
+  in_one.mount_set = &one;
+  ZplMountOptions in_two = in_one;
+  in_two.mount_set = &two;
+  ZplCred root;
+  auto write_and_sync = [&](ZplFs& fs, const char* name) {
+    auto c = fs.Create(root, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+    ASSERT_ZOK(c);
+    ASSERT_ZOK(fs.Write(c->second, 0, test::RandomBytes(4 << 20, 9)));
+    ASSERT_TRUE(fs.Release(c->second).ok());
+    ASSERT_TRUE(fs.SyncFs().ok());
+  };
+  auto cached = [&](const char* ds) {
+    auto os = (*p)->Objset(ds);
+    return os.ok() ? (*os)->synced_cache_stats().bytes : ~uint64_t{0};
+  };
+  auto a = ZplFs::Mount(**p, "sets", in_one);
+  ASSERT_ZOK(a);
+  auto b = ZplFs::Mount(**p, "sets/b", in_two);
+  ASSERT_ZOK(b);
+  write_and_sync(**a, "f");
+  write_and_sync(**b, "g");
+  EXPECT_GT(cached("sets"), 1u << 20);  // not halved: alone in its set
+  EXPECT_LE(cached("sets"), 2u << 20);
+  EXPECT_GT(cached("sets/b"), 1u << 20);
+  EXPECT_LE(cached("sets/b"), 2u << 20);
+  ASSERT_TRUE((*b)->Unmount().ok());
   ASSERT_TRUE((*a)->Unmount().ok());
 }
 

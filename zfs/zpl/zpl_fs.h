@@ -82,6 +82,7 @@ namespace uzfs {
 class Tunables;
 
 class Pool;
+class ZplMountSet;
 
 // An errno (0 = success) with a message; what the FUSE adapter replies.
 class [[nodiscard]] ZplStatus {
@@ -195,6 +196,10 @@ struct ZplMountOptions {
   // blocks kept between operations; cache/cache_tunables.h); null: the
   // defaults. Must outlive the mount.
   const Tunables* tunables = nullptr;
+  // The mounts this one shares its cache budget with, and in which a
+  // dataset mounts once (zpl_mount_set.h); must outlive the mount. Null:
+  // ZplMountSet::Default(), the one of the process.
+  ZplMountSet* mount_set = nullptr;
 };
 
 class ZplFs {

@@ -1,0 +1,233 @@
+// ZplFs file data: Read, Write, Fsync, Fallocate and Lseek through open
+// handles, and the size changes under them (Truncate; GrowBlock, ZFS's
+// block size rule). Part of ZplFsImpl (zpl_fs_impl.h).
+//
+// What it promises: file data is read outside the file system's mutex
+// (only the handle and the size are looked up under it), so reads of
+// different files do not wait for metadata work. A write is done in
+// pieces of at most kWriteChunk bytes, each one transaction with its
+// space check, its size and time update and its log record; a failure
+// after some pieces is a short write. A file keeps growing one block up
+// to recordsize, then has recordsize blocks. Fsync returns once the file's
+// records are in the intent log, or the txg that holds them has synced
+// (CommitLog, zpl_fs_log.cc); sync=disabled makes it return at once.
+// Punching a hole and truncating down never check for space.
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <unistd.h>
+
+#include "zfs/zpl/zpl_fs_impl.h"
+
+namespace uzfs::zpl_impl {
+
+namespace {
+
+constexpr uint64_t kSeekScanBlocks = 8192;     // blocks one SEEK_DATA/SEEK_HOLE reads at most
+constexpr size_t kWriteChunk = 8 << 20;        // bytes written per transaction at most
+
+uint64_t NextPow2(uint64_t v) {
+  uint64_t p = 512;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+ZplResult<size_t> ZplFsImpl::Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) {
+  uint64_t ino = 0, size = 0, block_size = 0;
+  {
+    MutexLock l(&mu_);
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    if ((it->second.flags & O_ACCMODE) == O_WRONLY) return Err(EBADF, "handle not open for reading");
+    ino = it->second.ino;
+    ZPL_ASSIGN(Znode z, Load(ino));
+    if (IsDir(z.a.mode)) return Err(EISDIR, "read of a directory");
+    size = z.a.size;
+    block_size = z.dn.DataBlockSize();
+    ZPL_TRY(TouchAtime(z));
+  }
+  if (offset >= size) return size_t{0};
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset));
+  prefetch_.OnRead(ino, block_size, offset, n, size);  // read-ahead first, so it overlaps
+  ZPL_TRY_S(os_->Read(ino, offset, out.subspan(0, n)));
+  return n;
+}
+
+// O_SYNC/O_DSYNC handles: each write is committed to the intent log
+// before it returns.
+ZplResult<size_t> ZplFsImpl::Write(ZplHandle h, uint64_t offset, std::span<const uint8_t> data) {
+  bool sync = false;
+  uint64_t ino = 0;
+  ZplResult<size_t> r = WriteLocked(h, offset, data, &sync, &ino);
+  const uint64_t mode = sync_mode_.load(std::memory_order_relaxed);
+  if (r.ok() && mode != kSyncDisabled && (sync || mode == kSyncAlways)) ZPL_TRY(CommitLog(ino));
+  return r;
+}
+
+ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
+                                         uint64_t* ino) {
+  MutexLock l(&mu_);
+  ZPL_TRY(Writable());
+  auto it = handles_.find(h);
+  if (it == handles_.end()) return Err(EBADF, "bad handle");
+  if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
+  *sync = (it->second.flags & (O_SYNC | O_DSYNC)) != 0;
+  *ino = it->second.ino;
+  ZPL_ASSIGN(Znode z, Load(it->second.ino));
+  if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
+  if (it->second.flags & O_APPEND) offset = z.a.size;
+  if (data.empty()) return size_t{0};
+  if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
+  // Pieces of at most kWriteChunk, one transaction each, so one huge
+  // call cannot make one huge txg; a failure after some pieces is a
+  // short write.
+  size_t done = 0;
+  while (done < data.size()) {
+    const size_t n = std::min(data.size() - done, kWriteChunk);
+    ZplStatus s = WritePiece(z, offset + done, data.subspan(done, n));
+    if (!s.ok()) {
+      if (done > 0) return done;
+      return s;
+    }
+    done += n;
+  }
+  return done;
+}
+
+ZplStatus ZplFsImpl::WritePiece(Znode& z, uint64_t offset, std::span<const uint8_t> data) {
+  const uint64_t end = offset + data.size();
+  ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(z.obj, offset, data.size()));
+  est += kMetaTxBytes;
+  ZPL_TRY(CheckSpace(est));
+  ZPL_ASSIGN_S(Tx tx, BeginTx(est));
+  const uint64_t txg = tx.txg();
+  ZPL_TRY(GrowBlock(z, end, txg));
+  const uint64_t held_before = os_->DirtyBytes(txg);
+  ZPL_TRY_S(os_->Write(z.obj, offset, data, txg));
+  const uint64_t held_after = os_->DirtyBytes(txg);
+  const uint64_t held = held_after > held_before ? held_after - held_before : 0;
+  z.a.size = std::max(z.a.size, end);
+  z.a.mtime = z.a.ctime = Now();
+  ZPL_TRY(Store(z, txg));
+  LogWriteData(z, offset, data, txg);
+  tx.Commit(WriteDirtyBytes(data.size(), held));
+  return ZplStatus::Ok();
+}
+
+// Through the intent log: one log write (group commit) instead of a
+// txg sync, once the log runs; the first fsync starts it (a txg sync).
+// A change that was not logged (xattrs) and has not synced yet, or a
+// failed log write, makes it wait for a txg sync instead (nothing is
+// acknowledged that a crash would lose).
+// Only this file's records and the namespace records queued before
+// (ZilWriter::Commit with its object).
+ZplStatus ZplFsImpl::Fsync(ZplHandle h, bool /*datasync*/) {
+  uint64_t ino = 0;
+  {
+    MutexLock l(&mu_);
+    auto it = handles_.find(h);
+    if (it == handles_.end()) return Err(EBADF, "bad handle");
+    if (readonly_locked()) return ZplStatus::Ok();
+    ino = it->second.ino;
+  }
+  if (sync_mode_.load(std::memory_order_relaxed) == kSyncDisabled) return ZplStatus::Ok();  // unsafe, as asked
+  return CommitLog(ino);
+}
+
+ZplStatus ZplFsImpl::Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) {
+  SyncAlways sync_always(this);
+  MutexLock l(&mu_);
+  ZPL_TRY(Writable());
+  auto it = handles_.find(h);
+  if (it == handles_.end()) return Err(EBADF, "bad handle");
+  if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
+  ZPL_ASSIGN(Znode z, Load(it->second.ino));
+  if (!IsReg(z.a.mode)) return Err(ENODEV, "fallocate on a non-regular file");
+  if (length == 0) return Err(EINVAL, "fallocate: zero length");
+  if (offset > kMaxFileSize || length > kMaxFileSize - offset) return Err(EFBIG, "file too large");
+  const uint64_t end = offset + length;
+  if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+    if (offset >= z.a.size) return ZplStatus::Ok();
+    ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
+    const uint64_t n = std::min(end, z.a.size) - offset;
+    ZPL_TRY_S(os_->FreeRange(z.obj, offset, n, tx.txg()));
+    z.a.mtime = z.a.ctime = Now();
+    ZPL_TRY(Store(z, tx.txg()));
+    Log(LogTruncate(z.obj, offset, n), tx.txg());
+    tx.Commit(kMetaDirtyBytes);
+    return ZplStatus::Ok();
+  }
+  if (mode == FALLOC_FL_KEEP_SIZE) return ZplStatus::Ok();  // ZFS preallocates nothing
+  if (mode != 0) return Err(EOPNOTSUPP, "fallocate mode not supported");
+  if (end <= z.a.size) return ZplStatus::Ok();
+  ZPL_TRY(CheckSpace(kMetaTxBytes));
+  ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
+  ZPL_TRY(Truncate(z, end, tx.txg()));
+  z.a.ctime = Now();
+  ZPL_TRY(Store(z, tx.txg()));
+  Log(LogSetattr(z.obj, kAtSize, z.a.mode, z.a.uid, z.a.gid, z.a.size, z.a.atime, z.a.mtime), tx.txg());
+  tx.Commit(kMetaDirtyBytes);
+  return ZplStatus::Ok();
+}
+
+ZplResult<uint64_t> ZplFsImpl::Lseek(ZplHandle h, uint64_t offset, int whence) {
+  MutexLock l(&mu_);
+  auto it = handles_.find(h);
+  if (it == handles_.end()) return Err(EBADF, "bad handle");
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) return Err(EINVAL, "lseek: only SEEK_DATA/SEEK_HOLE");
+  ZPL_ASSIGN(Znode z, Load(it->second.ino));
+  const uint64_t size = z.a.size;
+  if (offset >= size) return Err(ENXIO, "lseek past end of file");
+  const uint64_t bs = std::max<uint64_t>(z.dn.DataBlockSize(), 512);
+  std::vector<uint8_t> buf(bs);
+  // Holes are found by reading (all-zero blocks are holes on disk too).
+  // The scan is bounded: past kSeekScanBlocks blocks the rest counts as
+  // data (allowed: a hole may always be reported as data), so a huge
+  // sparse file cannot make one lseek read for minutes.
+  const uint64_t first = offset / bs;
+  for (uint64_t blk = first; blk * bs < size; blk++) {
+    const uint64_t start = blk * bs;
+    if (blk - first >= kSeekScanBlocks) {
+      if (whence == SEEK_DATA) return std::max(offset, start);
+      return size;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(bs, size - start));
+    ZPL_TRY_S(os_->Read(z.obj, start, std::span<uint8_t>(buf.data(), n)));
+    const bool zero = std::all_of(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n),
+                                  [](uint8_t b) { return b == 0; });
+    if (whence == SEEK_DATA && !zero) return std::max(offset, start);
+    if (whence == SEEK_HOLE && zero) return std::max(offset, start);
+  }
+  if (whence == SEEK_DATA) return Err(ENXIO, "no data after offset");
+  return size;
+}
+
+// Sets the size; truncation down frees blocks, up leaves a hole.
+ZplStatus ZplFsImpl::Truncate(Znode& z, uint64_t size, uint64_t txg) {
+  if (size < z.a.size) {
+    ZPL_TRY_S(os_->FreeRange(z.obj, size, UINT64_MAX, txg));
+    ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
+  } else if (size > z.a.size) {
+    ZPL_TRY(GrowBlock(z, size, txg));
+  }
+  z.a.size = size;
+  return ZplStatus::Ok();
+}
+
+// ZFS's block size rule: while a file is one block, its block grows to
+// cover `end` (a multiple of 512, up to recordsize; past recordsize the
+// block becomes recordsize); a file of more than one block keeps its size.
+ZplStatus ZplFsImpl::GrowBlock(Znode& z, uint64_t end, uint64_t txg) {
+  const uint64_t bs = z.dn.DataBlockSize();
+  if (end <= bs || z.a.size > bs || z.dn.maxblkid > 0) return ZplStatus::Ok();
+  uint64_t nb;
+  if (bs >= recordsize_) nb = NextPow2(bs);
+  else nb = end >= recordsize_ ? recordsize_ : RoundUp(end, 512);
+  if (nb == bs) return ZplStatus::Ok();
+  ZPL_TRY_S(os_->SetBlockSize(z.obj, nb, z.dn.indblkshift, txg));
+  ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
+  return ZplStatus::Ok();
+}
+
+}  // namespace uzfs::zpl_impl
