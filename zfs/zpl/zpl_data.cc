@@ -65,18 +65,23 @@ ZplResult<size_t> ZplFsImpl::Write(ZplHandle h, uint64_t offset, std::span<const
   return r;
 }
 
-ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
-                                         uint64_t* ino) {
-  MutexLock l(&mu_);
+ZplResult<Handle*> ZplFsImpl::WritableHandle(ZplHandle h) {
   ZPL_TRY(Writable());
   auto it = handles_.find(h);
   if (it == handles_.end()) return Err(EBADF, "bad handle");
   if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
-  *sync = (it->second.flags & (O_SYNC | O_DSYNC)) != 0;
-  *ino = it->second.ino;
-  ZPL_ASSIGN(Znode z, Load(it->second.ino));
+  return &it->second;
+}
+
+ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
+                                         uint64_t* ino) {
+  MutexLock l(&mu_);
+  ZPL_ASSIGN(Handle* hd, WritableHandle(h));
+  *sync = (hd->flags & (O_SYNC | O_DSYNC)) != 0;
+  *ino = hd->ino;
+  ZPL_ASSIGN(Znode z, Load(hd->ino));
   if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
-  if (it->second.flags & O_APPEND) offset = z.a.size;
+  if (hd->flags & O_APPEND) offset = z.a.size;
   if (data.empty()) return size_t{0};
   if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
   // Pieces of at most kWriteChunk, one transaction each, so one huge
@@ -138,11 +143,8 @@ ZplStatus ZplFsImpl::Fsync(ZplHandle h, bool /*datasync*/) {
 ZplStatus ZplFsImpl::Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) {
   SyncAlways sync_always(this);
   MutexLock l(&mu_);
-  ZPL_TRY(Writable());
-  auto it = handles_.find(h);
-  if (it == handles_.end()) return Err(EBADF, "bad handle");
-  if ((it->second.flags & O_ACCMODE) == O_RDONLY) return Err(EBADF, "handle not open for writing");
-  ZPL_ASSIGN(Znode z, Load(it->second.ino));
+  ZPL_ASSIGN(Handle* hd, WritableHandle(h));
+  ZPL_ASSIGN(Znode z, Load(hd->ino));
   if (!IsReg(z.a.mode)) return Err(ENODEV, "fallocate on a non-regular file");
   if (length == 0) return Err(EINVAL, "fallocate: zero length");
   if (offset > kMaxFileSize || length > kMaxFileSize - offset) return Err(EFBIG, "file too large");

@@ -248,6 +248,16 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
                               uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_);
   ZplResult<Znode> CreateNodeIn(const ZplCred& c, Znode& d, bool exists, std::string_view name, uint64_t mode,
                                 uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_);
+  // The open handle h, if it may write to a writable file system (EROFS,
+  // EBADF otherwise).
+  ZplResult<Handle*> WritableHandle(ZplHandle h) UZFS_REQUIRES(mu_);
+  // What unlink and rmdir remove: directory `dir` (searchable and
+  // writable by c) and its entry `name` (a valid name that exists).
+  struct RemovalTarget {
+    Znode dir, entry;
+  };
+  ZplResult<RemovalTarget> FindForRemoval(const ZplCred& c, uint64_t dir, std::string_view name)
+      UZFS_REQUIRES(mu_);
   // Directory ZAPs: ZplStatus wrappers over ZplDirs.
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_);
   ZplResult<std::optional<std::string>> DirStoredName(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_);

@@ -130,11 +130,8 @@ ZplResult<ZplAttr> ZplFsImpl::Link(const ZplCred& c, uint64_t ino, uint64_t newd
   return ToAttr(z);
 }
 
-ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view name) {
-  SyncAlways sync_always(this);
-  MutexLock l(&mu_);
-  ZPL_TRY(Writable());
-  if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
+ZplResult<ZplFsImpl::RemovalTarget> ZplFsImpl::FindForRemoval(const ZplCred& c, uint64_t dir,
+                                                               std::string_view name) {
   ZPL_TRY(ValidName(name));
   ZPL_ASSIGN(Znode d, Load(dir));
   if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
@@ -142,6 +139,17 @@ ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view nam
   ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
   if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
   ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
+  return RemovalTarget{std::move(d), std::move(z)};
+}
+
+ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view name) {
+  SyncAlways sync_always(this);
+  MutexLock l(&mu_);
+  ZPL_TRY(Writable());
+  if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
+  ZPL_ASSIGN(RemovalTarget t, FindForRemoval(c, dir, name));
+  Znode& d = t.dir;
+  Znode& z = t.entry;
   if (IsDir(z.a.mode)) return Err(EISDIR, "unlink of a directory");
   ZPL_TRY(Sticky(c, d.a, z.a));
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
@@ -163,13 +171,9 @@ ZplStatus ZplFsImpl::Rmdir(const ZplCred& c, uint64_t dir, std::string_view name
   ZPL_TRY(Writable());
   if (name == ".") return Err(EINVAL, "rmdir of .");
   if (name == "..") return Err(ENOTEMPTY, "rmdir of ..");
-  ZPL_TRY(ValidName(name));
-  ZPL_ASSIGN(Znode d, Load(dir));
-  if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
-  ZPL_TRY(Perm(c, d.a, W_OK | X_OK));
-  ZPL_ASSIGN(std::optional<uint64_t> v, DirLookup(dir, name));
-  if (!v) return Err(ENOENT, std::string(name) + ": no such entry");
-  ZPL_ASSIGN(Znode z, Load(*v & kDirentObjMask));
+  ZPL_ASSIGN(RemovalTarget t, FindForRemoval(c, dir, name));
+  Znode& d = t.dir;
+  Znode& z = t.entry;
   if (!IsDir(z.a.mode)) return Err(ENOTDIR, "rmdir of a non-directory");
   if (z.a.size > 2) return Err(ENOTEMPTY, "directory not empty");
   ZPL_TRY(Sticky(c, d.a, z.a));
