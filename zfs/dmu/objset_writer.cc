@@ -1,5 +1,7 @@
-// ObjsetWriter: dirty records per txg and the copy-on-write sync
-// (contract and threading in objset_writer.h).
+// ObjsetWriter: dirty records per txg, reads and writes of them, object
+// allocation and the synced-block cache (contract and threading in
+// objset_writer.h; Sync in objset_writer_sync.cc, WriteEarly in
+// objset_writer_early.cc).
 #include "zfs/dmu/objset_writer.h"
 
 #include <algorithm>
@@ -9,86 +11,16 @@
 
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/object_reader.h"
+#include "zfs/dmu/objset_writer_internal.h"
 
 namespace uzfs {
-
-struct ObjsetWriter::TxgRecord {
-  // Level-0 blocks written in this txg, whole (DataBlockSize() bytes);
-  // aligned so the sync writes them to O_DIRECT leaves without a bounce.
-  std::map<uint64_t, std::shared_ptr<AlignedBytes>> blocks;
-  // Level-0 ids [a, b) made holes in this txg, applied before `blocks`.
-  std::vector<std::pair<uint64_t, uint64_t>> frees;
-  Dnode fields;        // the dnode's fields at the end of this txg
-  bool freed = false;  // the object was freed in this txg
-  // The spill block as of the end of this txg when this txg changed it
-  // (spill_set): its bytes, a multiple of 512, or empty when removed.
-  bool spill_set = false;
-  std::shared_ptr<const std::vector<uint8_t>> spill;
-  // Blocks written early (WriteEarly) that Sync reuses instead of
-  // writing: an installed one is valid while its block is unchanged;
-  // in_flight: being written now; stale: changed while in flight.
-  struct Early {
-    BlockPtr bp;
-    bool in_flight = false;
-    bool stale = false;
-  };
-  std::map<uint64_t, Early> early;
-  // Blocks whose early block this txg dropped: not written early again in
-  // this txg (each would hold its space until the txg syncs).
-  std::set<uint64_t> early_dropped;
-};
-
-struct ObjsetWriter::Object {
-  uint64_t number = 0;  // its object number
-  Dnode committed;  // as last synced; free when not on disk yet
-  std::map<uint64_t, std::shared_ptr<TxgRecord>> txgs;  // unsynced, by txg
-  // The synced-block cache's entries of this object: level-0 blocks as
-  // the committed tree holds them, and each one's place in synced_lru_.
-  struct Synced {
-    std::shared_ptr<AlignedBytes> buf;
-    std::list<std::pair<uint64_t, uint64_t>>::iterator lru;
-    BlockPtr bp;  // where the sync wrote it (handed to the reader on eviction)
-  };
-  std::map<uint64_t, Synced> synced;
-  const Dnode& Cur() const { return txgs.empty() ? committed : txgs.rbegin()->second->fields; }
-};
-
-// What Sync produced for one object.
-struct ObjsetWriter::SyncedObject {
-  uint64_t object = 0;
-  Dnode old;    // committed before
-  Dnode dn;     // new (free when freed)
-  std::vector<BlockPtr> frees, written;
-  std::vector<std::pair<uint64_t, BlockPtr>> l0;  // (blkid, new pointer), by blkid
-};
-
 namespace {
-
-// What a block adds to a dataset's uncompressed bytes (BP_GET_UCSIZE).
-uint64_t UncompressedCharge(const BlockPtr& bp) {
-  return (bp.level > 0 || IsMetadataType(bp.type)) ? bp.psize : bp.lsize;
-}
 
 constexpr uint64_t kSpaVersionDnodeBytes = 3;
 constexpr uint64_t kSpaVersionUserspace = 15;
 constexpr uint64_t kSpaVersionFeatures = 5000;
 
 bool Overlaps(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return a < d && c < b; }
-
-// Number of allocated dnodes in a 16 KiB dnode block (its fill count).
-uint64_t CountDnodes(std::span<const uint8_t> blk) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < kDnodesPerBlock;) {
-    const uint8_t* p = blk.data() + i * kDnodeSlotSize;
-    if (p[0] != 0) {
-      n++;
-      i += size_t{p[12]} + 1;
-    } else {
-      i++;
-    }
-  }
-  return n;
-}
 
 Dnode NewMetaDnode(uint64_t version) {
   Dnode m;
@@ -106,13 +38,6 @@ Dnode NewMetaDnode(uint64_t version) {
   return m;
 }
 
-void AddUsed(Dnode* dn, const std::vector<BlockPtr>& freed, const std::vector<BlockPtr>& written) {
-  uint64_t bytes = dn->UsedBytes();
-  for (const BlockPtr& bp : freed) bytes -= std::min(bytes, BlockAsize(bp));
-  for (const BlockPtr& bp : written) bytes += BlockAsize(bp);
-  dn->used = (dn->flags & kDnodeFlagUsedBytes) ? bytes : bytes >> 9;
-}
-
 }  // namespace
 
 ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
@@ -124,7 +49,7 @@ ObjsetWriter::ObjsetWriter(Zio& zio, const ObjsetWriterOptions& opts)
       secondary_(static_cast<uint8_t>(opts.secondary_cache_policy)),
       data_props_{opts.data_compress, opts.data_checksum, opts.data_copies, opts.data_zstd_level} {
   MutexLock l(&mu_);
-  synced_max_ = opts.multi_pass ? 0 : opts.synced_cache_max;
+  synced_.SetLimit(opts.multi_pass ? 0 : opts.synced_cache_max, &to_cache_);
 }
 
 ObjsetWriter::~ObjsetWriter() = default;
@@ -500,13 +425,7 @@ Status ObjsetWriter::ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> o
     std::memset(out.data(), 0, out.size());
     return Status::Ok();
   }
-  if (auto sb = obj->synced.find(blkid); sb != obj->synced.end() && sb->second.buf->size() == out.size()) {
-    std::memcpy(out.data(), sb->second.buf->data(), out.size());
-    synced_lru_.splice(synced_lru_.end(), synced_lru_, sb->second.lru);
-    synced_stats_.hits++;
-    return Status::Ok();
-  }
-  synced_stats_.misses++;
+  if (synced_.CopyOut(obj->number, blkid, out)) return Status::Ok();
   Result<BlockPtr> bp = LookupBlockPtr(reader_, ReadOpts(), c, 0, blkid);
   Status st = bp.status();
   if (st.ok()) {
@@ -563,42 +482,10 @@ bool ObjsetWriter::RecordsTouch(const Object* obj, uint64_t blkid) const {
 }
 
 std::shared_ptr<AlignedBytes> ObjsetWriter::TakeSynced(Object* obj, uint64_t blkid, uint64_t size) {
-  auto it = obj->synced.find(blkid);
-  if (it == obj->synced.end()) return nullptr;
+  if (!synced_.Contains(obj->number, blkid)) return nullptr;
   const Dnode& c = obj->committed;
-  if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != size || it->second.buf->size() != size ||
-      it->second.buf.use_count() != 1 || RecordsTouch(obj, blkid))
-    return nullptr;
-  std::shared_ptr<AlignedBytes> buf = std::move(it->second.buf);
-  synced_lru_.erase(it->second.lru);
-  obj->synced.erase(it);
-  synced_stats_.bytes -= buf->size();
-  synced_stats_.blocks--;
-  synced_stats_.hits++;
-  return buf;
-}
-
-void ObjsetWriter::DropSynced(Object* obj, uint64_t a, uint64_t b) {
-  for (auto it = obj->synced.lower_bound(a); it != obj->synced.end() && it->first < b;) {
-    synced_stats_.bytes -= it->second.buf->size();
-    synced_stats_.blocks--;
-    synced_lru_.erase(it->second.lru);
-    it = obj->synced.erase(it);
-  }
-}
-
-void ObjsetWriter::TrimSynced() {
-  while (synced_stats_.bytes > synced_max_ && !synced_lru_.empty()) {
-    const auto [object, blkid] = synced_lru_.front();
-    Object* obj = objects_.at(object).get();
-    auto it = obj->synced.find(blkid);
-    // Still the committed block: the reader's cache may keep it.
-    to_cache_.emplace_back(it->second.bp, std::move(it->second.buf));
-    synced_stats_.bytes -= to_cache_.back().second->size();
-    synced_stats_.blocks--;
-    synced_lru_.pop_front();
-    obj->synced.erase(it);
-  }
+  if (c.IsFree() || blkid > c.maxblkid || c.DataBlockSize() != size || RecordsTouch(obj, blkid)) return nullptr;
+  return synced_.Take(obj->number, blkid, size);
 }
 
 void ObjsetWriter::HandOverEvicted() {
@@ -615,40 +502,29 @@ void ObjsetWriter::HandOverEvicted() {
 void ObjsetWriter::KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old,
                               const Dnode& dn, std::span<const std::pair<uint64_t, BlockPtr>> l0) {
   if (dn.IsFree() || r.freed || (!old.IsFree() && old.DataBlockSize() != dn.DataBlockSize())) {
-    DropSynced(obj, 0, UINT64_MAX);
+    synced_.Drop(object, 0, UINT64_MAX);
     return;
   }
-  for (const auto& [a, b] : r.frees) DropSynced(obj, a, b);
-  if (dn.maxblkid < UINT64_MAX) DropSynced(obj, dn.maxblkid + 1, UINT64_MAX);
-  const bool keep = synced_max_ > 0 && cache_policy() == BlockCachePolicy::kAll;
+  for (const auto& [a, b] : r.frees) synced_.Drop(object, a, b);
+  if (dn.maxblkid < UINT64_MAX) synced_.Drop(object, dn.maxblkid + 1, UINT64_MAX);
+  const bool keep = synced_.limit() > 0 && cache_policy() == BlockCachePolicy::kAll;
   for (const auto& [blkid, buf] : r.blocks) {
-    auto it = obj->synced.find(blkid);
     if (!keep || blkid > dn.maxblkid || buf->size() != dn.DataBlockSize()) {
-      if (it != obj->synced.end()) DropSynced(obj, blkid, blkid + 1);
+      synced_.Drop(object, blkid, blkid + 1);
       continue;
     }
-    if (it == obj->synced.end()) {
-      synced_lru_.emplace_back(object, blkid);
-      it = obj->synced.emplace(blkid, Object::Synced{nullptr, std::prev(synced_lru_.end()), BlockPtr{}}).first;
-      synced_stats_.blocks++;
-    } else {
-      synced_stats_.bytes -= it->second.buf->size();
-      synced_lru_.splice(synced_lru_.end(), synced_lru_, it->second.lru);
-    }
-    it->second.buf = buf;
     auto w = std::lower_bound(l0.begin(), l0.end(), blkid,
                               [](const std::pair<uint64_t, BlockPtr>& e, uint64_t b) { return e.first < b; });
-    it->second.bp = w != l0.end() && w->first == blkid ? w->second : BlockPtr{};
-    synced_stats_.bytes += buf->size();
+    synced_.Put(object, blkid, buf, w != l0.end() && w->first == blkid ? w->second : BlockPtr{});
   }
-  TrimSynced();
+  // Blocks pushed out are still committed: the reader's cache may keep them.
+  synced_.Trim(&to_cache_);
 }
 
 void ObjsetWriter::SetSyncedCacheLimit(uint64_t bytes) {
   {
     MutexLock l(&mu_);
-    synced_max_ = opts_.multi_pass ? 0 : bytes;
-    TrimSynced();
+    synced_.SetLimit(opts_.multi_pass ? 0 : bytes, &to_cache_);
   }
   // Without sync_mu_ (a mount must not wait for a sync): a block a Sync
   // frees meanwhile may still reach the cache, where its key (address and
@@ -658,7 +534,7 @@ void ObjsetWriter::SetSyncedCacheLimit(uint64_t bytes) {
 
 SyncedCacheStats ObjsetWriter::synced_cache_stats() const {
   MutexLock l(&mu_);
-  return synced_stats_;
+  return synced_.stats();
 }
 
 Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
@@ -938,603 +814,6 @@ bool ObjsetWriter::HasDirty(uint64_t txg) const {
 SyncStats ObjsetWriter::LastSyncStats() const {
   MutexLock l(&mu_);
   return last_stats_;
-}
-
-Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) { return Sync(txg, nullptr); }
-
-Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
-  MutexLock sync_lock(&sync_mu_);
-  SyncStats stats;
-  stats.txg = txg;
-  bool again = false;  // a pass >= 2 of txg
-  struct Work {
-    uint64_t object;
-    Dnode old;
-    std::shared_ptr<TxgRecord> rec;
-  };
-  std::vector<Work> work;
-  Objset os;
-  BlockPtr old_root;
-  DataProps dp;
-  {
-    MutexLock l(&mu_);
-    again = opts_.multi_pass && pass_txg_ != 0 && txg == pass_txg_ && txg == synced_txg_;
-    // Another pass is allowed even when a newer txg has records by now
-    // (they came after this txg's, which must still be synced first).
-    if (!again || broken_) UZFS_RETURN_IF_ERROR(CheckTxg(txg));
-    for (const auto& [t, objs] : dirty_objects_) {
-      if (t < txg && !objs.empty())
-        return Status::InvalidArgument("txg " + std::to_string(t) + " has unsynced changes; sync it before txg " +
-                                       std::to_string(txg));
-    }
-    stats.pass = again ? passes_ + 1 : 1;
-    auto d = dirty_objects_.find(txg);
-    if (again && (d == dirty_objects_.end() || d->second.empty())) {
-      // Nothing changed since the last pass: write nothing, keep the root.
-      if (d != dirty_objects_.end()) dirty_objects_.erase(d);
-      dirty_bytes_.erase(txg);
-      passes_ = stats.pass;
-      last_stats_ = stats;
-      if (stats_out) *stats_out = stats;
-      return root_;
-    }
-    syncing_txg_ = txg;
-    // Early writes of txg still running finish first (none starts now).
-    while (early_inflight_.count(txg)) early_cv_.Wait(&mu_);
-    for (uint64_t o : dirty_objects_[txg]) {
-      Object* obj = objects_.at(o).get();
-      work.push_back({o, obj->committed, obj->txgs.at(txg)});
-    }
-    os = os_;
-    // The newest log header set for txg or before (older ones not synced
-    // yet belong to txgs nothing else dirtied: this sync writes them).
-    for (auto z = zil_headers_.begin(); z != zil_headers_.end() && z->first <= txg; z = zil_headers_.erase(z))
-      os.zil = z->second;
-    old_root = root_;
-    // Data properties changed for this txg or before take effect now.
-    for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= txg;
-         it = pending_props_.erase(it))
-      data_props_ = it->second;
-    dp = data_props_;
-  }
-  // Metadata gets one copy more than data, up to 3 (the MOS: 3).
-  const int meta_copies = std::min(3, dp.copies + 1);
-  // New allocations (what a failure unallocates) and replaced blocks (what
-  // success frees); rewrites in place are in neither.
-  std::vector<BlockPtr> all_written, all_frees;
-  uint64_t rewritten = 0;
-  bool issued = false;  // writes were issued (a pass >= 2 may have rewritten)
-  auto fail = [&](Status s) -> Status {
-    for (const BlockPtr& bp : all_written) {
-      zio_.Unallocate(bp, txg).IgnoreError();
-      // Indirect and dnode blocks were offered to the reader's cache as
-      // they were written: their (address, birth) may name another block
-      // when this txg is synced again.
-      reader_.Forget(bp);
-    }
-    MutexLock l(&mu_);
-    syncing_txg_ = 0;
-    if (again && issued) broken_ = true;
-    return s;
-  };
-  // Metadata compression: none from pass 2 on, so sizes stop changing.
-  const CompressType meta_compress = again ? CompressType::kOff : MetaCompress();
-  // Committed trees of the objects, built here when a pass >= 2 looks up
-  // its data blocks' rewrite candidates, reused in step 2.
-  std::vector<std::unique_ptr<BlockTree>> trees(work.size());
-
-  // 1. Level-0 data blocks of every object, all in flight at once.
-  std::vector<BlockWrite> jobs;
-  std::vector<std::pair<size_t, uint64_t>> job_at;  // (work index, blkid)
-  // Blocks written early that this sync uses (born here, but not
-  // unallocated if it fails: they stay the record's overrides) and those
-  // it does not use (freed once it succeeds).
-  std::vector<BlockPtr> early_born, early_unused;
-  std::vector<uint8_t> preset;  // per job: result given by an early write
-  for (size_t i = 0; i < work.size(); i++) {
-    const TxgRecord& r = *work[i].rec;
-    for (const auto& [blkid, e] : r.early) {
-      auto b = r.blocks.find(blkid);
-      const bool usable = !r.freed && !e.stale && !e.in_flight && blkid <= r.fields.maxblkid &&
-                          b != r.blocks.end() && e.bp.lsize == b->second->size() && !again;
-      if (!usable && !e.in_flight) early_unused.push_back(e.bp);
-    }
-    if (r.freed) continue;
-    const Dnode& f = r.fields;
-    WriteProps p = DataWriteProps(f, dp);
-    if (again) p.compress = CompressType::kOff;
-    const Dnode& old = work[i].old;
-    for (const auto& entry : r.blocks) {
-      const uint64_t blkid = entry.first;  // a plain variable: clang 14 cannot capture bindings
-      const auto& buf = entry.second;
-      if (blkid > f.maxblkid) continue;  // truncated away later in the txg
-      BlockWrite job{*buf, p, {}};
-      if (auto e = r.early.find(blkid); !again && e != r.early.end() && !e->second.stale &&
-                                        !e->second.in_flight && e->second.bp.lsize == buf->size()) {
-        job.result = e->second.bp;
-        early_born.push_back(e->second.bp);
-        jobs.push_back(job);
-        job_at.push_back({i, blkid});
-        preset.push_back(1);
-        continue;
-      }
-      // The block it replaces, unless this txg's frees (applied first)
-      // make that slot a hole before the new block lands in it.
-      const bool freed_first = std::any_of(r.frees.begin(), r.frees.end(), [&](const auto& fr) {
-        return blkid >= fr.first && blkid < fr.second;
-      });
-      if (again && !old.IsFree() && !freed_first && blkid <= old.maxblkid &&
-          old.DataBlockSize() == buf->size()) {
-        if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, old, &reader_, ReadOpts());
-        auto cand = trees[i]->Lookup(0, blkid);
-        if (!cand.ok()) return fail(cand.status().WithContext("object " + std::to_string(work[i].object)));
-        if (cand->birth == txg) job.props.rewrite = *cand;
-      }
-      jobs.push_back(job);
-      job_at.push_back({i, blkid});
-      preset.push_back(0);
-    }
-  }
-  // Spill blocks, after every data block (job_at covers data blocks only).
-  constexpr size_t kNoSpillJob = SIZE_MAX;
-  std::vector<size_t> spill_job(work.size(), kNoSpillJob);
-  for (size_t i = 0; i < work.size(); i++) {
-    const TxgRecord& r = *work[i].rec;
-    if (r.freed || !r.spill_set || !r.spill || r.spill->empty()) continue;
-    // Metadata (OpenZFS writes spill blocks with the metadata policy):
-    // the bonus type, level 0, fletcher4, metadata compression and copies.
-    WriteProps p;
-    p.compress = meta_compress;
-    p.checksum = ChecksumType::kFletcher4;
-    p.copies = meta_copies;
-    p.type = r.fields.bonustype != 0 ? r.fields.bonustype : dmu_ot::kSa;
-    const Dnode& old = work[i].old;
-    if (again && !old.IsFree() && old.spill && !old.spill->IsHole() && old.spill->birth == txg)
-      p.rewrite = *old.spill;
-    spill_job[i] = jobs.size();
-    jobs.push_back(BlockWrite{*r.spill, p, {}});
-  }
-  issued = true;
-  preset.resize(jobs.size(), 0);  // spill jobs
-  if (early_born.empty()) {
-    if (Status s = WriteBlocks(zio_, jobs, txg); !s.ok()) return fail(s);
-  } else {
-    std::vector<BlockWrite> to_write;
-    std::vector<size_t> at;
-    for (size_t j = 0; j < jobs.size(); j++) {
-      if (preset[j]) continue;
-      to_write.push_back(jobs[j]);
-      at.push_back(j);
-    }
-    if (Status s = WriteBlocks(zio_, to_write, txg); !s.ok()) return fail(s);
-    for (size_t k = 0; k < at.size(); k++) jobs[at[k]].result = to_write[k].result;
-  }
-  for (size_t j = 0; j < jobs.size(); j++) {
-    const BlockWrite& bw = jobs[j];
-    if (!preset[j] && !bw.result.IsHole() && !IsRewriteOf(bw.result, bw.props.rewrite))
-      all_written.push_back(bw.result);
-  }
-
-  // 2. Each object's tree and new dnode.
-  std::vector<SyncedObject> done;
-  size_t next_job = 0;
-  for (size_t i = 0; i < work.size(); i++) {
-    const Work& w = work[i];
-    const TxgRecord& r = *w.rec;
-    SyncedObject so;
-    so.object = w.object;
-    so.old = w.old;
-    Dnode base = w.old;
-    if (base.IsFree()) {
-      base = r.fields;
-      base.blkptr.assign(base.nblkptr, BlockPtr{});
-      base.nlevels = 1;
-      base.maxblkid = 0;
-      base.used = 0;
-    }
-    if (base.IsFree()) {  // allocated and freed before ever reaching disk
-      so.dn = Dnode{};
-      done.push_back(std::move(so));
-      continue;
-    }
-    if (!trees[i]) trees[i] = std::make_unique<BlockTree>(zio_, base, &reader_, ReadOpts());
-    BlockTree& tree = *trees[i];
-    Status s = Status::Ok();
-    if (r.freed) {
-      s = tree.FreeRange(0, UINT64_MAX);
-      if (s.ok() && base.spill) so.frees.push_back(*base.spill);
-    } else {
-      tree.GrowTo(r.fields.maxblkid);
-      for (const auto& [a, b] : r.frees) {
-        if (s.ok()) s = tree.FreeRange(a, b);
-      }
-      for (; s.ok() && next_job < job_at.size() && job_at[next_job].first == i; next_job++) {
-        s = tree.SetL0(job_at[next_job].second, jobs[next_job].result);
-        so.l0.emplace_back(job_at[next_job].second, jobs[next_job].result);
-      }
-      // Blocks past a truncated end that reached disk in earlier txgs.
-      if (s.ok() && r.fields.maxblkid < base.maxblkid) s = tree.FreeRange(r.fields.maxblkid + 1, UINT64_MAX);
-    }
-    if (s.ok()) {
-      // For a freed object this writes nothing (every block is a hole) but
-      // collects the replaced indirect blocks for freeing.
-      WriteProps ip;
-      ip.compress = meta_compress;
-      ip.checksum = ChecksumType::kFletcher4;
-      ip.copies = meta_copies;
-      ip.type = base.type;
-      s = tree.WriteIndirect(ip, txg);
-    }
-    // Count the L0 blocks already in all_written once; indirect ones now.
-    for (const BlockPtr& bp : tree.written()) {
-      if (bp.level > 0) all_written.push_back(bp);
-    }
-    if (!s.ok()) return fail(s.WithContext("object " + std::to_string(w.object)));
-    so.frees.insert(so.frees.end(), tree.frees().begin(), tree.frees().end());
-    so.written = tree.written();
-    rewritten += tree.rewritten().size();
-    if (r.freed) {
-      so.dn = Dnode{};
-    } else {
-      so.dn = r.fields;
-      so.dn.nlevels = static_cast<uint8_t>(tree.levels());
-      so.dn.blkptr = tree.top();
-      so.dn.used = w.old.IsFree() ? 0 : w.old.used;
-      so.dn.spill = w.old.IsFree() ? std::nullopt : w.old.spill;
-      if (r.spill_set) {
-        // The new spill block (if any) replaces the old one (if any).
-        std::optional<BlockPtr> spill;
-        bool in_place = false;
-        if (spill_job[i] != kNoSpillJob) {
-          const BlockWrite& j = jobs[spill_job[i]];
-          if (!j.result.IsHole()) spill = j.result;
-          in_place = spill && IsRewriteOf(j.result, j.props.rewrite);
-        }
-        if (in_place) {
-          rewritten++;
-        } else {
-          if (so.dn.spill && !so.dn.spill->IsHole()) so.frees.push_back(*so.dn.spill);
-          if (spill) so.written.push_back(*spill);
-        }
-        so.dn.spill = spill;
-      }
-      if (so.dn.spill) {
-        so.dn.flags |= kDnodeFlagSpillBlkptr;
-      } else {
-        so.dn.flags &= static_cast<uint8_t>(~kDnodeFlagSpillBlkptr);
-      }
-      AddUsed(&so.dn, so.frees, so.written);
-      if (Status v = ValidateDnode(so.dn); !v.ok()) return fail(v.WithContext("new dnode of object " + std::to_string(w.object)));
-    }
-    all_frees.insert(all_frees.end(), so.frees.begin(), so.frees.end());
-    done.push_back(std::move(so));
-    trees[i].reset();  // its cached indirect blocks are no longer needed
-  }
-
-  // 3. The dnode blocks and the meta-dnode's tree.
-  Dnode meta = os.meta_dnode;
-  BlockTree mtree(zio_, meta, &reader_, ReadOpts());
-  std::map<uint64_t, std::vector<uint8_t>> mblocks;
-  std::map<uint64_t, BlockPtr> mcands;  // pass >= 2: dnode blocks born in txg
-  for (const SyncedObject& so : done) {
-    const uint64_t b = so.object / kDnodesPerBlock;
-    auto it = mblocks.find(b);
-    if (it == mblocks.end()) {
-      std::vector<uint8_t> blk(kMetaDnodeBlockSize, 0);
-      if (b <= meta.maxblkid) {
-        if (Status s = mtree.ReadL0(b, blk); !s.ok()) return fail(s.WithContext("dnode block"));
-        if (again) {
-          auto cand = mtree.Lookup(0, b);
-          if (!cand.ok()) return fail(cand.status().WithContext("dnode block"));
-          if (cand->birth == txg) mcands[b] = *cand;
-        }
-      }
-      it = mblocks.emplace(b, std::move(blk)).first;
-    }
-    const size_t off = (so.object % kDnodesPerBlock) * kDnodeSlotSize;
-    std::span<uint8_t> slot = std::span<uint8_t>(it->second).subspan(off);
-    if (so.dn.IsFree()) {
-      const size_t n = so.old.IsFree() ? kDnodeSlotSize : so.old.Size();
-      std::fill_n(slot.begin(), std::min(n, slot.size()), 0);
-    } else {
-      EncodeDnode(so.dn, slot);
-    }
-  }
-  std::vector<BlockWrite> mjobs;
-  for (auto& [b, blk] : mblocks) {
-    WriteProps p;
-    p.compress = meta_compress;
-    p.checksum = ChecksumType::kFletcher4;
-    p.copies = meta_copies;
-    p.type = dmu_ot::kDnode;
-    p.fill = CountDnodes(blk);
-    if (auto c = mcands.find(b); c != mcands.end()) p.rewrite = c->second;
-    mjobs.push_back(BlockWrite{blk, p, {}});
-  }
-  if (Status s = WriteBlocks(zio_, mjobs, txg); !s.ok()) return fail(s);
-  for (const BlockWrite& j : mjobs) {
-    if (j.result.IsHole() || IsRewriteOf(j.result, j.props.rewrite)) continue;
-    all_written.push_back(j.result);
-    // Dnode loads of the next txgs read it through the reader's cache.
-    if (reader_.Caches()) reader_.Written(j.result, std::make_shared<AlignedBytes>(j.data.begin(), j.data.end()), ReadOpts());
-  }
-  if (!mblocks.empty()) meta.maxblkid = std::max(meta.maxblkid, mblocks.rbegin()->first);
-  mtree.GrowTo(meta.maxblkid);
-  {
-    Status s = Status::Ok();
-    size_t k = 0;
-    for (auto& [b, blk] : mblocks) {
-      if (s.ok()) s = mtree.SetL0(b, mjobs[k].result);
-      k++;
-    }
-    WriteProps ip;
-    ip.compress = meta_compress;
-    ip.checksum = ChecksumType::kFletcher4;
-    ip.copies = meta_copies;
-    ip.type = dmu_ot::kDnode;
-    if (s.ok()) s = mtree.WriteIndirect(ip, txg);
-    for (const BlockPtr& bp : mtree.written()) {
-      if (bp.level > 0) all_written.push_back(bp);
-    }
-    if (!s.ok()) return fail(s.WithContext("meta-dnode"));
-  }
-  meta.nlevels = static_cast<uint8_t>(mtree.levels());
-  meta.blkptr = mtree.top();
-  AddUsed(&meta, mtree.frees(), mtree.written());
-  all_frees.insert(all_frees.end(), mtree.frees().begin(), mtree.frees().end());
-  rewritten += mtree.rewritten().size();
-  os.meta_dnode = meta;
-
-  // 4. The objset block.
-  const size_t os_size = !old_root.IsHole() ? old_root.lsize
-                         : os.userused ? kObjsetPhysSizeV2
-                                       : kObjsetPhysSizeV1;
-  std::vector<uint8_t> raw(os_size);
-  EncodeObjset(os, raw);
-  BlockWrite rj{raw, {}, {}};
-  rj.props.compress = meta_compress;
-  rj.props.rewrite = old_root;  // Zio takes it only when born in this txg (a pass >= 2)
-  rj.props.checksum = ChecksumType::kFletcher4;
-  rj.props.copies = meta_copies;
-  rj.props.type = dmu_ot::kObjset;
-  rj.props.fill = 0;
-  for (const BlockPtr& bp : meta.blkptr) rj.props.fill += bp.IsHole() ? 0 : bp.fill;
-  if (Status s = WriteBlocks(zio_, std::span<BlockWrite>(&rj, 1), txg); !s.ok()) return fail(s);
-  if (rj.result.IsHole()) return fail(Status::Corruption("objset block encoded as zeros"));
-  const bool root_rewritten = IsRewriteOf(rj.result, old_root);
-  if (root_rewritten) {
-    rewritten++;
-  } else {
-    all_written.push_back(rj.result);  // counted as born below
-    if (opts_.free_old_root && !old_root.IsHole()) all_frees.push_back(old_root);
-  }
-  all_written.insert(all_written.end(), early_born.begin(), early_born.end());  // counted as born
-  for (const BlockPtr& bp : all_written) {
-    stats.born_blocks++;
-    stats.born_asize += BlockAsize(bp);
-    stats.born_psize += bp.psize;
-    stats.born_lsize += UncompressedCharge(bp);
-    stats.max_born_lsize = std::max<uint64_t>(stats.max_born_lsize, bp.lsize);
-    if (bp.compression == static_cast<uint8_t>(CompressType::kZstd)) stats.born_zstd = true;
-  }
-  for (const BlockPtr& bp : all_frees) {
-    if (bp.IsHole()) continue;
-    stats.killed_blocks++;
-    stats.killed_asize += BlockAsize(bp);
-    stats.killed_psize += bp.psize;
-    stats.killed_lsize += UncompressedCharge(bp);
-  }
-  stats.rewritten_blocks = rewritten;
-  stats.wrote = true;
-
-  // 5. Install, then free what the new tree replaced.
-  {
-    MutexLock l(&mu_);
-    for (size_t i = 0; i < done.size(); i++) {
-      SyncedObject& so = done[i];
-      auto it = objects_.find(so.object);
-      Object* obj = it->second.get();
-      obj->txgs.erase(txg);
-      KeepSynced(so.object, obj, *work[i].rec, so.old, so.dn, so.l0);
-      if (so.dn.IsFree() && obj->txgs.empty()) {
-        objects_.erase(it);
-      } else {
-        obj->committed = std::move(so.dn);
-      }
-    }
-    for (const auto& [o, n] : freed_objects_[txg]) {
-      std::fill_n(slots_.begin() + o, std::min<size_t>(n, slots_.size() - o), 0);
-      alloc_hint_ = std::min(alloc_hint_, o);
-    }
-    freed_objects_.erase(txg);
-    dirty_objects_.erase(txg);
-    dirty_bytes_.erase(txg);
-    os_ = std::move(os);
-    root_ = rj.result;
-    installs_.fetch_add(1, std::memory_order_acq_rel);
-    synced_txg_ = txg;
-    syncing_txg_ = 0;
-    pass_txg_ = txg;
-    passes_ = stats.pass;
-    last_stats_ = stats;
-  }
-  // Under sync_mu_: no later Sync can free these blocks before they are
-  // cached (this one frees only blocks the new tree replaced).
-  HandOverEvicted();
-  if (stats_out) *stats_out = stats;
-  Status first_err = Status::Ok();
-  for (const BlockPtr& bp : all_frees) {
-    Status s = opts_.free_hook ? opts_.free_hook(bp, txg, stats.pass) : zio_.Free(bp, txg);
-    if (!s.ok() && first_err.ok()) first_err = s;
-    reader_.Forget(bp);  // its cached buffer can go now (the ARC's arc_freed)
-  }
-  for (const BlockPtr& bp : early_unused) {
-    Status s = zio_.Free(bp, txg);
-    if (!s.ok() && first_err.ok()) first_err = s;
-  }
-  early_used_.fetch_add(early_born.size(), std::memory_order_relaxed);
-  early_dropped_.fetch_add(early_unused.size(), std::memory_order_relaxed);
-  if (!first_err.ok()) return first_err.WithContext("freeing replaced blocks (space leaked)");
-  return rj.result;
-}
-
-WriteProps ObjsetWriter::DataWriteProps(const Dnode& f, const DataProps& dp) const {
-  WriteProps p;
-  p.compress = f.compress > 1 ? static_cast<CompressType>(f.compress)
-               : dp.compress != CompressType::kInherit ? dp.compress
-                                                       : MetaCompress();
-  // The dataset's zstd level applies where its compression does; an
-  // object that names zstd itself gets the default level.
-  if (f.compress <= 1 && dp.compress == CompressType::kZstd) p.zstd_level = dp.zstd_level;
-  p.checksum = f.checksum > 1 ? static_cast<ChecksumType>(f.checksum) : dp.checksum;
-  p.copies = dp.copies;
-  p.type = f.type;
-  return p;
-}
-
-void ObjsetWriter::DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint64_t txg) {
-  for (auto it = rec->early.lower_bound(first); it != rec->early.end() && it->first < stop;) {
-    if (it->second.in_flight) {
-      it->second.stale = true;
-      rec->early_dropped.insert(it->first);
-      ++it;
-      continue;
-    }
-    // Deferred like any free of txg: a log record naming it stays readable
-    // until txg is on disk.
-    zio_.Free(it->second.bp, txg).IgnoreError();
-    rec->early_dropped.insert(it->first);
-    early_dropped_.fetch_add(1, std::memory_order_relaxed);
-    it = rec->early.erase(it);
-  }
-}
-
-void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
-  struct Job {
-    size_t req;
-    std::shared_ptr<TxgRecord> rec;
-    uint64_t blkid;
-    // The record's buffer itself: a writer changing the block meanwhile
-    // gets a copy (DirtyBlock), so these bytes stay what was logged.
-    std::shared_ptr<const AlignedBytes> bytes;
-  };
-  std::vector<Job> jobs;
-  std::vector<BlockWrite> writes;
-  constexpr size_t kNoJob = SIZE_MAX;
-  std::vector<size_t> dup_of(reqs.size(), kNoJob);  // a request answered by another's job
-  {
-    MutexLock l(&mu_);
-    for (size_t i = 0; i < reqs.size(); i++) {
-      EarlyWrite& q = reqs[i];
-      q.bp = BlockPtr{};
-      q.status = Status::Ok();
-      auto fail = [&](Status s) { q.status = std::move(s); };
-      if (opts_.multi_pass) {
-        fail(Status::NotSupported("no early writes in a multi-pass set"));
-        continue;
-      }
-      if (broken_ || q.txg <= synced_txg_ || (syncing_txg_ != 0 && q.txg <= syncing_txg_)) {
-        fail(Status::Busy("txg " + std::to_string(q.txg) + " is syncing or synced"));
-        continue;
-      }
-      auto o = objects_.find(q.object);
-      if (o == objects_.end()) {
-        fail(Status::NotFound("object not dirty"));
-        continue;
-      }
-      auto t = o->second->txgs.find(q.txg);
-      if (t == o->second->txgs.end() || t->second->freed) {
-        fail(Status::NotFound("object not dirty in that txg"));
-        continue;
-      }
-      const std::shared_ptr<TxgRecord>& rec = t->second;
-      const uint64_t dblk = rec->fields.DataBlockSize();
-      const uint64_t blkid = q.offset / dblk;
-      auto b = rec->blocks.find(blkid);
-      if (b == rec->blocks.end() || blkid > rec->fields.maxblkid) {
-        fail(Status::NotFound("block not dirty in that txg"));
-        continue;
-      }
-      if (rec->early_dropped.count(blkid)) {
-        // Rewritten after an early write in this txg: one early block per
-        // block and txg (the dropped one holds its space until the sync).
-        fail(Status::Busy("block already written early once in this txg"));
-        continue;
-      }
-      auto e = rec->early.find(blkid);
-      if (e != rec->early.end()) {
-        if (e->second.in_flight || e->second.stale) {
-          // Asked twice in one call: the job below answers both.
-          for (size_t k = 0; k < jobs.size(); k++) {
-            if (jobs[k].rec == rec && jobs[k].blkid == blkid) dup_of[i] = k;
-          }
-          if (dup_of[i] == kNoJob) fail(Status::Busy("block being written early"));
-          continue;
-        }
-        q.bp = e->second.bp;
-        continue;
-      }
-      rec->early[blkid].in_flight = true;
-      early_inflight_[q.txg]++;
-      jobs.push_back(Job{i, rec, blkid, b->second});
-      DataProps dp = data_props_;
-      for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= q.txg; ++it) dp = it->second;
-      writes.push_back(BlockWrite{{}, DataWriteProps(rec->fields, dp), {}});
-    }
-  }
-  if (jobs.empty()) return;
-  for (size_t k = 0; k < jobs.size(); k++) writes[k].data = *jobs[k].bytes;
-  // All in one txg per request; group by txg for WriteBlocks.
-  std::vector<Status> errs(jobs.size(), Status::Ok());
-  std::map<uint64_t, std::vector<size_t>> by_txg;
-  for (size_t k = 0; k < jobs.size(); k++) by_txg[reqs[jobs[k].req].txg].push_back(k);
-  for (const auto& [txg, ks] : by_txg) {
-    std::vector<BlockWrite> w;
-    for (size_t k : ks) w.push_back(writes[k]);
-    Status s = WriteBlocks(zio_, w, txg);
-    for (size_t n = 0; n < ks.size(); n++) {
-      writes[ks[n]].result = w[n].result;
-      errs[ks[n]] = s;
-    }
-  }
-  MutexLock l(&mu_);
-  for (size_t k = 0; k < jobs.size(); k++) {
-    Job& j = jobs[k];
-    EarlyWrite& q = reqs[j.req];
-    const BlockPtr bp = writes[k].result;
-    auto e = j.rec->early.find(j.blkid);
-    const bool stale = e == j.rec->early.end() || e->second.stale;
-    bool gang = false;
-    for (int d = 0; d < bp.NumDvas(); d++) gang |= bp.dva[d].gang;
-    if (gang) {
-      // A gang block's DVA does not describe its space as one range
-      // (claims on import could not take it): the caller copies instead.
-      zio_.Unallocate(bp, q.txg).IgnoreError();
-      q.status = Status::NoSpace("no room for the block in one piece");
-      if (e != j.rec->early.end()) j.rec->early.erase(e);
-    } else if (!errs[k].ok() || bp.IsHole()) {
-      q.status = !errs[k].ok() ? errs[k] : Status::NotFound("an all-zero block");
-      if (e != j.rec->early.end()) j.rec->early.erase(e);
-    } else if (stale) {
-      // Changed while it was written: Sync writes the new bytes; this
-      // block still holds what the log record needs until txg is on disk.
-      zio_.Free(bp, q.txg).IgnoreError();
-      early_dropped_.fetch_add(1, std::memory_order_relaxed);
-      if (e != j.rec->early.end()) j.rec->early.erase(e);
-      q.bp = bp;
-    } else {
-      e->second.in_flight = false;
-      e->second.bp = bp;
-      q.bp = bp;
-    }
-    if (--early_inflight_[q.txg] == 0) early_inflight_.erase(q.txg);
-  }
-  for (size_t i = 0; i < reqs.size(); i++) {
-    if (dup_of[i] == kNoJob) continue;
-    reqs[i].status = reqs[jobs[dup_of[i]].req].status;
-    reqs[i].bp = reqs[jobs[dup_of[i]].req].bp;
-  }
-  early_cv_.SignalAll();
 }
 
 }  // namespace uzfs

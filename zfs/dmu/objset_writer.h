@@ -169,7 +169,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -180,6 +179,7 @@
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dmu/dnode.h"
 #include "zfs/dmu/objset.h"
+#include "zfs/dmu/synced_block_cache.h"
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/mutex.h"
@@ -188,6 +188,8 @@
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
+
+class BlockTree;
 
 inline constexpr uint64_t kMetaDnodeBlockSize = 16384;   // 32 dnodes
 inline constexpr uint64_t kDnodesPerBlock = kMetaDnodeBlockSize / kDnodeSlotSize;
@@ -228,13 +230,6 @@ struct ObjsetWriterOptions {
   // block the read was after. May be called from any reading thread with
   // the writer's lock held: it must not call back into the writer.
   std::function<void(uint64_t object, int64_t level, uint64_t blkid, const Status& why)> on_read_error;
-};
-
-// What the synced-block cache holds and how it served partial writes.
-struct SyncedCacheStats {
-  uint64_t bytes = 0, blocks = 0;
-  uint64_t hits = 0;    // partial writes / block reads served from it
-  uint64_t misses = 0;  // ... that had to read the committed block
 };
 
 // What one Sync call (one pass) did, for the DSL's space accounting.
@@ -381,7 +376,7 @@ class ObjsetWriter {
     BlockPtr bp;
   };
   // Writes the blocks (in parallel) and waits. Two requests for one block
-  // get the same pointer.
+  // get the same pointer. (objset_writer_early.cc, with DropEarly.)
   void WriteEarly(std::span<EarlyWrite> reqs) UZFS_EXCLUDES(mu_, sync_mu_);
   // Early blocks Sync used in place of writing, and early blocks freed
   // unused (changed again, truncated), since the writer was opened.
@@ -440,20 +435,41 @@ class ObjsetWriter {
   Result<AlignedBytes*> DirtyBlock(Object* obj, TxgRecord* rec, uint64_t txg, uint64_t blkid,
                                            bool whole) UZFS_REQUIRES(mu_);
   Status ScanSlots() UZFS_REQUIRES(mu_);
-  // The synced-block cache: whether any unsynced record of obj holds or
-  // frees blkid; the cached buffer of blkid (size bytes) taken out, when
-  // no record touches it and nothing else holds it; entries of obj in
-  // [a, b) dropped; the cache brought to its limit; what a synced record
-  // r (new dnode dn, old dnode old) changes in it.
+  // The synced-block cache (synced_): whether any unsynced record of obj
+  // holds or frees blkid; the cached buffer of blkid (size bytes) taken
+  // out, when it is still the committed block, no record touches it and
+  // nothing else holds it; what a synced record r (new dnode dn, old
+  // dnode old) changes in it.
   bool RecordsTouch(const Object* obj, uint64_t blkid) const UZFS_REQUIRES(mu_);
   std::shared_ptr<AlignedBytes> TakeSynced(Object* obj, uint64_t blkid, uint64_t size) UZFS_REQUIRES(mu_);
-  void DropSynced(Object* obj, uint64_t a, uint64_t b) UZFS_REQUIRES(mu_);
-  void TrimSynced() UZFS_REQUIRES(mu_);
   void KeepSynced(uint64_t object, Object* obj, const TxgRecord& r, const Dnode& old, const Dnode& dn,
                   std::span<const std::pair<uint64_t, BlockPtr>> l0) UZFS_REQUIRES(mu_);
-  // The blocks TrimSynced let go (to_cache_), to the reader's cache
+  // The blocks the synced-block cache let go (to_cache_), to the reader's cache
   // (BlockReader::Written), outside mu_.
   void HandOverEvicted() UZFS_EXCLUDES(mu_);
+  // Sync's steps (objset_writer_sync.cc), in the order Sync runs them. st
+  // carries the snapshot of txg's records and what each step produced; a
+  // step's error goes to FailSync, which unallocates what was written.
+  struct SyncState;
+  Status CollectDirty(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status WriteTxg(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status PlanDataBlocks(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  void PlanSpillBlocks(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status WriteDataBlocks(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status SyncObjectTrees(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status SyncObjectTree(SyncState& st, size_t i, size_t* next_job, SyncedObject* so)
+      UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status NewDnode(SyncState& st, size_t i, const BlockTree& tree, SyncedObject* so)
+      UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status FillDnodeBlocks(SyncState& st, const Dnode& meta, BlockTree& mtree,
+                         std::map<uint64_t, std::vector<uint8_t>>* mblocks)
+      UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status WriteMetaDnode(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status WriteObjsetBlock(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  void AccountSync(SyncState& st) UZFS_REQUIRES(sync_mu_);
+  void InstallSync(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status FreeReplaced(SyncState& st) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status FailSync(SyncState& st, Status s) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
   // Early blocks [first, stop) of rec lose their override (see the top):
   // installed ones are freed in txg, ones in flight are marked stale.
   void DropEarly(TxgRecord* rec, uint64_t first, uint64_t stop, uint64_t txg) UZFS_REQUIRES(mu_);
@@ -502,12 +518,9 @@ class ObjsetWriter {
   std::map<uint64_t, DataProps> pending_props_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, ZilHeader> zil_headers_ UZFS_GUARDED_BY(mu_);  // txg -> header to write
   uint64_t prefer_obj_ UZFS_GUARDED_BY(mu_) = 0;
-  // The synced-block cache: (object, blkid), least recently used first.
-  std::list<std::pair<uint64_t, uint64_t>> synced_lru_ UZFS_GUARDED_BY(mu_);
-  uint64_t synced_max_ UZFS_GUARDED_BY(mu_) = 0;
-  SyncedCacheStats synced_stats_ UZFS_GUARDED_BY(mu_);
+  SyncedBlockCache synced_ UZFS_GUARDED_BY(mu_);  // the synced-block cache
   // Evicted from it, still committed: waiting for HandOverEvicted.
-  std::vector<std::pair<BlockPtr, std::shared_ptr<AlignedBytes>>> to_cache_ UZFS_GUARDED_BY(mu_);
+  SyncedBlockCache::Evicted to_cache_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, int> early_inflight_ UZFS_GUARDED_BY(mu_);  // txg -> early writes running
   CondVar early_cv_;
   std::atomic<uint64_t> early_used_{0}, early_dropped_{0};
