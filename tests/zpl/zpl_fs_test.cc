@@ -1207,6 +1207,23 @@ TEST(ZplFsSpaceTest, FsyncedRewritesNeverSuspendThePool) {
 // dbuf_cache_max is one limit for every mounted file system: two mounts
 // keep half each (a limit per mount let many mounts keep all of RAM), and
 // the survivor gets the whole limit back when the other unmounts.
+// A new 4 MiB file `name` in fs's root, then a sync of the file system
+// (its blocks enter the synced-block cache).
+void WriteAndSyncFs(ZplFs& fs, const char* name) {
+  ZplCred root;
+  auto c = fs.Create(root, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
+  ASSERT_ZOK(c);
+  ASSERT_ZOK(fs.Write(c->second, 0, test::RandomBytes(4 << 20, 9)));
+  ASSERT_TRUE(fs.Release(c->second).ok());
+  ASSERT_TRUE(fs.SyncFs().ok());
+}
+
+// Bytes in dataset ds's synced-block cache (all ones when it has no objset).
+uint64_t SyncedCacheBytes(Pool& pool, const char* ds) {
+  auto os = pool.Objset(ds);
+  return os.ok() ? (*os)->synced_cache_stats().bytes : ~uint64_t{0};
+}
+
 TEST(ZplFsCacheTest, MountsShareTheSyncedBlockCache) {
   test::TempDir dir;
   auto p = SpaceTestPool(dir, "share", 256ull << 20, std::chrono::seconds(600));
@@ -1216,18 +1233,8 @@ TEST(ZplFsCacheTest, MountsShareTheSyncedBlockCache) {
   ASSERT_UZFS_OK(t.Set("dbuf_cache_max", "2M"));
   ZplMountOptions mo;
   mo.tunables = &t;
-  ZplCred root;
-  auto write_and_sync = [&](ZplFs& fs, const char* name) {
-    auto c = fs.Create(root, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
-    ASSERT_ZOK(c);
-    ASSERT_ZOK(fs.Write(c->second, 0, test::RandomBytes(4 << 20, 9)));
-    ASSERT_TRUE(fs.Release(c->second).ok());
-    ASSERT_TRUE(fs.SyncFs().ok());
-  };
-  auto cached = [&](const char* ds) {
-    auto os = (*p)->Objset(ds);
-    return os.ok() ? (*os)->synced_cache_stats().bytes : ~uint64_t{0};
-  };
+  auto write_and_sync = [](ZplFs& fs, const char* name) { WriteAndSyncFs(fs, name); };
+  auto cached = [&](const char* ds) { return SyncedCacheBytes(**p, ds); };
   auto a = ZplFs::Mount(**p, "share", mo);
   ASSERT_ZOK(a);
   write_and_sync(**a, "f");
@@ -1264,18 +1271,8 @@ TEST(ZplFsCacheTest, MountSetsShareOnlyAmongTheirOwnMounts) {
   in_one.mount_set = &one;
   ZplMountOptions in_two = in_one;
   in_two.mount_set = &two;
-  ZplCred root;
-  auto write_and_sync = [&](ZplFs& fs, const char* name) {
-    auto c = fs.Create(root, fs.root_ino(), name, S_IFREG | 0644, O_CREAT | O_RDWR);
-    ASSERT_ZOK(c);
-    ASSERT_ZOK(fs.Write(c->second, 0, test::RandomBytes(4 << 20, 9)));
-    ASSERT_TRUE(fs.Release(c->second).ok());
-    ASSERT_TRUE(fs.SyncFs().ok());
-  };
-  auto cached = [&](const char* ds) {
-    auto os = (*p)->Objset(ds);
-    return os.ok() ? (*os)->synced_cache_stats().bytes : ~uint64_t{0};
-  };
+  auto write_and_sync = [](ZplFs& fs, const char* name) { WriteAndSyncFs(fs, name); };
+  auto cached = [&](const char* ds) { return SyncedCacheBytes(**p, ds); };
   auto a = ZplFs::Mount(**p, "sets", in_one);
   ASSERT_ZOK(a);
   auto b = ZplFs::Mount(**p, "sets/b", in_two);
