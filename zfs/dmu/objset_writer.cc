@@ -537,10 +537,17 @@ SyncedCacheStats ObjsetWriter::synced_cache_stats() const {
   return synced_.stats();
 }
 
-Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
+Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg,
+                           uint64_t* dirtied) {
+  if (dirtied) *dirtied = 0;
   if (data.empty()) return Status::Ok();
   if (offset + data.size() < offset) return Status::InvalidArgument("write range overflows");
   MutexLock l(&mu_);
+  const auto dirty_now = [&]() UZFS_REQUIRES(mu_) {
+    auto it = dirty_bytes_.find(txg);
+    return it == dirty_bytes_.end() ? uint64_t{0} : it->second;
+  };
+  const uint64_t before = dirty_now();
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
   const uint64_t dblk = obj->Cur().DataBlockSize();
   const uint64_t last = (offset + data.size() - 1) / dblk;
@@ -558,6 +565,7 @@ Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uin
     std::memcpy(buf->data() + in, data.data() + done, n);
     done += n;
   }
+  if (dirtied) *dirtied = dirty_now() - before;
   return ChangeFields(obj, txg, [&](Dnode& f) { f.maxblkid = std::max(f.maxblkid, last); });
 }
 

@@ -320,8 +320,10 @@ class ObjsetWriter {
   // type dmu_types.h does not know.
   Status SetType(uint64_t object, uint8_t type, uint64_t txg) UZFS_EXCLUDES(mu_);
 
-  Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
-      UZFS_EXCLUDES(mu_);
+  // *dirtied (when given): the bytes of txg's dirty records this write
+  // added (whole buffers newly held), as DirtyBytes(txg) moved for it alone.
+  Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg,
+               uint64_t* dirtied = nullptr) UZFS_EXCLUDES(mu_);
   // Bytes past the last block read as zeros.
   Status Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) UZFS_EXCLUDES(mu_);
   // Starts reading committed level-0 blocks `blkids` of the object into the

@@ -1,4 +1,5 @@
-// Mutex, MutexLock and CondVar with Clang thread-safety annotations.
+// Mutex, MutexLock, CondVar and SharedMutex with Clang thread-safety
+// annotations.
 //
 // What it does: wraps std::mutex / std::condition_variable so that fields can
 // be declared `T x_ UZFS_GUARDED_BY(mu_);` and helpers `void F()
@@ -8,10 +9,16 @@
 //
 // Threading contract: exactly that of std::mutex (non-recursive). CondVar
 // waits must be called with the mutex held through a MutexLock.
+// SharedMutex is a readers-writer lock that prefers writers: once a writer
+// waits, new readers wait behind it, so a stream of readers cannot starve
+// it. Not recursive in either mode: a reader must not take it again (a
+// waiting writer would block the second acquisition forever).
 //
 // Scope: every layer's locks. The clang builds (`make fuzz`, which CI runs
 // with -Werror) turn on -Wthread-safety, so the annotations are checked.
 #pragma once
+
+#include <pthread.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -31,6 +38,11 @@
 #define UZFS_EXCLUDES(...) UZFS_THREAD_ANNOTATION_(locks_excluded(__VA_ARGS__))
 #define UZFS_ACQUIRE(...) UZFS_THREAD_ANNOTATION_(acquire_capability(__VA_ARGS__))
 #define UZFS_RELEASE(...) UZFS_THREAD_ANNOTATION_(release_capability(__VA_ARGS__))
+#define UZFS_ACQUIRED_AFTER(...) UZFS_THREAD_ANNOTATION_(acquired_after(__VA_ARGS__))
+#define UZFS_REQUIRES_SHARED(...) UZFS_THREAD_ANNOTATION_(requires_shared_capability(__VA_ARGS__))
+#define UZFS_ACQUIRE_SHARED(...) UZFS_THREAD_ANNOTATION_(acquire_shared_capability(__VA_ARGS__))
+#define UZFS_RELEASE_SHARED(...) UZFS_THREAD_ANNOTATION_(release_shared_capability(__VA_ARGS__))
+#define UZFS_RELEASE_GENERIC(...) UZFS_THREAD_ANNOTATION_(release_generic_capability(__VA_ARGS__))
 #define UZFS_NO_THREAD_SAFETY_ANALYSIS UZFS_THREAD_ANNOTATION_(no_thread_safety_analysis)
 
 namespace uzfs {
@@ -87,6 +99,53 @@ class CondVar {
 
  private:
   std::condition_variable cv_;
+};
+
+// A readers-writer lock (pthread rwlock, writers preferred).
+class UZFS_CAPABILITY("mutex") SharedMutex {
+ public:
+  SharedMutex() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&rw_, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~SharedMutex() { pthread_rwlock_destroy(&rw_); }
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() UZFS_ACQUIRE() { pthread_rwlock_wrlock(&rw_); }
+  void Unlock() UZFS_RELEASE() { pthread_rwlock_unlock(&rw_); }
+  void LockShared() UZFS_ACQUIRE_SHARED() { pthread_rwlock_rdlock(&rw_); }
+  void UnlockShared() UZFS_RELEASE_SHARED() { pthread_rwlock_unlock(&rw_); }
+
+ private:
+  pthread_rwlock_t rw_;
+};
+
+// Holds a SharedMutex alone (the writer's side) for the scope.
+class UZFS_SCOPED_CAPABILITY WriterLock {
+ public:
+  explicit WriterLock(SharedMutex* mu) UZFS_ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~WriterLock() UZFS_RELEASE() { mu_->Unlock(); }
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+// Holds a SharedMutex shared (a reader's side) for the scope.
+class UZFS_SCOPED_CAPABILITY ReaderLock {
+ public:
+  explicit ReaderLock(SharedMutex* mu) UZFS_ACQUIRE_SHARED(mu) : mu_(mu) { mu_->LockShared(); }
+  ~ReaderLock() UZFS_RELEASE_GENERIC() { mu_->UnlockShared(); }
+  ReaderLock(const ReaderLock&) = delete;
+  ReaderLock& operator=(const ReaderLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
 };
 
 }  // namespace uzfs

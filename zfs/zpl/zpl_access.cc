@@ -40,14 +40,14 @@ constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space 
 // ------------------------------------------------------------- attributes
 
 ZplResult<ZplAttr> ZplFsImpl::GetAttr(uint64_t ino) {
-  MutexLock l(&mu_);
+  ReaderLock l(&mu_);
   ZPL_ASSIGN(Znode z, Load(ino));
   return ToAttr(z);
 }
 
 ZplResult<ZplAttr> ZplFsImpl::SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(Writable());
   ZPL_ASSIGN(Znode z, Load(ino));
   // Linux's rule: set-group-ID without group execute marks mandatory
@@ -141,7 +141,7 @@ ZplResult<ZplAttr> ZplFsImpl::SetAttr(const ZplCred& c, uint64_t ino, const ZplS
 }
 
 ZplStatus ZplFsImpl::Access(const ZplCred& c, uint64_t ino, int mask) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, Load(ino));
   if ((mask & W_OK) && readonly_locked()) return Err(EROFS, "read-only file system");
   if (mask == F_OK) return ZplStatus::Ok();
@@ -231,7 +231,10 @@ ZplStatus ZplFsImpl::RefreshPropsLocked() {
   xattr_sa_ = version_ >= kZplVersionSa && (!xattr || *xattr == 2);
   quota_ = PropNumber("quota", false);
   refquota_ = PropNumber("refquota", false);
-  space_txg_ = UINT64_MAX;  // re-read space at the next check
+  {
+    MutexLock sl(&space_mu_);
+    space_txg_ = UINT64_MAX;  // re-read space at the next check
+  }
   return ZplStatus::Ok();
 }
 
@@ -252,13 +255,16 @@ uint64_t ZplFsImpl::DirtyNow(const TxgStats& ts) const {
 ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes) {
   for (bool synced = false;; synced = true) {
     uint64_t pending = 0;
-    ZPL_ASSIGN(Room room, RoomLocked(&pending));
-    const uint64_t need = bytes + pending;
     ZplStatus s = ZplStatus::Ok();
-    if (need > room.quota) {
-      s = Err(EDQUOT, quota_ != 0 && space_.used + need > quota_ ? "quota exceeded" : "refquota exceeded");
-    } else if (need > room.pool) {
-      s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
+    {
+      MutexLock sl(&space_mu_);
+      ZPL_ASSIGN(Room room, RoomLocked(&pending));
+      const uint64_t need = bytes + pending;
+      if (need > room.quota) {
+        s = Err(EDQUOT, quota_ != 0 && space_.used + need > quota_ ? "quota exceeded" : "refquota exceeded");
+      } else if (need > room.pool) {
+        s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
+      }
     }
     if (s.ok() || synced || pending == kSpaceMargin) return s;
     ZPL_TRY_S(pool_.Sync());
@@ -288,8 +294,9 @@ ZplResult<ZplFsImpl::Room> ZplFsImpl::RoomLocked(uint64_t* pending) {
 }
 
 uint64_t ZplFsImpl::WriteRoom() {
-  MutexLock l(&mu_);
+  ReaderLock l(&mu_);
   if (readonly_locked()) return 0;
+  MutexLock sl(&space_mu_);
   uint64_t pending = 0;
   auto room = RoomLocked(&pending);
   if (!room.ok()) return 0;

@@ -2,9 +2,12 @@
 // handles, and the size changes under them (Truncate; GrowBlock, ZFS's
 // block size rule). Part of ZplFsImpl (zpl_fs_impl.h).
 //
-// What it promises: file data is read outside the file system's mutex
-// (only the handle and the size are looked up under it), so reads of
-// different files do not wait for metadata work. A write is done in
+// What it promises: reads, writes, fsync and lseek hold the file system's
+// lock shared (zpl_fs_impl.h), so they run beside each other; a write holds
+// the blocks of its file it changes (or the whole file when it appends or
+// may change the block size), so writes of different files and of disjoint
+// blocks of one file run at the same time. File data is read outside any
+// lock but ObjsetWriter's own. A write is done in
 // pieces of at most kWriteChunk bytes, each one transaction with its
 // space check, its size and time update and its log record; a failure
 // after some pieces is a short write. A file keeps growing one block up
@@ -36,7 +39,7 @@ uint64_t NextPow2(uint64_t v) {
 ZplResult<size_t> ZplFsImpl::Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) {
   uint64_t ino = 0, size = 0, block_size = 0;
   {
-    MutexLock l(&mu_);
+    ReaderLock l(&mu_);
     auto it = handles_.find(h);
     if (it == handles_.end()) return Err(EBADF, "bad handle");
     if ((it->second.flags & O_ACCMODE) == O_WRONLY) return Err(EBADF, "handle not open for reading");
@@ -75,14 +78,17 @@ ZplResult<Handle*> ZplFsImpl::WritableHandle(ZplHandle h) {
 
 ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
                                          uint64_t* ino) {
-  MutexLock l(&mu_);
+  ReaderLock l(&mu_);
   ZPL_ASSIGN(Handle* hd, WritableHandle(h));
   *sync = (hd->flags & (O_SYNC | O_DSYNC)) != 0;
   *ino = hd->ino;
+  const bool append = (hd->flags & O_APPEND) != 0;
   ZPL_ASSIGN(Znode z, Load(hd->ino));
   if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
-  if (hd->flags & O_APPEND) offset = z.a.size;
   if (data.empty()) return size_t{0};
+  if (!append && (offset > kMaxFileSize || data.size() > kMaxFileSize - offset)) return Err(EFBIG, "file too large");
+  ZplRangeLocks::Held range;
+  ZPL_TRY(LockForWrite(z, append, &offset, data.size(), &range));
   if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
   // Pieces of at most kWriteChunk, one transaction each, so one huge
   // call cannot make one huge txg; a failure after some pieces is a
@@ -90,7 +96,7 @@ ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span
   size_t done = 0;
   while (done < data.size()) {
     const size_t n = std::min(data.size() - done, kWriteChunk);
-    ZplStatus s = WritePiece(z, offset + done, data.subspan(done, n));
+    ZplStatus s = WritePiece(z.obj, offset + done, data.subspan(done, n));
     if (!s.ok()) {
       if (done > 0) return done;
       return s;
@@ -100,21 +106,63 @@ ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span
   return done;
 }
 
-ZplStatus ZplFsImpl::WritePiece(Znode& z, uint64_t offset, std::span<const uint8_t> data) {
+// Whether a write ending at `end` makes GrowBlock change the file's block
+// size (a file of one block growing).
+bool ZplFsImpl::GrowsBlock(const Znode& z, uint64_t end) const {
+  const uint64_t bs = z.dn.DataBlockSize();
+  return end > bs && z.a.size <= bs && z.dn.maxblkid == 0;
+}
+
+// The blocks the write touches, by the block size seen before locking;
+// held, the file is loaded again: if its block size changed meanwhile,
+// or the write may now grow it, the whole file is taken instead.
+ZplStatus ZplFsImpl::LockForWrite(Znode& z, bool append, uint64_t* offset, uint64_t len,
+                                  ZplRangeLocks::Held* held) {
+  bool whole = append;
+  for (;;) {
+    const uint64_t bs = z.dn.DataBlockSize();
+    const uint64_t end = *offset + len;
+    whole = whole || GrowsBlock(z, end);
+    const uint64_t first = *offset / bs * bs;
+    *held = whole ? ranges_.Lock(z.obj, 0, ZplRangeLocks::kToEnd, true)
+                  : ranges_.Lock(z.obj, first, RoundUp(end, bs) - first, true);
+    ZPL_ASSIGN(z, Load(z.obj));
+    if (whole) {
+      if (append) *offset = z.a.size;
+      return ZplStatus::Ok();
+    }
+    if (z.dn.DataBlockSize() == bs && !GrowsBlock(z, end)) return ZplStatus::Ok();
+    held->Release();
+    whole = true;
+  }
+}
+
+// One transaction: the data copied into the dirty records with no lock of
+// the file system but the shared one and the range, then the size and
+// times stored from the newest znode (znode_mu_), then the log record.
+ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const uint8_t> data) {
   const uint64_t end = offset + data.size();
-  ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(z.obj, offset, data.size()));
+  ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(obj, offset, data.size()));
   est += kMetaTxBytes;
   ZPL_TRY(CheckSpace(est));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
   const uint64_t txg = tx.txg();
-  ZPL_TRY(GrowBlock(z, end, txg));
-  const uint64_t held_before = os_->DirtyBytes(txg);
-  ZPL_TRY_S(os_->Write(z.obj, offset, data, txg));
-  const uint64_t held_after = os_->DirtyBytes(txg);
-  const uint64_t held = held_after > held_before ? held_after - held_before : 0;
-  z.a.size = std::max(z.a.size, end);
-  z.a.mtime = z.a.ctime = Now();
-  ZPL_TRY(Store(z, txg));
+  Znode z;
+  {
+    // Only a write holding the whole file grows its block (LockForWrite).
+    MutexLock zl(&znode_mu_);
+    ZPL_ASSIGN(z, Load(obj));
+    ZPL_TRY(GrowBlock(z, end, txg));
+  }
+  uint64_t held = 0;
+  ZPL_TRY_S(os_->Write(obj, offset, data, txg, &held));
+  {
+    MutexLock zl(&znode_mu_);
+    ZPL_ASSIGN(z, Load(obj));
+    z.a.size = std::max(z.a.size, end);
+    z.a.mtime = z.a.ctime = Now();
+    ZPL_TRY(Store(z, txg));
+  }
   LogWriteData(z, offset, data, txg);
   tx.Commit(WriteDirtyBytes(data.size(), held));
   return ZplStatus::Ok();
@@ -130,7 +178,7 @@ ZplStatus ZplFsImpl::WritePiece(Znode& z, uint64_t offset, std::span<const uint8
 ZplStatus ZplFsImpl::Fsync(ZplHandle h, bool /*datasync*/) {
   uint64_t ino = 0;
   {
-    MutexLock l(&mu_);
+    ReaderLock l(&mu_);
     auto it = handles_.find(h);
     if (it == handles_.end()) return Err(EBADF, "bad handle");
     if (readonly_locked()) return ZplStatus::Ok();
@@ -142,7 +190,7 @@ ZplStatus ZplFsImpl::Fsync(ZplHandle h, bool /*datasync*/) {
 
 ZplStatus ZplFsImpl::Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t length) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Handle* hd, WritableHandle(h));
   ZPL_ASSIGN(Znode z, Load(hd->ino));
   if (!IsReg(z.a.mode)) return Err(ENODEV, "fallocate on a non-regular file");
@@ -174,7 +222,7 @@ ZplStatus ZplFsImpl::Fallocate(ZplHandle h, int mode, uint64_t offset, uint64_t 
 }
 
 ZplResult<uint64_t> ZplFsImpl::Lseek(ZplHandle h, uint64_t offset, int whence) {
-  MutexLock l(&mu_);
+  ReaderLock l(&mu_);
   auto it = handles_.find(h);
   if (it == handles_.end()) return Err(EBADF, "bad handle");
   if (whence != SEEK_DATA && whence != SEEK_HOLE) return Err(EINVAL, "lseek: only SEEK_DATA/SEEK_HOLE");
@@ -221,8 +269,8 @@ ZplStatus ZplFsImpl::Truncate(Znode& z, uint64_t size, uint64_t txg) {
 // cover `end` (a multiple of 512, up to recordsize; past recordsize the
 // block becomes recordsize); a file of more than one block keeps its size.
 ZplStatus ZplFsImpl::GrowBlock(Znode& z, uint64_t end, uint64_t txg) {
+  if (!GrowsBlock(z, end)) return ZplStatus::Ok();
   const uint64_t bs = z.dn.DataBlockSize();
-  if (end <= bs || z.a.size > bs || z.dn.maxblkid > 0) return ZplStatus::Ok();
   uint64_t nb;
   if (bs >= recordsize_) nb = NextPow2(bs);
   else nb = end >= recordsize_ ? recordsize_ : RoundUp(end, 512);

@@ -141,7 +141,7 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFsImpl::MountDataset(Pool& pool, const std:
 }
 
 ZplStatus ZplFsImpl::Init(const ZplMountOptions& opts) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   mount_readonly_ = opts.readonly;
   ZPL_ASSIGN(std::vector<ZapEntry> entries, DirList(kZplMasterNodeObj, pool_.open_txg()));
   std::map<std::string, uint64_t> m;
@@ -177,7 +177,7 @@ ZplStatus ZplFsImpl::Init(const ZplMountOptions& opts) {
 
 ZplStatus ZplFsImpl::Unmount() {
   {
-    MutexLock l(&mu_);
+    WriterLock l(&mu_);
     if (unmounted_) return ZplStatus::Ok();
     std::vector<ZplHandle> hs;
     for (const auto& [h, v] : handles_) hs.push_back(h);
@@ -192,7 +192,7 @@ ZplStatus ZplFsImpl::Unmount() {
   if (pool_.readonly()) return ZplStatus::Ok();
   Status zs = Status::Ok();
   {
-    MutexLock l(&mu_);
+    WriterLock l(&mu_);
     if (log_) zs = pool_.ZilClose(ds_);
     SetLog(nullptr);
   }
@@ -201,7 +201,7 @@ ZplStatus ZplFsImpl::Unmount() {
 }
 
 void ZplFsImpl::Abandon() {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   handles_.clear();
   open_count_.clear();
   unlinked_open_.clear();
@@ -214,17 +214,17 @@ void ZplFsImpl::Abandon() {
 // ------------------------------------------------------------ file system
 
 bool ZplFsImpl::readonly() const {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   return readonly_locked();
 }
 
 ZplStatus ZplFsImpl::RefreshProps() {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   return RefreshPropsLocked();
 }
 
 ZplResult<struct statvfs> ZplFsImpl::StatFs() {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
   const uint64_t dirty = 2 * DirtyNow(pool_.txg_stats());
   const uint64_t avail = sp.avail > dirty ? sp.avail - dirty : 0;

@@ -17,16 +17,31 @@
 // of them needs (status macros, limits, mode tests, clock).
 //
 // Design. One ZplFsImpl per mounted dataset over the dataset's ObjsetWriter.
-// Every method takes the file system's mutex `mu_`, then (for a change)
-// Pool::Begin, changes the objects in that one txg, and commits: an
-// operation is never split across txgs, and since txgs are handed out in
-// increasing order under the mutex, a block is never changed in an older
-// txg after a newer one (ObjsetWriter's rule). Waiting in Begin (the write
-// throttle) with mu_ held is safe: the sync thread never takes mu_, and
-// every Tx is finished before mu_ is released, so no Tx is held by a
-// thread that waits for mu_. File data is read outside mu_ (ObjsetWriter
-// reads are thread-safe), so reads of different files do not wait for
-// each other's metadata work.
+// The file system's lock `mu_` is a readers-writer lock. Namespace and
+// attribute changes (create, rename, link, unlink, setattr, xattrs, open
+// and release, ...) hold it alone (WriterLock): then Pool::Begin, change
+// the objects in that one txg, and commit; an operation is never split
+// across txgs, and since txgs are handed out in increasing order under the
+// lock, a block is never changed in an older txg after a newer one
+// (ObjsetWriter's rule).
+// The data path (read, write, fsync, lseek, getattr) holds mu_ shared, so
+// reads and writes of different files, and of disjoint blocks of one file,
+// run at the same time, including their copies into the dirty records and
+// the log. What keeps them apart instead:
+//   - a write holds its blocks of the file (ZplRangeLocks, zpl_range_lock.h)
+//     from before its transaction begins to after it commits, so writers of
+//     one block take txgs in order; a write that may change the block size
+//     (a one-block file growing) or appends holds the whole file;
+//   - a znode changed under the shared lock (size, times) is loaded,
+//     changed and stored holding znode_mu_, never across a Begin, so each
+//     store starts from the newest state (a bonus stored in an older txg
+//     also applies to the newer ones: ObjsetWriter);
+//   - the space check's cached figures are under space_mu_; the log's
+//     queue is ZilWriter's own.
+// Waiting in Begin (the write throttle) with mu_ held, in either mode, is
+// safe: the sync thread never takes mu_, and no thread that holds a Tx
+// waits for mu_, a range or anything held across a Begin (znode_mu_ and
+// space_mu_ never are). Lock order: mu_ -> range -> znode_mu_/space_mu_.
 //
 // Znodes are not cached: each operation decodes the bonus of the objects
 // it touches (ObjsetWriter keeps dirty dnodes in memory), changes them and
@@ -63,6 +78,7 @@
 #include "zfs/zpl/zpl_log.h"
 #include "zfs/zpl/zpl_mount_set.h"
 #include "zfs/zpl/zpl_prefetch.h"
+#include "zfs/zpl/zpl_range_lock.h"
 #include "zfs/zpl/zpl_xattr_sa.h"
 
 // Early returns of ZplStatus/ZplResult from a function returning either.
@@ -218,10 +234,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
  private:
   // ---- zpl_access.cc
-  bool readonly_locked() const UZFS_REQUIRES(mu_) {
+  bool readonly_locked() const UZFS_REQUIRES_SHARED(mu_) {
     return mount_readonly_ || readonly_prop_ || pool_.readonly();
   }
-  ZplStatus Writable() const UZFS_REQUIRES(mu_) {
+  ZplStatus Writable() const UZFS_REQUIRES_SHARED(mu_) {
     if (readonly_locked()) return Err(EROFS, "read-only file system");
     return ZplStatus::Ok();
   }
@@ -229,11 +245,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   std::optional<uint64_t> PropSetValue(const std::string& name, bool inherit) UZFS_REQUIRES(mu_);
   ZplStatus RefreshPropsLocked() UZFS_REQUIRES(mu_);
   uint64_t DirtyNow(const TxgStats& ts) const;
-  ZplStatus CheckSpace(uint64_t bytes) UZFS_REQUIRES(mu_);
+  ZplStatus CheckSpace(uint64_t bytes) UZFS_REQUIRES_SHARED(mu_) UZFS_EXCLUDES(space_mu_);
   struct Room {
     uint64_t quota = UINT64_MAX, pool = 0;
   };
-  ZplResult<Room> RoomLocked(uint64_t* pending) UZFS_REQUIRES(mu_);
+  ZplResult<Room> RoomLocked(uint64_t* pending) UZFS_REQUIRES_SHARED(mu_) UZFS_REQUIRES(space_mu_);
   static bool InGroup(const ZplCred& c, uint64_t gid);
   static ZplStatus Perm(const ZplCred& c, const ZnodeAttrs& a, int want);
   static ZplStatus Sticky(const ZplCred& c, const ZnodeAttrs& dir, const ZnodeAttrs& f);
@@ -250,7 +266,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
                                 uint64_t rdev, const std::optional<std::string>& target) UZFS_REQUIRES(mu_);
   // The open handle h, if it may write to a writable file system (EROFS,
   // EBADF otherwise).
-  ZplResult<Handle*> WritableHandle(ZplHandle h) UZFS_REQUIRES(mu_);
+  ZplResult<Handle*> WritableHandle(ZplHandle h) UZFS_REQUIRES_SHARED(mu_);
   // What unlink and rmdir remove: directory `dir` (searchable and
   // writable by c) and its entry `name` (a valid name that exists).
   struct RemovalTarget {
@@ -269,9 +285,15 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // ---- zpl_data.cc
   ZplResult<size_t> WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
                                 uint64_t* ino) UZFS_EXCLUDES(mu_);
-  ZplStatus WritePiece(Znode& z, uint64_t offset, std::span<const uint8_t> data) UZFS_REQUIRES(mu_);
+  ZplStatus WritePiece(uint64_t obj, uint64_t offset, std::span<const uint8_t> data) UZFS_REQUIRES_SHARED(mu_);
+  // Holds the range a write of len bytes at *offset changes (see the
+  // design above); z: the file, reloaded once the range is held; *offset
+  // becomes the file's size for an append.
+  ZplStatus LockForWrite(Znode& z, bool append, uint64_t* offset, uint64_t len, ZplRangeLocks::Held* held)
+      UZFS_REQUIRES_SHARED(mu_);
   ZplStatus Truncate(Znode& z, uint64_t size, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus GrowBlock(Znode& z, uint64_t end, uint64_t txg) UZFS_REQUIRES(mu_);
+  ZplStatus GrowBlock(Znode& z, uint64_t end, uint64_t txg) UZFS_REQUIRES_SHARED(mu_);
+  bool GrowsBlock(const Znode& z, uint64_t end) const;
 
   // ---- zpl_xattr.cc
   ZplStatus XattrOn() const UZFS_REQUIRES(mu_);
@@ -302,32 +324,34 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplResult<uint64_t> MakeXattrDir(const Znode& file, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_);
 
   // ---- zpl_znode.cc
-  ZplResult<Znode> Load(uint64_t obj) UZFS_REQUIRES(mu_);
-  ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES(mu_);
+  ZplResult<Znode> Load(uint64_t obj) UZFS_REQUIRES_SHARED(mu_);
+  // Callers hold mu_ alone, or shared with znode_mu_ (see the design).
+  ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES_SHARED(mu_);
   ZplAttr ToAttr(const Znode& z) const;
   ZplResult<Znode> NewZnode(const ZplCred& c, const Znode& dir, uint64_t mode, uint64_t rdev,
                             const ZplTimespec& now, uint64_t txg,
                             const std::optional<std::string>& target = {}) UZFS_REQUIRES(mu_);
   ZplStatus DropLink(Znode& z, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_);
   ZplStatus FreeZnode(const Znode& z, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES(mu_);
+  ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES_SHARED(mu_) UZFS_EXCLUDES(znode_mu_);
   static int HandleFlags(int flags, ZplHandleUse use);
   ZplResult<ZplHandle> OpenLocked(const ZplCred& c, uint64_t ino, int flags, ZplHandleUse use) UZFS_REQUIRES(mu_);
   ZplStatus ReleaseLocked(ZplHandle h) UZFS_REQUIRES(mu_);
   ZplStatus ReclaimDeleteQueue() UZFS_REQUIRES(mu_);
 
   // ---- zpl_fs_log.cc
-  Result<Tx> BeginTx(uint64_t bytes) UZFS_REQUIRES(mu_);
-  void Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid = std::nullopt) UZFS_REQUIRES(mu_);
+  Result<Tx> BeginTx(uint64_t bytes) UZFS_REQUIRES_SHARED(mu_);
+  void Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid = std::nullopt) UZFS_REQUIRES_SHARED(mu_);
   void LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
-      UZFS_REQUIRES(mu_);
+      UZFS_REQUIRES_SHARED(mu_);
   void LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
-      UZFS_REQUIRES(mu_);
-  void Unlogged(uint64_t txg) UZFS_REQUIRES(mu_);
+      UZFS_REQUIRES_SHARED(mu_);
+  void Unlogged(uint64_t txg);
   void UntagXattrs(uint64_t obj) UZFS_REQUIRES(mu_);
   void LogSaXattr(uint64_t obj, std::string_view name, std::optional<std::span<const uint8_t>> value,
                   uint64_t txg, uint64_t oid) UZFS_REQUIRES(mu_);
   ZplStatus CommitLog(uint64_t oid = 0) UZFS_EXCLUDES(mu_);
+  bool LogCurrent() const UZFS_REQUIRES_SHARED(mu_);
   ZplStatus StartLogLocked() UZFS_REQUIRES(mu_);
   void SetLog(std::shared_ptr<ZilWriter> w) UZFS_REQUIRES(mu_);
   // ZplReplayHooks.
@@ -369,7 +393,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   bool legacy_ = true;
   std::unique_ptr<ZnodeCodec> codec_;
 
-  mutable Mutex mu_;
+  mutable SharedMutex mu_;
+  Mutex znode_mu_ UZFS_ACQUIRED_AFTER(mu_);  // znode load-change-store under the shared lock
+  Mutex space_mu_ UZFS_ACQUIRED_AFTER(mu_);  // the space check's cached figures
+  ZplRangeLocks ranges_;                     // file ranges writes hold
   bool unmounted_ UZFS_GUARDED_BY(mu_) = false;
   bool mount_readonly_ UZFS_GUARDED_BY(mu_) = false;
   uint64_t dir_norm_ UZFS_GUARDED_BY(mu_) = 0;  // normflags of new directory ZAPs
@@ -390,8 +417,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   bool xattr_sa_ UZFS_GUARDED_BY(mu_) = false;   // new small xattrs go to the SA
   uint64_t quota_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t refquota_ UZFS_GUARDED_BY(mu_) = 0;
-  uint64_t space_txg_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;
-  DatasetSpace space_ UZFS_GUARDED_BY(mu_);
+  uint64_t space_txg_ UZFS_GUARDED_BY(space_mu_) = UINT64_MAX;
+  DatasetSpace space_ UZFS_GUARDED_BY(space_mu_);
   ZplDirs dirs_ UZFS_GUARDED_BY(mu_);
   const uint64_t immediate_write_sz_;  // zfs_immediate_write_sz, read at mount
   std::map<ZplHandle, Handle> handles_ UZFS_GUARDED_BY(mu_);
@@ -402,7 +429,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   bool log_saxattr_ UZFS_GUARDED_BY(mu_) = false;       // log_ may take TX_SETSAXATTR (SetLog)
   uint64_t feature_gen_ UZFS_GUARDED_BY(mu_) = 0;       // pool's feature_generation() seen
   uint64_t log_gen_ UZFS_GUARDED_BY(mu_) = 0;           // pool's zil_generation() for log_
-  uint64_t unlogged_txg_ UZFS_GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> unlogged_txg_{0};  // newest txg with an unlogged change
   std::optional<ZilHeader> replay_hdr_ UZFS_GUARDED_BY(mu_);
   std::optional<std::pair<uint64_t, uint64_t>> replay_owner_ UZFS_GUARDED_BY(mu_);  // uid, gid
 };

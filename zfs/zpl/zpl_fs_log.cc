@@ -68,12 +68,20 @@ void ZplFsImpl::Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid) {
 }
 
 // Log of a file write. Its record copies the data, so it is built only
-// when a log will take it: before the first fsync starts the log (no
-// log_, sync not disabled) Log would drop it, and a 1 MiB copy per write
-// was a third of uzfsd's time in a sequential write.
+// when a log will take it: not before the first fsync starts the log (no
+// log_, sync not disabled: Log would drop it; a 1 MiB copy per write was a
+// third of uzfsd's time in a sequential write), and not past the cap on
+// queued copies (kLogCopyMax).
 void ZplFsImpl::LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
   if (!log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled) {
     log_changes_.fetch_add(1, std::memory_order_relaxed);  // what Log counts
+    return;
+  }
+  // Past the cap Log would drop the record: decided before the copy.
+  if (log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled &&
+      log_->QueuedDataBytes() + data.size() > kLogCopyMax) {
+    log_changes_.fetch_add(1, std::memory_order_relaxed);  // what Log counts
+    Unlogged(txg);
     return;
   }
   Log(LogWrite(obj, offset, data), txg);
@@ -110,7 +118,9 @@ void ZplFsImpl::LogWriteData(const Znode& z, uint64_t offset, std::span<const ui
 // A change in txg that no record describes: fsync waits for its txg.
 void ZplFsImpl::Unlogged(uint64_t txg) {
   log_changes_.fetch_add(1, std::memory_order_relaxed);
-  unlogged_txg_ = std::max(unlogged_txg_, txg);
+  uint64_t cur = unlogged_txg_.load();
+  while (cur < txg && !unlogged_txg_.compare_exchange_weak(cur, txg)) {
+  }
 }
 
 // Before untagged records of a file's xattrs (a value moving between
@@ -139,12 +149,29 @@ void ZplFsImpl::LogSaXattr(uint64_t obj, std::string_view name, std::optional<st
 
 // ---------------------------------------------------------------- commits
 
+// The log runs, is the one the pool has, and takes what it may take
+// (zilsaxattr enabled since it started would need activating).
+bool ZplFsImpl::LogCurrent() const {
+  return log_ && pool_.zil_generation() == log_gen_ &&
+         (log_saxattr_ || pool_.feature_generation() == feature_gen_);
+}
+
 // oid: the file whose records must be durable (0: every record).
 ZplStatus ZplFsImpl::CommitLog(uint64_t oid) {
   std::shared_ptr<ZilWriter> log;
   uint64_t ticket = 0;
   {
-    MutexLock l(&mu_);
+    // The common case, under the shared lock: the log runs and is the
+    // one the pool has.
+    ReaderLock l(&mu_);
+    if (LogCurrent()) {
+      if (unlogged_txg_.load() > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
+      log = log_;
+      ticket = log_->LastTicket();
+    }
+  }
+  if (!log) {
+    WriterLock l(&mu_);
     if (!log_) {
       // No log could be started (the pool is too full for its first
       // block): the txg sync makes the changes durable instead.
@@ -169,7 +196,7 @@ ZplStatus ZplFsImpl::CommitLog(uint64_t oid) {
       feature_gen_ = pool_.feature_generation();
       if (pool_.ZilActivateSaXattr(ds_).ok()) log_saxattr_ = pool_.ZilLogsSaXattr(ds_);
     }
-    if (unlogged_txg_ > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
+    if (unlogged_txg_.load() > pool_.txg_stats().synced_txg) return ZplStatus::FromStatus(pool_.Sync());
     log = log_;
     ticket = log_->LastTicket();
   }
@@ -183,7 +210,7 @@ ZplStatus ZplFsImpl::CommitLog(uint64_t oid) {
   // the empty header stored, in that one txg); ZilRestart takes the
   // writer away and syncs, which makes the log's records durable.
   {
-    MutexLock l(&mu_);
+    WriterLock l(&mu_);
     if (log_ == log) {
       log_gen_ = pool_.zil_generation() + 1;  // ZilRestart closes once
       auto w = pool_.ZilRestart(ds_);
@@ -221,7 +248,7 @@ void ZplFsImpl::SetLog(std::shared_ptr<ZilWriter> w) {
 // starts a fresh log (the old one is freed).
 ZplStatus ZplFsImpl::ReplayLog() {
   {
-    MutexLock l(&mu_);
+    WriterLock l(&mu_);
     if (readonly_locked()) return ZplStatus::Ok();
   }
   const ZilHeader zh = os_->zil_header();
@@ -230,23 +257,23 @@ ZplStatus ZplFsImpl::ReplayLog() {
   // records are in the pool already. An unclaimed one (no records, or a
   // log of this very import left by Abandon) is only freed.
   if (zh.claim_txg == 0) {
-    MutexLock l(&mu_);
+    WriterLock l(&mu_);
     return StartLogLocked();
   }
   ZilReader reader(pool_.block_target(), &pool_.zio());
   auto r = ReplayZplLog(*this, reader, zh);
   if (!r.ok()) return Err(EIO, "intent log replay: " + r.status().ToString());
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   return StartLogLocked();
 }
 
 void ZplFsImpl::SetReplayHeader(const std::optional<ZilHeader>& zh) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   replay_hdr_ = zh;
 }
 
 ZplStatus ZplFsImpl::ReplayMakeXattrDir(uint64_t file, uint64_t obj) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, Load(file));
   if (z.a.xattr != 0) return Err(EEXIST, "the file has an xattr directory");
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
@@ -262,7 +289,7 @@ ZplStatus ZplFsImpl::ReplayMakeXattrDir(uint64_t file, uint64_t obj) {
 
 ZplStatus ZplFsImpl::ReplaySaXattr(uint64_t file, std::string_view name,
                                    std::optional<std::span<const uint8_t>> value) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, Load(file));
   if (!SaXattrsUsable(z)) return Err(EOPNOTSUPP, "object " + std::to_string(file) + " has no system attributes");
   ZPL_ASSIGN(SaXattrs sa, LoadSaXattrs(z));
@@ -283,7 +310,7 @@ ZplStatus ZplFsImpl::ReplaySaXattr(uint64_t file, std::string_view name,
 }
 
 void ZplFsImpl::SetReplayOwner(const std::optional<std::pair<uint64_t, uint64_t>>& owner) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   replay_owner_ = owner;
 }
 

@@ -44,7 +44,7 @@ ZplStatus CheckName(std::string_view name) {
 // ------------------------------------------------------------------ names
 
 ZplResult<ZplAttr> ZplFsImpl::Lookup(const ZplCred& c, uint64_t dir, std::string_view name) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode d, Load(dir));
   if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
   ZPL_TRY(Perm(c, d.a, X_OK));
@@ -66,14 +66,14 @@ ZplResult<ZplAttr> ZplFsImpl::Mknod(const ZplCred& c, uint64_t dir, std::string_
   const uint32_t fmt = mode & S_IFMT;
   if (fmt != S_IFREG && fmt != S_IFCHR && fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
     return Err(EINVAL, "mknod: bad file type");
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, mode, rdev, {}));
   return ToAttr(z);
 }
 
 ZplResult<ZplAttr> ZplFsImpl::Mkdir(const ZplCred& c, uint64_t dir, std::string_view name, uint32_t mode) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFDIR | (mode & 07777), 0, {}));
   return ToAttr(z);
 }
@@ -82,13 +82,13 @@ ZplResult<ZplAttr> ZplFsImpl::Symlink(const ZplCred& c, uint64_t dir, std::strin
   SyncAlways sync_always(this);
   if (target.empty()) return Err(ENOENT, "empty symlink target");
   if (target.size() > kSymlinkMax) return Err(ENAMETOOLONG, "symlink target too long");
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, CreateNode(c, dir, name, S_IFLNK | 0777, 0, std::string(target)));
   return ToAttr(z);
 }
 
 ZplResult<std::string> ZplFsImpl::ReadLink(uint64_t ino) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode z, Load(ino));
   if (!IsLnk(z.a.mode)) return Err(EINVAL, "not a symlink");
   ZPL_TRY(TouchAtime(z));
@@ -100,7 +100,7 @@ ZplResult<std::string> ZplFsImpl::ReadLink(uint64_t ino) {
 
 ZplResult<ZplAttr> ZplFsImpl::Link(const ZplCred& c, uint64_t ino, uint64_t newdir, std::string_view newname) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(Writable());
   ZPL_TRY(ValidName(newname));
   if (newname == "." || newname == "..") return Err(EEXIST, "link: name exists");
@@ -144,7 +144,7 @@ ZplResult<ZplFsImpl::RemovalTarget> ZplFsImpl::FindForRemoval(const ZplCred& c, 
 
 ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view name) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(Writable());
   if (name == "." || name == "..") return Err(EISDIR, "unlink of . or ..");
   ZPL_ASSIGN(RemovalTarget t, FindForRemoval(c, dir, name));
@@ -167,7 +167,7 @@ ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view nam
 
 ZplStatus ZplFsImpl::Rmdir(const ZplCred& c, uint64_t dir, std::string_view name) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(Writable());
   if (name == ".") return Err(EINVAL, "rmdir of .");
   if (name == "..") return Err(ENOTEMPTY, "rmdir of ..");
@@ -194,7 +194,7 @@ ZplStatus ZplFsImpl::Rmdir(const ZplCred& c, uint64_t dir, std::string_view name
 ZplStatus ZplFsImpl::Rename(const ZplCred& c, uint64_t sdir, std::string_view sname, uint64_t tdir,
                             std::string_view tname, unsigned flags) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   if (flags & ~unsigned{RENAME_NOREPLACE | RENAME_EXCHANGE}) return Err(EINVAL, "rename: bad flags");
   if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
     return Err(EINVAL, "rename: NOREPLACE with EXCHANGE");
@@ -335,7 +335,7 @@ ZplStatus ZplFsImpl::ValidName(std::string_view name) const {
 // ------------------------------------------------------------ directories
 
 ZplResult<std::vector<ZplDirEntry>> ZplFsImpl::ReadDir(const ZplCred& c, uint64_t dir, uint64_t cookie, size_t max) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode d, Load(dir));
   if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
   ZPL_TRY(Perm(c, d.a, R_OK));
@@ -367,7 +367,7 @@ ZplResult<std::vector<ZplDirEntry>> ZplFsImpl::ReadDir(const ZplCred& c, uint64_
 ZplResult<std::pair<ZplAttr, ZplHandle>> ZplFsImpl::Create(const ZplCred& c, uint64_t dir, std::string_view name,
                                                            uint32_t mode, int open_flags, ZplHandleUse use) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_ASSIGN(Znode d, Load(dir));
   if (!IsDir(d.a.mode)) return Err(ENOTDIR, "not a directory");
   ZPL_TRY(ValidName(name));

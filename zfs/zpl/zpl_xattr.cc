@@ -31,7 +31,7 @@ constexpr size_t kXattrValueMax = 65536;
 ZplStatus ZplFsImpl::SetXattr(const ZplCred& c, uint64_t ino, std::string_view name, std::span<const uint8_t> value,
                               int flags) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(XattrOn());
   ZPL_TRY(Writable());
   ZPL_TRY(CheckXattrName(name));
@@ -138,7 +138,7 @@ ZplStatus ZplFsImpl::SetXattr(const ZplCred& c, uint64_t ino, std::string_view n
 }
 
 ZplResult<std::vector<uint8_t>> ZplFsImpl::GetXattr(const ZplCred& c, uint64_t ino, std::string_view name) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(XattrOn());
   ZPL_TRY(CheckXattrName(name));
   {
@@ -155,7 +155,7 @@ ZplResult<std::vector<uint8_t>> ZplFsImpl::GetXattr(const ZplCred& c, uint64_t i
 }
 
 ZplResult<std::vector<std::string>> ZplFsImpl::ListXattr(const ZplCred& c, uint64_t ino) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(XattrOn());
   ZPL_ASSIGN(Znode z, Load(ino));
   (void)c;
@@ -172,7 +172,7 @@ ZplResult<std::vector<std::string>> ZplFsImpl::ListXattr(const ZplCred& c, uint6
 
 ZplStatus ZplFsImpl::RemoveXattr(const ZplCred& c, uint64_t ino, std::string_view name) {
   SyncAlways sync_always(this);
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   ZPL_TRY(XattrOn());
   ZPL_TRY(Writable());
   ZPL_TRY(CheckXattrName(name));

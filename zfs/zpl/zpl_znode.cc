@@ -240,8 +240,14 @@ ZplStatus ZplFsImpl::TouchAtime(Znode& z) {
     if (!stale) return ZplStatus::Ok();
   }
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  z.a.atime = now;
-  ZPL_TRY(Store(z, tx.txg()));
+  {
+    // Readers hold mu_ shared: the store starts from the newest znode.
+    MutexLock zl(&znode_mu_);
+    ZPL_ASSIGN(Znode cur, Load(z.obj));
+    cur.a.atime = now;
+    ZPL_TRY(Store(cur, tx.txg()));
+    z = std::move(cur);
+  }
   tx.Commit(kMetaDirtyBytes);
   return ZplStatus::Ok();
 }
@@ -258,12 +264,12 @@ int ZplFsImpl::HandleFlags(int flags, ZplHandleUse use) {
 }
 
 ZplResult<ZplHandle> ZplFsImpl::Open(const ZplCred& c, uint64_t ino, int open_flags, ZplHandleUse use) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   return OpenLocked(c, ino, open_flags, use);
 }
 
 ZplStatus ZplFsImpl::Release(ZplHandle h) {
-  MutexLock l(&mu_);
+  WriterLock l(&mu_);
   return ReleaseLocked(h);
 }
 
