@@ -138,14 +138,17 @@ TEST(RaidzCompat, AsizeReadRepairAgainstZfsFuse) {
   const uint64_t equal_size = 100000000;                 // not a multiple of 256 KiB
   const std::vector<uint64_t> unequal = {70000001, 67500000, 90000000, 67371007, 80000000, 68000000};
   std::string script = "d=" + d + "\n";
+  // zfs-fuse may still hold a just-created pool's mount for a moment
+  // ("pool is busy") on a loaded machine: destroy retries.
+  script += "destroy() { for i in 1 2 3 4 5 6 7 8 9 10; do zpool destroy $1 && return 0; sleep 1; done; return 1; }\n";
   script += "truncate -s 70000001 $d/single\n"
             "zpool create -o version=23 one $d/single\n"
             "echo single_asize=$(zdb -l $d/single | awk '/asize/{print $2; exit}')\n"
-            "zpool destroy one\n";
+            "destroy one\n";
   for (int i = 0; i < 6; i++) script += "truncate -s " + std::to_string(unequal[i]) + " $d/u" + std::to_string(i) + "\n";
   script += "zpool create -f -o version=23 un raidz2 $d/u0 $d/u1 $d/u2 $d/u3 $d/u4 $d/u5\n"
             "echo unequal_asize=$(zdb -l $d/u0 | awk '/asize/{print $2; exit}')\n"
-            "zpool destroy un\n";
+            "destroy un\n";
   for (int i = 0; i < 6; i++) script += "truncate -s " + std::to_string(equal_size) + " $d/d" + std::to_string(i) + "\n";
   script += "zpool create -o version=23 -O compression=off rzc raidz2 $d/d0 $d/d1 $d/d2 $d/d3 $d/d4 $d/d5\n"
             "zfs create rzc/fs\n"
