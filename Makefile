@@ -4,6 +4,7 @@
 #   make demo           the main job (README's first command)
 #   make test           build + the whole ctest suite (README's second command)
 #   make test-sanitize  unit tests under AddressSanitizer + UBSan
+#   make test-tsan      the concurrency tests under ThreadSanitizer
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (clang)
 #   make bench          every bench_* (Release); BENCH_FILTER=regex to narrow
 #   make fixtures       regenerate tests/fixtures from zfs-fuse (needs root)
@@ -11,6 +12,7 @@
 
 BUILD        ?= build
 BUILD_ASAN   ?= build-asan
+BUILD_TSAN   ?= build-tsan
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 20
 JOBS         ?= $(shell nproc)
@@ -22,7 +24,7 @@ endif
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all deps build test test-sanitize fuzz bench demo fixtures install clean
+.PHONY: all deps build test test-sanitize test-tsan fuzz bench demo fixtures install clean
 PREFIX       ?= /usr/local
 
 all: build
@@ -48,6 +50,19 @@ test-sanitize:
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
 
+# The tests that run the data path from many threads, under ThreadSanitizer
+# (TSAN_TESTS: the ctest regex; TSAN_OPS: the stress test's operations per
+# thread).
+TSAN_TESTS ?= ZplRangeLocks|ZplConcurrency|ZplFsTest.ConcurrentThreads|ObjsetWriterTest.SyncRunsWhile
+TSAN_OPS   ?= 400
+test-tsan:
+	@bash scripts/deps.sh
+	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DUZFS_SANITIZE=thread -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target zpl_range_lock_test zpl_concurrency_test zpl_fs_test objset_writer_test
+	cd $(BUILD_TSAN) && UZFS_STRESS_OPS=$(TSAN_OPS) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
+
 fuzz:
 	@bash scripts/deps.sh
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -70,4 +85,4 @@ fixtures: deps
 	for f in tests/fixtures/*/make-*.sh; do scripts/zfs-fuse-sandbox.sh "$$f" || exit 1; done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

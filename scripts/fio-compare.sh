@@ -12,7 +12,8 @@
 #   --quick   small sizes (seconds, for a smoke check), not for figures
 #   --only    run one side (the table shows '-' for the other)
 #   --rows    run only these jobs, comma-separated: seq-write, seq-read,
-#             rand-write-1, rand-read-1, rand-read-4, rand-write-4,
+#             rand-write-1, rand-read-1, rand-read-4, rand-write-4 (4 jobs,
+#             one shared file), rand-write-4-files (4 jobs, a file each),
 #             sync-write-1, sync-write-4, small-files (default: all)
 #   --keep    keep the work directory (its path is printed)
 #   --layout  the pool's vdevs: raidz2 (six files, the default), mirror (one
@@ -98,6 +99,8 @@ if [ "${1:-}" = "--side" ]; then
   run rand-read-4 rand-read.fio FIO_JOBS=4
   run rand-write-4 rand-write.fio FIO_JOBS=4
   rm -f "$mnt/rand.dat"
+  run rand-write-4-files rand-write-files.fio FIO_JOBS=4
+  rm -f "$mnt"/rand-write-files.*
   run sync-write-1 sync-write.fio FIO_JOBS=1
   run sync-write-4 sync-write.fio FIO_JOBS=4
   rm -f "$mnt"/sync-write.*
@@ -213,6 +216,7 @@ work = sys.argv[1]
 rows = [("seq-write", "seq write 1M", "MiB/s"), ("seq-read", "seq read 1M (cold)", "MiB/s"),
         ("rand-read-1", "rand read 4K, 1 job", "IOPS"), ("rand-read-4", "rand read 4K, 4 jobs", "IOPS"),
         ("rand-write-1", "rand write 4K, 1 job", "IOPS"), ("rand-write-4", "rand write 4K, 4 jobs", "IOPS"),
+        ("rand-write-4-files", "rand write 4K, 4 jobs, 4 files", "IOPS"),
         ("sync-write-1", "sync write 4K+fsync, 1 job", "IOPS"),
         ("sync-write-4", "sync write 4K+fsync, 4 jobs", "IOPS"),
         ("small-files:create", "small files: create", "files/s"),
