@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/dsl/prop_table.h"
 
 namespace uzfs {

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "zfs/dmu/objset_writer.h"
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/dsl/error_log.h"
 #include "zfs/dsl/pool_config.h"
 #include "zfs/dsl/prop_table.h"

@@ -50,7 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/space_calc.h"
 #include "zfs/util/status.h"
 

@@ -1,6 +1,6 @@
 // DSL directory and dataset records (dsl_phys.h): explicit little-endian
 // field-by-field codecs, no struct memcpy.
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 
 #include <algorithm>
 
