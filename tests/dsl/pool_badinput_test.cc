@@ -28,8 +28,8 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/inspect/block_traverse.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/inspect/block_traverse.h"
 #include "zfs/inspect/pool_reader.h"
 #include "zfs/spa/label_io.h"
 #include "zfs/util/checksum.h"

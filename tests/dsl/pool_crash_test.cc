@@ -74,8 +74,8 @@
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/dmu_types.h"
-#include "zfs/inspect/block_traverse.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/inspect/block_traverse.h"
 #include "zfs/inspect/pool_reader.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -19,8 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/testutil/testutil.h"
-#include "zfs/inspect/block_traverse.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/inspect/block_traverse.h"
 #include "zfs/inspect/pool_reader.h"
 
 namespace uzfs::pooltest {
