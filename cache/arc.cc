@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "cache/arc_impl.h"
-#include "cache/tunables.h"
+#include "zfs/util/tunables.h"
 
 namespace uzfs {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cache/cgroup_memory.h"
+#include "zfs/util/cgroup_memory.h"
 
 namespace uzfs {
 

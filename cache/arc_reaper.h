@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "cache/arc.h"
-#include "cache/cgroup_memory.h"
+#include "zfs/util/cgroup_memory.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 

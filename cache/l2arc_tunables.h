@@ -7,7 +7,7 @@
 #include <span>
 
 #include "cache/l2arc.h"
-#include "cache/tunables.h"
+#include "zfs/util/tunables.h"
 
 namespace uzfs {
 

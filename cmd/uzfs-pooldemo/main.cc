@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_reader.h"
 #include "zfs/dsl/pool_space.h"
+#include "zfs/inspect/block_traverse.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace fs = std::filesystem;

@@ -6,10 +6,13 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "cache/cache_tunables.h"
+#include "cache/arc_tunables.h"
 #include "cache/l2arc_tunables.h"
+#include "cache/prefetch_tunables.h"
 #include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/txg_tunables.h"
+#include "zfs/dmu/dmu_tunables.h"
+#include "zfs/zpl/zpl_tunables.h"
 
 namespace uzfs::cmd {
 namespace {
@@ -17,7 +20,9 @@ namespace {
 std::atomic<DaemonCache*> g_cache{nullptr};
 
 std::vector<std::span<const TunableDef>> Tables() {
-  return {CacheTunableDefs(), L2ArcTunableDefs(), TxgTunableDefs()};
+  // Every layer's rows: `uzfsd -o help` and `zpool tunable` list them all.
+  return {ArcTunableDefs(), PrefetchTunableDefs(), L2ArcTunableDefs(), DmuTunableDefs(), ZplTunableDefs(),
+          TxgTunableDefs()};
 }
 
 }  // namespace

@@ -26,8 +26,8 @@
 #include "cache/arc.h"
 #include "cache/arc_reaper.h"
 #include "cache/l2arc.h"
-#include "cache/tunables.h"
 #include "cmd/uzfsd/commands.h"
+#include "zfs/util/tunables.h"
 #include "zfs/zpl/zpl_mount_set.h"
 
 namespace uzfs::cmd {

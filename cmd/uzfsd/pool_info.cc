@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/util/endian.h"
 #include "zfs/util/nvlist/nvlist.h"
 

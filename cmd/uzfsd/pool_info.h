@@ -1,6 +1,6 @@
 // Facts about an imported pool that Pool's API does not hand out, read the
 // way zdb reads them: the pool's devices are scanned and a read-only
-// PoolReader (zfs/dsl/pool_reader.h: shared, never writes) opens the
+// PoolReader (zfs/inspect/pool_reader.h: shared, never writes) opens the
 // newest synced state next to the live Pool. Callers Sync() the pool first
 // so what is read is current. Used for the config's log/spare/cache
 // sections (MOS config) and for `zpool history` (the history object).

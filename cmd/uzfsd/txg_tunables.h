@@ -1,5 +1,5 @@
 // The txg engine's tunables (rows of the daemon's tunables table, see
-// cache/tunables.h): how much dirty data a pool may hold, when a txg closes
+// zfs/util/tunables.h): how much dirty data a pool may hold, when a txg closes
 // and when writers are slowed down. What OpenZFS calls zfs_txg_timeout,
 // zfs_dirty_data_max, zfs_dirty_data_sync_percent and
 // zfs_delay_min_dirty_percent (and zfs_vdev_aggregation_limit, the one
@@ -11,8 +11,8 @@
 
 #include <span>
 
-#include "cache/tunables.h"
 #include "zfs/spa/txg.h"
+#include "zfs/util/tunables.h"
 
 namespace uzfs::cmd {
 

@@ -18,8 +18,8 @@
 #include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/pool_info.h"
-#include "zfs/dsl/pool_reader.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/zpl/zpl_create.h"
 

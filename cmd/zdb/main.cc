@@ -10,9 +10,9 @@
 //
 // `zdb -e [-p DIR] -u POOL` and `zdb -e [-p DIR] -d[d...] POOL[/DATASET]
 // [object...]` open an exported pool read-only from the devices found in
-// DIR (zfs/dsl/pool_reader.h: nothing is ever written) and print the active
+// DIR (zfs/inspect/pool_reader.h: nothing is ever written) and print the active
 // uberblock and the dataset/object listings in zfs-fuse's layout
-// (zfs/dsl/object_dump.h holds the formatting; this file only parses
+// (zfs/inspect/object_dump.h holds the formatting; this file only parses
 // arguments and prints). `-b` traverses every block (block_traverse.h).
 #include <unistd.h>
 
@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "zfs/dmu/dmu_types.h"
-#include "zfs/dsl/block_traverse.h"
-#include "zfs/dsl/object_dump.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/block_traverse.h"
+#include "zfs/inspect/object_dump.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/spa/label.h"
 #include "zfs/spa/uberblock.h"
 #include "zfs/vdev/file_device.h"

@@ -1,13 +1,15 @@
 // Tunables: size suffixes, the environment, bounds, run-time changes and
-// watchers, the rendered table; the cache rows drive an Arc.
-#include "cache/tunables.h"
+// watchers, the rendered table; the ARC and prefetch rows drive an Arc and
+// a prefetcher.
+#include "zfs/util/tunables.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "cache/arc.h"
-#include "cache/cache_tunables.h"
+#include "cache/arc_tunables.h"
+#include "cache/prefetch_tunables.h"
 
 namespace uzfs {
 namespace {
@@ -32,7 +34,7 @@ TEST(TunablesTest, ParseValues) {
 }
 
 TEST(TunablesTest, EnvironmentSetAndWatchers) {
-  Tunables t({CacheTunableDefs()});
+  Tunables t({ArcTunableDefs(), PrefetchTunableDefs()});
   EXPECT_EQ(*t.Get("arc_max"), PhysicalMemoryBytes() / 2);  // the default
   std::map<std::string, std::string> env = {{"UZFS_ARC_MAX", "256M"}, {"UZFS_ZFETCH_MAX_STREAMS", "12"}};
   ASSERT_TRUE(t.LoadEnvironment([&](const char* n) -> const char* {
@@ -65,7 +67,7 @@ TEST(TunablesTest, EnvironmentSetAndWatchers) {
 }
 
 TEST(TunablesTest, DriveAnArc) {
-  Tunables t({CacheTunableDefs()});
+  Tunables t({ArcTunableDefs(), PrefetchTunableDefs()});
   ASSERT_TRUE(t.Set("arc_max", "64M").ok());
   ASSERT_TRUE(t.Set("arc_min", "8M").ok());
   ASSERT_TRUE(t.Set("arc_shards", "4").ok());

@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "cache/cgroup_memory.h"
 #include "tests/cmd/cli_test_util.h"
+#include "zfs/util/cgroup_memory.h"
 
 namespace uzfs {
 namespace {

@@ -15,7 +15,7 @@
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dmu/object_reader.h"
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/label.h"
 #include "zfs/spa/label_io.h"
 #include "zfs/util/endian.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/dmu/pool_image.h"
-#include "zfs/dsl/object_dump.h"
+#include "zfs/inspect/object_dump.h"
 
 namespace uzfs::test {
 
@@ -33,7 +33,7 @@ inline std::string Normalize(const std::string& s) {
   return out;
 }
 
-using uzfs::NiceNum;  // zdb's number format, from zfs/dsl/object_dump.h
+using uzfs::NiceNum;  // zdb's number format, from zfs/inspect/object_dump.h
 
 // Object summaries of the section "Dataset <name> [...]" of zdb -dddd text.
 inline std::map<int64_t, ObjSummary> ParseZdbObjects(const std::string& text, const std::string& dataset) {

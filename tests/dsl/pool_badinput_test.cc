@@ -28,9 +28,9 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/block_traverse.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/spa/label_io.h"
 #include "zfs/util/checksum.h"
 #include "zfs/vdev/file_device.h"

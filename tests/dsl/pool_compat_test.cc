@@ -14,9 +14,9 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/block_traverse.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace uzfs {

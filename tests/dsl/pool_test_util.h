@@ -19,9 +19,9 @@
 #include <gtest/gtest.h>
 
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/block_traverse.h"
 #include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/block_traverse.h"
+#include "zfs/inspect/pool_reader.h"
 
 namespace uzfs::pooltest {
 

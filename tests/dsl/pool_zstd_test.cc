@@ -1,4 +1,4 @@
-// compression=zstd on a pool (zfs/dsl/pool_features.cc, pool_dsl.cc):
+// compression=zstd on a pool (zfs/dsl/pool_features.cc, pool_datasets.cc):
 //  - a dataset set to zstd-N writes blocks with compression 16 whose
 //    8-byte header carries the level (zio_zstd_levels), a change of level
 //    applies from the next txg, and the data reads back, also after export

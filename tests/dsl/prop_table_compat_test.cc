@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "tests/testutil/testutil.h"
-#include "zfs/dsl/pool_reader.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/inspect/pool_reader.h"
 
 namespace uzfs {
 namespace {

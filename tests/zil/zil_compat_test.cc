@@ -15,7 +15,7 @@
 
 #include "tests/testutil/testutil.h"
 #include "tests/zil/zil_test_util.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/zil/zil_reader.h"
 #include "zfs/zil/zil_writer.h"
 #include "zfs/zio/vdev_target.h"

@@ -23,13 +23,16 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "cache/cache_tunables.h"
-#include "cache/tunables.h"
+#include "cache/arc_tunables.h"
+#include "cache/prefetch_tunables.h"
+#include "zfs/dmu/dmu_tunables.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
+#include "zfs/util/tunables.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_mount_set.h"
 #include "zfs/zpl/znode_phys.h"
+#include "zfs/zpl/zpl_tunables.h"
 
 namespace uzfs {
 namespace {
@@ -1229,7 +1232,7 @@ TEST(ZplFsCacheTest, MountsShareTheSyncedBlockCache) {
   auto p = SpaceTestPool(dir, "share", 256ull << 20, std::chrono::seconds(600));
   ASSERT_UZFS_OK(p.status());
   ASSERT_UZFS_OK((*p)->CreateDataset("share/b", {}));
-  Tunables t({CacheTunableDefs()});
+  Tunables t({ArcTunableDefs(), PrefetchTunableDefs(), DmuTunableDefs(), ZplTunableDefs()});
   ASSERT_UZFS_OK(t.Set("dbuf_cache_max", "2M"));
   ZplMountOptions mo;
   mo.tunables = &t;
@@ -1263,7 +1266,7 @@ TEST(ZplFsCacheTest, MountSetsShareOnlyAmongTheirOwnMounts) {
   auto p = SpaceTestPool(dir, "sets", 256ull << 20, std::chrono::seconds(600));
   ASSERT_UZFS_OK(p.status());
   ASSERT_UZFS_OK((*p)->CreateDataset("sets/b", {}));
-  Tunables t({CacheTunableDefs()});
+  Tunables t({ArcTunableDefs(), PrefetchTunableDefs(), DmuTunableDefs(), ZplTunableDefs()});
   ASSERT_UZFS_OK(t.Set("dbuf_cache_max", "2M"));
   ZplMountSet one, two;  // outlive the mounts below
   ZplMountOptions in_one;

@@ -45,10 +45,10 @@
 #include <vector>
 
 #include "zfs/dmu/objset_writer.h"
-#include "zfs/dsl/dsl_phys.h"
 #include "zfs/dsl/error_log.h"
 #include "zfs/dsl/pool_config.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/allocator.h"
 #include "zfs/spa/txg.h"
 #include "zfs/spa/uberblock.h"
@@ -530,7 +530,7 @@ class Pool final : private TxgSyncer {
                              uint64_t origin_obj) UZFS_REQUIRES(mu_);
   // A new head dataset in dir, a clone of $ORIGIN@$ORIGIN (v >= 11).
   Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, uint64_t txg) UZFS_REQUIRES(mu_);
-  // What CreateDatasetSync needs once every check passed (pool_dsl.cc).
+  // What CreateDatasetSync needs once every check passed (pool_dataset_changes.cc).
   struct NewDataset;
   // Every check of a new dataset `name` (name, parent, not existing,
   // properties valid for this pool), changing nothing.
@@ -554,7 +554,7 @@ class Pool final : private TxgSyncer {
   // DirUse with the whole `used` in breakdown entry `which`.
   Status ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
                     uint64_t txg) UZFS_REQUIRES(mu_);
-  // Reservations (pool_dsl.cc). DirSpaceAvailableLocked: pool_space.h's
+  // Reservations (pool_dsl_dirs.cc). DirSpaceAvailableLocked: pool_space.h's
   // DirSpaceAvailable for a directory; RefReservationOf: the dataset's
   // refreservation from its props ZAP (0 when unset). Check*: ZFS's set
   // checks, NoSpace(refusal) when the value does not fit, nothing changed.

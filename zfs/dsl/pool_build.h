@@ -1,4 +1,4 @@
-// Pieces of pool building shared by pool.cc (create, import) and
+// Pieces of pool building shared by pool_create.cc, pool_import.cc and
 // pool_vdev_change.cc (zpool add / remove): opening a new leaf with the
 // checks `zpool create` makes, and turning a VdevSpec into a vdev and its
 // config node. Internal to the DSL layer.

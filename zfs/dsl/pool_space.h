@@ -18,7 +18,7 @@
 // zfs list, for dataset X in directory dir(X):
 //   USED  = dir(X).used_bytes (X, its children, snapshots; the root's also
 //           holds $MOS and $ORIGIN, as in ZFS). The DSL keeps reservations
-//           in it (pool_dsl.cc, Pool::DirUse): a directory charges its
+//           in it (pool_dsl_dirs.cc, Pool::DirUse): a directory charges its
 //           parent max(used_bytes, reserved), the part not yet used as
 //           CHILD_RSRV, and a dataset's unused refreservation,
 //           refreservation - unique when larger, is in its own USED as
@@ -50,7 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/space_calc.h"
 #include "zfs/util/status.h"
 

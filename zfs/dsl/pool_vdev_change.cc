@@ -7,7 +7,7 @@
 // Devices are opened and checked before the task (nothing is written to
 // any device when a check fails); the new devices' labels are blanked
 // before the txg and get the pool config with every other label in the
-// txg's sync (pool.cc writes the newest top-level vdevs' labels first).
+// txg's sync (pool_sync.cc writes the newest top-level vdevs' labels first).
 //
 // Removing a top-level log vdev leaves a hole (type "hole", guid 0,
 // is_hole 1, its id in the config's hole_array), as ZFS does from pool
@@ -57,6 +57,146 @@ bool NamesLeaf(const VdevNode& leaf, const std::string& name) {
   return leaf.path == name || std::to_string(leaf.guid) == name;
 }
 
+// The devices `zpool add` builds: new top-level vdevs (data or log) and
+// aux devices (spares, cache devices), opened and checked, not yet part of
+// the pool.
+struct NewTop {
+  BuiltVdev built;
+  bool log = false;
+};
+struct NewAux {
+  std::unique_ptr<FileDevice> dev;
+  VdevNode node;
+  bool spare = false;
+};
+
+// Step 1: something to add, and a pool version that has each kind of
+// device the layout asks for.
+Status CheckAddLayout(const PoolLayout& layout, uint64_t version, const std::string& quoted) {
+  if (layout.data.empty() && layout.logs.empty() && layout.cache.empty() && layout.spares.empty()) {
+    return Status::InvalidArgument(quoted + "missing vdev specification");
+  }
+  if (!layout.logs.empty() && version < kVersionSlogs) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add log devices (version " +
+                                std::to_string(kVersionSlogs) + ")");
+  }
+  if (!layout.cache.empty() && version < kVersionL2cache) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add cache devices (version " +
+                                std::to_string(kVersionL2cache) + ")");
+  }
+  if (!layout.spares.empty() && version < kVersionSpares) {
+    return Status::NotSupported(quoted + "pool must be upgraded to add hot spares (version " +
+                                std::to_string(kVersionSpares) + ")");
+  }
+  return Status::Ok();
+}
+
+// Step 2: no device named twice, none already in the pool (`now`).
+Status CheckAddPaths(const PoolLayout& layout, const Pool::ConfigView& now, const std::string& pool) {
+  std::vector<std::string> paths;
+  for (const auto* list : {&layout.data, &layout.logs, &layout.cache, &layout.spares}) {
+    for (const VdevSpec& s : *list) SpecPaths(s, &paths);
+  }
+  std::set<std::string> seen;
+  for (const std::string& p : paths) {
+    if (!seen.insert(p).second) {
+      return Status::InvalidArgument("invalid vdev specification: " + p + " is listed more than once");
+    }
+  }
+  std::vector<const VdevNode*> leaves;
+  CollectLeafNodes(now.tree, &leaves);
+  for (const VdevNode& a : now.spares) leaves.push_back(&a);
+  for (const VdevNode& a : now.cache) leaves.push_back(&a);
+  for (const VdevNode* n : leaves) {
+    if (seen.count(n->path) != 0) {
+      return Status::InvalidArgument("invalid vdev specification\n" + n->path + " is part of active pool '" +
+                                     pool + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+// What new top-level vdevs inherit from the pool's: the largest ashift of
+// its top-level vdevs, and whether its leaves take injected faults.
+struct AddTraits {
+  bool injectable = false;
+  uint32_t ashift = 9;
+};
+
+AddTraits TraitsOf(Vdev& root) {
+  AddTraits t;
+  std::vector<Vdev*> leaves;
+  root.CollectLeaves(&leaves);
+  for (Vdev* v : leaves) {
+    if (v->device() != nullptr && dynamic_cast<FaultDevice*>(v->device()) != nullptr) t.injectable = true;
+  }
+  for (Vdev* top : root.children()) {
+    if (!top->is_hole()) t.ashift = std::max(t.ashift, top->ashift());
+  }
+  return t;
+}
+
+// Step 3: the layout's data vdevs, then its log vdevs, built over opened
+// and checked devices, with their asize and metaslab shift; each must hold
+// at least one metaslab.
+Result<std::vector<NewTop>> BuildNewTops(const PoolLayout& layout, IoEngine& io, const std::string& pool,
+                                         uint64_t version, AddTraits traits, bool force,
+                                         const std::string& quoted) {
+  std::vector<NewTop> tops;
+  const MetaslabShiftRule rule = version == kFeatureVersion ? MetaslabShiftRule::kOpenZfs : MetaslabShiftRule::kLegacy;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const VdevSpec& s : pass == 0 ? layout.data : layout.logs) {
+      auto built = BuildFromSpec(pool, s, io, traits.ashift, force, 0, traits.injectable);
+      if (!built.ok()) return AsAdd(built.status(), pool);
+      BuiltVdev b = std::move(*built);
+      b.node.ashift = traits.ashift;
+      b.node.asize = b.vdev->asize();
+      b.node.is_log = pass == 1;
+      b.node.metaslab_shift = MetaslabShift(b.node.asize, rule);
+      if (MetaslabCount(b.node.asize, static_cast<uint32_t>(b.node.metaslab_shift)) == 0) {
+        return Status::InvalidArgument(quoted + "one or more devices is less than the minimum size (64M)");
+      }
+      tops.push_back(NewTop{std::move(b), pass == 1});
+    }
+  }
+  return tops;
+}
+
+// Step 4: the layout's spares, then its cache devices, opened and checked
+// as leaves of a new pool, with fresh guids.
+Result<std::vector<NewAux>> OpenNewAux(const PoolLayout& layout, const std::string& pool, bool force) {
+  std::vector<NewAux> aux;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const VdevSpec& s : pass == 0 ? layout.spares : layout.cache) {
+      auto opened = OpenNewLeaf(pool, s.path, force);
+      if (!opened.ok()) return AsAdd(opened.status(), pool);
+      VdevNode n;
+      n.type = s.type == VdevSpec::Type::kDisk ? "disk" : "file";
+      n.path = s.path;
+      n.guid = NewGuid();
+      aux.push_back(NewAux{std::move(*opened), n, pass == 0});
+    }
+  }
+  return aux;
+}
+
+// Step 5: blank labels on the new top-level devices (their config comes
+// with the txg); spares get their short labels now, as at create; cache
+// devices are labelled and handed to the L2ARC by AttachCacheDevice.
+Status LabelNewDevices(std::vector<NewTop>& tops, std::vector<NewAux>& aux, uint64_t version) {
+  for (NewTop& t : tops) {
+    std::vector<Vdev*> leaves;
+    t.built.vdev->CollectLeaves(&leaves);
+    for (Vdev* lv : leaves) UZFS_RETURN_IF_ERROR(InitDeviceLabels(*lv->device()));
+  }
+  for (NewAux& a : aux) {
+    if (!a.spare) continue;
+    UZFS_RETURN_IF_ERROR(InitDeviceLabels(*a.dev));
+    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(*a.dev, AuxLabelConfig(version, kPoolStateSpare, a.node.guid)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Pool::ConfigView Pool::Config() const {
@@ -69,98 +209,13 @@ Status Pool::PrepareLogRemoval(uint32_t top_id) { return EvacuateLogDevice(top_i
 Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
   const std::string quoted = "cannot add to '" + ident_.name + "': ";
   if (readonly_) return Status::NotSupported(quoted + "pool is read-only");
-  if (layout.data.empty() && layout.logs.empty() && layout.cache.empty() && layout.spares.empty()) {
-    return Status::InvalidArgument(quoted + "missing vdev specification");
-  }
-  if (!layout.logs.empty() && ident_.version < kVersionSlogs) {
-    return Status::NotSupported(quoted + "pool must be upgraded to add log devices (version " +
-                                std::to_string(kVersionSlogs) + ")");
-  }
-  if (!layout.cache.empty() && ident_.version < kVersionL2cache) {
-    return Status::NotSupported(quoted + "pool must be upgraded to add cache devices (version " +
-                                std::to_string(kVersionL2cache) + ")");
-  }
-  if (!layout.spares.empty() && ident_.version < kVersionSpares) {
-    return Status::NotSupported(quoted + "pool must be upgraded to add hot spares (version " +
-                                std::to_string(kVersionSpares) + ")");
-  }
-  // Devices named twice, or already in this pool.
-  std::vector<std::string> paths;
-  for (const auto* list : {&layout.data, &layout.logs, &layout.cache, &layout.spares}) {
-    for (const VdevSpec& s : *list) SpecPaths(s, &paths);
-  }
-  {
-    std::set<std::string> seen;
-    for (const std::string& p : paths) {
-      if (!seen.insert(p).second) {
-        return Status::InvalidArgument("invalid vdev specification: " + p + " is listed more than once");
-      }
-    }
-    ConfigView now = Config();
-    std::vector<const VdevNode*> leaves;
-    CollectLeafNodes(now.tree, &leaves);
-    for (const VdevNode& a : now.spares) leaves.push_back(&a);
-    for (const VdevNode& a : now.cache) leaves.push_back(&a);
-    for (const VdevNode* n : leaves) {
-      if (seen.count(n->path) != 0) {
-        return Status::InvalidArgument("invalid vdev specification\n" + n->path + " is part of active pool '" +
-                                       ident_.name + "'");
-      }
-    }
-  }
+  UZFS_RETURN_IF_ERROR(CheckAddLayout(layout, ident_.version, quoted));
+  UZFS_RETURN_IF_ERROR(CheckAddPaths(layout, Config(), ident_.name));
 
   // Open and check everything first; nothing is written until all passed.
-  bool injectable = false;
-  uint32_t ashift = 9;
-  {
-    std::vector<Vdev*> leaves;
-    root_->CollectLeaves(&leaves);
-    for (Vdev* v : leaves) {
-      if (v->device() != nullptr && dynamic_cast<FaultDevice*>(v->device()) != nullptr) injectable = true;
-    }
-    for (Vdev* t : root_->children()) {
-      if (!t->is_hole()) ashift = std::max(ashift, t->ashift());
-    }
-  }
-  struct NewTop {
-    BuiltVdev built;
-    bool log = false;
-  };
-  std::vector<NewTop> tops;
-  for (int pass = 0; pass < 2; pass++) {
-    for (const VdevSpec& s : pass == 0 ? layout.data : layout.logs) {
-      auto built = BuildFromSpec(ident_.name, s, *io_, ashift, force, 0, injectable);
-      if (!built.ok()) return AsAdd(built.status(), ident_.name);
-      BuiltVdev b = std::move(*built);
-      b.node.ashift = ashift;
-      b.node.asize = b.vdev->asize();
-      b.node.is_log = pass == 1;
-      b.node.metaslab_shift = MetaslabShift(
-          b.node.asize, ident_.version == kFeatureVersion ? MetaslabShiftRule::kOpenZfs : MetaslabShiftRule::kLegacy);
-      if (MetaslabCount(b.node.asize, static_cast<uint32_t>(b.node.metaslab_shift)) == 0) {
-        return Status::InvalidArgument(quoted + "one or more devices is less than the minimum size (64M)");
-      }
-      tops.push_back(NewTop{std::move(b), pass == 1});
-    }
-  }
-  struct NewAux {
-    std::unique_ptr<FileDevice> dev;
-    VdevNode node;
-    bool spare = false;
-  };
-  std::vector<NewAux> aux;
-  for (int pass = 0; pass < 2; pass++) {
-    for (const VdevSpec& s : pass == 0 ? layout.spares : layout.cache) {
-      auto opened = OpenNewLeaf(ident_.name, s.path, force);
-      if (!opened.ok()) return AsAdd(opened.status(), ident_.name);
-      std::unique_ptr<FileDevice> dev = std::move(*opened);
-      VdevNode n;
-      n.type = s.type == VdevSpec::Type::kDisk ? "disk" : "file";
-      n.path = s.path;
-      n.guid = NewGuid();
-      aux.push_back(NewAux{std::move(dev), n, pass == 0});
-    }
-  }
+  UZFS_ASSIGN_OR_RETURN(std::vector<NewTop> tops,
+                        BuildNewTops(layout, *io_, ident_.name, ident_.version, TraitsOf(*root_), force, quoted));
+  UZFS_ASSIGN_OR_RETURN(std::vector<NewAux> aux, OpenNewAux(layout, ident_.name, force));
   {
     MutexLock l(&mu_);
     if (tree_.children.size() + tops.size() > Vdev::kMaxTopLevel) {
@@ -168,20 +223,7 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
                                      " top-level vdevs");
     }
   }
-  // Blank labels on the new top-level devices (their config comes with the
-  // txg); aux devices get their short labels now, as at create.
-  for (NewTop& t : tops) {
-    std::vector<Vdev*> leaves;
-    t.built.vdev->CollectLeaves(&leaves);
-    for (Vdev* lv : leaves) UZFS_RETURN_IF_ERROR(InitDeviceLabels(*lv->device()));
-  }
-  // Spares get their short labels now, as at create; cache devices are
-  // labelled and handed to the L2ARC by AttachCacheDevice below.
-  for (NewAux& a : aux) {
-    if (!a.spare) continue;
-    UZFS_RETURN_IF_ERROR(InitDeviceLabels(*a.dev));
-    UZFS_RETURN_IF_ERROR(WriteDeviceConfig(*a.dev, AuxLabelConfig(ident_.version, kPoolStateSpare, a.node.guid)));
-  }
+  UZFS_RETURN_IF_ERROR(LabelNewDevices(tops, aux, ident_.version));
 
   auto tops_ptr = std::make_shared<std::vector<NewTop>>(std::move(tops));
   auto spare_nodes = std::make_shared<std::vector<VdevNode>>();
@@ -194,6 +236,8 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
     }
   }
   aux.clear();  // closes them: spares are not kept open, cache devices are reopened
+  // Step 6, in the syncing txg: the new top-level vdevs join the tree, the
+  // allocator or the log class; the spares join the aux list.
   Status s = RunTask([this, tops_ptr, spare_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (NewTop& t : *tops_ptr) {
       const uint32_t id = static_cast<uint32_t>(tree_.children.size());
@@ -218,6 +262,7 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
     return Status::Ok();
   });
   if (!s.ok()) return s;
+  // Step 7: cache devices are labelled and handed to the L2ARC.
   for (const std::string& p : cache_paths) UZFS_RETURN_IF_ERROR(AttachCacheDevice(p, force));
   return cache_paths.empty() ? Status::Ok() : Sync();
 }

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <functional>
 
-#include "cache/cache_tunables.h"
+#include "zfs/dmu/dmu_tunables.h"
 #include "zfs/zap/zap_normalize.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs_impl.h"
@@ -106,13 +106,13 @@ uint64_t ZplFsImpl::SyncedCacheBytes(const Tunables* t) {
   return v.ok() ? *v : DefaultSyncedCacheBytes();
 }
 
-// zfs_immediate_write_sz (cache/cache_tunables.cc), or OpenZFS's 32 KiB.
+// zfs_immediate_write_sz (zpl_tunables.h), or OpenZFS's 32 KiB.
 uint64_t ZplFsImpl::ImmediateWriteSize(const Tunables* t) {
   auto v = t ? t->Get("zfs_immediate_write_sz") : Result<uint64_t>(Status::NotFound("no tunables"));
   return v.ok() ? *v : kImmediateWriteSize;
 }
 
-// zpl_dir_cache_max (cache/cache_tunables.cc), or ZplDirs' default.
+// zpl_dir_cache_max (zpl_tunables.h), or ZplDirs' default.
 uint64_t ZplFsImpl::DirCacheBytes(const Tunables* t) {
   if (t == nullptr) return ZplDirs::kDefaultCacheBytes;
   auto v = t->Get("zpl_dir_cache_max");

@@ -193,7 +193,7 @@ struct ZplSetAttr {
 struct ZplMountOptions {
   bool readonly = false;     // also forced by the dataset's readonly=on
   // zfetch_* settings of file read-ahead and zpl_dir_cache_max (directory
-  // blocks kept between operations; cache/cache_tunables.h); null: the
+  // blocks kept between operations; zpl_tunables.h); null: the
   // defaults. Must outlive the mount.
   const Tunables* tunables = nullptr;
   // The mounts this one shares its cache budget with, and in which a

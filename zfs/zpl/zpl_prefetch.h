@@ -19,9 +19,9 @@
 #include <memory>
 
 #include "cache/prefetch.h"
-#include "cache/tunables.h"
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/util/mutex.h"
+#include "zfs/util/tunables.h"
 
 namespace uzfs {
 

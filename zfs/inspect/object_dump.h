@@ -27,7 +27,7 @@
 #include <string>
 
 #include "zfs/dmu/object_reader.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/zap/zap.h"
 
 namespace uzfs {

@@ -1,7 +1,7 @@
 // cgroup_memory: finding the cgroup directories of a process from fake
 // /proc/self/cgroup and mountinfo texts, and the limit and headroom from
 // fake cgroup trees (v2 nested, v1 hybrid, a namespaced container).
-#include "cache/cgroup_memory.h"
+#include "zfs/util/cgroup_memory.h"
 
 #include <gtest/gtest.h>
 

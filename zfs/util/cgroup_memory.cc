@@ -1,5 +1,5 @@
 // The memory limit of the calling process's cgroup (see cgroup_memory.h).
-#include "cache/cgroup_memory.h"
+#include "zfs/util/cgroup_memory.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Opening an exported pool read-only and walking its DSL (pool_reader.h).
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/spa/label_io.h"

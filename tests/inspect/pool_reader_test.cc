@@ -1,4 +1,4 @@
-// zfs/dsl over the zfs-fuse fixture pool (tests/fixtures/pools/dmupool):
+// zfs/inspect over the zfs-fuse fixture pool (tests/fixtures/pools/dmupool):
 // finding its device in a directory, opening it read-only, choosing the
 // active uberblock (and falling back when the newest one's MOS is damaged),
 // decoding DSL directory/dataset records against what zdb printed for the
@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "tests/dmu/pool_image.h"
-#include "zfs/dsl/dsl_phys.h"
-#include "zfs/dsl/object_dump.h"
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/dsl_format/dsl_phys.h"
+#include "zfs/inspect/object_dump.h"
+#include "zfs/inspect/pool_reader.h"
 #include "zfs/spa/vdev_config.h"
 
 namespace uzfs {

@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/status.h"
@@ -93,5 +94,10 @@ Result<DslDatasetPhys> DecodeDslDataset(std::span<const uint8_t> bonus);
 // The inverse (for tests and, later, the DSL writer); fills kDsl*PhysSize bytes.
 void EncodeDslDir(const DslDirPhys& d, std::span<uint8_t, kDslDirPhysSize> out);
 void EncodeDslDataset(const DslDatasetPhys& d, std::span<uint8_t, kDslDatasetPhysSize> out);
+
+// The name under which a clone (head dataset object `ds_obj`) is listed in
+// its origin snapshot's next_clones ZAP: the object number in lower-case
+// hex, as ZFS names it.
+std::string NextClonesEntryName(uint64_t ds_obj);
 
 }  // namespace uzfs

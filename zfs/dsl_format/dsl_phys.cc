@@ -1,8 +1,9 @@
 // DSL directory and dataset records (dsl_phys.h): explicit little-endian
 // field-by-field codecs, no struct memcpy.
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "zfs/util/endian.h"
 
@@ -82,6 +83,12 @@ void EncodeDslDataset(const DslDatasetPhys& d, std::span<uint8_t, kDslDatasetPhy
   StoreLE64(out.data() + 256, d.next_clones_obj);
   StoreLE64(out.data() + 264, d.props_obj);
   StoreLE64(out.data() + 272, d.userrefs_obj);
+}
+
+std::string NextClonesEntryName(uint64_t ds_obj) {
+  char b[24];
+  std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(ds_obj));
+  return b;
 }
 
 }  // namespace uzfs

@@ -1,5 +1,5 @@
 // zdb's dataset and object text (object_dump.h).
-#include "zfs/dsl/object_dump.h"
+#include "zfs/inspect/object_dump.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <ctime>
 
 #include "zfs/dmu/dmu_types.h"
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {

@@ -8,7 +8,7 @@
 
 #include "tests/dmu/pool_image.h"
 #include "zfs/dmu/dmu_types.h"
-#include "zfs/dsl/block_traverse.h"
+#include "zfs/inspect/block_traverse.h"
 
 namespace uzfs {
 namespace {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "zfs/dmu/object_reader.h"
-#include "zfs/dsl/dsl_phys.h"
+#include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/uberblock.h"
 #include "zfs/spa/vdev_config.h"
 #include "zfs/util/nvlist/nvlist.h"

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "zfs/dsl/pool_reader.h"
+#include "zfs/inspect/pool_reader.h"
 
 namespace uzfs {
 

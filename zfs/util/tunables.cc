@@ -1,5 +1,5 @@
 // Tunables: parsing, the environment, run-time changes (see tunables.h).
-#include "cache/tunables.h"
+#include "zfs/util/tunables.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cache/cgroup_memory.h"
+#include "zfs/util/cgroup_memory.h"
 
 namespace uzfs {
 

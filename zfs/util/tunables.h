@@ -19,6 +19,11 @@
 //
 // No global instance: the daemon owns one Tunables and hands it to the
 // layers (several pools / test fixtures in one process stay independent).
+// The machinery sits in util so every layer can define rows: each layer
+// keeps its own table next to the code that reads it (cache/arc_tunables.h,
+// cache/prefetch_tunables.h, cache/l2arc_tunables.h, zfs/dmu/dmu_tunables.h,
+// zfs/zpl/zpl_tunables.h, cmd/uzfsd/txg_tunables.h) and the daemon builds
+// its Tunables from all of them (cmd/uzfsd/cache_cmd.cc).
 #pragma once
 
 #include <atomic>

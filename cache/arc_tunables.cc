@@ -1,21 +1,18 @@
-// The cache layer's tunables (see cache_tunables.h).
-#include "cache/cache_tunables.h"
+// The ARC's tunables (see arc_tunables.h).
+#include "cache/arc_tunables.h"
 
 #include <algorithm>
 #include <chrono>
 
 namespace uzfs {
 
-uint64_t DefaultSyncedCacheBytes() { return PhysicalMemoryBytes() / 32; }
-
 namespace {
 
 uint64_t HalfOfRam() { return PhysicalMemoryBytes() / 2; }
-uint64_t SyncedCacheDefault() { return DefaultSyncedCacheBytes(); }
 
 constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
 
-const TunableDef kCacheTunables[] = {
+const TunableDef kArcTunables[] = {
     {"arc_max", TunableKind::kSize, 0, &HalfOfRam, 1ull << 20, kMaxBytes,
      "Largest size of the ARC (c_max); default half of physical memory."},
     {"arc_min", TunableKind::kSize, 0, nullptr, 0, kMaxBytes,
@@ -40,25 +37,11 @@ const TunableDef kCacheTunables[] = {
      "Under pressure c drops by at least c >> shift per reaper tick."},
     {"arc_reap_interval_ms", TunableKind::kCount, 1000, nullptr, 10, 60000,
      "How often the reaper reads /proc/meminfo and /proc/pressure/memory."},
-    {"dbuf_cache_max", TunableKind::kSize, 0, &SyncedCacheDefault, 0, kMaxBytes,
-     "Bytes of file blocks each mounted file system keeps after their txg synced, so a partial overwrite needs no read; read at mount."},
-    {"zfetch_disable", TunableKind::kBool, 0, nullptr, 0, 1, "Turn off stream prefetch."},
-    {"zfs_immediate_write_sz", TunableKind::kSize, 32ull << 10, nullptr, 0, kMaxBytes,
-     "Logged writes this large or larger go to the intent log by reference when the pool has no log device (logbias=latency); read at mount."},
-    {"zpl_dir_cache_max", TunableKind::kSize, 32ull << 20, nullptr, 0, kMaxBytes,
-     "Bytes of directory ZAP blocks a mounted file system keeps between operations; read at mount."},
-    {"zfetch_max_streams", TunableKind::kCount, 8, nullptr, 1, 256, "Concurrent prefetch streams per file."},
-    {"zfetch_min_distance", TunableKind::kSize, 4ull << 20, nullptr, 0, 1ull << 30,
-     "Read-ahead distance of a new stream (bytes)."},
-    {"zfetch_max_distance", TunableKind::kSize, 64ull << 20, nullptr, 0, 1ull << 30,
-     "Largest read-ahead distance a stream grows to (bytes)."},
-    {"zfetch_max_stride", TunableKind::kCount, 64, nullptr, 1, 1u << 20,
-     "Largest stride (in blocks) a strided stream may have."},
 };
 
 }  // namespace
 
-std::span<const TunableDef> CacheTunableDefs() { return kCacheTunables; }
+std::span<const TunableDef> ArcTunableDefs() { return kArcTunables; }
 
 ArcOptions ArcOptionsFromTunables(const Tunables& t) {
   ArcOptions o;
@@ -80,13 +63,6 @@ ReaperOptions ReaperOptionsFromTunables(const Tunables& t) {
   o.shrink_shift = static_cast<unsigned>(t.GetOrDie("arc_shrink_shift"));
   o.interval = std::chrono::milliseconds(t.GetOrDie("arc_reap_interval_ms"));
   return o;
-}
-
-PrefetchOptions PrefetchOptionsFromTunables(const Tunables& t, uint64_t block_size) {
-  return PrefetchOptionsForBlockSize(block_size, t.GetOrDie("zfetch_min_distance"),
-                                     t.GetOrDie("zfetch_max_distance"),
-                                     static_cast<unsigned>(t.GetOrDie("zfetch_max_streams")),
-                                     t.GetOrDie("zfetch_max_stride"));
 }
 
 void ApplyArcTunables(const Tunables& t, Arc& arc) {

@@ -1,5 +1,5 @@
 // Whole-pool traversal and space accounting (block_traverse.h).
-#include "zfs/dsl/block_traverse.h"
+#include "zfs/inspect/block_traverse.h"
 
 #include <set>
 

@@ -1,0 +1,297 @@
+// The txg sync of a pool (contract in pool.h): sync tasks, the dirty
+// dataset objsets, config and history, then sync passes until the space
+// maps and the MOS agree, deferred frees, and the labels and uberblock
+// written between cache flushes.
+#include <algorithm>
+#include <map>
+
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/pool_identity.h"
+#include "zfs/dsl/space_map_objects.h"
+#include "zfs/spa/label_io.h"
+#include "zfs/util/endian.h"
+
+namespace uzfs {
+
+namespace {
+
+constexpr uint64_t kMaxSyncPasses = 32;
+
+}  // namespace
+
+Status Pool::Sync() {
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::Ok();
+    if (!failed_.ok()) return failed_;
+    if (closed_) return Status::InvalidArgument("pool '" + ident_.name + "' is not open");
+  }
+  // WaitSynced closes the open txg even when nothing joined it, so queued
+  // DSL operations run.
+  return txg_->WaitSynced(txg_->open_txg());
+}
+
+Status Pool::SyncTxg(uint64_t txg) {
+  MutexLock s(&sync_mu_);
+  return SyncTxgLocked(txg);
+}
+
+Status Pool::RunTask(SyncTask task) {
+  auto result = std::make_shared<Status>(Status::Ok());
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::NotSupported("pool is read-only");
+    if (closed_) return Status::InvalidArgument("pool is not open");
+    tasks_.push_back(PendingTask{std::move(task), result});
+  }
+  UZFS_RETURN_IF_ERROR(Sync());
+  return *result;
+}
+
+Status Pool::SyncTxgLocked(uint64_t txg) {
+  MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  auto fail = [&](Status s) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    failed_ = s.WithContext("pool '" + ident_.name + "' suspended: txg " + std::to_string(txg) + " failed to sync");
+    return failed_;
+  };
+  // 1. Sync tasks: each runs all or nothing as far as the caller sees; a
+  //    failed task reports its error but the txg still syncs.
+  //    A task checks everything before it changes anything, so a task that
+  //    fails for bad input changed nothing and the txg goes on.
+  // 0. Devices changed under the pool get no more writes; last txg's
+  //    deferred frees (its later passes' replaced blocks).
+  CheckLeaves();
+  if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
+  std::vector<PendingTask> tasks = std::move(tasks_);
+  tasks_.clear();
+  for (PendingTask& t : tasks) {
+    const uint64_t before = mos_->DirtyBytes(txg);
+    *t.result = t.fn(txg);
+    if (!t.result->ok() && mos_->DirtyBytes(txg) != before) {
+      // It failed after changing the MOS: the txg cannot be trusted.
+      return fail(t.result->WithContext("operation failed part way"));
+    }
+  }
+  // 2. Datasets.
+  if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
+  // 3. Config and history.
+  if (config_dirty_) {
+    if (Status s = WriteConfigObject(txg); !s.ok()) return fail(s);
+  }
+  if (!history_.empty()) {
+    if (Status s = WriteHistory(txg); !s.ok()) return fail(s);
+  }
+  if (Status s = WriteErrorLog(txg); !s.ok()) return fail(s);
+  // 4. Passes until the MOS and the space maps agree.
+  if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
+  // 5. Flush, labels, uberblock, flush.
+  if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
+  ZilSyncDone(txg);
+  alloc_->SyncDone(txg);
+  LogClassSyncDone(txg);
+  open_txg_ = txg + 1;
+  return Status::Ok();
+}
+
+Status Pool::SyncDatasets(uint64_t txg) {
+  for (auto& [name, ds] : datasets_) {
+    if (!ds->os) continue;
+    UZFS_RETURN_IF_ERROR(ZilSyncDataset(*ds, txg));
+    if (!ds->needs_sync && !ds->os->HasDirty(txg)) continue;
+    UZFS_ASSIGN_OR_RETURN(BlockPtr bp, ds->os->Sync(txg));
+    const SyncStats st = ds->os->LastSyncStats();
+    ds->needs_sync = false;
+    if (st.max_born_lsize > kOldMaxBlockSize) UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(ds->ds_obj, txg));
+    if (st.born_zstd) UZFS_RETURN_IF_ERROR(ActivateDatasetFeature(ds->ds_obj, kZstdCompressGuid, txg));
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
+    const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
+    const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
+    const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    // Under a refreservation the dataset's directory grows only by what
+    // max(unique, refreservation) grows by: the rest of the new data takes
+    // the place of reserved space (REFRSRV shrinks as HEAD grows). One net
+    // change per txg gives what ZFS's block-by-block charges add up to.
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys dir, ReadDirPhys(ds->dir_obj));
+    UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(dir));
+    const uint64_t unique_after = p.unique_bytes + static_cast<uint64_t>(du);
+    const int64_t charged = static_cast<int64_t>(std::max(unique_after, refreservation)) -
+                            static_cast<int64_t>(std::max(p.unique_bytes, refreservation));
+    p.bp = bp;
+    p.referenced_bytes += du;
+    p.compressed_bytes += dc;
+    p.uncompressed_bytes += dl;
+    p.unique_bytes = unique_after;
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(ds->ds_obj, p, txg));
+    std::array<int64_t, kDdUsedCount> parts{};
+    parts[static_cast<int>(DdUsed::kHead)] = du;
+    parts[static_cast<int>(DdUsed::kRefReserve)] = charged - du;
+    UZFS_RETURN_IF_ERROR(DirUse(ds->dir_obj, parts, dc, dl, txg));
+  }
+  return Status::Ok();
+}
+
+Status Pool::SyncPasses(uint64_t txg) {
+  maps_->SetTxg(txg);
+  std::string trace;  // per pass: born/killed/rewritten blocks, for the error
+  for (uint64_t pass = 1;; pass++) {
+    if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
+    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
+    UZFS_RETURN_IF_ERROR(LogClassSyncTxg(txg, /*allow_condense=*/pass == 1));
+    if (!mos_->HasDirty(txg)) break;
+    UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
+    UZFS_RETURN_IF_ERROR(AppendDeferredFrees(txg));
+    const SyncStats st = mos_->LastSyncStats();
+    if (pass > kMaxSyncPasses - 4) {
+      trace += " [pass " + std::to_string(pass) + ": born " + std::to_string(st.born_blocks) + "/" +
+               std::to_string(st.born_asize) + " killed " + std::to_string(st.killed_blocks) + "/" +
+               std::to_string(st.killed_asize) + " rewritten " + std::to_string(st.rewritten_blocks) + "]";
+    }
+    const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
+    const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
+    const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    if (du != 0 || dc != 0 || dl != 0) {
+      UZFS_RETURN_IF_ERROR(ChargeDirs(mos_dir_obj_, du, dc, dl, static_cast<int>(DdUsed::kHead), txg));
+    }
+  }
+  return Status::Ok();
+}
+
+ObjsetWriterOptions Pool::MosOptions() {
+  ObjsetWriterOptions mo;
+  mo.pool_version = ident_.version;
+  mo.multi_pass = true;
+  mo.free_hook = [this](const BlockPtr& bp, uint64_t txg, int pass) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    // Runs inside mos_->Sync, called by SyncPasses with mu_ held.
+    if (pass >= 2 && bp.birth < txg && sync_bplist_obj_ != 0) {
+      deferred_frees_.push_back(bp);
+      return Status::Ok();
+    }
+    return zio_->Free(bp, txg);
+  };
+  mo.on_read_error = ReadErrorHook(0);
+  return mo;
+}
+
+// The deferred-free list is a bplist (bpobj from v26): 128-byte block
+// pointers in the object's data, header in the bonus: entries, bytes
+// (allocated, deflated), compressed, uncompressed [, subobjs, nsubobjs].
+Status Pool::AppendDeferredFrees(uint64_t txg) {
+  if (deferred_frees_.empty()) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
+  std::vector<uint8_t> hdr = dn.bonus;
+  if (hdr.size() < 32) return Status::Corruption("sync_bplist header too short");
+  uint64_t n = LoadLE64(hdr.data());
+  std::vector<uint8_t> raw(deferred_frees_.size() * kBlockPtrSize);
+  uint64_t bytes = 0, comp = 0, uncomp = 0;
+  for (size_t i = 0; i < deferred_frees_.size(); i++) {
+    // As ZFS stores list entries: fill and checksum zeroed (fill bit 0
+    // means "freed" to OpenZFS's bpobj readers).
+    BlockPtr bp = deferred_frees_[i];
+    bp.fill = 0;
+    bp.cksum = {};
+    EncodeBlockPtr(bp, std::span<uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
+    uint64_t asize = 0;
+    for (const Dva& d : bp.dva) asize += d.asize;
+    bytes += Deflate(asize);
+    comp += bp.psize;
+    uncomp += bp.lsize;
+  }
+  UZFS_RETURN_IF_ERROR(mos_->Write(sync_bplist_obj_, n * kBlockPtrSize, raw, txg));
+  StoreLE64(hdr.data(), n + deferred_frees_.size());
+  StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + bytes);
+  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + comp);
+  StoreLE64(hdr.data() + 24, LoadLE64(hdr.data() + 24) + uncomp);
+  deferred_frees_.clear();
+  return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
+}
+
+Status Pool::ProcessDeferredFrees(uint64_t txg) {
+  if (sync_bplist_obj_ == 0) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
+  if (dn.bonus.size() < 32) return Status::Corruption("sync_bplist header too short");
+  const uint64_t n = LoadLE64(dn.bonus.data());
+  if (n == 0) return Status::Ok();
+  if (n > (uint64_t{1} << 24)) return Status::Corruption("sync_bplist has an impossible length");
+  std::vector<uint8_t> raw(n * kBlockPtrSize);
+  UZFS_RETURN_IF_ERROR(mos_->Read(sync_bplist_obj_, 0, raw));
+  for (uint64_t i = 0; i < n; i++) {
+    const BlockPtr bp =
+        DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
+    UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg));
+  }
+  UZFS_RETURN_IF_ERROR(mos_->FreeRange(sync_bplist_obj_, 0, UINT64_MAX, txg));
+  std::vector<uint8_t> hdr(dn.bonus.size(), 0);
+  return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
+}
+
+Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
+  std::map<uint64_t, Vdev*> by_guid;
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  for (Vdev* v : leaves) by_guid[v->guid()] = v;
+  int written = 0;
+  Status first = Status::Ok();
+  const std::vector<uint64_t> holes = HoleIds(tree_);
+  // Newest top-level vdevs first: a crash part way through a `zpool add`
+  // leaves labels on the new devices (which import then drops, see
+  // LoadAfterImport) rather than old labels naming devices that have none.
+  for (auto top_it = tree_.children.rbegin(); top_it != tree_.children.rend(); ++top_it) {
+    const VdevNode& top = *top_it;
+    std::vector<const VdevNode*> ln;
+    CollectLeafNodes(top, &ln);
+    for (const VdevNode* n : ln) {
+      auto it = by_guid.find(n->guid);
+      if (it == by_guid.end() || !it->second->usable() || !it->second->device()) continue;
+      Status s = WriteDeviceConfig(*it->second->device(),
+                                   LeafLabelConfig(ident_, state, txg, top, n->guid, tree_.children.size(), holes));
+      if (s.ok()) {
+        written++;
+      } else if (first.ok()) {
+        first = s;
+      }
+    }
+  }
+  if (written == 0) return first.ok() ? Status::IoError("no device to write labels to") : first;
+  return Status::Ok();
+}
+
+Status Pool::WriteUberblock(uint64_t txg) {
+  // Every top-level vdev flushed; a failed log device is not fatal (it
+  // holds no pool data: the intent log moves to the main pool).
+  for (size_t i = 0; i < tree_.children.size(); i++) {
+    Vdev* top = root_->child(static_cast<uint32_t>(i));
+    if (top == nullptr) continue;
+    Status s = top->Flush();
+    if (!s.ok() && !tree_.children[i].is_log) return s;
+  }
+  if (labels_dirty_) {
+    UZFS_RETURN_IF_ERROR(WriteLabels(label_state_, txg));
+    labels_dirty_ = false;
+  }
+  Uberblock ub;
+  ub.version = ident_.version;
+  ub.txg = txg;
+  ub.guid_sum = GuidSum(tree_);
+  ub.timestamp = PoolClockSeconds();
+  ub.rootbp = mos_->root();
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  int written = 0;
+  Status first = Status::Ok();
+  for (Vdev* leaf : leaves) {
+    if (!leaf->usable() || !leaf->device()) continue;
+    Status s = WriteDeviceUberblock(*leaf->device(), ub, leaf->ashift());
+    if (s.ok()) {
+      written++;
+    } else if (first.ok()) {
+      first = s;
+    }
+  }
+  if (written == 0) return first.ok() ? Status::IoError("no device to write the uberblock to") : first;
+  ub_ = ub;
+  return Status::Ok();
+}
+
+}  // namespace uzfs
