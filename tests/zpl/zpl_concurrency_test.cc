@@ -25,11 +25,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/dsl/pool_test_util.h"
-#include "tests/testutil/testutil.h"
-#include "zfs/dsl/pool.h"
-#include "zfs/zpl/zpl_create.h"
-#include "zfs/zpl/zpl_fs.h"
+#include "tests/zpl/zpl_test_pool.h"
 
 namespace uzfs {
 namespace {
@@ -63,15 +59,10 @@ struct Model {
 class ZplConcurrencyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0", 512ull << 20));
     PoolCreateOptions o = pooltest::V23();
-    o.fs_init = InitNewFilesystem;
     o.txg.timeout = std::chrono::milliseconds(200);  // txgs sync under the threads
-    auto p = Pool::Create("cc", l, o);
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    pool_ = std::move(*p);
-    MountFs();
+    tp_.Open("cc", 512ull << 20, o);
+    fs_ = &tp_.fs();
     for (int d = 0; d < kDirs; d++) {
       auto r = fs_->Mkdir(cred_, fs_->root_ino(), "d" + std::to_string(d), 0755);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -82,33 +73,10 @@ class ZplConcurrencyTest : public ::testing::Test {
     shared_ = s->first.ino;
     ASSERT_TRUE(fs_->Release(s->second).ok());
   }
-  void TearDown() override {
-    if (fs_) {
-      EXPECT_TRUE(fs_->Unmount().ok());
-    }
-    fs_.reset();
-    if (pool_) {
-      EXPECT_TRUE(pool_->Export().ok());
-    }
-    pool_.reset();
-  }
-  void MountFs() {
-    auto f = ZplFs::Mount(*pool_, "cc", {});
-    ASSERT_TRUE(f.ok()) << f.status().ToString();
-    fs_ = std::move(*f);
-  }
+  // Directory inode numbers are object numbers: they stay.
   void Remount() {
-    ASSERT_TRUE(fs_->Unmount().ok());
-    fs_.reset();
-    ASSERT_UZFS_OK(pool_->Export());
-    pool_.reset();
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(dir_.path(), "cc", io);
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    pool_ = std::move(*p);
-    MountFs();
-    // Directory inode numbers are object numbers: they stay.
+    tp_.Remount();
+    fs_ = &tp_.fs();
   }
 
   // The whole contents of ino (through a fresh handle).
@@ -130,9 +98,8 @@ class ZplConcurrencyTest : public ::testing::Test {
   void Run(int t, Model& m, std::atomic<int>& failures, std::string& first_failure);
   void Verify(const std::vector<Model>& models);
 
-  test::TempDir dir_;
-  std::unique_ptr<Pool> pool_;
-  std::unique_ptr<ZplFs> fs_;
+  zpltest::ZplTestPool tp_;
+  ZplFs* fs_ = nullptr;
   ZplCred cred_;
   std::vector<uint64_t> dirs_;
   uint64_t shared_ = 0;
@@ -304,7 +271,7 @@ TEST_F(ZplConcurrencyTest, SharedDirectoriesAndFileMatchTheModel) {
   std::atomic<bool> done{false};
   std::thread syncer([&] {
     while (!done.load()) {
-      if (!pool_->Sync().ok()) failures++;
+      if (!tp_.pool().Sync().ok()) failures++;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
@@ -315,11 +282,8 @@ TEST_F(ZplConcurrencyTest, SharedDirectoriesAndFileMatchTheModel) {
   Verify(models);
   Remount();
   Verify(models);
-  ASSERT_TRUE(fs_->Unmount().ok());
-  fs_.reset();
-  ASSERT_UZFS_OK(pool_->Export());
-  pool_.reset();
-  pooltest::ExpectConsistent(dir_.path(), "cc");
+  tp_.Close();
+  pooltest::ExpectConsistent(tp_.dir(), "cc");
 }
 
 }  // namespace
