@@ -10,7 +10,7 @@
 #include <functional>
 #include <memory>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "raidz/raidz_map.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev.h"
 
 namespace uzfs {

@@ -34,7 +34,7 @@
 
 #include "raidz/parity.h"
 #include "raidz/reconstruct.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
