@@ -194,6 +194,18 @@ Status Vdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
 }
 
 void Vdev::Submit(std::span<BlockIo> ios) {
+  // A lone read shares its batch with nothing: straight to the vdev's Read,
+  // which reads a failing child once (in a batch, a read that the healthy
+  // path did not settle is read again by Read).
+  if (ios.size() == 1 && ios[0].is_read()) {
+    Vdev* v = kind_ == VdevKind::kRoot ? child(ios[0].vdev) : this;
+    if (v == nullptr) {
+      ios[0].status = Status::Corruption("no top-level vdev " + std::to_string(ios[0].vdev));
+    } else {
+      ReadAlone(*v, ios[0]);
+    }
+    return;
+  }
   std::vector<BatchPart> parts;
   if (kind_ != VdevKind::kRoot) {
     parts.push_back(BatchPart{this, {}});
@@ -215,13 +227,6 @@ void Vdev::Submit(std::span<BlockIo> ios) {
       }
       parts[part_of[io.vdev]].reqs.push_back(&io);
     }
-  }
-  // A lone read shares its batch with nothing: straight to the vdev's Read,
-  // which reads a failing child once (in a batch, a read that the healthy
-  // path did not settle is read again by Read).
-  if (parts.size() == 1 && parts[0].reqs.size() == 1 && parts[0].reqs[0]->is_read()) {
-    ReadAlone(*parts[0].vdev, *parts[0].reqs[0]);
-    return;
   }
   RunBatch(parts);
 }
