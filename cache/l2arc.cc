@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "zfs/spa/label.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 
 namespace uzfs {
 

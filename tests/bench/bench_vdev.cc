@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tests/testutil/testutil.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/util/mutex.h"

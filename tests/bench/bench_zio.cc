@@ -11,11 +11,12 @@
 // The txg sync's batched write below the pipeline (Zio::WriteMany's vdev
 // half), the two ways of issuing one batch of 32 blocks of 128 KiB, back
 // to back on each top-level vdev (split evenly between them):
-//   BM_BatchWrite/<layout>/<dev>/serial   each top-level vdev's
-//       WriteMany in turn, a mirror block by block (Vdev::WriteMany's
-//       default: one Write, all sides in parallel, per block)
-//   BM_BatchWrite/<layout>/<dev>/batched  WriteManyAcross: every leaf write
-//       of every vdev issued together, adjacent ones merged per leaf
+//   BM_BatchWrite/<layout>/<dev>/serial   each top-level vdev's batch
+//       (Vdev::Submit) in turn, a mirror block by block (one Write, all
+//       sides in parallel, per block)
+//   BM_BatchWrite/<layout>/<dev>/batched  one batch on the root
+//       (Vdev::Submit): every leaf write of every vdev issued together,
+//       adjacent ones merged per leaf
 // layout: mirror2 (one 2-way mirror), 2xmirror2, raidz2x6, 2xraidz2x6.
 // dev: "lat" leaves are in-memory devices behind a FaultDevice that holds
 // every I/O 1 ms (4 at once: a disk with a short queue; the time does not
@@ -155,13 +156,16 @@ void BM_BatchWrite(benchmark::State& state, int tops, bool raidz, bool files, bo
   std::mt19937_64 rng(1);
   for (auto& d : data)
     for (auto& b : d) b = static_cast<uint8_t>(rng());
-  // Block i on top-level vdev i % tops, back to back on each.
-  std::vector<std::vector<VdevWrite>> writes(tops);
+  // Block i on top-level vdev i % tops, back to back on each: `all` in
+  // block order (one batch on the root), `writes` per top-level vdev.
+  std::vector<BlockIo> all;
+  std::vector<std::vector<BlockIo>> writes(tops);
   std::vector<uint64_t> next(tops, 0);
   for (int i = 0; i < kBlocks; i++) {
-    Vdev* top = rig->root->child(static_cast<uint32_t>(i % tops));
-    writes[i % tops].push_back(VdevWrite{next[i % tops], data[i], {}});
-    next[i % tops] += top->AllocatedSize(kRecord);
+    const uint32_t t = static_cast<uint32_t>(i % tops);
+    all.push_back(BlockIo::Write(t, next[t], data[i]));
+    writes[t].push_back(all.back());
+    next[t] += rig->root->child(t)->AllocatedSize(kRecord);
   }
   std::vector<Vdev*> leaves;
   rig->root->CollectLeaves(&leaves);
@@ -174,22 +178,22 @@ void BM_BatchWrite(benchmark::State& state, int tops, bool raidz, bool files, bo
   const double cpu0 = bench::CpuSeconds();
   for (auto _ : state) {
     if (batched) {
-      std::vector<VdevWriteBatch> across;
-      for (int t = 0; t < tops; t++) across.push_back(VdevWriteBatch{rig->root->child(static_cast<uint32_t>(t)), writes[t]});
-      WriteManyAcross(across);
+      rig->root->Submit(all);
+      for (const BlockIo& w : all)
+        if (!w.status.ok()) std::abort();
     } else {
       for (int t = 0; t < tops; t++) {
         Vdev* top = rig->root->child(static_cast<uint32_t>(t));
         if (raidz) {
-          top->WriteMany(writes[t]);
+          top->Submit(writes[t]);
+          for (const BlockIo& w : writes[t])
+            if (!w.status.ok()) std::abort();
         } else {
-          top->Vdev::WriteMany(writes[t]);  // the default: block by block
+          for (const BlockIo& w : writes[t])  // block by block
+            if (!top->Write(w.offset, w.buf).ok()) std::abort();
         }
       }
     }
-    for (auto& ws : writes)
-      for (const VdevWrite& w : ws)
-        if (!w.status.ok()) std::abort();
   }
   state.counters["cpu_ms"] = (bench::CpuSeconds() - cpu0) * 1e3 / static_cast<double>(state.iterations());
   state.counters["leaf_writes"] =

@@ -26,14 +26,18 @@ class WritableStripe : public BlockTarget {
   WritableStripe(BlockDevice& dev, uint64_t asize) : dev_(dev), asize_(asize) {}
   uint32_t TopLevelCount() const override { return 1; }
   uint64_t TopLevelAsize(uint32_t) const override { return asize_; }
-  Status Read(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
-              bool /*scrub*/) override {
+  void Submit(std::span<BlockIo> ios) override {
+    for (BlockIo& io : ios)
+      io.status = io.is_read() ? ReadBlock(io.vdev, io.offset, io.buf, io.verifier())
+                               : WriteBlock(io.vdev, io.offset, io.buf);
+  }
+  Status ReadBlock(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerifier* verify) {
     if (vdev != 0) return Status::IoError("no such vdev");
     UZFS_RETURN_IF_ERROR(dev_.Read(kVdevDataOffset + off, buf));
-    if (verify && !verify(buf)) return Status::Corruption("checksum mismatch");
+    if (verify && !(*verify)(buf)) return Status::Corruption("checksum mismatch");
     return Status::Ok();
   }
-  Status Write(uint32_t vdev, uint64_t off, std::span<const uint8_t> buf) override {
+  Status WriteBlock(uint32_t vdev, uint64_t off, std::span<const uint8_t> buf) {
     if (vdev != 0) return Status::IoError("no such vdev");
     return dev_.Write(kVdevDataOffset + off, buf);
   }

@@ -49,14 +49,18 @@ class FileStripeTarget : public BlockTarget {
   static constexpr uint64_t kFront = kVdevDataOffset;
   uint32_t TopLevelCount() const override { return 1; }
   uint64_t TopLevelAsize(uint32_t) const override { return dev_.Size() - kFront - kVdevLabelEndSize; }
-  Status Read(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
-              bool /*scrub*/ = false) override {
+  void Submit(std::span<BlockIo> ios) override {
+    for (BlockIo& io : ios)
+      io.status = io.is_read() ? ReadBlock(io.vdev, io.offset, io.buf, io.verifier())
+                               : WriteBlock(io.vdev, io.offset, io.buf);
+  }
+  Status ReadBlock(uint32_t vdev, uint64_t off, std::span<uint8_t> buf, const BlockVerifier* verify) {
     if (vdev != 0) return Status::IoError("no such vdev");
     UZFS_RETURN_IF_ERROR(dev_.Read(kFront + off, buf));
-    if (verify && !verify(buf)) return Status::Corruption("checksum mismatch");
+    if (verify && !(*verify)(buf)) return Status::Corruption("checksum mismatch");
     return Status::Ok();
   }
-  Status Write(uint32_t, uint64_t, std::span<const uint8_t>) override {
+  Status WriteBlock(uint32_t, uint64_t, std::span<const uint8_t>) {
     return Status::NotSupported("read-only fixture");
   }
 

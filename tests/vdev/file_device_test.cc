@@ -15,7 +15,7 @@
 
 #include "tests/testutil/testutil.h"
 #include "tests/vdev/vdev_test_util.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 
 namespace uzfs {
 namespace {

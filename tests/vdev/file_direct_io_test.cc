@@ -16,7 +16,7 @@
 
 #include "tests/testutil/testutil.h"
 #include "tests/vdev/vdev_test_util.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"

@@ -1,9 +1,9 @@
-// Vdev::ReadMany: a batch of block reads gives each block what Read gives
-// it — the right bytes, the same errors, the same checksum-error counts on
-// the same children and the same repairs written back — for raidz (one
-// batch of data-column reads, Read for the blocks that need more), leaves
-// (one batch) and mirrors (the default: Read each). Blocks that do not fill
-// whole sectors take Read's own path inside the batch.
+// Vdev::Submit of reads: a batch of block reads gives each block what Read
+// gives it — the right bytes, the same errors, the same checksum-error
+// counts on the same children and the same repairs written back — for
+// raidz (one batch of data-column reads, Read for the blocks that need
+// more), leaves (one batch) and mirrors (Read each, after the batch).
+// Blocks that do not fill whole sectors take Read's own path.
 #include <algorithm>
 #include <random>
 #include <set>
@@ -26,11 +26,11 @@ std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed) {
   return test::WriteRandomBlocks(v, count, seed, 4);
 }
 
-// ReadMany of every block into fresh buffers, each verified exactly.
+// A batch reading every block into fresh buffers, each verified exactly.
 struct Batch {
   std::vector<std::vector<uint8_t>> got;
   std::vector<BlockVerifier> verify;
-  std::vector<VdevRead> reads;
+  std::vector<BlockIo> reads;
   explicit Batch(const std::vector<Block>& blocks) {
     got.resize(blocks.size());
     verify.resize(blocks.size());
@@ -39,14 +39,14 @@ struct Batch {
       verify[i] = Exactly(blocks[i].data);
     }
     for (size_t i = 0; i < blocks.size(); i++)
-      reads.push_back(VdevRead{blocks[i].offset, got[i], &verify[i], Status::Ok()});
+      reads.push_back(BlockIo::Read(0, blocks[i].offset, got[i], &verify[i]));
   }
 };
 
-// ReadMany of every block; each must come back OK with its bytes.
+// A batch reading every block; each must come back OK with its bytes.
 void ExpectBatchReadsAll(Vdev& v, const std::vector<Block>& blocks) {
   Batch b(blocks);
-  v.ReadMany(b.reads);
+  v.Submit(b.reads);
   for (size_t i = 0; i < blocks.size(); i++) {
     ASSERT_UZFS_OK(b.reads[i].status);
     EXPECT_EQ(b.got[i], blocks[i].data) << i;
@@ -135,7 +135,7 @@ TEST(VdevReadMany, RaidzFailedChildAndUnrecoverableBlockInOneBatch) {
     // Every read of child 4's data area fails: rebuilt from parity.
     faults[4]->FailReads(FaultTrigger::Always(), test::DataArea());
     Batch b(blocks);
-    vd.ReadMany(b.reads);
+    vd.Submit(b.reads);
     for (size_t i = 0; i < blocks.size(); i++) {
       if (i == 1 && bad == 3) {
         EXPECT_EQ(b.reads[i].status.code(), Code::kCorruption) << b.reads[i].status.ToString();
@@ -149,7 +149,7 @@ TEST(VdevReadMany, RaidzFailedChildAndUnrecoverableBlockInOneBatch) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
-TEST(VdevReadMany, LeafBatchAndMirrorDefaultMatchRead) {
+TEST(VdevReadMany, LeafBatchAndMirrorReadsMatchRead) {
   auto io = test::TestEngine();
   {
     auto t = test::MakeLeaves(*io, 1, kChildSize, 9);
@@ -158,7 +158,7 @@ TEST(VdevReadMany, LeafBatchAndMirrorDefaultMatchRead) {
     const auto blocks = WriteBlocks(leaf, 10, 5);
     test::CorruptOnMedia(fault, blocks[3].offset, 512);
     Batch b(blocks);
-    leaf.ReadMany(b.reads);
+    leaf.Submit(b.reads);
     for (size_t i = 0; i < blocks.size(); i++) {
       if (i == 3) {
         EXPECT_EQ(b.reads[i].status.code(), Code::kCorruption);

@@ -1,10 +1,11 @@
-// Vdev::WriteMany and write aggregation (RunChildIos, VdevAggregationLimit):
-// the columns of blocks written back to back are issued as one gathered
-// write per leaf (up to the limit), every block's bytes and parity land
+// Vdev::Submit of writes and write aggregation (RunChildIos,
+// VdevAggregationLimit): the columns of blocks written back to back are
+// issued as one gathered write per leaf (up to the limit), every block's
+// bytes and parity land
 // where Write would put them, and an error on a merged write reaches every
 // block in it. A mirror's batch goes to every side at once, merged per
 // side, with Write's error rule (a block is written when one side took
-// it). WriteManyAcross writes several vdevs' batches at the same time.
+// it). A batch on the root writes several top-level vdevs at the same time.
 // Also the engines' gathered writes (IoRequest::gather) on a real file,
 // through io_uring's writev and the threads engine's pwritev.
 #include <chrono>
@@ -18,7 +19,7 @@
 #include "tests/vdev/vdev_test_util.h"
 #include "tests/vdev/vdev_tree_test_util.h"
 #include "raidz/raidz_map.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/mem_device.h"
 
@@ -40,7 +41,7 @@ struct LimitScope {
 
 struct Blocks {
   std::vector<std::vector<uint8_t>> data;
-  std::vector<VdevWrite> writes;
+  std::vector<BlockIo> writes;
 };
 
 // `n` blocks of `psize` bytes, back to back from `start` (gap_sectors
@@ -52,7 +53,7 @@ Blocks MakeBlocks(const Vdev& v, int n, uint64_t psize, uint64_t seed, uint64_t 
   uint64_t off = start;
   for (int i = 0; i < n; i++) {
     b.data.push_back(RandomBytes(psize, seed + i));
-    b.writes.push_back(VdevWrite{off, b.data.back(), Status::Ok()});
+    b.writes.push_back(BlockIo::Write(0, off, b.data.back()));
     off += v.AllocatedSize(psize) + (gap_sectors << v.ashift());
   }
   return b;
@@ -105,8 +106,8 @@ void ExpectMergedPerLeaf(const std::function<TestTop(IoEngine&)>& make, uint64_t
       Vdev& vd = *v;
       Blocks b = MakeBlocks(vd, 8, 128 << 10, 7, 0, start);
       const auto before = LeafWriteOps(faults);
-      vd.WriteMany(b.writes);
-      for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+      vd.Submit(b.writes);
+      for (const BlockIo& w : b.writes) ASSERT_UZFS_OK(w.status);
       const auto after = LeafWriteOps(faults);
       for (size_t c = 0; c < faults.size(); c++) EXPECT_EQ(after[c] - before[c], per_leaf) << "leaf " << c;
       for (Vdev* leaf : vd.children()) EXPECT_EQ(leaf->io_counters().write_ops, per_leaf);
@@ -141,15 +142,15 @@ TEST(VdevWriteMany, MixedSizesAndGapsLandAsWriteWouldPutThem) {
       const uint64_t psize = (1 + rng() % 64) * 512;
       off += (rng() % 3 == 0 ? rng() % 4 : 0) << vd.ashift();
       b.data.push_back(RandomBytes(psize, 900 + i));
-      b.writes.push_back(VdevWrite{off, b.data.back(), Status::Ok()});
+      b.writes.push_back(BlockIo::Write(0, off, b.data.back()));
       auto m = raidz::MapBlock(off, psize, raidz::Geometry{5, 1, 9});
       ASSERT_TRUE(m.ok());
       for (const auto& col : m->cols) columns += col.size > 0 ? 1 : 0;
       off += vd.AllocatedSize(psize);
     }
     const auto before = LeafWriteOps(faults);
-    vd.WriteMany(b.writes);
-    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    vd.Submit(b.writes);
+    for (const BlockIo& w : b.writes) ASSERT_UZFS_OK(w.status);
     const auto after = LeafWriteOps(faults);
     uint64_t ios = 0;
     for (size_t c = 0; c < faults.size(); c++) ios += after[c] - before[c];
@@ -170,14 +171,14 @@ TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
     std::unique_ptr<Vdev> leaf = std::move(t.leaves[0]);
     Blocks b = MakeBlocks(*leaf, 4, 8192, 11);
     f->FailWrites(FaultTrigger::NextN(1), test::DataArea());
-    leaf->WriteMany(b.writes);
-    for (const VdevWrite& w : b.writes) EXPECT_TRUE(w.status.IsIoError()) << w.status.ToString();
+    leaf->Submit(b.writes);
+    for (const BlockIo& w : b.writes) EXPECT_TRUE(w.status.IsIoError()) << w.status.ToString();
     EXPECT_EQ(f->stats().injected_write_errors, 1u);
     EXPECT_EQ(f->errors().write.load(), 1u);
     EXPECT_EQ(leaf->state(), VdevState::kOnline);  // the probe outside the fault passed
     // Without the fault the same batch lands.
-    leaf->WriteMany(b.writes);
-    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    leaf->Submit(b.writes);
+    for (const BlockIo& w : b.writes) ASSERT_UZFS_OK(w.status);
     ExpectReadable(*leaf, b);
   }
   {
@@ -190,12 +191,12 @@ TEST(VdevWriteMany, ErrorOnAMergedWriteReachesEveryMember) {
       Vdev& vd = *v;
       Blocks b = MakeBlocks(vd, 6, 128 << 10, 21);
       for (int k = 0; k < failing; k++) faults[k]->FailWrites(FaultTrigger::Always(), test::DataArea());
-      vd.WriteMany(b.writes);
+      vd.Submit(b.writes);
       for (int k = 0; k < failing; k++) {
         EXPECT_EQ(faults[k]->stats().injected_write_errors, 1u) << "one merged write per leaf";
         faults[k]->ClearFaults();
       }
-      for (const VdevWrite& w : b.writes) {
+      for (const BlockIo& w : b.writes) {
         if (failing <= 2) {
           EXPECT_UZFS_OK(w.status);
         } else {
@@ -242,11 +243,11 @@ TEST(VdevWriteMany, MirrorBatchKeepsWritesErrorRule) {
     Vdev& vd = *v;
     Blocks b = MakeBlocks(vd, 6, 5000, 41);
     std::vector<uint8_t> far(4096, 7);
-    b.writes.push_back(VdevWrite{vd.asize(), far, Status::Ok()});
-    vd.WriteMany(b.writes);
+    b.writes.push_back(BlockIo::Write(0, vd.asize(), far));
+    vd.Submit(b.writes);
     EXPECT_TRUE(b.writes.back().status.code() == Code::kInvalidArgument) << b.writes.back().status.ToString();
     b.writes.pop_back();
-    for (const VdevWrite& w : b.writes) ASSERT_UZFS_OK(w.status);
+    for (const BlockIo& w : b.writes) ASSERT_UZFS_OK(w.status);
     ExpectReadable(vd, b);
   }
   for (int failing : {1, 2}) {
@@ -260,13 +261,13 @@ TEST(VdevWriteMany, MirrorBatchKeepsWritesErrorRule) {
     Vdev& vd = *v;
     Blocks b = MakeBlocks(vd, 6, 128 << 10, 61);
     for (int k = 0; k < failing; k++) faults[k]->FailWrites(FaultTrigger::Always(), test::DataArea());
-    vd.WriteMany(b.writes);
+    vd.Submit(b.writes);
     for (int k = 0; k < failing; k++) {
       EXPECT_EQ(faults[k]->stats().injected_write_errors, 1u) << "one merged write per side";
       EXPECT_EQ(faults[k]->errors().write.load(), 1u);
       faults[k]->ClearFaults();
     }
-    for (const VdevWrite& w : b.writes) {
+    for (const BlockIo& w : b.writes) {
       if (failing < 2) {
         EXPECT_UZFS_OK(w.status);
       } else {
@@ -291,21 +292,21 @@ TEST(VdevWriteMany, MirrorBatchKeepsWritesErrorRule) {
     ASSERT_UZFS_OK(v->child(1)->Offline());
     Blocks b = MakeBlocks(*v, 4, 64 << 10, 71);
     const auto before = LeafWriteOps(faults);
-    v->WriteMany(b.writes);
-    for (const VdevWrite& w : b.writes) EXPECT_UZFS_OK(w.status);
+    v->Submit(b.writes);
+    for (const BlockIo& w : b.writes) EXPECT_UZFS_OK(w.status);
     const auto after = LeafWriteOps(faults);
     EXPECT_EQ(after[0] - before[0], 1u);
     EXPECT_EQ(after[1] - before[1], 0u);
     // Read-only: refused, nothing written.
     v->SetReadOnly(true);
-    v->WriteMany(b.writes);
-    for (const VdevWrite& w : b.writes) EXPECT_TRUE(w.status.code() == Code::kInvalidArgument) << w.status.ToString();
+    v->Submit(b.writes);
+    for (const BlockIo& w : b.writes) EXPECT_TRUE(w.status.code() == Code::kInvalidArgument) << w.status.ToString();
     EXPECT_EQ(LeafWriteOps(faults)[0], after[0]);
   }
   io->Shutdown(ShutdownMode::kDrain);
 }
 
-TEST(VdevWriteMany, AcrossWritesTopLevelVdevsTogether) {
+TEST(VdevWriteMany, RootBatchWritesTopLevelVdevsTogether) {
   // Two single-leaf top-level vdevs, four adjacent blocks each: one merged
   // write per leaf, both in progress at the same time.
   LimitScope scope(kDefaultAggregationLimit);
@@ -315,12 +316,19 @@ TEST(VdevWriteMany, AcrossWritesTopLevelVdevsTogether) {
     std::vector<test::RendezvousDevice*> devs;
     auto tops = test::MakeRendezvousLeaves(*io, 2, kChildSize, &f, &devs, 300);
     Blocks b0 = MakeBlocks(*tops[0], 4, 64 << 10, 81), b1 = MakeBlocks(*tops[1], 4, 64 << 10, 91);
-    std::vector<VdevWriteBatch> batches{{tops[0].get(), b0.writes}, {tops[1].get(), b1.writes}};
+    auto root = MakeRootVdev(std::move(tops));
+    ASSERT_UZFS_OK(root.status());
+    // One batch naming both top-level vdevs, their requests interleaved.
+    std::vector<BlockIo> batch;
+    for (size_t i = 0; i < b0.writes.size(); i++) {
+      batch.push_back(b0.writes[i]);
+      batch.push_back(b1.writes[i]);
+      batch.back().vdev = 1;
+    }
     const auto t0 = std::chrono::steady_clock::now();
-    WriteManyAcross(batches);
+    (*root)->Submit(batch);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (const VdevWrite& w : b0.writes) ASSERT_UZFS_OK(w.status);
-    for (const VdevWrite& w : b1.writes) ASSERT_UZFS_OK(w.status);
+    for (const BlockIo& w : batch) ASSERT_UZFS_OK(w.status);
     EXPECT_EQ(devs[0]->writes(), 1u);
     EXPECT_EQ(devs[1]->writes(), 1u);
     {
@@ -328,8 +336,8 @@ TEST(VdevWriteMany, AcrossWritesTopLevelVdevsTogether) {
       EXPECT_EQ(f.most, 2) << "the two vdevs were written one after the other";
     }
     EXPECT_LT(secs, 4.0);
-    ExpectReadable(*tops[0], b0);
-    ExpectReadable(*tops[1], b1);
+    ExpectReadable(*(*root)->child(0), b0);
+    ExpectReadable(*(*root)->child(1), b1);
   }
   io->Shutdown(ShutdownMode::kDrain);
 }

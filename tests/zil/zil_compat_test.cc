@@ -35,14 +35,18 @@ class FileTarget : public BlockTarget {
   bool ok() const { return fd_ >= 0; }
   uint32_t TopLevelCount() const override { return 1; }
   uint64_t TopLevelAsize(uint32_t) const override { return 56ull << 20; }
-  Status Read(uint32_t, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
-              bool = false) override {
+  void Submit(std::span<BlockIo> ios) override {
+    for (BlockIo& io : ios)
+      io.status = io.is_read() ? ReadBlock(io.vdev, io.offset, io.buf, io.verifier())
+                               : WriteBlock(io.vdev, io.offset, io.buf);
+  }
+  Status ReadBlock(uint32_t, uint64_t off, std::span<uint8_t> buf, const BlockVerifier* verify) {
     if (pread(fd_, buf.data(), buf.size(), off + kLabelStart) != ssize_t(buf.size()))
       return Status::IoError("short read");
-    if (verify && !verify(buf)) return Status::Corruption("checksum");
+    if (verify && !(*verify)(buf)) return Status::Corruption("checksum");
     return Status::Ok();
   }
-  Status Write(uint32_t, uint64_t off, std::span<const uint8_t> buf) override {
+  Status WriteBlock(uint32_t, uint64_t off, std::span<const uint8_t> buf) {
     if (pwrite(fd_, buf.data(), buf.size(), off + kLabelStart) != ssize_t(buf.size()))
       return Status::IoError("short write");
     return Status::Ok();

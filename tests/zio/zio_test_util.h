@@ -20,17 +20,21 @@ class MemTarget : public BlockTarget {
   MemTarget(uint32_t vdevs, uint64_t asize) : disks_(vdevs, std::vector<uint8_t>(asize)) {}
   uint32_t TopLevelCount() const override { return static_cast<uint32_t>(disks_.size()); }
   uint64_t TopLevelAsize(uint32_t v) const override { return disks_[v].size(); }
-  Status Read(uint32_t v, uint64_t off, std::span<uint8_t> buf, const BlockVerify& verify,
-              bool /*scrub*/ = false) override {
+  void Submit(std::span<BlockIo> ios) override {
+    for (BlockIo& io : ios)
+      io.status = io.is_read() ? ReadBlock(io.vdev, io.offset, io.buf, io.verifier())
+                               : WriteBlock(io.vdev, io.offset, io.buf);
+  }
+  Status ReadBlock(uint32_t v, uint64_t off, std::span<uint8_t> buf, const BlockVerifier* verify) {
     std::lock_guard<std::mutex> l(mu_);
     if (failed_.count(v)) return Status::IoError("vdev " + std::to_string(v) + " failed");
     if (off + buf.size() > disks_[v].size()) return Status::IoError("read past end");
     std::memcpy(buf.data(), disks_[v].data() + off, buf.size());
     reads_++;
-    if (verify && !verify(buf)) return Status::Corruption("checksum mismatch");
+    if (verify && !(*verify)(buf)) return Status::Corruption("checksum mismatch");
     return Status::Ok();
   }
-  Status Write(uint32_t v, uint64_t off, std::span<const uint8_t> buf) override {
+  Status WriteBlock(uint32_t v, uint64_t off, std::span<const uint8_t> buf) {
     if (before_write) before_write();
     std::lock_guard<std::mutex> l(mu_);
     if (failed_.count(v)) return Status::IoError("vdev " + std::to_string(v) + " failed");

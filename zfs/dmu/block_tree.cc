@@ -8,7 +8,6 @@
 
 #include "zfs/util/mutex.h"
 #include "zfs/util/zassert.h"
-#include "zfs/vdev/vdev.h"
 
 namespace uzfs {
 namespace {
@@ -37,10 +36,9 @@ Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg) {
   std::vector<Status> errs(jobs.size(), Status::Ok());
   // Batches of consecutive jobs, each one Zio::WriteMany on a worker: its
   // blocks are allocated back to back, so their columns merge into large
-  // writes on each leaf. A batch holds about 4x the aggregation limit of
-  // data (raidz2 over six disks: 32 blocks of 128 KiB, 1 MiB per leaf);
+  // writes on each leaf. A batch holds Zio::WriteBatchBytes() of data;
   // with aggregation off, one block each (the workers share them out).
-  const uint64_t batch_bytes = 4 * VdevAggregationLimit();
+  const uint64_t batch_bytes = Zio::WriteBatchBytes();
   std::vector<std::pair<size_t, size_t>> batches;
   for (size_t lo = 0; lo < jobs.size();) {
     size_t hi = lo + 1;

@@ -59,7 +59,7 @@ struct BlockWrite {
   BlockPtr result;  // filled in; BlockPtr{} when the data was all zeros
 };
 // Writes every block on the Zio's workers and waits: consecutive jobs in
-// batches of about 4x VdevAggregationLimit() bytes, each batch one
+// batches of about Zio::WriteBatchBytes() bytes, each batch one
 // Zio::WriteMany (allocated back to back, written with merged leaf I/O). On any
 // failure the blocks that were newly allocated are unallocated (never a
 // rewrite in place of props.rewrite) and the first error is returned.

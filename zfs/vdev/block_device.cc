@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 
 namespace uzfs {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 
 namespace uzfs {
 namespace {

@@ -1,6 +1,8 @@
-// The vdev tree's common parts: names, ownership of children, flush, the
-// admin transitions (offline/online/removed), counters, the root vdev, the
-// builders, and RunChildIos (the parallel child-I/O helper; vdev_impl.h).
+// The vdev tree's common parts: names, ownership of children, the batch
+// entry point (Submit: requests grouped per top-level vdev, every vdev's
+// StartBatch, one RunChildIos, every FinishBatch), flush, the admin
+// transitions (offline/online/removed), counters, the root and hole
+// vdevs, the builders, and RunChildIos (the parallel child I/O; vdev_impl.h).
 // Leaf, mirror and raidz I/O live in vdev_leaf.cc, vdev_mirror.cc and
 // vdev_raidz.cc. Threading: see vdev.h.
 #include "zfs/vdev/vdev.h"
@@ -10,7 +12,7 @@
 #include <functional>
 #include <memory>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -191,35 +193,75 @@ Status Vdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
   return first;
 }
 
-void Vdev::ReadMany(std::span<VdevRead> reads) {
-  static const BlockVerifier kTrusted;
-  for (VdevRead& r : reads) r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
+void Vdev::Submit(std::span<BlockIo> ios) {
+  // A lone read shares its batch with nothing: straight to the vdev's Read,
+  // which reads a failing child once (in a batch, a read that the healthy
+  // path did not settle is read again by Read).
+  if (ios.size() == 1 && ios[0].is_read()) {
+    Vdev* v = kind_ == VdevKind::kRoot ? child(ios[0].vdev) : this;
+    if (v == nullptr) {
+      ios[0].status = Status::Corruption("no top-level vdev " + std::to_string(ios[0].vdev));
+    } else {
+      ReadAlone(*v, ios[0]);
+    }
+    return;
+  }
+  std::vector<BatchPart> parts;
+  if (kind_ != VdevKind::kRoot) {
+    parts.push_back(BatchPart{this, {}});
+    for (BlockIo& io : ios) parts[0].reqs.push_back(&io);
+  } else {
+    // One part per top-level vdev named, in the order first named; each
+    // part keeps its requests in batch order.
+    std::vector<size_t> part_of(children().size(), SIZE_MAX);
+    for (BlockIo& io : ios) {
+      Vdev* top = child(io.vdev);
+      if (top == nullptr) {
+        const std::string what = "no top-level vdev " + std::to_string(io.vdev);
+        io.status = io.is_read() ? Status::Corruption(what) : Status::InvalidArgument(what);
+        continue;
+      }
+      if (part_of[io.vdev] == SIZE_MAX) {
+        part_of[io.vdev] = parts.size();
+        parts.push_back(BatchPart{top, {}});
+      }
+      parts[part_of[io.vdev]].reqs.push_back(&io);
+    }
+  }
+  RunBatch(parts);
 }
 
-void Vdev::WriteMany(std::span<VdevWrite> writes) {
-  for (VdevWrite& w : writes) w.status = Write(w.offset, w.buf);
-}
-
-std::unique_ptr<VdevWritePlan> Vdev::StartWrites(std::span<VdevWrite> writes, IoOp /*op*/,
-                                                 std::vector<ChildIo>* /*ios*/) {
-  WriteMany(writes);
-  return nullptr;
-}
-
-void Vdev::FinishWrites(VdevWritePlan* /*plan*/, std::span<VdevWrite> /*writes*/,
-                        std::span<const ChildIo> /*ios*/) {}
-
-void Vdev::WriteManyPlanned(std::span<VdevWrite> writes, IoOp op) {
+void Vdev::RunBatch(std::span<BatchPart> parts) {
+  // One vector of child I/Os for every vdev (plans keep indices into it,
+  // never pointers, as it grows), one RunChildIos: adjacent writes still
+  // merge per leaf, and different vdevs' leaves work at the same time.
   std::vector<ChildIo> ios;
-  std::unique_ptr<VdevWritePlan> plan = StartWrites(writes, op, &ios);
+  std::vector<std::unique_ptr<VdevBatchPlan>> plans(parts.size());
+  for (size_t p = 0; p < parts.size(); p++) plans[p] = parts[p].vdev->StartBatch(parts[p].reqs, &ios);
   RunChildIos(ios);
-  FinishWrites(plan.get(), writes, ios);
+  for (size_t p = 0; p < parts.size(); p++) parts[p].vdev->FinishBatch(plans[p].get(), parts[p].reqs, ios);
 }
 
-Status Vdev::WritePlanned(uint64_t offset, std::span<const uint8_t> buf, IoOp op) {
-  VdevWrite w{offset, buf, {}};
-  WriteManyPlanned({&w, 1}, op);
-  return w.status;
+void Vdev::RunOne(BlockIo* io) {
+  BatchPart part{this, {io}};
+  RunBatch({&part, 1});
+}
+
+Status Vdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
+  BlockIo io = BlockIo::Write(id_, offset, buf);
+  RunOne(&io);
+  return io.status;
+}
+
+Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  BlockIo io = BlockIo::Write(id_, offset, buf, BlockOp::kWriteDurable);
+  RunOne(&io);
+  return io.status;
+}
+
+void ReadAlone(Vdev& v, BlockIo& io) {
+  static const BlockVerifier kTrusted;
+  io.status = v.Read(io.offset, io.buf, io.verify ? *io.verify : kTrusted, &io.outcome, io.mode);
 }
 
 std::span<uint8_t> PaddedWriteBuffer(std::span<const uint8_t> buf, uint64_t padded,
@@ -228,24 +270,6 @@ std::span<uint8_t> PaddedWriteBuffer(std::span<const uint8_t> buf, uint64_t padd
   *scratch = AlignedBuffer(padded);
   std::memcpy(scratch->data(), buf.data(), buf.size());
   return scratch->span();
-}
-
-void WriteManyAcross(std::span<VdevWriteBatch> batches) {
-  // One vector of child I/Os for every vdev (plans keep indices into it,
-  // never pointers, as it grows), one RunChildIos: adjacent writes still
-  // merge per leaf, and different vdevs' leaves work at the same time.
-  std::vector<ChildIo> ios;
-  std::vector<std::unique_ptr<VdevWritePlan>> plans(batches.size());
-  for (size_t b = 0; b < batches.size(); b++)
-    plans[b] = batches[b].vdev->StartWrites(batches[b].writes, IoOp::kWrite, &ios);
-  RunChildIos(ios);
-  for (size_t b = 0; b < batches.size(); b++)
-    batches[b].vdev->FinishWrites(plans[b].get(), batches[b].writes, ios);
-}
-
-Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  UZFS_RETURN_IF_ERROR(Write(offset, buf));
-  return Flush();
 }
 
 Status Vdev::Flush() {
@@ -465,10 +489,19 @@ class HoleVdev final : public Vdev {
   Status Read(uint64_t, std::span<uint8_t>, const BlockVerifier&, ReadOutcome*, ReadMode) override {
     return Status::Corruption("read of a hole vdev (a removed device)");
   }
-  Status Write(uint64_t, std::span<const uint8_t>) override {
-    return Status::InvalidArgument("write to a hole vdev (a removed device)");
-  }
   VdevState state() const override { return VdevState::kOnline; }
+
+ protected:
+  // Every request refused, no I/O.
+  std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                            std::vector<ChildIo>*) override {
+    for (BlockIo* io : reqs) {
+      io->status = io->is_read() ? Status::Corruption("read of a hole vdev (a removed device)")
+                                 : Status::InvalidArgument("write to a hole vdev (a removed device)");
+    }
+    return nullptr;
+  }
+  void FinishBatch(VdevBatchPlan*, std::span<BlockIo* const>, std::span<const ChildIo>) override {}
 };
 
 }  // namespace
@@ -480,8 +513,13 @@ Status RootVdev::Read(uint64_t, std::span<uint8_t>, const BlockVerifier&, ReadOu
   return Status::InvalidArgument("read of the root vdev: a DVA names a top-level vdev");
 }
 
-Status RootVdev::Write(uint64_t, std::span<const uint8_t>) {
-  return Status::InvalidArgument("write of the root vdev: a DVA names a top-level vdev");
+std::unique_ptr<VdevBatchPlan> RootVdev::StartBatch(std::span<BlockIo* const> reqs,
+                                                    std::vector<ChildIo>*) {
+  for (BlockIo* io : reqs) {
+    io->status = Status::InvalidArgument(std::string(io->is_read() ? "read" : "write") +
+                                         " of the root vdev: a DVA names a top-level vdev");
+  }
+  return nullptr;
 }
 
 VdevState RootVdev::state() const {

@@ -1,5 +1,7 @@
 // Vdev: the vdev tree — leaves, mirrors, raidz and the root — and the
-// blocking block I/O the ZIO pipeline issues to it.
+// blocking block I/O the ZIO pipeline issues to it: batches of BlockIo
+// (block_io.h) through Submit, with Read/Write/WriteDurable as batches of
+// one.
 //
 // What it does: a Vdev turns "read/write psize bytes at byte `offset` of my
 // allocatable space" into I/O on its leaves, with the redundancy its kind
@@ -15,8 +17,9 @@
 //    on a verify failure every column is read and subsets of up to nparity
 //    (minus the known-failed) columns are tried as silently wrong until the
 //    block verifies. Skip sectors are never written.
-//  - root: top-level vdev i is child i. Read/Write on it are InvalidArgument
-//    (a DVA names a top-level vdev); Flush flushes every leaf.
+//  - root: top-level vdev i is child i; Submit on it sends each request to
+//    the top-level vdev it names. Read/Write on it are InvalidArgument (a
+//    DVA names a top-level vdev); Flush flushes every leaf.
 //
 // What it promises:
 //  - Self-healing: when a read succeeds with a verifier after using
@@ -47,11 +50,12 @@
 //    top-level vdev is. Unusable leaves get no I/O (reads treat them as
 //    missing, writes skip them; resilver will need a DTL — not kept yet).
 //
-// Threading contract: Read, Write, Flush, state(), counters() and the admin
-// calls are safe from many threads at once (concurrent writes to one block
-// leave one of them, per sector). The tree's shape is fixed after the
-// builders return. Read/Write/Flush block on the IoEngine, so they must not
-// be called from an IoEngine thread (REQUIRES, as SubmitAndWait).
+// Threading contract: Submit, Read, Write, Flush, state(), counters() and
+// the admin calls are safe from many threads at once (concurrent writes to
+// one block leave one of them, per sector). The tree's shape is fixed after
+// the builders return. Submit/Read/Write/Flush block on the IoEngine, so
+// they must not be called from an IoEngine thread (REQUIRES, as
+// SubmitAndWait).
 // Locks: each vdev's admin_mu_ serializes the check-and-set of Offline()
 // among its children; I/O takes no vdev lock (states and counters are
 // atomics).
@@ -69,6 +73,7 @@
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 #include "zfs/vdev/block_device.h"
+#include "zfs/vdev/block_io.h"
 #include "zfs/vdev/io_engine.h"
 
 namespace uzfs {
@@ -101,48 +106,12 @@ constexpr bool VdevStateUsable(VdevState s) {
   return s == VdevState::kOnline || s == VdevState::kDegraded;
 }
 
-// verify(block) -> true when the psize bytes are the right block (the caller
-// checks the block-pointer checksum). Called on the caller's thread, maybe
-// many times per Read (once per reconstruction tried).
-using BlockVerifier = std::function<bool(std::span<const uint8_t> block)>;
-
-struct ReadOutcome {
-  int repaired_children = 0;      // == repaired.size()
-  bool reconstructed = false;     // parity or another mirror side was needed
-  int checksum_errors = 0;        // children that returned wrong data
-  std::vector<uint32_t> repaired;  // ids (index in this vdev) written back
-};
-
 // Mirror reads start on side (offset >> kMirrorSpreadShift) mod N.
 inline constexpr uint32_t kMirrorSpreadShift = 20;
 
-enum class ReadMode : uint8_t {
-  kNormal,  // read what the block needs (raidz: data columns; mirror: one side)
-  kScrub,   // read every copy (raidz: parity too; mirror: every side), repair
-            // any that is wrong
-};
-
 struct ChildIo;  // vdev_impl.h
-struct VdevWriteBatch;
-// What a vdev's StartWrites hands its FinishWrites (each kind its own).
-struct VdevWritePlan {
-  virtual ~VdevWritePlan() = default;
-};
-
-// One block of a ReadMany batch: as Read's arguments, the outcome in status.
-struct VdevRead {
-  uint64_t offset = 0;
-  std::span<uint8_t> buf;
-  const BlockVerifier* verify = nullptr;  // may be null (trusted)
-  Status status;
-};
-
-// One block of a WriteMany batch: as Write's arguments, the outcome in status.
-struct VdevWrite {
-  uint64_t offset = 0;
-  std::span<const uint8_t> buf;
-  Status status;
-};
+// What a vdev's StartBatch hands its FinishBatch (each kind its own).
+struct VdevBatchPlan;
 
 class Vdev {
  public:
@@ -176,41 +145,40 @@ class Vdev {
   // psize rounded up to 1 << ashift otherwise.
   virtual uint64_t AllocatedSize(uint64_t psize) const;
 
+  // The one entry point for block I/O: every request of the batch settled
+  // in place (block_io.h), each exactly as it would be alone (same bytes,
+  // errors, counters and repairs). On the root a request names its
+  // top-level vdev by `vdev` (none there: a read is Corruption, a write
+  // InvalidArgument); below the root every request is this vdev's own and
+  // `vdev` is not looked at. The leaf I/O of every request is issued
+  // together and waited for once: several top-level vdevs work at the same
+  // time, a mirror writes every block to every side at once, writes that
+  // blocks allocated back to back put next to each other on a leaf (raidz
+  // columns, mirror copies) go as one write (VdevAggregationLimit), and a
+  // raidz or leaf reads the healthy path of every block (data columns) in
+  // the same batch; a read that needs more (a failed or wrong column, a
+  // scrub, a mirror read) then goes through Read, after the batch. A batch
+  // of one read is that Read. REQUIRES: not on an IoEngine thread.
+  void Submit(std::span<BlockIo> ios);
   // Reads the block of buf.size() (psize) bytes at `offset` into buf; see the
   // header comment for redundancy, repair and errors. `out` (optional) says
-  // what it took. REQUIRES: not on an IoEngine thread.
+  // what it took. A leaf's Read is a batch of one; a mirror's and a raidz's
+  // is their whole escalating read, which Submit uses for the blocks its
+  // batch did not settle. REQUIRES: not on an IoEngine thread.
   virtual Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
                       ReadOutcome* out = nullptr, ReadMode mode = ReadMode::kNormal) = 0;
-  // Reads several blocks, each as Read(offset, buf, *verify) would (same
-  // results, errors and repairs), leaving each outcome in its status.
-  // Raidz and leaf vdevs issue the healthy path of every block in one batch
-  // of child I/Os and wait once (a cold sequential read's read-ahead: one
-  // hand-off and one wake-up for many blocks instead of one per block); a
-  // block whose batch read failed or did not verify is read again alone by
-  // Read. Default: Read each in turn. REQUIRES: not on an IoEngine thread.
-  virtual void ReadMany(std::span<VdevRead> reads);
-  // Writes the block (all children in parallel). OK when the block is
-  // readable afterwards (mirror: a side took it; raidz: at most nparity
-  // columns failed). REQUIRES: not on an IoEngine thread.
-  virtual Status Write(uint64_t offset, std::span<const uint8_t> buf) = 0;
-  // Writes several blocks, each as Write(offset, buf) would (same results,
-  // errors and counters), leaving each outcome in its status. Leaf, mirror
-  // and raidz vdevs issue the leaf writes of every block in one batch of
-  // child I/Os and wait once (a mirror: every block to every side at once),
-  // so what blocks allocated back to back put next to each other on a leaf
-  // (raidz columns, mirror copies) goes as one write (VdevAggregationLimit).
-  // Default (root, hole): Write each in turn. REQUIRES: not on an IoEngine
-  // thread. WriteManyAcross does this for several vdevs at once.
-  virtual void WriteMany(std::span<VdevWrite> writes);
-  // Writes the block and makes it durable before returning, as Write then
-  // Flush would, but only this block is promised durable. A mirror or
-  // raidz writes each side or column durable (IoOp::kWriteDurable: one
-  // RWF_DSYNC write per child) in parallel, so only the children the block
-  // touches are synced, once each; a leaf and the root: Write, then Flush
-  // (for a leaf that measured faster than an O_DSYNC write, vdev_leaf.cc).
-  // For the intent log's lone log blocks. Errors and OK as Write's (mirror:
-  // one side durable; raidz: at most nparity columns failed).
-  virtual Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf);
+  // A batch of one write. OK when the block is readable afterwards (mirror:
+  // a side took it; raidz: at most nparity columns failed).
+  Status Write(uint64_t offset, std::span<const uint8_t> buf);
+  // A batch of one durable write (BlockOp::kWriteDurable): the block is
+  // durable when it returns, as Write then Flush would make it, but only
+  // this block is promised durable. A mirror or raidz writes each side or
+  // column durable (IoOp::kWriteDurable: one RWF_DSYNC write per child) in
+  // parallel, so only the children the block touches are synced, once
+  // each; a leaf writes, then flushes (measured faster than an O_DSYNC
+  // write, vdev_leaf.cc). For the intent log's lone log blocks. Errors and
+  // OK as Write's.
+  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf);
   // Flushes every usable leaf below, in parallel. OK when the vdev's data is
   // durable (mirror: one side flushed; raidz: at most nparity failed; root:
   // every top-level vdev).
@@ -297,22 +265,24 @@ class Vdev {
   virtual void AppendFlushes(std::vector<ChildIo>* ios);
   virtual Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos);
 
-  // WriteMany in two halves, so WriteManyAcross can issue several vdevs'
-  // leaf writes together: StartWrites settles the blocks it can (bad range,
-  // read-only) and appends the leaf writes of the others to *ios (`op`:
-  // kWrite, or kWriteDurable for WriteDurable), returning what FinishWrites
-  // needs; after the I/O ran (RunChildIos), FinishWrites judges each block
-  // from its entries of `ios` (the same vector). Default: StartWrites does
-  // WriteMany itself and appends nothing.
-  friend void WriteManyAcross(std::span<VdevWriteBatch> batches);
-  virtual std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                                     std::vector<ChildIo>* ios);
-  virtual void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                            std::span<const ChildIo> ios);
-  // WriteMany, and one block's Write or WriteDurable, as Start,
-  // RunChildIos, Finish (leaf, mirror, raidz).
-  void WriteManyPlanned(std::span<VdevWrite> writes, IoOp op = IoOp::kWrite);
-  Status WritePlanned(uint64_t offset, std::span<const uint8_t> buf, IoOp op);
+  // A batch in two halves, so Submit can issue several vdevs' leaf I/O
+  // together: StartBatch settles the requests it can at once (bad range,
+  // read-only) and appends the leaf I/O of the others to *ios, returning
+  // what FinishBatch needs; after the I/O ran (RunChildIos), FinishBatch
+  // settles every other request from its entries of `ios` (the same
+  // vector), reading alone (Read) the ones the batch could not finish.
+  virtual std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                                    std::vector<ChildIo>* ios) = 0;
+  virtual void FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                           std::span<const ChildIo> ios) = 0;
+  // Start, RunChildIos, Finish over the batches of several vdevs at once.
+  struct BatchPart {
+    Vdev* vdev = nullptr;
+    std::vector<BlockIo*> reqs;
+  };
+  static void RunBatch(std::span<BatchPart> parts);
+  // Submit of one request of this vdev's own.
+  void RunOne(BlockIo* io);
 
   // Interior vdevs' own counters.
   std::atomic<bool> read_only_{false};
@@ -335,18 +305,6 @@ class Vdev {
   std::vector<Vdev*> child_ptrs_;
   std::atomic<size_t> nchildren_{0};  // published size of child_ptrs_
 };
-
-// One vdev's part of a WriteManyAcross call.
-struct VdevWriteBatch {
-  Vdev* vdev = nullptr;
-  std::span<VdevWrite> writes;
-};
-// Every batch written as batch.vdev->WriteMany(batch.writes) would write it
-// (same outcomes, errors and counters), but the leaf I/O of all of them is
-// issued together and waited for once: the top-level vdevs of a txg's
-// batch write concurrently instead of one after the other. REQUIRES: not
-// on an IoEngine thread.
-void WriteManyAcross(std::span<VdevWriteBatch> batches);
 
 // Builders. Leaves wrap a device; interior vdevs own their children; all I/O
 // goes through the leaves' IoEngine (shared; it must outlive the tree).

@@ -1,5 +1,7 @@
-// Private to zfs/vdev/vdev*.cc: the concrete vdev classes and the parallel
-// child-I/O helper they share. Users include vdev.h only.
+// Private to zfs/vdev/vdev*.cc: the concrete vdev classes, the parallel
+// child I/O they share, and the plan a batch (Vdev::Submit) keeps between
+// issuing its leaf I/O and settling its requests. Users include vdev.h
+// only.
 //
 // ChildIo / RunChildIos: an interior vdev describes one I/O per child (a
 // leaf, an op, an offset in the leaf's allocatable space, a buffer), and
@@ -31,12 +33,14 @@
 #include <vector>
 
 #include "raidz/raidz_map.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev.h"
 
 namespace uzfs {
 
 class LeafVdev;
+struct RaidzBatchPlan;  // vdev_raidz.cc
+struct RaidzBlockRead;  // vdev_raidz.cc
 
 struct ChildIo {
   LeafVdev* leaf = nullptr;
@@ -49,6 +53,38 @@ struct ChildIo {
 
 // Runs every entry in parallel and waits. REQUIRES: not on an engine thread.
 void RunChildIos(std::span<ChildIo> ios);
+
+// How one request of a batch stands after StartBatch.
+struct BatchSlot {
+  enum class How : uint8_t {
+    kSettled,  // its status is final (an error found before any I/O)
+    kIssued,   // its leaf I/O is ios[first, first + count)
+    kAlone,    // a read FinishBatch does by Read, after the batch
+  };
+  How how = How::kSettled;
+  size_t first = 0, count = 0;
+};
+
+// What StartBatch hands FinishBatch: each request's slot and scratch
+// buffer (a zero-padded copy of a write, or a padded read's landing place);
+// kinds add their own (raidz: the column sets).
+struct VdevBatchPlan {
+  explicit VdevBatchPlan(size_t n) : slots(n), scratch(n) {}
+  virtual ~VdevBatchPlan() = default;
+  void Issue(size_t i, size_t first, size_t count) {
+    slots[i] = BatchSlot{BatchSlot::How::kIssued, first, count};
+  }
+  void Alone(size_t i) { slots[i].how = BatchSlot::How::kAlone; }
+  std::vector<BatchSlot> slots;
+  std::vector<AlignedBuffer> scratch;
+};
+
+// Settles a kAlone read by the vdev's own Read.
+void ReadAlone(Vdev& v, BlockIo& io);
+// The leaf op of a write request.
+inline IoOp LeafWriteOp(BlockOp op) {
+  return op == BlockOp::kWriteDurable ? IoOp::kWriteDurable : IoOp::kWrite;
+}
 
 // The bytes a write of `buf` puts on a leaf: buf itself (not modified)
 // when it is `padded` bytes, else a zero-padded copy in *scratch.
@@ -63,10 +99,6 @@ class LeafVdev final : public Vdev {
   uint64_t asize() const override { return asize_; }
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
-  void ReadMany(std::span<VdevRead> reads) override;
-  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
-  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override { return leaf_state_.load(std::memory_order_acquire); }
   BlockDevice* device() const override { return dev_.get(); }
 
@@ -84,12 +116,13 @@ class LeafVdev final : public Vdev {
  protected:
   void AppendFlushes(std::vector<ChildIo>* ios) override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                             std::vector<ChildIo>* ios) override;
-  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                    std::span<const ChildIo> ios) override;
+  std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                            std::vector<ChildIo>* ios) override;
+  void FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                   std::span<const ChildIo> ios) override;
 
  private:
+  Status CheckRange(uint64_t offset, uint64_t psize) const;
   const std::unique_ptr<BlockDevice> dev_;
   IoEngine& io_;
   const uint64_t asize_;
@@ -102,18 +135,15 @@ class MirrorVdev final : public Vdev {
   uint64_t asize() const override { return asize_; }
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
-  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
-  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
 
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                             std::vector<ChildIo>* ios) override;
-  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                    std::span<const ChildIo> ios) override;
+  std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                            std::vector<ChildIo>* ios) override;
+  void FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                   std::span<const ChildIo> ios) override;
 
  private:
   Status CheckRange(uint64_t offset, uint64_t psize) const;
@@ -130,10 +160,6 @@ class RaidzVdev final : public Vdev {
   uint64_t AllocatedSize(uint64_t psize) const override;
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
-  void ReadMany(std::span<VdevRead> reads) override;
-  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(std::span<VdevWrite> writes) override { WriteManyPlanned(writes); }
-  Status WriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
   uint32_t nparity() const { return nparity_; }
   raidz::Geometry geometry() const;
@@ -141,13 +167,24 @@ class RaidzVdev final : public Vdev {
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
-  std::unique_ptr<VdevWritePlan> StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                             std::vector<ChildIo>* ios) override;
-  void FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                    std::span<const ChildIo> ios) override;
+  std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                            std::vector<ChildIo>* ios) override;
+  void FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                   std::span<const ChildIo> ios) override;
 
  private:
   Result<raidz::RaidzMap> Map(uint64_t offset, uint64_t psize) const;
+  // A write's columns (parity generated) into *ios; false with io->status
+  // set when it cannot be issued.
+  bool StartWrite(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i);
+  // A plain read's data columns into *ios; false when it must go alone.
+  bool StartRead(BlockIo* io, std::vector<ChildIo>* ios);
+  // Read's steps (vdev_raidz.cc).
+  Status ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub, ReadOutcome* o);
+  Status SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset);
+  Result<bool> RebuildWithMissing(RaidzBlockRead& r);
+  Status FindWrongParity(RaidzBlockRead& r);
+  void RepairColumns(RaidzBlockRead& r, ReadOutcome* o);
 
   const uint32_t nparity_;
   uint64_t asize_ = 0;
@@ -161,12 +198,15 @@ class RootVdev final : public Vdev {
   uint64_t asize() const override;
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
-  Status Write(uint64_t offset, std::span<const uint8_t> buf) override;
   VdevState state() const override;
 
  protected:
   bool SurvivesLosing(const Vdev* child) const override;
   Status JudgeFlush(std::span<const ChildIo> ios, size_t* pos) override;
+  // Its own requests (Write on the root): InvalidArgument, no I/O.
+  std::unique_ptr<VdevBatchPlan> StartBatch(std::span<BlockIo* const> reqs,
+                                            std::vector<ChildIo>* ios) override;
+  void FinishBatch(VdevBatchPlan*, std::span<BlockIo* const>, std::span<const ChildIo>) override {}
 };
 
 }  // namespace uzfs

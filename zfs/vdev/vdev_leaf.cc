@@ -4,11 +4,13 @@
 // as zfs-fuse's `zdb -l` shows). As a top-level vdev (a plain stripe) it has
 // no redundancy: a read that fails to verify is Corruption and counts one
 // checksum error on the device. Blocks are padded to whole sectors (1 <<
-// ashift) on the device, like every ZFS I/O. Thread-safe (vdev.h).
+// ashift) on the device, like every ZFS I/O. Every read and write, a
+// lone one included, is a batch (Vdev::Submit): one leaf I/O per block.
+// Thread-safe (vdev.h).
 #include <algorithm>
 #include <cstring>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -35,124 +37,87 @@ Status LeafVdev::Probe(bool write_test) {
   return s;
 }
 
-Status LeafVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
-                      ReadOutcome* out, ReadMode) {
-  if (out) *out = ReadOutcome{};
-  const uint64_t padded = AllocatedSize(buf.size());
-  if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
+Status LeafVdev::CheckRange(uint64_t offset, uint64_t psize) const {
+  if (psize == 0 || offset % (uint64_t{1} << ashift()) != 0 || offset + AllocatedSize(psize) > asize_)
     return Status::InvalidArgument(name() + ": bad block range");
-  AlignedBuffer scratch;
-  std::span<uint8_t> io_buf = buf;
-  if (padded != buf.size()) {
-    scratch = AlignedBuffer(padded);
-    io_buf = scratch.span();
-  }
-  ChildIo c{this, IoOp::kRead, offset, io_buf, {}, false};
-  RunChildIos({&c, 1});
-  if (!c.status.ok()) return c.status;
-  if (io_buf.data() != buf.data()) std::memcpy(buf.data(), io_buf.data(), buf.size());
-  if (verify && !verify(buf)) {
-    dev_->errors().CountChecksumError();
-    return Status::Corruption(name() + ": block at " + std::to_string(offset) +
-                              " fails its checksum and there is no other copy");
-  }
   return Status::Ok();
 }
 
-void LeafVdev::ReadMany(std::span<VdevRead> reads) {
-  // Blocks that need no padding go in one batch; Read would do the same
-  // I/O and the same check, so its results are the batch's.
-  std::vector<ChildIo> ios;
-  std::vector<VdevRead*> batched;
-  static const BlockVerifier kTrusted;
-  for (VdevRead& r : reads) {
+// A batch of one: a leaf has no redundancy to escalate to.
+Status LeafVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+                      ReadOutcome* out, ReadMode mode) {
+  BlockIo io = BlockIo::Read(id(), offset, buf, &verify, mode);
+  RunOne(&io);
+  if (out) *out = std::move(io.outcome);
+  return io.status;
+}
+
+// Every request is one leaf I/O: a write of its (zero-padded) sectors, a
+// read into the caller's buffer or, for a block that is not whole sectors,
+// into a padded scratch buffer. A durable write is a plain write here and
+// a flush of the device after the batch (see FinishBatch).
+std::unique_ptr<VdevBatchPlan> LeafVdev::StartBatch(std::span<BlockIo* const> reqs,
+                                                    std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<VdevBatchPlan>(reqs.size());
+  for (size_t i = 0; i < reqs.size(); i++) {
+    BlockIo& r = *reqs[i];
+    if (r.is_read()) r.outcome = ReadOutcome{};
+    if (!r.is_read() && read_only()) {
+      r.status = Status::InvalidArgument(name() + " is read-only");
+      continue;
+    }
+    if (Status s = CheckRange(r.offset, r.buf.size()); !s.ok()) {
+      r.status = std::move(s);
+      continue;
+    }
     const uint64_t padded = AllocatedSize(r.buf.size());
-    if (r.buf.empty() || padded != r.buf.size() || r.offset % (uint64_t{1} << ashift()) != 0 ||
-        r.offset + padded > asize_) {
-      r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
-      continue;
+    std::span<uint8_t> io_buf = r.buf;
+    if (!r.is_read()) {
+      io_buf = PaddedWriteBuffer(r.buf, padded, &plan->scratch[i]);
+    } else if (padded != r.buf.size()) {
+      plan->scratch[i] = AlignedBuffer(padded);
+      io_buf = plan->scratch[i].span();
     }
-    ios.push_back(ChildIo{this, IoOp::kRead, r.offset, r.buf, {}, false});
-    batched.push_back(&r);
-  }
-  RunChildIos(ios);
-  for (size_t i = 0; i < ios.size(); i++) {
-    VdevRead& r = *batched[i];
-    if (!ios[i].status.ok()) {
-      r.status = ios[i].status;
-    } else if (r.verify && *r.verify && !(*r.verify)(r.buf)) {
-      dev_->errors().CountChecksumError();
-      r.status = Status::Corruption(name() + ": block at " + std::to_string(r.offset) +
-                                    " fails its checksum and there is no other copy");
-    } else {
-      r.status = Status::Ok();
-    }
-  }
-}
-
-Status LeafVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  if (read_only()) return Status::InvalidArgument(name() + " is read-only");
-  const uint64_t padded = AllocatedSize(buf.size());
-  if (buf.empty() || offset % (uint64_t{1} << ashift()) != 0 || offset + padded > asize_)
-    return Status::InvalidArgument(name() + ": bad block range");
-  AlignedBuffer scratch;
-  ChildIo c{this, IoOp::kWrite, offset, PaddedWriteBuffer(buf, padded, &scratch), {}, false};
-  RunChildIos({&c, 1});
-  return c.status;
-}
-
-namespace {
-
-// A leaf's writes of one batch: padded copies of the blocks that are not
-// whole sectors, and where each block's write sits in the batch.
-struct LeafWritePlan : VdevWritePlan {
-  std::vector<AlignedBuffer> scratch;
-  std::vector<size_t> at;  // index in ios, or SIZE_MAX when settled at once
-};
-
-}  // namespace
-
-std::unique_ptr<VdevWritePlan> LeafVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                                     std::vector<ChildIo>* ios) {
-  auto plan = std::make_unique<LeafWritePlan>();
-  plan->scratch.resize(writes.size());
-  plan->at.assign(writes.size(), SIZE_MAX);
-  for (size_t i = 0; i < writes.size(); i++) {
-    VdevWrite& w = writes[i];
-    if (read_only()) {
-      w.status = Status::InvalidArgument(name() + " is read-only");
-      continue;
-    }
-    const uint64_t padded = AllocatedSize(w.buf.size());
-    if (w.buf.empty() || w.offset % (uint64_t{1} << ashift()) != 0 || w.offset + padded > asize_) {
-      w.status = Status::InvalidArgument(name() + ": bad block range");
-      continue;
-    }
-    plan->at[i] = ios->size();
-    ios->push_back(ChildIo{this, op, w.offset, PaddedWriteBuffer(w.buf, padded, &plan->scratch[i]), {}, false});
+    plan->Issue(i, ios->size(), 1);
+    ios->push_back(ChildIo{this, r.is_read() ? IoOp::kRead : IoOp::kWrite, r.offset, io_buf, {}, false});
   }
   return plan;
 }
 
-void LeafVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                            std::span<const ChildIo> ios) {
-  const auto& p = *static_cast<LeafWritePlan*>(plan);
-  for (size_t i = 0; i < writes.size(); i++) {
-    if (p.at[i] != SIZE_MAX) writes[i].status = ios[p.at[i]].status;
+void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                           std::span<const ChildIo> ios) {
+  bool flush = false;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const BatchSlot& slot = plan->slots[i];
+    if (slot.how != BatchSlot::How::kIssued) continue;
+    BlockIo& r = *reqs[i];
+    r.status = ios[slot.first].status;
+    if (!r.status.ok()) continue;
+    if (r.op == BlockOp::kWriteDurable) flush = true;
+    if (!r.is_read()) continue;
+    if (plan->scratch[i].data() != nullptr) std::memcpy(r.buf.data(), plan->scratch[i].data(), r.buf.size());
+    if (const BlockVerifier* v = r.verifier(); v != nullptr && !(*v)(r.buf)) {
+      dev_->errors().CountChecksumError();
+      r.status = Status::Corruption(name() + ": block at " + std::to_string(r.offset) +
+                                    " fails its checksum and there is no other copy");
+    }
   }
-}
-
-// A write, then a flush of this leaf, each through the engine (Vdev's
-// default), not one O_DSYNC write. Measured for a log device that is one
-// file (docs/PERFORMANCE.md, "Intent log, log devices and sync writes"): an O_DSYNC write
-// on the calling thread costs the fewest context switches (7 per fsync
-// against 11), but on this loaded machine fsync latency was several times
-// worse, inline or through the ring; the plain write + fdatasync path was
-// the fastest in every same-moment comparison. Mirrors and raidz still
-// write each side or column durable (only the children the block touches
-// are synced).
-Status LeafVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  return Vdev::WriteDurable(offset, buf);
+  if (!flush) return;
+  // The durable writes that landed, then one flush of this leaf through the
+  // engine, not one O_DSYNC write each. Measured for a log device that is
+  // one file (docs/PERFORMANCE.md, "Intent log, log devices and sync
+  // writes"): an O_DSYNC write on the calling thread costs the fewest
+  // context switches (7 per fsync against 11), but on this loaded machine
+  // fsync latency was several times worse, inline or through the ring;
+  // the plain write + fdatasync path was the fastest in every same-moment
+  // comparison. Mirrors and raidz still write each side or column durable
+  // (only the children the block touches are synced).
+  const Status flushed = Flush();
+  for (size_t i = 0; i < reqs.size(); i++) {
+    BlockIo& r = *reqs[i];
+    if (plan->slots[i].how == BatchSlot::How::kIssued && r.op == BlockOp::kWriteDurable && r.status.ok())
+      r.status = flushed;
+  }
 }
 
 void LeafVdev::AppendFlushes(std::vector<ChildIo>* ios) {

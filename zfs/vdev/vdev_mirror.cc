@@ -2,7 +2,7 @@
 //
 // Writes go to every usable side in parallel; OK when at least one side took
 // the block (the others are counted by their devices, and probed). A batch
-// (WriteMany) goes to every side at once, each side's adjacent blocks
+// (Vdev::Submit) goes to every side at once, each side's adjacent blocks
 // merged into few writes (RunChildIos). Reads
 // start on side (offset >> kMirrorSpreadShift) mod N, so different regions of the
 // vdev are served by different sides while a sequential stream stays on one
@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -135,38 +135,21 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   return Status::Ok();
 }
 
-Status MirrorVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  return WritePlanned(offset, buf, IoOp::kWrite);
-}
-
-// Every side's write durable in one trip, in parallel (IoOp::kWriteDurable).
-Status MirrorVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  return WritePlanned(offset, buf, IoOp::kWriteDurable);
-}
-
-namespace {
-
-// A mirror's writes of one batch: padded copies of the blocks that are not
-// whole sectors, and each block's side writes in the batch.
-struct MirrorWritePlan : VdevWritePlan {
-  std::vector<AlignedBuffer> scratch;
-  std::vector<size_t> first;  // index in ios of side 0's write, or SIZE_MAX when settled
-  size_t sides = 0;
-};
-
-}  // namespace
-
 // Every block to every side in one batch: a side's writes of blocks
 // allocated back to back are adjacent on it and merge (RunChildIos), and
-// the sides work in parallel.
-std::unique_ptr<VdevWritePlan> MirrorVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                                       std::vector<ChildIo>* ios) {
-  auto plan = std::make_unique<MirrorWritePlan>();
-  plan->scratch.resize(writes.size());
-  plan->first.assign(writes.size(), SIZE_MAX);
-  plan->sides = children().size();
-  for (size_t i = 0; i < writes.size(); i++) {
-    VdevWrite& w = writes[i];
+// the sides work in parallel. A durable write is each side's write durable
+// in one trip (IoOp::kWriteDurable). Reads go alone, after the batch (Read:
+// one side, then the next on a failure, so a failing side is read once).
+std::unique_ptr<VdevBatchPlan> MirrorVdev::StartBatch(std::span<BlockIo* const> reqs,
+                                                      std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<VdevBatchPlan>(reqs.size());
+  const size_t sides = children().size();
+  for (size_t i = 0; i < reqs.size(); i++) {
+    BlockIo& w = *reqs[i];
+    if (w.is_read()) {
+      plan->Alone(i);
+      continue;
+    }
     CountIo(true, w.buf.size());
     if (read_only()) {
       w.status = Status::InvalidArgument(name() + " is read-only");
@@ -178,30 +161,31 @@ std::unique_ptr<VdevWritePlan> MirrorVdev::StartWrites(std::span<VdevWrite> writ
     }
     const std::span<uint8_t> io_buf =
         PaddedWriteBuffer(w.buf, AllocatedSize(w.buf.size()), &plan->scratch[i]);
-    plan->first[i] = ios->size();
-    for (size_t c = 0; c < plan->sides; c++)
-      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(static_cast<uint32_t>(c))), op, w.offset,
-                             io_buf, {}, false});
+    plan->Issue(i, ios->size(), sides);
+    for (size_t c = 0; c < sides; c++)
+      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(static_cast<uint32_t>(c))), LeafWriteOp(w.op),
+                             w.offset, io_buf, {}, false});
   }
   return plan;
 }
 
 // A block is written when any side took it; the sides that failed were
 // counted by their devices and probed (RunChildIos).
-void MirrorVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                              std::span<const ChildIo> ios) {
-  const auto& p = *static_cast<MirrorWritePlan*>(plan);
-  for (size_t i = 0; i < writes.size(); i++) {
-    if (p.first[i] == SIZE_MAX) continue;
-    const std::span<const ChildIo> sides = ios.subspan(p.first[i], p.sides);
+void MirrorVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                             std::span<const ChildIo> ios) {
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const BatchSlot& slot = plan->slots[i];
+    BlockIo& w = *reqs[i];
+    if (slot.how == BatchSlot::How::kAlone) ReadAlone(*this, w);
+    if (slot.how != BatchSlot::How::kIssued) continue;
+    const std::span<const ChildIo> sides = ios.subspan(slot.first, slot.count);
     if (std::any_of(sides.begin(), sides.end(), [](const ChildIo& c) { return c.status.ok(); })) {
-      writes[i].status = Status::Ok();
+      w.status = Status::Ok();
       continue;
     }
     write_errors_.fetch_add(1, std::memory_order_relaxed);
-    writes[i].status = Status::IoError(name() + ": no side took the block at " +
-                                       std::to_string(writes[i].offset) + " (" +
-                                       sides[0].status.ToString() + ")");
+    w.status = Status::IoError(name() + ": no side took the block at " + std::to_string(w.offset) +
+                               " (" + sides[0].status.ToString() + ")");
   }
 }
 

@@ -8,13 +8,14 @@
 // one scratch buffer.
 //
 // Write: parity is generated, then every column goes to its child at once
-// (WriteMany: the columns of every block of the batch at once, so columns
-// of blocks allocated back to back merge into one write per leaf);
+// (Vdev::Submit: the columns of every block of the batch at once, so
+// columns of blocks allocated back to back merge into one write per leaf);
 // OK when at most nparity columns failed (their children are counted and
 // probed; resilver will need a DTL of what they missed — not kept yet).
 //
-// Read, in escalating steps:
-//  1. read the data columns (scrub: every column);
+// Read, in escalating steps (each its own function below):
+//  1. read the data columns (scrub: every column; in a batch, the data
+//     columns of every plain read of the batch at once);
 //  2. a column whose child failed or is unusable is "missing": read the
 //     parity columns and rebuild the missing ones (raidz::Reconstruct);
 //  3. verify; done, unless it failed or this is a scrub;
@@ -34,7 +35,7 @@
 
 #include "raidz/parity.h"
 #include "raidz/reconstruct.h"
-#include "zfs/vdev/aligned_buffer.h"
+#include "zfs/util/aligned_bytes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -68,10 +69,8 @@ Result<raidz::RaidzMap> RaidzVdev::Map(uint64_t offset, uint64_t psize) const {
   return raidz::MapBlock(offset, psize, geometry());
 }
 
-namespace {
-
 // The column buffers of one block (see the file comment).
-struct ColumnSet {
+struct RaidzColumnSet {
   AlignedBuffer parity;
   AlignedBuffer data_scratch;
   uint8_t* data_base = nullptr;
@@ -80,7 +79,7 @@ struct ColumnSet {
   std::vector<raidz::Column> cols;
 
   // buf: psize bytes; copy_in: put buf's bytes into the scratch (writes).
-  ColumnSet(const raidz::RaidzMap& map, uint8_t* buf, uint64_t psize, bool copy_in) {
+  RaidzColumnSet(const raidz::RaidzMap& map, uint8_t* buf, uint64_t psize, bool copy_in) {
     const uint32_t p = map.nparity();
     for (uint32_t c = p; c < map.cols.size(); c++) data_bytes += map.cols[c].size;
     data_base = buf;
@@ -112,9 +111,56 @@ struct ColumnSet {
   std::span<uint8_t> span(uint32_t c) const { return {cols[c].data, cols[c].size}; }
 };
 
-enum class Col : uint8_t { kUnread, kOk, kFailed };
+// One block's read in progress (Read's steps share it): its columns, what
+// became of each, and the columns found silently wrong.
+struct RaidzBlockRead {
+  enum class Col : uint8_t { kUnread, kOk, kFailed };
 
-}  // namespace
+  RaidzBlockRead(RaidzVdev& vdev, raidz::RaidzMap m, std::span<uint8_t> b, const BlockVerifier& v)
+      : map(std::move(m)), cs(map, b.data(), b.size(), false), st(map.cols.size(), Col::kUnread),
+        buf(b), verify(v), self(vdev) {}
+
+  LeafVdev* leaf_of(uint32_t c) const { return static_cast<LeafVdev*>(self.child(map.cols[c].child)); }
+  uint32_t ncols() const { return static_cast<uint32_t>(map.cols.size()); }
+  // Reads the unread columns that `want` selects, in parallel.
+  template <typename Want>
+  void ReadColumns(Want want) {
+    std::vector<ChildIo> ios;
+    std::vector<uint32_t> which;
+    for (uint32_t c = 0; c < ncols(); c++) {
+      if (st[c] != Col::kUnread || !want(c)) continue;
+      if (c < cs.nparity) cs.EnsureParity();
+      ios.push_back(ChildIo{leaf_of(c), IoOp::kRead, map.cols[c].offset, cs.span(c), {}, false});
+      which.push_back(c);
+    }
+    RunChildIos(ios);
+    for (size_t i = 0; i < ios.size(); i++) st[which[i]] = ios[i].status.ok() ? Col::kOk : Col::kFailed;
+  }
+  void ReadAll() { ReadColumns([](uint32_t) { return true; }); }
+  std::vector<uint32_t> Missing() const {
+    std::vector<uint32_t> m;
+    for (uint32_t c = 0; c < ncols(); c++)
+      if (st[c] == Col::kFailed) m.push_back(c);
+    return m;
+  }
+  // The data columns into the caller's buffer (when they live in scratch).
+  void Publish() {
+    if (cs.data_base != buf.data()) std::memcpy(buf.data(), cs.data_base, buf.size());
+  }
+  bool Check() {
+    Publish();
+    return !verify || verify(buf);
+  }
+
+  const raidz::RaidzMap map;
+  RaidzColumnSet cs;
+  std::vector<Col> st;
+  std::span<uint8_t> buf;
+  const BlockVerifier& verify;
+  std::vector<uint32_t> missing;  // columns that could not be read
+  std::vector<uint32_t> wrong;    // columns found silently wrong
+  RaidzVdev& self;
+};
 
 Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
                        ReadOutcome* out, ReadMode mode) {
@@ -122,295 +168,270 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
   ReadOutcome local;
   ReadOutcome& o = out ? *out : local;
   o = ReadOutcome{};
-  UZFS_ASSIGN_OR_RETURN(const raidz::RaidzMap map, Map(offset, buf.size()));
-  const uint32_t p = nparity_;
-  const uint32_t ncols = static_cast<uint32_t>(map.cols.size());
-  ColumnSet cs(map, buf.data(), buf.size(), false);
-  std::vector<Col> st(ncols, Col::kUnread);
+  UZFS_ASSIGN_OR_RETURN(raidz::RaidzMap map, Map(offset, buf.size()));
+  RaidzBlockRead r(*this, std::move(map), buf, verify);
+  const bool scrub = mode == ReadMode::kScrub;
+  UZFS_RETURN_IF_ERROR(ReadAndRebuild(r, offset, scrub, &o));
+  bool verified = false;
+  if (!scrub || !verify) {
+    // 3. The common case: the block verifies (or is trusted).
+    verified = r.Check();
+    if (verified && !verify) return Status::Ok();
+  }
+  if (!verified) {
+    UZFS_RETURN_IF_ERROR(SearchSilentlyWrong(r, offset));
+    o.reconstructed = o.reconstructed || !r.wrong.empty() || !r.missing.empty();
+  }
+  RepairColumns(r, &o);
+  return Status::Ok();
+}
 
-  auto leaf_of = [&](uint32_t c) { return static_cast<LeafVdev*>(child(map.cols[c].child)); };
-  // Reads the unread columns that `want` selects, in parallel.
-  auto read_cols = [&](auto want) {
-    std::vector<ChildIo> ios;
-    std::vector<uint32_t> which;
-    for (uint32_t c = 0; c < ncols; c++) {
-      if (st[c] != Col::kUnread || !want(c)) continue;
-      if (c < p) cs.EnsureParity();
-      ios.push_back(ChildIo{leaf_of(c), IoOp::kRead, map.cols[c].offset, cs.span(c), {}, false});
-      which.push_back(c);
-    }
-    RunChildIos(ios);
-    for (size_t i = 0; i < ios.size(); i++) st[which[i]] = ios[i].status.ok() ? Col::kOk : Col::kFailed;
-  };
-  auto missing = [&] {
-    std::vector<uint32_t> m;
-    for (uint32_t c = 0; c < ncols; c++)
-      if (st[c] == Col::kFailed) m.push_back(c);
-    return m;
-  };
-  auto publish = [&] {
-    if (cs.data_base != buf.data()) std::memcpy(buf.data(), cs.data_base, buf.size());
-  };
-  auto check = [&] {
-    publish();
-    return !verify || verify(buf);
-  };
+// Steps 1-2: the data columns (scrub: all), then, when a data column is
+// missing, the parity columns and a rebuild of the missing ones.
+Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub, ReadOutcome* o) {
+  const uint32_t p = nparity_;
   auto too_many = [&](size_t n) {
     read_errors_.fetch_add(1, std::memory_order_relaxed);
     return Status::IoError(name() + ": " + std::to_string(n) + " columns of the block at " +
                            std::to_string(offset) + " are unreadable (nparity " +
                            std::to_string(p) + ")");
   };
-
-  const bool scrub = mode == ReadMode::kScrub;
-  // 1-2: data columns (scrub: all), then parity when something is missing.
-  read_cols([&](uint32_t c) { return scrub || c >= p; });
-  std::vector<uint32_t> m = missing();
-  if (m.size() > p) return too_many(m.size());
-  const bool data_missing = std::any_of(m.begin(), m.end(), [&](uint32_t c) { return c >= p; });
-  if (data_missing) {
-    read_cols([](uint32_t) { return true; });
-    m = missing();
-    if (m.size() > p) return too_many(m.size());
-    UZFS_RETURN_IF_ERROR(raidz::Reconstruct(cs.cols, p, m));
-    o.reconstructed = true;
-  }
-
-  std::vector<uint32_t> wrong;  // columns found silently wrong
-  bool verified = false;
-  if (!scrub || !verify) {
-    // 3. The common case: the block verifies (or is trusted).
-    verified = check();
-    if (verified && !verify) return Status::Ok();
-  }
-  if (!verified) {
-    // 4. Everything, then the search for silently wrong columns.
-    read_cols([](uint32_t) { return true; });
-    m = missing();
-    if (m.size() > p) {
-      checksum_errors_.fetch_add(1, std::memory_order_relaxed);
-      return Status::Corruption(name() + ": block at " + std::to_string(offset) +
-                                " fails its checksum and too many columns are unreadable");
-    }
-    if (m.empty()) {
-      auto found = raidz::CombinatorialReconstruct(
-          cs.cols, p, [&](std::span<const raidz::Column>) { return check(); });
-      if (found.ok()) {
-        verified = true;
-        wrong = std::move(found).value();
-      }
-    } else {
-      // Known-missing columns M plus up to p - |M| silently wrong others.
-      std::vector<uint32_t> others;
-      for (uint32_t c = 0; c < ncols; c++)
-        if (st[c] != Col::kFailed) others.push_back(c);
-      const uint32_t budget = p - static_cast<uint32_t>(m.size());
-      const uint32_t no = static_cast<uint32_t>(others.size());
-      std::vector<uint8_t> saved;
-      for (uint32_t k = 0; k <= budget && k <= no && !verified; k++) {
-        uint32_t idx[3] = {0, 1, 2};
-        for (;;) {
-          std::vector<uint32_t> rebuild(m);
-          saved.clear();
-          for (uint32_t x = 0; x < k; x++) {
-            const raidz::Column& col = cs.cols[others[idx[x]]];
-            rebuild.push_back(others[idx[x]]);
-            saved.insert(saved.end(), col.data, col.data + col.size);
-          }
-          std::sort(rebuild.begin(), rebuild.end());
-          UZFS_RETURN_IF_ERROR(raidz::Reconstruct(cs.cols, p, rebuild));
-          size_t pos = 0;
-          if (check()) {
-            verified = true;
-            for (uint32_t x = 0; x < k; x++) {
-              const raidz::Column& col = cs.cols[others[idx[x]]];
-              if (std::memcmp(saved.data() + pos, col.data, col.size) != 0)
-                wrong.push_back(others[idx[x]]);
-              pos += col.size;
-            }
-            break;
-          }
-          for (uint32_t x = 0; x < k; x++) {  // undo: S was right after all
-            const raidz::Column& col = cs.cols[others[idx[x]]];
-            std::memcpy(col.data, saved.data() + pos, col.size);
-            pos += col.size;
-          }
-          int x = static_cast<int>(k) - 1;
-          while (x >= 0 && idx[x] == no - k + static_cast<uint32_t>(x)) x--;
-          if (x < 0) break;
-          idx[x]++;
-          for (uint32_t y = static_cast<uint32_t>(x) + 1; y < k; y++) idx[y] = idx[y - 1] + 1;
-        }
-      }
-      if (verified) {
-        // Parity that was read but disagrees with the verified data is wrong too.
-        AlignedBuffer fresh(p * cs.cols[0].size);
-        std::vector<raidz::Column> tmp(cs.cols);
-        for (uint32_t j = 0; j < p; j++) tmp[j].data = fresh.data() + j * cs.cols[0].size;
-        UZFS_RETURN_IF_ERROR(raidz::GenerateParity(tmp, p));
-        for (uint32_t j = 0; j < p; j++) {
-          if (std::memcmp(tmp[j].data, cs.cols[j].data, cs.cols[j].size) == 0) continue;
-          std::memcpy(cs.cols[j].data, tmp[j].data, cs.cols[j].size);
-          if (std::find(wrong.begin(), wrong.end(), j) == wrong.end() &&
-              std::find(m.begin(), m.end(), j) == m.end())
-            wrong.push_back(j);
-        }
-      }
-    }
-    if (!verified) {
-      checksum_errors_.fetch_add(1, std::memory_order_relaxed);
-      return Status::Corruption(name() + ": no reconstruction of the block at " +
-                                std::to_string(offset) + " verifies");
-    }
-    publish();
-    o.reconstructed = o.reconstructed || !wrong.empty() || !m.empty();
-  }
-
-  // Count and repair: wrong columns and failed ones whose child still serves.
-  o.checksum_errors = static_cast<int>(wrong.size());
-  for (uint32_t c : wrong) leaf_of(c)->device()->errors().CountChecksumError();
-  std::vector<uint32_t> bad(m);
-  bad.insert(bad.end(), wrong.begin(), wrong.end());
-  std::vector<ChildIo> repairs;
-  for (uint32_t c : bad) {
-    if (!read_only() && leaf_of(c)->usable())
-      repairs.push_back(ChildIo{leaf_of(c), IoOp::kWrite, map.cols[c].offset, cs.span(c), {}, false});
-  }
-  RunChildIos(repairs);
-  for (const ChildIo& r : repairs) {
-    if (!r.status.ok()) continue;
-    r.leaf->AddRepaired(r.buf.size());
-    repaired_bytes_.fetch_add(r.buf.size(), std::memory_order_relaxed);
-    o.repaired.push_back(r.leaf->id());
-  }
-  std::sort(o.repaired.begin(), o.repaired.end());
-  o.repaired_children = static_cast<int>(o.repaired.size());
+  r.ReadColumns([&](uint32_t c) { return scrub || c >= p; });
+  r.missing = r.Missing();
+  if (r.missing.size() > p) return too_many(r.missing.size());
+  const bool data_missing =
+      std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c >= p; });
+  if (!data_missing) return Status::Ok();
+  r.ReadAll();
+  r.missing = r.Missing();
+  if (r.missing.size() > p) return too_many(r.missing.size());
+  UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, p, r.missing));
+  o->reconstructed = true;
   return Status::Ok();
 }
 
-void RaidzVdev::ReadMany(std::span<VdevRead> reads) {
-  // Step 1 of Read (the data columns) for every block at once; a block whose
-  // columns all arrived and that verifies is done, exactly as Read would
-  // have finished it. Anything else is read again by Read, which escalates.
-  static const BlockVerifier kTrusted;
-  std::vector<ChildIo> ios;
-  struct Pending {
-    VdevRead* r;
-    size_t first, count;  // its entries in ios
-  };
-  std::vector<Pending> pending;
-  for (VdevRead& r : reads) {
-    Result<raidz::RaidzMap> map = Map(r.offset, r.buf.size());
-    if (!map.ok()) {
-      r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
-      continue;
-    }
-    uint64_t data_bytes = 0;
-    for (uint32_t c = nparity_; c < map->cols.size(); c++) data_bytes += map->cols[c].size;
-    if (data_bytes != r.buf.size()) {  // padded: Read's scratch copy
-      r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
-      continue;
-    }
-    Pending p{&r, ios.size(), 0};
-    uint64_t pos = 0;
-    for (uint32_t c = nparity_; c < map->cols.size(); c++) {
-      ios.push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), IoOp::kRead,
-                            map->cols[c].offset, r.buf.subspan(pos, map->cols[c].size), {}, false});
-      pos += map->cols[c].size;
-      p.count++;
-    }
-    pending.push_back(p);
+// Step 4: every column, then the search for silently wrong ones; on success
+// the caller's buffer holds the verified block and r.wrong the culprits.
+Status RaidzVdev::SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset) {
+  r.ReadAll();
+  r.missing = r.Missing();
+  if (r.missing.size() > nparity_) {
+    checksum_errors_.fetch_add(1, std::memory_order_relaxed);
+    return Status::Corruption(name() + ": block at " + std::to_string(offset) +
+                              " fails its checksum and too many columns are unreadable");
   }
-  RunChildIos(ios);
-  for (const Pending& p : pending) {
-    VdevRead& r = *p.r;
-    bool ok = true;
-    for (size_t i = p.first; i < p.first + p.count; i++) ok = ok && ios[i].status.ok();
-    if (ok && (r.verify == nullptr || !*r.verify || (*r.verify)(r.buf))) {
-      CountIo(false, r.buf.size());
-      r.status = Status::Ok();
-    } else {
-      r.status = Read(r.offset, r.buf, r.verify ? *r.verify : kTrusted, nullptr, ReadMode::kNormal);
+  bool verified = false;
+  if (r.missing.empty()) {
+    auto found = raidz::CombinatorialReconstruct(
+        r.cs.cols, nparity_, [&](std::span<const raidz::Column>) { return r.Check(); });
+    if (found.ok()) {
+      verified = true;
+      r.wrong = std::move(found).value();
+    }
+  } else {
+    UZFS_ASSIGN_OR_RETURN(verified, RebuildWithMissing(r));
+    if (verified) UZFS_RETURN_IF_ERROR(FindWrongParity(r));
+  }
+  if (!verified) {
+    checksum_errors_.fetch_add(1, std::memory_order_relaxed);
+    return Status::Corruption(name() + ": no reconstruction of the block at " +
+                              std::to_string(offset) + " verifies");
+  }
+  r.Publish();
+  return Status::Ok();
+}
+
+// The known-missing columns M plus every set S of up to nparity - |M|
+// other columns taken as silently wrong, in increasing size: rebuild M and
+// S, verify. True when one verified (S's columns whose bytes changed are
+// then in r.wrong); false with the columns as read.
+Result<bool> RaidzVdev::RebuildWithMissing(RaidzBlockRead& r) {
+  const uint32_t p = nparity_;
+  std::vector<uint32_t> others;
+  for (uint32_t c = 0; c < r.ncols(); c++)
+    if (r.st[c] != RaidzBlockRead::Col::kFailed) others.push_back(c);
+  const uint32_t budget = p - static_cast<uint32_t>(r.missing.size());
+  const uint32_t no = static_cast<uint32_t>(others.size());
+  std::vector<uint8_t> saved;
+  for (uint32_t k = 0; k <= budget && k <= no; k++) {
+    uint32_t idx[3] = {0, 1, 2};
+    for (;;) {
+      std::vector<uint32_t> rebuild(r.missing);
+      saved.clear();
+      for (uint32_t x = 0; x < k; x++) {
+        const raidz::Column& col = r.cs.cols[others[idx[x]]];
+        rebuild.push_back(others[idx[x]]);
+        saved.insert(saved.end(), col.data, col.data + col.size);
+      }
+      std::sort(rebuild.begin(), rebuild.end());
+      UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, p, rebuild));
+      size_t pos = 0;
+      if (r.Check()) {
+        for (uint32_t x = 0; x < k; x++) {
+          const raidz::Column& col = r.cs.cols[others[idx[x]]];
+          if (std::memcmp(saved.data() + pos, col.data, col.size) != 0) r.wrong.push_back(others[idx[x]]);
+          pos += col.size;
+        }
+        return true;
+      }
+      for (uint32_t x = 0; x < k; x++) {  // undo: S was right after all
+        const raidz::Column& col = r.cs.cols[others[idx[x]]];
+        std::memcpy(col.data, saved.data() + pos, col.size);
+        pos += col.size;
+      }
+      int x = static_cast<int>(k) - 1;
+      while (x >= 0 && idx[x] == no - k + static_cast<uint32_t>(x)) x--;
+      if (x < 0) break;
+      idx[x]++;
+      for (uint32_t y = static_cast<uint32_t>(x) + 1; y < k; y++) idx[y] = idx[y - 1] + 1;
     }
   }
+  return false;
 }
 
-Status RaidzVdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  return WritePlanned(offset, buf, IoOp::kWrite);
+// Parity that was read but disagrees with the verified data is wrong too:
+// it is recomputed in place and its column added to r.wrong.
+Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
+  const uint32_t p = nparity_;
+  const uint64_t plen = r.cs.cols[0].size;
+  AlignedBuffer fresh(p * plen);
+  std::vector<raidz::Column> tmp(r.cs.cols);
+  for (uint32_t j = 0; j < p; j++) tmp[j].data = fresh.data() + j * plen;
+  UZFS_RETURN_IF_ERROR(raidz::GenerateParity(tmp, p));
+  for (uint32_t j = 0; j < p; j++) {
+    if (std::memcmp(tmp[j].data, r.cs.cols[j].data, r.cs.cols[j].size) == 0) continue;
+    std::memcpy(r.cs.cols[j].data, tmp[j].data, r.cs.cols[j].size);
+    if (std::find(r.wrong.begin(), r.wrong.end(), j) == r.wrong.end() &&
+        std::find(r.missing.begin(), r.missing.end(), j) == r.missing.end())
+      r.wrong.push_back(j);
+  }
+  return Status::Ok();
 }
 
-// Each column's write durable in one trip, in parallel (IoOp::kWriteDurable):
-// only the children the block touches, not a flush of every child.
-Status RaidzVdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  return WritePlanned(offset, buf, IoOp::kWriteDurable);
+// Count and repair: wrong columns and failed ones whose child still serves
+// get their correct bytes written back.
+void RaidzVdev::RepairColumns(RaidzBlockRead& r, ReadOutcome* o) {
+  o->checksum_errors = static_cast<int>(r.wrong.size());
+  for (uint32_t c : r.wrong) r.leaf_of(c)->device()->errors().CountChecksumError();
+  std::vector<uint32_t> bad(r.missing);
+  bad.insert(bad.end(), r.wrong.begin(), r.wrong.end());
+  std::vector<ChildIo> repairs;
+  for (uint32_t c : bad) {
+    if (!read_only() && r.leaf_of(c)->usable())
+      repairs.push_back(ChildIo{r.leaf_of(c), IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), {}, false});
+  }
+  RunChildIos(repairs);
+  for (const ChildIo& c : repairs) {
+    if (!c.status.ok()) continue;
+    c.leaf->AddRepaired(c.buf.size());
+    repaired_bytes_.fetch_add(c.buf.size(), std::memory_order_relaxed);
+    o->repaired.push_back(c.leaf->id());
+  }
+  std::sort(o->repaired.begin(), o->repaired.end());
+  o->repaired_children = static_cast<int>(o->repaired.size());
 }
 
-namespace {
-
-// A raidz's writes of one batch: each block's columns (parity computed)
-// and where they sit in the batch.
-struct RaidzWritePlan : VdevWritePlan {
-  std::vector<std::unique_ptr<ColumnSet>> sets;       // null: settled at once
-  std::vector<std::pair<size_t, size_t>> cols_of;  // [first, end) in ios
+// A raidz's batch: each write's columns (parity computed) and, per
+// request, where its leaf I/O sits in the batch.
+struct RaidzBatchPlan : VdevBatchPlan {
+  explicit RaidzBatchPlan(size_t n) : VdevBatchPlan(n), sets(n) {}
+  std::vector<std::unique_ptr<RaidzColumnSet>> sets;  // writes only
 };
 
-}  // namespace
-
-// Every block's parity, then all their columns.
-std::unique_ptr<VdevWritePlan> RaidzVdev::StartWrites(std::span<VdevWrite> writes, IoOp op,
-                                                      std::vector<ChildIo>* ios) {
-  auto plan = std::make_unique<RaidzWritePlan>();
-  plan->sets.resize(writes.size());
-  plan->cols_of.assign(writes.size(), {0, 0});
-  for (size_t i = 0; i < writes.size(); i++) {
-    VdevWrite& w = writes[i];
-    CountIo(true, w.buf.size());
-    if (read_only()) {
-      w.status = Status::InvalidArgument(name() + " is read-only");
-      continue;
+// Writes: every block's parity, then all their columns. Reads: the data
+// columns of every block that needs nothing more (Read's step 1); the
+// others (a scrub, a block that is not whole sectors, a bad range) go
+// alone, after the batch.
+std::unique_ptr<VdevBatchPlan> RaidzVdev::StartBatch(std::span<BlockIo* const> reqs,
+                                                     std::vector<ChildIo>* ios) {
+  auto plan = std::make_unique<RaidzBatchPlan>(reqs.size());
+  for (size_t i = 0; i < reqs.size(); i++) {
+    BlockIo& r = *reqs[i];
+    const size_t first = ios->size();
+    const bool issued = r.is_read() ? StartRead(&r, ios) : StartWrite(&r, ios, plan.get(), i);
+    if (issued) {
+      plan->Issue(i, first, ios->size() - first);
+    } else if (r.is_read()) {
+      plan->Alone(i);
     }
-    auto map = Map(w.offset, w.buf.size());
-    if (!map.ok()) {
-      w.status = map.status();
-      continue;
-    }
-    // Data columns are only read from (GenerateParity and the writes).
-    auto cs = std::make_unique<ColumnSet>(*map, const_cast<uint8_t*>(w.buf.data()), w.buf.size(), true);
-    cs->EnsureParity();
-    if (Status s = raidz::GenerateParity(cs->cols, nparity_); !s.ok()) {
-      w.status = s;  // nothing issued: FinishWrites keeps the error
-      continue;
-    }
-    plan->cols_of[i].first = ios->size();
-    for (uint32_t c = 0; c < map->cols.size(); c++) {
-      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), op,
-                             map->cols[c].offset, cs->span(c), {}, false});
-    }
-    plan->cols_of[i].second = ios->size();
-    plan->sets[i] = std::move(cs);
   }
   return plan;
 }
 
-void RaidzVdev::FinishWrites(VdevWritePlan* plan, std::span<VdevWrite> writes,
-                             std::span<const ChildIo> ios) {
-  const auto& p = *static_cast<RaidzWritePlan*>(plan);
-  for (size_t i = 0; i < writes.size(); i++) {
-    if (p.sets[i] == nullptr) continue;
+bool RaidzVdev::StartRead(BlockIo* io, std::vector<ChildIo>* ios) {
+  if (io->mode != ReadMode::kNormal) return false;
+  Result<raidz::RaidzMap> map = Map(io->offset, io->buf.size());
+  if (!map.ok()) return false;
+  uint64_t data_bytes = 0;
+  for (uint32_t c = nparity_; c < map->cols.size(); c++) data_bytes += map->cols[c].size;
+  if (data_bytes != io->buf.size()) return false;  // padded: Read's scratch copy
+  io->outcome = ReadOutcome{};
+  uint64_t pos = 0;
+  for (uint32_t c = nparity_; c < map->cols.size(); c++) {
+    ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), IoOp::kRead,
+                           map->cols[c].offset, io->buf.subspan(pos, map->cols[c].size), {}, false});
+    pos += map->cols[c].size;
+  }
+  return true;
+}
+
+bool RaidzVdev::StartWrite(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i) {
+  CountIo(true, io->buf.size());
+  if (read_only()) {
+    io->status = Status::InvalidArgument(name() + " is read-only");
+    return false;
+  }
+  auto map = Map(io->offset, io->buf.size());
+  if (!map.ok()) {
+    io->status = map.status();
+    return false;
+  }
+  // Data columns are only read from (GenerateParity and the writes).
+  auto cs = std::make_unique<RaidzColumnSet>(*map, io->buf.data(), io->buf.size(), true);
+  cs->EnsureParity();
+  if (Status s = raidz::GenerateParity(cs->cols, nparity_); !s.ok()) {
+    io->status = s;  // nothing issued: FinishBatch keeps the error
+    return false;
+  }
+  for (uint32_t c = 0; c < map->cols.size(); c++) {
+    ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), LeafWriteOp(io->op),
+                           map->cols[c].offset, cs->span(c), {}, false});
+  }
+  plan->sets[i] = std::move(cs);
+  return true;
+}
+
+// A write is OK when at most nparity columns failed. A read whose columns
+// all arrived and that verifies is done, exactly as Read would have
+// finished it; any other read is read again by Read, which escalates.
+void RaidzVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+                            std::span<const ChildIo> ios) {
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const BatchSlot& slot = plan->slots[i];
+    BlockIo& r = *reqs[i];
+    if (slot.how == BatchSlot::How::kAlone) ReadAlone(*this, r);
+    if (slot.how != BatchSlot::How::kIssued) continue;
     uint32_t failed = 0;
     const Status* first = nullptr;
-    for (size_t k = p.cols_of[i].first; k < p.cols_of[i].second; k++) {
+    for (size_t k = slot.first; k < slot.first + slot.count; k++) {
       if (ios[k].status.ok()) continue;
       failed++;
       if (first == nullptr) first = &ios[k].status;
     }
-    if (failed > nparity_) {
+    if (r.is_read()) {
+      const BlockVerifier* v = r.verifier();
+      if (failed == 0 && (v == nullptr || (*v)(r.buf))) {
+        CountIo(false, r.buf.size());
+        r.status = Status::Ok();
+      } else {
+        ReadAlone(*this, r);
+      }
+    } else if (failed > nparity_) {
       write_errors_.fetch_add(1, std::memory_order_relaxed);
-      writes[i].status = Status::IoError(name() + ": " + std::to_string(failed) +
-                                         " columns of the block at " + std::to_string(writes[i].offset) +
-                                         " failed (" + first->ToString() + ")");
+      r.status = Status::IoError(name() + ": " + std::to_string(failed) + " columns of the block at " +
+                                 std::to_string(r.offset) + " failed (" + first->ToString() + ")");
     } else {
-      writes[i].status = Status::Ok();
+      r.status = Status::Ok();
     }
   }
 }

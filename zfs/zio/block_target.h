@@ -6,19 +6,18 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <vector>
 
 #include "zfs/spa/block_ptr.h"
 #include "zfs/util/status.h"
+#include "zfs/vdev/block_io.h"
 
 namespace uzfs {
 
-// verify(bytes) -> true when the bytes are the block the pointer names.
-using BlockVerify = std::function<bool(std::span<const uint8_t>)>;
-
-// The vdev tree as the pipeline sees it: top-level vdevs by index.
+// The vdev tree as the pipeline sees it: top-level vdevs by index, and
+// block I/O as batches of the vdev layer's own requests (BlockIo,
+// zfs/vdev/block_io.h), handed down unchanged.
 // Threading: all methods are called concurrently from pipeline workers.
 class BlockTarget {
  public:
@@ -31,48 +30,29 @@ class BlockTarget {
   virtual uint64_t TopLevelAllocatedSize(uint32_t vdev, uint64_t psize) const {
     return (psize + 511) & ~uint64_t{511};
   }
-  // Reads `buf.size()` bytes at `offset` of top-level vdev `vdev`, using the
-  // vdev's own redundancy (mirror sides, raidz parity) until verify accepts
-  // them, and repairing what it can below. IoError / Corruption otherwise.
-  // With scrub, every redundant copy below is read and checked too (raidz
-  // parity, every mirror side) and the wrong ones repaired.
-  virtual Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf,
-                      const BlockVerify& verify, bool scrub = false) = 0;
-  // Several reads of top-level vdev `vdev`, each as Read(vdev, offset, buf,
-  // *verify) would do it, outcomes in their status (a batch the vdev may
-  // issue at once: Vdev::ReadMany). Default: Read each in turn.
-  struct ManyRead {
-    uint64_t offset = 0;
-    std::span<uint8_t> buf;
-    const BlockVerify* verify = nullptr;
-    Status status;
-  };
-  virtual void ReadMany(uint32_t vdev, std::span<ManyRead> reads) {
-    static const BlockVerify kTrusted;
-    for (ManyRead& r : reads) r.status = Read(vdev, r.offset, r.buf, r.verify ? *r.verify : kTrusted);
+  // Settles every request of the batch in place, across any number of
+  // top-level vdevs (each request names its own). A read uses the vdev's
+  // own redundancy (mirror sides, raidz parity) until its verifier accepts
+  // the bytes, repairing what it can below; IoError / Corruption otherwise.
+  // In ReadMode::kScrub every redundant copy below is read and checked too
+  // and the wrong ones repaired. A write is OK when the block is readable
+  // afterwards. VdevTreeTarget issues the leaf I/O of the whole batch
+  // together (Vdev::Submit): the top-level vdevs work at the same time and
+  // adjacent writes on a leaf merge.
+  virtual void Submit(std::span<BlockIo> ios) = 0;
+
+  // A batch of one read (scrub: ReadMode::kScrub).
+  Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
+              bool scrub = false) {
+    BlockIo io = BlockIo::Read(vdev, offset, buf, &verify, scrub ? ReadMode::kScrub : ReadMode::kNormal);
+    Submit({&io, 1});
+    return io.status;
   }
-  virtual Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) = 0;
-  // Several writes to top-level vdev `vdev`, each as Write would do it,
-  // outcomes in their status (a batch the vdev may issue at once, merging
-  // adjacent writes: Vdev::WriteMany). Default: Write each in turn.
-  struct ManyWrite {
-    uint64_t offset = 0;
-    std::span<const uint8_t> buf;
-    Status status;
-  };
-  virtual void WriteMany(uint32_t vdev, std::span<ManyWrite> writes) {
-    for (ManyWrite& w : writes) w.status = Write(vdev, w.offset, w.buf);
-  }
-  // The WriteMany batches of several top-level vdevs, each as
-  // WriteMany(vdev, writes) would do it, which a target may run at the same
-  // time (VdevTreeTarget: the leaf writes of all of them issued together,
-  // WriteManyAcross). Default: WriteMany each in turn.
-  struct VdevWrites {
-    uint32_t vdev = 0;
-    std::span<ManyWrite> writes;
-  };
-  virtual void WriteManyVdevs(std::span<VdevWrites> batches) {
-    for (VdevWrites& b : batches) WriteMany(b.vdev, b.writes);
+  // A batch of one write.
+  Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) {
+    BlockIo io = BlockIo::Write(vdev, offset, buf);
+    Submit({&io, 1});
+    return io.status;
   }
 };
 

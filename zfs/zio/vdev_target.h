@@ -2,7 +2,8 @@
 // Top-level vdev i of the pipeline is child i of the root; reads go through
 // that vdev's own redundancy (mirror sides, raidz parity, combinatorial
 // reconstruction) and self-healing, with the pipeline's checksum check as
-// the verifier. Thread-safe as the vdevs are.
+// the verifier. Batches go down unchanged (Vdev::Submit on the root).
+// Thread-safe as the vdevs are.
 #pragma once
 
 #include "zfs/vdev/vdev.h"
@@ -25,12 +26,8 @@ class VdevTreeTarget final : public BlockTarget {
     const Vdev* v = root_.child(vdev);
     return v ? v->AllocatedSize(psize) : (psize + 511) & ~uint64_t{511};
   }
-  Status Read(uint32_t vdev, uint64_t offset, std::span<uint8_t> buf, const BlockVerify& verify,
-              bool scrub = false) override;
-  void ReadMany(uint32_t vdev, std::span<ManyRead> reads) override;
-  Status Write(uint32_t vdev, uint64_t offset, std::span<const uint8_t> buf) override;
-  void WriteMany(uint32_t vdev, std::span<ManyWrite> writes) override;
-  void WriteManyVdevs(std::span<VdevWrites> batches) override;
+  // Vdev::Submit on the root: every request to the top-level vdev it names.
+  void Submit(std::span<BlockIo> ios) override { root_.Submit(ios); }
 
  private:
   Vdev& root_;

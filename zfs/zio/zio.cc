@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "zfs/util/zassert.h"
+#include "zfs/vdev/vdev.h"
 #include "zfs/zio/gang.h"
 
 namespace uzfs {
@@ -132,6 +133,8 @@ Result<BlockPtr> Zio::Write(std::span<const uint8_t> data, const WriteProps& pro
   return p.bp;
 }
 
+uint64_t Zio::WriteBatchBytes() { return 4 * VdevAggregationLimit(); }
+
 void Zio::WriteMany(std::span<BatchWrite> writes, uint64_t txg) {
   std::vector<Prepared> prep(writes.size());
   std::vector<size_t> batched;  // every block that is not a hole
@@ -175,29 +178,24 @@ void Zio::WriteMany(std::span<BatchWrite> writes, uint64_t txg) {
       for (size_t k = 0; k < dvas[i].size(); k++) by_vdev[dvas[i][k].vdev].push_back(Copy{i, static_cast<int>(k)});
     }
   }
-  // Every top-level vdev's batch in one call, so the vdevs write at the
-  // same time (BlockTarget::WriteManyVdevs).
+  // Every copy in one batch, so the top-level vdevs write at the same time
+  // (BlockTarget::Submit); each vdev's copies in allocation order.
   std::vector<Status> failed(writes.size());
-  std::vector<std::vector<BlockTarget::ManyWrite>> mw;
-  std::vector<BlockTarget::VdevWrites> per_vdev;
-  mw.reserve(by_vdev.size());
+  std::vector<BlockIo> ios;
+  std::vector<Copy> of;  // the copy each request writes
   for (auto& [vdev, copies] : by_vdev) {
-    mw.emplace_back(copies.size());
-    for (size_t k = 0; k < copies.size(); k++)
-      mw.back()[k] = {dvas[copies[k].block][copies[k].d].offset, prep[copies[k].block].phys, {}};
-    per_vdev.push_back(BlockTarget::VdevWrites{vdev, mw.back()});
-  }
-  target_.WriteManyVdevs(per_vdev);
-  size_t v = 0;
-  for (auto& [vdev, copies] : by_vdev) {
-    for (size_t k = 0; k < copies.size(); k++) {
-      Status& f = failed[copies[k].block];
-      if (!mw[v][k].status.ok() && f.ok()) {
-        f = mw[v][k].status.WithContext((rewrite[copies[k].block] ? "rewriting DVA " : "writing DVA ") +
-                                        std::to_string(copies[k].d) + (rewrite[copies[k].block] ? " in place" : ""));
-      }
+    for (const Copy& c : copies) {
+      ios.push_back(BlockIo::Write(vdev, dvas[c.block][c.d].offset, prep[c.block].phys));
+      of.push_back(c);
     }
-    v++;
+  }
+  target_.Submit(ios);
+  for (size_t k = 0; k < ios.size(); k++) {
+    Status& f = failed[of[k].block];
+    if (!ios[k].status.ok() && f.ok()) {
+      f = ios[k].status.WithContext((rewrite[of[k].block] ? "rewriting DVA " : "writing DVA ") +
+                                    std::to_string(of[k].d) + (rewrite[of[k].block] ? " in place" : ""));
+    }
   }
   for (size_t i : batched) {
     if (dvas[i].empty()) continue;  // in `alone`
@@ -439,7 +437,7 @@ Result<AlignedBytes> Zio::ReadPhysical(const BlockPtr& bp) {
 std::vector<Result<AlignedBytes>> Zio::ReadPhysicalMany(std::span<const BlockPtr> bps) {
   std::vector<Result<AlignedBytes>> out;
   out.reserve(bps.size());
-  std::map<uint32_t, std::vector<size_t>> by_vdev;  // batched blocks per top-level vdev
+  std::vector<size_t> batched;  // plain blocks, read in one batch
   for (size_t i = 0; i < bps.size(); i++) {
     const BlockPtr& bp = bps[i];
     const Dva& d0 = bp.dva[0];
@@ -448,25 +446,27 @@ std::vector<Result<AlignedBytes>> Zio::ReadPhysicalMany(std::span<const BlockPtr
       continue;
     }
     out.push_back(AlignedBytes(bp.psize));
-    by_vdev[d0.vdev].push_back(i);
+    batched.push_back(i);
   }
-  for (auto& [vdev, idx] : by_vdev) {
-    std::vector<BlockVerify> verify(idx.size());
-    std::vector<BlockTarget::ManyRead> reads(idx.size());
-    for (size_t k = 0; k < idx.size(); k++) {
-      const BlockPtr* bp = &bps[idx[k]];
-      verify[k] = [this, bp](std::span<const uint8_t> b) { return Verifies(*bp, b); };
-      reads[k] = BlockTarget::ManyRead{bp->dva[0].offset, std::span<uint8_t>(*out[idx[k]]), &verify[k], {}};
-    }
-    target_.ReadMany(vdev, reads);
-    for (size_t k = 0; k < idx.size(); k++) {
-      const BlockPtr& bp = bps[idx[k]];
-      if (reads[k].status.ok()) {
-        stats_.blocks_read++;
-        stats_.logical_read += bp.lsize;
-      } else {
-        out[idx[k]] = ReadPhysical(bp);  // again, then the other copies (counted there)
-      }
+  // The first copies of every plain block, across every top-level vdev,
+  // in one batch (BlockTarget::Submit).
+  std::vector<BlockVerifier> verify(batched.size());
+  std::vector<BlockIo> ios;
+  ios.reserve(batched.size());
+  for (size_t k = 0; k < batched.size(); k++) {
+    const BlockPtr* bp = &bps[batched[k]];
+    verify[k] = [this, bp](std::span<const uint8_t> b) { return Verifies(*bp, b); };
+    ios.push_back(BlockIo::Read(bp->dva[0].vdev, bp->dva[0].offset, std::span<uint8_t>(*out[batched[k]]),
+                                &verify[k]));
+  }
+  target_.Submit(ios);
+  for (size_t k = 0; k < batched.size(); k++) {
+    const BlockPtr& bp = bps[batched[k]];
+    if (ios[k].status.ok()) {
+      stats_.blocks_read++;
+      stats_.logical_read += bp.lsize;
+    } else {
+      out[batched[k]] = ReadPhysical(bp);  // again, then the other copies (counted there)
     }
   }
   return out;

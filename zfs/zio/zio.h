@@ -110,8 +110,8 @@ class Zio {
   // direct I/O (the raidz/mirror/leaf reads land in it without a bounce).
   Result<AlignedBytes> ReadPhysical(const BlockPtr& bp);
   // ReadPhysical of several blocks, results in order. The first copies of
-  // the plain (non-gang) blocks are read in one batch per top-level vdev
-  // (BlockTarget::ReadMany: one hand-off and one wait for all of them); a
+  // the plain (non-gang) blocks are read in one batch across the top-level
+  // vdevs (BlockTarget::Submit: one hand-off and one wait for all); a
   // block whose batch read failed or did not verify then goes through
   // ReadPhysical's whole path (other copies, self-healing).
   std::vector<Result<AlignedBytes>> ReadPhysicalMany(std::span<const BlockPtr> bps);
@@ -136,10 +136,10 @@ class Zio {
   // are allocated back to back (every copy of one block, then the next;
   // not interleaved with other WriteMany batches, under batch_alloc_mu_).
   // Every copy, rewrites in place included, is then written in one
-  // BlockTarget::WriteManyVdevs call: the top-level vdevs at the same time,
-  // and on each the copies that sit next to each other on a leaf (raidz
+  // BlockTarget::Submit batch: the top-level vdevs at the same time, and
+  // on each the copies that sit next to each other on a leaf (raidz
   // columns, mirror sides, plain sectors) merge into few large writes
-  // (Vdev::WriteMany, WriteManyAcross). Holes are settled without I/O;
+  // (Vdev::Submit). Holes are settled without I/O;
   // a block with no contiguous space goes Write's way (it gangs). On a
   // failure only that block fails (its new space is taken back); the
   // others stand.
@@ -150,6 +150,12 @@ class Zio {
     Status status;
   };
   void WriteMany(std::span<BatchWrite> writes, uint64_t txg);
+  // How many bytes of blocks one WriteMany batch should carry, for callers
+  // that split a txg's blocks into batches (the DMU's WriteBlocks): 4x the
+  // vdev aggregation limit (raidz2 over six disks: 32 blocks of 128 KiB,
+  // ~1 MiB of merged writes per leaf); 0 with aggregation off (one block a
+  // batch). Follows the limit as it is tuned.
+  static uint64_t WriteBatchBytes();
 
   // Asynchronous forms: `data`/`out` must stay valid until `done` runs (on a
   // worker thread).
