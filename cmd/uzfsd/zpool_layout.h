@@ -1,5 +1,5 @@
-// The vdev-specification helpers `zpool create` and `zpool add` share
-// (defined in zpool_cmd.cc): device sizes, the -f replication checks, the
+// The vdev-specification checks `zpool create` and `zpool add` share
+// (defined in zpool_layout.cc): device sizes, the -f replication checks, the
 // -n dry-run tree, shorthand device names.
 #pragma once
 
