@@ -116,15 +116,7 @@ int ZpoolCreate(CmdCtx& c) {
       }
     }
   }
-  for (const auto& e : c.reg.All()) {
-    MutexLock l(&e->mu);
-    for (const std::string& p : paths) {
-      if (std::find(e->rec.devices.begin(), e->rec.devices.end(), p) != e->rec.devices.end()) {
-        return c.Fail("invalid vdev specification\nthe following errors must be manually repaired:\n" + p +
-                      " is part of active pool '" + e->rec.name + "'");
-      }
-    }
-  }
+  if (std::string busy = DevicesInUse(c.reg, paths); !busy.empty()) return c.Fail(busy);
   if (!o.force) {
     std::vector<std::string> problems = ReplicationProblems(*layout);
     if (!problems.empty()) {

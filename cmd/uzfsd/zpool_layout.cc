@@ -1,7 +1,7 @@
 // The vdev-specification checks `zpool create` and `zpool add` share
 // (zpool_layout.h): device sizes, the replication checks -f overrides, the
-// -n dry-run tree, shorthand device names. They read devices (stat, the
-// block-device size ioctl) and never write.
+// -n dry-run tree, shorthand device names, devices imported pools hold.
+// They read devices (stat, the block-device size ioctl) and never write.
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -126,6 +126,19 @@ void ExpandShorthandDevices(std::vector<std::string>* words) {
       w = "/dev/" + w;
     }
   }
+}
+
+std::string DevicesInUse(Registry& reg, const std::vector<std::string>& paths) {
+  for (const auto& e : reg.All()) {
+    MutexLock l(&e->mu);
+    for (const std::string& p : paths) {
+      if (std::find(e->rec.devices.begin(), e->rec.devices.end(), p) != e->rec.devices.end()) {
+        return "invalid vdev specification\nthe following errors must be manually repaired:\n" + p +
+               " is part of active pool '" + e->rec.name + "'";
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace uzfs::cmd
