@@ -103,14 +103,22 @@ bool KnownPoolProp(const std::string& p) {
   return kExtra.count(p) != 0 || FindPoolProp(p) != nullptr;
 }
 
-// Column names and aliases of zpool list / get.
+// zpool's short column names and the properties they stand for: list and
+// get take either, and the short name, upper-cased, heads the column.
+struct ColumnAlias {
+  const char* shortname;
+  const char* prop;
+};
+constexpr ColumnAlias kColumnAliases[] = {
+    {"alloc", "allocated"},   {"cap", "capacity"},      {"frag", "fragmentation"},
+    {"dedup", "dedupratio"},  {"expandsz", "expandsize"}, {"ckpoint", "checkpoint"},
+    {"avail", "available"},   {"expand", "autoexpand"},  {"replace", "autoreplace"}};
+
 std::string CanonicalPoolProp(const std::string& n) {
-  static const std::map<std::string, std::string> kAlias = {
-      {"alloc", "allocated"}, {"cap", "capacity"},   {"frag", "fragmentation"}, {"dedup", "dedupratio"},
-      {"expandsz", "expandsize"}, {"ckpoint", "checkpoint"}, {"avail", "available"},
-      {"expand", "autoexpand"}, {"replace", "autoreplace"}};
-  auto it = kAlias.find(n);
-  return it == kAlias.end() ? n : it->second;
+  for (const ColumnAlias& a : kColumnAliases) {
+    if (n == a.shortname) return a.prop;
+  }
+  return n;
 }
 
 bool RightAligned(const std::string& prop) {
@@ -121,12 +129,10 @@ bool RightAligned(const std::string& prop) {
 }
 
 std::string ColumnHeader(const std::string& prop) {
-  static const std::map<std::string, std::string> kCol = {
-      {"allocated", "ALLOC"}, {"capacity", "CAP"}, {"fragmentation", "FRAG"}, {"dedupratio", "DEDUP"},
-      {"expandsize", "EXPANDSZ"}, {"checkpoint", "CKPOINT"}, {"available", "AVAIL"},
-      {"autoexpand", "EXPAND"}, {"autoreplace", "REPLACE"}};
-  auto it = kCol.find(prop);
-  return it == kCol.end() ? Upper(prop) : it->second;
+  for (const ColumnAlias& a : kColumnAliases) {
+    if (prop == a.prop) return Upper(a.shortname);
+  }
+  return Upper(prop);
 }
 
 json PoolJsonHead(PoolEntry& e) UZFS_REQUIRES(e.mu) {
