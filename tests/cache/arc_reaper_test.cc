@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/cache/arc_test_util.h"
+
 namespace uzfs {
 namespace {
 
@@ -25,11 +27,7 @@ ArcKey Key(uint64_t i) { return ArcKey{1, 0, i * kBlock, 3}; }
 
 // An ARC of c_max/c_min blocks over `shards` shards.
 ArcOptions Opts(uint64_t max_blocks, uint64_t min_blocks, unsigned shards) {
-  ArcOptions o;
-  o.c_max = max_blocks * kBlock;
-  o.c_min = min_blocks * kBlock;
-  o.shards = shards;
-  return o;
+  return arctest::SizedArc(max_blocks * kBlock, min_blocks * kBlock, shards);
 }
 
 void Fill(Arc& arc, uint64_t from, uint64_t n) {
