@@ -36,6 +36,7 @@
 #include "fuse/fuse_mount.h"
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/zpl/zpl_create.h"
@@ -106,29 +107,7 @@ class ZilCrashFuseTest : public ::testing::Test {
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->Export());
   }
-  Result<std::unique_ptr<Pool>> Import() {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    io.fault_injectable = true;
-    io.txg.timeout = std::chrono::seconds(60);
-    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    }
-    return p;
-  }
-  std::string ReadAll(ZplFs& z, uint64_t ino) {
-    auto a = z.GetAttr(ino);
-    if (!a.ok()) return "<" + a.status().ToString() + ">";
-    auto h = z.Open(kRoot, ino, O_RDONLY);
-    if (!h.ok()) return "<" + h.status().ToString() + ">";
-    std::string s(a->size, '\0');
-    auto n = z.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
-    (void)z.Release(*h);
-    if (!n.ok()) return "<" + n.status().ToString() + ">";
-    return s;
-  }
+  Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp", true); }
 
   // The daemon's whole life (a child): pool, ZplFs, FUSE; then waits for
   // commands on `cmd` ('v': the log device vanishes) until killed.
@@ -242,7 +221,7 @@ class ZilCrashFuseTest : public ::testing::Test {
       for (const ZplDirEntry& e : *es) {
         if (e.name == "." || e.name == "..") continue;
         auto x = (*z)->GetXattr(kRoot, e.ino, "user.step");
-        found[e.name] = WithXattr(ReadAll(**z, e.ino), x.ok() ? std::string(x->begin(), x->end()) : "<none>");
+        found[e.name] = WithXattr(ziltest::ReadWhole(**z, e.ino), x.ok() ? std::string(x->begin(), x->end()) : "<none>");
       }
       for (const auto& [name, data] : state) {
         if (unsure.count(name)) continue;

@@ -1,9 +1,11 @@
 // Shared by the intent-log tests that crash a pool: a one-disk version-23
 // pool with an empty file system, imported with slow txgs (only the log
-// carries changes), and a child process that works on it and dies without
-// unmount, export or sync (its device writes survive, as after SIGKILL).
+// carries changes), a child process that works on it and dies without
+// unmount, export or sync (its device writes survive, as after SIGKILL),
+// and reading a file back afterwards.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -73,6 +76,20 @@ inline void InChild(const std::function<Result<std::unique_ptr<Pool>>()>& import
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st)) << st;
   ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+// The whole content of file `ino`, or "<error>" for the first call that
+// fails (so a comparison with the expected content shows it).
+inline std::string ReadWhole(ZplFs& fs, uint64_t ino) {
+  auto a = fs.GetAttr(ino);
+  if (!a.ok()) return "<" + a.status().ToString() + ">";
+  auto h = fs.Open(ZplCred{}, ino, O_RDONLY);
+  if (!h.ok()) return "<" + h.status().ToString() + ">";
+  std::string s(a->size, '\0');
+  auto n = fs.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
+  (void)fs.Release(*h);
+  if (!n.ok()) return "<" + n.status().ToString() + ">";
+  return s;
 }
 
 }  // namespace uzfs::ziltest

@@ -74,17 +74,7 @@ class ZilZplTest : public ::testing::Test {
   void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
     ziltest::InChild([this] { return Import(); }, "tp", fn);
   }
-  std::string ReadAll(ZplFs& fs, uint64_t ino) {
-    auto a = fs.GetAttr(ino);
-    if (!a.ok()) return "<" + a.status().ToString() + ">";
-    auto h = fs.Open(kRoot, ino, O_RDONLY);
-    if (!h.ok()) return "<" + h.status().ToString() + ">";
-    std::string s(a->size, '\0');
-    auto n = fs.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
-    (void)fs.Release(*h);
-    if (!n.ok()) return "<" + n.status().ToString() + ">";
-    return s;
-  }
+  std::string ReadAll(ZplFs& fs, uint64_t ino) { return ziltest::ReadWhole(fs, ino); }
   Result<uint64_t> Find(ZplFs& fs, const std::string& path) {
     uint64_t ino = fs.root_ino();
     size_t i = 0;
