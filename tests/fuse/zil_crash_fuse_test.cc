@@ -49,16 +49,6 @@ namespace fs = std::filesystem;
 const ZplCred kRoot{};
 constexpr int kNames = 24;
 
-int Iterations(int def) {
-  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
-  return def;
-}
-uint64_t Seed() {
-  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
-  const uint64_t s = std::random_device{}();
-  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
-  return s;
-}
 
 std::string Name(int n) { return "f" + std::to_string(((n % kNames) + kNames) % kNames); }
 // What the parent compares: the contents, then the xattr user.step.
@@ -97,15 +87,8 @@ std::string Data(uint64_t seed, int n) {
 class ZilCrashFuseTest : public ::testing::Test {
  protected:
   void Create(bool slog) {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    if (slog) l.logs.push_back(pooltest::Leaf(dir_.path(), "slog"));
-    PoolCreateOptions o = pooltest::V23();
-    if (!slog) o.version = kFeatureVersion;  // SA xattrs, zilsaxattr
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->Export());
+    // Without a log device a feature-flag pool: SA xattrs, zilsaxattr.
+    ziltest::CreatePool(dir_.path(), "tp", "tp", slog, 0, slog ? 23 : kFeatureVersion);
   }
   Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp", true); }
 
@@ -135,8 +118,8 @@ class ZilCrashFuseTest : public ::testing::Test {
     Create(slog);
     const std::string mnt = (dir_.path() / "mnt").string();
     fs::create_directories(mnt);
-    const int iters = Iterations(3);
-    std::mt19937_64 rng(Seed());
+    const int iters = ziltest::StressIterations(3);
+    std::mt19937_64 rng(ziltest::CrashSeed());
     std::map<std::string, std::string> state;  // what the pool holds
     int next = 0;
     size_t acked = 0;

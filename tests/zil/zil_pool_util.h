@@ -2,17 +2,22 @@
 // pool with an empty file system, imported with slow txgs (only the log
 // carries changes), a child process that works on it and dies without
 // unmount, export or sync (its device writes survive, as after SIGKILL),
-// and reading a file back afterwards.
+// reading a file back afterwards, and the stress runs' iteration count
+// and seed (from the environment, so a failing run can be repeated).
 #pragma once
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -76,6 +81,21 @@ inline void InChild(const std::function<Result<std::unique_ptr<Pool>>()>& import
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st)) << st;
   ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+// UZFS_STRESS_ITERATIONS (at least 1) when set, else `def`.
+inline int StressIterations(int def) {
+  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
+  return def;
+}
+
+// UZFS_CRASH_SEED when set, else a random seed, printed so that the run
+// can be repeated.
+inline uint64_t CrashSeed() {
+  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
+  const uint64_t s = std::random_device{}();
+  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
+  return s;
 }
 
 // The whole content of file `ino`, or "<error>" for the first call that

@@ -44,18 +44,6 @@ namespace {
 
 const ZplCred kRoot{};
 
-// UZFS_STRESS_ITERATIONS (>= 500 for the stress run), else `def`.
-int Iterations(int def) {
-  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
-  return def;
-}
-uint64_t Seed() {
-  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
-  const uint64_t s = std::random_device{}();
-  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
-  return s;
-}
-
 std::span<const uint8_t> B(const std::string& s) {
   return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
@@ -658,8 +646,8 @@ TEST_F(ZilZplTest, CrashAfterReplayAndWithoutFsync) {
 // each kill, every acknowledged file has exactly its contents.
 TEST_F(ZilZplTest, RandomKill) {
   constexpr int kNames = 40;  // files are rewritten (O_TRUNC) in turn
-  const int iters = Iterations(4);
-  std::mt19937_64 rng(Seed());
+  const int iters = ziltest::StressIterations(4);
+  std::mt19937_64 rng(ziltest::CrashSeed());
   std::map<std::string, std::string> acked;  // name -> contents
   int next = 0;
   for (int it = 0; it < iters; it++) {
