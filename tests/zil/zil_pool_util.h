@@ -2,8 +2,9 @@
 // pool with an empty file system, imported with slow txgs (only the log
 // carries changes), a child process that works on it and dies without
 // unmount, export or sync (its device writes survive, as after SIGKILL),
-// reading a file back afterwards, and the stress runs' iteration count
-// and seed (from the environment, so a failing run can be repeated).
+// reading a file back afterwards, the stress runs' iteration count and
+// seed (from the environment, so a failing run can be repeated), and the
+// bytes of a string as the file system's calls take them.
 #pragma once
 
 #include <fcntl.h>
@@ -81,6 +82,11 @@ inline void InChild(const std::function<Result<std::unique_ptr<Pool>>()>& import
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st)) << st;
   ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+// The bytes of a string, without a copy (valid while `s` is).
+inline std::span<const uint8_t> AsBytes(const std::string& s) {
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
 // UZFS_STRESS_ITERATIONS (at least 1) when set, else `def`.
