@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <functional>
-#include <map>
 #include <set>
 
 #include "cmd/uzfsd/zpool_report.h"
