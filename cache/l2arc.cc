@@ -366,110 +366,93 @@ void L2Arc::EvictRange(Dev& d, uint64_t begin, uint64_t end) {
 
 // --- feed -------------------------------------------------------------------
 
-Result<uint64_t> L2Arc::FeedOnce() {
-  MutexLock feed_lock(&feed_mu_);
+L2Arc::Dev* L2Arc::NextFeedDevice(L2ArcOptions* o, bool* wrapped) {
+  MutexLock l(&mu_);
+  ctr_.feeds++;
   Dev* d = nullptr;
-  L2ArcOptions o;
-  bool wrapped;
-  {
-    MutexLock l(&mu_);
-    ctr_.feeds++;
-    for (size_t i = 0; i < devs_.size() && !d; i++) {
-      Dev* c = devs_[next_dev_++ % devs_.size()].get();
-      if (!c->gone) d = c;
-    }
-    if (!d) return uint64_t{0};
-    d->users++;
-    o = opts_;
-    wrapped = d->wrapped;
+  for (size_t i = 0; i < devs_.size() && !d; i++) {
+    Dev* c = devs_[next_dev_++ % devs_.size()].get();
+    if (!c->gone) d = c;
   }
-  const uint64_t cap = d->end - d->start;
-  uint64_t budget = o.write_max + (wrapped ? 0 : o.write_boost);
-  budget = std::min(budget, cap / 4);
-  const uint64_t depth = std::max<uint64_t>(budget * std::max<uint64_t>(o.headroom, 1) / arc_.ShardCount(), 1);
-  const uint64_t pool = d->pool_guid;
+  if (!d) return nullptr;
+  d->users++;
+  *o = opts_;
+  *wrapped = d->wrapped;
+  return d;
+}
 
-  std::vector<Candidate> batch;
-  std::unordered_set<ArcKey, L2KeyHasher> chosen;
-  uint64_t bytes = 0;
-  {
-    // Staged evicted buffers of this pool first, oldest first.
-    MutexLock l(&mu_);
-    for (auto it = staged_.begin(); it != staged_.end() && bytes < budget;) {
-      if (it->key.pool_guid != pool) {
-        ++it;
-        continue;
-      }
-      const uint64_t a = L2RoundUp(it->data.size());
-      if (bytes + a > budget) break;
-      staged_bytes_ -= it->data.size();
-      staged_keys_.erase(it->key);
-      if (!map_.count(it->key) && chosen.insert(it->key).second) {
-        bytes += a;
-        batch.push_back(std::move(*it));
-      }
-      it = staged_.erase(it);
+void L2Arc::TakeStaged(uint64_t pool, uint64_t budget, FeedBatch* b) {
+  MutexLock l(&mu_);
+  for (auto it = staged_.begin(); it != staged_.end() && b->bytes < budget;) {
+    if (it->key.pool_guid != pool) {
+      ++it;
+      continue;
     }
+    const uint64_t a = L2RoundUp(it->data.size());
+    if (b->bytes + a > budget) break;
+    staged_bytes_ -= it->data.size();
+    staged_keys_.erase(it->key);
+    if (!map_.count(it->key) && b->chosen.insert(it->key).second) {
+      b->bytes += a;
+      b->items.push_back(std::move(*it));
+    }
+    it = staged_.erase(it);
   }
+}
+
+void L2Arc::ScanArcForFeed(uint64_t pool, uint64_t budget, uint64_t depth, bool noprefetch, FeedBatch* b) {
   for (bool mfu : {true, false}) {
     for (ArcBufKind kind : {ArcBufKind::kMetadata, ArcBufKind::kData}) {
-      if (bytes >= budget) break;
+      if (b->bytes >= budget) break;
       arc_.ScanEvictionEnd(mfu, kind, depth, [&](const ArcL2View& v) UZFS_NO_THREAD_SAFETY_ANALYSIS -> bool {
-        if (bytes >= budget) return false;
-        if (v.data.empty() || !v.l2_allowed || (v.prefetch && o.noprefetch) || v.key.pool_guid != pool) return true;
+        if (b->bytes >= budget) return false;
+        if (v.data.empty() || !v.l2_allowed || (v.prefetch && noprefetch) || v.key.pool_guid != pool) return true;
         const uint64_t a = L2RoundUp(v.data.size());
-        if (bytes + a > budget || chosen.count(v.key)) return true;
+        if (b->bytes + a > budget || b->chosen.count(v.key)) return true;
         {
           MutexLock l(&mu_);
           if (map_.count(v.key)) return true;
         }
-        chosen.insert(v.key);
-        batch.push_back(Candidate{v.key, v.kind, v.prefetch, v.compression, v.lsize,
-                                  AlignedBytes(v.data.begin(), v.data.end())});
-        bytes += a;
+        b->chosen.insert(v.key);
+        b->items.push_back(Candidate{v.key, v.kind, v.prefetch, v.compression, v.lsize,
+                                     AlignedBytes(v.data.begin(), v.data.end())});
+        b->bytes += a;
         return true;
       });
     }
   }
-  if (batch.empty()) {
-    Release(d);
-    return uint64_t{0};
-  }
+}
 
-  // Layout: each group of up to kL2LogMaxEntries buffers, then its log block.
-  const size_t n = batch.size();
-  uint64_t total = bytes;
-  for (size_t i = 0; i < n; i += kL2LogMaxEntries) total += L2LogBlockAsize(std::min<size_t>(kL2LogMaxEntries, n - i));
-  uint64_t pos;
-  L2LogPtr prev;
-  {
-    MutexLock l(&mu_);
-    if (d->gone) {
-      if (--d->users == 0) users_cv_.SignalAll();
-      return uint64_t{0};
-    }
-    pos = d->hand;
-    if (pos + total > d->end) {
-      pos = d->start;
-      d->wrapped = true;
-    }
-    EvictRange(*d, pos, pos + total);
-    d->hand = pos + total;
-    prev = d->newest;
+bool L2Arc::ReserveRange(Dev* d, uint64_t total, uint64_t* pos, L2LogPtr* prev) {
+  MutexLock l(&mu_);
+  if (d->gone) {
+    if (--d->users == 0) users_cv_.SignalAll();
+    return false;
   }
-  AlignedBuffer buf(total, kL2Align);
-  std::vector<std::pair<ArcKey, Entry>> entries;
-  std::vector<L2LogPtr> logs;
+  *pos = d->hand;
+  if (*pos + total > d->end) {
+    *pos = d->start;
+    d->wrapped = true;
+  }
+  EvictRange(*d, *pos, *pos + total);
+  d->hand = *pos + total;
+  *prev = d->newest;
+  return true;
+}
+
+void L2Arc::LayOutFeed(Dev* d, uint64_t pos, uint64_t total, L2LogPtr prev, const std::vector<Candidate>& batch,
+                       uint8_t* buf, FeedWrite* w) {
+  const size_t n = batch.size();
   uint64_t off = 0;
   for (size_t g = 0; g < n; g += kL2LogMaxEntries) {
     L2LogBlock lb;
     lb.prev = prev;
     lb.batch_start = pos;
     lb.batch_end = pos + total;
-    lb.pool_guid = pool;
+    lb.pool_guid = d->pool_guid;
     for (size_t i = g; i < std::min(n, g + kL2LogMaxEntries); i++) {
-      Candidate& c = batch[i];
-      std::copy(c.data.begin(), c.data.end(), buf.data() + off);
+      const Candidate& c = batch[i];
+      std::copy(c.data.begin(), c.data.end(), buf + off);
       Entry e;
       e.dev = d;
       e.daddr = pos + off;
@@ -483,40 +466,76 @@ Result<uint64_t> L2Arc::FeedOnce() {
       L2LogEntry le{c.key.vdev, c.key.offset, c.key.birth, e.daddr, e.size, e.lsize, e.compression, e.kind,
                     e.prefetch, e.cksum};
       lb.entries.push_back(le);
-      entries.emplace_back(c.key, e);
+      w->entries.emplace_back(c.key, e);
       off += e.asize;
     }
     std::vector<uint8_t> lbb = EncodeL2LogBlock(lb);
     L2LogPtr ptr{pos + off, lbb.size(), L2Fletcher4(lbb)};
-    std::copy(lbb.begin(), lbb.end(), buf.data() + off);
+    std::copy(lbb.begin(), lbb.end(), buf + off);
     off += lbb.size();
-    logs.push_back(ptr);
+    w->logs.push_back(ptr);
     prev = ptr;
   }
-  Status st = d->bdev->Write(pos, buf.span());
-  {
-    MutexLock l(&mu_);
-    ctr_.writes_sent++;
-    if (!st.ok() || d->gone) {
-      if (!st.ok()) ctr_.writes_error++;
-    } else {
-      ctr_.writes_done++;
-      ctr_.write_bytes += total;
-      for (auto& [k, e] : entries) {
-        if (map_.count(k)) continue;
-        map_.emplace(k, e);
-        d->by_addr.emplace(e.daddr, k);
-        d->size += e.size;
-        d->asize += e.asize;
-      }
-      for (const L2LogPtr& p : logs) {
-        d->logs.emplace(p.daddr, p.asize);
-        ctr_.log_blk_writes++;
-        ctr_.log_blk_asize_written += p.asize;
-      }
-      d->newest = logs.back();
-    }
+}
+
+void L2Arc::CommitFeed(Dev* d, const Status& st, uint64_t total, const FeedWrite& w) {
+  MutexLock l(&mu_);
+  ctr_.writes_sent++;
+  if (!st.ok() || d->gone) {
+    if (!st.ok()) ctr_.writes_error++;
+    return;
   }
+  ctr_.writes_done++;
+  ctr_.write_bytes += total;
+  for (const auto& [k, e] : w.entries) {
+    if (map_.count(k)) continue;
+    map_.emplace(k, e);
+    d->by_addr.emplace(e.daddr, k);
+    d->size += e.size;
+    d->asize += e.asize;
+  }
+  for (const L2LogPtr& p : w.logs) {
+    d->logs.emplace(p.daddr, p.asize);
+    ctr_.log_blk_writes++;
+    ctr_.log_blk_asize_written += p.asize;
+  }
+  d->newest = w.logs.back();
+}
+
+Result<uint64_t> L2Arc::FeedOnce() {
+  MutexLock feed_lock(&feed_mu_);
+  L2ArcOptions o;
+  bool wrapped = false;
+  Dev* d = NextFeedDevice(&o, &wrapped);
+  if (!d) return uint64_t{0};
+  const uint64_t cap = d->end - d->start;
+  uint64_t budget = o.write_max + (wrapped ? 0 : o.write_boost);
+  budget = std::min(budget, cap / 4);
+  const uint64_t depth = std::max<uint64_t>(budget * std::max<uint64_t>(o.headroom, 1) / arc_.ShardCount(), 1);
+  const uint64_t pool = d->pool_guid;
+
+  // Staged evicted buffers of this pool first, oldest first; then the
+  // ends of the ARC's lists.
+  FeedBatch batch;
+  TakeStaged(pool, budget, &batch);
+  ScanArcForFeed(pool, budget, depth, o.noprefetch, &batch);
+  if (batch.items.empty()) {
+    Release(d);
+    return uint64_t{0};
+  }
+
+  // Layout: each group of up to kL2LogMaxEntries buffers, then its log block.
+  const size_t n = batch.items.size();
+  uint64_t total = batch.bytes;
+  for (size_t i = 0; i < n; i += kL2LogMaxEntries) total += L2LogBlockAsize(std::min<size_t>(kL2LogMaxEntries, n - i));
+  uint64_t pos;
+  L2LogPtr prev;
+  if (!ReserveRange(d, total, &pos, &prev)) return uint64_t{0};
+  AlignedBuffer buf(total, kL2Align);
+  FeedWrite w;
+  LayOutFeed(d, pos, total, prev, batch.items, buf.data(), &w);
+  Status st = d->bdev->Write(pos, buf.span());
+  CommitFeed(d, st, total, w);
   if (st.ok()) st = WriteHeader(d);
   Release(d);
   if (!st.ok()) return st;

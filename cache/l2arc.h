@@ -172,6 +172,39 @@ class L2Arc final : public ArcL2Hook {
   };
 
   void FeedLoop();
+  // FeedOnce's steps, run under feed_mu_. What one feed writes: the
+  // buffers chosen, their keys, their allocated bytes.
+  struct FeedBatch {
+    std::vector<Candidate> items;
+    std::unordered_set<ArcKey, L2KeyHasher> chosen;
+    uint64_t bytes = 0;
+  };
+  // The batch as laid out on the device: its buffers' headers and the
+  // log blocks that index them.
+  struct FeedWrite {
+    std::vector<std::pair<ArcKey, Entry>> entries;
+    std::vector<L2LogPtr> logs;
+  };
+  // The next device in turn that is not gone, pinned (users), with the
+  // options and its wrapped flag as they are now; nullptr for none.
+  Dev* NextFeedDevice(L2ArcOptions* o, bool* wrapped) UZFS_EXCLUDES(mu_);
+  // Staged evicted buffers of `pool`, oldest first, up to `budget` bytes.
+  void TakeStaged(uint64_t pool, uint64_t budget, FeedBatch* b) UZFS_EXCLUDES(mu_);
+  // Eligible buffers of `pool` from the eviction ends of the ARC's lists
+  // (MFU first, metadata first), `depth` deep, until `budget` bytes.
+  void ScanArcForFeed(uint64_t pool, uint64_t budget, uint64_t depth, bool noprefetch, FeedBatch* b)
+      UZFS_EXCLUDES(mu_);
+  // Moves d's write hand past `total` bytes (back to the start when they
+  // do not fit), dropping what was there; false (and d released) when d
+  // is gone.
+  bool ReserveRange(Dev* d, uint64_t total, uint64_t* pos, L2LogPtr* prev) UZFS_EXCLUDES(mu_);
+  // Copies the batch into `buf` (total bytes, written at `pos`), each
+  // group of buffers followed by its log block chained to `prev`.
+  static void LayOutFeed(Dev* d, uint64_t pos, uint64_t total, L2LogPtr prev, const std::vector<Candidate>& batch,
+                         uint8_t* buf, FeedWrite* w);
+  // After the write: the counters, and on success the headers and log
+  // blocks become visible (unless d went away meanwhile).
+  void CommitFeed(Dev* d, const Status& st, uint64_t total, const FeedWrite& w) UZFS_EXCLUDES(mu_);
   // Drops headers and log blocks in [begin, end) of d.
   void EvictRange(Dev& d, uint64_t begin, uint64_t end) UZFS_REQUIRES(mu_);
   void DropEntry(const ArcKey& key) UZFS_REQUIRES(mu_);

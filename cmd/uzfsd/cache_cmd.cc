@@ -71,22 +71,22 @@ std::string TunablesHelp() {
 }
 
 void SetDaemonCache(DaemonCache* c) { g_cache.store(c); }
-Arc* DaemonArc() {
+
+namespace {
+
+// A part of the daemon's cache (nullptr before SetDaemonCache).
+template <typename T>
+T* DaemonCachePart(T& (DaemonCache::*part)()) {
   DaemonCache* c = g_cache.load();
-  return c ? &c->arc() : nullptr;
+  return c ? &(c->*part)() : nullptr;
 }
-L2Arc* DaemonL2Arc() {
-  DaemonCache* c = g_cache.load();
-  return c ? &c->l2arc() : nullptr;
-}
-Tunables* DaemonTunables() {
-  DaemonCache* c = g_cache.load();
-  return c ? &c->tunables() : nullptr;
-}
-ZplMountSet* DaemonMountSet() {
-  DaemonCache* c = g_cache.load();
-  return c ? &c->mount_set() : nullptr;
-}
+
+}  // namespace
+
+Arc* DaemonArc() { return DaemonCachePart(&DaemonCache::arc); }
+L2Arc* DaemonL2Arc() { return DaemonCachePart(&DaemonCache::l2arc); }
+Tunables* DaemonTunables() { return DaemonCachePart(&DaemonCache::tunables); }
+ZplMountSet* DaemonMountSet() { return DaemonCachePart(&DaemonCache::mount_set); }
 
 // ------------------------------------------------------------ zpool arcstats
 

@@ -1,12 +1,13 @@
-// The vdev-specification helpers `zpool create` and `zpool add` share
-// (defined in zpool_cmd.cc): device sizes, the -f replication checks, the
-// -n dry-run tree, shorthand device names.
+// The vdev-specification checks `zpool create` and `zpool add` share
+// (defined in zpool_layout.cc): device sizes, the -f replication checks, the
+// -n dry-run tree, shorthand device names, devices imported pools hold.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "cmd/uzfsd/registry.h"
 #include "zfs/dsl/pool_config.h"
 
 namespace uzfs::cmd {
@@ -24,5 +25,8 @@ void DryRunTree(const std::vector<VdevSpec>& list, std::string* out);
 std::vector<std::string> AllPaths(const PoolLayout& l);
 // "sdb" -> "/dev/sdb" when that exists (keywords and paths stay).
 void ExpandShorthandDevices(std::vector<std::string>* words);
+// zpool's error for the first of `paths` an imported pool holds (each
+// pool's lock taken in turn); empty when none is.
+std::string DevicesInUse(Registry& reg, const std::vector<std::string>& paths);
 
 }  // namespace uzfs::cmd

@@ -87,15 +87,8 @@ int ZpoolAdd(CmdCtx& c, const std::string& usage) {
   auto layout = ParseVdevGrammar(words, /*require_data=*/false);
   if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
   const std::vector<std::string> paths = AllPaths(*layout);
-  for (const auto& other : c.reg.All()) {
-    MutexLock l(&other->mu);
-    for (const std::string& p : paths) {
-      if (std::find(other->rec.devices.begin(), other->rec.devices.end(), p) != other->rec.devices.end()) {
-        return c.Fail("invalid vdev specification\nthe following errors must be manually repaired:\n" + p +
-                      " is part of active pool '" + other->rec.name + "'");
-      }
-    }
-  }
+  if (std::string busy = DevicesInUse(c.reg, paths); !busy.empty()) return c.Fail(busy);
+
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
   if (e->pool->readonly()) return c.Fail("cannot add to '" + name + "': pool is read-only");

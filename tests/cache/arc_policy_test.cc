@@ -13,6 +13,7 @@
 
 #include "cache/arc.h"
 #include "cache/lru_sim.h"
+#include "tests/cache/arc_test_util.h"
 
 namespace uzfs {
 namespace {
@@ -21,9 +22,7 @@ constexpr uint64_t kBlock = 1024;
 constexpr uint64_t kBlocks = 1024;  // the cache holds this many blocks
 
 ArcOptions Opts(bool admission) {
-  ArcOptions o;
-  o.c_max = kBlock * kBlocks;
-  o.c_min = o.c_max / 4;
+  ArcOptions o = arctest::SizedArc(kBlock * kBlocks, kBlock * kBlocks / 4);
   o.meta_limit = o.c_max;
   o.mfu_admission = admission;
   return o;

@@ -20,6 +20,7 @@
 
 #include "cache/arc.h"
 #include "cache/arc_block_reader.h"
+#include "tests/cache/arc_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zio/zio_test_util.h"
 #include "zfs/dmu/object_reader.h"
@@ -55,13 +56,7 @@ class ArcReadPathTest : public ::testing::Test {
     w_.reset();
     reader_.reset();
   }
-  static ArcOptions ArcOpts() {
-    ArcOptions o;
-    o.c_max = 64ull << 20;
-    o.c_min = 16ull << 20;
-    o.shards = 8;
-    return o;
-  }
+  static ArcOptions ArcOpts() { return arctest::SizedArc(64ull << 20, 16ull << 20, 8); }
   ObjsetWriterOptions Opts(BlockCachePolicy p = BlockCachePolicy::kAll,
                            CompressType c = CompressType::kOff) {
     ObjsetWriterOptions o;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/cache/arc_test_util.h"
+
 namespace uzfs {
 namespace {
 
@@ -22,6 +24,11 @@ class FakeSource : public MemorySource {
 constexpr uint64_t kBlock = 4096;
 
 ArcKey Key(uint64_t i) { return ArcKey{1, 0, i * kBlock, 3}; }
+
+// An ARC of c_max/c_min blocks over `shards` shards.
+ArcOptions Opts(uint64_t max_blocks, uint64_t min_blocks, unsigned shards) {
+  return arctest::SizedArc(max_blocks * kBlock, min_blocks * kBlock, shards);
+}
 
 void Fill(Arc& arc, uint64_t from, uint64_t n) {
   for (uint64_t k = from; k < from + n; k++) {
@@ -53,10 +60,7 @@ TEST(ArcReaperTest, ParsesProcFiles) {
 }
 
 TEST(ArcReaperTest, ShrinksUnderPressureDownToCMin) {
-  ArcOptions o;
-  o.c_max = 1024 * kBlock;  // 4 MiB
-  o.c_min = 128 * kBlock;
-  o.shards = 8;
+  const ArcOptions o = Opts(1024, 128, 8);  // 4 MiB
   Arc arc(o);
   Fill(arc, 0, 1024);
   EXPECT_EQ(arc.Size(), o.c_max);
@@ -87,10 +91,7 @@ TEST(ArcReaperTest, ShrinksUnderPressureDownToCMin) {
 }
 
 TEST(ArcReaperTest, PsiAloneTriggersAShrink) {
-  ArcOptions o;
-  o.c_max = 256 * kBlock;
-  o.c_min = 16 * kBlock;
-  o.shards = 4;
+  const ArcOptions o = Opts(256, 16, 4);
   Arc arc(o);
   Fill(arc, 0, 256);
   MemorySnapshot m{16ull << 30, 8ull << 30, 35.0};  // memory free, but stalls
@@ -102,10 +103,7 @@ TEST(ArcReaperTest, PsiAloneTriggersAShrink) {
 }
 
 TEST(ArcReaperTest, ThreadTicks) {
-  ArcOptions o;
-  o.c_max = 256 * kBlock;
-  o.c_min = 16 * kBlock;
-  o.shards = 4;
+  const ArcOptions o = Opts(256, 16, 4);
   Arc arc(o);
   Fill(arc, 0, 256);
   MemorySnapshot m{16ull << 30, 0, -1};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cache/arc_zio.h"
+#include "tests/cache/arc_test_util.h"
 #include "tests/zio/zio_test_util.h"
 #include "zfs/util/compress/compress.h"
 
@@ -23,11 +24,8 @@ constexpr uint64_t kBlock = 1024;
 constexpr uint64_t kBlocks = 256;
 
 ArcOptions Opts(unsigned shards = 16) {
-  ArcOptions o;
-  o.c_max = kBlock * kBlocks;
-  o.c_min = o.c_max / 4;
+  ArcOptions o = arctest::SizedArc(kBlock * kBlocks, kBlock * kBlocks / 4, shards);
   o.meta_limit = o.c_max;
-  o.shards = shards;
   return o;
 }
 

@@ -51,6 +51,8 @@ inline Ran RunShell(const std::string& cmd, const std::string& errfile) {
   return r;
 }
 
+inline bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
 // Lines of `text` without their '\n'.
 inline std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> v;
@@ -170,6 +172,28 @@ class CliEnv {
  private:
   test::TempDir tmp_;
   std::string rundir_, devdir_;
+};
+
+// A test whose daemon mounts what it creates (automount), the pool's root
+// at root_ (tmp/mnt); TearDown destroys the pool "tank" and stops the
+// daemon, so no mount outlives the test.
+class MountingCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.automount = true;
+    root_ = (env_.tmp() / "mnt").string();
+  }
+  void TearDown() override {
+    env_.Zpool("destroy -f tank");
+    env_.StopDaemon();
+  }
+  // Creates tank over `vdevs`, mounted at root_.
+  void CreateMountedPool(const std::string& vdevs) {
+    Ran r = env_.Zpool("create -m " + root_ + " tank " + vdevs);
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  CliEnv env_;
+  std::string root_;
 };
 
 }  // namespace uzfs::clitest

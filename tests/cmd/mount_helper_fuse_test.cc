@@ -15,10 +15,7 @@ namespace uzfs {
 namespace {
 
 namespace fs = std::filesystem;
-using clitest::CliEnv;
-using clitest::Ran;
-
-bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+using namespace clitest;
 
 TEST(MountHelperFuse, LegacyDatasetMountsWhereMountSays) {
   UZFS_REQUIRE_FUSE();

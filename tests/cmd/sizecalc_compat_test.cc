@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cmd/sizecalc_compat_util.h"
 #include "tests/testutil/testutil.h"
 
 namespace uzfs {
@@ -28,31 +29,12 @@ namespace {
 
 using test::Capture;
 
-struct Layout {
-  uint32_t ashift;
-  std::string spec;  // sizecalc grammar; sizes are file sizes for truncate
-};
-
-// At least 12 layouts; sizes keep every pool under a few seconds.
-const std::vector<Layout>& Matrix() {
-  static const std::vector<Layout> m = {
-      {9, "512M"},
-      {12, "2G"},
-      {9, "512M 1G"},
-      {9, "mirror 2x512M"},
-      {12, "mirror 3x1G"},
-      {9, "raidz1 3x512M"},
-      {12, "raidz1 5x1G"},
-      {12, "raidz2 5x1G"},
-      {9, "raidz2 6x768M"},
-      {9, "raidz3 7x512M"},
-      {12, "raidz3 8x1G"},
-      {13, "raidz2 4x2G"},
-      {9, "raidz1 3x512M raidz1 3x512M log 256M"},
-      {9, "mirror 2x1G mirror 2x1G log mirror 2x256M cache 256M spare 1G"},
+// At least 12 layouts: the common ones and two larger pools.
+const std::vector<SizecalcLayout>& Matrix() {
+  static const std::vector<SizecalcLayout> m = SizecalcLayoutsWith({
       {12, "raidz1 3x20G"},
       {9, "raidz2 12x300M log 128M"},
-  };
+  });
   return m;
 }
 
@@ -63,7 +45,7 @@ bool IsKeyword(const std::string& w) {
 
 // Shell lines that create the files of `spec` in the current directory and
 // a `zpool create` for them; cache devices become loop devices.
-std::string CreateScript(const Layout& l, size_t idx) {
+std::string CreateScript(const SizecalcLayout& l, size_t idx) {
   std::ostringstream s, vdevs;
   std::istringstream in(l.spec);
   std::string w;
@@ -126,13 +108,7 @@ TEST(SizecalcCompat, LegacyRulesMatchZfsFuse) {
   ASSERT_EQ(out.find("CREATE_FAILED"), std::string::npos) << out;
 
   std::map<size_t, Theirs> theirs;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream f(line);
-    std::string tag;
-    size_t i;
-    if (!(f >> tag >> i)) continue;
+  ForEachTaggedLine(out, [&](const std::string& tag, size_t i, std::istringstream& f) {
     if (tag == "R") {
       Theirs& t = theirs[i];
       f >> t.size_human >> t.avail >> t.used;
@@ -142,11 +118,11 @@ TEST(SizecalcCompat, LegacyRulesMatchZfsFuse) {
       f >> shift >> asize >> is_log;
       if (!is_log) theirs[i].size_from_metaslabs += (asize >> shift) << shift;
     }
-  }
+  });
 
   const std::string ours = std::string(UZFS_BINARY_DIR) + "/cmd/sizecalc/sizecalc";
   for (size_t i = 0; i < Matrix().size(); ++i) {
-    const Layout& l = Matrix()[i];
+    const SizecalcLayout& l = Matrix()[i];
     std::ostringstream trace;
     trace << "layout " << i << ": ashift=" << l.ashift << " " << l.spec;
     SCOPED_TRACE(trace.str());

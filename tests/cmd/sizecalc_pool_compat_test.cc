@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "tests/cmd/cli_test_util.h"
+#include "tests/cmd/sizecalc_compat_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool_config.h"
 
@@ -57,34 +58,15 @@ namespace fs = std::filesystem;
 
 using test::Capture;
 
-struct Layout {
-  uint32_t ashift;
-  std::string spec;  // sizecalc grammar; sizes are the files' sizes
-};
-
-const std::vector<Layout>& Matrix() {
-  static const std::vector<Layout> m = {
-      {9, "512M"},
-      {12, "2G"},
-      {9, "512M 1G"},
-      {9, "mirror 2x512M"},
-      {12, "mirror 3x1G"},
-      {9, "raidz1 3x512M"},
-      {12, "raidz1 5x1G"},
-      {12, "raidz2 5x1G"},
-      {9, "raidz2 6x768M"},
-      {9, "raidz3 7x512M"},
-      {12, "raidz3 8x1G"},
-      {13, "raidz2 4x2G"},
+const std::vector<SizecalcLayout>& Matrix() {
+  static const std::vector<SizecalcLayout> m = SizecalcLayoutsWith({
       {12, "mirror 2x768M mirror 2x768M mirror 2x768M"},
-      {9, "raidz1 3x512M raidz1 3x512M log 256M"},
-      {9, "mirror 2x1G mirror 2x1G log mirror 2x256M cache 256M spare 1G"},
       {12, "raidz2 6x256M log 256M cache 256M"},
       {12, "1G 1G"},
       {12, "mirror 2x2G"},
       {12, "mirror 3x2G"},
       {12, "raidz1 3x1G"},
-  };
+  });
   return m;
 }
 
@@ -116,7 +98,7 @@ struct Built {
   std::string setup;        // shell lines run before zpool create (losetup)
 };
 
-Built BuildLayout(const Layout& l, const fs::path& dir) {
+Built BuildLayout(const SizecalcLayout& l, const fs::path& dir) {
   Built b;
   enum class Sec { kData, kLog, kCache, kSpare } sec = Sec::kData;
   std::vector<VdevSpec>* out = &b.layout.data;
@@ -229,7 +211,7 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
          << "trap 'for l in $loops; do losetup -d $l; done' EXIT\n";
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < Matrix().size(); ++i) {
-    const Layout& l = Matrix()[i];
+    const SizecalcLayout& l = Matrix()[i];
     SCOPED_TRACE("layout " + std::to_string(i) + ": ashift=" + std::to_string(l.ashift) + " " + l.spec);
     const fs::path dir = tmp.path() / ("L" + std::to_string(i));
     fs::create_directories(dir);
@@ -293,13 +275,8 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
   const double zf_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - z0).count();
   EXPECT_EQ(out.find("IMPORT_FAILED"), std::string::npos) << out;
   EXPECT_EQ(out.find("CREATE_FAILED"), std::string::npos) << out;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream f(line);
-    std::string tag;
-    size_t i;
-    if (!(f >> tag >> i) || i >= rows.size()) continue;
+  ForEachTaggedLine(out, [&](const std::string& tag, size_t i, std::istringstream& f) {
+    if (i >= rows.size()) return;
     Row& r = rows[i];
     if (tag == "I") {
       r.imp_seen = static_cast<bool>(f >> r.imp_size >> r.imp_avail >> r.imp_used);
@@ -308,7 +285,7 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
       std::string a, b, c;
       if (f >> a >> b >> c) r.zf_list = a + " " + b + " " + c;
     }
-  }
+  });
 
   std::ostringstream table;
   table << std::left << std::setw(64) << "layout" << std::right << std::setw(13) << "SIZE"
@@ -316,7 +293,7 @@ TEST(SizecalcPoolCompat, SizecalcUzfsAndZfsFuseAgree) {
         << "zf AVAIL" << std::setw(11) << "uzfs USED" << std::setw(9) << "zf USED" << std::setw(10)
         << "uzfs ALLOC" << "  zf list(size alloc free)  create s\n";
   for (size_t i = 0; i < Matrix().size(); ++i) {
-    const Layout& l = Matrix()[i];
+    const SizecalcLayout& l = Matrix()[i];
     const Row& r = rows[i];
     SCOPED_TRACE("layout " + std::to_string(i) + ": ashift=" + std::to_string(l.ashift) + " " + l.spec);
     ASSERT_TRUE(r.imp_seen) << out;
@@ -348,14 +325,14 @@ TEST(SizecalcPoolCompat, SizecalcMatchesNewFeaturePools) {
   clitest::CliEnv env;  // its own uzfsd; stopped at the end
   const std::string sizecalc = std::string(UZFS_BINARY_DIR) + "/cmd/sizecalc/sizecalc";
   // ashift 0: no -o ashift on either side (zpool create's and sizecalc's defaults).
-  std::vector<Layout> layouts = Matrix();
+  std::vector<SizecalcLayout> layouts = Matrix();
   for (const std::string& spec : SmallDefaults()) layouts.push_back({0, spec});
   std::ostringstream table;
   table << std::left << std::setw(64) << "layout" << std::right << std::setw(13) << "SIZE"
         << std::setw(13) << "sc AVAIL" << std::setw(13) << "uzfs AVAIL" << std::setw(10) << "diff %"
         << std::setw(10) << "sc USED" << std::setw(11) << "uzfs USED" << "\n";
   for (size_t i = 0; i < layouts.size(); ++i) {
-    const Layout& l = layouts[i];
+    const SizecalcLayout& l = layouts[i];
     const std::string opt = l.ashift ? " -o ashift=" + std::to_string(l.ashift) : "";
     const std::string label =
         (l.ashift ? "a" + std::to_string(l.ashift) : std::string("defaults")) + " " + l.spec;

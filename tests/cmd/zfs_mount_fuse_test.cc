@@ -30,9 +30,7 @@ namespace uzfs {
 namespace {
 
 namespace fs = std::filesystem;
-using clitest::CliEnv;
-using clitest::Ran;
-
+using namespace clitest;
 
 int CountMounts(const std::string& path) {
   std::ifstream in("/proc/self/mounts");
@@ -51,22 +49,9 @@ void WriteText(const std::string& path, const std::string& text) {
 
 std::string ReadText(const std::string& path) { return test::ReadText(path); }
 
-class MountCli : public ::testing::Test {
+class MountCli : public MountingCliTest {
  protected:
-  void SetUp() override {
-    env_.automount = true;
-    root_ = (env_.tmp() / "mnt").string();
-  }
-  void TearDown() override {
-    env_.Zpool("destroy -f tank");
-    env_.StopDaemon();
-  }
-  void CreatePool() {
-    Ran r = env_.Zpool("create -m " + root_ + " tank mirror " + env_.Dev("a") + " " + env_.Dev("b"));
-    ASSERT_EQ(r.rc, 0) << r.err;
-  }
-  CliEnv env_;
-  std::string root_;
+  void CreatePool() { CreateMountedPool("mirror " + env_.Dev("a") + " " + env_.Dev("b")); }
 };
 
 TEST_F(MountCli, CreateMountsAndDatasetsFollowTheirMountpoints) {

@@ -9,8 +9,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 TEST(ZfsRelatimeCli, GetSetInherit) {
   CliEnv env;

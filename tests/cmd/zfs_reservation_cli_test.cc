@@ -18,10 +18,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Fields;
-using clitest::Lines;
-using clitest::Ran;
+using namespace clitest;
 
 constexpr uint64_t kMiB = 1ull << 20;
 

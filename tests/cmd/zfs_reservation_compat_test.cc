@@ -41,8 +41,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 constexpr uint64_t kMiB = 1ull << 20;
 // A dataset's own numbers (USED, REFER, USEDDS, USEDREFRESERV of rp/a,

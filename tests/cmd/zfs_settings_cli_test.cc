@@ -19,10 +19,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
-
-bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+using namespace clitest;
 
 TEST(SettingsCli, UnhonouredPropertiesAreRefusedAndNothingChanges) {
   CliEnv env;

@@ -18,8 +18,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 bool HasMountOption(const std::string& path, const std::string& opt) {
   std::ifstream in("/proc/self/mountinfo");

@@ -31,8 +31,7 @@ namespace uzfs {
 namespace {
 
 namespace fs = std::filesystem;
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 // The per-mount options of the mount at `path` (/proc/self/mountinfo's
 // sixth field, e.g. "rw,nosuid,nodev,relatime"), split; empty when nothing
@@ -79,25 +78,12 @@ void CopyExecutable(const std::string& from, const std::string& to) {
   ::chmod(to.c_str(), 0755);
 }
 
-class SettingsFuse : public ::testing::Test {
+class SettingsFuse : public MountingCliTest {
  protected:
-  void SetUp() override {
-    env_.automount = true;
-    root_ = (env_.tmp() / "mnt").string();
-  }
-  void TearDown() override {
-    env_.Zpool("destroy -f tank");
-    env_.StopDaemon();
-  }
-  void CreatePool() {
-    Ran r = env_.Zpool("create -m " + root_ + " tank " + env_.Dev("a", 256ull << 20));
-    ASSERT_EQ(r.rc, 0) << r.err;
-  }
+  void CreatePool() { CreateMountedPool(env_.Dev("a", 256ull << 20)); }
   std::string Get(const std::string& props, const std::string& ds, bool parsable = false) {
     return env_.Zfs(std::string("get -H ") + (parsable ? "-p " : "") + "-o value " + props + " " + ds).out;
   }
-  CliEnv env_;
-  std::string root_;
 };
 
 TEST_F(SettingsFuse, ExecSetuidDevicesAreMountFlags) {

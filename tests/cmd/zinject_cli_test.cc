@@ -16,9 +16,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
-
+using namespace clitest;
 
 class ZinjectCli : public ::testing::Test {
  protected:

@@ -26,42 +26,35 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
-
-class ZinjectFuse : public ::testing::Test {
+class ZinjectFuse : public MountingCliTest {
  protected:
   void SetUp() override {
-    env_.automount = true;
-    root_ = (env_.tmp() / "mnt").string();
+    MountingCliTest::SetUp();
     const std::vector<uint8_t> bytes = test::RandomBytes(4 << 20, 7);
     data_.assign(bytes.begin(), bytes.end());
   }
   void TearDown() override {
     env_.Run("zinject", "-c all");
-    env_.Zpool("destroy -f tank");
-    env_.StopDaemon();
+    MountingCliTest::TearDown();
   }
   // Creates tank over `vdevs` mounted at root_, writes the file, and
   // exports and imports the pool so that reading it goes to the leaves.
   void PoolWithFile(const std::string& vdevs) {
-    Ran r = env_.Zpool("create -m " + root_ + " tank " + vdevs);
-    ASSERT_EQ(r.rc, 0) << r.err;
+    ASSERT_NO_FATAL_FAILURE(CreateMountedPool(vdevs));
     {
       std::ofstream out(root_ + "/file", std::ios::binary);
       out.write(data_.data(), static_cast<std::streamsize>(data_.size()));
       ASSERT_TRUE(out.good());
     }
-    r = env_.Zpool("export tank");
+    Ran r = env_.Zpool("export tank");
     ASSERT_EQ(r.rc, 0) << r.err;
     r = env_.Zpool("import -d " + env_.devdir() + " tank");
     ASSERT_EQ(r.rc, 0) << r.err;
   }
   Ran Zinject(const std::string& args) { return env_.Run("zinject", args); }
 
-  CliEnv env_;
-  std::string root_;
   std::string data_;
 };
 

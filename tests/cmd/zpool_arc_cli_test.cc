@@ -19,8 +19,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 // The value of row `name` in arcstats text ("name  4  value").
 uint64_t Stat(const std::string& text, const std::string& name) {

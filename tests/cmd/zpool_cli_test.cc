@@ -13,12 +13,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Fields;
-using clitest::Lines;
-using clitest::Ran;
-
-bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+using namespace clitest;
 
 // True when the first 4 MiB of the file (front labels, boot area) are zero.
 bool FrontIsZero(const std::string& path) {

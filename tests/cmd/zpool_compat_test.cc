@@ -13,10 +13,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
-
-bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+using namespace clitest;
 
 // The line of `text` that mentions `what` ("" when none does).
 std::string LineWith(const std::string& text, const std::string& what) {

@@ -9,10 +9,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
-
-bool Contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+using namespace clitest;
 
 TEST(ZpoolImportRenameCli, ClashingPoolComesInUnderANewName) {
   CliEnv env;

@@ -15,8 +15,7 @@
 namespace uzfs {
 namespace {
 
-using clitest::CliEnv;
-using clitest::Ran;
+using namespace clitest;
 
 bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 

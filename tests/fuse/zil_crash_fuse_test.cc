@@ -36,6 +36,7 @@
 #include "fuse/fuse_mount.h"
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/zpl/zpl_create.h"
@@ -48,16 +49,6 @@ namespace fs = std::filesystem;
 const ZplCred kRoot{};
 constexpr int kNames = 24;
 
-int Iterations(int def) {
-  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
-  return def;
-}
-uint64_t Seed() {
-  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
-  const uint64_t s = std::random_device{}();
-  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
-  return s;
-}
 
 std::string Name(int n) { return "f" + std::to_string(((n % kNames) + kNames) % kNames); }
 // What the parent compares: the contents, then the xattr user.step.
@@ -96,39 +87,10 @@ std::string Data(uint64_t seed, int n) {
 class ZilCrashFuseTest : public ::testing::Test {
  protected:
   void Create(bool slog) {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    if (slog) l.logs.push_back(pooltest::Leaf(dir_.path(), "slog"));
-    PoolCreateOptions o = pooltest::V23();
-    if (!slog) o.version = kFeatureVersion;  // SA xattrs, zilsaxattr
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("tp", l, o);
-    ASSERT_UZFS_OK(p.status());
-    ASSERT_UZFS_OK((*p)->Export());
+    // Without a log device a feature-flag pool: SA xattrs, zilsaxattr.
+    ziltest::CreatePool(dir_.path(), "tp", "tp", slog, 0, slog ? 23 : kFeatureVersion);
   }
-  Result<std::unique_ptr<Pool>> Import() {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    io.fault_injectable = true;
-    io.txg.timeout = std::chrono::seconds(60);
-    auto p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    for (int i = 0; i < 100 && !p.ok() && p.status().code() == Code::kBusy; i++) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      p = pooltest::ImportFrom(dir_.path(), "tp", io);
-    }
-    return p;
-  }
-  std::string ReadAll(ZplFs& z, uint64_t ino) {
-    auto a = z.GetAttr(ino);
-    if (!a.ok()) return "<" + a.status().ToString() + ">";
-    auto h = z.Open(kRoot, ino, O_RDONLY);
-    if (!h.ok()) return "<" + h.status().ToString() + ">";
-    std::string s(a->size, '\0');
-    auto n = z.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
-    (void)z.Release(*h);
-    if (!n.ok()) return "<" + n.status().ToString() + ">";
-    return s;
-  }
+  Result<std::unique_ptr<Pool>> Import() { return ziltest::ImportSlowTxgs(dir_.path(), "tp", true); }
 
   // The daemon's whole life (a child): pool, ZplFs, FUSE; then waits for
   // commands on `cmd` ('v': the log device vanishes) until killed.
@@ -156,8 +118,8 @@ class ZilCrashFuseTest : public ::testing::Test {
     Create(slog);
     const std::string mnt = (dir_.path() / "mnt").string();
     fs::create_directories(mnt);
-    const int iters = Iterations(3);
-    std::mt19937_64 rng(Seed());
+    const int iters = ziltest::StressIterations(3);
+    std::mt19937_64 rng(ziltest::CrashSeed());
     std::map<std::string, std::string> state;  // what the pool holds
     int next = 0;
     size_t acked = 0;
@@ -242,7 +204,7 @@ class ZilCrashFuseTest : public ::testing::Test {
       for (const ZplDirEntry& e : *es) {
         if (e.name == "." || e.name == "..") continue;
         auto x = (*z)->GetXattr(kRoot, e.ino, "user.step");
-        found[e.name] = WithXattr(ReadAll(**z, e.ino), x.ok() ? std::string(x->begin(), x->end()) : "<none>");
+        found[e.name] = WithXattr(ziltest::ReadWhole(**z, e.ino), x.ok() ? std::string(x->begin(), x->end()) : "<none>");
       }
       for (const auto& [name, data] : state) {
         if (unsure.count(name)) continue;

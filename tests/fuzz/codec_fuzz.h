@@ -37,4 +37,20 @@ int FuzzCodec(const uint8_t* data, size_t size, Decompress decompress, Compress 
   return 0;
 }
 
+// The same for a codec with a level: compress(src, dst, level) ->
+// Result<size_t>, the level from the input's two bytes by level_of(hdr).
+template <typename Decompress, typename Compress, typename LevelOf>
+int FuzzLeveledCodec(const uint8_t* data, size_t size, Decompress decompress, Compress compress, LevelOf level_of) {
+  return FuzzCodec(data, size, decompress, [&](std::span<const uint8_t> s, std::span<uint8_t> d, unsigned hdr) {
+    return compress(s, d, level_of(hdr));
+  });
+}
+
+// The same for a codec without a level: compress(src, dst) -> Result<size_t>.
+template <typename Decompress, typename Compress>
+int FuzzCodecWithoutLevel(const uint8_t* data, size_t size, Decompress decompress, Compress compress) {
+  return FuzzCodec(data, size, decompress,
+                   [&](std::span<const uint8_t> s, std::span<uint8_t> d, unsigned) { return compress(s, d); });
+}
+
 }  // namespace uzfs::fuzz

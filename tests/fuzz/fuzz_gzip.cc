@@ -5,11 +5,6 @@
 #include "zfs/util/compress/compress.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return uzfs::fuzz::FuzzCodec(
-      data, size,
-      [](std::span<const uint8_t> s, std::span<uint8_t> d) { return uzfs::GzipDecompress(s, d); },
-      [](std::span<const uint8_t> s, std::span<uint8_t> d, unsigned hdr) {
-        (void)hdr;
-        return uzfs::GzipCompress(s, d, 1 + hdr % 9);
-      });
+  return uzfs::fuzz::FuzzLeveledCodec(data, size, uzfs::GzipDecompress, uzfs::GzipCompress,
+                                      [](unsigned hdr) { return static_cast<int>(1 + hdr % 9); });
 }

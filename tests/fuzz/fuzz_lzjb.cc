@@ -5,11 +5,5 @@
 #include "zfs/util/compress/compress.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return uzfs::fuzz::FuzzCodec(
-      data, size,
-      [](std::span<const uint8_t> s, std::span<uint8_t> d) { return uzfs::LzjbDecompress(s, d); },
-      [](std::span<const uint8_t> s, std::span<uint8_t> d, unsigned hdr) {
-        (void)hdr;
-        return uzfs::LzjbCompress(s, d);
-      });
+  return uzfs::fuzz::FuzzCodecWithoutLevel(data, size, uzfs::LzjbDecompress, uzfs::LzjbCompress);
 }

@@ -5,11 +5,6 @@
 #include "zfs/util/compress/compress.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return uzfs::fuzz::FuzzCodec(
-      data, size,
-      [](std::span<const uint8_t> s, std::span<uint8_t> d) { return uzfs::ZstdDecompress(s, d); },
-      [](std::span<const uint8_t> s, std::span<uint8_t> d, unsigned hdr) {
-        (void)hdr;
-        return uzfs::ZstdCompress(s, d, (hdr % 2) ? 1 + int(hdr % 9) : -1 - int(hdr % 10));
-      });
+  return uzfs::fuzz::FuzzLeveledCodec(data, size, uzfs::ZstdDecompress, uzfs::ZstdCompress,
+                                      [](unsigned hdr) { return (hdr % 2) ? 1 + int(hdr % 9) : -1 - int(hdr % 10); });
 }

@@ -23,10 +23,10 @@ TEST(CgroupMemoryTest, V2PathAndAncestors) {
       "0::/system.slice/app.service\n",
       "24 1 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
       "25 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
-  ASSERT_EQ(dirs.size(), 3u);
-  EXPECT_EQ(dirs[0], "/sys/fs/cgroup/system.slice/app.service");
-  EXPECT_EQ(dirs[1], "/sys/fs/cgroup/system.slice");
-  EXPECT_EQ(dirs[2], "/sys/fs/cgroup");
+  EXPECT_EQ(dirs, (std::vector<std::string>{
+                "/sys/fs/cgroup/system.slice/app.service",
+                "/sys/fs/cgroup/system.slice",
+                "/sys/fs/cgroup"}));
 }
 
 TEST(CgroupMemoryTest, V1HybridTakesTheMemoryHierarchy) {
@@ -36,11 +36,11 @@ TEST(CgroupMemoryTest, V1HybridTakesTheMemoryHierarchy) {
       "30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
       "31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
       "32 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
-  ASSERT_EQ(dirs.size(), 4u);
-  EXPECT_EQ(dirs[0], "/sys/fs/cgroup/memory/process_api/b31c");
-  EXPECT_EQ(dirs[1], "/sys/fs/cgroup/memory/process_api");
-  EXPECT_EQ(dirs[2], "/sys/fs/cgroup/memory");
-  EXPECT_EQ(dirs[3], "/sys/fs/cgroup/unified");
+  EXPECT_EQ(dirs, (std::vector<std::string>{
+                "/sys/fs/cgroup/memory/process_api/b31c",
+                "/sys/fs/cgroup/memory/process_api",
+                "/sys/fs/cgroup/memory",
+                "/sys/fs/cgroup/unified"}));
 }
 
 TEST(CgroupMemoryTest, MountRootAndEscapesAreHonoured) {
@@ -48,8 +48,7 @@ TEST(CgroupMemoryTest, MountRootAndEscapesAreHonoured) {
   // and a mount point with a space (\040).
   const auto dirs = CgroupMemoryDirs("5:memory:/docker/abc\n",
                                      "40 30 0:27 /docker/abc /sys/fs/cgroup/my\\040mem ro - cgroup cgroup rw,memory\n");
-  ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_EQ(dirs[0], "/sys/fs/cgroup/my mem");
+  EXPECT_EQ(dirs, (std::vector<std::string>{"/sys/fs/cgroup/my mem"}));
 }
 
 TEST(CgroupMemoryTest, V2LimitIsTheSmallestOverTheLevels) {

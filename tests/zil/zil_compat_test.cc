@@ -86,9 +86,7 @@ class ZilCompatTest : public ::testing::Test {
   void SetUp() override {
     std::filesystem::create_directories(dir_.path() / "dev");
     std::filesystem::create_directories(dir_.path() / "expect");
-    const std::string cmd = "gzip -dc '" + test::FixturePath("zil/zilpool.img.gz").string() + "' > '" +
-                            img().string() + "'";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    ASSERT_NO_FATAL_FAILURE(ziltest::UnpackZilFixture("zilpool", img()));
     // What make-zil-fixtures.sh wrote, as the files must read after replay.
     std::string f2;
     for (int r = 0; r < 19; r++)

@@ -35,10 +35,7 @@ struct Walked {
 class ZilFixtureTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    const auto img = test::FixturePath(std::string("zil/") + GetParam() + ".img.gz");
-    const std::string cmd =
-        "gzip -dc '" + img.string() + "' > '" + (dir_.path() / "zilpool.img").string() + "'";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    ASSERT_NO_FATAL_FAILURE(ziltest::UnpackZilFixture(GetParam(), dir_.path() / "zilpool.img"));
     auto p = PoolReader::Open(dir_.path().string(), "zilpool");
     ASSERT_TRUE(p.ok()) << p.status().ToString(true);
     pool_ = std::move(*p);

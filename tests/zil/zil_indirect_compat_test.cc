@@ -37,9 +37,7 @@ namespace {
 
 const ZplCred kRoot{};
 
-std::span<const uint8_t> B(const std::string& s) {
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+using ziltest::AsBytes;
 
 std::string Pattern(size_t n, int mul, int add) {
   std::string s(n, '\0');
@@ -76,7 +74,7 @@ TEST(ZilIndirectCompatTest, ZfsFuseReplaysUzfsIndirectWrites) {
     auto put = [&](const std::string& name, uint64_t off, const std::string& data) {
       auto c = fs.Create(kRoot, root, name, S_IFREG | 0644, O_CREAT | O_RDWR);
       if (!c.ok()) return false;
-      if (!fs.Write(c->second, off, B(data)).ok()) return false;
+      if (!fs.Write(c->second, off, AsBytes(data)).ok()) return false;
       return fs.Fsync(c->second, false).ok() && fs.Release(c->second).ok();
     };
     if (!put("warm", 0, "w")) return false;  // starts the log (a txg sync)

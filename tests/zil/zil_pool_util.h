@@ -1,16 +1,25 @@
 // Shared by the intent-log tests that crash a pool: a one-disk version-23
 // pool with an empty file system, imported with slow txgs (only the log
-// carries changes), and a child process that works on it and dies without
-// unmount, export or sync (its device writes survive, as after SIGKILL).
+// carries changes), a child process that works on it and dies without
+// unmount, export or sync (its device writes survive, as after SIGKILL),
+// reading a file back afterwards, the stress runs' iteration count and
+// seed (from the environment, so a failing run can be repeated), and the
+// bytes of a string as the file system's calls take them.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <random>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -73,6 +82,40 @@ inline void InChild(const std::function<Result<std::unique_ptr<Pool>>()>& import
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st)) << st;
   ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+// The bytes of a string, without a copy (valid while `s` is).
+inline std::span<const uint8_t> AsBytes(const std::string& s) {
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+// UZFS_STRESS_ITERATIONS (at least 1) when set, else `def`.
+inline int StressIterations(int def) {
+  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
+  return def;
+}
+
+// UZFS_CRASH_SEED when set, else a random seed, printed so that the run
+// can be repeated.
+inline uint64_t CrashSeed() {
+  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
+  const uint64_t s = std::random_device{}();
+  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
+  return s;
+}
+
+// The whole content of file `ino`, or "<error>" for the first call that
+// fails (so a comparison with the expected content shows it).
+inline std::string ReadWhole(ZplFs& fs, uint64_t ino) {
+  auto a = fs.GetAttr(ino);
+  if (!a.ok()) return "<" + a.status().ToString() + ">";
+  auto h = fs.Open(ZplCred{}, ino, O_RDONLY);
+  if (!h.ok()) return "<" + h.status().ToString() + ">";
+  std::string s(a->size, '\0');
+  auto n = fs.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
+  (void)fs.Release(*h);
+  if (!n.ok()) return "<" + n.status().ToString() + ">";
+  return s;
 }
 
 }  // namespace uzfs::ziltest

@@ -17,6 +17,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_test_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -29,10 +30,7 @@ const ZplCred kRoot{};
 class ZilReplayFixtureTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    const auto img = test::FixturePath(std::string("zil/") + GetParam() + ".img.gz");
-    const std::string cmd =
-        "gzip -dc '" + img.string() + "' > '" + (dir_.path() / "zilpool.img").string() + "'";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    ASSERT_NO_FATAL_FAILURE(ziltest::UnpackZilFixture(GetParam(), dir_.path() / "zilpool.img"));
   }
   std::unique_ptr<Pool> Import() {
     PoolImportOptions io;

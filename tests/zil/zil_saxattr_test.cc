@@ -34,9 +34,7 @@ namespace {
 
 const ZplCred kRoot{};
 
-std::span<const uint8_t> B(const std::string& s) {
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+using ziltest::AsBytes;
 
 class ZilSaXattrTest : public ::testing::Test {
  protected:
@@ -100,26 +98,26 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
     auto c = Synced(fs, "f");
     if (!c.ok()) return false;
     const uint64_t f = c->first.ino;
-    if (!fs.SetXattr(kRoot, f, "user.m", B(big), 0).ok()) return false;      // directory
-    if (!fs.SetXattr(kRoot, f, "user.n", B("small n"), 0).ok()) return false;  // SA
+    if (!fs.SetXattr(kRoot, f, "user.m", AsBytes(big), 0).ok()) return false;      // directory
+    if (!fs.SetXattr(kRoot, f, "user.n", AsBytes("small n"), 0).ok()) return false;  // SA
     auto g = Synced(fs, "g");
     if (!g.ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
     const TxgStats before = pool.txg_stats();
-    if (!fs.SetXattr(kRoot, f, "user.a", B("one"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.b", B("two"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.c", B("gone soon"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.a", B("three"), XATTR_REPLACE).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.a", AsBytes("one"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.b", AsBytes("two"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.c", AsBytes("gone soon"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.a", AsBytes("three"), XATTR_REPLACE).ok()) return false;
     if (!fs.RemoveXattr(kRoot, f, "user.c").ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.m", B("m now fits"), 0).ok()) return false;  // directory -> SA
-    if (!fs.SetXattr(kRoot, f, "user.n", B(big), 0).ok()) return false;          // SA -> directory
+    if (!fs.SetXattr(kRoot, f, "user.m", AsBytes("m now fits"), 0).ok()) return false;  // directory -> SA
+    if (!fs.SetXattr(kRoot, f, "user.n", AsBytes(big), 0).ok()) return false;          // SA -> directory
     // An SA set (tagged f), then the same name moving to the directory
     // (untagged records): another file's fsync writes the untagged ones and
     // must not leave the older SA set to be written after them by f's.
-    if (!fs.SetXattr(kRoot, f, "user.o", B("o small"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.o", B(big), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.p", B("p small"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.p", B(big), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.o", AsBytes("o small"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.o", AsBytes(big), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.p", AsBytes("p small"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.p", AsBytes(big), 0).ok()) return false;
     if (!fs.Fsync(g->second, false).ok()) return false;
     if (!fs.RemoveXattr(kRoot, f, "user.p").ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
@@ -131,7 +129,7 @@ TEST_F(ZilSaXattrTest, FsyncedSaXattrsSurviveACrashWithoutATxgSync) {
       return false;
     }
     // Not fsync'd: lost in the crash.
-    if (!fs.SetXattr(kRoot, f, "user.late", B("x"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.late", AsBytes("x"), 0).ok()) return false;
     return fs.RemoveXattr(kRoot, f, "user.b").ok();
   });
   auto p = Import();
@@ -207,7 +205,7 @@ TEST_F(ZilSaXattrTest, PoolWithoutTheFeatureWaitsForATxg) {
     auto c = Synced(fs, "f");
     if (!c.ok() || pool.ZilLogsSaXattr("tp")) return false;
     const uint64_t synced = pool.txg_stats().synced_txg;
-    if (!fs.SetXattr(kRoot, c->first.ino, "user.k", B("kept"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, c->first.ino, "user.k", AsBytes("kept"), 0).ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
     return pool.txg_stats().synced_txg > synced;  // the fallback: a txg sync
   });
@@ -251,7 +249,7 @@ TEST_F(ZilSaXattrTest, EnabledLaterOnAPoolMadeWithoutIt) {
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE((*p)->ZilLogsSaXattr("tp"));
   uint64_t synced = (*p)->txg_stats().synced_txg;
-  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", B("1"), 0).ok());
+  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", AsBytes("1"), 0).ok());
   ASSERT_TRUE(fs.Fsync(c->second, false).ok());
   EXPECT_GT((*p)->txg_stats().synced_txg, synced);  // not logged: waited for the txg
   ASSERT_UZFS_OK((*p)->EnableFeature(kZilSaXattrGuid));
@@ -262,7 +260,7 @@ TEST_F(ZilSaXattrTest, EnabledLaterOnAPoolMadeWithoutIt) {
   EXPECT_TRUE((*p)->ZilLogsSaXattr("tp"));
   EXPECT_EQ(Features(**p)["zilsaxattr"].refcount, 1u);
   synced = (*p)->txg_stats().synced_txg;
-  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", B("2"), 0).ok());
+  ASSERT_TRUE(fs.SetXattr(kRoot, c->first.ino, "user.a", AsBytes("2"), 0).ok());
   ASSERT_TRUE(fs.Fsync(c->second, false).ok());
   EXPECT_EQ((*p)->txg_stats().synced_txg, synced);  // logged
   ASSERT_TRUE(fs.Release(c->second).ok());

@@ -1,17 +1,31 @@
 // Shared by the intent-log tests: records printed the way zfs-fuse's
-// `zdb -ivvv` prints them, and the listing part of that output.
+// `zdb -ivvv` prints them, the listing part of that output, and the
+// unpacking of the pool images under tests/fixtures/zil/.
 #pragma once
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "tests/testutil/testutil.h"
 #include "zfs/zil/zil_format.h"
 
 namespace uzfs::ziltest {
+
+// Unpacks the image tests/fixtures/zil/<name>.img.gz to the file `to`
+// (a fatal failure when gzip cannot).
+inline void UnpackZilFixture(const std::string& name, const std::filesystem::path& to) {
+  const std::string cmd =
+      "gzip -dc '" + test::FixturePath("zil/" + name + ".img.gz").string() + "' > '" + to.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
 
 inline std::string Fmt(const char* f, auto... a) {
   char buf[512];

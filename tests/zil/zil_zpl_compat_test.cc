@@ -17,6 +17,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zil/zil_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -26,15 +27,13 @@ namespace {
 
 const ZplCred kRoot{};
 
-std::span<const uint8_t> B(const std::string& s) {
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+using ziltest::AsBytes;
 
 bool Put(ZplFs& fs, uint64_t dir, const std::string& name, const std::string& data, uint64_t* ino = nullptr) {
   auto c = fs.Create(kRoot, dir, name, S_IFREG | 0644, O_CREAT | O_RDWR);
   if (!c.ok()) return false;
   if (ino) *ino = c->first.ino;
-  if (!data.empty() && !fs.Write(c->second, 0, B(data)).ok()) return false;
+  if (!data.empty() && !fs.Write(c->second, 0, AsBytes(data)).ok()) return false;
   return fs.Fsync(c->second, false).ok() && fs.Release(c->second).ok();
 }
 
@@ -97,9 +96,9 @@ TEST(ZilZplCompatTest, ZfsFuseReplaysUzfsLog) {
     }
     // Directory xattrs (TX_MKXATTR, TX_CREATE/TX_WRITE/TX_TRUNCATE/
     // TX_REMOVE in the hidden directory), written by the next commit.
-    if (!fs.SetXattr(kRoot, f1, "user.color", B("red"), 0).ok()) _exit(20);
-    if (!fs.SetXattr(kRoot, f1, "user.gone", B("soon"), 0).ok()) _exit(21);
-    if (!fs.SetXattr(kRoot, f1, "user.color", B("blue"), 0).ok()) _exit(22);
+    if (!fs.SetXattr(kRoot, f1, "user.color", AsBytes("red"), 0).ok()) _exit(20);
+    if (!fs.SetXattr(kRoot, f1, "user.gone", AsBytes("soon"), 0).ok()) _exit(21);
+    if (!fs.SetXattr(kRoot, f1, "user.color", AsBytes("blue"), 0).ok()) _exit(22);
     if (!fs.RemoveXattr(kRoot, f1, "user.gone").ok()) _exit(23);
     if (!Put(fs, root, "last", "the end")) _exit(17);
     if ((*p)->txg_stats().synced_txg != synced) _exit(18);  // only the log holds it

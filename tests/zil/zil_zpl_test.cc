@@ -44,21 +44,7 @@ namespace {
 
 const ZplCred kRoot{};
 
-// UZFS_STRESS_ITERATIONS (>= 500 for the stress run), else `def`.
-int Iterations(int def) {
-  if (const char* e = std::getenv("UZFS_STRESS_ITERATIONS"); e && *e) return std::max(1, std::atoi(e));
-  return def;
-}
-uint64_t Seed() {
-  if (const char* e = std::getenv("UZFS_CRASH_SEED"); e && *e) return std::strtoull(e, nullptr, 10);
-  const uint64_t s = std::random_device{}();
-  std::printf("UZFS_CRASH_SEED=%llu\n", static_cast<unsigned long long>(s));
-  return s;
-}
-
-std::span<const uint8_t> B(const std::string& s) {
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+using ziltest::AsBytes;
 
 class ZilZplTest : public ::testing::Test {
  protected:
@@ -74,17 +60,7 @@ class ZilZplTest : public ::testing::Test {
   void InChild(const std::function<bool(Pool&, ZplFs&)>& fn) {
     ziltest::InChild([this] { return Import(); }, "tp", fn);
   }
-  std::string ReadAll(ZplFs& fs, uint64_t ino) {
-    auto a = fs.GetAttr(ino);
-    if (!a.ok()) return "<" + a.status().ToString() + ">";
-    auto h = fs.Open(kRoot, ino, O_RDONLY);
-    if (!h.ok()) return "<" + h.status().ToString() + ">";
-    std::string s(a->size, '\0');
-    auto n = fs.Read(*h, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(s.data()), s.size()));
-    (void)fs.Release(*h);
-    if (!n.ok()) return "<" + n.status().ToString() + ">";
-    return s;
-  }
+  std::string ReadAll(ZplFs& fs, uint64_t ino) { return ziltest::ReadWhole(fs, ino); }
   Result<uint64_t> Find(ZplFs& fs, const std::string& path) {
     uint64_t ino = fs.root_ino();
     size_t i = 0;
@@ -106,7 +82,7 @@ class ZilZplTest : public ::testing::Test {
 bool Put(ZplFs& fs, uint64_t dir, const std::string& name, const std::string& data, bool sync) {
   auto c = fs.Create(kRoot, dir, name, S_IFREG | 0644, O_CREAT | O_RDWR | O_TRUNC);
   if (!c.ok()) return false;
-  if (!data.empty() && !fs.Write(c->second, 0, B(data)).ok()) return false;
+  if (!data.empty() && !fs.Write(c->second, 0, AsBytes(data)).ok()) return false;
   if (sync && !fs.Fsync(c->second, false).ok()) return false;
   return fs.Release(c->second).ok();
 }
@@ -145,7 +121,7 @@ TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
     auto bh = fs.Lookup(kRoot, d->ino, "b");
     if (!bh.ok()) return false;
     auto h = fs.Open(kRoot, bh->ino, O_RDWR);
-    if (!h.ok() || !fs.Write(*h, 1000, B("MIDDLE")).ok()) return false;
+    if (!h.ok() || !fs.Write(*h, 1000, AsBytes("MIDDLE")).ok()) return false;
     ZplSetAttr tr;
     tr.size = 200000;
     if (!fs.SetAttr(kRoot, bh->ino, tr).ok()) return false;
@@ -206,7 +182,7 @@ TEST_F(ZilZplTest, FsyncedChangesSurviveACrash) {
     // Changes after replay still work and the log runs again.
     auto c = fs.Create(kRoot, fs.root_ino(), "after", S_IFREG | 0644, O_CREAT | O_RDWR);
     ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(fs.Write(c->second, 0, B("z")).ok());
+    ASSERT_TRUE(fs.Write(c->second, 0, AsBytes("z")).ok());
     ASSERT_TRUE(fs.Fsync(c->second, false).ok());
     ASSERT_TRUE(fs.Release(c->second).ok());
     ASSERT_TRUE(fs.Unmount().ok());
@@ -230,9 +206,9 @@ TEST_F(ZilZplTest, FsyncWritesOnlyItsFilesRecords) {
     if (!log.ok()) return false;
     const uint64_t bytes0 = (*log)->stats().bytes_written.load();
     auto b = fs.Create(kRoot, root, "other", S_IFREG | 0644, O_CREAT | O_RDWR);
-    if (!b.ok() || !fs.Write(b->second, 0, B(big)).ok()) return false;
+    if (!b.ok() || !fs.Write(b->second, 0, AsBytes(big)).ok()) return false;
     auto a = fs.Create(kRoot, root, "mine", S_IFREG | 0644, O_CREAT | O_RDWR);
-    if (!a.ok() || !fs.Write(a->second, 0, B("small and synced")).ok()) return false;
+    if (!a.ok() || !fs.Write(a->second, 0, AsBytes("small and synced")).ok()) return false;
     if (!fs.Fsync(a->second, false).ok()) return false;
     const uint64_t bytes = (*log)->stats().bytes_written.load() - bytes0;
     std::fprintf(stderr, "log bytes for the fsync: %llu\n", static_cast<unsigned long long>(bytes));
@@ -273,7 +249,7 @@ TEST_F(ZilZplTest, SyncedWritesPastTheCopyCapStayOnTheLog) {
     const uint64_t txg = pool.txg_stats().synced_txg;
     if (!c.ok()) return false;
     for (int i = 0; i < kWrites; i++) {
-      if (!fs.Write(c->second, (i % kSlots) * kLen, B(piece(i))).ok()) return false;
+      if (!fs.Write(c->second, (i % kSlots) * kLen, AsBytes(piece(i))).ok()) return false;
       if (!fs.Fsync(c->second, false).ok()) return false;
     }
     const uint64_t now = pool.txg_stats().synced_txg;
@@ -357,10 +333,10 @@ TEST_F(ZilZplTest, DirectoryXattrsAreLoggedAndReplayed) {
     const uint64_t txg = pool.txg_stats().synced_txg;
     if (!c.ok()) return false;
     const uint64_t f = c->first.ino;
-    if (!fs.SetXattr(kRoot, f, "user.a", B("value one"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.big", B(big), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.gone", B("soon"), 0).ok()) return false;
-    if (!fs.SetXattr(kRoot, f, "user.a", B("two"), 0).ok()) return false;  // replaced
+    if (!fs.SetXattr(kRoot, f, "user.a", AsBytes("value one"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.big", AsBytes(big), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.gone", AsBytes("soon"), 0).ok()) return false;
+    if (!fs.SetXattr(kRoot, f, "user.a", AsBytes("two"), 0).ok()) return false;  // replaced
     if (!fs.RemoveXattr(kRoot, f, "user.gone").ok()) return false;
     if (!fs.SetXattr(kRoot, f, "user.empty", {}, 0).ok()) return false;
     if (!fs.Fsync(c->second, false).ok()) return false;
@@ -402,7 +378,7 @@ TEST_F(ZilZplTest, RenameCarriesTheMovedFilesData) {
     if (!Put(fs, root, "file", "old contents", true)) return false;
     const uint64_t txg = pool.txg_stats().synced_txg;
     auto t = fs.Create(kRoot, root, "file.tmp", S_IFREG | 0644, O_CREAT | O_RDWR);
-    if (!t.ok() || !fs.Write(t->second, 0, B("new contents")).ok() || !fs.Release(t->second).ok()) return false;
+    if (!t.ok() || !fs.Write(t->second, 0, AsBytes("new contents")).ok() || !fs.Release(t->second).ok()) return false;
     if (!fs.Rename(kRoot, root, "file.tmp", root, "file").ok()) return false;
     if (!Put(fs, root, "marker", "m", true)) return false;  // an fsync of another file
     return pool.txg_stats().synced_txg == txg;
@@ -446,7 +422,7 @@ TEST_F(ZilZplTest, SlogCarriesTheLogAndFailsOver) {
     f->Vanish();
     {
       auto c = fs.Create(kRoot, fs.root_ino(), "x2", S_IFREG | 0644, O_CREAT | O_RDWR);
-      if (!c.ok() || !fs.Write(c->second, 0, B("fallback sync")).ok()) return false;
+      if (!c.ok() || !fs.Write(c->second, 0, AsBytes("fallback sync")).ok()) return false;
       ZplStatus s = fs.Fsync(c->second, false);
       if (!s.ok()) {
         std::fprintf(stderr, "fsync x2: %s\n", s.ToString().c_str());
@@ -583,7 +559,7 @@ TEST_F(ZilZplTest, ConcurrentFsyncsOnRaidz) {
       std::mt19937_64 r(t);
       const std::string data(4096, static_cast<char>('a' + t));
       for (int i = 0; i < 40; i++) {
-        auto w = fs.Write(c->second, (r() % 256) * 4096, B(data));
+        auto w = fs.Write(c->second, (r() % 256) * 4096, AsBytes(data));
         ZplStatus s = fs.Fsync(c->second, false);
         if (!w.ok() || !s.ok()) {
           std::lock_guard<std::mutex> g(err_mu);
@@ -609,7 +585,7 @@ TEST_F(ZilZplTest, OsyncWritesNeedNoFsync) {
     if (!Put(fs, fs.root_ino(), "start", "", true)) return false;
     auto c = fs.Create(kRoot, fs.root_ino(), "dsync", S_IFREG | 0644, O_CREAT | O_RDWR | O_DSYNC);
     if (!c.ok()) return false;
-    return fs.Write(c->second, 0, B("durable")).ok() && fs.Write(c->second, 7, B("!")).ok();
+    return fs.Write(c->second, 0, AsBytes("durable")).ok() && fs.Write(c->second, 7, AsBytes("!")).ok();
   });
   auto p = Import();
   ASSERT_UZFS_OK(p.status());
@@ -668,8 +644,8 @@ TEST_F(ZilZplTest, CrashAfterReplayAndWithoutFsync) {
 // each kill, every acknowledged file has exactly its contents.
 TEST_F(ZilZplTest, RandomKill) {
   constexpr int kNames = 40;  // files are rewritten (O_TRUNC) in turn
-  const int iters = Iterations(4);
-  std::mt19937_64 rng(Seed());
+  const int iters = ziltest::StressIterations(4);
+  std::mt19937_64 rng(ziltest::CrashSeed());
   std::map<std::string, std::string> acked;  // name -> contents
   int next = 0;
   for (int it = 0; it < iters; it++) {

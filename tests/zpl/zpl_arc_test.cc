@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cache/arc.h"
+#include "tests/cache/arc_test_util.h"
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
@@ -36,13 +37,7 @@ class ZplArcTest : public ::testing::Test {
     }
     pool_.reset();
   }
-  static ArcOptions ArcOpts() {
-    ArcOptions o;
-    o.c_max = 96ull << 20;
-    o.c_min = 16ull << 20;
-    o.shards = 8;
-    return o;
-  }
+  static ArcOptions ArcOpts() { return arctest::SizedArc(96ull << 20, 16ull << 20, 8); }
   void Create() {
     PoolCreateOptions o = pooltest::V23();
     o.fs_init = InitNewFilesystem;

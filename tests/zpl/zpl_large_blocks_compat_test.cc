@@ -15,6 +15,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -44,12 +45,7 @@ void Fill(Pool& p, const std::string& ds, int files, bool fsync = false) {
 TEST(ZplLargeBlocksCompat, JudgedByOpenZfsZdb) {
   test::TempDir d;
   {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(d.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.version = 5000;
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("zl", l, o);
+    auto p = zpltest::CreateFeaturePool(d.path(), "zl");
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->CreateDataset("zl/big", {{"recordsize", "1M"}, {"compression", "lz4"}}));
     ASSERT_UZFS_OK((*p)->CreateDataset("zl/gone", {{"recordsize", "512K"}}));

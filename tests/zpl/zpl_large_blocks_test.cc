@@ -15,6 +15,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/zpl/zpl_create.h"
@@ -112,9 +113,7 @@ TEST(ZplLargeBlocksTest, OneMegabyteRecordsActivateTheFeature) {
   ASSERT_UZFS_OK(p->Export());
   p.reset();
   pooltest::ExpectConsistent(dir.path(), "lb");
-  PoolImportOptions io;
-  io.fs_init = InitNewFilesystem;
-  auto p2 = pooltest::ImportFrom(dir.path(), "lb", io);
+  auto p2 = zpltest::ImportWithZpl(dir.path(), "lb");
   ASSERT_UZFS_OK(p2.status());
   {
     auto fs = ZplFs::Mount(**p2, "lb/big");

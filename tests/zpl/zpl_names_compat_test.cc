@@ -22,6 +22,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -65,9 +66,7 @@ TEST(ZplNamesCompat, ZfsFuseAndUzfsFindEachOthersNames) {
       << out;
   EXPECT_NE(out.find("on"), std::string::npos) << out;  // formD implied utf8only
   {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(d.path(), "zn", io);
+    auto p = zpltest::ImportWithZpl(d.path(), "zn");
     ASSERT_UZFS_OK(p.status());
     ZplCred root;
     {

@@ -18,6 +18,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -50,9 +51,7 @@ class ZplNamesTest : public ::testing::Test {
     fs_.reset();
     ASSERT_UZFS_OK(pool_->Export());
     pool_.reset();
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(dir_.path(), "np", io);
+    auto p = zpltest::ImportWithZpl(dir_.path(), "np");
     ASSERT_UZFS_OK(p.status());
     pool_ = std::move(*p);
     Mount(ds);

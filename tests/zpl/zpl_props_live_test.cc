@@ -14,6 +14,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -24,13 +25,7 @@ namespace {
 class ZplPropsLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.version = 5000;
-    o.fs_init = InitNewFilesystem;
-    o.txg.timeout = std::chrono::milliseconds(50);
-    auto p = Pool::Create("pl", l, o);
+    auto p = zpltest::CreateFeaturePool(dir_.path(), "pl", std::chrono::milliseconds(50));
     ASSERT_UZFS_OK(p.status());
     pool_ = std::move(*p);
     ASSERT_UZFS_OK(pool_->CreateDataset("pl/fs", {}));

@@ -24,6 +24,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/zpl/zpl_create.h"
@@ -126,9 +127,7 @@ class ReservationTest : public ::testing::Test {
     mounts_.clear();
     ASSERT_UZFS_OK(pool_->Export());
     pool_.reset();
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(dir_.path(), "rp", io);
+    auto p = zpltest::ImportWithZpl(dir_.path(), "rp");
     ASSERT_UZFS_OK(p.status());
     pool_ = std::move(*p);
   }

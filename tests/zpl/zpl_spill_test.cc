@@ -12,6 +12,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -28,13 +29,7 @@ std::string Target(size_t n, char c) {
 
 TEST(ZplSpillTest, LongSymlinksLiveInSpillBlocks) {
   test::TempDir dir;
-  PoolLayout l;
-  l.data.push_back(pooltest::Leaf(dir.path(), "d0"));
-  PoolCreateOptions o = pooltest::V23();
-  o.version = 5000;
-  o.fs_init = InitNewFilesystem;
-  o.txg.timeout = std::chrono::milliseconds(50);
-  auto p = Pool::Create("ps", l, o);
+  auto p = zpltest::CreateFeaturePool(dir.path(), "ps", std::chrono::milliseconds(50));
   ASSERT_UZFS_OK(p.status());
   ZplCred root;
   const std::string t300 = Target(300, 'a'), t4095 = Target(4095, 'b'), t200 = Target(200, 'c');
@@ -76,9 +71,7 @@ TEST(ZplSpillTest, LongSymlinksLiveInSpillBlocks) {
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "ps");
-  PoolImportOptions io;
-  io.fs_init = InitNewFilesystem;
-  auto p2 = pooltest::ImportFrom(dir.path(), "ps", io);
+  auto p2 = zpltest::ImportWithZpl(dir.path(), "ps");
   ASSERT_UZFS_OK(p2.status());
   {
     auto fs = ZplFs::Mount(**p2, "ps");

@@ -60,6 +60,7 @@
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zpl/zpl_manifest.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -587,9 +588,7 @@ TEST(ZplTreeCompat, ZfsFuseTreeReadAndChangedByUzfs) {
 
   Manifest changed;
   {
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(d.path(), "zp", io);
+    auto p = zpltest::ImportWithZpl(d.path(), "zp");
     ASSERT_UZFS_OK(p.status());
     auto zfs = ZplFs::Mount(**p, "zp/tree");
     ASSERT_TRUE(zfs.ok()) << zfs.status().ToString();

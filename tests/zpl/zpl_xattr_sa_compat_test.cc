@@ -13,6 +13,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -25,12 +26,7 @@ std::vector<uint8_t> Bytes(const std::string& s) { return std::vector<uint8_t>(s
 TEST(ZplXattrSaCompat, SaXattrsJudgedByOpenZfsZdb) {
   test::TempDir d;
   {
-    PoolLayout l;
-    l.data.push_back(pooltest::Leaf(d.path(), "d0"));
-    PoolCreateOptions o = pooltest::V23();
-    o.version = 5000;
-    o.fs_init = InitNewFilesystem;
-    auto p = Pool::Create("zx", l, o);
+    auto p = zpltest::CreateFeaturePool(d.path(), "zx");
     ASSERT_UZFS_OK(p.status());
     auto f = ZplFs::Mount(**p, "zx");
     ASSERT_TRUE(f.ok()) << f.status().ToString();

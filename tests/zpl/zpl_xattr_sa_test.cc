@@ -18,6 +18,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -69,19 +70,11 @@ class ZplXattrSaTest : public ::testing::Test {
   void SetUp() override { Open(true); }
   void Open(bool create) {
     if (create) {
-      PoolLayout l;
-      l.data.push_back(pooltest::Leaf(dir_.path(), "d0"));
-      PoolCreateOptions o = pooltest::V23();
-      o.version = 5000;
-      o.fs_init = InitNewFilesystem;
-      o.txg.timeout = std::chrono::milliseconds(50);
-      auto p = Pool::Create("xs", l, o);
+      auto p = zpltest::CreateFeaturePool(dir_.path(), "xs", std::chrono::milliseconds(50));
       ASSERT_UZFS_OK(p.status());
       pool_ = std::move(*p);
     } else {
-      PoolImportOptions io;
-      io.fs_init = InitNewFilesystem;
-      auto p = pooltest::ImportFrom(dir_.path(), "xs", io);
+      auto p = zpltest::ImportWithZpl(dir_.path(), "xs");
       ASSERT_UZFS_OK(p.status());
       pool_ = std::move(*p);
     }

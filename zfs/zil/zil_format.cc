@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "zfs/util/embedded_checksum.h"
 #include "zfs/util/endian.h"
@@ -259,6 +260,190 @@ size_t EncodedRecordSize(const LogRecord& rec) {
   return tmp.size();
 }
 
+namespace {
+
+void ReadAclCounts(In& in, LrAclPart* a) {
+  a->aclcnt = in.U64();
+  a->domcnt = in.U64();
+  a->fuidcnt = in.U64();
+  a->acl_bytes = in.U64();
+  a->acl_flags = in.U64();
+}
+
+// An lr_attr_t at the cursor (its size from its mask count); false when
+// it runs past the record.
+bool ReadXvattr(In& in, std::vector<uint8_t>* out) {
+  const size_t n = XvattrSize(in.U32At(in.pos()));
+  if (n > in.left()) return false;
+  *out = in.Bytes(n);
+  return true;
+}
+
+// The shortest record of type t: the header and its fixed fields. Types
+// kept as raw bytes need only the header.
+size_t FixedSize(TxType t) {
+  if (IsCreateType(t)) return HasAcl(t) ? kLrAclCreateSize : kLrCreateSize;
+  switch (t) {
+    case TxType::kRemove:
+    case TxType::kRmdir: return kLrRemoveSize;
+    case TxType::kLink: return kLrLinkSize;
+    case TxType::kRename:
+    case TxType::kRenameExchange: return kLrRenameSize;
+    case TxType::kWrite:
+    case TxType::kWrite2: return kLrWriteSize;
+    case TxType::kTruncate: return kLrTruncateSize;
+    case TxType::kSetattr: return kLrSetattrSize;
+    case TxType::kAcl: return kLrAclSize;
+    case TxType::kSetSaxattr: return kLrSetSaxattrSize;
+    default: return kLrHeaderSize;
+  }
+}
+
+// Each reads its record type's fields after the header, from a record at
+// least FixedSize long; nullopt when a variable part does not fit.
+std::optional<LrCreate> ReadCreate(In& in, TxType t) {
+  LrCreate c;
+  c.doid = in.U64();
+  c.foid = in.U64();
+  c.mode = in.U64();
+  c.uid = in.U64();
+  c.gid = in.U64();
+  c.gen = in.U64();
+  c.crtime[0] = in.U64();
+  c.crtime[1] = in.U64();
+  c.rdev = in.U64();
+  if (HasAcl(t)) ReadAclCounts(in, &c.acl);
+  if (HasAttr(t) && !ReadXvattr(in, &c.xvattr)) return std::nullopt;
+  if (HasAcl(t) && !ReadAclData(in, &c.acl)) return std::nullopt;
+  c.name = in.Str();
+  if (t == TxType::kSymlink) c.target = in.Str();
+  if (!in.ok()) return std::nullopt;
+  return c;
+}
+
+std::optional<LrRemove> ReadRemove(In& in) {
+  LrRemove r;
+  r.doid = in.U64();
+  r.name = in.Str();
+  if (!in.ok()) return std::nullopt;
+  return r;
+}
+
+std::optional<LrLink> ReadLink(In& in) {
+  LrLink l;
+  l.doid = in.U64();
+  l.link_obj = in.U64();
+  l.name = in.Str();
+  if (!in.ok()) return std::nullopt;
+  return l;
+}
+
+std::optional<LrRename> ReadRename(In& in) {
+  LrRename n;
+  n.sdoid = in.U64();
+  n.tdoid = in.U64();
+  n.src = in.Str();
+  n.tgt = in.Str();
+  if (!in.ok()) return std::nullopt;
+  return n;
+}
+
+std::optional<LrWrite> ReadWrite(In& in, uint64_t len) {
+  LrWrite w;
+  w.foid = in.U64();
+  w.offset = in.U64();
+  w.length = in.U64();
+  w.blkoff = in.U64();
+  w.blkptr = in.Bp();
+  if (len > kLrWriteSize) {
+    // Copied data: `length` bytes (a record split across blocks may
+    // carry fewer; the padding is never data).
+    const size_t n = std::min<uint64_t>(w.length, in.left());
+    w.data = in.Bytes(n);
+  }
+  if (!in.ok()) return std::nullopt;
+  return w;
+}
+
+// Fixed fields only: FixedSize has made sure they are there.
+std::optional<LrTruncate> ReadTruncate(In& in) {
+  LrTruncate tr;
+  tr.foid = in.U64();
+  tr.offset = in.U64();
+  tr.length = in.U64();
+  return tr;
+}
+
+std::optional<LrSetattr> ReadSetattr(In& in) {
+  LrSetattr s;
+  s.foid = in.U64();
+  s.mask = in.U64();
+  s.mode = in.U64();
+  s.uid = in.U64();
+  s.gid = in.U64();
+  s.size = in.U64();
+  s.atime[0] = in.U64();
+  s.atime[1] = in.U64();
+  s.mtime[0] = in.U64();
+  s.mtime[1] = in.U64();
+  if ((s.mask & (kAtXvattr | kLinuxAttrXvattr)) && !ReadXvattr(in, &s.xvattr)) return std::nullopt;
+  if (!in.ok()) return std::nullopt;
+  return s;
+}
+
+std::optional<LrAcl> ReadAcl(In& in) {
+  LrAcl a;
+  a.foid = in.U64();
+  ReadAclCounts(in, &a.acl);
+  if (!ReadAclData(in, &a.acl)) return std::nullopt;
+  return a;
+}
+
+std::optional<LrSetSaxattr> ReadSetSaxattr(In& in) {
+  LrSetSaxattr x;
+  x.foid = in.U64();
+  const uint64_t size = in.U64();
+  x.name = in.Str();
+  if (!in.ok() || size > in.left()) return std::nullopt;
+  x.value = in.Bytes(size);
+  return x;
+}
+
+// A decoded body into the record; false for none (it did not fit).
+template <typename Body>
+bool Store(std::optional<Body> body, LogRecord* rec) {
+  if (!body) return false;
+  rec->body = std::move(*body);
+  return true;
+}
+
+// The body of a `len`-byte record of type t, at least FixedSize long;
+// types uzfs does not decode are kept as raw bytes.
+bool ReadBody(In& in, TxType t, uint64_t len, LogRecord* rec) {
+  if (IsCreateType(t)) return Store(ReadCreate(in, t), rec);
+  switch (t) {
+    case TxType::kRemove:
+    case TxType::kRmdir: return Store(ReadRemove(in), rec);
+    case TxType::kLink: return Store(ReadLink(in), rec);
+    case TxType::kRename:
+    case TxType::kRenameExchange: return Store(ReadRename(in), rec);
+    case TxType::kWrite:
+    case TxType::kWrite2: return Store(ReadWrite(in, len), rec);
+    case TxType::kTruncate: return Store(ReadTruncate(in), rec);
+    case TxType::kSetattr: return Store(ReadSetattr(in), rec);
+    case TxType::kAcl: return Store(ReadAcl(in), rec);
+    case TxType::kSetSaxattr: return Store(ReadSetSaxattr(in), rec);
+    default: {
+      LrRaw r;
+      r.body = in.Bytes(len - kLrHeaderSize);
+      rec->body = std::move(r);
+      return true;
+    }
+  }
+}
+
+}  // namespace
+
 Result<LogRecord> DecodeRecord(std::span<const uint8_t> raw, bool swap, size_t* reclen) {
   if (raw.size() < kLrHeaderSize) return Status::Corruption("log record header past the block's end");
   auto get = [&](size_t at) { return swap ? LoadBE64(&raw[at]) : LoadLE64(&raw[at]); };
@@ -273,153 +458,10 @@ Result<LogRecord> DecodeRecord(std::span<const uint8_t> raw, bool swap, size_t* 
   In in(raw.subspan(0, len), swap);
   in.Seek(kLrHeaderSize);
   const TxType t = rec.type();
-  auto need = [&](size_t fixed) { return len >= fixed; };
-  const Status bad = Status::Corruption(TxTypeName(rec.txtype) + " record does not fit its length");
-  if (IsCreateType(t)) {
-    if (!need(HasAcl(t) ? kLrAclCreateSize : kLrCreateSize)) return bad;
-    LrCreate c;
-    c.doid = in.U64();
-    c.foid = in.U64();
-    c.mode = in.U64();
-    c.uid = in.U64();
-    c.gid = in.U64();
-    c.gen = in.U64();
-    c.crtime[0] = in.U64();
-    c.crtime[1] = in.U64();
-    c.rdev = in.U64();
-    if (HasAcl(t)) {
-      c.acl.aclcnt = in.U64();
-      c.acl.domcnt = in.U64();
-      c.acl.fuidcnt = in.U64();
-      c.acl.acl_bytes = in.U64();
-      c.acl.acl_flags = in.U64();
-    }
-    if (HasAttr(t)) {
-      const size_t n = XvattrSize(in.U32At(in.pos()));
-      if (n > in.left()) return bad;
-      c.xvattr = in.Bytes(n);
-    }
-    if (HasAcl(t) && !ReadAclData(in, &c.acl)) return bad;
-    c.name = in.Str();
-    if (t == TxType::kSymlink) c.target = in.Str();
-    if (!in.ok()) return bad;
-    rec.body = std::move(c);
-    return rec;
+  if (len < FixedSize(t) || !ReadBody(in, t, len, &rec)) {
+    return Status::Corruption(TxTypeName(rec.txtype) + " record does not fit its length");
   }
-  switch (t) {
-    case TxType::kRemove:
-    case TxType::kRmdir: {
-      if (!need(kLrRemoveSize)) return bad;
-      LrRemove r;
-      r.doid = in.U64();
-      r.name = in.Str();
-      if (!in.ok()) return bad;
-      rec.body = std::move(r);
-      return rec;
-    }
-    case TxType::kLink: {
-      if (!need(kLrLinkSize)) return bad;
-      LrLink l;
-      l.doid = in.U64();
-      l.link_obj = in.U64();
-      l.name = in.Str();
-      if (!in.ok()) return bad;
-      rec.body = std::move(l);
-      return rec;
-    }
-    case TxType::kRename:
-    case TxType::kRenameExchange: {
-      if (!need(kLrRenameSize)) return bad;
-      LrRename n;
-      n.sdoid = in.U64();
-      n.tdoid = in.U64();
-      n.src = in.Str();
-      n.tgt = in.Str();
-      if (!in.ok()) return bad;
-      rec.body = std::move(n);
-      return rec;
-    }
-    case TxType::kWrite:
-    case TxType::kWrite2: {
-      if (!need(kLrWriteSize)) return bad;
-      LrWrite w;
-      w.foid = in.U64();
-      w.offset = in.U64();
-      w.length = in.U64();
-      w.blkoff = in.U64();
-      w.blkptr = in.Bp();
-      if (len > kLrWriteSize) {
-        // Copied data: `length` bytes (a record split across blocks may
-        // carry fewer; the padding is never data).
-        const size_t n = std::min<uint64_t>(w.length, in.left());
-        w.data = in.Bytes(n);
-      }
-      if (!in.ok()) return bad;
-      rec.body = std::move(w);
-      return rec;
-    }
-    case TxType::kTruncate: {
-      if (!need(kLrTruncateSize)) return bad;
-      LrTruncate tr;
-      tr.foid = in.U64();
-      tr.offset = in.U64();
-      tr.length = in.U64();
-      rec.body = tr;
-      return rec;
-    }
-    case TxType::kSetattr: {
-      if (!need(kLrSetattrSize)) return bad;
-      LrSetattr s;
-      s.foid = in.U64();
-      s.mask = in.U64();
-      s.mode = in.U64();
-      s.uid = in.U64();
-      s.gid = in.U64();
-      s.size = in.U64();
-      s.atime[0] = in.U64();
-      s.atime[1] = in.U64();
-      s.mtime[0] = in.U64();
-      s.mtime[1] = in.U64();
-      if (s.mask & (kAtXvattr | kLinuxAttrXvattr)) {
-        const size_t n = XvattrSize(in.U32At(in.pos()));
-        if (n > in.left()) return bad;
-        s.xvattr = in.Bytes(n);
-      }
-      if (!in.ok()) return bad;
-      rec.body = std::move(s);
-      return rec;
-    }
-    case TxType::kAcl: {
-      if (!need(kLrAclSize)) return bad;
-      LrAcl a;
-      a.foid = in.U64();
-      a.acl.aclcnt = in.U64();
-      a.acl.domcnt = in.U64();
-      a.acl.fuidcnt = in.U64();
-      a.acl.acl_bytes = in.U64();
-      a.acl.acl_flags = in.U64();
-      if (!ReadAclData(in, &a.acl)) return bad;
-      rec.body = std::move(a);
-      return rec;
-    }
-    case TxType::kSetSaxattr: {
-      if (!need(kLrSetSaxattrSize)) return bad;
-      LrSetSaxattr x;
-      x.foid = in.U64();
-      const uint64_t size = in.U64();
-      x.name = in.Str();
-      if (!in.ok() || size > in.left()) return bad;
-      x.value = in.Bytes(size);
-      rec.body = std::move(x);
-      return rec;
-    }
-    default: {
-      LrRaw r;
-      r.body = in.Bytes(len - kLrHeaderSize);
-      rec.body = std::move(r);
-      return rec;
-    }
-  }
+  return rec;
 }
 
 Checksum256 NewZilChain(uint64_t objset_id, uint64_t random0, uint64_t random1) {

@@ -46,20 +46,9 @@ Result<ZilHeader> ZilWriter::Create(uint64_t txg) {
   UZFS_ASSIGN_OR_RETURN(BlockPtr dvas, alloc_.Allocate(kZilMinBlockSize, txg));
   std::random_device rd;
   auto r64 = [&] { return (uint64_t{rd()} << 32) | rd(); };
-  open_ = Template(dvas, kZilMinBlockSize, txg);
-  open_.cksum = NewZilChain(opts_.objset_id, r64(), r64());
-  open_recs_.clear();
-  open_max_txg_ = 0;
-  written_.clear();
-  lr_seq_ = 0;
-  std::fill(std::begin(prev_sizes_), std::end(prev_sizes_), 0);
-  have_log_ = true;
-  closed_txg_ = 0;
-  {
-    MutexLock l(&mu_);
-    log_exists_ = true;
-    broken_ = Status::Ok();
-  }
+  BlockPtr first = Template(dvas, kZilMinBlockSize, txg);
+  first.cksum = NewZilChain(opts_.objset_id, r64(), r64());
+  BeginChain(first, 0);
   return HeaderLocked();
 }
 
@@ -71,7 +60,12 @@ Status ZilWriter::Attach(const ZilHeader& zh, uint64_t last_seq) {
   if (bp.IsHole() || bp.embedded || bp.checksum != want || bp.lsize != bp.psize ||
       bp.lsize < kZilMinBlockSize || bp.lsize > kMaxBlockSize)
     return Status::InvalidArgument("the header names no usable log block: " + FormatBlockPtr(bp));
-  open_ = bp;
+  BeginChain(bp, last_seq);
+  return Status::Ok();
+}
+
+void ZilWriter::BeginChain(const BlockPtr& first, uint64_t last_seq) {
+  open_ = first;
   open_recs_.clear();
   open_max_txg_ = 0;
   written_.clear();
@@ -82,7 +76,6 @@ Status ZilWriter::Attach(const ZilHeader& zh, uint64_t last_seq) {
   MutexLock l(&mu_);
   log_exists_ = true;
   broken_ = Status::Ok();
-  return Status::Ok();
 }
 
 Status ZilWriter::Destroy(uint64_t txg) {

@@ -258,6 +258,9 @@ class ZilWriter {
   uint64_t ChooseSize(uint64_t want) UZFS_REQUIRES(issuer_mu_);
   BlockPtr Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) const;
   ZilHeader HeaderLocked() const UZFS_REQUIRES(issuer_mu_);
+  // Starts the log at `first` (the block the next records go into), its
+  // records numbered after last_seq; the log exists and is not broken.
+  void BeginChain(const BlockPtr& first, uint64_t last_seq) UZFS_REQUIRES(issuer_mu_) UZFS_EXCLUDES(mu_);
   Status DestroyLocked(uint64_t txg) UZFS_REQUIRES(issuer_mu_);
   // A failed batch that held txg `held`: Destroy(held), remembering the
   // header that syncs of earlier txgs must still store, then opts_.closed.

@@ -1,0 +1,325 @@
+// The zfs subcommands that change datasets (man/zfs.8): create, destroy,
+// set, inherit, rename. Each checks its operands and values against the
+// property table before the pool is touched, logs the command in the
+// pool's history, and afterwards brings the mounts in line: a change of
+// where datasets mount remounts the tree below, any other property change
+// refreshes the mounted file systems' settings.
+#include <algorithm>
+#include <set>
+
+#include "cmd/uzfsd/zfs_datasets.h"
+#include "cmd/uzfsd/zfs_handlers.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+// After a change of where datasets mount (mountpoint, canmount, rename):
+// unmount the tree below ds and mount again what should be.
+int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) {
+  if (Status s = e.mounts.UnmountTree(ds, false); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
+  std::vector<std::string> errs;
+  e.mounts.MountAll(*e.pool, e.rec.altroot, &errs, /*automatic=*/true, ds);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
+bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
+
+// After any property change: the mounted file systems take the new values
+// (ZplFs props; exec/setuid/devices as mount flags, as ZFS remounts).
+int RefreshMounts(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  std::vector<std::string> errs;
+  e.mounts.RefreshProps(*e.pool, &errs);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int ZfsCreate(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "psunvP", "obV");
+  if (!a.error.empty()) return ZfsUsage(c, "create", a.error);
+  if (!a.Values('V').empty()) return c.Fail("cannot create volumes: not supported by uzfs yet");
+  if (a.operands.empty()) return ZfsUsage(c, "create", "missing filesystem argument");
+  if (a.operands.size() > 1) return ZfsUsage(c, "create", "too many arguments");
+  const std::string name = a.operands[0];
+  std::vector<std::pair<std::string, std::string>> props;
+  for (const std::string& kv : a.Values('o')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return ZfsUsage(c, "create", "missing '=' for -o option");
+    props.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (name.find('@') != std::string::npos) {
+    return c.Fail("cannot create '" + name + "': snapshot delimiter '@' is not expected here");
+  }
+  auto e = PoolFor(c, name);
+  if (e == nullptr) return c.Fail("cannot create '" + name + "': no such pool '" + PoolOfDataset(name) + "'");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr) return c.Fail("cannot create '" + name + "': no such pool '" + PoolOfDataset(name) + "'");
+  Pool& p = *e->pool;
+  if (name.find('/') != std::string::npos) {
+    for (const auto& [k, v] : props) {
+      if (IsUserProp(k)) continue;
+      PropContext ctx;
+      ctx.target = name;
+      ctx.action = "cannot create";
+      ctx.pool_version = p.version();
+      ctx.creating = true;
+      auto pv = ParseDatasetProp(k, v, ctx);
+      if (!pv.ok()) return c.Fail(std::string(pv.status().message()));
+    }
+  }
+  std::string top = name;  // the highest dataset this command creates
+  std::vector<std::string> missing;  // -p: parents to create, lowest first
+  // The whole name first: -p must not create parents of a name that fails.
+  if (Status s = Pool::CheckDatasetName(name); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
+  if (a.Has('p')) {
+    if (DatasetExists(p, name)) return 0;  // -p: an existing dataset is fine
+    for (std::string n = DatasetParent(name); !n.empty() && n.find('/') != std::string::npos && !DatasetExists(p, n);
+         n = DatasetParent(n)) {
+      missing.push_back(n);
+    }
+  }
+  if (a.Has('n') || a.Has('v') || a.Has('P')) {
+    // -n: every check of the real create, nothing changed; -v/-P: say what
+    // is (or would be) created, with the properties given.
+    if (a.Has('n')) {
+      // The highest missing parent is checked as the real create would; the
+      // datasets below it only by name and properties (their parents do
+      // not exist yet).
+      std::vector<std::pair<std::string, std::string>> none;
+      Status s = missing.empty() ? p.CheckNewDataset(name, props) : p.CheckNewDataset(missing.back(), none);
+      if (!s.ok()) return c.Fail(ErrorLine(s, "create", missing.empty() ? name : missing.back()));
+    }
+    const bool parsable = a.Has('P');
+    if (parsable || a.Has('v')) {
+      const std::string verb = a.Has('n') ? "would create " : "create ";
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        c.out.Out(parsable ? "create\t" + *it + "\n" : verb + *it + "\n");
+      }
+      c.out.Out(parsable ? "create\t" + name + "\n" : verb + name + "\n");
+      for (const auto& [k, v] : props) {
+        c.out.Out(parsable ? "property\t" + k + "\t" + v + "\n" : "\t" + k + "=" + v + "\n");
+      }
+    }
+    if (a.Has('n')) return 0;
+  }
+  if (!missing.empty()) {
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
+    }
+    if (!missing.empty()) top = missing.back();
+  }
+  if (Status s = p.CreateDataset(name, props); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
+  p.LogHistory(c.cmdline);
+  // A new file system mounts at once (and its new parents), as in ZFS.
+  std::vector<std::string> errs;
+  e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, top);
+  for (const std::string& m : errs) c.out.ErrLine(m);
+  return errs.empty() ? 0 : 1;
+}
+
+int ZfsDestroy(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "rRfnpv", "");
+  if (!a.error.empty()) return ZfsUsage(c, "destroy", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "destroy", "missing dataset argument");
+  if (a.operands.size() > 1) return ZfsUsage(c, "destroy", "too many arguments");
+  const std::string name = a.operands[0];
+  if (name.find('@') != std::string::npos) {
+    return c.Fail("cannot destroy '" + name + "': snapshots are not supported by uzfs yet");
+  }
+  auto e = PoolFor(c, name);
+  if (e == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !DatasetExists(*e->pool, name)) {
+    return c.Fail("cannot open '" + name + "': dataset does not exist");
+  }
+  Pool& p = *e->pool;
+  auto infos = p.ListDatasets();
+  if (!infos.ok()) return c.Fail(ErrorLine(infos.status(), "destroy", name));
+  std::vector<std::string> below;
+  for (const DatasetInfo& i : *infos) {
+    if (IsDescendant(i.name, name)) below.push_back(i.name);
+  }
+  std::sort(below.begin(), below.end());
+  const bool recursive = a.Has('r') || a.Has('R');
+  if (name.find('/') == std::string::npos && !(recursive && !below.empty())) {
+    return c.Fail("cannot destroy '" + name + "': operation does not apply to pools\n"
+                  "use 'zfs destroy -r " + name + "' to destroy all datasets in the pool\n"
+                  "use 'zpool destroy " + name + "' to destroy the pool itself");
+  }
+  if (!below.empty() && !recursive) {
+    std::string m = "cannot destroy '" + name + "': filesystem has children\n"
+                    "use '-r' to destroy the following datasets:";
+    for (const std::string& b : below) m += "\n" + b;
+    return c.Fail(m);
+  }
+  if (a.Has('n')) {
+    std::string t;
+    if (a.Has('v') || a.Has('p')) {
+      for (auto it = below.rbegin(); it != below.rend(); ++it) t += "would destroy " + *it + "\n";
+      if (name.find('/') != std::string::npos) t += "would destroy " + name + "\n";
+    }
+    c.out.Out(t);
+    return 0;
+  }
+  // Unmount what goes away (busy mounts stop it unless -f).
+  if (Status s = e->mounts.UnmountTree(name, a.Has('f')); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
+  // Deepest first.
+  for (auto it = below.rbegin(); it != below.rend(); ++it) {
+    if (Status s = p.DestroyDataset(*it); !s.ok()) return c.Fail(ErrorLine(s, "destroy", *it));
+    if (a.Has('v')) c.out.Out("will destroy " + *it + "\n");
+  }
+  if (name.find('/') != std::string::npos) {
+    if (Status s = p.DestroyDataset(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+    if (a.Has('v')) c.out.Out("will destroy " + name + "\n");
+  }
+  p.LogHistory(c.cmdline);
+  return 0;
+}
+
+int ZfsSet(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "u", "");
+  if (!a.error.empty()) return ZfsUsage(c, "set", a.error);
+  std::vector<std::pair<std::string, std::string>> kvs;
+  std::vector<std::string> targets;
+  for (const std::string& w : a.operands) {
+    const size_t eq = w.find('=');
+    if (eq != std::string::npos && targets.empty()) {
+      kvs.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+    } else {
+      targets.push_back(w);
+    }
+  }
+  if (kvs.empty()) return ZfsUsage(c, "set", a.operands.empty() ? "missing arguments" : "missing property=value argument(s)");
+  if (targets.empty()) return ZfsUsage(c, "set", "missing dataset name(s)");
+  int rc = 0;
+  for (const std::string& ds : targets) {
+    auto e = PoolFor(c, ds);
+    if (e == nullptr) {
+      rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
+      continue;
+    }
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {
+      rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
+      continue;
+    }
+    bool remount = false;
+    for (const auto& [k, v] : kvs) {
+      std::string prop = k;
+      if (!IsUserProp(k)) {
+        const PropDef* d = FindDatasetProp(k);
+        if (d != nullptr) prop = std::string(d->name);
+      }
+      if (Status s = e->pool->SetProp(ds, prop, v); !s.ok()) {
+        rc = c.Fail(ErrorLine(s, "set property for", ds));
+        break;
+      }
+      remount = remount || AffectsMount(prop);
+    }
+    e->pool->LogHistory(c.cmdline);
+    if (RefreshMounts(c, *e) != 0) rc = 1;
+    if (remount && Remount(c, *e, ds) != 0) rc = 1;
+  }
+  return rc;
+}
+
+int ZfsInherit(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "rS", "");
+  if (!a.error.empty()) return ZfsUsage(c, "inherit", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "inherit", "missing property argument");
+  if (a.operands.size() < 2) return ZfsUsage(c, "inherit", "missing dataset argument");
+  std::string prop = a.operands[0];
+  if (!IsUserProp(prop)) {
+    const PropDef* d = FindDatasetProp(prop);
+    if (d == nullptr) return ZfsUsage(c, "inherit", "invalid property '" + prop + "'");
+    prop = std::string(d->name);
+    if (Status s = CheckInheritable(prop); !s.ok()) return c.Fail(std::string(s.message()));
+  }
+  int rc = 0;
+  for (size_t i = 1; i < a.operands.size(); i++) {
+    const std::string ds = a.operands[i];
+    auto e = PoolFor(c, ds);
+    if (e == nullptr) {
+      rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
+      continue;
+    }
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {
+      rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
+      continue;
+    }
+    std::vector<std::string> targets = {ds};
+    if (a.Has('r')) {
+      auto infos = e->pool->ListDatasets();
+      if (infos.ok()) {
+        for (const DatasetInfo& inf : *infos) {
+          if (IsDescendant(inf.name, ds)) targets.push_back(inf.name);
+        }
+      }
+    }
+    for (const std::string& t : targets) {
+      if (Status s = e->pool->InheritProp(t, prop); !s.ok()) {
+        rc = c.Fail(ErrorLine(s, "inherit " + prop + " for", t));
+        break;
+      }
+    }
+    e->pool->LogHistory(c.cmdline);
+    if (RefreshMounts(c, *e) != 0) rc = 1;
+    if (AffectsMount(prop) && Remount(c, *e, ds) != 0) rc = 1;
+  }
+  return rc;
+}
+
+int ZfsRename(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "pfu", "");
+  if (!a.error.empty()) return ZfsUsage(c, "rename", a.error);
+  if (a.operands.size() < 2) return ZfsUsage(c, "rename", "missing target dataset argument");
+  if (a.operands.size() > 2) return ZfsUsage(c, "rename", "too many arguments");
+  const std::string from = a.operands[0], to = a.operands[1];
+  if (from.find('@') != std::string::npos || to.find('@') != std::string::npos) {
+    return c.Fail("cannot rename '" + from + "': snapshots are not supported by uzfs yet");
+  }
+  if (from.find('/') == std::string::npos) {
+    return c.Fail("cannot rename '" + from + "': operation does not apply to pools");
+  }
+  if (PoolOfDataset(from) != PoolOfDataset(to)) return c.Fail("cannot rename to '" + to + "': datasets must be within same pool");
+  auto e = PoolFor(c, from);
+  if (e == nullptr) return c.Fail("cannot open '" + from + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !DatasetExists(*e->pool, from)) {
+    return c.Fail("cannot open '" + from + "': dataset does not exist");
+  }
+  Pool& p = *e->pool;
+  if (IsDescendant(to, from)) {
+    return c.Fail("cannot rename to '" + to + "': New dataset name cannot be a descendant of current dataset name");
+  }
+  if (DatasetExists(p, to)) return c.Fail("cannot rename to '" + to + "': dataset already exists");
+  if (!DatasetExists(p, DatasetParent(to))) {
+    if (!a.Has('p')) return c.Fail("cannot rename to '" + to + "': parent does not exist");
+    std::vector<std::string> missing;
+    for (std::string n = DatasetParent(to); n.find('/') != std::string::npos && !DatasetExists(p, n); n = DatasetParent(n)) {
+      missing.push_back(n);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
+    }
+  }
+  if (Status s = e->mounts.UnmountTree(from, a.Has('f')); !s.ok() && !s.IsNotFound()) {
+    return c.Fail(std::string(s.message()));
+  }
+  if (Status s = p.RenameDataset(from, to); !s.ok()) {
+    (void)Remount(c, *e, from);
+    return c.Fail(ErrorLine(s, "rename to", to));
+  }
+  p.LogHistory(c.cmdline);
+  return Remount(c, *e, to);
+}
+
+}  // namespace uzfs::cmd

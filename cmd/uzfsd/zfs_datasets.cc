@@ -1,0 +1,246 @@
+// What the zfs subcommands read about datasets (zfs_datasets.h): the
+// rows of a pool's datasets with their space, the inheritance chain of
+// DSL props ZAPs (Pool::LocalProps), the computed properties from the DSL
+// records and zfs/dsl/pool_space.h, value texts, and the selection of
+// datasets for list and get. Nothing here changes a pool.
+#include <map>
+#include <set>
+
+#include "cmd/uzfsd/zfs_datasets.h"
+#include "cmd/uzfsd/zfs_handlers.h"
+#include "zfs/zpl/zpl_create.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+Result<std::vector<DsRow>> PoolDatasets(Pool& p) {
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, p.ListDatasets());
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetSpace> spaces, ListDatasetSpace(p));
+  std::vector<DsRow> rows;
+  for (DatasetInfo& i : infos) {
+    DsRow r;
+    r.name = i.name;
+    r.info = std::move(i);
+    for (const DatasetSpace& s : spaces) {
+      if (s.name == r.name) r.space = s;
+    }
+    rows.push_back(std::move(r));
+  }
+  std::sort(rows.begin(), rows.end(), [](const DsRow& a, const DsRow& b) { return a.name < b.name; });
+  return rows;
+}
+
+PropZap ZapFromLocal(const std::map<std::string, std::string>& local) {
+  PropZap z;
+  for (const auto& [k, v] : local) {
+    const PropDef* d = FindDatasetProp(k);
+    const bool numeric = d != nullptr && d->kind != PropKind::kString && !v.empty() &&
+                         std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    z.push_back(PropZapEntry{k, numeric ? PropValue::Number(std::strtoull(v.c_str(), nullptr, 10))
+                                        : PropValue::String(v)});
+  }
+  return z;
+}
+
+}  // namespace
+
+Result<std::vector<DslPropLevel>> DatasetPropChain(Pool& p, const std::string& ds) {
+  std::vector<DslPropLevel> chain;
+  for (std::string n = ds; !n.empty(); n = DatasetParent(n)) {
+    UZFS_ASSIGN_OR_RETURN(auto local, p.LocalProps(n));
+    chain.push_back(DslPropLevel{n, ZapFromLocal(local)});
+  }
+  return chain;
+}
+
+PropZap ComputedProps(const DsRow& r) {
+  const DslDirPhys& d = r.info.dir;
+  const DslDatasetPhys& s = r.info.ds;
+  // Ratios in hundredths, never below 1.00x: compressratio over the DSL
+  // directory (the dataset and its descendants, as OpenZFS counts it),
+  // refcompressratio over what the dataset itself references.
+  auto ratio_of = [](uint64_t uncompressed, uint64_t compressed) {
+    return compressed == 0 ? uint64_t{100} : std::max<uint64_t>(uncompressed * 100 / compressed, 100);
+  };
+  PropZap z = {
+      {"type", PropValue::String("filesystem")},
+      {"creation", PropValue::Number(s.creation_time)},
+      {"used", PropValue::Number(r.space.used)},
+      {"available", PropValue::Number(r.space.avail)},
+      {"referenced", PropValue::Number(r.space.refer)},
+      {"compressratio", PropValue::Number(ratio_of(d.uncompressed_bytes, d.compressed_bytes))},
+      {"refcompressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
+      // Referenced since the previous snapshot: uzfs has no snapshots yet,
+      // so everything the dataset references.
+      {"written", PropValue::Number(r.space.refer)},
+      {"logicalused", PropValue::Number(d.uncompressed_bytes)},
+      {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
+      {"mounted", PropValue::Number(r.mounted ? 1 : 0)},
+      {"createtxg", PropValue::Number(s.creation_txg)},
+      {"guid", PropValue::Number(s.guid)},
+      {"usedbysnapshots", PropValue::Number(d.used_breakdown[1])},
+      {"usedbydataset", PropValue::Number(d.used_breakdown[0])},
+      {"usedbychildren", PropValue::Number(d.used_breakdown[2] + d.used_breakdown[3])},
+      {"usedbyrefreservation", PropValue::Number(d.used_breakdown[4])},
+      {"userrefs", PropValue::Number(0)},
+      {"objsetid", PropValue::Number(r.info.ds_obj)},
+  };
+  return z;
+}
+
+// The ZPL master node's entries `zfs get` shows (version, normalization,
+// utf8only, casesensitivity): the dataset's own; a dataset without a ZPL
+// shows the version new file systems of this pool get (zpl_create.h).
+PropZap ZplMasterZap(Pool& p, const std::string& ds) {
+  PropZap z;
+  auto m = p.ZplMasterProps(ds);
+  if (m.ok()) {
+    for (const auto& [k, v] : *m) z.push_back({k, PropValue::Number(v)});
+  }
+  if (FindInZap(z, "VERSION") == nullptr) {
+    auto v = ZplVersionForPool(p.version());
+    z.push_back({"VERSION", PropValue::Number(v.ok() ? std::min(*v, kNewestZplVersionWritten) : kPropZplVersionCurrent)});
+  }
+  return z;
+}
+
+namespace {
+
+bool IsSizeProp(const std::string& n) {
+  static const std::set<std::string> k = {"used", "available", "referenced", "quota", "reservation",
+                                          "recordsize", "volsize", "volblocksize", "refquota",
+                                          "refreservation", "usedbysnapshots", "usedbydataset",
+                                          "usedbychildren", "usedbyrefreservation", "logicalused",
+                                          "logicalreferenced", "written"};
+  return k.count(n) != 0;
+}
+
+}  // namespace
+
+// The VALUE text (output.h's human sizes: "0B", "512B").
+std::string DatasetValueText(const std::string& prop, const PropValue& v, bool parsable, const std::string& altroot) {
+  std::string s = FormatDatasetProp(prop, v, parsable);
+  if (!parsable && IsSizeProp(prop) && !v.is_string && s != "none") s = HumanSize(v.number);
+  // -p: ratios without the "x" (current OpenZFS; zfs-fuse kept it).
+  if (parsable && (prop == "compressratio" || prop == "refcompressratio") && !s.empty() && s.back() == 'x') {
+    s.pop_back();
+  }
+  if (prop == "mountpoint" && !altroot.empty() && !s.empty() && s[0] == '/') {
+    s = s == "/" ? altroot : altroot + s;
+  }
+  return s;
+}
+
+// Property name as the table knows it ("avail" -> "available"); user
+// properties as given; empty when unknown.
+std::string CanonicalDatasetProp(const std::string& n) {
+  if (n == "name" || n == "space") return n;
+  if (IsUserProp(n)) return n;
+  const PropDef* d = FindDatasetProp(n);
+  return d == nullptr ? "" : std::string(d->name);
+}
+
+std::string DatasetColumnHeader(const std::string& prop) {
+  if (IsUserProp(prop)) return Upper(prop);
+  const PropDef* d = FindDatasetProp(prop);
+  return d == nullptr ? Upper(prop) : std::string(d->column);
+}
+
+bool DatasetRightAligned(const std::string& prop) {
+  const PropDef* d = FindDatasetProp(prop);
+  return d != nullptr && d->kind == PropKind::kNumber && !IsUserProp(prop);
+}
+
+
+json DatasetSourceJson(const ResolvedProp& p) {
+  switch (p.kind) {
+    case PropSourceKind::kNone: return {{"type", "NONE"}, {"data", "-"}};
+    case PropSourceKind::kDefault: return {{"type", "DEFAULT"}, {"data", "-"}};
+    case PropSourceKind::kLocal: return {{"type", "LOCAL"}, {"data", "-"}};
+    case PropSourceKind::kReceived: return {{"type", "RECEIVED"}, {"data", "-"}};
+    case PropSourceKind::kInherited: return {{"type", "INHERITED"}, {"data", p.setpoint}};
+  }
+  return {{"type", "NONE"}, {"data", "-"}};
+}
+
+json DatasetJsonHead(const DsRow& r) {
+  return {{"name", r.name},
+          {"type", "FILESYSTEM"},
+          {"pool", PoolOfDataset(r.name)},
+          {"createtxg", std::to_string(r.info.ds.creation_txg)}};
+}
+
+std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& names, bool recurse,
+                                     int max_depth, int* rc) {
+  std::vector<Selected> out;
+  auto add_pool = [&](const std::shared_ptr<PoolEntry>& e, const std::string& top, bool rec, int depth) {
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return false;
+    auto rows = PoolDatasets(*e->pool);
+    if (!rows.ok()) {
+      *rc = c.Fail(ErrorLine(rows.status(), "open", top));
+      return true;
+    }
+    bool found = false;
+    for (DsRow& r : *rows) {
+      r.mounted = e->mounts.Find(r.name) != nullptr;
+      const bool self = r.name == top;
+      const bool below = IsDescendant(r.name, top) && rec && (depth < 0 || DatasetDepth(r.name) - DatasetDepth(top) <= depth);
+      if (self) found = true;
+      if (self || below) out.push_back(Selected{e, std::move(r)});
+    }
+    return found;
+  };
+  if (names.empty()) {
+    for (const auto& e : c.reg.All()) {
+      std::string pool;
+      {
+        MutexLock l(&e->mu);
+        pool = e->rec.name;
+      }
+      add_pool(e, pool, true, max_depth);
+    }
+    return out;
+  }
+  for (const std::string& n : names) {
+    if (n.find('@') != std::string::npos) {
+      *rc = c.Fail("cannot open '" + n + "': snapshots are not supported by uzfs yet");
+      continue;
+    }
+    auto e = c.reg.Find(PoolOfDataset(n));
+    if (e == nullptr || !add_pool(e, n, recurse || max_depth >= 0, max_depth)) {
+      *rc = c.Fail("cannot open '" + n + "': dataset does not exist");
+    }
+  }
+  return out;
+}
+
+int ParseDepth(const ParsedArgs& a, int* depth) {
+  *depth = -1;
+  if (a.Values('d').empty()) return 0;
+  const std::string v = a.Values('d').back();
+  char* end = nullptr;
+  const long d = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || d < 0) return 1;
+  *depth = static_cast<int>(d);
+  return 0;
+}
+
+// -t: only filesystems exist in uzfs so far; false when the list excludes them.
+bool TypesIncludeFs(CmdCtx& c, const ParsedArgs& a, const std::string& sub, int* rc) {
+  bool fs = a.Values('t').empty();
+  for (const std::string& t : a.Values('t')) {
+    for (const std::string& w : SplitComma(t)) {
+      if (w == "filesystem" || w == "fs" || w == "all") {
+        fs = true;
+      } else if (w != "snapshot" && w != "snap" && w != "volume" && w != "vol" && w != "bookmark") {
+        *rc = ZfsUsage(c, sub, "invalid type '" + w + "'");
+        return false;
+      }
+    }
+  }
+  return fs;
+}
+
+}  // namespace uzfs::cmd

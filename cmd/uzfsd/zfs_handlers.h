@@ -1,0 +1,26 @@
+// The zfs subcommands, each in the file of its concern, as zfs_cmd.cc's
+// subcommand table dispatches to them, and the usage error they share
+// with it (the reason, then the subcommand's usage text from the table;
+// exit status 2).
+#pragma once
+
+#include <string>
+
+#include "cmd/uzfsd/commands.h"
+
+namespace uzfs::cmd {
+
+// The reason (if any) and the subcommand's usage on stderr; returns 2.
+int ZfsUsage(CmdCtx& c, const std::string& sub, const std::string& why);
+
+int ZfsList(CmdCtx& c);      // zfs_list_get.cc
+int ZfsGet(CmdCtx& c);       // zfs_list_get.cc
+int ZfsCreate(CmdCtx& c);    // zfs_changes.cc
+int ZfsDestroy(CmdCtx& c);   // zfs_changes.cc
+int ZfsSet(CmdCtx& c);       // zfs_changes.cc
+int ZfsInherit(CmdCtx& c);   // zfs_changes.cc
+int ZfsRename(CmdCtx& c);    // zfs_changes.cc
+// zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
+int ZfsMount(CmdCtx& c, bool mount);
+
+}  // namespace uzfs::cmd

@@ -1,0 +1,270 @@
+// zfs list and zfs get (man/zfs.8). Values and sources come from
+// zfs/dsl/prop_table.h's inheritance walk over the dataset's chain of DSL
+// props ZAPs, with the computed properties from the DSL records; a pool
+// imported with an altroot shows mountpoints below it, as ZFS does.
+// Layouts: ../shared/CLI.md §3 (NAME USED AVAIL REFER MOUNTPOINT; get's
+// NAME PROPERTY VALUE SOURCE), -H/-p/-o/-s/-S/-j as in output.h.
+#include <algorithm>
+#include <set>
+
+#include "cmd/uzfsd/zfs_datasets.h"
+#include "cmd/uzfsd/zfs_handlers.h"
+
+namespace uzfs::cmd {
+
+int ZfsList(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "rHpj", "dosSt", {"json"});
+  if (!a.error.empty()) return ZfsUsage(c, "list", a.error);
+  const bool scripted = a.Has('H'), parsable = a.Has('p');
+  const bool as_json = a.Has('j') || a.HasLong("json");
+  int depth = -1;
+  if (ParseDepth(a, &depth) != 0) return ZfsUsage(c, "list", "invalid depth '" + a.Values('d').back() + "'");
+  std::vector<std::string> props = {"name", "used", "available", "referenced", "mountpoint"};
+  if (!a.Values('o').empty()) {
+    props.clear();
+    for (const std::string& o : a.Values('o')) {
+      for (const std::string& p : SplitComma(o)) {
+        const std::string cp = CanonicalDatasetProp(p);
+        if (cp.empty()) return ZfsUsage(c, "list", "invalid property '" + p + "'");
+        if (cp == "space") {
+          for (const char* s : {"name", "available", "used", "usedbysnapshots", "usedbydataset",
+                                "usedbyrefreservation", "usedbychildren"}) {
+            props.push_back(s);
+          }
+          continue;
+        }
+        props.push_back(cp);
+      }
+    }
+  }
+  struct Key {
+    std::string prop;
+    bool descending;
+  };
+  std::vector<Key> keys;
+  for (const ParsedOpt& o : a.opts) {
+    if (o.flag != 's' && o.flag != 'S') continue;
+    const std::string cp = CanonicalDatasetProp(o.value);
+    if (cp.empty()) return ZfsUsage(c, "list", "invalid property '" + o.value + "'");
+    keys.push_back(Key{cp, o.flag == 'S'});
+  }
+  int rc = 0;
+  const bool fs = TypesIncludeFs(c, a, "list", &rc);
+  if (rc == 2) return 2;
+  std::vector<Selected> sel = SelectDatasets(c, a.operands, a.Has('r'), depth, &rc);
+  if (!fs) sel.clear();
+
+  struct Row {
+    std::vector<std::string> text;
+    std::vector<std::optional<PropValue>> raw;
+    json j;
+  };
+  std::vector<Row> rows;
+  for (const Selected& s : sel) {
+    MutexLock l(&s.entry->mu);
+    if (s.entry->pool == nullptr) continue;
+    auto chain = DatasetPropChain(*s.entry->pool, s.row.name);
+    if (!chain.ok()) {
+      rc = c.Fail(ErrorLine(chain.status(), "open", s.row.name));
+      continue;
+    }
+    const PropZap computed = ComputedProps(s.row);
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name);
+    const std::string altroot = s.entry->rec.altroot;
+    Row r;
+    r.j = DatasetJsonHead(s.row);
+    json jp = json::object();
+    auto value_of = [&](const std::string& p, std::string* text, std::optional<PropValue>* raw) {
+      if (p == "name") {
+        *text = s.row.name;
+        *raw = PropValue::String(s.row.name);
+        return;
+      }
+      auto v = ResolveDatasetProp(p, *chain, &zpl, &computed);
+      if (!v.ok()) {
+        *text = "-";
+        return;
+      }
+      *text = DatasetValueText(p, v->value, parsable, altroot);
+      *raw = v->value;
+      jp[p] = {{"value", *text}, {"source", DatasetSourceJson(*v)}};
+    };
+    for (const std::string& p : props) {
+      std::string t;
+      std::optional<PropValue> raw;
+      value_of(p, &t, &raw);
+      r.text.push_back(t);
+    }
+    for (const Key& k : keys) {
+      std::string t;
+      std::optional<PropValue> raw;
+      value_of(k.prop, &t, &raw);
+      r.raw.push_back(raw);
+    }
+    r.j["properties"] = jp;
+    rows.push_back(std::move(r));
+  }
+  if (!keys.empty()) {
+    std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
+      for (size_t i = 0; i < keys.size(); i++) {
+        const auto& a1 = x.raw[i];
+        const auto& b1 = y.raw[i];
+        if (!a1 && !b1) continue;
+        if (!a1) return false;  // rows without a value go last
+        if (!b1) return true;
+        int cmp = 0;
+        if (!a1->is_string && !b1->is_string) {
+          cmp = a1->number < b1->number ? -1 : a1->number > b1->number ? 1 : 0;
+        } else {
+          cmp = a1->string.compare(b1->string);
+        }
+        if (cmp != 0) return keys[i].descending ? cmp > 0 : cmp < 0;
+      }
+      return false;
+    });
+  }
+  if (as_json) {
+    json ds = json::object();
+    for (const Row& r : rows) ds[r.j["name"].get<std::string>()] = r.j;
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zfs list")}, {"datasets", ds}}));
+    return rc;
+  }
+  if (rows.empty()) {
+    if (a.operands.empty() && rc == 0 && !scripted) c.out.ErrLine("no datasets available");
+    return rc;
+  }
+  std::vector<Column> cols;
+  for (const std::string& p : props) cols.push_back(Column{p == "name" ? "NAME" : DatasetColumnHeader(p), DatasetRightAligned(p)});
+  std::vector<std::vector<std::string>> text;
+  for (Row& r : rows) text.push_back(std::move(r.text));
+  c.out.Out(RenderTable(cols, text, scripted));
+  return rc;
+}
+
+// ------------------------------------------------------------------ get
+
+int ZfsGet(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "rHpj", "dost", {"json"});
+  if (!a.error.empty()) return ZfsUsage(c, "get", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "get", "missing property argument");
+  const bool scripted = a.Has('H'), parsable = a.Has('p');
+  const bool as_json = a.Has('j') || a.HasLong("json");
+  int depth = -1;
+  if (ParseDepth(a, &depth) != 0) return ZfsUsage(c, "get", "invalid depth '" + a.Values('d').back() + "'");
+  std::vector<std::string> fields = {"name", "property", "value", "source"};
+  if (!a.Values('o').empty()) {
+    fields.clear();
+    for (const std::string& o : a.Values('o')) {
+      for (const std::string& f : SplitComma(o)) {
+        if (f == "all") {
+          fields = {"name", "property", "value", "received", "source"};
+          continue;
+        }
+        if (f != "name" && f != "property" && f != "value" && f != "source" && f != "received") {
+          return ZfsUsage(c, "get", "invalid field '" + f + "'");
+        }
+        fields.push_back(f);
+      }
+    }
+  }
+  std::set<std::string> sources;
+  for (const std::string& s : a.Values('s')) {
+    for (const std::string& w : SplitComma(s)) {
+      if (w != "local" && w != "default" && w != "inherited" && w != "temporary" && w != "received" &&
+          w != "none") {
+        return ZfsUsage(c, "get", "invalid source '" + w + "'");
+      }
+      sources.insert(w);
+    }
+  }
+  std::vector<std::string> wanted;
+  bool all = false;
+  for (const std::string& p : SplitComma(a.operands[0])) {
+    if (p == "all") {
+      all = true;
+      continue;
+    }
+    const std::string cp = CanonicalDatasetProp(p);
+    if (cp.empty() || cp == "space") return ZfsUsage(c, "get", "bad property list: invalid property '" + p + "'");
+    wanted.push_back(cp);
+  }
+  int rc = 0;
+  const bool fs = TypesIncludeFs(c, a, "get", &rc);
+  if (rc == 2) return 2;
+  std::vector<Selected> sel = SelectDatasets(
+      c, std::vector<std::string>(a.operands.begin() + 1, a.operands.end()), a.Has('r'), depth, &rc);
+  if (!fs) sel.clear();
+  std::vector<std::vector<std::string>> rows;
+  json jds = json::object();
+  std::vector<std::string> user_order;
+  for (const Selected& s : sel) {
+    MutexLock l(&s.entry->mu);
+    if (s.entry->pool == nullptr) continue;
+    auto chain = DatasetPropChain(*s.entry->pool, s.row.name);
+    if (!chain.ok()) {
+      rc = c.Fail(ErrorLine(chain.status(), "open", s.row.name));
+      continue;
+    }
+    const PropZap computed = ComputedProps(s.row);
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name);
+    std::vector<ResolvedProp> props;
+    if (all) {
+      auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, kPropFilesystem, &user_order);
+      if (!r.ok()) {
+        rc = c.Fail(ErrorLine(r.status(), "open", s.row.name));
+        continue;
+      }
+      props = std::move(*r);
+    }
+    for (const std::string& w : wanted) {
+      if (w == "name") {
+        ResolvedProp p;
+        p.name = "name";
+        p.value = PropValue::String(s.row.name);
+        props.push_back(p);
+        continue;
+      }
+      auto r = ResolveDatasetProp(w, *chain, &zpl, &computed);
+      if (!r.ok()) {
+        ResolvedProp p;  // unset user property, or one uzfs cannot compute: "-"
+        p.name = w;
+        p.value = PropValue::String("");
+        props.push_back(p);
+        continue;
+      }
+      props.push_back(*r);
+    }
+    json jp = json::object();
+    for (const ResolvedProp& p : props) {
+      if (!sources.empty()) {
+        const char* k = p.kind == PropSourceKind::kLocal       ? "local"
+                        : p.kind == PropSourceKind::kDefault   ? "default"
+                        : p.kind == PropSourceKind::kInherited ? "inherited"
+                        : p.kind == PropSourceKind::kReceived  ? "received"
+                                                               : "none";
+        if (sources.count(k) == 0) continue;
+      }
+      const std::string v = p.name == "name" ? s.row.name : DatasetValueText(p.name, p.value, parsable, s.entry->rec.altroot);
+      std::vector<std::string> row;
+      for (const std::string& f : fields) {
+        row.push_back(f == "name" ? s.row.name : f == "property" ? p.name : f == "value" ? v
+                      : f == "received" ? "-" : p.SourceText());
+      }
+      rows.push_back(row);
+      jp[p.name] = {{"value", v}, {"source", DatasetSourceJson(p)}};
+    }
+    json j = DatasetJsonHead(s.row);
+    j["properties"] = jp;
+    jds[s.row.name] = j;
+  }
+  if (as_json) {
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zfs get")}, {"datasets", jds}}));
+    return rc;
+  }
+  std::vector<Column> cols;
+  for (const std::string& f : fields) cols.push_back(Column{Upper(f), false});
+  if (!rows.empty()) c.out.Out(RenderTable(cols, rows, scripted));
+  return rc;
+}
+
+}  // namespace uzfs::cmd

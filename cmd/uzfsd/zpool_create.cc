@@ -1,0 +1,156 @@
+// zpool create (man/zpool.8): parses -o/-O/-m/-R, checks the vdev
+// specification (grammar, duplicates, devices of imported pools, the
+// replication checks -f overrides) before anything is written, prints the
+// layout for -n, then creates the pool, records it in the daemon's
+// registry and mounts its file systems.
+#include <algorithm>
+
+#include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/cache_cmd.h"
+#include "cmd/uzfsd/pool_info.h"
+#include "cmd/uzfsd/txg_tunables.h"
+#include "cmd/uzfsd/zpool_handlers.h"
+#include "cmd/uzfsd/zpool_layout.h"
+#include "zfs/dsl/prop_table.h"
+#include "zfs/zpl/zpl_create.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+constexpr uint64_t kDefaultCreateVersion = 5000;  // DESIGN.md §3
+
+}  // namespace
+
+int ZpoolCreate(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "fnd", "moORt");
+  if (!a.error.empty()) return ZpoolUsage(c, "create", a.error);
+  if (a.operands.empty()) return ZpoolUsage(c, "create", "missing pool name");
+  const std::string name = a.operands[0];
+  std::vector<std::string> vdevs(a.operands.begin() + 1, a.operands.end());
+  if (vdevs.empty()) return ZpoolUsage(c, "create", "missing vdev specification");
+  if (!a.Values('t').empty()) return c.Fail("cannot create '" + name + "': -t is not supported yet");
+
+  PoolCreateOptions o;
+  o.arc = DaemonArc();
+  o.l2arc = DaemonL2Arc();
+  o.txg = DaemonTxgOptions();
+  o.version = kDefaultCreateVersion;
+  o.force = a.Has('f');
+  o.fs_init = InitNewFilesystem;
+  o.fault_injectable = true;  // zinject
+  o.history = c.cmdline;
+  CacheRecord rec;
+  rec.name = name;
+  for (const std::string& kv : a.Values('o')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return ZpoolUsage(c, "create", "missing '=' for -o option");
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    uint64_t n = 0;
+    if (k == "version") {
+      if (!ParseU64(v, &n)) return c.Fail("cannot create '" + name + "': bad numeric value '" + v + "'");
+      o.version = n;
+    } else if (k == "ashift") {
+      if (!ParseU64(v, &n) || (n != 0 && (n < 9 || n > 16))) {
+        return c.Fail("cannot create '" + name + "': property 'ashift' number " + v +
+                      " is invalid (use 0 or 9 to 16)");
+      }
+      o.ashift = static_cast<uint32_t>(n);
+    } else if (k == "altroot") {
+      rec.altroot = AbsPath(c.cwd, v);
+    } else if (k.starts_with("feature@")) {
+      // Every feature uzfs knows is enabled unless -o feature@NAME=disabled.
+      const std::optional<std::string> g = KnownFeatureGuid(k.substr(8));
+      if (!g) return c.Fail("cannot create '" + name + "': property '" + k + "' is not a valid pool property");
+      if (v != "enabled" && v != "disabled") {
+        return c.Fail("cannot create '" + name + "': property '" + k + "' can only be set to 'enabled' or 'disabled'");
+      }
+      if (v == "disabled") o.disabled_features.insert(*g);
+    } else {
+      PropContext ctx;
+      ctx.target = name;
+      ctx.action = "cannot create";
+      auto pv = ParsePoolProp(k, v, ctx);
+      if (!pv.ok()) return c.Fail(std::string(pv.status().message()));
+      if (k == "readonly") return c.Fail("cannot create '" + name + "': property 'readonly' can only be set at import time");
+      if (k == "bootfs" && !v.empty() && v != name) {
+        return c.Fail("cannot create '" + name + "': '" + v + "' is an invalid name: dataset does not exist");
+      }
+      rec.props[k] = v;
+    }
+  }
+  if (!a.Values('R').empty()) rec.altroot = AbsPath(c.cwd, a.Values('R').back());
+  for (const std::string& kv : a.Values('O')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return ZpoolUsage(c, "create", "missing '=' for -O option");
+    PropContext ctx;
+    ctx.target = name;
+    ctx.action = "cannot create";
+    ctx.pool_version = o.version;
+    ctx.creating = true;
+    // -o feature@zstd_compress=disabled: the new pool cannot take zstd.
+    if (o.version == kFeatureVersion) ctx.zstd_compress = o.disabled_features.count(kZstdCompressGuid) == 0;
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (!IsUserProp(k)) {
+      auto pv = ParseDatasetProp(k, v, ctx);
+      if (!pv.ok()) return c.Fail(std::string(pv.status().message()));
+    }
+    o.fs_props.emplace_back(k, v);
+  }
+  if (!a.Values('m').empty()) {
+    const std::string m = a.Values('m').back();
+    if (m != "none" && m != "legacy" && (m.empty() || m[0] != '/')) {
+      return c.Fail("invalid mountpoint '" + m + "': must be an absolute path, 'legacy', or 'none'");
+    }
+    o.fs_props.emplace_back("mountpoint", m);
+  }
+
+  ExpandShorthandDevices(&vdevs);
+  auto layout = ParseVdevGrammar(vdevs);
+  if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
+  const std::vector<std::string> paths = AllPaths(*layout);
+  for (size_t i = 0; i < paths.size(); i++) {
+    for (size_t j = 0; j < i; j++) {
+      if (paths[i] == paths[j]) {
+        return c.Fail("invalid vdev specification: " + paths[i] + " is listed more than once");
+      }
+    }
+  }
+  if (std::string busy = DevicesInUse(c.reg, paths); !busy.empty()) return c.Fail(busy);
+  if (!o.force) {
+    std::vector<std::string> problems = ReplicationProblems(*layout);
+    if (!problems.empty()) {
+      std::string msg = "invalid vdev specification\nuse '-f' to override the following errors:";
+      for (const std::string& p : problems) msg += "\n" + p;
+      return c.Fail(msg);
+    }
+  }
+  if (c.reg.Find(name) != nullptr) return c.Fail("cannot create '" + name + "': pool already exists");
+  if (a.Has('n')) {
+    std::string t = "would create '" + name + "' with the following layout:\n\n\t" + name + "\n";
+    DryRunTree(layout->data, &t);
+    if (!layout->logs.empty()) {
+      t += "\tlogs\n";
+      DryRunTree(layout->logs, &t);
+    }
+    if (!layout->cache.empty()) {
+      t += "\tcache\n";
+      DryRunTree(layout->cache, &t);
+    }
+    if (!layout->spares.empty()) {
+      t += "\tspares\n";
+      DryRunTree(layout->spares, &t);
+    }
+    c.out.Out(t);
+    return 0;
+  }
+  auto pool = Pool::Create(name, *layout, o);
+  if (!pool.ok()) return c.Fail(ErrorLine(pool.status(), "create", name));
+  PoolShape shape = ShapeFromLayout(*layout);
+  auto entry = MakeEntry(std::move(*pool), rec, &shape, c.reg);
+  if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "create", name));
+  c.reg.log().Log("created pool '" + name + "'");
+  return ReportMountErrors(c, **entry);
+}
+
+}  // namespace uzfs::cmd

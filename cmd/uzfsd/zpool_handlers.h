@@ -1,0 +1,26 @@
+// The zpool subcommands that have a file of their own, as zpool_cmd.cc's
+// subcommand table dispatches to them, and what they share with it: the
+// usage error of a subcommand (the reason, then its usage text from the
+// table; exit status 2) and zpool's plain decimal numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cmd/uzfsd/commands.h"
+
+namespace uzfs::cmd {
+
+// The reason (if any) and the subcommand's usage on stderr; returns 2.
+int ZpoolUsage(CmdCtx& c, const std::string& sub, const std::string& why);
+// A decimal number of up to 19 digits, nothing else; false otherwise.
+bool ParseU64(const std::string& s, uint64_t* v);
+
+int ZpoolCreate(CmdCtx& c);   // zpool_create.cc
+int ZpoolList(CmdCtx& c);     // zpool_list.cc
+int ZpoolStatus(CmdCtx& c);   // zpool_status.cc
+int ZpoolGet(CmdCtx& c);      // zpool_get_set.cc
+int ZpoolSet(CmdCtx& c);      // zpool_get_set.cc
+int ZpoolIostat(CmdCtx& c);   // zpool_iostat.cc
+
+}  // namespace uzfs::cmd

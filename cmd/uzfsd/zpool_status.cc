@@ -1,0 +1,170 @@
+// zpool status (man/zpool.8): health, the trouble paragraph, the config
+// tree with error counters ("\t%*s%-*s  %-8s %5s %5s %5s" rows) and the
+// errors section; -x only pools with trouble, -j in OpenZFS's JSON shape.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/pool_errors.h"
+#include "cmd/uzfsd/zpool_handlers.h"
+#include "cmd/uzfsd/zpool_report.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) UZFS_REQUIRES(e.mu) {
+  const std::string health = HealthOf(*e.pool);
+  std::string t = "  pool: " + e.rec.name + "\n state: " + health + "\n";
+  if (health != "ONLINE") {
+    t += "status: One or more devices could not be used because the label is missing or\n"
+         "\tinvalid.  Sufficient replicas exist for the pool to continue\n"
+         "\tfunctioning in a degraded state.\n"
+         "action: Replace the device and restore the pool from backup if needed;\n"
+         "\tuzfs cannot replace devices yet.\n";
+  } else {
+    t += TroubleParagraph(trouble);
+  }
+  t += "  scan: none requested\nconfig:\n\n";
+  std::vector<VdevRow> rows = TreeRows(e, true);
+  size_t w = std::max<size_t>(10, e.rec.name.size());
+  for (const VdevRow& r : rows) w = std::max(w, r.name.size() + static_cast<size_t>(r.depth) * 2);
+  char line[1024];
+  auto row = [&](const std::string& name, int depth, const std::string& state, const std::string& rd,
+                 const std::string& wr, const std::string& ck, const std::string& note) {
+    std::snprintf(line, sizeof line, "\t%*s%-*s  %-8s %5s %5s %5s", depth * 2, "",
+                  static_cast<int>(w) - depth * 2, name.c_str(), state.c_str(), rd.c_str(), wr.c_str(), ck.c_str());
+    std::string s = line;
+    if (!note.empty()) s += "  " + note;
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    t += s + "\n";
+  };
+  row("NAME", 0, "STATE", "READ", "WRITE", "CKSUM", "");
+  auto counters = [](Vdev* v, int which) {
+    const Vdev::Counters k = v->counters();
+    return std::to_string(which == 0 ? k.read_errors : which == 1 ? k.write_errors : k.checksum_errors);
+  };
+  Vdev& root = e.pool->root_vdev();
+  row(e.rec.name, 0, health, counters(&root, 0), counters(&root, 1), counters(&root, 2), "");
+  for (const VdevRow& r : rows) {
+    if (r.vdev == nullptr && r.state.empty()) {
+      row(r.name, 0, "", "", "", "", "");
+    } else if (r.vdev == nullptr) {
+      if (r.state == "AVAIL" || r.state == "INUSE") {
+        row(r.name, r.depth, r.state, "", "", "", "");
+      } else {
+        row(r.name, r.depth, r.state, "0", "0", "0", r.state == "UNAVAIL" ? "cannot open" : "");
+      }
+    } else {
+      const std::string st(VdevStateName(r.vdev->state()));
+      std::string note;
+      if (r.vdev->kind() == VdevKind::kLeaf && st != "ONLINE" && st != "OFFLINE") note = "cannot open";
+      if (r.vdev->kind() != VdevKind::kLeaf && st == "UNAVAIL") note = "insufficient replicas";
+      row(r.name, r.depth, st, counters(r.vdev, 0), counters(r.vdev, 1), counters(r.vdev, 2), note);
+    }
+  }
+  t += "\n" + ErrorsSection(e, trouble, verbose);
+  return t;
+}
+
+json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu) {
+  const Vdev::Counters k = v->counters();
+  std::string type = v->kind() == VdevKind::kLeaf ? "file" : v->kind() == VdevKind::kMirror ? "mirror"
+                     : v->kind() == VdevKind::kRaidz ? "raidz" : "root";
+  if (v->kind() == VdevKind::kLeaf && v->device() != nullptr) {
+    struct stat st;
+    if (::stat(v->device()->path().c_str(), &st) == 0 && S_ISBLK(st.st_mode)) type = "disk";
+  }
+  json j = {{"name", v->kind() == VdevKind::kRoot ? e.rec.name : v->name()},
+            {"vdev_type", type},
+            {"guid", std::to_string(v->guid())},
+            {"class", cls},
+            {"state", std::string(VdevStateName(v->state()))},
+            {"total_space", std::to_string(v->asize())},
+            {"read_errors", std::to_string(k.read_errors)},
+            {"write_errors", std::to_string(k.write_errors)},
+            {"checksum_errors", std::to_string(k.checksum_errors)}};
+  if (v->device() != nullptr) j["path"] = v->device()->path();
+  if (!v->children().empty()) {
+    json kids = json::object();
+    for (Vdev* ch : v->children()) kids[ch->name()] = VdevJson(e, ch, cls);
+    j["vdevs"] = kids;
+  }
+  return j;
+}
+
+json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  json j = PoolJsonHead(e);
+  j["error_count"] = std::to_string(TroubleOf(e).data_errors.size());
+  j["scan_stats"] = json::object();
+  Vdev& root = e.pool->root_vdev();
+  json rootj = VdevJson(e, &root, "normal");
+  json data = json::object(), logs = json::object();
+  for (Vdev* t : root.children()) {
+    if (t->is_hole()) continue;
+    const bool log = t->id() < e.shape.top_is_log.size() && e.shape.top_is_log[t->id()];
+    (log ? logs : data)[t->name()] = VdevJson(e, t, log ? "log" : "normal");
+  }
+  rootj["vdevs"] = data;
+  j["vdevs"] = json{{e.rec.name, rootj}};
+  if (!logs.empty()) j["logs"] = logs;
+  auto aux = [](const std::vector<std::string>& paths, const char* cls, const char* ok) {
+    json m = json::object();
+    for (const std::string& p : paths) {
+      m[p] = {{"name", p}, {"vdev_type", "file"}, {"class", cls}, {"path", p},
+              {"state", ::access(p.c_str(), R_OK) == 0 ? ok : "UNAVAIL"}};
+    }
+    return m;
+  };
+  if (!e.shape.cache.empty()) j["l2cache"] = aux(e.shape.cache, "l2cache", "ONLINE");
+  if (!e.shape.spares.empty()) j["spares"] = aux(e.shape.spares, "spare", "AVAIL");
+  return j;
+}
+
+}  // namespace
+
+int ZpoolStatus(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "vxjLPgD", "T", {"json"});
+  if (!a.error.empty()) return ZpoolUsage(c, "status", a.error);
+  const bool as_json = a.Has('j') || a.HasLong("json");
+  int rc = 0;
+  auto pools = SelectPools(c, a.operands, &rc);
+  if (pools.empty() && a.operands.empty()) {
+    if (as_json) {
+      c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", json::object()}}));
+    } else {
+      c.out.ErrLine("no pools available");
+    }
+    return rc;
+  }
+  json jpools = json::object();
+  std::string text;
+  bool shown = false;
+  for (const auto& e : pools) {
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) continue;
+    if (as_json) {
+      jpools[e->rec.name] = StatusJson(*e);
+      continue;
+    }
+    const PoolTrouble trouble = TroubleOf(*e);
+    if (a.Has('x') && HealthOf(*e->pool) == "ONLINE" && !trouble.any()) {
+      if (!a.operands.empty()) text += "pool '" + e->rec.name + "' is healthy\n";
+      continue;
+    }
+    if (shown) text += "\n";
+    text += StatusText(*e, trouble, a.Has('v'));
+    shown = true;
+  }
+  if (as_json) {
+    c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", jpools}}));
+  } else {
+    if (a.Has('x') && !shown && a.operands.empty()) text = "all pools are healthy\n";
+    c.out.Out(text);
+  }
+  return rc;
+}
+
+}  // namespace uzfs::cmd
