@@ -21,11 +21,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "tests/zpl/zpl_test_pool.h"
+#include "zfs/util/tunables.h"
+#include "zfs/zpl/zpl_tunables.h"
 
 namespace uzfs {
 namespace {
@@ -56,12 +59,22 @@ struct Model {
   std::vector<uint8_t> slices = std::vector<uint8_t>(kSlicesPerThread, 0);
 };
 
-class ZplConcurrencyTest : public ::testing::Test {
+// The parameters: the pool version (23: znodes in the bonus; 5000: system
+// attributes, and the shared file gets an xattr large enough for a spill
+// block, whose stores must come in txg order), and zpl_parallel_writes
+// (writes under the shared lock and their ranges, or one at a time).
+class ZplConcurrencyTest : public ::testing::TestWithParam<std::tuple<uint64_t, bool>> {
  protected:
   void SetUp() override {
     PoolCreateOptions o = pooltest::V23();
     o.txg.timeout = std::chrono::milliseconds(200);  // txgs sync under the threads
+    o.version = version();
+    ASSERT_UZFS_OK(tunables_.Set("zpl_parallel_writes", std::get<1>(GetParam()) ? "1" : "0"));
+    ZplMountOptions mo;
+    mo.tunables = &tunables_;
+    tp_.set_mount_options(mo);
     tp_.Open("cc", 512ull << 20, o);
+    ASSERT_FALSE(HasFatalFailure());
     fs_ = &tp_.fs();
     for (int d = 0; d < kDirs; d++) {
       auto r = fs_->Mkdir(cred_, fs_->root_ino(), "d" + std::to_string(d), 0755);
@@ -72,10 +85,15 @@ class ZplConcurrencyTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     shared_ = s->first.ino;
     ASSERT_TRUE(fs_->Release(s->second).ok());
+    if (version() >= 5000) {
+      const std::vector<uint8_t> big(3000, 'x');
+      ASSERT_TRUE(fs_->SetXattr(cred_, shared_, "user.big", big, 0).ok());
+    }
   }
   // Directory inode numbers are object numbers: they stay.
   void Remount() {
     tp_.Remount();
+    ASSERT_FALSE(HasFatalFailure());
     fs_ = &tp_.fs();
   }
 
@@ -98,6 +116,9 @@ class ZplConcurrencyTest : public ::testing::Test {
   void Run(int t, Model& m, std::atomic<int>& failures, std::string& first_failure);
   void Verify(const std::vector<Model>& models);
 
+  uint64_t version() const { return std::get<0>(GetParam()); }
+
+  Tunables tunables_{{ZplTunableDefs()}};
   zpltest::ZplTestPool tp_;
   ZplFs* fs_ = nullptr;
   ZplCred cred_;
@@ -207,6 +228,11 @@ void ZplConcurrencyTest::Run(int t, Model& m, std::atomic<int>& failures, std::s
       const std::string got = ReadAll(lookup(it->second.dir, it->first), &why);
       if (!why.empty() || got != it->second.data) fail("contents of " + it->first + " " + why);
       if (!fs_->ReadDir(cred_, dirs_[pick(kDirs)], 0, 64).ok()) fail("readdir");
+      // A read of the shared file (it may store the atime beside writers).
+      std::vector<uint8_t> slice(kSlice);
+      auto h = fs_->Open(cred_, shared_, O_RDONLY);
+      if (!h.ok() || !fs_->Read(*h, pick(kSlicesPerThread * kThreads) * kSlice, slice).ok()) fail("shared read");
+      if (h.ok()) (void)fs_->Release(*h);
     }
   }
 }
@@ -258,7 +284,7 @@ void ZplConcurrencyTest::Verify(const std::vector<Model>& models) {
   }
 }
 
-TEST_F(ZplConcurrencyTest, SharedDirectoriesAndFileMatchTheModel) {
+TEST_P(ZplConcurrencyTest, SharedDirectoriesAndFileMatchTheModel) {
   std::vector<Model> models(kThreads);
   std::atomic<int> failures{0};
   std::string first_failure;
@@ -281,10 +307,23 @@ TEST_F(ZplConcurrencyTest, SharedDirectoriesAndFileMatchTheModel) {
   ASSERT_EQ(failures.load(), 0) << first_failure;
   Verify(models);
   Remount();
+  ASSERT_FALSE(HasFatalFailure());
   Verify(models);
+  if (version() >= 5000) {
+    auto x = fs_->GetXattr(cred_, shared_, "user.big");
+    ASSERT_TRUE(x.ok()) << x.status().ToString();
+    EXPECT_EQ(x->size(), 3000u);
+  }
   tp_.Close();
   pooltest::ExpectConsistent(tp_.dir(), "cc");
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ZplConcurrencyTest,
+                         ::testing::Combine(::testing::Values(uint64_t{23}, uint64_t{5000}), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<uint64_t, bool>>& i) {
+                           return "v" + std::to_string(std::get<0>(i.param)) +
+                                  (std::get<1>(i.param) ? "_parallel" : "_serial");
+                         });
 
 }  // namespace
 }  // namespace uzfs

@@ -19,6 +19,8 @@ namespace uzfs::zpltest {
 
 class ZplTestPool {
  public:
+  // What every Mount here uses (set before Open).
+  void set_mount_options(const ZplMountOptions& mo) { mount_opts_ = mo; }
   // Creates pool `name` (one device of `device_bytes`) and mounts it.
   void Open(const std::string& name, uint64_t device_bytes, PoolCreateOptions opts = pooltest::V23()) {
     name_ = name;
@@ -30,8 +32,8 @@ class ZplTestPool {
     pool_ = std::move(*p);
     Mount();
   }
-  void Mount(const ZplMountOptions& mo = {}) {
-    auto f = ZplFs::Mount(*pool_, name_, mo);
+  void Mount() {
+    auto f = ZplFs::Mount(*pool_, name_, mount_opts_);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     fs_ = std::move(*f);
   }
@@ -65,6 +67,7 @@ class ZplTestPool {
  private:
   test::TempDir dir_;
   std::string name_;
+  ZplMountOptions mount_opts_;
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<ZplFs> fs_;
 };

@@ -262,6 +262,13 @@ Status ObjsetWriter::FreeObject(uint64_t object, uint64_t txg) {
   return Status::Ok();
 }
 
+Result<ObjsetWriter::Shape> ObjsetWriter::GetShape(uint64_t object) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
+  const Dnode& c = obj->Cur();
+  return Shape{c.DataBlockSize(), c.maxblkid, c.flags};
+}
+
 Result<Dnode> ObjsetWriter::GetDnode(uint64_t object) {
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
@@ -777,6 +784,14 @@ Result<uint64_t> ObjsetWriter::EstimateWrite(uint64_t object, uint64_t offset, u
   bytes += (kMetaDnodeBlockSize + meta.nlevels * meta.IndirectBlockSize() + kObjsetPhysSizeV3) *
            static_cast<uint64_t>(meta_copies);
   return bytes;
+}
+
+uint64_t ObjsetWriter::DirtyBytesIn(uint64_t first, uint64_t last) const {
+  MutexLock l(&mu_);
+  uint64_t sum = 0;
+  for (auto it = dirty_bytes_.lower_bound(first); it != dirty_bytes_.end() && it->first <= last; ++it)
+    sum += it->second;
+  return sum;
 }
 
 uint64_t ObjsetWriter::DirtyBytes(uint64_t txg) const {

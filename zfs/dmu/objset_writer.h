@@ -279,6 +279,15 @@ class ObjsetWriter {
   // last synced; spill is a hole while a new spill block is unsynced).
   // NotFound for a free object.
   Result<Dnode> GetDnode(uint64_t object) UZFS_EXCLUDES(mu_);
+  // What GetDnode would say of the object's data block size, maxblkid and
+  // flags, without copying the dnode (a writer picking the blocks it
+  // changes asks for this on every write). NotFound for a free object.
+  struct Shape {
+    uint64_t block_size = 0;
+    uint64_t maxblkid = 0;
+    uint8_t flags = 0;
+  };
+  Result<Shape> GetShape(uint64_t object) UZFS_EXCLUDES(mu_);
 
   // Bonus bytes; the length may change up to the dnode's MaxBonusLen().
   Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, uint64_t txg)
@@ -405,6 +414,8 @@ class ObjsetWriter {
   bool HasDirty(uint64_t txg) const UZFS_EXCLUDES(mu_);
 
   uint64_t DirtyBytes(uint64_t txg) const UZFS_EXCLUDES(mu_);
+  // The sum of DirtyBytes over txgs first..last (one lock, not one per txg).
+  uint64_t DirtyBytesIn(uint64_t first, uint64_t last) const UZFS_EXCLUDES(mu_);
   // The objset block pointer last synced (or opened); a hole before the
   // first Sync of a new set.
   BlockPtr root() const UZFS_EXCLUDES(mu_);

@@ -241,9 +241,7 @@ ZplStatus ZplFsImpl::RefreshPropsLocked() {
 // ------------------------------------------------------------------ space
 
 uint64_t ZplFsImpl::DirtyNow(const TxgStats& ts) const {
-  uint64_t dirty = 0;
-  for (uint64_t t = ts.synced_txg + 1; t <= ts.open_txg; t++) dirty += os_->DirtyBytes(t);
-  return dirty;
+  return os_->DirtyBytesIn(ts.synced_txg + 1, ts.open_txg);
 }
 
 // ENOSPC/EDQUOT when `bytes` more might not fit (see the file comment).
@@ -252,21 +250,27 @@ uint64_t ZplFsImpl::DirtyNow(const TxgStats& ts) const {
 // fail): the dirty count is a worst case, and without the wait a burst
 // of writes (or a replay, all in one open txg) on a small pool failed
 // with space to spare.
-ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes) {
+ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes, SpaceReservation* reserve) {
   for (bool synced = false;; synced = true) {
     uint64_t pending = 0;
+    bool others = false;  // room held by other writers (SpaceReservation)
     ZplStatus s = ZplStatus::Ok();
     {
       MutexLock sl(&space_mu_);
+      others = space_reserved_ != 0;
       ZPL_ASSIGN(Room room, RoomLocked(&pending));
-      const uint64_t need = bytes + pending;
+      const uint64_t need = bytes + pending + space_reserved_;
       if (need > room.quota) {
         s = Err(EDQUOT, quota_ != 0 && space_.used + need > quota_ ? "quota exceeded" : "refquota exceeded");
       } else if (need > room.pool) {
         s = Err(ENOSPC, "no space left in dataset '" + ds_ + "'");
       }
+      if (s.ok() && reserve) {
+        space_reserved_ += bytes;
+        reserve->bytes_ += bytes;
+      }
     }
-    if (s.ok() || synced || pending == kSpaceMargin) return s;
+    if (s.ok() || synced || (pending == kSpaceMargin && !others)) return s;
     ZPL_TRY_S(pool_.Sync());
   }
 }

@@ -2,11 +2,13 @@
 // handles, and the size changes under them (Truncate; GrowBlock, ZFS's
 // block size rule). Part of ZplFsImpl (zpl_fs_impl.h).
 //
-// What it promises: reads, writes, fsync and lseek hold the file system's
-// lock shared (zpl_fs_impl.h), so they run beside each other; a write holds
-// the blocks of its file it changes (or the whole file when it appends or
-// may change the block size), so writes of different files and of disjoint
-// blocks of one file run at the same time. File data is read outside any
+// What it promises: reads, fsync and lseek hold the file system's lock
+// shared (zpl_fs_impl.h), so they run beside each other; a write holds the
+// blocks of its file it changes (or the whole file when it appends, may
+// change the block size or has a spill block) and, with
+// zpl_parallel_writes, the lock shared too, so writes of different files
+// and of disjoint blocks of one file run at the same time (without it, the
+// lock alone). File data is read outside any
 // lock but ObjsetWriter's own. A write is done in
 // pieces of at most kWriteChunk bytes, each one transaction with its
 // space check, its size and time update and its log record; a failure
@@ -78,17 +80,26 @@ ZplResult<Handle*> ZplFsImpl::WritableHandle(ZplHandle h) {
 
 ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
                                          uint64_t* ino) {
-  ReaderLock l(&mu_);
+  if (parallel_writes_) {
+    ReaderLock l(&mu_);
+    return WriteHeld(h, offset, data, sync, ino);
+  }
+  WriterLock l(&mu_);
+  return WriteHeld(h, offset, data, sync, ino);
+}
+
+ZplResult<size_t> ZplFsImpl::WriteHeld(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
+                                       uint64_t* ino) {
   ZPL_ASSIGN(Handle* hd, WritableHandle(h));
   *sync = (hd->flags & (O_SYNC | O_DSYNC)) != 0;
   *ino = hd->ino;
   const bool append = (hd->flags & O_APPEND) != 0;
-  ZPL_ASSIGN(Znode z, Load(hd->ino));
-  if (!IsReg(z.a.mode)) return Err(EINVAL, "write to a non-regular file");
+  if (hd->type != S_IFREG) return Err(EINVAL, "write to a non-regular file");
   if (data.empty()) return size_t{0};
   if (!append && (offset > kMaxFileSize || data.size() > kMaxFileSize - offset)) return Err(EFBIG, "file too large");
   ZplRangeLocks::Held range;
-  ZPL_TRY(LockForWrite(z, append, &offset, data.size(), &range));
+  bool whole = false;
+  ZPL_TRY(LockForWrite(hd->ino, append, &offset, data.size(), &range, &whole));
   if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Err(EFBIG, "file too large");
   // Pieces of at most kWriteChunk, one transaction each, so one huge
   // call cannot make one huge txg; a failure after some pieces is a
@@ -96,7 +107,7 @@ ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span
   size_t done = 0;
   while (done < data.size()) {
     const size_t n = std::min(data.size() - done, kWriteChunk);
-    ZplStatus s = WritePiece(z.obj, offset + done, data.subspan(done, n));
+    ZplStatus s = WritePiece(hd->ino, offset + done, data.subspan(done, n), whole);
     if (!s.ok()) {
       if (done > 0) return done;
       return s;
@@ -108,54 +119,69 @@ ZplResult<size_t> ZplFsImpl::WriteLocked(ZplHandle h, uint64_t offset, std::span
 
 // Whether a write ending at `end` makes GrowBlock change the file's block
 // size (a file of one block growing).
-bool ZplFsImpl::GrowsBlock(const Znode& z, uint64_t end) const {
+bool ZplFsImpl::GrowsBlock(const Znode& z, uint64_t end) {
   const uint64_t bs = z.dn.DataBlockSize();
   return end > bs && z.a.size <= bs && z.dn.maxblkid == 0;
 }
 
-// The blocks the write touches, by the block size seen before locking;
-// held, the file is loaded again: if its block size changed meanwhile,
-// or the write may now grow it, the whole file is taken instead.
-ZplStatus ZplFsImpl::LockForWrite(Znode& z, bool append, uint64_t* offset, uint64_t len,
-                                  ZplRangeLocks::Held* held) {
-  bool whole = append;
-  for (;;) {
-    const uint64_t bs = z.dn.DataBlockSize();
-    const uint64_t end = *offset + len;
-    whole = whole || GrowsBlock(z, end);
+// The blocks the write touches, by the block size seen before locking.
+// A write past the first block of a file of one block may grow the block
+// (GrowsBlock; judged here from the dnode alone, without the size) and
+// takes the whole file; so do an append and a write of a file with a
+// spill block. Held, the dnode is looked at
+// again: if its block size changed meanwhile, or the write may now grow
+// it, the whole file is taken instead.
+ZplStatus ZplFsImpl::LockForWrite(uint64_t obj, bool append, uint64_t* offset, uint64_t len,
+                                  ZplRangeLocks::Held* held, bool* whole) {
+  // Also the files with a spill block, whose znode stores must come in
+  // txg order (a spill is set per txg like a data block; a bonus change
+  // in an older txg carries over to the newer ones, a spill does not).
+  const auto may_grow = [](const ObjsetWriter::Shape& dn, uint64_t end) {
+    return (end > dn.block_size && dn.maxblkid == 0) || (dn.flags & kDnodeFlagSpillBlkptr) != 0;
+  };
+  ZPL_ASSIGN_S(ObjsetWriter::Shape dn, os_->GetShape(obj));
+  const uint64_t end = *offset + len;
+  *whole = append || may_grow(dn, end);
+  if (!*whole) {
+    const uint64_t bs = dn.block_size;
     const uint64_t first = *offset / bs * bs;
-    *held = whole ? ranges_.Lock(z.obj, 0, ZplRangeLocks::kToEnd, true)
-                  : ranges_.Lock(z.obj, first, RoundUp(end, bs) - first, true);
-    ZPL_ASSIGN(z, Load(z.obj));
-    if (whole) {
-      if (append) *offset = z.a.size;
-      return ZplStatus::Ok();
-    }
-    if (z.dn.DataBlockSize() == bs && !GrowsBlock(z, end)) return ZplStatus::Ok();
+    *held = ranges_.Lock(obj, first, RoundUp(end, bs) - first, true);
+    ZPL_ASSIGN_S(dn, os_->GetShape(obj));
+    if (dn.block_size == bs && !may_grow(dn, end)) return ZplStatus::Ok();
     held->Release();
-    whole = true;
+    *whole = true;
   }
+  *held = ranges_.Lock(obj, 0, ZplRangeLocks::kToEnd, true);
+  if (append) {
+    ZPL_ASSIGN(Znode z, Load(obj));
+    *offset = z.a.size;
+  }
+  return ZplStatus::Ok();
 }
 
 // One transaction: the data copied into the dirty records with no lock of
 // the file system but the shared one and the range, then the size and
 // times stored from the newest znode (znode_mu_), then the log record.
-ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const uint8_t> data) {
+ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, bool whole) {
   const uint64_t end = offset + data.size();
   ZPL_ASSIGN_S(uint64_t est, os_->EstimateWrite(obj, offset, data.size()));
   est += kMetaTxBytes;
-  ZPL_TRY(CheckSpace(est));
+  // Reserved until the data is dirty (counted by the next check), so
+  // writers checking at the same time do not all count the same room.
+  SpaceReservation reserved(this);
+  ZPL_TRY(CheckSpace(est, &reserved));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
   const uint64_t txg = tx.txg();
   Znode z;
-  {
-    // Only a write holding the whole file grows its block (LockForWrite).
+  if (whole) {
+    // Only a write holding the whole file grows its block.
     MutexLock zl(&znode_mu_);
     ZPL_ASSIGN(z, Load(obj));
     ZPL_TRY(GrowBlock(z, end, txg));
   }
   uint64_t held = 0;
   ZPL_TRY_S(os_->Write(obj, offset, data, txg, &held));
+  reserved.Release();
   {
     MutexLock zl(&znode_mu_);
     ZPL_ASSIGN(z, Load(obj));

@@ -22,6 +22,7 @@
 #include "zfs/zap/zap_normalize.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs_impl.h"
+#include "zfs/zpl/zpl_tunables.h"
 
 namespace uzfs {
 
@@ -96,7 +97,8 @@ ZplFsImpl::ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunable
       mounts_(mounts),
       prefetch_(*os, tunables),
       dirs_(*os, kZapCacheMax, DirCacheBytes(tunables)),
-      immediate_write_sz_(ImmediateWriteSize(tunables)) {}
+      immediate_write_sz_(ImmediateWriteSize(tunables)),
+      parallel_writes_(ParallelWrites(tunables)) {}
 
 // dbuf_cache_max: what the object sets of the mounted file systems keep
 // of blocks after their txg synced (shared, see ZplMountSet), so 4 KiB
@@ -117,6 +119,12 @@ uint64_t ZplFsImpl::DirCacheBytes(const Tunables* t) {
   if (t == nullptr) return ZplDirs::kDefaultCacheBytes;
   auto v = t->Get("zpl_dir_cache_max");
   return v.ok() ? *v : ZplDirs::kDefaultCacheBytes;
+}
+
+// zpl_parallel_writes (zpl_tunables.h), or its default.
+bool ZplFsImpl::ParallelWrites(const Tunables* t) {
+  auto v = t ? t->Get("zpl_parallel_writes") : Result<uint64_t>(Status::NotFound("no tunables"));
+  return v.ok() ? *v != 0 : ParallelWritesDefault() != 0;
 }
 
 ZplFsImpl::~ZplFsImpl() {

@@ -384,7 +384,7 @@ ZplResult<std::pair<ZplAttr, ZplHandle>> ZplFsImpl::Create(const ZplCred& c, uin
   // A new file: no permission check (POSIX), even when `mode` denies the
   // access asked for.
   const ZplHandle h = next_handle_++;
-  handles_[h] = Handle{z.obj, HandleFlags(open_flags, use)};
+  handles_[h] = Handle{z.obj, HandleFlags(open_flags, use), z.a.mode & kSIfMt};
   open_count_[z.obj]++;
   return std::make_pair(ToAttr(z), h);
 }

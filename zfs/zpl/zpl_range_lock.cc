@@ -1,11 +1,10 @@
-// ZplRangeLocks: see zpl_range_lock.h. One queue per object in arrival
-// order; a request is granted when no earlier request of its queue
-// overlaps it in a conflicting mode. Releases wake every waiter, which
-// re-checks its own request (few requests wait at once: one per thread
-// serving the file system).
+// ZplRangeLocks: see zpl_range_lock.h. One vector of requests in arrival
+// order; a request is granted when no earlier request overlaps it in a
+// conflicting mode. A release wakes every waiter (when there is one),
+// which re-checks its own request.
 #include "zfs/zpl/zpl_range_lock.h"
 
-#include <utility>
+#include <algorithm>
 
 namespace uzfs {
 
@@ -13,8 +12,7 @@ ZplRangeLocks::Held& ZplRangeLocks::Held::operator=(Held&& o) noexcept {
   if (this != &o) {
     Release();
     locks_ = o.locks_;
-    obj_ = o.obj_;
-    it_ = o.it_;
+    id_ = o.id_;
     o.locks_ = nullptr;
   }
   return *this;
@@ -22,48 +20,55 @@ ZplRangeLocks::Held& ZplRangeLocks::Held::operator=(Held&& o) noexcept {
 
 void ZplRangeLocks::Held::Release() {
   if (!locks_) return;
-  ZplRangeLocks* l = std::exchange(locks_, nullptr);
-  l->Release(obj_, it_);
-}
-
-bool ZplRangeLocks::Grantable(const Queue& q, Queue::const_iterator r) const {
-  for (auto it = q.begin(); it != r; ++it) {
-    if (Conflict(*it, *r)) return false;
-  }
-  return true;
+  ZplRangeLocks* l = locks_;
+  locks_ = nullptr;
+  l->Release(id_);
 }
 
 ZplRangeLocks::Held ZplRangeLocks::Lock(uint64_t obj, uint64_t offset, uint64_t len, bool writer) {
   Request req;
+  req.obj = obj;
   req.start = offset;
   req.end = len == kToEnd || offset + len < offset ? kToEnd : offset + len;
   req.writer = writer;
   Held h;
   MutexLock l(&mu_);
-  Queue& q = queues_[obj];
-  auto it = q.insert(q.end(), req);
-  while (!Grantable(q, it)) cv_.Wait(&mu_);
+  req.id = ++next_id_;
+  bool free = true;
+  for (const Request& r : requests_) free = free && !Conflict(r, req);
+  requests_.push_back(req);
+  while (!free) {
+    waiting_++;
+    cv_.Wait(&mu_);
+    waiting_--;
+    free = true;
+    for (const Request& r : requests_) {
+      if (r.id == req.id) break;
+      if (Conflict(r, req)) {
+        free = false;
+        break;
+      }
+    }
+  }
   h.locks_ = this;
-  h.obj_ = obj;
-  h.it_ = it;
+  h.id_ = req.id;
   return h;
 }
 
-void ZplRangeLocks::Release(uint64_t obj, Queue::iterator r) {
+void ZplRangeLocks::Release(uint64_t id) {
+  bool wake = false;
   {
     MutexLock l(&mu_);
-    auto q = queues_.find(obj);
-    q->second.erase(r);
-    if (q->second.empty()) queues_.erase(q);
+    auto it = std::find_if(requests_.begin(), requests_.end(), [id](const Request& r) { return r.id == id; });
+    requests_.erase(it);
+    wake = waiting_ > 0;
   }
-  cv_.SignalAll();
+  if (wake) cv_.SignalAll();
 }
 
 size_t ZplRangeLocks::requests() const {
   MutexLock l(&mu_);
-  size_t n = 0;
-  for (const auto& [obj, q] : queues_) n += q.size();
-  return n;
+  return requests_.size();
 }
 
 }  // namespace uzfs

@@ -13,25 +13,22 @@
 // whole-file request is not starved by a stream of small ones. A Held
 // releases its range when destroyed. A thread holds at most one range at a
 // time (two could deadlock against a waiter between them).
+// Cost: the requests held or waiting at once are few (one per thread
+// serving the file system), so they sit in one vector in arrival order,
+// scanned in full; a lock and a release allocate nothing once the vector
+// has grown, and a release wakes waiters only when there are any.
 // Threading: every method is safe from many threads at once; the internal
 // mutex is a leaf lock (held only inside these methods).
 #pragma once
 
 #include <cstdint>
-#include <list>
-#include <map>
+#include <vector>
 
 #include "zfs/util/mutex.h"
 
 namespace uzfs {
 
 class ZplRangeLocks {
-  struct Request {
-    uint64_t start = 0, end = 0;  // [start, end)
-    bool writer = false;
-  };
-  using Queue = std::list<Request>;  // arrival order
-
  public:
   static constexpr uint64_t kToEnd = UINT64_MAX;
 
@@ -43,7 +40,7 @@ class ZplRangeLocks {
   class Held {
    public:
     Held() = default;
-    Held(Held&& o) noexcept : locks_(o.locks_), obj_(o.obj_), it_(o.it_) { o.locks_ = nullptr; }
+    Held(Held&& o) noexcept : locks_(o.locks_), id_(o.id_) { o.locks_ = nullptr; }
     Held& operator=(Held&& o) noexcept;
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
@@ -54,8 +51,7 @@ class ZplRangeLocks {
    private:
     friend class ZplRangeLocks;
     ZplRangeLocks* locks_ = nullptr;
-    uint64_t obj_ = 0;
-    Queue::iterator it_;  // the request in its object's queue
+    uint64_t id_ = 0;  // the request's id
   };
 
   // Blocks until bytes [offset, offset + len) of object `obj` are held
@@ -67,15 +63,21 @@ class ZplRangeLocks {
   size_t requests() const UZFS_EXCLUDES(mu_);
 
  private:
+  struct Request {
+    uint64_t id = 0, obj = 0;
+    uint64_t start = 0, end = 0;  // [start, end)
+    bool writer = false;
+  };
   static bool Conflict(const Request& a, const Request& b) {
-    return (a.writer || b.writer) && a.start < b.end && b.start < a.end;
+    return a.obj == b.obj && (a.writer || b.writer) && a.start < b.end && b.start < a.end;
   }
-  bool Grantable(const Queue& q, Queue::const_iterator r) const;
-  void Release(uint64_t obj, Queue::iterator r) UZFS_EXCLUDES(mu_);
+  void Release(uint64_t id) UZFS_EXCLUDES(mu_);
 
   mutable Mutex mu_;
   CondVar cv_;
-  std::map<uint64_t, Queue> queues_ UZFS_GUARDED_BY(mu_);  // by object
+  std::vector<Request> requests_ UZFS_GUARDED_BY(mu_);  // arrival order
+  uint64_t next_id_ UZFS_GUARDED_BY(mu_) = 0;
+  int waiting_ UZFS_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace uzfs

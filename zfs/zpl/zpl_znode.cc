@@ -239,6 +239,12 @@ ZplStatus ZplFsImpl::TouchAtime(Znode& z) {
                        now.sec >= z.a.atime.sec + 24 * 3600;
     if (!stale) return ZplStatus::Ok();
   }
+  // A file with a spill block: its stores must come in txg order (a spill
+  // is set per txg like a data block, ObjsetWriter), so the whole file is
+  // held from before the transaction, as writes of such files hold it.
+  // (Under the exclusive lock nobody else holds a range: no wait.)
+  ZplRangeLocks::Held range;
+  if (z.dn.flags & kDnodeFlagSpillBlkptr) range = ranges_.Lock(z.obj, 0, ZplRangeLocks::kToEnd, true);
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
   {
     // Readers hold mu_ shared: the store starts from the newest znode.
@@ -292,7 +298,7 @@ ZplResult<ZplHandle> ZplFsImpl::OpenLocked(const ZplCred& c, uint64_t ino, int f
     tx.Commit(kMetaDirtyBytes);
   }
   const ZplHandle h = next_handle_++;
-  handles_[h] = Handle{ino, HandleFlags(flags, use)};
+  handles_[h] = Handle{ino, HandleFlags(flags, use), z.a.mode & kSIfMt};
   open_count_[ino]++;
   return h;
 }
