@@ -28,8 +28,8 @@
 // of the same entry gives the entry that spelling.
 //
 // Transactions: every change is made in the pool's open txg (Pool::Begin)
-// and is durable once that txg syncs; Fsync waits for it (the intent log,
-// issue 8, will shorten that). An operation is never split across txgs
+// and is durable once that txg syncs, or once its intent-log record is
+// written: Fsync commits the log (zpl_log.h). An operation is never split across txgs
 // (a Write of more than 8 MiB is done as pieces, each atomic). A failed
 // operation changes nothing visible (checks come before changes).
 //

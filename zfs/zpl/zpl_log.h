@@ -1,4 +1,4 @@
-// The ZPL's intent-log records (issue 8): builders for the record each
+// The ZPL's intent-log records: builders for the record each
 // change appends (ZplFs calls them, in the txg of the change), and the
 // replay of a dataset's log through the ZplFs API at mount.
 //
