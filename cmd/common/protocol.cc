@@ -2,6 +2,7 @@
 // without exceptions; a malformed message is refused, never thrown).
 #include "cmd/common/protocol.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,7 +78,10 @@ std::optional<Reply> DecodeReply(const std::string& line) {
 bool WriteAll(int fd, const std::string& data) {
   size_t off = 0;
   while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    // To a socket without SIGPIPE: a client whose daemon died between
+    // connect and send gets EPIPE (and tries again), not a silent death.
+    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, data.data() + off, data.size() - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     off += static_cast<size_t>(n);

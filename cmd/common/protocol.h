@@ -47,7 +47,8 @@ struct Reply {
 std::string EncodeReply(const Reply& r);  // one line, '\n'-terminated
 std::optional<Reply> DecodeReply(const std::string& line);
 
-// Writes all of `data` (EINTR-safe). False on error (peer gone).
+// Writes all of `data` (EINTR-safe; to a socket, never raising SIGPIPE).
+// False on error (peer gone).
 bool WriteAll(int fd, const std::string& data);
 // Reads one '\n'-terminated line (without the '\n') into *line, using *buf
 // for bytes read past it. False at EOF before a whole line, or on error,
