@@ -11,6 +11,7 @@
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
+#include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs.h"
@@ -40,9 +41,7 @@ class ZplTestPool {
   // Unmount, export, import, mount: what reaches the disks, and only that.
   void Remount() {
     Close();
-    PoolImportOptions io;
-    io.fs_init = InitNewFilesystem;
-    auto p = pooltest::ImportFrom(dir_.path(), name_, io);
+    auto p = ImportWithZpl(dir_.path(), name_);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     pool_ = std::move(*p);
     Mount();

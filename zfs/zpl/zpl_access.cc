@@ -304,6 +304,8 @@ uint64_t ZplFsImpl::WriteRoom() {
   uint64_t pending = 0;
   auto room = RoomLocked(&pending);
   if (!room.ok()) return 0;
+  // Room writes under the shared lock checked and hold is not free.
+  pending += space_reserved_;
   const uint64_t limit = std::min(room->quota, room->pool);
   return limit > pending ? limit - pending : 0;
 }
