@@ -379,8 +379,8 @@ TEST_F(ArcReadPathTest, UnlockedReadsRacingSyncs) {
   });
   for (int i = 0; i < iters; i++) {
     const uint64_t txg = 2 + i;
-    ASSERT_UZFS_OK(w_->Write(obj, 0, states[(i + 1) % 4], txg));
-    ASSERT_TRUE(w_->Sync(txg).ok());
+    ASSERT_UZFS_OK(w_->Write(obj, 0, states[(i + 1) % 4], Txg{txg}));
+    ASSERT_TRUE(w_->Sync(Txg{txg}).ok());
   }
   stop = true;
   reader.join();

@@ -163,7 +163,7 @@ Sums Traverse(Zio& zio, const BlockPtr& root) {
 using Model = std::map<uint64_t, std::vector<uint8_t>>;
 
 void Put(ObjsetWriter& w, Model& m, uint64_t obj, uint64_t off, const std::vector<uint8_t>& d, uint64_t txg) {
-  ASSERT_UZFS_OK(w.Write(obj, off, d, txg));
+  ASSERT_UZFS_OK(w.Write(obj, off, d, Txg{txg}));
   auto& b = m[obj];
   if (b.size() < off + d.size()) b.resize(off + d.size(), 0);
   std::copy(d.begin(), d.end(), b.begin() + off);
@@ -218,14 +218,14 @@ class ObjsetMultipassTest : public ::testing::Test {
     const Sums s0 = before.IsHole() ? Sums{} : Traverse(zio_, before);
     const uint64_t a0 = alloc_.allocs(), f0 = alloc_.frees();
     SyncStats st;
-    auto root = w.Sync(txg, &st);
+    auto root = w.Sync(Txg{txg}, &st);
     EXPECT_UZFS_OK(root.status());
     if (!root.ok()) return {};
     const SyncStats last = w.LastSyncStats();
     EXPECT_EQ(last.pass, st.pass);
     EXPECT_EQ(last.born_asize, st.born_asize);
     const Sums s1 = Traverse(zio_, *root);
-    EXPECT_EQ(st.txg, txg);
+    EXPECT_EQ(st.txg.number(), txg);
     EXPECT_EQ(int64_t(s1.asize) - int64_t(s0.asize), int64_t(st.born_asize) - int64_t(st.killed_asize));
     EXPECT_EQ(int64_t(s1.psize) - int64_t(s0.psize), int64_t(st.born_psize) - int64_t(st.killed_psize));
     EXPECT_EQ(int64_t(s1.lsize) - int64_t(s0.lsize), int64_t(st.born_lsize) - int64_t(st.killed_lsize));

@@ -182,20 +182,20 @@ TEST(ObjsetWriterFixtureTest, ModifyAFileInAZfsFuseDataset) {
   // Overwrite across a block boundary, punch a hole over block 10, append
   // past the end, and keep the znode's size right.
   auto put = [&](uint64_t off, const std::vector<uint8_t>& d) {
-    ASSERT_UZFS_OK((*w)->Write(gen, off, d, txg));
+    ASSERT_UZFS_OK((*w)->Write(gen, off, d, Txg{txg}));
     if (model.size() < off + d.size()) model.resize(off + d.size(), 0);
     std::copy(d.begin(), d.end(), model.begin() + off);
   };
   put(131072 - 5000, std::vector<uint8_t>(10000, 'U'));
-  ASSERT_UZFS_OK((*w)->FreeRange(gen, 10 * 131072, 131072, txg));
+  ASSERT_UZFS_OK((*w)->FreeRange(gen, 10 * 131072, 131072, Txg{txg}));
   std::fill(model.begin() + 10 * 131072, model.begin() + 11 * 131072, 0);
   put(40 * 131072 + 3, test::RandomBytes(200000, 5));
   auto cur = (*w)->GetDnode(gen);
   ASSERT_UZFS_OK(cur.status());
   std::vector<uint8_t> bonus = cur->bonus;
   StoreLE64(bonus.data() + 80, model.size());
-  ASSERT_UZFS_OK((*w)->SetBonus(gen, cur->bonustype, bonus, txg));
-  auto root = (*w)->Sync(txg);
+  ASSERT_UZFS_OK((*w)->SetBonus(gen, cur->bonustype, bonus, Txg{txg}));
+  auto root = (*w)->Sync(Txg{txg});
   ASSERT_UZFS_OK(root.status());
   EXPECT_EQ(root->lsize, fs_bp.lsize);
   EXPECT_EQ(root->NumDvas(), 2);

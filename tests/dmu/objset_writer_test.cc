@@ -135,13 +135,13 @@ class ObjsetWriterTest : public ::testing::Test {
   }
   // Writes through the writer and the model.
   void Put(ObjsetWriter& w, Model& m, uint64_t obj, uint64_t off, const std::vector<uint8_t>& d, uint64_t txg) {
-    ASSERT_UZFS_OK(w.Write(obj, off, d, txg));
+    ASSERT_UZFS_OK(w.Write(obj, off, d, Txg{txg}));
     auto& b = m[obj].bytes;
     if (b.size() < off + d.size()) b.resize(off + d.size(), 0);
     std::copy(d.begin(), d.end(), b.begin() + off);
   }
   uint64_t Alloc(ObjsetWriter& w, Model& m, const ObjectProps& p, uint64_t txg) {
-    auto o = w.AllocateObject(p, txg);
+    auto o = w.AllocateObject(p, Txg{txg});
     EXPECT_TRUE(o.ok()) << o.status().ToString(true);
     m[*o].props = p;
     m[*o].bonus.assign(p.bonuslen, 0);
@@ -233,7 +233,7 @@ TEST_F(ObjsetWriterTest, TreesGrowThroughIndirectLevels) {
   uint64_t txg = 2;
   for (uint64_t blk : {0ull, 3ull, 15ull, 60ull, 250ull}) {
     Put(*w, m, obj, blk * 512 + 7, Pattern(600, blk), txg);
-    auto root = w->Sync(txg);
+    auto root = w->Sync(Txg{txg});
     ASSERT_UZFS_OK(root.status());
     EXPECT_EQ(Judge(zio_, *root, m), alloc_.allocated()) << "after block " << blk;
     auto dn = r.ReadDnode(r.ReadObjset(*root)->meta_dnode, obj);
@@ -275,22 +275,22 @@ TEST_F(ObjsetWriterTest, ManyTxgsOfRandomChanges) {
         auto& b = it->second.bytes;
         const uint64_t off = b.empty() ? 0 : rng() % b.size();
         const uint64_t len = 1 + rng() % (bs * 5);
-        ASSERT_UZFS_OK(w->FreeRange(obj, off, len, txg));
+        ASSERT_UZFS_OK(w->FreeRange(obj, off, len, Txg{txg}));
         for (uint64_t i = off; i < std::min<uint64_t>(b.size(), off + len); i++) b[i] = 0;
       } else if (kind < 9) {
         auto& b = it->second.bytes;
         const uint64_t off = b.empty() ? 0 : rng() % b.size();
-        ASSERT_UZFS_OK(w->FreeRange(obj, off, UINT64_MAX, txg));
+        ASSERT_UZFS_OK(w->FreeRange(obj, off, UINT64_MAX, Txg{txg}));
         b.resize(std::min<uint64_t>(b.size(), off));
         // maxblkid drops to the block holding off-1; bytes up to it stay.
       } else {
         std::vector<uint8_t> bonus = Pattern(it->second.props.bonuslen, rng());
-        ASSERT_UZFS_OK(w->SetBonus(obj, dmu_ot::kPlainOther, bonus, txg));
+        ASSERT_UZFS_OK(w->SetBonus(obj, dmu_ot::kPlainOther, bonus, Txg{txg}));
         it->second.bonus = bonus;
       }
     }
     CheckWriterReads(*w, m);
-    auto root = w->Sync(txg);
+    auto root = w->Sync(Txg{txg});
     ASSERT_UZFS_OK(root.status());
     // Truncation keeps whole blocks: the model's length is a lower bound,
     // so compare through the read side only up to what the model has.
@@ -522,13 +522,13 @@ TEST_F(ObjsetWriterTest, SyncRunsWhileTheNextTxgIsWritten) {
     std::thread writer([&] {
       for (int i = 0; i < 20; i++) {
         std::vector<uint8_t> d = Pattern(5000, txg * 100 + i);
-        EXPECT_UZFS_OK(w->Write(b, i * 7000, d, txg + 1));
+        EXPECT_UZFS_OK(w->Write(b, i * 7000, d, Txg{txg + 1}));
         std::vector<uint8_t> back(5000);
         EXPECT_UZFS_OK(w->Read(b, i * 7000, back));
         EXPECT_EQ(back, d);
       }
     });
-    auto root = w->Sync(txg);
+    auto root = w->Sync(Txg{txg});
     writer.join();
     ASSERT_UZFS_OK(root.status());
     for (int i = 0; i < 20; i++) {
@@ -560,7 +560,7 @@ TEST_F(ObjsetWriterTest, SyncedBlocksServeLaterPartialWrites) {
   for (uint64_t txg = 3; txg < 8; txg++) {
     for (int i = 0; i < 40; i++) Put(*w, m, obj, (rng() % (16 * 32)) * 4096, Pattern(4096, rng()), txg);
     CheckWriterReads(*w, m);
-    auto root = w->Sync(txg);
+    auto root = w->Sync(Txg{txg});
     ASSERT_UZFS_OK(root.status());
     EXPECT_EQ(Judge(zio_, *root, m), alloc_.allocated()) << "txg " << txg;
   }
@@ -611,7 +611,7 @@ TEST_F(ObjsetWriterTest, SyncedCacheNeverServesStaleBytes) {
         const int kind = rng() % 12;
         if (obj == one) {
           if (kind < 2 && b.size() <= 1024) {
-            ASSERT_UZFS_OK(w->SetBlockSize(obj, 2048, 17, txg));
+            ASSERT_UZFS_OK(w->SetBlockSize(obj, 2048, 17, Txg{txg}));
             it->second.props.block_size = 2048;
           }
           const uint64_t bs = it->second.props.block_size;
@@ -621,15 +621,15 @@ TEST_F(ObjsetWriterTest, SyncedCacheNeverServesStaleBytes) {
         } else if (kind < 9) {
           const uint64_t off = b.empty() ? 0 : rng() % b.size();
           const uint64_t len = 1 + rng() % (4096 * 3);
-          ASSERT_UZFS_OK(w->FreeRange(obj, off, len, txg));
+          ASSERT_UZFS_OK(w->FreeRange(obj, off, len, Txg{txg}));
           for (uint64_t i = off; i < std::min<uint64_t>(b.size(), off + len); i++) b[i] = 0;
         } else if (kind < 11) {
           // Truncate to a block boundary and write past it later.
           const uint64_t off = b.empty() ? 0 : (rng() % b.size()) / 4096 * 4096;
-          ASSERT_UZFS_OK(w->FreeRange(obj, off, UINT64_MAX, txg));
+          ASSERT_UZFS_OK(w->FreeRange(obj, off, UINT64_MAX, Txg{txg}));
           b.resize(std::min<uint64_t>(b.size(), off));
         } else {
-          ASSERT_UZFS_OK(w->FreeObject(obj, txg));
+          ASSERT_UZFS_OK(w->FreeObject(obj, Txg{txg}));
           m.erase(it);
         }
       }
@@ -644,10 +644,10 @@ TEST_F(ObjsetWriterTest, SyncedCacheNeverServesStaleBytes) {
       std::thread writer([&] {
         for (const auto& [obj, off] : later) {
           std::vector<uint8_t> d = Pattern(100, obj * 1000 + off);
-          EXPECT_UZFS_OK(w->Write(obj, off, d, txg + 1));
+          EXPECT_UZFS_OK(w->Write(obj, off, d, Txg{txg + 1}));
         }
       });
-      auto root = w->Sync(txg);
+      auto root = w->Sync(Txg{txg});
       writer.join();
       ASSERT_UZFS_OK(root.status());
       EXPECT_EQ(Judge(zio_, *root, m) + base, alloc_.allocated()) << "txg " << txg;
@@ -728,7 +728,7 @@ TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
     for (uint64_t txg = 11; txg < 15; txg++) {
       ObjectProps q;
       q.block_size = 512ull << (rng() % 9);
-      auto o = w->AllocateObject(q, txg);
+      auto o = w->AllocateObject(q, Txg{txg});
       ASSERT_UZFS_OK(o.status());
       m[*o].props = q;
       for (int i = 0; i < 8; i++) {
@@ -736,12 +736,12 @@ TEST(ObjsetWriterPoolTest, RealBlockLayerNoLeaks) {
         std::advance(it, rng() % m.size());
         const uint64_t off = rng() % (4 << 20);
         auto d = (i % 3 == 2) ? std::vector<uint8_t>(1 + rng() % 300000, 0) : Pattern(1 + rng() % 300000, rng());
-        ASSERT_UZFS_OK(w->Write(it->first, off, d, txg));
+        ASSERT_UZFS_OK(w->Write(it->first, off, d, Txg{txg}));
         auto& b = it->second.bytes;
         if (b.size() < off + d.size()) b.resize(off + d.size(), 0);
         std::copy(d.begin(), d.end(), b.begin() + off);
       }
-      r = w->Sync(txg);
+      r = w->Sync(Txg{txg});
       ASSERT_UZFS_OK(r.status());
       commit(txg);
       EXPECT_EQ(Judge(zio, *r, m), alloc->allocated()) << "txg " << txg;

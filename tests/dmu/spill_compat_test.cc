@@ -59,13 +59,13 @@ ZnodeAttrs Link(uint64_t gen, const std::string& target) {
 // Stores a's SA on obj in txg: bonus first when it shrinks, the spill
 // after; the spill removed first when the bonus grows back.
 Status StoreSa(ObjsetWriter& os, const SaCodec& codec, uint64_t obj, const ZnodeAttrs& a, uint64_t txg) {
-  UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec.EncodeIn(os, a, kSaBonusRoom512, txg));
+  UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec.EncodeIn(os, a, kSaBonusRoom512, Txg{txg}));
   if (enc.spill.empty()) {
-    UZFS_RETURN_IF_ERROR(os.SetSpill(obj, {}, txg));
-    return os.SetBonus(obj, enc.bonustype, enc.bonus, txg);
+    UZFS_RETURN_IF_ERROR(os.SetSpill(obj, {}, Txg{txg}));
+    return os.SetBonus(obj, enc.bonustype, enc.bonus, Txg{txg});
   }
-  UZFS_RETURN_IF_ERROR(os.SetBonus(obj, enc.bonustype, enc.bonus, txg));
-  return os.SetSpill(obj, enc.spill, txg);
+  UZFS_RETURN_IF_ERROR(os.SetBonus(obj, enc.bonustype, enc.bonus, Txg{txg}));
+  return os.SetSpill(obj, enc.spill, Txg{txg});
 }
 
 Result<uint64_t> AddLink(ObjsetWriter& os, const SaCodec& codec, const std::string& name, const ZnodeAttrs& a,
@@ -75,9 +75,9 @@ Result<uint64_t> AddLink(ObjsetWriter& os, const SaCodec& codec, const std::stri
   p.bonustype = dmu_ot::kSa;
   p.bonuslen = kSaBonusRoom512;
   p.block_size = 512;
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, os.AllocateObject(p, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, os.AllocateObject(p, Txg{txg}));
   UZFS_RETURN_IF_ERROR(StoreSa(os, codec, obj, a, txg));
-  DmuZapObject dir(os, kZpl5RootObj, txg);
+  DmuZapObject dir(os, kZpl5RootObj, Txg{txg});
   UZFS_ASSIGN_OR_RETURN(ZapWriter zap, ZapWriter::Open(dir));
   UZFS_RETURN_IF_ERROR(zap.Add(name, kDtLnk << 60 | obj));
   UZFS_RETURN_IF_ERROR(dir.Flush());
@@ -100,7 +100,7 @@ Status BuildPool(const fs::path& dir, Made* m) {
   UZFS_ASSIGN_OR_RETURN(std::unique_ptr<SaCodec> codec, LoadSaCodec(*os));
   {
     UZFS_ASSIGN_OR_RETURN(auto tx, P.Begin(1 << 20));
-    const uint64_t txg = tx.txg();
+    const uint64_t txg = tx.txg().number();
     m->a_target = Target(300, 'a');
     m->b_target = Target(150, 'b');
     m->c_target = Target(2000, 'c');  // a spill of several sectors
@@ -112,7 +112,7 @@ Status BuildPool(const fs::path& dir, Made* m) {
   UZFS_RETURN_IF_ERROR(P.Sync());
   {
     UZFS_ASSIGN_OR_RETURN(auto tx, P.Begin(1 << 20));
-    const uint64_t txg = tx.txg();
+    const uint64_t txg = tx.txg().number();
     m->b_target = Target(900, 'B');  // spill replaced by a bigger one
     UZFS_RETURN_IF_ERROR(StoreSa(*os, *codec, m->b, Link(txg, m->b_target), txg));
     m->c_target = "short";  // spill removed, the SA back in the bonus

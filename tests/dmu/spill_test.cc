@@ -87,7 +87,7 @@ class SpillTest : public ::testing::Test {
     p.bonustype = dmu_ot::kSa;
     p.bonuslen = 320;
     p.block_size = 512;
-    auto o = w.AllocateObject(p, txg);
+    auto o = w.AllocateObject(p, Txg{txg});
     EXPECT_UZFS_OK(o.status());
     return *o;
   }

@@ -461,7 +461,7 @@ TEST(PoolBadInput, CorruptedNewestUberblockEverywhereFallsBack) {
       auto p = ImportFrom(d.path(), "tank");
       ASSERT_UZFS_OK(p.status());
       EXPECT_EQ((*p)->import_txg(), last - 1);
-      EXPECT_GE((*p)->open_txg(), last);
+      EXPECT_GE((*p)->open_txg().number(), last);
       EXPECT_EQ((*p)->root_vdev().state(), VdevState::kOnline);
       ExpectDataReads(**p, w);
       WriteData(**p, "tank/fs", 2, 77, &w);

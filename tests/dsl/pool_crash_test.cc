@@ -247,7 +247,7 @@ void Apply(Model& m, const Rec& r) {
 // Transactions through whichever API the pool has: Pool::Begin/Tx (the txg
 // engine) or, before it, writes straight into open_txg().
 template <typename P>
-Status InTxg(P& pool, uint64_t bytes, const std::function<Status(uint64_t txg)>& fn) {
+Status InTxg(P& pool, uint64_t bytes, const std::function<Status(Txg txg)>& fn) {
   if constexpr (requires { pool.Begin(bytes); }) {
     auto tx = pool.Begin(bytes);
     if (!tx.ok()) return tx.status();
@@ -319,7 +319,7 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
         op.block_size = kBs[pick(4)];
         op.indblkshift = kInd[pick(4)];
         r.type = kAlloc;
-        Status s = InTxg(pool, 1024, [&](uint64_t txg) -> Status {
+        Status s = InTxg(pool, 1024, [&](Txg txg) -> Status {
           UZFS_ASSIGN_OR_RETURN(r.obj, (*os)->AllocateObject(op, txg));
           return Status::Ok();
         });
@@ -333,17 +333,17 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
           r.len = 1 + (rng() % 2 ? rng() % (64 << 10) : rng() % 700);
           r.seed = rng();
           const std::vector<uint8_t> c = Content(r.len, r.seed);
-          Status s = InTxg(pool, r.len, [&](uint64_t txg) { return (*os)->Write(r.obj, r.off, c, txg); });
+          Status s = InTxg(pool, r.len, [&](Txg txg) { return (*os)->Write(r.obj, r.off, c, txg); });
           if (!s.ok()) return ChildFail("write", s);
         } else if (what < 85) {
           r.type = kFreeRange;
           r.off = rng() % std::max<uint64_t>(1, oit->second.size() + 4096);
           r.len = rng() % 4 == 0 ? kTruncate : 1 + rng() % (128 << 10);
-          Status s = InTxg(pool, 4096, [&](uint64_t txg) { return (*os)->FreeRange(r.obj, r.off, r.len, txg); });
+          Status s = InTxg(pool, 4096, [&](Txg txg) { return (*os)->FreeRange(r.obj, r.off, r.len, txg); });
           if (!s.ok()) return ChildFail("free range", s);
         } else {
           r.type = kFreeObj;
-          Status s = InTxg(pool, 4096, [&](uint64_t txg) { return (*os)->FreeObject(r.obj, txg); });
+          Status s = InTxg(pool, 4096, [&](Txg txg) { return (*os)->FreeObject(r.obj, txg); });
           if (!s.ok()) return ChildFail("free object", s);
         }
       }
@@ -384,7 +384,7 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
     }
     Rec begin;
     begin.type = kSyncBegin;
-    begin.txg = pool.open_txg();
+    begin.txg = pool.open_txg().number();
     if (!SendRec(fd, begin)) return 3;
     if (op.type != 0 && !SendRec(fd, op)) return 3;
     Status s = Status::Ok();

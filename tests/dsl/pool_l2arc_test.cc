@@ -52,7 +52,7 @@ std::vector<BlockPtr> WriteBlocks(Pool& p) {
   auto tx = p.Begin(kBlocks * kBlk);
   EXPECT_TRUE(tx.ok());
   for (uint64_t i = 0; i < kBlocks; i++) {
-    Result<BlockPtr> bp = p.zio().Write(Payload(i), WriteProps{}, tx->txg());
+    Result<BlockPtr> bp = p.zio().Write(Payload(i), WriteProps{}, tx->txg().number());
     EXPECT_TRUE(bp.ok()) << bp.status().ToString();
     bps.push_back(*bp);
   }

@@ -264,7 +264,7 @@ TEST(Pool, ImportFallsBackPastDamagedUberblock) {
   auto p = ImportFrom(d.path(), "tank");
   ASSERT_UZFS_OK(p.status());
   EXPECT_LT((*p)->import_txg(), last);
-  EXPECT_GE((*p)->open_txg(), last);
+  EXPECT_GE((*p)->open_txg().number(), last);
   auto list = (*p)->ListDatasets();
   ASSERT_UZFS_OK(list.status());
   EXPECT_GE(list->size(), 2u);

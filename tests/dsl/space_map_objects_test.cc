@@ -274,7 +274,7 @@ TEST_F(SpaceMapObjectsTest, AllocatorRoundTripsThroughTheMos) {
   std::vector<Dva> live;
   BlockPtr root;
   for (uint64_t txg = 1; txg <= 12; txg++) {
-    p.SetTxg(txg);
+    p.SetTxg(Txg{txg});
     for (int i = 0; i < 300; i++) {
       const uint64_t psize = 512 * (1 + rng() % 64);
       auto d = (*a)->Allocate(psize, 1 + static_cast<int>(rng() % 2), txg);
@@ -288,7 +288,7 @@ TEST_F(SpaceMapObjectsTest, AllocatorRoundTripsThroughTheMos) {
       live.pop_back();
     }
     ASSERT_UZFS_OK((*a)->SyncTxg(txg, p));
-    auto r = mos->Sync(txg);
+    auto r = mos->Sync(Txg{txg});
     ASSERT_UZFS_OK(r.status());
     root = *r;
     (*a)->SyncDone(txg);
@@ -320,13 +320,13 @@ TEST_F(SpaceMapObjectsTest, AllocatorRoundTripsThroughTheMos) {
   // The loaded allocator keeps going on the reopened MOS: the live blocks
   // can be freed there, and a third load agrees again.
   for (uint64_t txg = 13; txg <= 14; txg++) {
-    p2.SetTxg(txg);
+    p2.SetTxg(Txg{txg});
     for (size_t k = 0; k < live.size(); k += 2) ASSERT_UZFS_OK((*b)->Free(live[k], txg));
     std::vector<Dva> kept;
     for (size_t k = 1; k < live.size(); k += 2) kept.push_back(live[k]);
     live = kept;
     ASSERT_UZFS_OK((*b)->SyncTxg(txg, p2));
-    auto r = mos2->Sync(txg);
+    auto r = mos2->Sync(Txg{txg});
     ASSERT_UZFS_OK(r.status());
     root = *r;
     (*b)->SyncDone(txg);
@@ -394,13 +394,13 @@ TEST_F(SpaceMapObjectsTest, CondensingTruncatesThroughTheDmu) {
   BlockPtr root;
   auto sync = [&](uint64_t txg) {
     ASSERT_UZFS_OK((*a)->SyncTxg(txg, p));
-    auto r = mos->Sync(txg);
+    auto r = mos->Sync(Txg{txg});
     ASSERT_UZFS_OK(r.status());
     root = *r;
     (*a)->SyncDone(txg);
   };
   for (uint64_t txg = 1; txg <= 200; txg += 2) {
-    dp.SetTxg(txg);
+    dp.SetTxg(Txg{txg});
     std::vector<Dva> now;
     for (int i = 0; i < 40; i++) {
       auto d = (*a)->Allocate(512 * (1 + rng() % 16), 1, txg);
@@ -409,7 +409,7 @@ TEST_F(SpaceMapObjectsTest, CondensingTruncatesThroughTheDmu) {
       else now.push_back((*d)[0]);
     }
     sync(txg);
-    dp.SetTxg(txg + 1);
+    dp.SetTxg(Txg{txg + 1});
     for (const Dva& d : now) ASSERT_UZFS_OK((*a)->Free(d, txg + 1));
     sync(txg + 1);
   }

@@ -34,7 +34,8 @@ class TestSyncer : public TxgSyncer {
 
   explicit TestSyncer(uint64_t first_txg) : next_(first_txg) {}
 
-  Status SyncTxg(uint64_t txg) override {
+  Status SyncTxg(Txg tx_group) override {
+    const uint64_t txg = tx_group.number();
     std::unique_lock l(mu_);
     entered_.push_back(txg);
     cv_.notify_all();
@@ -54,8 +55,8 @@ class TestSyncer : public TxgSyncer {
   }
 
   // The test brackets each transaction with Begin/End inside its hold.
-  void Begin(uint64_t txg) { open_[txg % kRing]++; }
-  void End(uint64_t txg) { open_[txg % kRing]--; }
+  void Begin(Txg txg) { open_[txg.number() % kRing]++; }
+  void End(Txg txg) { open_[txg.number() % kRing]--; }
 
   void CloseGate() { std::lock_guard l(mu_); gate_closed_ = true; }
   void OpenGate() { std::lock_guard l(mu_); gate_closed_ = false; cv_.notify_all(); }
@@ -93,7 +94,7 @@ TxgOptions NoTimerOptions() {
 }
 
 std::unique_ptr<TxgEngine> MakeEngine(TestSyncer& s, uint64_t first, const TxgOptions& o) {
-  auto r = TxgEngine::Create(s, first, o);
+  auto r = TxgEngine::Create(s, Txg{first}, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString(true);
   return r.ok() ? std::move(r).value() : nullptr;
 }
@@ -158,13 +159,13 @@ TEST(TxgEngine, IdleEngineSyncsNothingAndWaitOpenSyncedReturns) {
   TestSyncer s(7);
   auto e = MakeEngine(s, 7, NoTimerOptions());
   ASSERT_NE(e, nullptr);
-  EXPECT_EQ(e->open_txg(), 7u);
-  EXPECT_EQ(e->synced_txg(), 6u);
+  EXPECT_EQ(e->open_txg().number(), 7u);
+  EXPECT_EQ(e->synced_txg().number(), 6u);
   EXPECT_UZFS_OK(e->WaitSynced(3));  // long synced
   EXPECT_UZFS_OK(e->WaitOpenSynced());  // nothing assigned: nothing to wait for
   auto now = e->SyncNow();
   ASSERT_TRUE(now.ok());
-  EXPECT_EQ(*now, 6u);
+  EXPECT_EQ(now->number(), 6u);
   EXPECT_EQ(e->WaitSynced(8).code(), Code::kInvalidArgument);  // not open yet
   EXPECT_UZFS_OK(e->Shutdown());
   EXPECT_TRUE(s.entered().empty());
@@ -176,7 +177,7 @@ TEST(TxgEngine, WaitSyncedReturnsOnlyAfterSyncTxgReturned) {
   ASSERT_NE(e, nullptr);
   auto tx = e->Assign(100);
   ASSERT_TRUE(tx.ok());
-  EXPECT_EQ(tx->txg(), 5u);
+  EXPECT_EQ(tx->txg().number(), 5u);
   tx->Commit(100);
   s.CloseGate();
   std::atomic<bool> done{false};
@@ -193,7 +194,7 @@ TEST(TxgEngine, WaitSyncedReturnsOnlyAfterSyncTxgReturned) {
   s.OpenGate();
   waiter.join();
   EXPECT_TRUE(saw_synced);
-  EXPECT_EQ(e->synced_txg(), 5u);
+  EXPECT_EQ(e->synced_txg().number(), 5u);
   EXPECT_EQ(e->stats().closed_by_request, 1u);
   EXPECT_EQ(e->stats().dirty_bytes, 0u);
   EXPECT_EQ(s.violations(), 0);
@@ -206,10 +207,10 @@ TEST(TxgEngine, HeldTxgNeverSyncsAndOpenAdvancesOnlyWhenQuiescingIsEmpty) {
   auto tx1 = e->Assign(10);
   ASSERT_TRUE(tx1.ok());
   s.Begin(tx1->txg());
-  ASSERT_EQ(tx1->txg(), 5u);
+  ASSERT_EQ(tx1->txg().number(), 5u);
   auto n = e->SyncNow();
   ASSERT_TRUE(n.ok());
-  EXPECT_EQ(*n, 5u);
+  EXPECT_EQ(*n, Txg{5});
   TxgStats st = e->stats();
   EXPECT_EQ(st.quiescing_txg, 5u);  // held by tx1
   EXPECT_EQ(st.open_txg, 6u);       // opened at once
@@ -218,12 +219,12 @@ TEST(TxgEngine, HeldTxgNeverSyncsAndOpenAdvancesOnlyWhenQuiescingIsEmpty) {
   auto tx2 = e->Assign(10);
   ASSERT_TRUE(tx2.ok());
   s.Begin(tx2->txg());
-  EXPECT_EQ(tx2->txg(), 6u);
+  EXPECT_EQ(tx2->txg().number(), 6u);
   ASSERT_TRUE(e->SyncNow().ok());  // 6 wants to close, but 5 still quiesces
   auto tx3 = e->Assign(10);
   ASSERT_TRUE(tx3.ok());
   s.Begin(tx3->txg());
-  EXPECT_EQ(tx3->txg(), 6u);
+  EXPECT_EQ(tx3->txg().number(), 6u);
   st = e->stats();
   EXPECT_EQ(st.quiescing_txg, 5u);
   EXPECT_EQ(st.open_txg, 6u);
@@ -237,8 +238,8 @@ TEST(TxgEngine, HeldTxgNeverSyncsAndOpenAdvancesOnlyWhenQuiescingIsEmpty) {
   EXPECT_UZFS_OK(e->WaitSynced(5));
   auto tx4 = e->Assign(10);
   ASSERT_TRUE(tx4.ok());
-  EXPECT_EQ(tx4->txg(), 7u);
-  EXPECT_EQ(e->synced_txg(), 5u);  // 6 still held by tx2, tx3
+  EXPECT_EQ(tx4->txg().number(), 7u);
+  EXPECT_EQ(e->synced_txg().number(), 5u);  // 6 still held by tx2, tx3
   s.End(6);
   tx2->Commit();
   s.End(6);
@@ -270,7 +271,7 @@ TEST(TxgEngine, DirtyBytesAreAccountedPerTxg) {
   ASSERT_TRUE(e->SyncNow().ok());
   auto d = e->Assign(64);
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->txg(), 2u);
+  EXPECT_EQ(d->txg(), Txg{2});
   TxgStats st = e->stats();
   EXPECT_EQ(st.open_dirty_bytes, 64u);
   d->Commit();
@@ -290,12 +291,12 @@ TEST(TxgEngine, DirtyLimitTriggersSyncWithoutTimeout) {
   auto a = e->Assign(10);
   ASSERT_TRUE(a.ok());
   a->Commit(250);  // the actual count crosses the limit
-  EXPECT_EQ(e->open_txg(), 2u);  // closed by the commit itself
+  EXPECT_EQ(e->open_txg().number(), 2u);  // closed by the commit itself
   ASSERT_TRUE(s.WaitSynced(1));
   EXPECT_UZFS_OK(e->WaitSynced(1));  // 1 is already closed: not a request
   auto b = e->Assign(300);  // the estimate crosses it
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->txg(), 2u);
+  EXPECT_EQ(b->txg(), Txg{2});
   EXPECT_EQ(e->stats().quiescing_txg, 2u);
   b->Commit();
   ASSERT_TRUE(s.WaitSynced(2));
@@ -321,7 +322,7 @@ TEST(TxgEngine, TimeoutTriggersSync) {
   // A later transaction starts a fresh timer.
   auto b = e->Assign(1);
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->txg(), 2u);
+  EXPECT_EQ(b->txg(), Txg{2});
   b->Commit();
   ASSERT_TRUE(s.WaitSynced(2));
   EXPECT_TRUE(Eventually([&] { return e->stats().closed_by_timeout == 2; }));
@@ -387,7 +388,7 @@ TEST(TxgEngine, NoWaitIsBusyWhenThrottledAndThrottleThenNoThrottleAssigns) {
   EXPECT_EQ(e->stats().delayed_count, 1u);
   auto retry = e->Assign(1, TxgWait::kNoThrottle);
   ASSERT_TRUE(retry.ok());
-  EXPECT_EQ(retry->txg(), 2u);
+  EXPECT_EQ(retry->txg(), Txg{2});
   retry->Commit();
   s.OpenGate();
   EXPECT_UZFS_OK(e->WaitOpenSynced());
@@ -405,7 +406,7 @@ TEST(TxgEngine, SyncerErrorFailsEngineAndWakesWaiters) {
   EXPECT_UZFS_OK(e->WaitSynced(1));
   auto b = e->Assign(1);
   ASSERT_TRUE(b.ok());
-  ASSERT_EQ(b->txg(), 2u);
+  ASSERT_EQ(b->txg(), Txg{2});
   std::atomic<bool> waiter_done{false};
   Status waited;
   std::thread waiter([&] {
@@ -415,7 +416,7 @@ TEST(TxgEngine, SyncerErrorFailsEngineAndWakesWaiters) {
   ASSERT_TRUE(Eventually([&] { return e->stats().open_txg == 3; }));
   auto c = e->Assign(1);  // lands in 3, outlives the failure
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->txg(), 3u);
+  EXPECT_EQ(c->txg(), Txg{3});
   EXPECT_FALSE(waiter_done.load());
   b->Commit();
   waiter.join();
@@ -427,7 +428,7 @@ TEST(TxgEngine, SyncerErrorFailsEngineAndWakesWaiters) {
   EXPECT_EQ(e->WaitOpenSynced().code(), Code::kIoError);
   EXPECT_EQ(e->Throttle().code(), Code::kIoError);
   c->Commit();  // still fine after the failure
-  EXPECT_EQ(e->synced_txg(), 1u);
+  EXPECT_EQ(e->synced_txg().number(), 1u);
   EXPECT_EQ(e->Shutdown().code(), Code::kIoError);
   EXPECT_EQ(e->Shutdown().code(), Code::kIoError);
   EXPECT_EQ(s.synced(), (std::vector<uint64_t>{1}));
@@ -490,7 +491,7 @@ TEST(TxgEngine, ShutdownWaitsForPendingTransactionsAndSyncsThem) {
   closer.join();
   EXPECT_UZFS_OK(shutdown_status);
   EXPECT_EQ(s.synced(), (std::vector<uint64_t>{1}));
-  EXPECT_EQ(e->synced_txg(), 1u);
+  EXPECT_EQ(e->synced_txg().number(), 1u);
   EXPECT_UZFS_OK(e->WaitOpenSynced());                  // everything assigned is synced
   EXPECT_EQ(e->WaitSynced(2).code(), Code::kBusy);      // will never sync
   EXPECT_UZFS_OK(e->Shutdown());                        // idempotent
@@ -506,7 +507,7 @@ TEST(TxgEngine, WaitOpenSyncedDuringShutdownWaitsForTheLastTxg) {
   ASSERT_TRUE(e->SyncNow().ok());  // 1 quiesces (held by tx1)
   auto tx2 = e->Assign(1);
   ASSERT_TRUE(tx2.ok());
-  ASSERT_EQ(tx2->txg(), 2u);
+  ASSERT_EQ(tx2->txg().number(), 2u);
   Status shut, waited;
   std::thread closer([&] { shut = e->Shutdown(); });
   ASSERT_TRUE(Eventually([&] { return !e->Assign(1).ok(); }));
@@ -578,9 +579,9 @@ TEST(TxgEngine, ManyWritersTxgsInOrderAndNeverSyncedWhileHeld) {
           failures++;
           continue;
         }
-        const uint64_t txg = tx->txg();
-        if (txg < last) order_violations++;
-        last = txg;
+        const Txg txg = tx->txg();
+        if (txg.number() < last) order_violations++;
+        last = txg.number();
         s.Begin(txg);
         if (rng() % 16 == 0) std::this_thread::yield();
         s.End(txg);
@@ -595,7 +596,7 @@ TEST(TxgEngine, ManyWritersTxgsInOrderAndNeverSyncedWhileHeld) {
   }
   for (auto& t : ts) t.join();
   ASSERT_UZFS_OK(e->WaitOpenSynced());
-  const uint64_t last_txg = e->synced_txg();
+  const uint64_t last_txg = e->synced_txg().number();
   EXPECT_UZFS_OK(e->Shutdown());
   const TxgStats st = e->stats();
   EXPECT_EQ(failures.load(), 0);

@@ -59,7 +59,7 @@ class SaCodecTest : public ::testing::Test {
     o.crtime = {1700000000, 42};
     o.uid = 7;
     o.gid = 8;
-    Status s = CreateZplFilesystem(**w, o, txg);
+    Status s = CreateZplFilesystem(**w, o, Txg{txg});
     EXPECT_TRUE(s.ok()) << s.ToString(true);
     return std::move(*w);
   }

@@ -58,12 +58,12 @@ Result<uint64_t> AddFile(ObjsetWriter& os, const SaCodec& codec, const std::stri
   p.bonuslen = kSaBonusRoom512;
   p.block_size = data.empty() ? 512 : (data.size() + 511) / 512 * 512;
   p.indblkshift = 17;
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, os.AllocateObject(p, txg));
-  if (!data.empty()) UZFS_RETURN_IF_ERROR(os.Write(obj, 0, data, txg));
-  UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec.EncodeIn(os, a, kSaBonusRoom512, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, os.AllocateObject(p, Txg{txg}));
+  if (!data.empty()) UZFS_RETURN_IF_ERROR(os.Write(obj, 0, data, Txg{txg}));
+  UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec.EncodeIn(os, a, kSaBonusRoom512, Txg{txg}));
   if (!enc.spill.empty()) return Status::NotSupported("spill");
-  UZFS_RETURN_IF_ERROR(os.SetBonus(obj, enc.bonustype, enc.bonus, txg));
-  DmuZapObject dir(os, kZpl5RootObj, txg);
+  UZFS_RETURN_IF_ERROR(os.SetBonus(obj, enc.bonustype, enc.bonus, Txg{txg}));
+  DmuZapObject dir(os, kZpl5RootObj, Txg{txg});
   UZFS_ASSIGN_OR_RETURN(ZapWriter zap, ZapWriter::Open(dir));
   UZFS_RETURN_IF_ERROR(zap.Add(name, dt << 60 | obj));
   UZFS_RETURN_IF_ERROR(dir.Flush());
@@ -86,7 +86,7 @@ Status BuildPool(const fs::path& dir, Made* made) {
     UZFS_ASSIGN_OR_RETURN(ObjsetWriter * os, P.Objset("sp/fs"));
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<SaCodec> codec, LoadSaCodec(*os));
     UZFS_ASSIGN_OR_RETURN(auto tx, P.Begin(100000));
-    const uint64_t txg = tx.txg();
+    const uint64_t txg = tx.txg().number();
     const std::vector<uint8_t> data = test::RandomBytes(5000, 3);
     ZnodeAttrs f = NewFile(0100644, txg, 1700000100);
     f.size = data.size();
@@ -104,8 +104,8 @@ Status BuildPool(const fs::path& dir, Made* made) {
     UZFS_ASSIGN_OR_RETURN(ZnodeAttrs r, codec->Decode(rdn.bonustype, rdn.bonus, {}, false));
     r.size = 5;
     r.mtime = r.ctime = {1700000400, 0};
-    UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec->EncodeIn(*os, r, kSaBonusRoom512, txg));
-    UZFS_RETURN_IF_ERROR(os->SetBonus(kZpl5RootObj, enc.bonustype, enc.bonus, txg));
+    UZFS_ASSIGN_OR_RETURN(EncodedZnode enc, codec->EncodeIn(*os, r, kSaBonusRoom512, Txg{txg}));
+    UZFS_RETURN_IF_ERROR(os->SetBonus(kZpl5RootObj, enc.bonustype, enc.bonus, Txg{txg}));
     tx.Commit();
   }
   UZFS_RETURN_IF_ERROR(P.Sync());

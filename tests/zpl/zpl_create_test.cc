@@ -176,8 +176,8 @@ BlockPtr CreateAndSync(Zio& zio, const ZplCreateOptions& opts, uint64_t txg) {
   auto w = ObjsetWriter::Create(zio, ObjsetType::kZfs, wo);
   EXPECT_TRUE(w.ok()) << w.status().ToString(true);
   if (!w.ok()) return {};
-  EXPECT_UZFS_OK(CreateZplFilesystem(**w, opts, txg));
-  auto bp = (*w)->Sync(txg);
+  EXPECT_UZFS_OK(CreateZplFilesystem(**w, opts, Txg{txg}));
+  auto bp = (*w)->Sync(Txg{txg});
   EXPECT_TRUE(bp.ok()) << bp.status().ToString(true);
   return bp.ok() ? *bp : BlockPtr{};
 }

@@ -180,7 +180,8 @@ Status ObjsetWriter::ChangeFields(Object* obj, uint64_t txg, Fn fn) {
   return Status::Ok();
 }
 
-Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, uint64_t txg) {
+Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   if (p.dnode_size < kDnodeSlotSize || p.dnode_size > kDnodeMaxSlots * kDnodeSlotSize ||
       p.dnode_size % kDnodeSlotSize != 0)
     return Status::InvalidArgument("dnode size " + std::to_string(p.dnode_size));
@@ -243,7 +244,8 @@ Result<uint64_t> ObjsetWriter::AllocateObject(const ObjectProps& p, uint64_t txg
   return o;
 }
 
-Status ObjsetWriter::FreeObject(uint64_t object, uint64_t txg) {
+Status ObjsetWriter::FreeObject(uint64_t object, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
   if (!obj->txgs.empty() && obj->txgs.rbegin()->first > txg)
@@ -283,7 +285,8 @@ Result<Dnode> ObjsetWriter::GetDnode(uint64_t object) {
   return dn;
 }
 
-Status ObjsetWriter::SetSpill(uint64_t object, std::span<const uint8_t> bytes, uint64_t txg) {
+Status ObjsetWriter::SetSpill(uint64_t object, std::span<const uint8_t> bytes, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   if (bytes.size() > kSpillMaxSize)
     return Status::InvalidArgument("spill of " + std::to_string(bytes.size()) + " bytes (at most 128 KiB)");
   MutexLock l(&mu_);
@@ -329,7 +332,8 @@ Result<std::vector<uint8_t>> ObjsetWriter::ReadSpill(uint64_t object) {
 }
 
 Status ObjsetWriter::SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus,
-                              uint64_t txg) {
+                              Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
   if (bonus.size() > obj->Cur().MaxBonusLen())
@@ -344,7 +348,8 @@ Status ObjsetWriter::SetBonus(uint64_t object, uint8_t bonustype, std::span<cons
 }
 
 Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift,
-                                  uint64_t txg) {
+                                  Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
   if (block_size < 512 || block_size > kMaxBlockSize || block_size % 512 != 0 ||
@@ -390,7 +395,8 @@ Status ObjsetWriter::SetBlockSize(uint64_t object, uint64_t block_size, uint8_t 
   return Status::Ok();
 }
 
-void ObjsetWriter::SetDataProps(const DataProps& p, uint64_t from_txg) {
+void ObjsetWriter::SetDataProps(const DataProps& p, Txg from_tx_group) {
+  const uint64_t from_txg = from_tx_group.number();
   MutexLock l(&mu_);
   // A later change for the same or an earlier txg replaces what is queued
   // from that txg on.
@@ -403,7 +409,8 @@ ObjsetWriter::DataProps ObjsetWriter::data_props() const {
   return pending_props_.empty() ? data_props_ : pending_props_.rbegin()->second;
 }
 
-Status ObjsetWriter::SetType(uint64_t object, uint8_t type, uint64_t txg) {
+Status ObjsetWriter::SetType(uint64_t object, uint8_t type, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   if (!DmuTypeKnown(type)) return Status::InvalidArgument("unknown object type " + std::to_string(type));
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
@@ -544,8 +551,9 @@ SyncedCacheStats ObjsetWriter::synced_cache_stats() const {
   return synced_.stats();
 }
 
-Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg,
+Status ObjsetWriter::Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, Txg tx_group,
                            uint64_t* dirtied) {
+  const uint64_t txg = tx_group.number();
   if (dirtied) *dirtied = 0;
   if (data.empty()) return Status::Ok();
   if (offset + data.size() < offset) return Status::InvalidArgument("write range overflows");
@@ -714,7 +722,8 @@ void ObjsetWriter::Prefetch(uint64_t object, std::span<const uint64_t> blkids) {
   });
 }
 
-Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length, uint64_t txg) {
+Status ObjsetWriter::FreeRange(uint64_t object, uint64_t offset, uint64_t length, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(Object * obj, Hold(object));
   const bool trunc = length == UINT64_MAX;
@@ -786,7 +795,8 @@ Result<uint64_t> ObjsetWriter::EstimateWrite(uint64_t object, uint64_t offset, u
   return bytes;
 }
 
-uint64_t ObjsetWriter::DirtyBytesIn(uint64_t first, uint64_t last) const {
+uint64_t ObjsetWriter::DirtyBytesIn(Txg first_txg, Txg last_txg) const {
+  const uint64_t first = first_txg.number(), last = last_txg.number();
   MutexLock l(&mu_);
   uint64_t sum = 0;
   for (auto it = dirty_bytes_.lower_bound(first); it != dirty_bytes_.end() && it->first <= last; ++it)
@@ -794,7 +804,8 @@ uint64_t ObjsetWriter::DirtyBytesIn(uint64_t first, uint64_t last) const {
   return sum;
 }
 
-uint64_t ObjsetWriter::DirtyBytes(uint64_t txg) const {
+uint64_t ObjsetWriter::DirtyBytes(Txg tx_group) const {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   auto it = dirty_bytes_.find(txg);
   return it == dirty_bytes_.end() ? 0 : it->second;
@@ -810,7 +821,8 @@ Objset ObjsetWriter::objset() const {
   return os_;
 }
 
-Status ObjsetWriter::SetZilHeader(const ZilHeader& zh, uint64_t txg) {
+Status ObjsetWriter::SetZilHeader(const ZilHeader& zh, Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   UZFS_RETURN_IF_ERROR(CheckTxg(txg));
   zil_headers_[txg] = zh;
@@ -827,7 +839,8 @@ void ObjsetWriter::PreferObjectNumber(uint64_t object) {
   prefer_obj_ = object;
 }
 
-bool ObjsetWriter::HasDirty(uint64_t txg) const {
+bool ObjsetWriter::HasDirty(Txg tx_group) const {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   if (zil_headers_.count(txg)) return true;
   auto it = dirty_objects_.find(txg);

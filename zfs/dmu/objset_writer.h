@@ -133,8 +133,8 @@
 //
 // Threading (what the txg engine may rely on):
 //   - Every public method is safe to call from any thread.
-//   - Writes, frees and setters take `txg`: it must be newer than every
-//     txg already synced or syncing (InvalidArgument otherwise; with
+//   - Writes, frees and setters take a `Txg` (zfs/util/txg_number.h): it
+//     must be newer than every txg already synced or syncing (InvalidArgument otherwise; with
 //     multi_pass, the last synced txg is allowed too, see above), and a
 //     block (or the dnode's fields) may not be changed in txg T after a
 //     newer txg has changed it (InvalidArgument): writers of one range are
@@ -184,6 +184,7 @@
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zio/block_reader.h"
 #include "zfs/zio/zio.h"
 
@@ -212,7 +213,7 @@ struct ObjsetWriterOptions {
   // When set, Sync hands each replaced block to this instead of Zio::Free
   // (pass: 1, 2, ...). The pool uses it to put frees of later passes on the
   // deferred-free list, as ZFS does, so they dirty no new space maps.
-  std::function<Status(const BlockPtr& bp, uint64_t txg, int pass)> free_hook;
+  std::function<Status(const BlockPtr& bp, Txg txg, int pass)> free_hook;
   // How committed blocks are read (must outlive the writer); null: straight
   // from the Zio. A multi_pass writer must not be given a caching reader
   // (its later passes rewrite blocks in place under the same DVA and birth).
@@ -234,7 +235,7 @@ struct ObjsetWriterOptions {
 
 // What one Sync call (one pass) did, for the DSL's space accounting.
 struct SyncStats {
-  uint64_t txg = 0;
+  Txg txg;
   int pass = 0;                  // 1 for the first Sync of txg; 2, 3, ... after
   // *_lsize: the "uncompressed" bytes ZFS charges (BP_GET_UCSIZE): lsize
   // for data blocks, psize for metadata (indirect blocks and metadata
@@ -272,9 +273,9 @@ class ObjsetWriter {
   ObjsetWriter& operator=(const ObjsetWriter&) = delete;
 
   // A new object; its number. InvalidArgument for impossible props.
-  Result<uint64_t> AllocateObject(const ObjectProps& props, uint64_t txg) UZFS_EXCLUDES(mu_);
+  Result<uint64_t> AllocateObject(const ObjectProps& props, Txg txg) UZFS_EXCLUDES(mu_);
   // Frees the object and (at sync) every block of it.
-  Status FreeObject(uint64_t object, uint64_t txg) UZFS_EXCLUDES(mu_);
+  Status FreeObject(uint64_t object, Txg txg) UZFS_EXCLUDES(mu_);
   // The object's dnode as of the newest txg (blkptr, spill and used: as
   // last synced; spill is a hole while a new spill block is unsynced).
   // NotFound for a free object.
@@ -290,7 +291,7 @@ class ObjsetWriter {
   Result<Shape> GetShape(uint64_t object) UZFS_EXCLUDES(mu_);
 
   // Bonus bytes; the length may change up to the dnode's MaxBonusLen().
-  Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, uint64_t txg)
+  Status SetBonus(uint64_t object, uint8_t bonustype, std::span<const uint8_t> bonus, Txg txg)
       UZFS_EXCLUDES(mu_);
   // The object's spill block becomes `bytes` (zero-padded to a multiple of
   // 512; at most 128 KiB) from txg on; an empty span removes it. The bonus
@@ -298,14 +299,14 @@ class ObjsetWriter {
   // flag: shrink the bonus first, grow it after a removal). InvalidArgument
   // for a bigger spill or bonus, or when a newer txg already changed the
   // spill.
-  Status SetSpill(uint64_t object, std::span<const uint8_t> bytes, uint64_t txg) UZFS_EXCLUDES(mu_);
+  Status SetSpill(uint64_t object, std::span<const uint8_t> bytes, Txg txg) UZFS_EXCLUDES(mu_);
   // The spill block as of the newest txg (padding included); empty when the
   // object has none. NotFound for a free object.
   Result<std::vector<uint8_t>> ReadSpill(uint64_t object) UZFS_EXCLUDES(mu_);
   // Block sizes. With data, only for a one-block object (block 0 keeps its
   // bytes, cut or zero-filled: a micro ZAP growing or turning fat), the
   // indirect block size unchanged and no newer txg holding its data.
-  Status SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift, uint64_t txg)
+  Status SetBlockSize(uint64_t object, uint64_t block_size, uint8_t indblkshift, Txg txg)
       UZFS_EXCLUDES(mu_);
 
   // The dataset's compression, checksum and copies properties (what
@@ -320,18 +321,18 @@ class ObjsetWriter {
     int copies = 1;
     int zstd_level = 0;  // with compress kZstd (ObjsetWriterOptions::data_zstd_level)
   };
-  void SetDataProps(const DataProps& p, uint64_t from_txg) UZFS_EXCLUDES(mu_);
+  void SetDataProps(const DataProps& p, Txg from_txg) UZFS_EXCLUDES(mu_);
   // The newest values set (those the next txgs get).
   DataProps data_props() const UZFS_EXCLUDES(mu_);
 
   // The object's type from txg on (the DSL makes a dataset object a ZAP
   // when it first needs one: DMU_OTN_ZAP_METADATA). InvalidArgument for a
   // type dmu_types.h does not know.
-  Status SetType(uint64_t object, uint8_t type, uint64_t txg) UZFS_EXCLUDES(mu_);
+  Status SetType(uint64_t object, uint8_t type, Txg txg) UZFS_EXCLUDES(mu_);
 
   // *dirtied (when given): the bytes of txg's dirty records this write
   // added (whole buffers newly held), as DirtyBytes(txg) moved for it alone.
-  Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, uint64_t txg,
+  Status Write(uint64_t object, uint64_t offset, std::span<const uint8_t> data, Txg txg,
                uint64_t* dirtied = nullptr) UZFS_EXCLUDES(mu_);
   // Bytes past the last block read as zeros.
   Status Read(uint64_t object, uint64_t offset, std::span<uint8_t> out) UZFS_EXCLUDES(mu_);
@@ -356,7 +357,7 @@ class ObjsetWriter {
   // Zeros [offset, offset + length): whole blocks become holes (freed at
   // sync), partial blocks are zeroed. length == UINT64_MAX truncates: the
   // object ends at offset (maxblkid drops to the last block kept).
-  Status FreeRange(uint64_t object, uint64_t offset, uint64_t length, uint64_t txg)
+  Status FreeRange(uint64_t object, uint64_t offset, uint64_t length, Txg txg)
       UZFS_EXCLUDES(mu_);
 
   // Worst-case bytes a write of [offset, offset+length) can allocate at
@@ -370,7 +371,7 @@ class ObjsetWriter {
   // alone if nothing else changed); the newest call for a txg wins, and a
   // txg synced without a call keeps the header of the txg before. The
   // ZIL (zfs/dsl/pool_zil.cc) stores the log's first block here each txg.
-  Status SetZilHeader(const ZilHeader& zh, uint64_t txg) UZFS_EXCLUDES(mu_);
+  Status SetZilHeader(const ZilHeader& zh, Txg txg) UZFS_EXCLUDES(mu_);
   // The header as of the newest txg given one (else the committed one).
   ZilHeader zil_header() const UZFS_EXCLUDES(mu_);
   // The next AllocateObject takes object number `object` if its slots are
@@ -382,7 +383,8 @@ class ObjsetWriter {
   // holding byte `offset`, as record `txg` holds it. WriteEarly fills `status` and, when OK, `bp` (never a hole:
   // an all-zero block fails with NotFound, the caller logs zeros itself).
   struct EarlyWrite {
-    uint64_t object = 0, offset = 0, txg = 0;
+    uint64_t object = 0, offset = 0;
+    Txg txg;
     Status status;
     BlockPtr bp;
   };
@@ -402,20 +404,20 @@ class ObjsetWriter {
   // With multi_pass, txg may also equal the txg this writer synced last:
   // another pass of it (see the top of this file); with no records then,
   // it writes nothing and returns root().
-  Result<BlockPtr> Sync(uint64_t txg) UZFS_EXCLUDES(mu_, sync_mu_);
+  Result<BlockPtr> Sync(Txg txg) UZFS_EXCLUDES(mu_, sync_mu_);
   // The same; *stats (when given) receives what LastSyncStats() returns.
-  Result<BlockPtr> Sync(uint64_t txg, SyncStats* stats) UZFS_EXCLUDES(mu_, sync_mu_);
+  Result<BlockPtr> Sync(Txg txg, SyncStats* stats) UZFS_EXCLUDES(mu_, sync_mu_);
   // Born/killed/rewritten space of the last successful Sync call.
   SyncStats LastSyncStats() const UZFS_EXCLUDES(mu_);
   // The synced-block cache's limit from now on (0 empties it).
   void SetSyncedCacheLimit(uint64_t bytes) UZFS_EXCLUDES(mu_);
   SyncedCacheStats synced_cache_stats() const UZFS_EXCLUDES(mu_);
   // Whether txg has unsynced records (a change of any object in it).
-  bool HasDirty(uint64_t txg) const UZFS_EXCLUDES(mu_);
+  bool HasDirty(Txg txg) const UZFS_EXCLUDES(mu_);
 
-  uint64_t DirtyBytes(uint64_t txg) const UZFS_EXCLUDES(mu_);
+  uint64_t DirtyBytes(Txg txg) const UZFS_EXCLUDES(mu_);
   // The sum of DirtyBytes over txgs first..last (one lock, not one per txg).
-  uint64_t DirtyBytesIn(uint64_t first, uint64_t last) const UZFS_EXCLUDES(mu_);
+  uint64_t DirtyBytesIn(Txg first, Txg last) const UZFS_EXCLUDES(mu_);
   // The objset block pointer last synced (or opened); a hole before the
   // first Sync of a new set.
   BlockPtr root() const UZFS_EXCLUDES(mu_);

@@ -63,8 +63,8 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
         fail(Status::NotSupported("no early writes in a multi-pass set"));
         continue;
       }
-      if (broken_ || q.txg <= synced_txg_ || (syncing_txg_ != 0 && q.txg <= syncing_txg_)) {
-        fail(Status::Busy("txg " + std::to_string(q.txg) + " is syncing or synced"));
+      if (broken_ || q.txg.number() <= synced_txg_ || (syncing_txg_ != 0 && q.txg.number() <= syncing_txg_)) {
+        fail(Status::Busy("txg " + std::to_string(q.txg.number()) + " is syncing or synced"));
         continue;
       }
       auto o = objects_.find(q.object);
@@ -72,7 +72,7 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
         fail(Status::NotFound("object not dirty"));
         continue;
       }
-      auto t = o->second->txgs.find(q.txg);
+      auto t = o->second->txgs.find(q.txg.number());
       if (t == o->second->txgs.end() || t->second->freed) {
         fail(Status::NotFound("object not dirty in that txg"));
         continue;
@@ -105,10 +105,10 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
         continue;
       }
       rec->early[blkid].in_flight = true;
-      early_inflight_[q.txg]++;
+      early_inflight_[q.txg.number()]++;
       jobs.push_back(Job{i, rec, blkid, b->second});
       DataProps dp = data_props_;
-      for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= q.txg; ++it) dp = it->second;
+      for (auto it = pending_props_.begin(); it != pending_props_.end() && it->first <= q.txg.number(); ++it) dp = it->second;
       writes.push_back(BlockWrite{{}, DataWriteProps(rec->fields, dp), {}});
     }
   }
@@ -117,7 +117,7 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
   // All in one txg per request; group by txg for WriteBlocks.
   std::vector<Status> errs(jobs.size(), Status::Ok());
   std::map<uint64_t, std::vector<size_t>> by_txg;
-  for (size_t k = 0; k < jobs.size(); k++) by_txg[reqs[jobs[k].req].txg].push_back(k);
+  for (size_t k = 0; k < jobs.size(); k++) by_txg[reqs[jobs[k].req].txg.number()].push_back(k);
   for (const auto& [txg, ks] : by_txg) {
     std::vector<BlockWrite> w;
     for (size_t k : ks) w.push_back(writes[k]);
@@ -139,7 +139,7 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
     if (gang) {
       // A gang block's DVA does not describe its space as one range
       // (claims on import could not take it): the caller copies instead.
-      zio_.Unallocate(bp, q.txg).IgnoreError();
+      zio_.Unallocate(bp, q.txg.number()).IgnoreError();
       q.status = Status::NoSpace("no room for the block in one piece");
       if (e != j.rec->early.end()) j.rec->early.erase(e);
     } else if (!errs[k].ok() || bp.IsHole()) {
@@ -148,7 +148,7 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
     } else if (stale) {
       // Changed while it was written: Sync writes the new bytes; this
       // block still holds what the log record needs until txg is on disk.
-      zio_.Free(bp, q.txg).IgnoreError();
+      zio_.Free(bp, q.txg.number()).IgnoreError();
       early_dropped_.fetch_add(1, std::memory_order_relaxed);
       if (e != j.rec->early.end()) j.rec->early.erase(e);
       q.bp = bp;
@@ -157,7 +157,7 @@ void ObjsetWriter::WriteEarly(std::span<EarlyWrite> reqs) {
       e->second.bp = bp;
       q.bp = bp;
     }
-    if (--early_inflight_[q.txg] == 0) early_inflight_.erase(q.txg);
+    if (--early_inflight_[q.txg.number()] == 0) early_inflight_.erase(q.txg.number());
   }
   for (size_t i = 0; i < reqs.size(); i++) {
     if (dup_of[i] == kNoJob) continue;

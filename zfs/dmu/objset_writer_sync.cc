@@ -118,9 +118,10 @@ WriteProps MetaWriteProps(CompressType compress, int copies, uint8_t type) {
 
 }  // namespace
 
-Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg) { return Sync(txg, nullptr); }
+Result<BlockPtr> ObjsetWriter::Sync(Txg txg) { return Sync(txg, nullptr); }
 
-Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
+Result<BlockPtr> ObjsetWriter::Sync(Txg tx_group, SyncStats* stats_out) {
+  const uint64_t txg = tx_group.number();
   MutexLock sync_lock(&sync_mu_);
   SyncState st;
   st.txg = txg;
@@ -143,7 +144,7 @@ Result<BlockPtr> ObjsetWriter::Sync(uint64_t txg, SyncStats* stats_out) {
 Status ObjsetWriter::CollectDirty(SyncState& st) {
   const uint64_t txg = st.txg;
   SyncStats& stats = st.stats;
-  stats.txg = txg;
+  stats.txg = Txg{txg};
   {
     MutexLock l(&mu_);
     st.again = opts_.multi_pass && pass_txg_ != 0 && txg == pass_txg_ && txg == synced_txg_;
@@ -580,7 +581,7 @@ Status ObjsetWriter::FreeReplaced(SyncState& st) {
   const uint64_t txg = st.txg;
   Status first_err = Status::Ok();
   for (const BlockPtr& bp : st.all_frees) {
-    Status s = opts_.free_hook ? opts_.free_hook(bp, txg, st.stats.pass) : zio_.Free(bp, txg);
+    Status s = opts_.free_hook ? opts_.free_hook(bp, Txg{txg}, st.stats.pass) : zio_.Free(bp, txg);
     if (!s.ok() && first_err.ok()) first_err = s;
     reader_.Forget(bp);  // its cached buffer can go now (the ARC's arc_freed)
   }

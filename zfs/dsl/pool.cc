@@ -48,7 +48,7 @@ FaultDevice* Pool::LeafFaults(const std::string& path_or_guid) {
 }
 
 Status Pool::StartEngine(const TxgOptions& opts) {
-  uint64_t first;
+  Txg first;
   {
     MutexLock l(&mu_);
     first = open_txg_;
@@ -69,7 +69,7 @@ const Uberblock& Pool::uberblock() const {
   return ub_;
 }
 
-uint64_t Pool::open_txg() const {
+Txg Pool::open_txg() const {
   if (txg_) return txg_->open_txg();
   MutexLock l(&mu_);
   return open_txg_;

@@ -56,6 +56,7 @@
 #include "zfs/util/mutex.h"
 #include "zfs/util/nvlist/nvlist.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/vdev.h"
@@ -104,7 +105,7 @@ using ZplCreateProps = std::map<std::string, uint64_t>;
 // Fills the objset of a new filesystem dataset (the ZPL's empty file
 // system): registered by the layer above (zfs/zpl), called in txg `txg`.
 using FilesystemInit =
-    std::function<Status(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg)>;
+    std::function<Status(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, Txg txg)>;
 
 struct PoolCreateOptions {
   uint64_t version = 23;          // 11..28, or 5000 (feature flags: every feature uzfs knows)
@@ -225,7 +226,7 @@ class Pool final : private TxgSyncer {
   // txg syncs after every hold on it is released.
   Result<Tx> Begin(uint64_t bytes) UZFS_EXCLUDES(mu_);
   // The txg new transactions join.
-  uint64_t open_txg() const UZFS_EXCLUDES(mu_);
+  Txg open_txg() const UZFS_EXCLUDES(mu_);
   // Everything begun so far (and the queued DSL operations) on disk.
   Status Sync() UZFS_EXCLUDES(mu_, sync_mu_);
   TxgStats txg_stats() const;
@@ -402,7 +403,7 @@ class Pool final : private TxgSyncer {
     bool needs_sync = false;  // new: write its objset even if nothing changed
     std::shared_ptr<DatasetZil> zil;  // the running intent log writer, if any
   };
-  using SyncTask = std::function<Status(uint64_t txg)>;
+  using SyncTask = std::function<Status(Txg txg)>;
 
   Pool();
   Status OpenCommon() UZFS_REQUIRES(mu_);
@@ -410,8 +411,8 @@ class Pool final : private TxgSyncer {
                          std::map<uint64_t, std::string> found_paths, uint64_t newest_seen)
       UZFS_EXCLUDES(mu_);
   // TxgSyncer: one txg, on the engine's sync thread (header comment).
-  Status SyncTxg(uint64_t txg) override UZFS_EXCLUDES(mu_, sync_mu_);
-  Status SyncTxgLocked(uint64_t txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
+  Status SyncTxg(Txg txg) override UZFS_EXCLUDES(mu_, sync_mu_);
+  Status SyncTxgLocked(Txg txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
   Status StartEngine(const TxgOptions& opts) UZFS_EXCLUDES(mu_);
   // Intent log (pool_zil.cc). Import, before the engine starts: marks
   // every log block of every dataset that the last synced txg's space
@@ -423,17 +424,17 @@ class Pool final : private TxgSyncer {
   Status OpenLogClass(const AllocatorOptions& ao) UZFS_REQUIRES(mu_);
   Allocator* LogClassFor(uint32_t top_id) const UZFS_REQUIRES(mu_);
   Status LogClassLoad() UZFS_REQUIRES(mu_);
-  Status LogClassSyncTxg(uint64_t txg, bool allow_condense) UZFS_REQUIRES(mu_);
-  void LogClassSyncDone(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status LogClassSyncTxg(Txg txg, bool allow_condense) UZFS_REQUIRES(mu_);
+  void LogClassSyncDone(Txg txg) UZFS_REQUIRES(mu_);
   // Sync of txg: frees log blocks whose records are all in txg or older
   // and stores the log's new header in the dataset's objset.
-  Status ZilSyncDataset(Dataset& ds, uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status ZilSyncDataset(Dataset& ds, Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
   // Txg's uberblock is durable: queued log records of it are dropped.
-  void ZilSyncDone(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
-  Status SyncDatasets(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
-  Status SyncPasses(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
-  Status WriteUberblock(uint64_t txg) UZFS_REQUIRES(sync_mu_, mu_);
-  Status WriteLabels(uint64_t state, uint64_t txg) UZFS_REQUIRES(mu_);
+  void ZilSyncDone(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status SyncDatasets(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status SyncPasses(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status WriteUberblock(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
+  Status WriteLabels(uint64_t state, Txg txg) UZFS_REQUIRES(mu_);
   Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
   Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
 
@@ -453,51 +454,51 @@ class Pool final : private TxgSyncer {
   void HandToL2(CacheDev& c) UZFS_REQUIRES(cache_mu_);
 
   // MOS helpers (txg: the syncing txg).
-  Result<uint64_t> MosCreateZap(uint8_t type, uint64_t txg, uint8_t bonustype = 0,
+  Result<uint64_t> MosCreateZap(uint8_t type, Txg txg, uint8_t bonustype = 0,
                                 uint16_t bonuslen = 0) UZFS_REQUIRES(mu_);
-  Status MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, uint64_t txg)
+  Status MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, Txg txg)
       UZFS_REQUIRES(mu_);
   Status MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
-                         uint64_t txg) UZFS_REQUIRES(mu_);
-  Status MosZapRemove(uint64_t obj, const std::string& name, uint64_t txg) UZFS_REQUIRES(mu_);
+                         Txg txg) UZFS_REQUIRES(mu_);
+  Status MosZapRemove(uint64_t obj, const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
   Result<std::vector<std::pair<std::string, std::vector<uint64_t>>>> MosZapList(uint64_t obj,
                                                                                uint8_t* int_size = nullptr)
       UZFS_REQUIRES(mu_);
   Result<uint64_t> MosZapLookup(uint64_t obj, const std::string& name) UZFS_REQUIRES(mu_);
-  Result<uint64_t> MosCreateBplist(uint64_t block_size, uint64_t txg) UZFS_REQUIRES(mu_);
-  Result<uint64_t> MosCreateDeadlist(uint64_t txg) UZFS_REQUIRES(mu_);
-  Status CreateFeatureObjects(uint64_t txg, const std::set<std::string>& disabled) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreateBplist(uint64_t block_size, Txg txg) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreateDeadlist(Txg txg) UZFS_REQUIRES(mu_);
+  Status CreateFeatureObjects(Txg txg, const std::set<std::string>& disabled) UZFS_REQUIRES(mu_);
   Status CheckFeatures(const std::string& quoted, bool readonly) UZFS_REQUIRES(mu_);
   // pool_features.cc: feature refcounts, per-dataset activation.
   Result<bool> FeatureEnabled(const std::string& guid) UZFS_REQUIRES(mu_);
-  Status FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status FeatureAddRef(const std::string& guid, int64_t delta, Txg txg) UZFS_REQUIRES(mu_);
   uint64_t MaxRecordSize() UZFS_REQUIRES(mu_);   // 1 MiB with large_blocks, else 128 KiB
-  Status ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status ActivateLargeBlocks(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
   // What property parsing needs to know of this pool (version, largest
   // recordsize, the compression features) for a set or create on `target`.
   PropContext PropContextFor(const std::string& target, bool creating) UZFS_REQUIRES(mu_);
   // zstd_compress on the dataset when its own compression property (not
   // an inherited one) is set to a zstd value, as OpenZFS does at `zfs set`.
-  Status ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, uint64_t txg)
+  Status ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, Txg txg)
       UZFS_REQUIRES(mu_);
   // Per-dataset features: whether the dataset object holds guid; the
   // activation (the object becomes a ZAP, refcounts +1; nothing if
   // active; NotSupported if the pool does not have it enabled).
   Result<bool> DatasetFeatureActive(uint64_t ds_obj, const std::string& guid) UZFS_REQUIRES(mu_);
-  Status ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, uint64_t txg) UZFS_REQUIRES(mu_);
-  Status DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) UZFS_REQUIRES(mu_);
-  Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
-  Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, Txg txg) UZFS_REQUIRES(mu_);
+  Status DropDatasetFeatures(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
+  Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, Txg txg) UZFS_REQUIRES(mu_);
+  Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, Txg txg) UZFS_REQUIRES(mu_);
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
-  Status WriteConfigObject(uint64_t txg) UZFS_REQUIRES(mu_);
-  Result<uint64_t> MosCreatePackedNvlist(uint64_t txg) UZFS_REQUIRES(mu_);
-  Status MosWritePackedNvlist(uint64_t obj, const NvList& nv, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteConfigObject(Txg txg) UZFS_REQUIRES(mu_);
+  Result<uint64_t> MosCreatePackedNvlist(Txg txg) UZFS_REQUIRES(mu_);
+  Status MosWritePackedNvlist(uint64_t obj, const NvList& nv, Txg txg) UZFS_REQUIRES(mu_);
   Status WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
-                        uint64_t txg) UZFS_REQUIRES(mu_);
-  Status WriteHistory(uint64_t txg) UZFS_REQUIRES(mu_);
+                        Txg txg) UZFS_REQUIRES(mu_);
+  Status WriteHistory(Txg txg) UZFS_REQUIRES(mu_);
   // The error log entries recorded since the last sync, into errlog_last.
-  Status WriteErrorLog(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status WriteErrorLog(Txg txg) UZFS_REQUIRES(mu_);
   // Reads the pool directory's error log objects (import).
   void LoadErrorLog() UZFS_REQUIRES(mu_);
   // Marks UNAVAIL every leaf whose device changed under the pool
@@ -505,8 +506,8 @@ class Pool final : private TxgSyncer {
   void CheckLeaves() UZFS_REQUIRES(mu_);
   // ObjsetWriterOptions::on_read_error for object set `objset` (0: MOS).
   std::function<void(uint64_t, int64_t, uint64_t, const Status&)> ReadErrorHook(uint64_t objset);
-  Status AppendDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
-  Status ProcessDeferredFrees(uint64_t txg) UZFS_REQUIRES(mu_);
+  Status AppendDeferredFrees(Txg txg) UZFS_REQUIRES(mu_);
+  Status ProcessDeferredFrees(Txg txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions MosOptions() UZFS_REQUIRES(mu_);
   // Before a top-level log vdev is removed: no live log block may remain on
   // it and no new one may go there (the intent log's hook).
@@ -515,7 +516,7 @@ class Pool final : private TxgSyncer {
   void ComputeDeflateRatio();
 
   // DSL.
-  Status CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl, const std::set<std::string>& disabled_features)
+  Status CreateMosLayout(Txg txg, const ZplCreateProps& root_zpl, const std::set<std::string>& disabled_features)
       UZFS_REQUIRES(mu_);
   Result<std::map<std::string, uint64_t>> ZplMasterPropsLocked(const std::string& ds) UZFS_REQUIRES(mu_);
   // Moves the ZPL's create-time properties (normalization, utf8only,
@@ -526,10 +527,10 @@ class Pool final : private TxgSyncer {
                             std::vector<std::pair<std::string, std::string>>* props, ZplCreateProps* zpl)
       UZFS_REQUIRES(mu_);
   // A new DSL dir under parent_dir (with props ZAP and child map).
-  Result<uint64_t> CreateDir(uint64_t parent_dir, const std::string& leaf, uint64_t txg,
+  Result<uint64_t> CreateDir(uint64_t parent_dir, const std::string& leaf, Txg txg,
                              uint64_t origin_obj) UZFS_REQUIRES(mu_);
   // A new head dataset in dir, a clone of $ORIGIN@$ORIGIN (v >= 11).
-  Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, uint64_t txg) UZFS_REQUIRES(mu_);
+  Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, Txg txg) UZFS_REQUIRES(mu_);
   // What CreateDatasetSync needs once every check passed (pool_dataset_changes.cc).
   struct NewDataset;
   // Every check of a new dataset `name` (name, parent, not existing,
@@ -539,9 +540,9 @@ class Pool final : private TxgSyncer {
       UZFS_REQUIRES(mu_);
   Status CreateDatasetSync(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& props,
-                           uint64_t txg) UZFS_REQUIRES(mu_);
-  Status DestroyDatasetSync(const std::string& name, uint64_t txg) UZFS_REQUIRES(mu_);
-  Status RenameDatasetSync(const std::string& from, const std::string& to, uint64_t txg)
+                           Txg txg) UZFS_REQUIRES(mu_);
+  Status DestroyDatasetSync(const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
+  Status RenameDatasetSync(const std::string& from, const std::string& to, Txg txg)
       UZFS_REQUIRES(mu_);
   Result<uint64_t> LookupDir(const std::string& name) UZFS_REQUIRES(mu_);
   Result<Dataset*> HoldDataset(const std::string& name) UZFS_REQUIRES(mu_);
@@ -550,10 +551,10 @@ class Pool final : private TxgSyncer {
   // ancestor by the change of its child's max(used_bytes, reserved), the
   // child's own change as CHILD and the rest as CHILD_RSRV.
   Status DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, int64_t comp, int64_t uncomp,
-                uint64_t txg) UZFS_REQUIRES(mu_);
+                Txg txg) UZFS_REQUIRES(mu_);
   // DirUse with the whole `used` in breakdown entry `which`.
   Status ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
-                    uint64_t txg) UZFS_REQUIRES(mu_);
+                    Txg txg) UZFS_REQUIRES(mu_);
   // Reservations (pool_dsl_dirs.cc). DirSpaceAvailableLocked: pool_space.h's
   // DirSpaceAvailable for a directory; RefReservationOf: the dataset's
   // refreservation from its props ZAP (0 when unset). Check*: ZFS's set
@@ -565,14 +566,14 @@ class Pool final : private TxgSyncer {
   Result<uint64_t> RefReservationOf(const DslDirPhys& d) UZFS_REQUIRES(mu_);
   Status CheckReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);
   Status CheckRefReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);
-  Status SetReservation(uint64_t dir_obj, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
-  Status SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
+  Status SetReservation(uint64_t dir_obj, uint64_t value, Txg txg) UZFS_REQUIRES(mu_);
+  Status SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, Txg txg) UZFS_REQUIRES(mu_);
   Status SetPropSync(const std::string& ds, const std::string& prop,
-                     const std::optional<std::string>& value, uint64_t txg) UZFS_REQUIRES(mu_);
+                     const std::optional<std::string>& value, Txg txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);
   // Pushes the effective primarycache of every open dataset into its writer.
   void RefreshCachePolicies() UZFS_REQUIRES(mu_);
-  void RefreshDataProps(uint64_t txg) UZFS_REQUIRES(mu_);
+  void RefreshDataProps(Txg txg) UZFS_REQUIRES(mu_);
   // Allocated bytes as charged to datasets (deflated for raidz). With
   // top-level vdevs of different ratios the smallest is used (ZFS charges
   // each DVA at its own vdev's ratio; the sync stats carry only totals).
@@ -612,7 +613,7 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<ObjsetWriter> mos_ UZFS_GUARDED_BY(mu_);
   std::unique_ptr<DmuSpaceMapProvider> maps_ UZFS_GUARDED_BY(mu_);
   Uberblock ub_ UZFS_GUARDED_BY(mu_);
-  uint64_t open_txg_ UZFS_GUARDED_BY(mu_) = 0;
+  Txg open_txg_ UZFS_GUARDED_BY(mu_);
   bool config_dirty_ UZFS_GUARDED_BY(mu_) = false;
   bool labels_dirty_ UZFS_GUARDED_BY(mu_) = false;
   Status failed_ UZFS_GUARDED_BY(mu_) = Status::Ok();  // a sync failed: suspended

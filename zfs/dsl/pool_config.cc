@@ -126,11 +126,11 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
 
 namespace {
 
-void AddHeader(NvList* nv, const PoolIdentity& id, uint64_t state, uint64_t txg) {
+void AddHeader(NvList* nv, const PoolIdentity& id, uint64_t state, Txg txg) {
   Must(nv->AddUint64("version", id.version));
   Must(nv->AddString("name", id.name));
   Must(nv->AddUint64("state", state));
-  Must(nv->AddUint64("txg", txg));
+  Must(nv->AddUint64("txg", txg.number()));
   Must(nv->AddUint64("pool_guid", id.pool_guid));
   Must(nv->AddUint64("hostid", id.hostid));
   Must(nv->AddString("hostname", id.hostname));
@@ -161,7 +161,7 @@ NvList AuxDevicesObject(const std::string& key, std::span<const VdevNode> devs, 
   return out;
 }
 
-NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& root,
+NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, Txg txg, const VdevNode& root,
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
   NvList nv;
   AddHeader(&nv, id, state, txg);
@@ -189,7 +189,7 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const
   return nv;
 }
 
-NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& top,
+NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, Txg txg, const VdevNode& top,
                        uint64_t leaf_guid, uint64_t vdev_children, std::span<const uint64_t> holes) {
   NvList nv;
   AddHeader(&nv, id, state, txg);

@@ -28,6 +28,7 @@
 
 #include "zfs/util/nvlist/nvlist.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 
 namespace uzfs {
 
@@ -108,11 +109,11 @@ NvList AuxDevicesObject(const std::string& key, std::span<const VdevNode> devs, 
 NvList VdevNodeConfig(const VdevNode& v, bool top_level);
 // The MOS config. `root` is the "root" node whose children are the
 // top-level vdevs; spares/cache are leaf nodes (only type/guid/path used).
-NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& root,
+NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, Txg txg, const VdevNode& root,
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache);
 // The label config of leaf `leaf_guid` under top-level vdev `top`.
 // `holes`: the pool's hole_array (written when not empty).
-NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, uint64_t txg, const VdevNode& top,
+NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, Txg txg, const VdevNode& top,
                        uint64_t leaf_guid, uint64_t vdev_children, std::span<const uint64_t> holes = {});
 // The label of a spare (state 3) or cache (state 4) device.
 NvList AuxLabelConfig(uint64_t version, uint64_t state, uint64_t guid);

@@ -130,7 +130,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
   return p;
 }
 
-Status Pool::CreateMosLayout(uint64_t txg, const ZplCreateProps& root_zpl,
+Status Pool::CreateMosLayout(Txg txg, const ZplCreateProps& root_zpl,
                              const std::set<std::string>& disabled_features) {
   UZFS_ASSIGN_OR_RETURN(mos_, ObjsetWriter::Create(*zio_, ObjsetType::kMeta, MosOptions()));
   // Object 1: the object directory.

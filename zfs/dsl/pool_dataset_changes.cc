@@ -65,7 +65,7 @@ Result<StoredProp> EncodeProp(const std::string& prop, const std::string& value,
 
 Status Pool::CreateDataset(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& props) {
-  return RunTask([this, name, props](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, name, props](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     return CreateDatasetSync(name, props, txg);
   });
 }
@@ -141,7 +141,7 @@ Status Pool::CheckNewDataset(const std::string& name,
 
 Status Pool::CreateDatasetSync(const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& props,
-                               uint64_t txg) {
+                               Txg txg) {
   UZFS_ASSIGN_OR_RETURN(NewDataset nd, ValidateNewDataset(name, props));
   const ZplCreateProps& zpl = nd.zpl;
   const std::vector<std::pair<std::string, StoredProp>>& enc = nd.props;
@@ -180,7 +180,7 @@ namespace {
 
 // Frees every block of the object set under `root` (its data, indirect
 // and dnode blocks, and the objset block itself) in txg.
-Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t txg) {
+Status FreeObjsetTree(Zio& zio, const BlockPtr& root, Txg txg) {
   std::function<Status(const BlockPtr&)> free_bp;
   auto free_dnode = [&](const Dnode& dn) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (const BlockPtr& bp : dn.blkptr) UZFS_RETURN_IF_ERROR(free_bp(bp));
@@ -215,7 +215,7 @@ Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t txg) {
         if (os.groupused) UZFS_RETURN_IF_ERROR(free_dnode(*os.groupused));
       }
     }
-    return zio.Free(bp, txg);
+    return zio.Free(bp, txg.number());
   };
   return free_bp(root);
 }
@@ -223,12 +223,12 @@ Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t txg) {
 }  // namespace
 
 Status Pool::DestroyDataset(const std::string& name) {
-  return RunTask([this, name](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, name](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     return DestroyDatasetSync(name, txg);
   });
 }
 
-Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
+Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   const std::string q = "cannot destroy '" + name + "': ";
   if (name == ident_.name) return Status::InvalidArgument(q + "operation does not apply to pools\nuse 'zpool destroy " + name + "' to destroy the pool itself");
   auto dir = LookupDir(name);
@@ -275,12 +275,12 @@ Status Pool::DestroyDatasetSync(const std::string& name, uint64_t txg) {
 }
 
 Status Pool::RenameDataset(const std::string& from, const std::string& to) {
-  return RunTask([this, from, to](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, from, to](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     return RenameDatasetSync(from, to, txg);
   });
 }
 
-Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, uint64_t txg) {
+Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, Txg txg) {
   const std::string q = "cannot rename to '" + to + "': ";
   if (from == ident_.name) return Status::InvalidArgument("cannot rename '" + from + "': operation does not apply to pools");
   auto dir = LookupDir(from);
@@ -330,7 +330,7 @@ Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, u
 }
 
 Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::string& value) {
-  return RunTask([this, ds, prop, value](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, ds, prop, value](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, value, txg));
     if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();
     if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
@@ -339,7 +339,7 @@ Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::
 }
 
 Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
-  return RunTask([this, ds, prop](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, ds, prop](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, std::nullopt, txg));
     if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();
     if (prop == "compression" || prop == "checksum" || prop == "copies") RefreshDataProps(txg);
@@ -361,16 +361,16 @@ void Pool::RefreshCachePolicies() {
 // compression, checksum and copies are inherited too: every open dataset
 // below may change; its blocks of the next txg on use the new values (this
 // txg's data syncs after this task, with the values it was written under).
-void Pool::RefreshDataProps(uint64_t txg) {
+void Pool::RefreshDataProps(Txg txg) {
   for (auto& [name, ds] : datasets_) {
     if (!ds->os) continue;
     const ObjsetWriterOptions o = DatasetOptions(ds->dir_obj);
-    ds->os->SetDataProps({o.data_compress, o.data_checksum, o.data_copies, o.data_zstd_level}, txg + 1);
+    ds->os->SetDataProps({o.data_compress, o.data_checksum, o.data_copies, o.data_zstd_level}, txg.next());
   }
 }
 
 Status Pool::SetPropSync(const std::string& ds, const std::string& prop,
-                         const std::optional<std::string>& value, uint64_t txg) {
+                         const std::optional<std::string>& value, Txg txg) {
   auto dir = LookupDir(ds);
   if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));

@@ -12,7 +12,7 @@
 
 namespace uzfs {
 
-Result<uint64_t> Pool::CreateDir(uint64_t parent_dir, const std::string& leaf, uint64_t txg,
+Result<uint64_t> Pool::CreateDir(uint64_t parent_dir, const std::string& leaf, Txg txg,
                                  uint64_t origin_obj) {
   ObjectProps op;
   op.type = dmu_ot::kDslDir;
@@ -38,7 +38,7 @@ Result<uint64_t> Pool::CreateDir(uint64_t parent_dir, const std::string& leaf, u
   return dir;
 }
 
-Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
+Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, Txg txg) {
   ObjectProps op;
   op.type = dmu_ot::kDslDataset;
   op.bonustype = dmu_ot::kDslDataset;
@@ -54,7 +54,7 @@ Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
   p.prev_snap_txg = kOriginSnapTxg;
   p.snapnames_zapobj = snapnames;
   p.creation_time = PoolClockSeconds();
-  p.creation_txg = txg;
+  p.creation_txg = txg.number();
   p.deadlist_obj = deadlist;
   p.fsid_guid = NewGuid() & ((uint64_t{1} << 56) - 1);
   p.guid = NewGuid();
@@ -73,7 +73,7 @@ Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, uint64_t txg) {
 }
 
 Status Pool::DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, int64_t comp, int64_t uncomp,
-                    uint64_t txg) {
+                    Txg txg) {
   int64_t used = 0;
   for (int64_t v : parts) used += v;
   for (uint64_t d = dir_obj; d != 0;) {
@@ -101,7 +101,7 @@ Status Pool::DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, i
 }
 
 Status Pool::ChargeDirs(uint64_t dir_obj, int64_t used, int64_t comp, int64_t uncomp, int which,
-                        uint64_t txg) {
+                        Txg txg) {
   std::array<int64_t, kDdUsedCount> parts{};
   parts[which] = used;
   return DirUse(dir_obj, parts, comp, uncomp, txg);
@@ -165,7 +165,7 @@ Status Pool::CheckRefReservation(uint64_t dir_obj, uint64_t value, const std::st
 
 // dd_reserved := value; the parent is charged the change of
 // max(used, reserved) as CHILD_RSRV (and passes it on by its own rule).
-Status Pool::SetReservation(uint64_t dir_obj, uint64_t value, uint64_t txg) {
+Status Pool::SetReservation(uint64_t dir_obj, uint64_t value, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
   const int64_t delta = static_cast<int64_t>(std::max(d.used_bytes, value)) -
                         static_cast<int64_t>(std::max(d.used_bytes, d.reserved));
@@ -180,7 +180,7 @@ Status Pool::SetReservation(uint64_t dir_obj, uint64_t value, uint64_t txg) {
 // The unused part of a refreservation, max(0, refreservation - unique), is
 // in the dataset's own directory as REFRSRV; this moves it from the old
 // value's to the new one's.
-Status Pool::SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, uint64_t txg) {
+Status Pool::SetRefReservation(uint64_t dir_obj, uint64_t old_value, uint64_t value, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, ReadDsPhys(d.head_dataset_obj));
   const uint64_t u = ds.unique_bytes;

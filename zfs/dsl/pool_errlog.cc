@@ -46,7 +46,7 @@ void Pool::SetEventLog(std::function<void(const std::string&)> log) {
   event_log_ = std::move(log);
 }
 
-Status Pool::WriteErrorLog(uint64_t txg) {
+Status Pool::WriteErrorLog(Txg txg) {
   std::set<DataErrorBookmark> batch;
   {
     MutexLock l(&errlog_mu_);

@@ -90,7 +90,7 @@ std::optional<std::string> KnownFeatureGuid(const std::string& name) {
   return std::nullopt;
 }
 
-Status Pool::CreateFeatureObjects(uint64_t txg, const std::set<std::string>& disabled) {
+Status Pool::CreateFeatureObjects(Txg txg, const std::set<std::string>& disabled) {
   UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t descriptions, MosCreateZap(dmu_ot::kZapOther, txg));
@@ -110,7 +110,7 @@ Status Pool::EnableFeature(const std::string& guid) {
   if (f == nullptr) return Status::NotSupported("feature " + guid + " is not supported by uzfs");
   if (version() != kFeatureVersion) return Status::NotSupported("pool version " + std::to_string(version()) +
                                                                 " has no feature flags");
-  Status s = RunTask([this, f](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  Status s = RunTask([this, f](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     UZFS_ASSIGN_OR_RETURN(bool on, FeatureEnabled(f->guid));
     if (on) return Status::Ok();
     // Every feature uzfs knows depends on nothing or on
@@ -172,7 +172,7 @@ Result<bool> Pool::FeatureEnabled(const std::string& guid) {
   return false;
 }
 
-Status Pool::FeatureAddRef(const std::string& guid, int64_t delta, uint64_t txg) {
+Status Pool::FeatureAddRef(const std::string& guid, int64_t delta, Txg txg) {
   for (const char* which : {"features_for_read", "features_for_write"}) {
     UZFS_ASSIGN_OR_RETURN(uint64_t obj, MosZapLookup(1, which));
     Result<uint64_t> v = MosZapLookup(obj, guid);
@@ -230,7 +230,7 @@ Result<bool> Pool::DatasetFeatureActive(uint64_t ds_obj, const std::string& guid
   return false;
 }
 
-Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, uint64_t txg) {
+Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(bool active, DatasetFeatureActive(ds_obj, guid));
   if (active) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(bool enabled, FeatureEnabled(guid));
@@ -253,7 +253,7 @@ Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, ui
   return FeatureAddRef(guid, 1, txg);
 }
 
-Status Pool::ActivateLargeBlocks(uint64_t ds_obj, uint64_t txg) {
+Status Pool::ActivateLargeBlocks(uint64_t ds_obj, Txg txg) {
   return ActivateDatasetFeature(ds_obj, kLargeBlocksGuid, txg);
 }
 
@@ -271,12 +271,12 @@ PropContext Pool::PropContextFor(const std::string& target, bool creating) {
   return ctx;
 }
 
-Status Pool::ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, uint64_t txg) {
+Status Pool::ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, Txg txg) {
   if (prop != "compression" || (value & kPropCompressAlgoMask) != kPropCompressZstd) return Status::Ok();
   return ActivateDatasetFeature(ds_obj, kZstdCompressGuid, txg);
 }
 
-Status Pool::DropDatasetFeatures(uint64_t ds_obj, uint64_t txg) {
+Status Pool::DropDatasetFeatures(uint64_t ds_obj, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
   if (dn.type != dmu_ot::kZapMetadata) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(ds_obj));

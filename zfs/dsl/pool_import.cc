@@ -257,7 +257,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));
   p->origin_snap_obj_ = rd.origin_obj;
   if (p->ident_.version == kFeatureVersion) UZFS_RETURN_IF_ERROR(p->CheckFeatures(quoted, opts.readonly));
-  p->open_txg_ = std::max(newest_seen, p->ub_.txg) + 1;
+  p->open_txg_ = Txg{std::max(newest_seen, p->ub_.txg) + 1};
   if (!p->readonly_) {
     p->config_dirty_ = true;
     p->labels_dirty_ = true;

@@ -14,11 +14,11 @@
 
 namespace uzfs {
 
-Result<uint64_t> Pool::MosCreateZap(uint8_t type, uint64_t txg, uint8_t bonustype, uint16_t bonuslen) {
+Result<uint64_t> Pool::MosCreateZap(uint8_t type, Txg txg, uint8_t bonustype, uint16_t bonuslen) {
   return CreateZapObject(*mos_, type, txg, bonustype, bonuslen);
 }
 
-Status Pool::MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, uint64_t txg) {
+Status Pool::MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, Txg txg) {
   DmuZapObject zo(*mos_, obj, txg);
   UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
   UZFS_RETURN_IF_ERROR(zw.Update(name, value));
@@ -26,7 +26,7 @@ Status Pool::MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, ui
 }
 
 Status Pool::MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
-                             uint64_t txg) {
+                             Txg txg) {
   std::vector<uint64_t> bytes(value.begin(), value.end());
   bytes.push_back(0);
   DmuZapObject zo(*mos_, obj, txg);
@@ -35,7 +35,7 @@ Status Pool::MosZapAddString(uint64_t obj, const std::string& name, const std::s
   return zo.Flush();
 }
 
-Status Pool::MosZapRemove(uint64_t obj, const std::string& name, uint64_t txg) {
+Status Pool::MosZapRemove(uint64_t obj, const std::string& name, Txg txg) {
   DmuZapObject zo(*mos_, obj, txg);
   UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
   UZFS_RETURN_IF_ERROR(zw.Remove(name));
@@ -64,7 +64,7 @@ Result<uint64_t> Pool::MosZapLookup(uint64_t obj, const std::string& name) {
 // A block pointer list: "bplist" before version 26 (32-byte header:
 // entries, bytes, comp, uncomp), a bpobj from 26 on (48 bytes: also the
 // sub-object list and its length).
-Result<uint64_t> Pool::MosCreateBplist(uint64_t block_size, uint64_t txg) {
+Result<uint64_t> Pool::MosCreateBplist(uint64_t block_size, Txg txg) {
   ObjectProps op;
   op.type = dmu_ot::kBpobj;
   op.bonustype = dmu_ot::kBpobjHeader;
@@ -77,18 +77,18 @@ Result<uint64_t> Pool::MosCreateBplist(uint64_t block_size, uint64_t txg) {
 // A dataset's deadlist: a bplist before version 26; from 26 an (empty)
 // ZAP of "mintxg -> bpobj" with a 320-byte header bonus (used, comp,
 // uncomp, padding).
-Result<uint64_t> Pool::MosCreateDeadlist(uint64_t txg) {
+Result<uint64_t> Pool::MosCreateDeadlist(Txg txg) {
   if (ident_.version < kVersionDeadlists) return MosCreateBplist(128 * 1024, txg);
   return MosCreateZap(dmu_ot::kDeadlist, txg, dmu_ot::kDeadlistHdr, 320);
 }
 
-Status Pool::WriteDirPhys(uint64_t obj, const DslDirPhys& d, uint64_t txg) {
+Status Pool::WriteDirPhys(uint64_t obj, const DslDirPhys& d, Txg txg) {
   std::array<uint8_t, kDslDirPhysSize> raw{};
   EncodeDslDir(d, raw);
   return mos_->SetBonus(obj, dmu_ot::kDslDir, raw, txg);
 }
 
-Status Pool::WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, uint64_t txg) {
+Status Pool::WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, Txg txg) {
   std::array<uint8_t, kDslDatasetPhysSize> raw{};
   EncodeDslDataset(d, raw);
   return mos_->SetBonus(obj, dmu_ot::kDslDataset, raw, txg);
@@ -110,7 +110,7 @@ Result<DslDatasetPhys> Pool::ReadDsPhys(uint64_t obj) {
 
 // A packed nvlist object (the config, spares, l2cache): 16 KiB blocks, the
 // bonus holds the packed size.
-Result<uint64_t> Pool::MosCreatePackedNvlist(uint64_t txg) {
+Result<uint64_t> Pool::MosCreatePackedNvlist(Txg txg) {
   ObjectProps op;
   op.type = dmu_ot::kPackedNvlist;
   op.bonustype = dmu_ot::kPackedNvlistSize;
@@ -120,7 +120,7 @@ Result<uint64_t> Pool::MosCreatePackedNvlist(uint64_t txg) {
   return mos_->AllocateObject(op, txg);
 }
 
-Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, uint64_t txg) {
+Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, nv.EncodeXdr());
   UZFS_RETURN_IF_ERROR(mos_->FreeRange(obj, 0, UINT64_MAX, txg));
   UZFS_RETURN_IF_ERROR(mos_->Write(obj, 0, packed, txg));
@@ -129,7 +129,7 @@ Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, uint64_t txg) 
   return mos_->SetBonus(obj, dmu_ot::kPackedNvlistSize, size, txg);
 }
 
-Status Pool::WriteConfigObject(uint64_t txg) {
+Status Pool::WriteConfigObject(Txg txg) {
   const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
   UZFS_RETURN_IF_ERROR(MosWritePackedNvlist(config_obj_, nv, txg));
   UZFS_RETURN_IF_ERROR(WriteAuxObject("spares", spares_, true, txg));
@@ -149,7 +149,7 @@ Status Pool::WriteConfigObject(uint64_t txg) {
 // blocks, bonus = the packed size), created with the first device and kept
 // (with an empty array) once it exists, as ZFS does.
 Status Pool::WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,
-                            uint64_t txg) {
+                            Txg txg) {
   uint64_t obj = 0;
   if (auto found = MosZapLookup(1, key); found.ok()) {
     obj = *found;
@@ -168,7 +168,7 @@ Status Pool::WriteAuxObject(const std::string& key, const std::vector<VdevNode>&
 // [0, create_len); later records wrap within [create_len, phys_max_off),
 // the oldest dropped (records_lost) when the ring is full. Logical offsets
 // bof/eof only grow. Each record: u64 length, then a packed XDR nvlist.
-Status Pool::WriteHistory(uint64_t txg) {
+Status Pool::WriteHistory(Txg txg) {
   if (history_obj_ == 0) {
     history_.clear();
     return Status::Ok();

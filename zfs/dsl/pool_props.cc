@@ -98,7 +98,7 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     enc.push_back(std::move(e));
   }
   if (enc.empty()) return Status::Ok();
-  return RunTask([this, enc](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  return RunTask([this, enc](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     // Check (resolve bootfs) before anything changes.
     std::vector<std::pair<std::string, uint64_t>> entries;
     for (const Encoded& e : enc) {

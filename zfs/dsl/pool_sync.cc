@@ -32,7 +32,7 @@ Status Pool::Sync() {
   return txg_->WaitSynced(txg_->open_txg());
 }
 
-Status Pool::SyncTxg(uint64_t txg) {
+Status Pool::SyncTxg(Txg txg) {
   MutexLock s(&sync_mu_);
   return SyncTxgLocked(txg);
 }
@@ -49,11 +49,11 @@ Status Pool::RunTask(SyncTask task) {
   return *result;
 }
 
-Status Pool::SyncTxgLocked(uint64_t txg) {
+Status Pool::SyncTxgLocked(Txg txg) {
   MutexLock l(&mu_);
   if (!failed_.ok()) return failed_;
   auto fail = [&](Status s) UZFS_NO_THREAD_SAFETY_ANALYSIS {
-    failed_ = s.WithContext("pool '" + ident_.name + "' suspended: txg " + std::to_string(txg) + " failed to sync");
+    failed_ = s.WithContext("pool '" + ident_.name + "' suspended: txg " + std::to_string(txg.number()) + " failed to sync");
     return failed_;
   };
   // 1. Sync tasks: each runs all or nothing as far as the caller sees; a
@@ -89,13 +89,13 @@ Status Pool::SyncTxgLocked(uint64_t txg) {
   // 5. Flush, labels, uberblock, flush.
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
   ZilSyncDone(txg);
-  alloc_->SyncDone(txg);
+  alloc_->SyncDone(txg.number());
   LogClassSyncDone(txg);
-  open_txg_ = txg + 1;
+  open_txg_ = txg.next();
   return Status::Ok();
 }
 
-Status Pool::SyncDatasets(uint64_t txg) {
+Status Pool::SyncDatasets(Txg txg) {
   for (auto& [name, ds] : datasets_) {
     if (!ds->os) continue;
     UZFS_RETURN_IF_ERROR(ZilSyncDataset(*ds, txg));
@@ -132,12 +132,12 @@ Status Pool::SyncDatasets(uint64_t txg) {
   return Status::Ok();
 }
 
-Status Pool::SyncPasses(uint64_t txg) {
+Status Pool::SyncPasses(Txg txg) {
   maps_->SetTxg(txg);
   std::string trace;  // per pass: born/killed/rewritten blocks, for the error
   for (uint64_t pass = 1;; pass++) {
     if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
-    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg, *maps_, /*allow_condense=*/pass == 1));
+    UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg.number(), *maps_, /*allow_condense=*/pass == 1));
     UZFS_RETURN_IF_ERROR(LogClassSyncTxg(txg, /*allow_condense=*/pass == 1));
     if (!mos_->HasDirty(txg)) break;
     UZFS_RETURN_IF_ERROR(mos_->Sync(txg).status());
@@ -162,13 +162,13 @@ ObjsetWriterOptions Pool::MosOptions() {
   ObjsetWriterOptions mo;
   mo.pool_version = ident_.version;
   mo.multi_pass = true;
-  mo.free_hook = [this](const BlockPtr& bp, uint64_t txg, int pass) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  mo.free_hook = [this](const BlockPtr& bp, Txg txg, int pass) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     // Runs inside mos_->Sync, called by SyncPasses with mu_ held.
-    if (pass >= 2 && bp.birth < txg && sync_bplist_obj_ != 0) {
+    if (pass >= 2 && bp.birth < txg.number() && sync_bplist_obj_ != 0) {
       deferred_frees_.push_back(bp);
       return Status::Ok();
     }
-    return zio_->Free(bp, txg);
+    return zio_->Free(bp, txg.number());
   };
   mo.on_read_error = ReadErrorHook(0);
   return mo;
@@ -177,7 +177,7 @@ ObjsetWriterOptions Pool::MosOptions() {
 // The deferred-free list is a bplist (bpobj from v26): 128-byte block
 // pointers in the object's data, header in the bonus: entries, bytes
 // (allocated, deflated), compressed, uncompressed [, subobjs, nsubobjs].
-Status Pool::AppendDeferredFrees(uint64_t txg) {
+Status Pool::AppendDeferredFrees(Txg txg) {
   if (deferred_frees_.empty()) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
   std::vector<uint8_t> hdr = dn.bonus;
@@ -207,7 +207,7 @@ Status Pool::AppendDeferredFrees(uint64_t txg) {
   return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
 }
 
-Status Pool::ProcessDeferredFrees(uint64_t txg) {
+Status Pool::ProcessDeferredFrees(Txg txg) {
   if (sync_bplist_obj_ == 0) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
   if (dn.bonus.size() < 32) return Status::Corruption("sync_bplist header too short");
@@ -219,14 +219,14 @@ Status Pool::ProcessDeferredFrees(uint64_t txg) {
   for (uint64_t i = 0; i < n; i++) {
     const BlockPtr bp =
         DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
-    UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg));
+    UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg.number()));
   }
   UZFS_RETURN_IF_ERROR(mos_->FreeRange(sync_bplist_obj_, 0, UINT64_MAX, txg));
   std::vector<uint8_t> hdr(dn.bonus.size(), 0);
   return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
 }
 
-Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
+Status Pool::WriteLabels(uint64_t state, Txg txg) {
   std::map<uint64_t, Vdev*> by_guid;
   std::vector<Vdev*> leaves;
   root_->CollectLeaves(&leaves);
@@ -257,7 +257,7 @@ Status Pool::WriteLabels(uint64_t state, uint64_t txg) {
   return Status::Ok();
 }
 
-Status Pool::WriteUberblock(uint64_t txg) {
+Status Pool::WriteUberblock(Txg txg) {
   // Every top-level vdev flushed; a failed log device is not fatal (it
   // holds no pool data: the intent log moves to the main pool).
   for (size_t i = 0; i < tree_.children.size(); i++) {
@@ -272,7 +272,7 @@ Status Pool::WriteUberblock(uint64_t txg) {
   }
   Uberblock ub;
   ub.version = ident_.version;
-  ub.txg = txg;
+  ub.txg = txg.number();
   ub.guid_sum = GuidSum(tree_);
   ub.timestamp = PoolClockSeconds();
   ub.rootbp = mos_->root();

@@ -238,12 +238,12 @@ Status Pool::AddVdevs(const PoolLayout& layout, bool force) {
   aux.clear();  // closes them: spares are not kept open, cache devices are reopened
   // Step 6, in the syncing txg: the new top-level vdevs join the tree, the
   // allocator or the log class; the spares join the aux list.
-  Status s = RunTask([this, tops_ptr, spare_nodes](uint64_t txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  Status s = RunTask([this, tops_ptr, spare_nodes](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (NewTop& t : *tops_ptr) {
       const uint32_t id = static_cast<uint32_t>(tree_.children.size());
       VdevNode& n = t.built.node;
       n.id = id;
-      n.create_txg = txg;
+      n.create_txg = txg.number();
       Vdev* v = t.built.vdev.get();
       // The MOS object first: a failure there changed nothing in memory
       // (the capacity AddTopLevel checks was checked before the task).
@@ -279,7 +279,7 @@ Status Pool::RemoveVdev(const std::string& name) {
       if (pass == 1) return DetachCacheDevice(name);  // out of the L2ARC too (pool_l2.cc)
       const uint64_t guid = a.guid;
       const bool spare = pass == 0;
-      UZFS_RETURN_IF_ERROR(RunTask([this, guid, spare](uint64_t) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+      UZFS_RETURN_IF_ERROR(RunTask([this, guid, spare](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
         std::vector<VdevNode>& l = spare ? spares_ : cache_;
         l.erase(std::remove_if(l.begin(), l.end(), [&](const VdevNode& n) { return n.guid == guid; }), l.end());
         config_dirty_ = true;
@@ -311,7 +311,7 @@ Status Pool::RemoveVdev(const std::string& name) {
     }
     const uint32_t id = static_cast<uint32_t>(top.id);
     UZFS_RETURN_IF_ERROR(PrepareLogRemoval(id));
-    UZFS_RETURN_IF_ERROR(RunTask([this, id](uint64_t) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_RETURN_IF_ERROR(RunTask([this, id](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
       if (id >= tree_.children.size() || !tree_.children[id].is_log) {
         return Status::NotFound("log vdev " + std::to_string(id) + " is gone");
       }

@@ -321,13 +321,13 @@ Status Pool::LogClassLoad() {
   return Status::Ok();
 }
 
-Status Pool::LogClassSyncTxg(uint64_t txg, bool allow_condense) {
-  for (const auto& a : log_allocs_) UZFS_RETURN_IF_ERROR(a->SyncTxg(txg, *maps_, allow_condense));
+Status Pool::LogClassSyncTxg(Txg txg, bool allow_condense) {
+  for (const auto& a : log_allocs_) UZFS_RETURN_IF_ERROR(a->SyncTxg(txg.number(), *maps_, allow_condense));
   return Status::Ok();
 }
 
-void Pool::LogClassSyncDone(uint64_t txg) {
-  for (const auto& a : log_allocs_) a->SyncDone(txg);
+void Pool::LogClassSyncDone(Txg txg) {
+  for (const auto& a : log_allocs_) a->SyncDone(txg.number());
 }
 
 Status Pool::ZilClaimAll() {
@@ -362,10 +362,10 @@ Status Pool::ZilClaimAll() {
     found.push_back(std::move(f));
   }
   if (found.empty()) return Status::Ok();
-  uint64_t first = 0;
+  Txg first;
   {
     MutexLock l(&mu_);
-    if (max_birth >= open_txg_) open_txg_ = max_birth + 1;
+    if (max_birth >= open_txg_.number()) open_txg_ = Txg{max_birth + 1};
     first = open_txg_;
   }
   auto claim = [&](const BlockPtr& bp, const char* what) -> Status {
@@ -376,7 +376,7 @@ Status Pool::ZilClaimAll() {
         a = LogClassFor(bp.dva[d].vdev);
       }
       if (a == nullptr) a = alloc_.get();
-      UZFS_RETURN_IF_ERROR(a->Claim(bp.dva[d], first).WithContext(what));
+      UZFS_RETURN_IF_ERROR(a->Claim(bp.dva[d], first.number()).WithContext(what));
     }
     return Status::Ok();
   };
@@ -450,13 +450,13 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   o.hold_txg = [this]() -> Result<std::pair<uint64_t, std::function<void()>>> {
     if (!txg_) return Status::NotSupported("pool is read-only");
     UZFS_ASSIGN_OR_RETURN(Tx tx, txg_->Assign(0, TxgWait::kNoThrottle));
-    const uint64_t txg = tx.txg();
+    const uint64_t txg = tx.txg().number();
     auto held = std::make_shared<Tx>(std::move(tx));
     return std::make_pair(txg, std::function<void()>([held] { held->Commit(0); }));
   };
   // A failed batch ended the log in the txg it held: the empty header goes
   // to that txg even if ZilClose takes the writer away before it syncs.
-  o.closed = [os](uint64_t txg) { (void)os->SetZilHeader(ZilHeader{}, txg); };
+  o.closed = [os](uint64_t txg) { (void)os->SetZilHeader(ZilHeader{}, Txg{txg}); };
   // The flush after a batch goes to the top-level vdevs it wrote to (a log
   // that once spilled to the main pool does not flush its disks for ever).
   o.flush_vdevs = [this](const std::vector<uint32_t>& vdevs) {
@@ -475,7 +475,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
       const auto& w = std::get<LrWrite>(recs[i]->body);
       reqs[i].object = w.foid & kObjMask;
       reqs[i].offset = w.offset;
-      reqs[i].txg = recs[i]->txg;
+      reqs[i].txg = Txg{recs[i]->txg};
     }
     os->WriteEarly(reqs);
     for (size_t i = 0; i < recs.size(); i++) {
@@ -502,12 +502,12 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   auto saxattr_done = std::make_shared<Status>(Status::Ok());
   {
     UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
-    const uint64_t txg = tx.txg();
+    const Txg txg = tx.txg();
     for (const BlockPtr& bp : lb.blocks) {
-      UZFS_RETURN_IF_ERROR(za->FreeUncounted(bp, txg).WithContext("freeing the replayed intent log"));
+      UZFS_RETURN_IF_ERROR(za->FreeUncounted(bp, txg.number()).WithContext("freeing the replayed intent log"));
     }
     for (const BlockPtr& bp : claimed_writes) {
-      UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg).WithContext("freeing a replayed write's block"));
+      UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg.number()).WithContext("freeing a replayed write's block"));
     }
     UZFS_ASSIGN_OR_RETURN(z->stored, z->writer->Create(txg));
     UZFS_RETURN_IF_ERROR(os->SetZilHeader(z->stored, txg));
@@ -525,7 +525,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
         *saxattr_done = saxattr.status();
       } else if (*saxattr) {
         const uint64_t ds_obj = ds->ds_obj;
-        tasks_.push_back(PendingTask{[this, ds_obj](uint64_t t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+        tasks_.push_back(PendingTask{[this, ds_obj](Txg t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
                                        return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
                                      },
                                      saxattr_done});
@@ -561,7 +561,7 @@ Status Pool::ZilActivateSaXattr(const std::string& name) {
     if (!enabled) return Status::Ok();
     z = ds->zil;
     const uint64_t ds_obj = ds->ds_obj;
-    tasks_.push_back(PendingTask{[this, ds_obj](uint64_t t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    tasks_.push_back(PendingTask{[this, ds_obj](Txg t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
                                    return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
                                  },
                                  done});
@@ -590,14 +590,14 @@ Status Pool::ZilClose(const std::string& name) {
     zil_gen_.fetch_add(1, std::memory_order_acq_rel);
     os = it->second->os.get();
   }
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   Status s = z->writer->Destroy(txg);
   if (s.ok()) s = os->SetZilHeader(ZilHeader{}, txg);
   tx.Commit(0);
   return s;
 }
 
-Status Pool::ZilSyncDataset(Dataset& ds, uint64_t txg) {
+Status Pool::ZilSyncDataset(Dataset& ds, Txg txg) {
   if (!ds.zil) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(ZilHeader zh, ds.zil->writer->Sync(txg));
   if (SameHeader(zh, ds.zil->stored)) return Status::Ok();
@@ -606,7 +606,7 @@ Status Pool::ZilSyncDataset(Dataset& ds, uint64_t txg) {
   return Status::Ok();
 }
 
-void Pool::ZilSyncDone(uint64_t txg) {
+void Pool::ZilSyncDone(Txg txg) {
   for (auto& [name, ds] : datasets_) {
     if (ds->zil) ds->zil->writer->DropSynced(txg);
   }

@@ -43,7 +43,7 @@ Result<std::unique_ptr<DmuSpaceMapStorage>> DmuSpaceMapStorage::Open(ObjsetWrite
 Status DmuSpaceMapStorage::Append(std::span<const uint64_t> words) {
   if (words.empty()) return Status::Ok();
   const std::vector<uint8_t> bytes = SpaceMapWordsToBytes(words);
-  Status s = mos_.Write(object_, length_, bytes, txg_->load(std::memory_order_relaxed));
+  Status s = mos_.Write(object_, length_, bytes, Txg{txg_->load(std::memory_order_relaxed)});
   if (!s.ok()) return s.WithContext(ObjName(object_) + ": append");
   length_ += bytes.size();
   return Status::Ok();
@@ -57,7 +57,7 @@ Result<std::vector<uint64_t>> DmuSpaceMapStorage::ReadAll() {
 }
 
 Status DmuSpaceMapStorage::Truncate() {
-  Status s = mos_.FreeRange(object_, 0, UINT64_MAX, txg_->load(std::memory_order_relaxed));
+  Status s = mos_.FreeRange(object_, 0, UINT64_MAX, Txg{txg_->load(std::memory_order_relaxed)});
   if (!s.ok()) return s.WithContext(ObjName(object_) + ": truncate");
   length_ = 0;
   return Status::Ok();
@@ -68,7 +68,7 @@ Status DmuSpaceMapStorage::WriteHeader(const SpaceMapHeader& h) {
   // histogram) or cut to the 24-byte header (no room for a histogram).
   std::vector<uint8_t> bytes = EncodeSpaceMapHeader(h);
   bytes.resize(std::max<size_t>(bonuslen_, kSpaceMapHeaderSizeV0), 0);
-  Status s = mos_.SetBonus(object_, dmu_ot::kSpaceMapHeader, bytes, txg_->load(std::memory_order_relaxed));
+  Status s = mos_.SetBonus(object_, dmu_ot::kSpaceMapHeader, bytes, Txg{txg_->load(std::memory_order_relaxed)});
   if (!s.ok()) return s.WithContext(ObjName(object_) + ": header");
   bonuslen_ = static_cast<uint16_t>(bytes.size());
   UZFS_ASSIGN_OR_RETURN(header_, DecodeSpaceMapHeader(bytes));
@@ -85,14 +85,14 @@ Result<SpaceMapHeader> DmuSpaceMapStorage::ReadHeader() {
 DmuSpaceMapProvider::DmuSpaceMapProvider(ObjsetWriter& mos, const DmuSpaceMapOptions& opts)
     : mos_(mos), opts_(opts) {}
 
-Result<uint64_t> DmuSpaceMapProvider::CreateArray(uint32_t vdev, uint64_t metaslab_count, uint64_t txg) {
+Result<uint64_t> DmuSpaceMapProvider::CreateArray(uint32_t vdev, uint64_t metaslab_count, Txg txg) {
   MutexLock l(&mu_);
   if (arrays_.count(vdev)) return Status::Exists("vdev " + std::to_string(vdev) + " has a metaslab array");
   ObjectProps p;
   p.type = dmu_ot::kObjectArray;
   p.block_size = opts_.array_block_size;
   p.indblkshift = opts_.indblkshift;
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(p, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(p, Txg{txg}));
   arrays_[vdev] = Array{.object = obj, .count = metaslab_count, .entries = {}};
   return obj;
 }
@@ -147,12 +147,12 @@ Result<SpaceMapStorage*> DmuSpaceMapProvider::Open(uint32_t vdev, uint64_t ms, b
   p.bonuslen = static_cast<uint16_t>(opts_.histogram ? kSpaceMapHeaderSize : kSpaceMapHeaderSizeV0);
   p.block_size = opts_.block_size;
   p.indblkshift = opts_.indblkshift;
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(p, txg));
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(p, Txg{txg}));
   uint8_t le[8];
   StoreLE64(le, obj);
-  Status s = mos_.Write(a.object, 8 * ms, le, txg);
+  Status s = mos_.Write(a.object, 8 * ms, le, Txg{txg});
   if (!s.ok()) {
-    mos_.FreeObject(obj, txg).IgnoreError();  // best effort; the txg fails anyway
+    mos_.FreeObject(obj, Txg{txg}).IgnoreError();  // best effort; the txg fails anyway
     return s.WithContext("metaslab array " + std::to_string(a.object));
   }
   if (a.entries.size() <= ms) a.entries.resize(ms + 1, 0);

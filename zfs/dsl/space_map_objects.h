@@ -59,6 +59,7 @@
 #include "zfs/spa/space_map.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 
 namespace uzfs {
 
@@ -122,13 +123,13 @@ class DmuSpaceMapProvider final : public SpaceMapProvider {
   // A new, empty metaslab array for top-level vdev `vdev` with
   // `metaslab_count` metaslabs (0: unbounded), allocated in `txg`; its
   // object number (the config's metaslab_array). Exists if the vdev has one.
-  Result<uint64_t> CreateArray(uint32_t vdev, uint64_t metaslab_count, uint64_t txg);
+  Result<uint64_t> CreateArray(uint32_t vdev, uint64_t metaslab_count, Txg txg);
   // The existing array `array_object` of `vdev` (import): read whole now.
   // Corruption if it is not an object array; Exists if the vdev has one.
   Status OpenArray(uint32_t vdev, uint64_t array_object);
   // The txg maps are created in and written into from now on.
-  void SetTxg(uint64_t txg) { txg_.store(txg, std::memory_order_relaxed); }
-  uint64_t txg() const { return txg_.load(std::memory_order_relaxed); }
+  void SetTxg(Txg txg) { txg_.store(txg.number(), std::memory_order_relaxed); }
+  Txg txg() const { return Txg{txg_.load(std::memory_order_relaxed)}; }
 
   // SpaceMapProvider. NotFound for a vdev with no array; InvalidArgument
   // for a metaslab id past the array's metaslab count, or create=true

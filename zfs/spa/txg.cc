@@ -75,8 +75,9 @@ TxgEngine::TxgEngine(TxgSyncer& syncer, uint64_t first_txg, const TxgOptions& op
   Slot(first_txg) = TxgState{.txg = first_txg};
 }
 
-Result<std::unique_ptr<TxgEngine>> TxgEngine::Create(TxgSyncer& syncer, uint64_t first_txg,
+Result<std::unique_ptr<TxgEngine>> TxgEngine::Create(TxgSyncer& syncer, Txg first,
                                                      const TxgOptions& o) {
+  const uint64_t first_txg = first.number();
   if (first_txg == 0 || first_txg == UINT64_MAX)
     return Status::InvalidArgument("txg engine: first txg must be >= 1");
   if (o.timeout <= nanoseconds(0) || o.timeout > std::chrono::hours(24))
@@ -204,14 +205,14 @@ void TxgEngine::Release(uint64_t txg, uint64_t estimate, uint64_t dirty) {
   Advance();
 }
 
-Result<uint64_t> TxgEngine::SyncNow() {
+Result<Txg> TxgEngine::SyncNow() {
   MutexLock l(&mu_);
   UZFS_RETURN_IF_ERROR(RefuseLocked());
-  if (Slot(open_txg_).tx_count == 0) return open_txg_ - 1;
+  if (Slot(open_txg_).tx_count == 0) return Txg{open_txg_ - 1};
   const uint64_t txg = open_txg_;
   RequestClose(TxgCloseReason::kRequested);
   Advance();
-  return txg;
+  return Txg{txg};
 }
 
 Status TxgEngine::WaitSyncedLocked(uint64_t txg) {
@@ -233,9 +234,9 @@ Status TxgEngine::WaitSyncedLocked(uint64_t txg) {
   return Status::Ok();
 }
 
-Status TxgEngine::WaitSynced(uint64_t txg) {
+Status TxgEngine::WaitSynced(Txg txg) {
   MutexLock l(&mu_);
-  return WaitSyncedLocked(txg);
+  return WaitSyncedLocked(txg.number());
 }
 
 Status TxgEngine::WaitOpenSynced() {
@@ -322,20 +323,20 @@ void TxgEngine::SyncLoop() {
         return;
       }
     }
-    Status st = syncer_.SyncTxg(txg);
+    Status st = syncer_.SyncTxg(Txg{txg});
     MutexLock l(&mu_);
     FinishSyncLocked(txg, std::move(st));
   }
 }
 
-uint64_t TxgEngine::open_txg() const {
+Txg TxgEngine::open_txg() const {
   MutexLock l(&mu_);
-  return open_txg_;
+  return Txg{open_txg_};
 }
 
-uint64_t TxgEngine::synced_txg() const {
+Txg TxgEngine::synced_txg() const {
   MutexLock l(&mu_);
-  return synced_txg_;
+  return Txg{synced_txg_};
 }
 
 TxgStats TxgEngine::stats() const {

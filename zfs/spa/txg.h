@@ -77,6 +77,7 @@
 
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 
 namespace uzfs {
 
@@ -89,7 +90,7 @@ namespace uzfs {
 class TxgSyncer {
  public:
   virtual ~TxgSyncer() = default;
-  virtual Status SyncTxg(uint64_t txg) = 0;
+  virtual Status SyncTxg(Txg txg) = 0;
 };
 
 struct TxgOptions {
@@ -151,7 +152,7 @@ class Tx {
   Tx& operator=(const Tx&) = delete;
   ~Tx();
 
-  uint64_t txg() const { return txg_; }
+  Txg txg() const { return Txg{txg_}; }
   bool active() const { return engine_ != nullptr; }
   // The txg's dirty bytes count `actual_dirty_bytes` for this transaction.
   void Commit(uint64_t actual_dirty_bytes);
@@ -173,7 +174,7 @@ class TxgEngine {
  public:
   // Starts the sync thread. first_txg >= 1 is the first txg to open (the
   // pool's last synced txg + 1). InvalidArgument for impossible options.
-  static Result<std::unique_ptr<TxgEngine>> Create(TxgSyncer& syncer, uint64_t first_txg,
+  static Result<std::unique_ptr<TxgEngine>> Create(TxgSyncer& syncer, Txg first_txg,
                                                    const TxgOptions& options = {});
   ~TxgEngine();
   TxgEngine(const TxgEngine&) = delete;
@@ -190,12 +191,12 @@ class TxgEngine {
   // Closes the open txg if it has a transaction; returns the txg that then
   // holds everything assigned so far (open_txg - 1 when it had none).
   // Does not wait.
-  Result<uint64_t> SyncNow() UZFS_EXCLUDES(mu_);
+  Result<Txg> SyncNow() UZFS_EXCLUDES(mu_);
   // Returns once SyncTxg(txg) has returned OK (at once for txg already
   // synced). Naming the open txg closes it, even if empty. InvalidArgument
   // for a txg not open yet; the failure status if the engine failed before
   // txg synced; Busy if the engine shut down without syncing it.
-  Status WaitSynced(uint64_t txg) UZFS_EXCLUDES(mu_);
+  Status WaitSynced(Txg txg) UZFS_EXCLUDES(mu_);
   // Waits until everything assigned so far is synced (fsync without a
   // log, export): SyncNow() then WaitSynced of what it returned.
   Status WaitOpenSynced() UZFS_EXCLUDES(mu_);
@@ -205,8 +206,8 @@ class TxgEngine {
   // failure status if the engine failed, else OK. Idempotent.
   Status Shutdown() UZFS_EXCLUDES(mu_, join_mu_);
 
-  uint64_t open_txg() const UZFS_EXCLUDES(mu_);
-  uint64_t synced_txg() const UZFS_EXCLUDES(mu_);
+  Txg open_txg() const UZFS_EXCLUDES(mu_);
+  Txg synced_txg() const UZFS_EXCLUDES(mu_);
   TxgStats stats() const UZFS_EXCLUDES(mu_);
   const TxgOptions& options() const { return opts_; }
 

@@ -15,7 +15,7 @@ bool AllZero(std::span<const uint8_t> b) {
 
 }  // namespace
 
-DmuZapObject::DmuZapObject(ObjsetWriter& os, uint64_t object, uint64_t txg)
+DmuZapObject::DmuZapObject(ObjsetWriter& os, uint64_t object, Txg txg)
     : os_(os), object_(object), txg_(txg) {
   Result<Dnode> dn = os_.GetDnode(object_);
   if (!dn.ok()) {
@@ -217,7 +217,7 @@ Status DmuZapObject::Flush() {
   return error_;
 }
 
-Result<uint64_t> CreateZapObject(ObjsetWriter& os, uint8_t type, uint64_t txg, uint8_t bonustype,
+Result<uint64_t> CreateZapObject(ObjsetWriter& os, uint8_t type, Txg txg, uint8_t bonustype,
                                  uint16_t bonuslen, const ZapWriteOptions& opts, uint8_t indblkshift) {
   ObjectProps p;
   p.type = type;

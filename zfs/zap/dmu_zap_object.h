@@ -59,6 +59,7 @@
 
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zap/zap_object.h"
 #include "zfs/zap/zap_writer.h"
 
@@ -75,7 +76,7 @@ class DmuZapObject final : public ZapObject {
  public:
   // Reads the object's dnode (errors are recorded and returned by every
   // later call and by Flush()). `os` must outlive this object.
-  DmuZapObject(ObjsetWriter& os, uint64_t object, uint64_t txg);
+  DmuZapObject(ObjsetWriter& os, uint64_t object, Txg txg);
   ~DmuZapObject() override = default;
   DmuZapObject(const DmuZapObject&) = delete;
   DmuZapObject& operator=(const DmuZapObject&) = delete;
@@ -95,8 +96,8 @@ class DmuZapObject final : public ZapObject {
 
   // Moves later operations to another txg (the pool keeps one ZapWriter per
   // object across txgs). REQUIRES: between operations.
-  void SetTxg(uint64_t txg) { txg_ = txg; }
-  uint64_t txg() const { return txg_; }
+  void SetTxg(Txg txg) { txg_ = txg; }
+  Txg txg() const { return txg_; }
   uint64_t object() const { return object_; }
 
   // Bytes of clean blocks kept between operations (0: none, the default).
@@ -126,7 +127,7 @@ class DmuZapObject final : public ZapObject {
 
   ObjsetWriter& os_;
   const uint64_t object_;
-  uint64_t txg_;
+  Txg txg_;
   uint64_t bsize_ = kNewZapBlockSize;
   uint8_t indblkshift_ = kLegacyIndBlkShift;
   uint64_t nblocks_ = 0;
@@ -141,7 +142,7 @@ class DmuZapObject final : public ZapObject {
 // Allocates an object of `type` with 512-byte blocks (16 KiB indirect
 // blocks, as zfs-fuse) and the given bonus, and writes an empty ZAP into it
 // (micro unless opts.fat) in `txg`. The object's number.
-Result<uint64_t> CreateZapObject(ObjsetWriter& os, uint8_t type, uint64_t txg, uint8_t bonustype = 0,
+Result<uint64_t> CreateZapObject(ObjsetWriter& os, uint8_t type, Txg txg, uint8_t bonustype = 0,
                                  uint16_t bonuslen = 0, const ZapWriteOptions& opts = {},
                                  uint8_t indblkshift = kLegacyIndBlkShift);
 

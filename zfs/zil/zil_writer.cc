@@ -40,7 +40,8 @@ BlockPtr ZilWriter::Template(const BlockPtr& dvas, uint64_t size, uint64_t txg) 
   return bp;
 }
 
-Result<ZilHeader> ZilWriter::Create(uint64_t txg) {
+Result<ZilHeader> ZilWriter::Create(Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock il(&issuer_mu_);
   if (have_log_) return Status::Exists("the log already exists");
   UZFS_ASSIGN_OR_RETURN(BlockPtr dvas, alloc_.Allocate(kZilMinBlockSize, txg));
@@ -78,7 +79,8 @@ void ZilWriter::BeginChain(const BlockPtr& first, uint64_t last_seq) {
   broken_ = Status::Ok();
 }
 
-Status ZilWriter::Destroy(uint64_t txg) {
+Status ZilWriter::Destroy(Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock il(&issuer_mu_);
   return DestroyLocked(txg);
 }
@@ -469,7 +471,8 @@ ZilHeader ZilWriter::header() const {
   return HeaderLocked();
 }
 
-Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
+Result<ZilHeader> ZilWriter::Sync(Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock il(&issuer_mu_);
   if (!have_log_ && closed_txg_ != 0 && txg < closed_txg_) return closed_header_;
   // A block allocated in a later txg than txg (a batch that held the next
@@ -482,7 +485,8 @@ Result<ZilHeader> ZilWriter::Sync(uint64_t txg) {
   return HeaderLocked();
 }
 
-void ZilWriter::DropSynced(uint64_t txg) {
+void ZilWriter::DropSynced(Txg tx_group) {
+  const uint64_t txg = tx_group.number();
   MutexLock l(&mu_);
   std::erase_if(pending_, [this, txg](const Pending& p) UZFS_NO_THREAD_SAFETY_ANALYSIS -> bool {
     if (p.rec.txg > txg) return false;

@@ -77,6 +77,7 @@
 
 #include "zfs/dmu/objset.h"
 #include "zfs/util/mutex.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zil/zil_format.h"
 #include "zfs/zio/block_target.h"
 
@@ -177,7 +178,7 @@ class ZilWriter {
   // Starts a new, empty log: allocates its first block (4 KiB) in `txg`
   // with a fresh chain value. Returns the header to store in the objset in
   // that txg. REQUIRES: no log yet (new writer or after Destroy).
-  Result<ZilHeader> Create(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  Result<ZilHeader> Create(Txg txg) UZFS_EXCLUDES(issuer_mu_, mu_);
   // Continues a log whose header names a block not written yet (what Sync
   // leaves when every block is freed; a log that a walk finds empty): the
   // next batch is written there, with record seqs after `last_seq`.
@@ -189,7 +190,7 @@ class ZilWriter {
   // header to store is all zeros. Commits fail (Busy) from then on, those
   // waiting included: their records were not written. The writer is usable
   // again after Create.
-  Status Destroy(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  Status Destroy(Txg txg) UZFS_EXCLUDES(issuer_mu_, mu_);
 
   // Queues a record (rec.txg = the txg of its change; rec.seq is assigned
   // when written). Returns its ticket for Commit. InvalidArgument when the
@@ -225,8 +226,8 @@ class ZilWriter {
   Status Commit(uint64_t ticket, uint64_t oid = 0) UZFS_EXCLUDES(issuer_mu_, mu_);
 
   // See the top of the file. Returns the header to store in `txg`.
-  Result<ZilHeader> Sync(uint64_t txg) UZFS_EXCLUDES(issuer_mu_, mu_);
-  void DropSynced(uint64_t txg) UZFS_EXCLUDES(mu_);
+  Result<ZilHeader> Sync(Txg txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  void DropSynced(Txg txg) UZFS_EXCLUDES(mu_);
 
   // The header as of now (what Sync would store, before freeing).
   ZilHeader header() const UZFS_EXCLUDES(issuer_mu_);

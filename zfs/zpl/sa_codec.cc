@@ -60,7 +60,7 @@ Result<ZapReader> OpenWriterZap(ObjsetWriter& os, uint64_t obj, uint8_t want_typ
 
 // Adds name -> value to the ZAP in object `obj` in txg.
 Status ZapAdd(ObjsetWriter& os, uint64_t obj, std::string_view name, uint8_t int_size,
-              std::span<const uint64_t> values, uint64_t txg) {
+              std::span<const uint64_t> values, Txg txg) {
   DmuZapObject zo(os, obj, txg);
   UZFS_ASSIGN_OR_RETURN(ZapWriter zap, ZapWriter::Open(zo));
   Status s = zap.Add(name, int_size, values);
@@ -70,7 +70,7 @@ Status ZapAdd(ObjsetWriter& os, uint64_t obj, std::string_view name, uint8_t int
 }
 
 // A new object of `type` holding the ZAP built in `mem` (all its blocks).
-Result<uint64_t> WriteMemZap(ObjsetWriter& os, uint8_t type, const MemZapObject& mem, uint64_t txg) {
+Result<uint64_t> WriteMemZap(ObjsetWriter& os, uint8_t type, const MemZapObject& mem, Txg txg) {
   ObjectProps p;
   p.type = type;
   p.block_size = mem.BlockSize();
@@ -292,7 +292,7 @@ Result<EncodedZnode> SaCodec::Encode(const ZnodeAttrs& a, size_t bonus_room) con
 }
 
 Result<EncodedZnode> SaCodec::EncodeIn(ObjsetWriter& os, const ZnodeAttrs& a, size_t bonus_room,
-                                       uint64_t txg) const {
+                                       Txg txg) const {
   MutexLock l(&mu_);
   UZFS_ASSIGN_OR_RETURN(std::vector<SaValue> values, Values(a));
   UZFS_ASSIGN_OR_RETURN(Split s, SplitValues(*reg_, std::move(values), bonus_room));
@@ -437,7 +437,7 @@ Result<std::unique_ptr<SaCodec>> LoadSaCodec(ObjsetWriter& os) {
   return SaCodec::Create(std::move(reg), objs);
 }
 
-Status AddSaLayoutObject(ObjsetWriter& os, SaObjects* objs, uint64_t num, const SaLayout& layout, uint64_t txg) {
+Status AddSaLayoutObject(ObjsetWriter& os, SaObjects* objs, uint64_t num, const SaLayout& layout, Txg txg) {
   if (objs->master == 0) return Status::InvalidArgument("no SA master node");
   const std::string name = std::to_string(num);
   const std::vector<uint64_t> values(layout.begin(), layout.end());
@@ -453,7 +453,7 @@ Status AddSaLayoutObject(ObjsetWriter& os, SaObjects* objs, uint64_t num, const 
   return Status::Ok();
 }
 
-Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry& reg, uint64_t txg) {
+Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry& reg, Txg txg) {
   if (objs->master == 0) return Status::InvalidArgument("no SA master node");
   if (objs->registry != 0) return Status::Exists("SA registry exists");
   MemZapObject mem;
@@ -466,7 +466,7 @@ Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry
 }
 
 Result<EncodedZnode> EncodeZnodeIn(const ZnodeCodec& codec, ObjsetWriter& os, const ZnodeAttrs& a,
-                                   size_t bonus_room, uint64_t txg) {
+                                   size_t bonus_room, Txg txg) {
   if (const auto* sa = dynamic_cast<const SaCodec*>(&codec)) return sa->EncodeIn(os, a, bonus_room, txg);
   return codec.Encode(a, bonus_room);
 }

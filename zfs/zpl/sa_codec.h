@@ -52,6 +52,7 @@
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zpl/sa.h"
 #include "zfs/zpl/znode_attrs.h"
 
@@ -101,7 +102,7 @@ class SaCodec final : public ZnodeCodec {
 
   // Encode after adding, in `txg`, every layout it needs that is missing
   // (the LAYOUTS ZAP is created and linked into the SA master if absent).
-  Result<EncodedZnode> EncodeIn(ObjsetWriter& os, const ZnodeAttrs& a, size_t bonus_room, uint64_t txg) const
+  Result<EncodedZnode> EncodeIn(ObjsetWriter& os, const ZnodeAttrs& a, size_t bonus_room, Txg txg) const
       UZFS_EXCLUDES(mu_);
   // The layouts `a` is stored under: {bonus} or {bonus, spill}.
   Result<std::vector<SaLayout>> LayoutsFor(const ZnodeAttrs& a, size_t bonus_room) const;
@@ -136,17 +137,17 @@ Result<std::unique_ptr<SaCodec>> LoadSaCodec(ObjsetWriter& os);
 // Adds `layout` as number `num` to the LAYOUTS ZAP in txg, creating that
 // ZAP (type 47, linked as "LAYOUTS" in the SA master) when objs->layouts
 // is 0. Exists when the number is taken.
-Status AddSaLayoutObject(ObjsetWriter& os, SaObjects* objs, uint64_t num, const SaLayout& layout, uint64_t txg);
+Status AddSaLayoutObject(ObjsetWriter& os, SaObjects* objs, uint64_t num, const SaLayout& layout, Txg txg);
 
 // Writes a new REGISTRY ZAP (type 46) holding every attribute of `reg` in
 // number order, and links it as "REGISTRY" in objs->master; sets
 // objs->registry. What OpenZFS does when a new file system stores its
 // first file.
-Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry& reg, uint64_t txg);
+Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry& reg, Txg txg);
 
 // codec.Encode, except that an SaCodec adds missing layouts first
 // (SaCodec::EncodeIn).
 Result<EncodedZnode> EncodeZnodeIn(const ZnodeCodec& codec, ObjsetWriter& os, const ZnodeAttrs& a,
-                                   size_t bonus_room, uint64_t txg);
+                                   size_t bonus_room, Txg txg);
 
 }  // namespace uzfs

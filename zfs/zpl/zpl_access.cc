@@ -96,7 +96,7 @@ ZplResult<ZplAttr> ZplFsImpl::SetAttr(const ZplCred& c, uint64_t ino, const ZplS
   uint64_t est = kMetaTxBytes;
   if (set.size && *set.size > z.a.size) ZPL_TRY(CheckSpace(est));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   if (set.mode) {
     uint64_t perm = *set.mode & 07777;
@@ -241,7 +241,7 @@ ZplStatus ZplFsImpl::RefreshPropsLocked() {
 // ------------------------------------------------------------------ space
 
 uint64_t ZplFsImpl::DirtyNow(const TxgStats& ts) const {
-  return os_->DirtyBytesIn(ts.synced_txg + 1, ts.open_txg);
+  return os_->DirtyBytesIn(Txg{ts.synced_txg + 1}, Txg{ts.open_txg});
 }
 
 // ENOSPC/EDQUOT when `bytes` more might not fit (see the file comment).

@@ -32,7 +32,7 @@ ObjectProps Props(uint8_t type, uint8_t bonustype, uint16_t bonuslen) {
 }
 
 // Allocates the next object, which must be `want` (the set is empty).
-Status Allocate(ObjsetWriter& os, const ObjectProps& props, uint64_t want, uint64_t txg) {
+Status Allocate(ObjsetWriter& os, const ObjectProps& props, uint64_t want, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(uint64_t got, os.AllocateObject(props, txg));
   if (got != want) {
     return Status::InvalidArgument("ZPL creation needs an empty object set: got object " +
@@ -73,7 +73,7 @@ ObjectProps Props5(uint8_t type, uint8_t bonustype, uint16_t bonuslen) {
 // A micro ZAP of `entries` (in order) written as object `obj`'s data,
 // growing the object's block size with the ZAP (512-byte steps).
 Status WriteMicroZap(ObjsetWriter& os, uint64_t obj, uint64_t normflags,
-                            const std::vector<std::pair<const char*, uint64_t>>& entries, uint64_t txg) {
+                            const std::vector<std::pair<const char*, uint64_t>>& entries, Txg txg) {
   MemZapObject mem(kZplBlockSize);
   ZapWriteOptions zo;
   zo.normflags = normflags;
@@ -108,7 +108,7 @@ ZnodeAttrs DirAttrs(const ZplCreateOptions& opts, uint64_t obj, uint64_t perm, u
 // master node, the delete queue, the root directory (whose first SA write
 // registers the attributes and adds layout 2), the shares directory.
 Status CreateZpl5(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t gen, uint64_t dir_norm,
-                  uint64_t txg) {
+                  Txg txg) {
   UZFS_RETURN_IF_ERROR(Allocate(os, Props5(dmu_ot::kMasterNode, 0, 0), kZplMasterNodeObj, txg));
   UZFS_RETURN_IF_ERROR(Allocate(os, Props5(dmu_ot::kSaMasterNode, 0, 0), kZpl5SaMasterObj, txg));
   UZFS_RETURN_IF_ERROR(WriteMicroZap(os, kZpl5SaMasterObj, 0, {}, txg));
@@ -162,11 +162,11 @@ Result<uint64_t> ZplVersionForPool(uint64_t spa_version) {
                                  std::to_string(spa_version) + " (< 9)");
 }
 
-Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg) {
+Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, Txg txg) {
   UZFS_RETURN_IF_ERROR(CheckOptions(opts));
   if (os.objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
     return Status::InvalidArgument("ZPL creation needs a ZFS (filesystem) object set");
-  const uint64_t gen = opts.gen != 0 ? opts.gen : txg;
+  const uint64_t gen = opts.gen != 0 ? opts.gen : txg.number();
   uint64_t dir_norm = opts.normalization;
   if (opts.casesensitivity != ZplCase::kSensitive) dir_norm |= zpl_norm::kToUpper;
   if (opts.version >= 5) return CreateZpl5(os, opts, gen, dir_norm, txg);
@@ -200,7 +200,7 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
                        txg);
 }
 
-Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg) {
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, Txg txg) {
   ZplCreateOptions o;
   UZFS_ASSIGN_OR_RETURN(o.version, ZplVersionForPool(pool_version));
   o.version = std::min(o.version, kNewestZplVersionWritten);

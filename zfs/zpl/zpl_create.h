@@ -83,6 +83,7 @@
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zap/zap_normalize.h"
 #include "zfs/zpl/znode_phys.h"
 
@@ -133,7 +134,7 @@ Result<uint64_t> ZplVersionForPool(uint64_t spa_version);
 // Creates objects 1-4 above in `os`, in txg `txg`; the caller syncs.
 // InvalidArgument for bad options or a set that is not empty (object 1
 // taken); NotSupported for ZPL versions other than 3, 4 and 5.
-Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint64_t txg);
+Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, Txg txg);
 
 // The file system `zfs create` gives a new dataset of a pool of
 // `pool_version` (the pool's FilesystemInit hook, zfs/dsl/pool.h): the
@@ -141,7 +142,7 @@ Status CreateZplFilesystem(ObjsetWriter& os, const ZplCreateOptions& opts, uint6
 // system attributes from pool version 24), owned by root, mode 0755,
 // created now, with the create-time properties in `props` (normalization,
 // utf8only, casesensitivity; CheckOptions rules).
-Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, uint64_t txg);
+Status InitNewFilesystem(ObjsetWriter& os, uint64_t pool_version, const ZplCreateProps& props, Txg txg);
 inline constexpr uint64_t kNewestZplVersionWritten = 5;
 
 }  // namespace uzfs

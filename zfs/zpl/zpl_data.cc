@@ -171,7 +171,7 @@ ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const u
   SpaceReservation reserved(this);
   ZPL_TRY(CheckSpace(est, &reserved));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   Znode z;
   if (whole) {
     // Only a write holding the whole file grows its block.
@@ -280,7 +280,7 @@ ZplResult<uint64_t> ZplFsImpl::Lseek(ZplHandle h, uint64_t offset, int whence) {
 }
 
 // Sets the size; truncation down frees blocks, up leaves a hole.
-ZplStatus ZplFsImpl::Truncate(Znode& z, uint64_t size, uint64_t txg) {
+ZplStatus ZplFsImpl::Truncate(Znode& z, uint64_t size, Txg txg) {
   if (size < z.a.size) {
     ZPL_TRY_S(os_->FreeRange(z.obj, size, UINT64_MAX, txg));
     ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));
@@ -294,7 +294,7 @@ ZplStatus ZplFsImpl::Truncate(Znode& z, uint64_t size, uint64_t txg) {
 // ZFS's block size rule: while a file is one block, its block grows to
 // cover `end` (a multiple of 512, up to recordsize; past recordsize the
 // block becomes recordsize); a file of more than one block keeps its size.
-ZplStatus ZplFsImpl::GrowBlock(Znode& z, uint64_t end, uint64_t txg) {
+ZplStatus ZplFsImpl::GrowBlock(Znode& z, uint64_t end, Txg txg) {
   if (!GrowsBlock(z, end)) return ZplStatus::Ok();
   const uint64_t bs = z.dn.DataBlockSize();
   uint64_t nb;

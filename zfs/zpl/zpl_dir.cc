@@ -5,7 +5,7 @@
 
 namespace uzfs {
 
-Result<ZapWriter*> ZplDirs::Get(uint64_t obj, uint64_t txg) {
+Result<ZapWriter*> ZplDirs::Get(uint64_t obj, Txg txg) {
   auto it = open_.find(obj);
   if (it == open_.end()) {
     if (open_.size() >= max_open_) {
@@ -63,7 +63,7 @@ Status ZplDirs::Finish(uint64_t obj, const Status& op) {
   return f.ok() ? op : f;
 }
 
-Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view name, uint64_t txg,
+Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view name, Txg txg,
                                                 uint64_t match, std::string* stored) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   Result<uint64_t> r = Status::NotFound("");
@@ -93,7 +93,7 @@ Result<std::optional<uint64_t>> ZplDirs::Lookup(uint64_t obj, std::string_view n
   return std::optional<uint64_t>(*r);
 }
 
-Status ZplDirs::Add(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg) {
+Status ZplDirs::Add(uint64_t obj, std::string_view name, uint64_t value, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   return Finish(obj, zap->Add(name, value));
 }
@@ -105,21 +105,21 @@ Result<std::string> ZplDirs::StoredName(ZapWriter& zap, std::string_view name, u
   return std::move(e.name);
 }
 
-Status ZplDirs::Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg, uint64_t match) {
+Status ZplDirs::Update(uint64_t obj, std::string_view name, uint64_t value, Txg txg, uint64_t match) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   Result<std::string> n = StoredName(*zap, name, match);
   if (!n.ok()) return Finish(obj, n.status());
   return Finish(obj, zap->Update(*n, value));
 }
 
-Status ZplDirs::Remove(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match) {
+Status ZplDirs::Remove(uint64_t obj, std::string_view name, Txg txg, uint64_t match) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   Result<std::string> n = StoredName(*zap, name, match);
   if (!n.ok()) return Finish(obj, n.status());
   return Finish(obj, zap->Remove(*n));
 }
 
-Result<std::vector<ZapEntry>> ZplDirs::List(uint64_t obj, uint64_t txg) {
+Result<std::vector<ZapEntry>> ZplDirs::List(uint64_t obj, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(ZapWriter * zap, Get(obj, txg));
   auto r = zap->List();
   if (!r.ok()) {

@@ -39,6 +39,7 @@
 
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/util/status.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zap/dmu_zap_object.h"
 #include "zfs/zap/zap_writer.h"
 
@@ -60,7 +61,7 @@ class ZplDirs {
 
   // The writer of `obj`'s ZAP, its changes going to `txg`. Valid until the
   // next call that may evict (Get of another object, Drop, Clear).
-  Result<ZapWriter*> Get(uint64_t obj, uint64_t txg);
+  Result<ZapWriter*> Get(uint64_t obj, Txg txg);
   void Pin(uint64_t obj) { pinned_.insert(obj); }
   void Drop(uint64_t obj);
   void Clear() {
@@ -79,14 +80,14 @@ class ZplDirs {
   // LookupMatch flags for directories with normflags (case-insensitive or
   // normalized names; only the flags the ZAP itself has count, so ZAPs
   // without normflags match exactly); *stored gets the name as stored.
-  Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match = 0,
+  Result<std::optional<uint64_t>> Lookup(uint64_t obj, std::string_view name, Txg txg, uint64_t match = 0,
                                          std::string* stored = nullptr);
   // Add is exact (the ZPL looks up first); Update and Remove act on the
   // entry `name` matches under `match`.
-  Status Add(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg);
-  Status Update(uint64_t obj, std::string_view name, uint64_t value, uint64_t txg, uint64_t match = 0);
-  Status Remove(uint64_t obj, std::string_view name, uint64_t txg, uint64_t match = 0);
-  Result<std::vector<ZapEntry>> List(uint64_t obj, uint64_t txg);
+  Status Add(uint64_t obj, std::string_view name, uint64_t value, Txg txg);
+  Status Update(uint64_t obj, std::string_view name, uint64_t value, Txg txg, uint64_t match = 0);
+  Status Remove(uint64_t obj, std::string_view name, Txg txg, uint64_t match = 0);
+  Result<std::vector<ZapEntry>> List(uint64_t obj, Txg txg);
 
  private:
   struct Open {

@@ -73,6 +73,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_space.h"
 #include "zfs/util/mutex.h"
+#include "zfs/util/txg_number.h"
 #include "zfs/zap/zap_writer.h"
 #include "zfs/zil/zil_writer.h"
 #include "zfs/zpl/sa_codec.h"
@@ -305,10 +306,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // Directory ZAPs: ZplStatus wrappers over ZplDirs.
   ZplResult<std::optional<uint64_t>> DirLookup(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_);
   ZplResult<std::optional<std::string>> DirStoredName(uint64_t dir, std::string_view name) UZFS_REQUIRES(mu_);
-  ZplStatus DirAdd(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus DirUpdate(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus DirRemove(uint64_t dir, std::string_view name, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplResult<std::vector<ZapEntry>> DirList(uint64_t dir, uint64_t txg) UZFS_REQUIRES(mu_);
+  ZplStatus DirAdd(uint64_t dir, std::string_view name, uint64_t value, Txg txg) UZFS_REQUIRES(mu_);
+  ZplStatus DirUpdate(uint64_t dir, std::string_view name, uint64_t value, Txg txg) UZFS_REQUIRES(mu_);
+  ZplStatus DirRemove(uint64_t dir, std::string_view name, Txg txg) UZFS_REQUIRES(mu_);
+  ZplResult<std::vector<ZapEntry>> DirList(uint64_t dir, Txg txg) UZFS_REQUIRES(mu_);
 
   // ---- zpl_data.cc
   ZplResult<size_t> WriteLocked(ZplHandle h, uint64_t offset, std::span<const uint8_t> data, bool* sync,
@@ -323,8 +324,8 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // becomes the file's size for an append.
   ZplStatus LockForWrite(uint64_t obj, bool append, uint64_t* offset, uint64_t len, ZplRangeLocks::Held* held,
                          bool* whole) UZFS_REQUIRES_SHARED(mu_);
-  ZplStatus Truncate(Znode& z, uint64_t size, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus GrowBlock(Znode& z, uint64_t end, uint64_t txg) UZFS_REQUIRES_SHARED(mu_);
+  ZplStatus Truncate(Znode& z, uint64_t size, Txg txg) UZFS_REQUIRES(mu_);
+  ZplStatus GrowBlock(Znode& z, uint64_t end, Txg txg) UZFS_REQUIRES_SHARED(mu_);
   static bool GrowsBlock(const Znode& z, uint64_t end);
 
   // ---- zpl_xattr.cc
@@ -347,24 +348,24 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplResult<ExistingXattr> FindExistingXattr(const ZplCred& c, uint64_t ino, std::string_view name, int mask)
       UZFS_REQUIRES(mu_);
   ZplResult<std::optional<StoredXattr>> FindXattr(uint64_t xdir, std::string_view name) UZFS_REQUIRES(mu_);
-  ZplStatus RemoveDirXattr(const Znode& z, const StoredXattr& x, const ZplTimespec& now, uint64_t txg)
+  ZplStatus RemoveDirXattr(const Znode& z, const StoredXattr& x, const ZplTimespec& now, Txg txg)
       UZFS_REQUIRES(mu_);
   bool SaXattrsUsable(const Znode& z) const;
   ZplResult<SaXattrs> LoadSaXattrs(const Znode& z) const;
   static std::string ListedXattrName(std::string stored);
   static ZplStatus CheckXattrName(std::string_view name);
-  ZplResult<uint64_t> MakeXattrDir(const Znode& file, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_);
+  ZplResult<uint64_t> MakeXattrDir(const Znode& file, const ZplTimespec& now, Txg txg) UZFS_REQUIRES(mu_);
 
   // ---- zpl_znode.cc
   ZplResult<Znode> Load(uint64_t obj) UZFS_REQUIRES_SHARED(mu_);
   // Callers hold mu_ alone, or shared with znode_mu_ (see the design).
-  ZplStatus Store(Znode& z, uint64_t txg) UZFS_REQUIRES_SHARED(mu_);
+  ZplStatus Store(Znode& z, Txg txg) UZFS_REQUIRES_SHARED(mu_);
   ZplAttr ToAttr(const Znode& z) const;
   ZplResult<Znode> NewZnode(const ZplCred& c, const Znode& dir, uint64_t mode, uint64_t rdev,
-                            const ZplTimespec& now, uint64_t txg,
+                            const ZplTimespec& now, Txg txg,
                             const std::optional<std::string>& target = {}) UZFS_REQUIRES(mu_);
-  ZplStatus DropLink(Znode& z, const ZplTimespec& now, uint64_t txg) UZFS_REQUIRES(mu_);
-  ZplStatus FreeZnode(const Znode& z, uint64_t txg) UZFS_REQUIRES(mu_);
+  ZplStatus DropLink(Znode& z, const ZplTimespec& now, Txg txg) UZFS_REQUIRES(mu_);
+  ZplStatus FreeZnode(const Znode& z, Txg txg) UZFS_REQUIRES(mu_);
   ZplStatus TouchAtime(Znode& z) UZFS_REQUIRES_SHARED(mu_) UZFS_EXCLUDES(znode_mu_);
   static int HandleFlags(int flags, ZplHandleUse use);
   ZplResult<ZplHandle> OpenLocked(const ZplCred& c, uint64_t ino, int flags, ZplHandleUse use) UZFS_REQUIRES(mu_);
@@ -373,15 +374,15 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   // ---- zpl_fs_log.cc
   Result<Tx> BeginTx(uint64_t bytes) UZFS_REQUIRES_SHARED(mu_);
-  void Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid = std::nullopt) UZFS_REQUIRES_SHARED(mu_);
-  void LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
+  void Log(LogRecord rec, Txg txg, std::optional<uint64_t> oid = std::nullopt) UZFS_REQUIRES_SHARED(mu_);
+  void LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, Txg txg)
       UZFS_REQUIRES_SHARED(mu_);
-  void LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, uint64_t txg)
+  void LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, Txg txg)
       UZFS_REQUIRES_SHARED(mu_);
-  void Unlogged(uint64_t txg);
+  void Unlogged(Txg txg);
   void UntagXattrs(uint64_t obj) UZFS_REQUIRES(mu_);
   void LogSaXattr(uint64_t obj, std::string_view name, std::optional<std::span<const uint8_t>> value,
-                  uint64_t txg, uint64_t oid) UZFS_REQUIRES(mu_);
+                  Txg txg, uint64_t oid) UZFS_REQUIRES(mu_);
   ZplStatus CommitLog(uint64_t oid = 0) UZFS_EXCLUDES(mu_);
   bool LogCurrent() const UZFS_REQUIRES_SHARED(mu_);
   ZplStatus StartLogLocked() UZFS_REQUIRES(mu_);

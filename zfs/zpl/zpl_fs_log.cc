@@ -47,7 +47,7 @@ Result<Tx> ZplFsImpl::BeginTx(uint64_t bytes) {
 // sync of seconds).
 // oid: the object tag for ZilWriter::Commit (default: the record's own
 // file, ZilRecordObject; 0: untagged, written by every commit).
-void ZplFsImpl::Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid) {
+void ZplFsImpl::Log(LogRecord rec, Txg txg, std::optional<uint64_t> oid) {
   log_changes_.fetch_add(1, std::memory_order_relaxed);
   // sync=disabled: no records (documented as unsafe); a later fsync,
   // should the property change, waits for the txg instead.
@@ -62,7 +62,7 @@ void ZplFsImpl::Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid) {
       return;
     }
   }
-  rec.txg = txg;
+  rec.txg = txg.number();
   const uint64_t tag = oid ? *oid : ZilRecordObject(rec);
   if (!log_->Append(std::move(rec), tag).ok()) Unlogged(txg);
 }
@@ -72,7 +72,7 @@ void ZplFsImpl::Log(LogRecord rec, uint64_t txg, std::optional<uint64_t> oid) {
 // log_, sync not disabled: Log would drop it; a 1 MiB copy per write was a
 // third of uzfsd's time in a sequential write), and not past the cap on
 // queued copies (kLogCopyMax).
-void ZplFsImpl::LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
+void ZplFsImpl::LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_t> data, Txg txg) {
   if (!log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled) {
     log_changes_.fetch_add(1, std::memory_order_relaxed);  // what Log counts
     return;
@@ -92,7 +92,7 @@ void ZplFsImpl::LogWriteOf(uint64_t obj, uint64_t offset, std::span<const uint8_
 // the log has no log device (OpenZFS's rule) — one record per block it
 // touches, logged by reference: the commit writes that block in place
 // and the txg sync reuses it, so the data reaches the disks once.
-void ZplFsImpl::LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, uint64_t txg) {
+void ZplFsImpl::LogWriteData(const Znode& z, uint64_t offset, std::span<const uint8_t> data, Txg txg) {
   const bool by_ref = log_ && sync_mode_.load(std::memory_order_relaxed) != kSyncDisabled &&
                       (logbias_throughput_ || (data.size() >= immediate_write_sz_ && !pool_.ZilHasSlog()));
   if (!by_ref) {
@@ -106,7 +106,7 @@ void ZplFsImpl::LogWriteData(const Znode& z, uint64_t offset, std::span<const ui
     const uint64_t blkoff = pos % bs;
     const uint64_t n = std::min(bs - blkoff, end - pos);
     LogRecord r = LogWriteByReference(z.obj, pos, n);
-    r.txg = txg;
+    r.txg = txg.number();
     if (!log_->AppendByReference(std::move(r)).ok()) {
       Unlogged(txg);
       return;
@@ -116,10 +116,10 @@ void ZplFsImpl::LogWriteData(const Znode& z, uint64_t offset, std::span<const ui
 }
 
 // A change in txg that no record describes: fsync waits for its txg.
-void ZplFsImpl::Unlogged(uint64_t txg) {
+void ZplFsImpl::Unlogged(Txg txg) {
   log_changes_.fetch_add(1, std::memory_order_relaxed);
   uint64_t cur = unlogged_txg_.load();
-  while (cur < txg && !unlogged_txg_.compare_exchange_weak(cur, txg)) {
+  while (cur < txg.number() && !unlogged_txg_.compare_exchange_weak(cur, txg.number())) {
   }
 }
 
@@ -139,7 +139,7 @@ void ZplFsImpl::UntagXattrs(uint64_t obj) {
 // removal (size 0 means "remove" to OpenZFS's replay) — the fsync after
 // it waits for the txg, as before the feature.
 void ZplFsImpl::LogSaXattr(uint64_t obj, std::string_view name, std::optional<std::span<const uint8_t>> value,
-                           uint64_t txg, uint64_t oid) {
+                           Txg txg, uint64_t oid) {
   if (!log_saxattr_ || (value && value->empty())) {
     Unlogged(txg);
     return;

@@ -116,7 +116,7 @@ ZplResult<ZplAttr> ZplFsImpl::Link(const ZplCred& c, uint64_t ino, uint64_t newd
   if (ex) return Err(EEXIST, "link: name exists");
   ZPL_TRY(CheckSpace(kMetaTxBytes));
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   ZPL_TRY(DirAdd(newdir, newname, DirentOf(z.a.mode, ino), txg));
   z.a.links++;
@@ -153,7 +153,7 @@ ZplStatus ZplFsImpl::Unlink(const ZplCred& c, uint64_t dir, std::string_view nam
   if (IsDir(z.a.mode)) return Err(EISDIR, "unlink of a directory");
   ZPL_TRY(Sticky(c, d.a, z.a));
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   ZPL_TRY(DirRemove(dir, name, txg));
   d.a.size = d.a.size > 2 ? d.a.size - 1 : 2;
@@ -178,7 +178,7 @@ ZplStatus ZplFsImpl::Rmdir(const ZplCred& c, uint64_t dir, std::string_view name
   if (z.a.size > 2) return Err(ENOTEMPTY, "directory not empty");
   ZPL_TRY(Sticky(c, d.a, z.a));
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   ZPL_TRY(DirRemove(dir, name, txg));
   d.a.size = d.a.size > 2 ? d.a.size - 1 : 2;
@@ -243,7 +243,7 @@ ZplStatus ZplFsImpl::Rename(const ZplCred& c, uint64_t sdir, std::string_view sn
   }
   ZPL_TRY(CheckSpace(kMetaTxBytes));
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   const bool same_dir = sdir == tdir;
   // sd and td are the same object when same_dir: change one copy.
@@ -417,7 +417,7 @@ ZplResult<Znode> ZplFsImpl::CreateNodeIn(const ZplCred& c, Znode& d, bool exists
   const uint64_t est = kMetaTxBytes + (target ? RoundUp(target->size(), 512) * 4 : 0);
   ZPL_TRY(CheckSpace(est));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   ZPL_ASSIGN(Znode z, NewZnode(c, d, mode, rdev, now, txg, target));
   ZPL_TRY(DirAdd(dir, name, DirentOf(mode, z.obj), txg));
@@ -453,19 +453,19 @@ ZplResult<std::optional<std::string>> ZplFsImpl::DirStoredName(uint64_t dir, std
   return std::optional<std::string>(std::move(stored));
 }
 
-ZplStatus ZplFsImpl::DirAdd(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) {
+ZplStatus ZplFsImpl::DirAdd(uint64_t dir, std::string_view name, uint64_t value, Txg txg) {
   return ZplStatus::FromStatus(dirs_.Add(dir, name, value, txg));
 }
 
-ZplStatus ZplFsImpl::DirUpdate(uint64_t dir, std::string_view name, uint64_t value, uint64_t txg) {
+ZplStatus ZplFsImpl::DirUpdate(uint64_t dir, std::string_view name, uint64_t value, Txg txg) {
   return ZplStatus::FromStatus(dirs_.Update(dir, name, value, txg, match_));
 }
 
-ZplStatus ZplFsImpl::DirRemove(uint64_t dir, std::string_view name, uint64_t txg) {
+ZplStatus ZplFsImpl::DirRemove(uint64_t dir, std::string_view name, Txg txg) {
   return ZplStatus::FromStatus(dirs_.Remove(dir, name, txg, match_));
 }
 
-ZplResult<std::vector<ZapEntry>> ZplFsImpl::DirList(uint64_t dir, uint64_t txg) {
+ZplResult<std::vector<ZapEntry>> ZplFsImpl::DirList(uint64_t dir, Txg txg) {
   auto r = dirs_.List(dir, txg);
   if (!r.ok()) return ZplStatus::FromStatus(r.status());
   return std::move(*r);

@@ -55,7 +55,7 @@ ZplStatus ZplFsImpl::SetXattr(const ZplCred& c, uint64_t ino, std::string_view n
   const uint64_t est = 2 * kMetaTxBytes + RoundUp(value.size(), 512) * 4;
   ZPL_TRY(CheckSpace(est));
   ZPL_ASSIGN_S(Tx tx, BeginTx(est));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   if (to_sa || in_sa) {
     ZPL_ASSIGN_S(z.a.sa_xattrs, sa.Encode());
@@ -186,7 +186,7 @@ ZplStatus ZplFsImpl::RemoveXattr(const ZplCred& c, uint64_t ino, std::string_vie
   }
   if (!in_sa && !found) return Err(ENODATA, "no such xattr");
   ZPL_ASSIGN_S(Tx tx, BeginTx(kMetaTxBytes));
-  const uint64_t txg = tx.txg();
+  const Txg txg = tx.txg();
   const ZplTimespec now = Now();
   if (found) UntagXattrs(z.obj);  // untagged records follow
   if (in_sa) {
@@ -244,7 +244,7 @@ ZplResult<std::optional<ZplFsImpl::StoredXattr>> ZplFsImpl::FindXattr(uint64_t x
 }
 
 // Removes the directory xattr `x` of `z` (its entry and its file) in txg.
-ZplStatus ZplFsImpl::RemoveDirXattr(const Znode& z, const StoredXattr& x, const ZplTimespec& now, uint64_t txg) {
+ZplStatus ZplFsImpl::RemoveDirXattr(const Znode& z, const StoredXattr& x, const ZplTimespec& now, Txg txg) {
   ZPL_ASSIGN(Znode xdir, Load(z.a.xattr));
   ZPL_ASSIGN(Znode f, Load(DirentObj(x.value)));
   ZPL_TRY(DirRemove(xdir.obj, x.name, txg));
@@ -283,7 +283,7 @@ ZplStatus ZplFsImpl::CheckXattrName(std::string_view name) {
   return ZplStatus::Ok();
 }
 
-ZplResult<uint64_t> ZplFsImpl::MakeXattrDir(const Znode& file, const ZplTimespec& now, uint64_t txg) {
+ZplResult<uint64_t> ZplFsImpl::MakeXattrDir(const Znode& file, const ZplTimespec& now, Txg txg) {
   ZplCred owner;
   owner.uid = static_cast<uint32_t>(file.a.uid);
   owner.gid = static_cast<uint32_t>(file.a.gid);

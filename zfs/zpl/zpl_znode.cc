@@ -76,7 +76,7 @@ ZplResult<Znode> ZplFsImpl::Load(uint64_t obj) {
   return z;
 }
 
-ZplStatus ZplFsImpl::Store(Znode& z, uint64_t txg) {
+ZplStatus ZplFsImpl::Store(Znode& z, Txg txg) {
   // The room of a bonus without a spill pointer: the codec takes the
   // pointer's 128 bytes from it itself when it spills.
   Dnode layout = z.dn;
@@ -130,7 +130,7 @@ ZplAttr ZplFsImpl::ToAttr(const Znode& z) const {
 // into it: the caller adds the entry). Symlink targets go to the bonus
 // or data block 0.
 ZplResult<Znode> ZplFsImpl::NewZnode(const ZplCred& c, const Znode& dir, uint64_t mode, uint64_t rdev,
-                                     const ZplTimespec& now, uint64_t txg, const std::optional<std::string>& target) {
+                                     const ZplTimespec& now, Txg txg, const std::optional<std::string>& target) {
   const uint8_t ibs = legacy_ ? kLegacyIndBlkShift : 17;
   const bool sa = version_ >= kZplVersionSa;
   const uint8_t btype = sa ? kBonusTypeSa : kBonusTypeZnode;
@@ -156,7 +156,7 @@ ZplResult<Znode> ZplFsImpl::NewZnode(const ZplCred& c, const Znode& dir, uint64_
   ZnodeAttrs& a = z.a;
   a.mode = mode;
   a.size = IsDir(mode) ? 2 : 0;
-  a.gen = txg;
+  a.gen = txg.number();
   a.parent = dir.obj;
   a.links = IsDir(mode) ? 2 : 1;
   a.rdev = EncodeRdev(rdev);
@@ -192,7 +192,7 @@ ZplResult<Znode> ZplFsImpl::NewZnode(const ZplCred& c, const Znode& dir, uint64_
 
 // One link less; the last one frees the file, or puts it in the
 // unlinked set while a handle holds it.
-ZplStatus ZplFsImpl::DropLink(Znode& z, const ZplTimespec& now, uint64_t txg) {
+ZplStatus ZplFsImpl::DropLink(Znode& z, const ZplTimespec& now, Txg txg) {
   if (z.a.links > 0) z.a.links--;
   z.a.ctime = now;
   if (z.a.links > 0) return Store(z, txg);
@@ -206,7 +206,7 @@ ZplStatus ZplFsImpl::DropLink(Znode& z, const ZplTimespec& now, uint64_t txg) {
 }
 
 // Frees the object, its xattr directory and the attributes in it.
-ZplStatus ZplFsImpl::FreeZnode(const Znode& z, uint64_t txg) {
+ZplStatus ZplFsImpl::FreeZnode(const Znode& z, Txg txg) {
   if (z.a.xattr != 0) {
     auto xd = Load(z.a.xattr);
     if (xd.ok()) {
