@@ -20,6 +20,7 @@ namespace uzfs {
 Pool::Pool() = default;
 
 Pool::~Pool() {
+  StopScanThread();
   CloseCacheDevices();
   // Whatever is open is synced (unless the pool failed); the labels keep
   // saying ACTIVE, as after a crash with everything on disk.
@@ -54,6 +55,7 @@ Status Pool::StartEngine(const TxgOptions& opts) {
     first = open_txg_;
   }
   UZFS_ASSIGN_OR_RETURN(txg_, TxgEngine::Create(*this, first, opts));
+  StartScanThread();
   return Status::Ok();
 }
 
@@ -133,6 +135,8 @@ Status Pool::CloseWithState(uint64_t state) {
     labels_dirty_ = true;
     config_dirty_ = true;
   }
+  // A scrub stops where it is; the final sync stores its place.
+  StopScanThread();
   Status s = Sync();
   if (s.ok() && txg_) s = txg_->Shutdown();
   if (s.ok()) CloseCacheDevices();

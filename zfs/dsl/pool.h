@@ -42,6 +42,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zfs/dmu/objset_writer.h"
@@ -49,6 +50,7 @@
 #include "zfs/dsl/pool_config.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/dsl_format/dsl_phys.h"
+#include "zfs/dsl_format/scan_phys.h"
 #include "zfs/spa/allocator.h"
 #include "zfs/spa/txg.h"
 #include "zfs/spa/uberblock.h"
@@ -325,6 +327,38 @@ class Pool final : private TxgSyncer {
   void SetLabelCheckInterval(std::chrono::seconds every) UZFS_EXCLUDES(mu_);
   // Where the pool reports events, one line each (the daemon's log).
   void SetEventLog(std::function<void(const std::string&)> log) UZFS_EXCLUDES(errlog_mu_);
+  // --- scrub (pool_scan.cc) ---
+  // A scrub reads every block of the pool as the last synced txg has it
+  // (the MOS, then each dataset in object number order), every copy and
+  // the parity below it, repairs what does not match its checksum and
+  // counts what it could not repair. It runs on a thread of its own in
+  // slices of `scan_slice` (default 50 ms) during which no txg syncs, so
+  // no block it reads can be freed and reused under it; between slices
+  // the pool syncs as usual. Where it is (the scan record, scan_phys.h) is
+  // stored in the MOS with the txgs, at least every few seconds: after an
+  // export, a crash or a pause it goes on from there, not from the start.
+  // Blocks born after it started are not read (they were written since).
+  //
+  // StartScrub: Busy "currently scrubbing" when one runs; a paused one
+  // resumes. PauseScrub / CancelScrub: NotFound "there is no active scrub".
+  // NotSupported on a read-only pool. Each waits for the change to be
+  // on disk.
+  Status StartScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  Status PauseScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  Status CancelScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  struct ScanProgress {
+    ScanPhys phys;
+    uint64_t pass_start = 0;     // when this run (since import or resume) began, epoch seconds
+    uint64_t pass_examined = 0;  // bytes examined by this run
+    uint64_t repaired = 0;       // bytes rewritten by the scan (copies and columns)
+  };
+  ScanProgress scan_progress() const UZFS_EXCLUDES(scan_mu_);
+  // Returns once no scrub is running (finished, canceled, paused) or the
+  // pool is closing.
+  void WaitScan() UZFS_EXCLUDES(scan_mu_);
+  // The slice length from now on (tests make it short to stop mid-scan).
+  void SetScanSlice(std::chrono::milliseconds slice) UZFS_EXCLUDES(scan_mu_);
+
   // The name of the dataset whose object number is `ds_obj`; NotFound.
   Result<std::string> DatasetNameOf(uint64_t ds_obj) UZFS_EXCLUDES(mu_);
 
@@ -640,6 +674,30 @@ class Pool final : private TxgSyncer {
   // When each leaf's labels were last checked (CheckLeaves), by guid.
   std::map<uint64_t, std::chrono::steady_clock::time_point> label_checked_ UZFS_GUARDED_BY(mu_);
   std::chrono::seconds label_check_interval_ UZFS_GUARDED_BY(mu_){60};
+  // The scrub (pool_scan.cc). Lock order: sync_mu_, mu_, scan_mu_.
+  void StartScanThread() UZFS_EXCLUDES(scan_mu_);
+  void StopScanThread() UZFS_EXCLUDES(scan_mu_);
+  void ScanThreadMain() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // One slice of the walk (takes sync_mu_); true when the scrub finished.
+  Result<bool> ScanSlice() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // Reads "scan" from the pool directory (import).
+  void LoadScanState() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // The scan record into the MOS when it changed (each txg sync).
+  Status WriteScanState(Txg txg) UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // Changes the record with fn under scan_mu_ and waits for it to be synced.
+  Status ChangeScan(const std::function<Status(ScanPhys&)>& fn) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  mutable Mutex scan_mu_;
+  CondVar scan_cv_;
+  ScanPhys scan_ UZFS_GUARDED_BY(scan_mu_);
+  bool scan_dirty_ UZFS_GUARDED_BY(scan_mu_) = false;
+  bool scan_stop_ UZFS_GUARDED_BY(scan_mu_) = false;
+  bool scan_running_ UZFS_GUARDED_BY(scan_mu_) = false;  // the thread is in a slice
+  uint64_t scan_pass_start_ UZFS_GUARDED_BY(scan_mu_) = 0;
+  uint64_t scan_pass_examined_ UZFS_GUARDED_BY(scan_mu_) = 0;
+  uint64_t scan_repaired_ UZFS_GUARDED_BY(scan_mu_) = 0;
+  std::chrono::milliseconds scan_slice_ UZFS_GUARDED_BY(scan_mu_){50};
+  std::atomic<bool> scan_interrupt_{false};  // a slice stops at its next block
+  std::thread scan_thread_;
   uint64_t errlog_last_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t errlog_scrub_obj_ UZFS_GUARDED_BY(mu_) = 0;
   // Leaf lock: taken alone, from reading threads that may hold any other.

@@ -84,6 +84,7 @@ Status Pool::SyncTxgLocked(Txg txg) {
     if (Status s = WriteHistory(txg); !s.ok()) return fail(s);
   }
   if (Status s = WriteErrorLog(txg); !s.ok()) return fail(s);
+  if (Status s = WriteScanState(txg); !s.ok()) return fail(s);
   // 4. Passes until the MOS and the space maps agree.
   if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
   // 5. Flush, labels, uberblock, flush.

@@ -1,0 +1,324 @@
+// The pool's scrub (pool.h, "scrub"): a thread that walks every object set
+// of the last synced txg in slices, scrubbing each block through the Zio,
+// and a scan record in the MOS that lets it go on after an import.
+//
+// Why slices under sync_mu_: the walk reads the tree of the last synced
+// txg; a txg sync frees the blocks that tree loses (deferred, reusable
+// after later txgs). While the slice holds sync_mu_ no txg syncs, so every
+// block the slice reads is still the block the tree points to. Between
+// slices the position is a (objset, object, blkid) bookmark and the next
+// slice walks the tree of the then last synced txg from there; a block
+// rewritten in between was born after the scrub began and needs no scrub.
+#include <chrono>
+#include <thread>
+
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dmu/object_reader.h"
+#include "zfs/dmu/objset_traverse.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/zap/dmu_zap_object.h"
+#include "zfs/zap/zap_writer.h"
+
+namespace uzfs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// The scan record reaches the disk at least this often while a scrub runs.
+constexpr auto kScanCheckpoint = std::chrono::seconds(5);
+
+uint64_t NowSeconds() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+uint64_t Asize(const BlockPtr& bp) {
+  uint64_t a = 0;
+  for (const Dva& d : bp.dva) a += d.asize;
+  return a;
+}
+
+uint64_t LeafRepairedBytes(Vdev& root) {
+  std::vector<Vdev*> leaves;
+  root.CollectLeaves(&leaves);
+  uint64_t sum = 0;
+  for (Vdev* v : leaves) sum += v->counters().repaired_bytes;
+  return sum;
+}
+
+// The DSL dataset objects of the MOS at `mos_root`, ascending, with the
+// object set each points to.
+Result<std::map<uint64_t, BlockPtr>> SyncedDatasets(Zio& zio, const BlockPtr& mos_root) {
+  ObjectReader reader(zio);
+  UZFS_ASSIGN_OR_RETURN(Objset mos, reader.ReadObjset(mos_root));
+  const Dnode& meta = mos.meta_dnode;
+  std::vector<uint8_t> dnodes((meta.maxblkid + 1) * meta.DataBlockSize());
+  UZFS_RETURN_IF_ERROR(reader.Read(meta, 0, dnodes));
+  std::map<uint64_t, BlockPtr> out;
+  for (uint64_t obj = 1; obj < dnodes.size() / kDnodeSlotSize; obj++) {
+    auto dn = DecodeDnode(std::span<const uint8_t>(dnodes).subspan(obj * kDnodeSlotSize));
+    if (!dn.ok() || dn->IsFree()) continue;
+    if (dn->bonustype == dmu_ot::kDslDataset) {
+      auto ds = DecodeDslDataset(dn->bonus);
+      if (ds.ok() && !ds->bp.IsHole()) out.emplace(obj, ds->bp);
+    }
+    obj += dn->extra_slots;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Pool::LoadScanState() {
+  auto entries = MosZapList(1);
+  if (!entries.ok()) return;
+  for (const auto& [name, words] : *entries) {
+    if (name != kPoolScanKey) continue;
+    auto phys = DecodeScanPhys(words);
+    if (!phys.ok()) return;  // a record uzfs does not understand: no scan resumes
+    MutexLock k(&scan_mu_);
+    scan_ = *phys;
+    scan_pass_start_ = NowSeconds();
+  }
+}
+
+Status Pool::WriteScanState(Txg txg) {
+  std::array<uint64_t, kScanPhysWords> words;
+  {
+    MutexLock k(&scan_mu_);
+    if (!scan_dirty_) return Status::Ok();
+    words = EncodeScanPhys(scan_);
+    scan_dirty_ = false;
+  }
+  DmuZapObject zo(*mos_, 1, txg);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  UZFS_RETURN_IF_ERROR(zw.Update(kPoolScanKey, 8, words));
+  return zo.Flush();
+}
+
+Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn) {
+  if (readonly_ || !txg_) return Status::NotSupported("pool '" + ident_.name + "' is read-only");
+  {
+    MutexLock l(&mu_);
+    if (closed_) return Status::InvalidArgument("pool '" + ident_.name + "' is not open");
+    if (!failed_.ok()) return failed_;
+  }
+  {
+    MutexLock k(&scan_mu_);
+    ScanPhys next = scan_;
+    UZFS_RETURN_IF_ERROR(fn(next));
+    const bool runs = next.scanning() && !next.paused();
+    if (runs && !(scan_.scanning() && !scan_.paused())) {
+      scan_pass_start_ = NowSeconds();
+      scan_pass_examined_ = 0;
+      scan_interrupt_.store(false);
+    }
+    if (!runs) scan_interrupt_.store(true);
+    scan_ = next;
+    scan_dirty_ = true;
+    scan_cv_.SignalAll();
+  }
+  // Naming the open txg syncs it even when nothing else changed.
+  return txg_->WaitSynced(txg_->open_txg());
+}
+
+Status Pool::StartScrub() {
+  uint64_t synced = 0;
+  {
+    MutexLock l(&mu_);
+    synced = ub_.txg;
+  }
+  const uint64_t allocated = alloc_ ? alloc_->allocated() : 0;
+  return ChangeScan([&](ScanPhys& s) -> Status {
+    if (s.scanning() && s.func == ScanFunc::kResilver) return Status::Busy("currently resilvering");
+    if (s.scanning() && !s.paused()) {
+      return Status::Busy("currently scrubbing; use 'zpool scrub -s' to cancel current scrub");
+    }
+    if (s.paused()) {
+      s.flags &= ~kScanFlagPaused;
+      return Status::Ok();
+    }
+    s = ScanPhys{};
+    s.func = ScanFunc::kScrub;
+    s.state = ScanState::kScanning;
+    s.max_txg = synced;
+    s.cur_max_txg = synced;
+    s.start_time = NowSeconds();
+    s.to_examine = allocated;
+    return Status::Ok();
+  });
+}
+
+Status Pool::PauseScrub() {
+  return ChangeScan([](ScanPhys& s) -> Status {
+    if (!s.scanning() || s.func != ScanFunc::kScrub) return Status::NotFound("there is no active scrub");
+    s.flags |= kScanFlagPaused;
+    return Status::Ok();
+  });
+}
+
+Status Pool::CancelScrub() {
+  return ChangeScan([](ScanPhys& s) -> Status {
+    if (!s.scanning() || s.func != ScanFunc::kScrub) return Status::NotFound("there is no active scrub");
+    s.state = ScanState::kCanceled;
+    s.flags &= ~kScanFlagPaused;
+    s.end_time = NowSeconds();
+    return Status::Ok();
+  });
+}
+
+Pool::ScanProgress Pool::scan_progress() const {
+  MutexLock k(&scan_mu_);
+  ScanProgress p;
+  p.phys = scan_;
+  p.pass_start = scan_pass_start_;
+  p.pass_examined = scan_pass_examined_;
+  p.repaired = scan_.processed;
+  return p;
+}
+
+void Pool::WaitScan() {
+  MutexLock k(&scan_mu_);
+  while (!scan_stop_ && scan_.scanning() && !scan_.paused()) scan_cv_.Wait(&scan_mu_);
+}
+
+void Pool::SetScanSlice(std::chrono::milliseconds slice) {
+  MutexLock k(&scan_mu_);
+  scan_slice_ = slice;
+}
+
+void Pool::StartScanThread() {
+  MutexLock k(&scan_mu_);
+  if (scan_thread_.joinable()) return;
+  scan_stop_ = false;
+  scan_thread_ = std::thread([this] { ScanThreadMain(); });
+}
+
+void Pool::StopScanThread() {
+  {
+    MutexLock k(&scan_mu_);
+    scan_stop_ = true;
+    scan_interrupt_.store(true);
+    scan_cv_.SignalAll();
+  }
+  if (scan_thread_.joinable()) scan_thread_.join();
+}
+
+void Pool::ScanThreadMain() {
+  auto last_checkpoint = Clock::now();
+  for (;;) {
+    {
+      MutexLock k(&scan_mu_);
+      while (!scan_stop_ && !(scan_.scanning() && !scan_.paused())) scan_cv_.Wait(&scan_mu_);
+      if (scan_stop_) return;
+    }
+    Result<bool> finished = ScanSlice();
+    {
+      MutexLock k(&scan_mu_);
+      scan_cv_.SignalAll();
+      if (!finished.ok()) {
+        // The pool cannot sync (suspended) or is closing: try again later.
+        scan_cv_.WaitFor(&scan_mu_, std::chrono::milliseconds(200));
+        continue;
+      }
+    }
+    if (*finished || Clock::now() - last_checkpoint >= kScanCheckpoint) {
+      if (txg_) txg_->WaitSynced(txg_->open_txg()).IgnoreError();
+      last_checkpoint = Clock::now();
+    } else {
+      // Lets the txg sync take sync_mu_ between slices.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+Result<bool> Pool::ScanSlice() {
+  ScanPhys st;
+  std::chrono::milliseconds slice;
+  {
+    MutexLock k(&scan_mu_);
+    st = scan_;
+    slice = scan_slice_;
+  }
+  if (!st.scanning() || st.paused()) return false;
+  MutexLock sync_lock(&sync_mu_);
+  BlockPtr mos_root;
+  {
+    MutexLock l(&mu_);
+    if (closed_) return Status::Busy("pool is closing");
+    if (!failed_.ok()) return failed_;
+    mos_root = ub_.rootbp;
+  }
+  const auto deadline = Clock::now() + slice;
+  auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
+  const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
+  uint64_t examined = 0, errors = 0, repaired = 0;
+  bool finished = false;
+  std::optional<std::map<uint64_t, BlockPtr>> datasets;
+  for (;;) {
+    BlockPtr root = mos_root;
+    if (st.bookmark.objset != 0) {
+      if (!datasets) {
+        auto d = SyncedDatasets(*zio_, mos_root);
+        if (!d.ok()) return d.status().WithContext("listing the datasets to scrub");
+        datasets = std::move(*d);
+      }
+      // The dataset named, or the next one (it may be gone since).
+      auto it = datasets->lower_bound(st.bookmark.objset);
+      if (it == datasets->end()) {
+        finished = true;
+        break;
+      }
+      if (it->first != st.bookmark.objset) st.bookmark = {it->first, 0, 0, 0};
+      root = it->second;
+    }
+    const uint64_t objset = st.bookmark.objset;
+    ObjsetTraverseOptions o;
+    o.from = {st.bookmark.object, st.bookmark.blkid};
+    o.should_stop = stop;
+    o.visit = [&](const TraversedBlock& b) {
+      if (b.bp.birth > st.max_txg) return;  // written since the scrub began
+      ScrubResult r;
+      Status s = zio_->Scrub(b.bp, &r);
+      examined += Asize(b.bp);
+      if (r.copies_repaired > 0) repaired += static_cast<uint64_t>(r.copies_repaired) * b.bp.dva[0].asize;
+      if (!s.ok()) {
+        errors++;
+        RecordDataError(DataErrorBookmark{objset, b.object, b.level, b.blkid}, s);
+      }
+    };
+    auto out = TraverseObjset(*zio_, root, o);
+    if (!out.ok()) {
+      // The object set's own block cannot be read: counted, and the walk
+      // goes on with the next object set.
+      errors++;
+      RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
+    } else if (!out->done) {
+      st.bookmark = {objset, out->next.object, 0, out->next.blkid};
+      break;
+    }
+    st.bookmark = {objset + 1, 0, 0, 0};  // the next dataset (lower_bound above)
+    if (stop()) break;
+  }
+  repaired += LeafRepairedBytes(*root_) - leaf_repaired_before;
+  MutexLock k(&scan_mu_);
+  scan_pass_examined_ += examined;
+  // A pause or a cancel during the slice keeps its state; the progress
+  // made counts either way.
+  if (scan_.start_time == st.start_time && scan_.func == st.func) {
+    scan_.examined += examined;
+    scan_.errors += errors;
+    scan_.processed += repaired;
+    if (scan_.scanning()) {
+      scan_.bookmark = st.bookmark;
+      if (finished) {
+        scan_.state = ScanState::kFinished;
+        scan_.end_time = NowSeconds();
+        scan_.bookmark = {};
+      }
+    }
+    scan_dirty_ = true;
+  }
+  return finished;
+}
+
+}  // namespace uzfs
