@@ -35,7 +35,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zpool", Subs(),
-                          "\tattach, detach, replace, online, offline, scrub, clear:\n"
+                          "\tattach, detach, replace, online, offline, clear:\n"
                           "\t    not available in uzfs yet\n");
 }
 
@@ -313,11 +313,13 @@ std::span<const Sub> Subs() {
       {"remove", "\tremove <pool> <device> ...\n", [](CmdCtx& c) { return ZpoolRemove(c, UsageOf("remove")); },
        L::kLifecycle},
       {"sync", "\tsync [pool] ...\n", Sync},
+      {"scrub", "\tscrub [-s | -p] [-w] <pool> ...\n", ZpoolScrub},
+      {"wait", "\twait [-t <activity>[,...]] <pool>\n", ZpoolWait},
       // ZFS subcommands uzfs does not offer yet.
       {"attach", nullptr}, {"detach", nullptr}, {"replace", nullptr}, {"online", nullptr},
-      {"offline", nullptr}, {"scrub", nullptr}, {"clear", nullptr}, {"upgrade", nullptr},
+      {"offline", nullptr}, {"clear", nullptr}, {"upgrade", nullptr},
       {"events", nullptr}, {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
-      {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr}, {"wait", nullptr},
+      {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr},
       {"checkpoint", nullptr},
   };
   return kSubs;

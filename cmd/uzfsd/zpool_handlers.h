@@ -8,6 +8,9 @@
 #include <string>
 
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/output.h"
+#include "cmd/uzfsd/subcommands.h"
+#include "zfs/dsl/pool.h"
 
 namespace uzfs::cmd {
 
@@ -22,5 +25,10 @@ int ZpoolStatus(CmdCtx& c);   // zpool_status.cc
 int ZpoolGet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolSet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolIostat(CmdCtx& c);   // zpool_iostat.cc
+int ZpoolScrub(CmdCtx& c);    // zpool_scrub.cc
+int ZpoolWait(CmdCtx& c);     // zpool_scrub.cc
+// zpool status's "  scan:" lines and -j's scan_stats (zpool_scrub.cc).
+std::string ScanStatusLines(const Pool::ScanProgress& p);
+json ScanStatsJson(const Pool::ScanProgress& p);
 
 }  // namespace uzfs::cmd

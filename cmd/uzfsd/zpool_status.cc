@@ -27,7 +27,7 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) U
   } else {
     t += TroubleParagraph(trouble);
   }
-  t += "  scan: none requested\nconfig:\n\n";
+  t += ScanStatusLines(e.pool->scan_progress()) + "config:\n\n";
   std::vector<VdevRow> rows = TreeRows(e, true);
   size_t w = std::max<size_t>(10, e.rec.name.size());
   for (const VdevRow& r : rows) w = std::max(w, r.name.size() + static_cast<size_t>(r.depth) * 2);
@@ -98,7 +98,7 @@ json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu)
 json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
   json j = PoolJsonHead(e);
   j["error_count"] = std::to_string(TroubleOf(e).data_errors.size());
-  j["scan_stats"] = json::object();
+  j["scan_stats"] = ScanStatsJson(e.pool->scan_progress());
   Vdev& root = e.pool->root_vdev();
   json rootj = VdevJson(e, &root, "normal");
   json data = json::object(), logs = json::object();
