@@ -1,0 +1,164 @@
+// A scrub killed with SIGKILL, again and again, while the pool is being
+// written: each child process imports the pool, scrubs it (going on from
+// the record the last one left) and writes and syncs new objects until it
+// is killed at a random moment. After each kill the scan record on disk
+// shows the scrub further on, never back at the start; at the end the
+// scrub completes with no error (a block freed and reused under it would
+// show up as one), every object whose sync returned reads back whole, and
+// the pool's blocks and space maps agree.
+//
+// UZFS_STRESS_OPS sets the number of kills (default 4).
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dsl/pool.h"
+
+namespace uzfs {
+namespace {
+
+constexpr size_t kSize = 192 * 1024;
+
+struct Synced {
+  uint64_t object = 0, seed = 0;
+};
+
+// The child: never returns into gtest. Reports each object whose sync
+// returned on `fd`.
+int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd) {
+  auto p = pooltest::ImportFrom(dir, "sk");
+  if (!p.ok()) return 10;
+  (*p)->SetScanSlice(std::chrono::milliseconds(1));
+  const ScanPhys s = (*p)->scan_progress().phys;
+  if (!(s.scanning() && !s.paused()) && !(*p)->StartScrub().ok()) return 11;
+  auto os = (*p)->Objset("sk");
+  if (!os.ok()) return 12;
+  for (uint64_t i = 0;; i++) {
+    auto tx = (*p)->Begin(kSize);
+    if (!tx.ok()) return 13;
+    ObjectProps op;
+    op.indblkshift = 14;
+    auto obj = (*os)->AllocateObject(op, tx->txg());
+    if (!obj.ok()) return 14;
+    if (!(*os)->Write(*obj, 0, test::RandomBytes(kSize, seed + i), tx->txg()).ok()) return 15;
+    tx->Commit();
+    if (!(*p)->Sync().ok()) return 16;
+    const Synced rec{*obj, seed + i};
+    if (::write(fd, &rec, sizeof rec) != static_cast<ssize_t>(sizeof rec)) return 17;
+  }
+}
+
+TEST(PoolScanCrash, KilledMidScrubGoesOnAndLosesNothing) {
+  const char* ops = std::getenv("UZFS_STRESS_OPS");
+  const int kills = ops ? std::max(1, std::atoi(ops) / 100) : 4;
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+  std::vector<Synced> durable;
+  {
+    auto p = Pool::Create("sk", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    std::vector<uint64_t> objs;
+    pooltest::WriteObjects(**p, "sk", 120, kSize, 5000, &objs);
+    for (size_t i = 0; i < objs.size(); i++) durable.push_back({objs[i], 5000 + i});
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  std::mt19937_64 rng(11);
+  uint64_t last_examined = 0, start_time = 0;
+  int resumed_mid_scan = 0;  // kills that left a scrub part way with its place on disk
+  for (int k = 0; k < kills; k++) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      _exit(ChildMain(dir.path(), 100000 * (k + 1), fds[1]));
+    }
+    ::close(fds[1]);
+    const int delay_ms = 150 + static_cast<int>(rng() % 450);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+    std::vector<uint8_t> buf;
+    auto drain = [&](int timeout_ms) -> bool {
+      pollfd pfd{fds[0], POLLIN, 0};
+      if (::poll(&pfd, 1, timeout_ms) <= 0) return true;
+      uint8_t tmp[4096];
+      const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
+      if (n <= 0) return false;
+      buf.insert(buf.end(), tmp, tmp + n);
+      return true;
+    };
+    for (bool open = true; open;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) break;
+      open = drain(static_cast<int>(left));
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    while (drain(-1)) {
+    }
+    ::close(fds[0]);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself with " << WEXITSTATUS(status);
+    for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
+      Synced s;
+      std::memcpy(&s, buf.data() + at, sizeof s);
+      durable.push_back(s);
+    }
+    // What the record on disk says now (a read-only look changes nothing).
+    PoolImportOptions ro;
+    ro.readonly = true;
+    auto look = pooltest::ImportFrom(dir.path(), "sk", ro);
+    ASSERT_UZFS_OK(look.status());
+    const ScanPhys s = (*look)->scan_progress().phys;
+    ASSERT_EQ(s.func, ScanFunc::kScrub) << "kill " << k;
+    if (s.start_time == start_time && s.scanning()) {
+      EXPECT_GE(s.examined, last_examined) << "the scrub went back after kill " << k;
+    }
+    std::cout << "after kill " << k << ": " << (s.scanning() ? "scanning" : "finished") << ", examined "
+              << s.examined << " of " << s.to_examine << ", bookmark " << s.bookmark.objset << ":"
+              << s.bookmark.object << ":" << s.bookmark.blkid << ", " << durable.size() << " objects synced\n";
+    if (s.scanning() && s.examined > 0 && s.bookmark != ScanBookmark{}) resumed_mid_scan++;
+    start_time = s.start_time;
+    last_examined = s.examined;
+    EXPECT_EQ(s.errors, 0u) << "kill " << k;
+  }
+  EXPECT_GT(resumed_mid_scan, 0) << "no kill caught a scrub part way: the test proved nothing";
+  auto p = pooltest::ImportFrom(dir.path(), "sk");
+  ASSERT_UZFS_OK(p.status());
+  if ((*p)->scan_progress().phys.scanning()) (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);
+  // One more, whole, on the final pool.
+  ASSERT_UZFS_OK((*p)->StartScrub());
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);
+  auto os = (*p)->ObjsetForRead("sk");
+  ASSERT_UZFS_OK(os.status());
+  for (const Synced& s : durable) {
+    std::vector<uint8_t> got(kSize);
+    ASSERT_UZFS_OK((*os)->Read(s.object, 0, got));
+    ASSERT_EQ(got, test::RandomBytes(kSize, s.seed)) << "object " << s.object;
+  }
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "sk", /*check_allocated_total=*/false);
+}
+
+}  // namespace
+}  // namespace uzfs
