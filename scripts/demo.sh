@@ -7,14 +7,15 @@
 # tree (/usr/share/doc) copied into both with cp; zpool status, zpool list,
 # zfs list and zfs get compressratio; every file checked against its source
 # with sha256sum; an export and an import (the copy is checked again, now
-# read back from the disks); uzfs's zdb over the exported pool; then the
-# block layer on its own rotting a disk silently and scrubbing it back. It
-# cleans up after itself (also when interrupted) and can be run again.
+# read back from the disks); a disk rotting silently (garbage written into
+# one of the six files) found and repaired by zpool scrub, and the copy
+# checked once more; uzfs's zdb over the exported pool. It cleans up after
+# itself (also when interrupted) and can be run again.
 #
 #   scripts/demo.sh [--prepare] [BUILD_DIR]
 #
 # --prepare (what `make demo` passes) first installs the Debian packages
-# that are missing and builds the five programs the demo runs, writing
+# that are missing and builds the four programs the demo runs, writing
 # their output to BUILD_DIR/demo-prepare.log and one line per step here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +23,7 @@ prepare=0
 if [ "${1:-}" = "--prepare" ]; then prepare=1; shift; fi
 build=${1:-build}
 cmd=$build/cmd
-programs=(uzfsd zpool zfs zdb uzfs-blockdemo)
+programs=(uzfsd zpool zfs zdb)
 
 if [ "$prepare" -eq 1 ]; then
   mkdir -p "$build"
@@ -112,12 +113,16 @@ run zpool export demo
 echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
 run zpool import -d "$D" demo
 verify
+
+step "a disk rots silently: 64 MiB in the middle of d2 overwritten with garbage"
+run dd if=/dev/urandom of="$D/d2" bs=1M seek=64 count=64 conv=notrunc status=none
+step "zpool scrub reads every block, every copy and the parity, and repairs what does not match"
+run zpool scrub -w demo
+run zpool status demo
+verify
 run zpool export demo
 
 step "uzfs's zdb over the exported pool: every block pointer traversed"
 run "$cmd/zdb/zdb" -e -p "$D" -b demo | tail -n 12
-
-step "the block layer on its own: raidz2 over 6 files, a disk rotted silently, scrubbed back"
-"$cmd/uzfs-blockdemo/uzfs-blockdemo" -d "$work/block" -s "$src" -w 6 -p 2 -c lz4 -m 48
 echo
 echo "demo finished: everything above ran in $work (now removed)"

@@ -21,6 +21,13 @@ Pool::Pool() = default;
 
 Pool::~Pool() {
   StopScanThread();
+  // A scrub's place is kept: the record of its last slice goes to disk too.
+  bool scan_dirty = false;
+  {
+    MutexLock k(&scan_mu_);
+    scan_dirty = scan_dirty_;
+  }
+  if (scan_dirty && txg_) txg_->WaitSynced(txg_->open_txg()).IgnoreError();
   CloseCacheDevices();
   // Whatever is open is synced (unless the pool failed); the labels keep
   // saying ACTIVE, as after a crash with everything on disk.

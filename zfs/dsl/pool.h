@@ -58,6 +58,7 @@
 #include "zfs/util/mutex.h"
 #include "zfs/util/nvlist/nvlist.h"
 #include "zfs/util/status.h"
+#include "zfs/util/thread_pool.h"
 #include "zfs/util/txg_number.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/io_engine.h"
@@ -697,6 +698,7 @@ class Pool final : private TxgSyncer {
   uint64_t scan_repaired_ UZFS_GUARDED_BY(scan_mu_) = 0;
   std::chrono::milliseconds scan_slice_ UZFS_GUARDED_BY(scan_mu_){50};
   std::atomic<bool> scan_interrupt_{false};  // a slice stops at its next block
+  std::unique_ptr<ThreadPool> scan_workers_;  // scrubs data blocks in parallel
   std::thread scan_thread_;
   uint64_t errlog_last_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t errlog_scrub_obj_ UZFS_GUARDED_BY(mu_) = 0;

@@ -25,6 +25,26 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // The scan record reaches the disk at least this often while a scrub runs.
 constexpr auto kScanCheckpoint = std::chrono::seconds(5);
+// Data blocks scrubbed at once: enough to keep every leaf of a wide raidz
+// busy (each block is one read per column), few enough that a slice ends
+// soon after it is told to.
+constexpr unsigned kScanWorkers = 8;
+constexpr uint64_t kScanInflight = 32;
+
+// What the workers of one slice add up; the slice waits for them before
+// it records its place, so every block before the bookmark is done.
+struct SliceTally {
+  Mutex mu;
+  CondVar cv;
+  uint64_t inflight UZFS_GUARDED_BY(mu) = 0;
+  uint64_t examined UZFS_GUARDED_BY(mu) = 0;
+  uint64_t errors UZFS_GUARDED_BY(mu) = 0;
+  uint64_t repaired UZFS_GUARDED_BY(mu) = 0;
+  void WaitBelow(uint64_t n) UZFS_EXCLUDES(mu) {
+    MutexLock l(&mu);
+    while (inflight > n) cv.Wait(&mu);
+  }
+};
 
 uint64_t NowSeconds() {
   return static_cast<uint64_t>(
@@ -189,6 +209,7 @@ void Pool::SetScanSlice(std::chrono::milliseconds slice) {
 void Pool::StartScanThread() {
   MutexLock k(&scan_mu_);
   if (scan_thread_.joinable()) return;
+  if (!scan_workers_) scan_workers_ = std::make_unique<ThreadPool>(kScanWorkers);
   scan_stop_ = false;
   scan_thread_ = std::thread([this] { ScanThreadMain(); });
 }
@@ -251,7 +272,7 @@ Result<bool> Pool::ScanSlice() {
   const auto deadline = Clock::now() + slice;
   auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
-  uint64_t examined = 0, errors = 0, repaired = 0;
+  SliceTally tally;
   bool finished = false;
   std::optional<std::map<uint64_t, BlockPtr>> datasets;
   for (;;) {
@@ -275,23 +296,42 @@ Result<bool> Pool::ScanSlice() {
     ObjsetTraverseOptions o;
     o.from = {st.bookmark.object, st.bookmark.blkid};
     o.should_stop = stop;
+    // Data blocks go to the workers; an indirect or dnode block is
+    // scrubbed here, before the walk reads it (so it reads a good copy).
+    auto scrub = [this, &tally, objset](const BlockPtr& bp, const DataErrorBookmark& where) {
+      ScrubResult r;
+      Status s = zio_->Scrub(bp, &r);
+      if (!s.ok()) RecordDataError(where, s);
+      MutexLock l(&tally.mu);
+      tally.examined += Asize(bp);
+      if (r.copies_repaired > 0) tally.repaired += static_cast<uint64_t>(r.copies_repaired) * bp.dva[0].asize;
+      if (!s.ok()) tally.errors++;
+      tally.inflight--;
+      tally.cv.SignalAll();
+    };
     o.visit = [&](const TraversedBlock& b) {
       if (b.bp.birth > st.max_txg) return;  // written since the scrub began
-      ScrubResult r;
-      Status s = zio_->Scrub(b.bp, &r);
-      examined += Asize(b.bp);
-      if (r.copies_repaired > 0) repaired += static_cast<uint64_t>(r.copies_repaired) * b.bp.dva[0].asize;
-      if (!s.ok()) {
-        errors++;
-        RecordDataError(DataErrorBookmark{objset, b.object, b.level, b.blkid}, s);
+      const DataErrorBookmark where{objset, b.object, b.level, b.blkid};
+      {
+        MutexLock l(&tally.mu);
+        tally.inflight++;
       }
+      if (b.level > 0 || b.object == 0) {
+        scrub(b.bp, where);
+        return;
+      }
+      tally.WaitBelow(kScanInflight);
+      const BlockPtr bp = b.bp;
+      scan_workers_->Submit([scrub, bp, where] { scrub(bp, where); });
     };
     auto out = TraverseObjset(*zio_, root, o);
+    tally.WaitBelow(0);
     if (!out.ok()) {
       // The object set's own block cannot be read: counted, and the walk
       // goes on with the next object set.
-      errors++;
       RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
+      MutexLock l(&tally.mu);
+      tally.errors++;
     } else if (!out->done) {
       st.bookmark = {objset, out->next.object, 0, out->next.blkid};
       break;
@@ -299,7 +339,14 @@ Result<bool> Pool::ScanSlice() {
     st.bookmark = {objset + 1, 0, 0, 0};  // the next dataset (lower_bound above)
     if (stop()) break;
   }
-  repaired += LeafRepairedBytes(*root_) - leaf_repaired_before;
+  tally.WaitBelow(0);
+  uint64_t examined, errors, repaired;
+  {
+    MutexLock l(&tally.mu);
+    examined = tally.examined;
+    errors = tally.errors;
+    repaired = tally.repaired + LeafRepairedBytes(*root_) - leaf_repaired_before;
+  }
   MutexLock k(&scan_mu_);
   scan_pass_examined_ += examined;
   // A pause or a cancel during the slice keeps its state; the progress
