@@ -6,10 +6,11 @@
 #   scrub:  zpool scrub -w, bytes examined (all copies and parity) / time;
 #   raw:    the same number of bytes read straight from the six files, one
 #           sequential reader per file, page cache dropped first.
-# Prints both rates and their ratio.
+# Prints both rates and their ratio. FRAGMENTED=1 writes 16 KiB records
+# instead, by four writers at once (their blocks interleave on the disks).
 #
-#   tests/perf/scrub-bench.sh    (needs root and /dev/fuse; UZFS_BIN: the
-#                                 directory holding zpool, default build/cmd/zpool)
+#   tests/perf/scrub-bench.sh    (needs root and /dev/fuse; UZFS_BIN: one
+#                                 directory holding zpool and zfs, default the build tree's)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /var/tmp/uzfs-scrubbench.XXXXXX)
@@ -19,6 +20,7 @@ mkdir -p "$mnt" "$work/devs"
 devs=()
 for i in 0 1 2 3 4 5; do truncate -s 2G "$work/devs/d$i"; devs+=("$work/devs/d$i"); done
 zp=${UZFS_BIN:-$here/build/cmd/zpool}/zpool
+zfsb=${UZFS_BIN:-$here/build/cmd/zfs}/zfs
 cleanup() {
   "$zp" destroy -f scrubbench 2>/dev/null || true
   [ -f "$UZFS_RUNDIR/uzfsd.pid" ] && kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true
@@ -31,7 +33,18 @@ fill=${FILL:-2G}
 for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
 head -c 64M /dev/urandom > "$work/chunk"
 count=$(( $(numfmt --from=iec "$fill") / (64 << 20) ))
-for i in $(seq 1 "$count"); do cp "$work/chunk" "$mnt/f$i"; printf '%s' "$i" | dd of="$mnt/f$i" conv=notrunc status=none; done
+if [ "${FRAGMENTED:-0}" = 1 ]; then
+  "$zfsb" set recordsize=16K scrubbench
+  for j in 1 2 3 4; do
+    (for i in $(seq "$j" 4 "$count"); do
+       dd if="$work/chunk" of="$mnt/f$i" bs=16K status=none
+       printf '%s' "$i" | dd of="$mnt/f$i" conv=notrunc status=none
+     done) &
+  done
+  wait
+else
+  for i in $(seq 1 "$count"); do cp "$work/chunk" "$mnt/f$i"; printf '%s' "$i" | dd of="$mnt/f$i" conv=notrunc status=none; done
+fi
 "$zp" export scrubbench
 sync
 echo 3 > /proc/sys/vm/drop_caches

@@ -28,8 +28,8 @@ constexpr auto kScanCheckpoint = std::chrono::seconds(5);
 // Data blocks scrubbed at once: enough to keep every leaf of a wide raidz
 // busy (each block is one read per column), few enough that a slice ends
 // soon after it is told to.
-constexpr unsigned kScanWorkers = 8;
-constexpr uint64_t kScanInflight = 32;
+constexpr unsigned kScanWorkers = 16;
+constexpr uint64_t kScanInflight = 64;
 
 // What the workers of one slice add up; the slice waits for them before
 // it records its place, so every block before the bookmark is done.
