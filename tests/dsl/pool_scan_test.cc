@@ -11,6 +11,7 @@
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/vdev/fault_device.h"
 
 namespace uzfs {
 namespace {
@@ -198,6 +199,42 @@ TEST(PoolScrub, GoesOnAfterACloseFromWhereItWas) {
   ExpectObjectsIntact(**p, "sp", objs, 1000);
   ASSERT_UZFS_OK((*p)->Export());
   pooltest::ExpectConsistent(dir.path(), "sp");
+}
+
+TEST(PoolScrub, ADeviceThatDiesMidScrubLosesNothingOnRaidz2) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "r", VdevSpec::Type::kRaidz, 6, 2));
+  PoolCreateOptions o = pooltest::V23();
+  o.fault_injectable = true;
+  auto p = Pool::Create("sp", layout, o);
+  ASSERT_UZFS_OK(p.status());
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(**p, "sp", 60, 2 * kRecord, 400, &objs);
+  ASSERT_UZFS_OK((*p)->Sync());
+  // A second device returns garbage for everything it reads: with one
+  // gone and one lying, raidz2 still has what it needs.
+  FaultDevice* liar = (*p)->LeafFaults(layout.data[0].children[4].path);
+  ASSERT_NE(liar, nullptr);
+  liar->CorruptReads(FaultTrigger::Always(), {}, 0xA5);
+  (*p)->SetScanSlice(std::chrono::milliseconds(0));
+  ASSERT_UZFS_OK((*p)->StartScrub());
+  for (int i = 0; i < 5000 && (*p)->scan_progress().phys.examined < (*p)->scan_progress().phys.to_examine / 3; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE((*p)->scan_progress().phys.scanning()) << "finished before the device could die";
+  FaultDevice* dying = (*p)->LeafFaults(layout.data[0].children[1].path);
+  ASSERT_NE(dying, nullptr);
+  dying->Vanish();
+  (*p)->SetScanSlice(std::chrono::milliseconds(50));
+  (*p)->WaitScan();
+  const Pool::ScanProgress done = (*p)->scan_progress();
+  EXPECT_EQ(done.phys.state, ScanState::kFinished);
+  EXPECT_EQ(done.phys.errors, 0u) << "no block was lost";
+  auto errs = (*p)->DataErrors();
+  ASSERT_UZFS_OK(errs.status());
+  EXPECT_TRUE(errs->empty());
+  ExpectObjectsIntact(**p, "sp", objs, 400);
 }
 
 }  // namespace

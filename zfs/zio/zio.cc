@@ -493,6 +493,7 @@ Status Zio::ScrubBlock(const BlockPtr& bp, int depth, ScrubResult* r) {
   auto repair = [&](const Dva& dva, std::span<const uint8_t> bytes) {
     if (!opts_.writable) {
       unrepaired++;
+      r->copies_unrepaired++;
       return;
     }
     if (target_.Write(dva.vdev, dva.offset, bytes).ok()) {
@@ -500,6 +501,7 @@ Status Zio::ScrubBlock(const BlockPtr& bp, int depth, ScrubResult* r) {
       r->copies_repaired++;
     } else {
       unrepaired++;
+      r->copies_unrepaired++;
     }
   };
   std::vector<int> bad;

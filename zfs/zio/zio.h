@@ -83,6 +83,7 @@ struct ZioStats {
 struct ScrubResult {
   int copies_checked = 0;
   int copies_repaired = 0;   // whole DVAs rewritten from another copy
+  int copies_unrepaired = 0; // damaged DVAs that could not be rewritten (the data itself was read)
 };
 
 struct ZioOptions {
