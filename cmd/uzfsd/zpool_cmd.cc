@@ -35,7 +35,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zpool", Subs(),
-                          "\tattach, detach, replace, online, offline, clear:\n"
+                          "\tattach, detach, replace, online, offline:\n"
                           "\t    not available in uzfs yet\n");
 }
 
@@ -315,10 +315,12 @@ std::span<const Sub> Subs() {
       {"sync", "\tsync [pool] ...\n", Sync},
       {"scrub", "\tscrub [-s | -p] [-w] <pool> ...\n", ZpoolScrub},
       {"wait", "\twait [-t <activity>[,...]] <pool>\n", ZpoolWait},
+      {"events", "\tevents [-vHf [pool] | -c]\n", ZpoolEvents},
+      {"clear", "\tclear <pool> [device]\n", ZpoolClear},
       // ZFS subcommands uzfs does not offer yet.
       {"attach", nullptr}, {"detach", nullptr}, {"replace", nullptr}, {"online", nullptr},
-      {"offline", nullptr}, {"clear", nullptr}, {"upgrade", nullptr},
-      {"events", nullptr}, {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
+      {"offline", nullptr}, {"upgrade", nullptr},
+      {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
       {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr},
       {"checkpoint", nullptr},
   };

@@ -27,6 +27,8 @@ int ZpoolSet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolIostat(CmdCtx& c);   // zpool_iostat.cc
 int ZpoolScrub(CmdCtx& c);    // zpool_scrub.cc
 int ZpoolWait(CmdCtx& c);     // zpool_scrub.cc
+int ZpoolEvents(CmdCtx& c);   // zpool_events.cc
+int ZpoolClear(CmdCtx& c);    // zpool_events.cc
 // zpool status's "  scan:" lines and -j's scan_stats (zpool_scrub.cc).
 std::string ScanStatusLines(const Pool::ScanProgress& p);
 json ScanStatsJson(const Pool::ScanProgress& p);

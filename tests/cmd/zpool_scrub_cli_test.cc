@@ -1,8 +1,9 @@
-// zpool scrub / zpool wait through the real binaries, without FUSE: a
-// mirror side damaged behind the daemon's back is found and repaired by
-// `zpool scrub -w`, `zpool status` says so in OpenZFS's words and counts
-// the checksum errors on that side only, and bad requests get ZFS's
-// messages and exit codes with nothing changed.
+// zpool scrub / wait / events / clear through the real binaries, without
+// FUSE: a mirror side damaged behind the daemon's back is found and
+// repaired by `zpool scrub -w`, `zpool status` says so in OpenZFS's words
+// and counts the checksum errors on that side only, `zpool events` lists
+// the scrubs, `zpool clear` zeroes the counters, and bad requests get
+// ZFS's messages and exit codes with nothing changed.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -55,6 +56,36 @@ TEST(ZpoolScrubCli, RepairsADamagedSideAndSaysSo) {
   EXPECT_TRUE(Contains(r.out, "\"function\":\"SCRUB\"") || Contains(r.out, "\"function\": \"SCRUB\"")) << r.out;
   r = env.Zpool("history tank");
   EXPECT_TRUE(Contains(r.out, "zpool scrub -w tank")) << r.out;
+  // The events of both scrubs, oldest first, with their payload under -v.
+  r = env.Zpool("events tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).at(0), "TIME                           CLASS") << r.out;
+  const size_t start = r.out.find("sysevent.fs.zfs.scrub_start"), finish = r.out.find("sysevent.fs.zfs.scrub_finish");
+  EXPECT_NE(start, std::string::npos) << r.out;
+  EXPECT_NE(finish, std::string::npos) << r.out;
+  EXPECT_LT(start, finish) << r.out;
+  r = env.Zpool("events -v tank");
+  EXPECT_TRUE(Contains(r.out, "        pool = \"tank\"\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "        class = \"sysevent.fs.zfs.scrub_finish\"\n")) << r.out;
+  r = env.Zpool("events -H tank");
+  EXPECT_FALSE(Contains(r.out, "TIME")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\tsysevent.fs.zfs.scrub_start\n")) << r.out;
+  // -f follows until the client leaves; the daemon carries on.
+  r = env.Run("zpool", "events -f tank & sleep 1; kill $!");
+  r = env.Zpool("status tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("events -c tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "cleared ")) << r.out;
+  r = env.Zpool("events -H tank");
+  EXPECT_EQ(r.out, "") << r.out;
+  // zpool clear: the counters start again from zero.
+  r = env.Zpool("clear tank " + a);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_EQ(LeafErrors(r.out, a), (std::vector<long>{0, 0, 0})) << r.out;
+  r = env.Zpool("events -H tank");
+  EXPECT_TRUE(Contains(r.out, "sysevent.fs.zfs.vdev_clear")) << r.out;
   r = env.Zpool("export tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zpool("import -d " + env.devdir() + " tank");
@@ -94,6 +125,18 @@ TEST(ZpoolScrubCli, BadRequests) {
   EXPECT_EQ(r.rc, 0) << r.err;
   r = env.Zpool("wait nosuch");
   EXPECT_EQ(r.rc, 1);
+  r = env.Zpool("clear");
+  EXPECT_EQ(r.rc, 2);
+  r = env.Zpool("clear tank /no/such/disk");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot clear errors for /no/such/disk: no such device in pool\n");
+  r = env.Zpool("clear nosuch");
+  EXPECT_EQ(r.rc, 1);
+  r = env.Zpool("events -c -v tank");
+  EXPECT_EQ(r.rc, 2);
+  r = env.Zpool("events nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'nosuch': no such pool\n");
   // Nothing of this changed the pool: no scan was ever recorded.
   r = env.Zpool("status tank");
   EXPECT_TRUE(Contains(r.out, "  scan: none requested\n")) << r.out;

@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -359,6 +360,27 @@ class Pool final : private TxgSyncer {
   void WaitScan() UZFS_EXCLUDES(scan_mu_);
   // The slice length from now on (tests make it short to stop mid-scan).
   void SetScanSlice(std::chrono::milliseconds slice) UZFS_EXCLUDES(scan_mu_);
+
+  // --- events (pool_events.cc) ---
+  // What `zpool events` lists: the pool's events since it was opened, the
+  // newest 512 kept, each with OpenZFS's class name (sysevent.fs.zfs.*,
+  // ereport.fs.zfs.*, resource.fs.zfs.*) and its payload as name/value
+  // text. Posting is safe from any thread under any of the pool's locks.
+  struct Event {
+    uint64_t eid = 0;  // 1, 2, ... in the order posted
+    std::chrono::system_clock::time_point time;
+    std::string cls;
+    std::vector<std::pair<std::string, std::string>> payload;
+  };
+  void PostEvent(std::string cls, std::vector<std::pair<std::string, std::string>> payload = {})
+      UZFS_EXCLUDES(errlog_mu_);
+  std::vector<Event> Events() const UZFS_EXCLUDES(errlog_mu_);
+  // Drops the events listed so far; how many.
+  size_t ClearEvents() UZFS_EXCLUDES(errlog_mu_);
+  // `zpool clear`: the error counters of every device (or of the one whose
+  // path or guid is `dev`) start again from zero. NotFound for a device not
+  // in the pool.
+  Status ClearErrors(const std::string& dev = "") UZFS_EXCLUDES(mu_);
 
   // The name of the dataset whose object number is `ds_obj`; NotFound.
   Result<std::string> DatasetNameOf(uint64_t ds_obj) UZFS_EXCLUDES(mu_);
@@ -686,7 +708,9 @@ class Pool final : private TxgSyncer {
   // The scan record into the MOS when it changed (each txg sync).
   Status WriteScanState(Txg txg) UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
   // Changes the record with fn under scan_mu_ and waits for it to be synced.
-  Status ChangeScan(const std::function<Status(ScanPhys&)>& fn) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // Posts `event` once the change is made.
+  Status ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::string& event)
+      UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_, errlog_mu_);
   mutable Mutex scan_mu_;
   CondVar scan_cv_;
   ScanPhys scan_ UZFS_GUARDED_BY(scan_mu_);
@@ -707,6 +731,8 @@ class Pool final : private TxgSyncer {
   std::set<DataErrorBookmark> errlog_pending_ UZFS_GUARDED_BY(errlog_mu_);  // not in the MOS yet
   std::set<DataErrorBookmark> errlog_reported_ UZFS_GUARDED_BY(errlog_mu_);  // logged as events
   std::function<void(const std::string&)> event_log_ UZFS_GUARDED_BY(errlog_mu_);
+  std::deque<Event> events_ UZFS_GUARDED_BY(errlog_mu_);
+  uint64_t next_eid_ UZFS_GUARDED_BY(errlog_mu_) = 1;
   uint64_t root_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t mos_dir_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t origin_snap_obj_ UZFS_GUARDED_BY(mu_) = 0;

@@ -32,9 +32,15 @@ void Pool::RecordDataError(const DataErrorBookmark& b, const Status& why) {
   {
     MutexLock l(&errlog_mu_);
     errlog_pending_.insert(b);
-    if (!event_log_ || !errlog_reported_.insert(b).second) return;
+    if (!errlog_reported_.insert(b).second) return;
     log = event_log_;
   }
+  PostEvent("ereport.fs.zfs.data", {{"zio_err", "\"" + std::string(why.message()) + "\""},
+                                    {"zio_objset", std::to_string(b.objset)},
+                                    {"zio_object", std::to_string(b.object)},
+                                    {"zio_level", std::to_string(b.level)},
+                                    {"zio_blkid", std::to_string(b.blkid)}});
+  if (!log) return;
   log("pool '" + ident_.name + "': permanent error in " +
       (b.objset == 0 ? std::string("the pool's metadata") : "dataset object " + std::to_string(b.objset)) +
       ", object " + std::to_string(b.object) + " level " + std::to_string(b.level) + " block " +

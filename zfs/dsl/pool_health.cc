@@ -44,6 +44,9 @@ void Pool::CheckLeaves() {
     }
     if (why.ok()) continue;
     leaf->MarkUnavail();
+    PostEvent("resource.fs.zfs.statechange", {{"vdev_guid", std::to_string(leaf->guid())},
+                                              {"vdev_path", "\"" + dev.path() + "\""},
+                                              {"vdev_state", "\"UNAVAIL\""}});
     std::function<void(const std::string&)> log;
     {
       MutexLock l(&errlog_mu_);

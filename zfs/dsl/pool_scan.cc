@@ -115,7 +115,7 @@ Status Pool::WriteScanState(Txg txg) {
   return zo.Flush();
 }
 
-Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn) {
+Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::string& event) {
   if (readonly_ || !txg_) return Status::NotSupported("pool '" + ident_.name + "' is read-only");
   {
     MutexLock l(&mu_);
@@ -137,11 +137,13 @@ Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn) {
     scan_dirty_ = true;
     scan_cv_.SignalAll();
   }
+  PostEvent(event);
   // Naming the open txg syncs it even when nothing else changed.
   return txg_->WaitSynced(txg_->open_txg());
 }
 
 Status Pool::StartScrub() {
+  std::string event = "sysevent.fs.zfs.scrub_start";
   uint64_t synced = 0;
   {
     MutexLock l(&mu_);
@@ -155,6 +157,7 @@ Status Pool::StartScrub() {
     }
     if (s.paused()) {
       s.flags &= ~kScanFlagPaused;
+      event = "sysevent.fs.zfs.scrub_resume";
       return Status::Ok();
     }
     s = ScanPhys{};
@@ -165,7 +168,7 @@ Status Pool::StartScrub() {
     s.start_time = NowSeconds();
     s.to_examine = allocated;
     return Status::Ok();
-  });
+  }, event);
 }
 
 Status Pool::PauseScrub() {
@@ -173,7 +176,7 @@ Status Pool::PauseScrub() {
     if (!s.scanning() || s.func != ScanFunc::kScrub) return Status::NotFound("there is no active scrub");
     s.flags |= kScanFlagPaused;
     return Status::Ok();
-  });
+  }, "sysevent.fs.zfs.scrub_paused");
 }
 
 Status Pool::CancelScrub() {
@@ -183,7 +186,7 @@ Status Pool::CancelScrub() {
     s.flags &= ~kScanFlagPaused;
     s.end_time = NowSeconds();
     return Status::Ok();
-  });
+  }, "sysevent.fs.zfs.scrub_abort");
 }
 
 Pool::ScanProgress Pool::scan_progress() const {
@@ -348,26 +351,34 @@ Result<bool> Pool::ScanSlice() {
     MutexLock l(&tally.mu);
     examined = tally.examined;
     errors = tally.errors;
-    repaired = tally.repaired + LeafRepairedBytes(*root_) - leaf_repaired_before;
+    // (zpool clear may have reset the counters meanwhile)
+    const uint64_t leaf_repaired_after = LeafRepairedBytes(*root_);
+    repaired = tally.repaired +
+               (leaf_repaired_after >= leaf_repaired_before ? leaf_repaired_after - leaf_repaired_before : 0);
   }
-  MutexLock k(&scan_mu_);
-  scan_pass_examined_ += examined;
-  // A pause or a cancel during the slice keeps its state; the progress
-  // made counts either way.
-  if (scan_.start_time == st.start_time && scan_.func == st.func) {
-    scan_.examined += examined;
-    scan_.errors += errors;
-    scan_.processed += repaired;
-    if (scan_.scanning()) {
-      scan_.bookmark = st.bookmark;
-      if (finished) {
-        scan_.state = ScanState::kFinished;
-        scan_.end_time = NowSeconds();
-        scan_.bookmark = {};
+  bool post_finish = false;
+  {
+    MutexLock k(&scan_mu_);
+    scan_pass_examined_ += examined;
+    // A pause or a cancel during the slice keeps its state; the progress
+    // made counts either way.
+    if (scan_.start_time == st.start_time && scan_.func == st.func) {
+      scan_.examined += examined;
+      scan_.errors += errors;
+      scan_.processed += repaired;
+      if (scan_.scanning()) {
+        scan_.bookmark = st.bookmark;
+        if (finished) {
+          scan_.state = ScanState::kFinished;
+          scan_.end_time = NowSeconds();
+          scan_.bookmark = {};
+          post_finish = true;
+        }
       }
+      scan_dirty_ = true;
     }
-    scan_dirty_ = true;
   }
+  if (post_finish) PostEvent("sysevent.fs.zfs.scrub_finish");
   return finished;
 }
 
