@@ -715,6 +715,10 @@ class Pool final : private TxgSyncer {
   CondVar scan_cv_;
   ScanPhys scan_ UZFS_GUARDED_BY(scan_mu_);
   bool scan_dirty_ UZFS_GUARDED_BY(scan_mu_) = false;
+  // For the error log's next sync: a scrub began (its log starts empty) /
+  // finished (its log becomes the pool's list of damaged blocks).
+  bool errlog_scrub_started_ UZFS_GUARDED_BY(scan_mu_) = false;
+  bool errlog_scrub_finished_ UZFS_GUARDED_BY(scan_mu_) = false;
   bool scan_stop_ UZFS_GUARDED_BY(scan_mu_) = false;
   bool scan_running_ UZFS_GUARDED_BY(scan_mu_) = false;  // the thread is in a slice
   uint64_t scan_pass_start_ UZFS_GUARDED_BY(scan_mu_) = 0;

@@ -3,11 +3,14 @@
 // the next txg sync (created on first use and named in the pool directory,
 // as ZFS does), and listed from both logs plus what is not synced yet.
 //
-// Promises: a block is listed from the moment a read failed on it until the
-// log is cleared (a scrub that finds it whole, which uzfs does not run from
-// `zpool` yet: until then entries stay), across export/import and daemon
-// restarts; a read-only pool lists what it found in memory only (nothing is
-// written to it).
+// While a scrub runs, new entries go to "errlog_scrub" instead (emptied when
+// the scrub starts); when it finishes, that log replaces errlog_last, as in
+// ZFS: the list is then what the scrub (and reads during it) found.
+//
+// Promises: a block is listed from the moment a read failed on it until a
+// scrub that started after the failure finishes without finding it damaged,
+// across export/import and daemon restarts; a read-only pool lists what it
+// found in memory only (nothing is written to it).
 #include <algorithm>
 #include <set>
 
@@ -58,18 +61,48 @@ Status Pool::WriteErrorLog(Txg txg) {
     MutexLock l(&errlog_mu_);
     batch = errlog_pending_;
   }
-  if (batch.empty() || readonly_) return Status::Ok();
-  if (errlog_last_obj_ == 0) {
-    UZFS_ASSIGN_OR_RETURN(errlog_last_obj_, MosCreateZap(dmu_ot::kErrorLog, txg));
-    UZFS_RETURN_IF_ERROR(MosZapAdd(1, kErrlogLastKey, errlog_last_obj_, txg));
+  bool started = false, finished = false, scrubbing = false;
+  {
+    MutexLock k(&scan_mu_);
+    if (readonly_) return Status::Ok();
+    started = std::exchange(errlog_scrub_started_, false);
+    finished = std::exchange(errlog_scrub_finished_, false);
+    scrubbing = scan_.scanning() && scan_.func == ScanFunc::kScrub;
   }
-  for (const DataErrorBookmark& b : batch) {
-    UZFS_RETURN_IF_ERROR(MosZapAddString(errlog_last_obj_, ErrorLogName(b), "", txg));
+  // Under mu_, as this function (the analysis does not follow lambdas).
+  auto drop = [&](uint64_t* obj, const char* key) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    if (*obj == 0) return Status::Ok();
+    UZFS_RETURN_IF_ERROR(MosZapRemove(1, key, txg));
+    UZFS_RETURN_IF_ERROR(mos_->FreeObject(*obj, txg));
+    *obj = 0;
+    return Status::Ok();
+  };
+  if (started) UZFS_RETURN_IF_ERROR(drop(&errlog_scrub_obj_, kErrlogScrubKey));
+  if (!batch.empty()) {
+    const bool to_scrub = scrubbing || finished;
+    uint64_t& obj = to_scrub ? errlog_scrub_obj_ : errlog_last_obj_;
+    if (obj == 0) {
+      UZFS_ASSIGN_OR_RETURN(obj, MosCreateZap(dmu_ot::kErrorLog, txg));
+      UZFS_RETURN_IF_ERROR(MosZapAdd(1, to_scrub ? kErrlogScrubKey : kErrlogLastKey, obj, txg));
+    }
+    for (const DataErrorBookmark& b : batch) {
+      UZFS_RETURN_IF_ERROR(MosZapAddString(obj, ErrorLogName(b), "", txg));
+    }
+  }
+  if (finished) {
+    // The scrub's findings become the list.
+    UZFS_RETURN_IF_ERROR(drop(&errlog_last_obj_, kErrlogLastKey));
+    if (errlog_scrub_obj_ != 0) {
+      UZFS_RETURN_IF_ERROR(MosZapRemove(1, kErrlogScrubKey, txg));
+      UZFS_RETURN_IF_ERROR(MosZapAdd(1, kErrlogLastKey, errlog_scrub_obj_, txg));
+      errlog_last_obj_ = std::exchange(errlog_scrub_obj_, 0);
+    }
   }
   // Only what was written leaves the pending set: entries recorded while
   // this ran wait for the next sync.
   MutexLock l(&errlog_mu_);
   for (const DataErrorBookmark& b : batch) errlog_pending_.erase(b);
+  if (finished) errlog_reported_.clear();  // a block damaged again is news again
   return Status::Ok();
 }
 

@@ -133,6 +133,10 @@ Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::s
       scan_interrupt_.store(false);
     }
     if (!runs) scan_interrupt_.store(true);
+    if (next.scanning() && next.func == ScanFunc::kScrub && next.start_time != scan_.start_time) {
+      errlog_scrub_started_ = true;
+      errlog_scrub_finished_ = false;
+    }
     scan_ = next;
     scan_dirty_ = true;
     scan_cv_.SignalAll();
@@ -372,6 +376,7 @@ Result<bool> Pool::ScanSlice() {
           scan_.state = ScanState::kFinished;
           scan_.end_time = NowSeconds();
           scan_.bookmark = {};
+          errlog_scrub_finished_ = true;
           post_finish = true;
         }
       }
