@@ -43,7 +43,7 @@ bool ScrubRunning(Registry& reg, const std::string& name) {
   auto e = reg.Find(name);
   if (e == nullptr) return false;
   MutexLock l(&e->mu);
-  if (e->pool == nullptr) return false;
+  if (e->pool == nullptr || e->pool->readonly()) return false;  // nothing scans a read-only pool
   const ScanPhys s = e->pool->scan_progress().phys;
   return s.scanning() && !s.paused();
 }
@@ -51,7 +51,10 @@ bool ScrubRunning(Registry& reg, const std::string& name) {
 // Polls until no scrub runs on any of `names` (or the daemon stops).
 void WaitForScrubs(CmdCtx& c, const std::vector<std::string>& names) {
   for (const std::string& n : names) {
-    while (!c.stopping.load() && ScrubRunning(c.reg, n)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!c.stopping.load() && ScrubRunning(c.reg, n)) {
+      if (!c.out.Flush()) return;  // the client went away
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
 }
 

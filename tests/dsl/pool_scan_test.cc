@@ -46,18 +46,22 @@ void ExpectObjectsIntact(Pool& p, const std::string& ds, const std::vector<uint6
   }
 }
 
+// A version-23 pool "sp" over `layout` holding `n` objects of two records
+// (seeds seed, seed + 1, ...), exported.
+void MakeExportedPool(const PoolLayout& layout, int n, uint64_t seed, std::vector<uint64_t>* objs) {
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  pooltest::WriteObjects(**p, "sp", n, 2 * kRecord, seed, objs);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
 TEST(PoolScrub, RepairsADamagedMirrorSide) {
   test::TempDir dir;
   PoolLayout layout;
   layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
   const std::string side0 = layout.data[0].children[0].path;
   std::vector<uint64_t> objs;
-  {
-    auto p = Pool::Create("sp", layout, pooltest::V23());
-    ASSERT_UZFS_OK(p.status());
-    pooltest::WriteObjects(**p, "sp", 12, 2 * kRecord, 100, &objs);
-    ASSERT_UZFS_OK((*p)->Export());
-  }
+  ASSERT_NO_FATAL_FAILURE(MakeExportedPool(layout, 12, 100, &objs));
   // Five records damaged on one side only.
   for (uint64_t s : {100, 102, 105, 107, 111}) ASSERT_EQ(test::OverwriteAll(side0, Needle(s, 1)), 1);
   auto p = pooltest::ImportFrom(dir.path(), "sp");
@@ -94,12 +98,7 @@ TEST(PoolScrub, CountsAndListsWhatItCannotRepair) {
   PoolLayout layout;
   layout.data.push_back(pooltest::Leaf(dir.path(), "d0"));
   std::vector<uint64_t> objs;
-  {
-    auto p = Pool::Create("sp", layout, pooltest::V23());
-    ASSERT_UZFS_OK(p.status());
-    pooltest::WriteObjects(**p, "sp", 3, 2 * kRecord, 200, &objs);
-    ASSERT_UZFS_OK((*p)->Export());
-  }
+  ASSERT_NO_FATAL_FAILURE(MakeExportedPool(layout, 3, 200, &objs));
   ASSERT_EQ(test::OverwriteAll(layout.data[0].path, Needle(201)), 1);
   auto p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
@@ -214,6 +213,16 @@ TEST(PoolScrub, GoesOnAfterACloseFromWhereItWas) {
     ASSERT_TRUE((*p)->scan_progress().phys.scanning()) << "finished before it could be interrupted";
   }
   ASSERT_GT(first_run, 0u);
+  {
+    // Read-only, the record says scanning but nothing runs it: waiting
+    // returns at once instead of forever.
+    PoolImportOptions ro;
+    ro.readonly = true;
+    auto r = pooltest::ImportFrom(dir.path(), "sp", ro);
+    ASSERT_UZFS_OK(r.status());
+    EXPECT_TRUE((*r)->scan_progress().phys.scanning());
+    (*r)->WaitScan();
+  }
   auto p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
   const Pool::ScanProgress resumed = (*p)->scan_progress();

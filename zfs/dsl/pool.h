@@ -720,10 +720,11 @@ class Pool final : private TxgSyncer {
   bool errlog_scrub_started_ UZFS_GUARDED_BY(scan_mu_) = false;
   bool errlog_scrub_finished_ UZFS_GUARDED_BY(scan_mu_) = false;
   bool scan_stop_ UZFS_GUARDED_BY(scan_mu_) = false;
-  bool scan_running_ UZFS_GUARDED_BY(scan_mu_) = false;  // the thread is in a slice
   uint64_t scan_pass_start_ UZFS_GUARDED_BY(scan_mu_) = 0;
   uint64_t scan_pass_examined_ UZFS_GUARDED_BY(scan_mu_) = 0;
-  uint64_t scan_repaired_ UZFS_GUARDED_BY(scan_mu_) = 0;
+  // Changes with every start, pause, resume and cancel: a slice that began
+  // before one does not store its place into what followed.
+  uint64_t scan_generation_ UZFS_GUARDED_BY(scan_mu_) = 0;
   std::chrono::milliseconds scan_slice_ UZFS_GUARDED_BY(scan_mu_){50};
   std::atomic<bool> scan_interrupt_{false};  // a slice stops at its next block
   std::unique_ptr<ThreadPool> scan_workers_;  // scrubs data blocks in parallel

@@ -98,6 +98,19 @@ void Pool::LoadScanState() {
     MutexLock k(&scan_mu_);
     scan_ = *phys;
     scan_pass_start_ = NowSeconds();
+    if (!readonly_ && scan_.scanning() && scan_.func == ScanFunc::kResilver) {
+      // A resilver another implementation left running: uzfs finishes it
+      // as a whole scrub, which repairs everything a resilver would.
+      ScanPhys s;
+      s.func = ScanFunc::kScrub;
+      s.state = ScanState::kScanning;
+      s.max_txg = s.cur_max_txg = ub_.txg;
+      s.start_time = NowSeconds();
+      s.to_examine = alloc_ ? alloc_->allocated() : 0;
+      scan_ = s;
+      scan_dirty_ = true;
+      errlog_scrub_started_ = true;
+    }
   }
 }
 
@@ -133,6 +146,8 @@ Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::s
       scan_interrupt_.store(false);
     }
     if (!runs) scan_interrupt_.store(true);
+    scan_generation_++;
+    if (next.paused() && !scan_.paused()) scan_pass_start_ = NowSeconds();  // "paused since"
     if (next.scanning() && next.func == ScanFunc::kScrub && next.start_time != scan_.start_time) {
       errlog_scrub_started_ = true;
       errlog_scrub_finished_ = false;
@@ -204,6 +219,7 @@ Pool::ScanProgress Pool::scan_progress() const {
 }
 
 void Pool::WaitScan() {
+  if (readonly_ || !txg_) return;  // nothing runs a scan on a read-only pool
   MutexLock k(&scan_mu_);
   while (!scan_stop_ && scan_.scanning() && !scan_.paused()) scan_cv_.Wait(&scan_mu_);
 }
@@ -236,7 +252,9 @@ void Pool::ScanThreadMain() {
   for (;;) {
     {
       MutexLock k(&scan_mu_);
-      while (!scan_stop_ && !(scan_.scanning() && !scan_.paused())) scan_cv_.Wait(&scan_mu_);
+      while (!scan_stop_ && !(scan_.scanning() && !scan_.paused() && scan_.func == ScanFunc::kScrub)) {
+        scan_cv_.Wait(&scan_mu_);
+      }
       if (scan_stop_) return;
     }
     Result<bool> finished = ScanSlice();
@@ -260,14 +278,6 @@ void Pool::ScanThreadMain() {
 }
 
 Result<bool> Pool::ScanSlice() {
-  ScanPhys st;
-  std::chrono::milliseconds slice;
-  {
-    MutexLock k(&scan_mu_);
-    st = scan_;
-    slice = scan_slice_;
-  }
-  if (!st.scanning() || st.paused()) return false;
   MutexLock sync_lock(&sync_mu_);
   BlockPtr mos_root;
   {
@@ -276,6 +286,18 @@ Result<bool> Pool::ScanSlice() {
     if (!failed_.ok()) return failed_;
     mos_root = ub_.rootbp;
   }
+  // The record as it is now that no txg can sync (a change made while this
+  // thread waited for sync_mu_ is seen).
+  ScanPhys st;
+  std::chrono::milliseconds slice;
+  uint64_t generation = 0;
+  {
+    MutexLock k(&scan_mu_);
+    st = scan_;
+    slice = scan_slice_;
+    generation = scan_generation_;
+  }
+  if (!st.scanning() || st.paused() || st.func != ScanFunc::kScrub) return false;
   const auto deadline = Clock::now() + slice;
   auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
@@ -287,7 +309,15 @@ Result<bool> Pool::ScanSlice() {
     if (st.bookmark.objset != 0) {
       if (!datasets) {
         auto d = SyncedDatasets(*zio_, mos_root);
-        if (!d.ok()) return d.status().WithContext("listing the datasets to scrub");
+        if (!d.ok()) {
+          // The MOS's dnodes cannot be read: counted, and the scrub ends
+          // (it cannot know which datasets there are).
+          RecordDataError(DataErrorBookmark{0, 0, 0, 0}, d.status());
+          MutexLock l(&tally.mu);
+          tally.errors++;
+          finished = true;
+          break;
+        }
         datasets = std::move(*d);
       }
       // The dataset named, or the next one (it may be gone since).
@@ -337,11 +367,14 @@ Result<bool> Pool::ScanSlice() {
     auto out = TraverseObjset(*zio_, root, o);
     tally.WaitBelow(0);
     if (!out.ok()) {
-      // The object set's own block cannot be read: counted, and the walk
-      // goes on with the next object set.
-      RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
-      MutexLock l(&tally.mu);
-      tally.errors++;
+      // The object set's own block cannot be read: counted (once: a root
+      // the scrub read was counted by its visit), and the walk goes on
+      // with the next object set.
+      if (root.birth > st.max_txg) {
+        RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
+        MutexLock l(&tally.mu);
+        tally.errors++;
+      }
     } else if (!out->done) {
       st.bookmark = {objset, out->next.object, 0, out->next.blkid};
       break;
@@ -366,7 +399,7 @@ Result<bool> Pool::ScanSlice() {
     scan_pass_examined_ += examined;
     // A pause or a cancel during the slice keeps its state; the progress
     // made counts either way.
-    if (scan_.start_time == st.start_time && scan_.func == st.func) {
+    if (scan_generation_ == generation) {
       scan_.examined += examined;
       scan_.errors += errors;
       scan_.processed += repaired;

@@ -2,7 +2,10 @@
 // kept in the MOS pool directory (object 1) under "scan" as an array of 24
 // little-endian u64, so a scan interrupted by an export, a crash or a
 // pause goes on from where it was after the next import. OpenZFS reads and
-// writes the same entry: a pool moves between the two mid-scan.
+// writes the same entry; a finished or canceled scan reads the same in
+// both. (Mid-scan the two walk in different orders: a scrub handed from
+// one to the other may end early there; uzfs finishes another's resilver
+// as a whole scrub.)
 //
 //   0 func         1 scrub, 2 resilver (0 none)
 //   1 state        1 scanning, 2 finished, 3 canceled (0 none)
