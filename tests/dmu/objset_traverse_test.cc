@@ -91,7 +91,6 @@ class ObjsetTraverseTest : public ::testing::Test {
 TEST_F(ObjsetTraverseTest, OneWalkVisitsEveryBlockOnceInOrder) {
   const BlockPtr root = Build(150);
   std::multiset<BlockKey> seen;
-  TraversePosition last;
   std::vector<std::pair<uint64_t, uint64_t>> objects;
   ObjsetTraverseOptions o;
   o.visit = [&](const TraversedBlock& b) { seen.insert(Key(b.bp)); };

@@ -335,7 +335,7 @@ Result<bool> Pool::ScanSlice() {
     o.should_stop = stop;
     // Data blocks go to the workers; an indirect or dnode block is
     // scrubbed here, before the walk reads it (so it reads a good copy).
-    auto scrub = [this, &tally, objset](const BlockPtr& bp, const DataErrorBookmark& where) {
+    auto scrub = [this, &tally](const BlockPtr& bp, const DataErrorBookmark& where) {
       ScrubResult r;
       Status s = zio_->Scrub(bp, &r);
       // A copy that could not be rewritten (its device refuses writes) is
