@@ -45,7 +45,7 @@ bool ScrubRunning(Registry& reg, const std::string& name) {
   MutexLock l(&e->mu);
   if (e->pool == nullptr || e->pool->readonly()) return false;  // nothing scans a read-only pool
   const ScanPhys s = e->pool->scan_progress().phys;
-  return s.scanning() && !s.paused();
+  return s.running();
 }
 
 // Polls until no scrub runs on any of `names` (or the daemon stops).

@@ -147,6 +147,8 @@ Status Pool::CloseWithState(uint64_t state) {
   Status s = Sync();
   if (s.ok() && txg_) s = txg_->Shutdown();
   if (s.ok()) CloseCacheDevices();
+  // The pool stays open after a failed close: so does its scrub.
+  if (!s.ok() && txg_) StartScanThread();
   MutexLock l(&mu_);
   if (s.ok()) closed_ = true;
   return s;

@@ -352,7 +352,6 @@ class Pool final : private TxgSyncer {
     ScanPhys phys;
     uint64_t pass_start = 0;     // when this run (since import or resume) began, epoch seconds
     uint64_t pass_examined = 0;  // bytes examined by this run
-    uint64_t repaired = 0;       // bytes rewritten by the scan (copies and columns)
   };
   ScanProgress scan_progress() const UZFS_EXCLUDES(scan_mu_);
   // Returns once no scrub is running (finished, canceled, paused) or the

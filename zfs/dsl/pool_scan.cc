@@ -139,8 +139,8 @@ Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::s
     MutexLock k(&scan_mu_);
     ScanPhys next = scan_;
     UZFS_RETURN_IF_ERROR(fn(next));
-    const bool runs = next.scanning() && !next.paused();
-    if (runs && !(scan_.scanning() && !scan_.paused())) {
+    const bool runs = next.running();
+    if (runs && !scan_.running()) {
       scan_pass_start_ = NowSeconds();
       scan_pass_examined_ = 0;
       scan_interrupt_.store(false);
@@ -171,7 +171,7 @@ Status Pool::StartScrub() {
   const uint64_t allocated = alloc_ ? alloc_->allocated() : 0;
   return ChangeScan([&](ScanPhys& s) -> Status {
     if (s.scanning() && s.func == ScanFunc::kResilver) return Status::Busy("currently resilvering");
-    if (s.scanning() && !s.paused()) {
+    if (s.running()) {
       return Status::Busy("currently scrubbing; use 'zpool scrub -s' to cancel current scrub");
     }
     if (s.paused()) {
@@ -214,14 +214,13 @@ Pool::ScanProgress Pool::scan_progress() const {
   p.phys = scan_;
   p.pass_start = scan_pass_start_;
   p.pass_examined = scan_pass_examined_;
-  p.repaired = scan_.processed;
   return p;
 }
 
 void Pool::WaitScan() {
   if (readonly_ || !txg_) return;  // nothing runs a scan on a read-only pool
   MutexLock k(&scan_mu_);
-  while (!scan_stop_ && scan_.scanning() && !scan_.paused()) scan_cv_.Wait(&scan_mu_);
+  while (!scan_stop_ && scan_.running()) scan_cv_.Wait(&scan_mu_);
 }
 
 void Pool::SetScanSlice(std::chrono::milliseconds slice) {
@@ -234,6 +233,7 @@ void Pool::StartScanThread() {
   if (scan_thread_.joinable()) return;
   if (!scan_workers_) scan_workers_ = std::make_unique<ThreadPool>(kScanWorkers);
   scan_stop_ = false;
+  scan_interrupt_.store(false);  // set by a StopScanThread before (a failed export)
   scan_thread_ = std::thread([this] { ScanThreadMain(); });
 }
 
@@ -252,7 +252,7 @@ void Pool::ScanThreadMain() {
   for (;;) {
     {
       MutexLock k(&scan_mu_);
-      while (!scan_stop_ && !(scan_.scanning() && !scan_.paused() && scan_.func == ScanFunc::kScrub)) {
+      while (!scan_stop_ && !(scan_.running() && scan_.func == ScanFunc::kScrub)) {
         scan_cv_.Wait(&scan_mu_);
       }
       if (scan_stop_) return;

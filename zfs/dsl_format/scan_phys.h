@@ -57,6 +57,8 @@ struct ScanPhys {
 
   bool scanning() const { return state == ScanState::kScanning; }
   bool paused() const { return scanning() && (flags & kScanFlagPaused) != 0; }
+  // Scanning and not paused: what a scan thread works on.
+  bool running() const { return scanning() && !paused(); }
 };
 
 // The ZAP value's words. Decode: Corruption for another length, an unknown
