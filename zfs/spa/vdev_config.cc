@@ -132,7 +132,10 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint6
     UZFS_ASSIGN_OR_RETURN(uint64_t nparity, tree.GetUint64("nparity"));
     return MakeRaidzVdev(std::move(children), static_cast<uint32_t>(nparity), guid, ctx.ashift);
   }
-  // replacing / spare read like a mirror of their sides.
+  if (type == "replacing" || type == "spare") {
+    return MakeGroupVdev(type == "replacing" ? VdevKind::kReplacing : VdevKind::kSpare, std::move(children), guid,
+                         ctx.ashift);
+  }
   return MakeMirrorVdev(std::move(children), guid, ctx.ashift);
 }
 

@@ -24,6 +24,8 @@ std::string_view VdevKindName(VdevKind k) {
     case VdevKind::kRaidz: return "raidz";
     case VdevKind::kLeaf: return "leaf";
     case VdevKind::kHole: return "hole";
+    case VdevKind::kReplacing: return "replacing";
+    case VdevKind::kSpare: return "spare";
   }
   return "unknown";
 }
@@ -108,6 +110,24 @@ Result<std::unique_ptr<Vdev>> Vdev::ReplaceTopLevel(uint32_t id, std::unique_ptr
   return old;
 }
 
+Result<std::unique_ptr<Vdev>> Vdev::ReplaceChild(uint32_t id, std::unique_ptr<Vdev> by) {
+  if (kind_ == VdevKind::kLeaf || kind_ == VdevKind::kHole) return Status::InvalidArgument(name() + " has no children");
+  if (id >= child_ptrs_.size() || by == nullptr) return Status::InvalidArgument(name() + " has no child " + std::to_string(id));
+  by->id_ = id;
+  by->parent_ = this;
+  by->SetReadOnly(read_only());
+  std::unique_ptr<Vdev> old = std::move(children_[id]);
+  child_ptrs_[id] = by.get();
+  children_[id] = std::move(by);
+  std::atomic_thread_fence(std::memory_order_release);
+  return old;
+}
+
+std::unique_ptr<Vdev> Vdev::ReleaseChild(uint32_t id) {
+  if (id >= children_.size()) return nullptr;
+  return std::move(children_[id]);
+}
+
 void Vdev::CollectLeaves(std::vector<Vdev*>* out) {
   if (kind_ == VdevKind::kLeaf) {
     out->push_back(this);
@@ -152,7 +172,16 @@ Status Vdev::Offline() {
   }
   MutexLock lock(&parent_->admin_mu_);
   if (leaf->state() == VdevState::kOffline) return Status::Ok();
-  if (!parent_->SurvivesLosing(this))
+  // Losing this leaf loses its parent when the parent cannot do without it;
+  // that is fine when the parent's parent can do without the parent (a
+  // replacing vdev under a raidz), and so on up to the root, which can
+  // lose nothing.
+  bool survives = false;
+  for (const Vdev* lost = this; lost->parent_ != nullptr && !survives; lost = lost->parent_) {
+    survives = lost->parent_->SurvivesLosing(lost);
+    if (lost->parent_->kind_ == VdevKind::kRoot) break;
+  }
+  if (!survives)
     return Status::Busy("cannot offline " + name() + ": no valid replicas");
   leaf->SetState(VdevState::kOffline);
   return Status::Ok();
@@ -264,6 +293,63 @@ void ReadAlone(Vdev& v, BlockIo& io) {
   io.status = v.Read(io.offset, io.buf, io.verify ? *io.verify : kTrusted, &io.outcome, io.mode);
 }
 
+LeafVdev* ReadLeaf(Vdev* slot, bool allow_stale) {
+  if (slot->kind() == VdevKind::kLeaf) {
+    auto* leaf = static_cast<LeafVdev*>(slot);
+    if (leaf->stale() && !allow_stale) return nullptr;
+    return leaf;  // unusable: RunChildIos says so, without I/O
+  }
+  LeafVdev* stale = nullptr;
+  for (Vdev* m : slot->children()) {
+    auto* leaf = static_cast<LeafVdev*>(m);
+    if (!leaf->usable()) continue;
+    if (!leaf->stale()) return leaf;
+    if (stale == nullptr) stale = leaf;
+  }
+  return allow_stale ? stale : nullptr;
+}
+
+size_t AppendSlotWrites(Vdev* slot, IoOp op, uint64_t offset, std::span<uint8_t> buf,
+                        std::vector<ChildIo>* ios) {
+  if (slot->kind() == VdevKind::kLeaf) {
+    ios->push_back(ChildIo{static_cast<LeafVdev*>(slot), op, offset, buf, {}, false});
+    return 1;
+  }
+  size_t n = 0;
+  for (Vdev* m : slot->children()) {
+    ios->push_back(ChildIo{static_cast<LeafVdev*>(m), op, offset, buf, {}, false, n > 0});
+    n++;
+  }
+  return n;
+}
+
+void StaleLeaves(Vdev* slot, const LeafVdev* except, std::vector<LeafVdev*>* out) {
+  auto consider = [&](Vdev* v) {
+    if (v != except && v->stale() && v->usable()) out->push_back(static_cast<LeafVdev*>(v));
+  };
+  if (slot->kind() == VdevKind::kLeaf) {
+    consider(slot);
+    return;
+  }
+  for (Vdev* m : slot->children()) consider(m);
+}
+
+uint32_t FailedSlots(std::span<const ChildIo> ios, const Status** first) {
+  uint32_t failed = 0;
+  for (size_t k = 0; k < ios.size();) {
+    size_t end = k + 1;
+    while (end < ios.size() && ios[end].extra) end++;
+    bool any = false;
+    for (size_t j = k; j < end; j++) any = any || ios[j].status.ok();
+    if (!any) {
+      failed++;
+      if (first != nullptr && *first == nullptr) *first = &ios[k].status;
+    }
+    k = end;
+  }
+  return failed;
+}
+
 std::span<uint8_t> PaddedWriteBuffer(std::span<const uint8_t> buf, uint64_t padded,
                                      AlignedBuffer* scratch) {
   if (padded == buf.size()) return {const_cast<uint8_t*>(buf.data()), buf.size()};  // not modified
@@ -319,6 +405,10 @@ void RunChildIos(std::span<ChildIo> ios) {
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
     c.issued = false;
+    if (c.leaf == nullptr) {
+      c.status = Status::IoError("no copy of this column can be read (resilvering)");
+      continue;
+    }
     if (!c.leaf->usable()) {
       c.status = Status::IoError(c.leaf->name() + " is " +
                                  std::string(VdevStateName(c.leaf->state())));
@@ -556,9 +646,11 @@ uint32_t ChildAshift(const std::vector<std::unique_ptr<Vdev>>& children, uint32_
   return a;
 }
 
-Status CheckLeafChildren(const std::vector<std::unique_ptr<Vdev>>& children, const char* what) {
+// Leaves, or (groups_ok) replacing / spare vdevs of leaves.
+Status CheckLeafChildren(const std::vector<std::unique_ptr<Vdev>>& children, const char* what,
+                         bool groups_ok = true) {
   for (const auto& c : children) {
-    if (c == nullptr || c->kind() != VdevKind::kLeaf)
+    if (c == nullptr || (c->kind() != VdevKind::kLeaf && !(groups_ok && c->is_group())))
       return Status::InvalidArgument(std::string(what) + " children must be leaf vdevs");
   }
   return Status::Ok();
@@ -579,6 +671,17 @@ Result<std::unique_ptr<Vdev>> MakeMirrorVdev(std::vector<std::unique_ptr<Vdev>> 
   UZFS_RETURN_IF_ERROR(CheckLeafChildren(sides, "mirror"));
   const uint32_t a = ChildAshift(sides, ashift);
   return std::unique_ptr<Vdev>(std::make_unique<MirrorVdev>(std::move(sides), guid, a));
+}
+
+Result<std::unique_ptr<Vdev>> MakeGroupVdev(VdevKind kind, std::vector<std::unique_ptr<Vdev>> members,
+                                            uint64_t guid, uint32_t ashift) {
+  UZFS_RETURN_IF_ERROR(CheckAshift(ashift));
+  if (kind != VdevKind::kReplacing && kind != VdevKind::kSpare)
+    return Status::InvalidArgument("a group vdev is a replacing or a spare vdev");
+  if (members.size() < 2) return Status::InvalidArgument("a replacing or spare vdev needs 2 members");
+  UZFS_RETURN_IF_ERROR(CheckLeafChildren(members, VdevKindName(kind).data(), false));
+  const uint32_t a = ChildAshift(members, ashift);
+  return std::unique_ptr<Vdev>(std::make_unique<MirrorVdev>(std::move(members), guid, a, kind));
 }
 
 Result<std::unique_ptr<Vdev>> MakeRaidzVdev(std::vector<std::unique_ptr<Vdev>> children,

@@ -48,7 +48,19 @@
 //    shows; OpenZFS's CANT_OPEN) when none is; raidz DEGRADED with 1..nparity
 //    unusable children, UNAVAIL beyond; root DEGRADED/UNAVAIL when a
 //    top-level vdev is. Unusable leaves get no I/O (reads treat them as
-//    missing, writes skip them; resilver will need a DTL — not kept yet).
+//    missing, writes skip them).
+//  - Stale leaves (SetStale: a device that missed writes, or a new one
+//    being resilvered) take every write but serve no read while another
+//    copy can: a mirror reads them last, a raidz treats their columns as
+//    missing unless that leaves too few. A scrub-mode read (the resilver)
+//    writes the block's verified bytes to every stale leaf below it.
+//  - Replacing and spare vdevs ("replacing-N", "spare-N": VdevKind::
+//    kReplacing / kSpare, MakeGroupVdev) stand in one child slot of a
+//    mirror, a raidz or the root: the original leaf first, then the one
+//    taking over. Writes go to every member (the slot took the block when
+//    one member did); reads come from the first member that serves
+//    (usable and not stale), so a replace never reads the new disk before
+//    the resilver filled it.
 //
 // Threading contract: Submit, Read, Write, Flush, state(), counters() and
 // the admin calls are safe from many threads at once (concurrent writes to
@@ -95,8 +107,10 @@ constexpr uint64_t LeafAsize(uint64_t device_size) {
 
 // kHole: the place of a removed top-level (log) vdev, kept so the ids of
 // the ones after it never change (ZFS's "hole" vdev, pool version >= 19).
-enum class VdevKind : uint8_t { kRoot, kMirror, kRaidz, kLeaf, kHole };
-std::string_view VdevKindName(VdevKind k);  // "root", "mirror", "raidz", "leaf"
+// kReplacing / kSpare: a replace or a hot spare in progress (see above).
+enum class VdevKind : uint8_t { kRoot, kMirror, kRaidz, kLeaf, kHole, kReplacing, kSpare };
+// "root", "mirror", "raidz", "leaf", "hole", "replacing", "spare"
+std::string_view VdevKindName(VdevKind k);
 
 enum class VdevState : uint8_t { kOnline, kDegraded, kFaulted, kOffline, kRemoved, kUnavail };
 // "ONLINE", "DEGRADED", "FAULTED", "OFFLINE", "REMOVED", "UNAVAIL".
@@ -186,6 +200,14 @@ class Vdev {
 
   virtual VdevState state() const = 0;
   bool usable() const { return VdevStateUsable(state()); }
+  // Usable and not stale: can serve reads of any block (interior: enough
+  // of its children can).
+  virtual bool serves() const { return usable() && !stale(); }
+  // Leaf only: a stale leaf takes writes but serves reads only when
+  // nothing else can (see the header comment). Interior: none of its own.
+  bool stale() const { return stale_.load(std::memory_order_acquire); }
+  void SetStale(bool stale) { stale_.store(stale, std::memory_order_release); }
+  bool is_group() const { return kind_ == VdevKind::kReplacing || kind_ == VdevKind::kSpare; }
   // A read-only tree (a pool imported with readonly=on, or one still in use
   // elsewhere) never writes: Write is refused and reads do not repair.
   // Applies to this vdev and everything below it.
@@ -210,6 +232,15 @@ class Vdev {
   static constexpr size_t kMaxTopLevel = 256;
   Status AddTopLevel(std::unique_ptr<Vdev> top);
   Result<std::unique_ptr<Vdev>> ReplaceTopLevel(uint32_t id, std::unique_ptr<Vdev> by);
+  // Any vdev but a leaf — `zpool replace` / `attach` / `detach` while I/O
+  // runs: puts `by` in child slot `id` (a pointer store, as for
+  // ReplaceTopLevel) and hands back what was there; the caller keeps it
+  // alive until close. ReleaseChild hands over ownership of child `id`
+  // (which must then be placed elsewhere) while the slot still points at
+  // it for readers of this (retired) vdev. REQUIRES: one caller at a time
+  // (the pool's sync thread).
+  Result<std::unique_ptr<Vdev>> ReplaceChild(uint32_t id, std::unique_ptr<Vdev> by);
+  std::unique_ptr<Vdev> ReleaseChild(uint32_t id);
   // Closes the top-level vdevs from id `n` on (import: an add that never
   // landed). REQUIRES: no other thread uses the tree yet.
   Status DropTopLevelsFrom(uint32_t n);
@@ -234,8 +265,9 @@ class Vdev {
   void ResetCounters();
 
   // Leaf only (InvalidArgument otherwise):
-  // `zpool offline`: Busy "no valid replicas" when the parent could not
-  // serve I/O without it; OK if already offline.
+  // `zpool offline`: Busy "no valid replicas" when the pool could not
+  // serve every block without it (its parent, or failing that the parent's
+  // parent, would not survive the loss); OK if already offline.
   Status Offline();
   // `zpool online` / reopen: probes the device; IoError (state UNAVAIL) if
   // the probe fails, else ONLINE.
@@ -293,6 +325,7 @@ class Vdev {
   std::atomic<uint64_t> io_read_ops_{0}, io_write_ops_{0}, io_read_bytes_{0}, io_write_bytes_{0};
   // Leaf state (interior states are derived).
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
+  std::atomic<bool> stale_{false};
   Mutex admin_mu_;  // serializes Offline() checks among this vdev's children
 
  private:
@@ -313,13 +346,18 @@ class Vdev {
 
 std::unique_ptr<Vdev> MakeLeafVdev(std::unique_ptr<BlockDevice> dev, IoEngine& io, uint64_t guid,
                                    uint32_t ashift = 0);
-// InvalidArgument: fewer than 2 sides, a side that is not a leaf, bad ashift.
+// InvalidArgument: fewer than 2 sides, a side that is not a leaf (or a
+// replacing / spare vdev), bad ashift.
 Result<std::unique_ptr<Vdev>> MakeMirrorVdev(std::vector<std::unique_ptr<Vdev>> sides,
                                              uint64_t guid, uint32_t ashift = 0);
 // InvalidArgument: nparity not 1..3, children <= nparity or > 255, a child
-// that is not a leaf, bad ashift.
+// that is not a leaf (or a replacing / spare vdev), bad ashift.
 Result<std::unique_ptr<Vdev>> MakeRaidzVdev(std::vector<std::unique_ptr<Vdev>> children,
                                             uint32_t nparity, uint64_t guid, uint32_t ashift = 0);
+// A replacing or spare vdev (kind kReplacing / kSpare): the original member
+// first. InvalidArgument: fewer than 2 members, one that is not a leaf.
+Result<std::unique_ptr<Vdev>> MakeGroupVdev(VdevKind kind, std::vector<std::unique_ptr<Vdev>> members,
+                                            uint64_t guid, uint32_t ashift = 0);
 // InvalidArgument: no top-level vdevs, or a root among them.
 Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> top_levels,
                                            uint64_t guid = 0);

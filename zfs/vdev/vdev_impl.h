@@ -43,13 +43,35 @@ struct RaidzBatchPlan;  // vdev_raidz.cc
 struct RaidzBlockRead;  // vdev_raidz.cc
 
 struct ChildIo {
-  LeafVdev* leaf = nullptr;
+  LeafVdev* leaf = nullptr;  // null: no leaf can serve (IoError, not issued)
   IoOp op = IoOp::kRead;
   uint64_t offset = 0;      // in the leaf's allocatable space; unused for flush
   std::span<uint8_t> buf;   // read into / written from (not modified); empty for flush
   Status status;            // the outcome, set by RunChildIos
   bool issued = false;      // reached the device (false: leaf not usable)
+  // A write to a further member of the slot the entry before it wrote
+  // (AppendSlotWrites): the slot took the block when any of them did.
+  bool extra = false;
 };
+
+// Child slots (a mirror side, a raidz column's child, a top-level vdev)
+// hold a leaf or a replacing / spare vdev of leaves (vdev.h).
+// The leaf to read `slot` from: the leaf itself, or the group's first
+// member that serves; when none serves, with allow_stale the first usable
+// stale one. nullptr when nothing can be read (a leaf that is stale
+// without allow_stale, or unusable).
+LeafVdev* ReadLeaf(Vdev* slot, bool allow_stale);
+// Appends a write of `buf` at `offset` to every member of `slot` (the
+// first entry plain, the others `extra`); returns how many.
+size_t AppendSlotWrites(Vdev* slot, IoOp op, uint64_t offset, std::span<uint8_t> buf,
+                        std::vector<ChildIo>* ios);
+// The usable stale leaves of `slot` other than `except` (the resilver's
+// targets).
+void StaleLeaves(Vdev* slot, const LeafVdev* except, std::vector<LeafVdev*>* out);
+// Whether a slot whose write entries are ios[first, first + count) took
+// each block: folds each plain entry with its extras; returns how many
+// slots failed, and the first failure.
+uint32_t FailedSlots(std::span<const ChildIo> ios, const Status** first);
 
 // Runs every entry in parallel and waits. REQUIRES: not on an engine thread.
 void RunChildIos(std::span<ChildIo> ios);
@@ -128,9 +150,13 @@ class LeafVdev final : public Vdev {
   const uint64_t asize_;
 };
 
+// A mirror, and the replacing and spare vdevs (kind kReplacing / kSpare),
+// which read and write like one: their members are its sides.
 class MirrorVdev final : public Vdev {
  public:
-  MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift);
+  MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift,
+             VdevKind kind = VdevKind::kMirror);
+  bool serves() const override;
 
   uint64_t asize() const override { return asize_; }
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
@@ -161,6 +187,7 @@ class RaidzVdev final : public Vdev {
   Status Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerifier& verify,
               ReadOutcome* out, ReadMode mode) override;
   VdevState state() const override;
+  bool serves() const override;
   uint32_t nparity() const { return nparity_; }
   raidz::Geometry geometry() const;
 
@@ -182,6 +209,7 @@ class RaidzVdev final : public Vdev {
   // Read's steps (vdev_raidz.cc).
   Status ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub, ReadOutcome* o);
   Status SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset);
+  void RetryStale(RaidzBlockRead& r);
   Result<bool> RebuildWithMissing(RaidzBlockRead& r);
   Status FindWrongParity(RaidzBlockRead& r);
   void RepairColumns(RaidzBlockRead& r, ReadOutcome* o);

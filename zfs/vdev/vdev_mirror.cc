@@ -10,7 +10,14 @@
 // or a verify failure. The first side that verifies wins; every side that
 // failed (and is still usable) gets the good bytes written back, and a side
 // that returned wrong bytes gets a checksum error. Scrub mode reads every
-// side in parallel and repairs each that is wrong. Thread-safe (vdev.h).
+// side in parallel and repairs each that is wrong.
+//
+// Sides are child slots: a leaf, or a replacing / spare vdev of leaves
+// (vdev_impl.h: each read goes to the slot's ReadLeaf, each write to all
+// its members). Stale leaves are read only when no other side could be:
+// in a second pass. A scrub-mode read that verified writes the good bytes
+// to every stale leaf (the resilver). Replacing and spare vdevs are this
+// class too (kind kReplacing / kSpare). Thread-safe (vdev.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -20,8 +27,9 @@
 
 namespace uzfs {
 
-MirrorVdev::MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift)
-    : Vdev(VdevKind::kMirror, guid, ashift) {
+MirrorVdev::MirrorVdev(std::vector<std::unique_ptr<Vdev>> sides, uint64_t guid, uint32_t ashift,
+                       VdevKind kind)
+    : Vdev(kind, guid, ashift) {
   uint64_t a = UINT64_MAX;
   for (const auto& s : sides) a = std::min(a, s->asize());
   asize_ = a;
@@ -61,12 +69,14 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   };
 
   std::vector<uint32_t> io_failed, wrong;
+  std::vector<LeafVdev*> read_from(n, nullptr);  // the leaf each side was read from
   int good = -1;
   if (scrub) {
     std::vector<ChildIo> ios;
-    for (uint32_t s = 0; s < n; s++)
-      ios.push_back(ChildIo{static_cast<LeafVdev*>(child(s)), IoOp::kRead, offset, side_buf(s),
-                            {}, false});
+    for (uint32_t s = 0; s < n; s++) {
+      read_from[s] = ReadLeaf(child(s), false);
+      ios.push_back(ChildIo{read_from[s], IoOp::kRead, offset, side_buf(s), {}, false});
+    }
     RunChildIos(ios);
     for (uint32_t s = 0; s < n; s++) {
       if (!ios[s].status.ok()) {
@@ -80,21 +90,25 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
       }
     }
     if (good >= 0) check(ios[static_cast<uint32_t>(good)].buf);  // buf holds the good copy
-  } else {
-    const uint32_t start = static_cast<uint32_t>((offset >> kMirrorSpreadShift) % n);
+  }
+  // Normal reads, and a scrub whose serving sides all failed: one side at a
+  // time, then (second pass) stale leaves, which may still hold the block.
+  const uint32_t start = static_cast<uint32_t>((offset >> kMirrorSpreadShift) % n);
+  for (int pass = scrub ? 1 : 0; pass < 2 && good < 0; pass++) {
     for (uint32_t i = 0; i < n && good < 0; i++) {
       const uint32_t s = (start + i) % n;
-      auto* leaf = static_cast<LeafVdev*>(child(s));
-      if (!leaf->usable()) continue;
-      ChildIo c{leaf, IoOp::kRead, offset, side_buf(s), {}, false};
+      LeafVdev* leaf = ReadLeaf(child(s), pass == 1);
+      if (leaf == nullptr || !leaf->usable() || (pass == 1 && !leaf->stale())) continue;
+      read_from[s] = leaf;
+      ChildIo c{leaf, IoOp::kRead, offset, side_buf(scrub ? s : 0), {}, false};
       RunChildIos({&c, 1});
       if (!c.status.ok()) {
-        if (c.issued) io_failed.push_back(s);
+        if (c.issued && std::find(io_failed.begin(), io_failed.end(), s) == io_failed.end()) io_failed.push_back(s);
         continue;
       }
       if (check(c.buf)) {
         good = static_cast<int>(s);
-      } else {
+      } else if (std::find(wrong.begin(), wrong.end(), s) == wrong.end()) {
         wrong.push_back(s);
       }
     }
@@ -112,25 +126,43 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   }
   o.reconstructed = !io_failed.empty() || !wrong.empty();
   o.checksum_errors = static_cast<int>(wrong.size());
-  for (uint32_t s : wrong) child(s)->device()->errors().CountChecksumError();
+  for (uint32_t s : wrong) read_from[s]->device()->errors().CountChecksumError();
   if (!verify) return Status::Ok();
 
-  // Self-heal: the good side's bytes to every failed side still in service.
+  // Self-heal: the good side's bytes to every failed side still in service
+  // (every member of a failed slot), and in a scrub to every stale leaf.
   const std::span<uint8_t> good_bytes = side_buf(scrub ? static_cast<uint32_t>(good) : 0);
   std::vector<ChildIo> repairs;
+  std::vector<LeafVdev*> targets;
   for (const auto* list : {&io_failed, &wrong}) {
     for (uint32_t s : *list) {
-      auto* leaf = static_cast<LeafVdev*>(child(s));
-      if (!read_only() && leaf->usable()) repairs.push_back(ChildIo{leaf, IoOp::kWrite, offset, good_bytes, {}, false});
+      Vdev* slot = child(s);
+      if (slot->kind() == VdevKind::kLeaf) {
+        targets.push_back(static_cast<LeafVdev*>(slot));
+      } else {
+        for (Vdev* m : slot->children()) targets.push_back(static_cast<LeafVdev*>(m));
+      }
     }
+  }
+  if (scrub) {
+    for (uint32_t s = 0; s < n; s++) StaleLeaves(child(s), nullptr, &targets);
+  }
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  for (LeafVdev* leaf : targets) {
+    if (!read_only() && leaf->usable() && leaf != read_from[static_cast<uint32_t>(good)])
+      repairs.push_back(ChildIo{leaf, IoOp::kWrite, offset, good_bytes, {}, false});
   }
   RunChildIos(repairs);
   for (const ChildIo& r : repairs) {
     if (!r.status.ok()) continue;
     r.leaf->AddRepaired(padded);
     repaired_bytes_.fetch_add(padded, std::memory_order_relaxed);
-    o.repaired.push_back(r.leaf->id());
+    // The side (slot) repaired, once.
+    const uint32_t side = r.leaf->parent() == this ? r.leaf->id() : r.leaf->parent()->id();
+    if (std::find(o.repaired.begin(), o.repaired.end(), side) == o.repaired.end()) o.repaired.push_back(side);
   }
+  std::sort(o.repaired.begin(), o.repaired.end());
   o.repaired_children = static_cast<int>(o.repaired.size());
   return Status::Ok();
 }
@@ -161,10 +193,10 @@ std::unique_ptr<VdevBatchPlan> MirrorVdev::StartBatch(std::span<BlockIo* const> 
     }
     const std::span<uint8_t> io_buf =
         PaddedWriteBuffer(w.buf, AllocatedSize(w.buf.size()), &plan->scratch[i]);
-    plan->Issue(i, ios->size(), sides);
+    const size_t first = ios->size();
     for (size_t c = 0; c < sides; c++)
-      ios->push_back(ChildIo{static_cast<LeafVdev*>(child(static_cast<uint32_t>(c))), LeafWriteOp(w.op),
-                             w.offset, io_buf, {}, false});
+      AppendSlotWrites(child(static_cast<uint32_t>(c)), LeafWriteOp(w.op), w.offset, io_buf, ios);
+    plan->Issue(i, first, ios->size() - first);
   }
   return plan;
 }
@@ -203,7 +235,14 @@ VdevState MirrorVdev::state() const {
 
 bool MirrorVdev::SurvivesLosing(const Vdev* child) const {
   for (const Vdev* c : children()) {
-    if (c != child && c->usable()) return true;
+    if (c != child && c->serves()) return true;
+  }
+  return false;
+}
+
+bool MirrorVdev::serves() const {
+  for (const Vdev* c : children()) {
+    if (c->serves()) return true;
   }
   return false;
 }

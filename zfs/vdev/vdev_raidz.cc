@@ -28,7 +28,13 @@
 //     errors on their children.
 // Then every wrong or failed column whose child is still usable gets its
 // correct bytes written back. More than nparity missing columns is IoError;
-// nothing verifying is Corruption. Thread-safe (vdev.h).
+// nothing verifying is Corruption.
+//
+// Children are slots (vdev_impl.h): a column is read from its slot's
+// ReadLeaf and written to every member. A stale leaf's column counts as
+// missing, unless that makes more than nparity: then the stale columns are
+// read after all (they may hold the block). A scrub writes every column to
+// the stale leaves of its slot (the resilver). Thread-safe (vdev.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -118,9 +124,9 @@ struct RaidzBlockRead {
 
   RaidzBlockRead(RaidzVdev& vdev, raidz::RaidzMap m, std::span<uint8_t> b, const BlockVerifier& v)
       : map(std::move(m)), cs(map, b.data(), b.size(), false), st(map.cols.size(), Col::kUnread),
-        buf(b), verify(v), self(vdev) {}
+        read_from(map.cols.size(), nullptr), buf(b), verify(v), self(vdev) {}
 
-  LeafVdev* leaf_of(uint32_t c) const { return static_cast<LeafVdev*>(self.child(map.cols[c].child)); }
+  Vdev* slot_of(uint32_t c) const { return self.child(map.cols[c].child); }
   uint32_t ncols() const { return static_cast<uint32_t>(map.cols.size()); }
   // Reads the unread columns that `want` selects, in parallel.
   template <typename Want>
@@ -130,7 +136,8 @@ struct RaidzBlockRead {
     for (uint32_t c = 0; c < ncols(); c++) {
       if (st[c] != Col::kUnread || !want(c)) continue;
       if (c < cs.nparity) cs.EnsureParity();
-      ios.push_back(ChildIo{leaf_of(c), IoOp::kRead, map.cols[c].offset, cs.span(c), {}, false});
+      read_from[c] = ReadLeaf(slot_of(c), allow_stale);
+      ios.push_back(ChildIo{read_from[c], IoOp::kRead, map.cols[c].offset, cs.span(c), {}, false});
       which.push_back(c);
     }
     RunChildIos(ios);
@@ -155,6 +162,9 @@ struct RaidzBlockRead {
   const raidz::RaidzMap map;
   RaidzColumnSet cs;
   std::vector<Col> st;
+  std::vector<LeafVdev*> read_from;  // the leaf each column was read from
+  bool allow_stale = false;          // read stale leaves too (too few others)
+  bool scrub = false;
   std::span<uint8_t> buf;
   const BlockVerifier& verify;
   std::vector<uint32_t> missing;  // columns that could not be read
@@ -171,6 +181,7 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
   UZFS_ASSIGN_OR_RETURN(raidz::RaidzMap map, Map(offset, buf.size()));
   RaidzBlockRead r(*this, std::move(map), buf, verify);
   const bool scrub = mode == ReadMode::kScrub;
+  r.scrub = scrub;
   UZFS_RETURN_IF_ERROR(ReadAndRebuild(r, offset, scrub, &o));
   bool verified = false;
   if (!scrub || !verify) {
@@ -198,16 +209,35 @@ Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub,
   };
   r.ReadColumns([&](uint32_t c) { return scrub || c >= p; });
   r.missing = r.Missing();
+  if (r.missing.size() > p) RetryStale(r);
   if (r.missing.size() > p) return too_many(r.missing.size());
   const bool data_missing =
       std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c >= p; });
   if (!data_missing) return Status::Ok();
   r.ReadAll();
   r.missing = r.Missing();
+  if (r.missing.size() > p) RetryStale(r);
   if (r.missing.size() > p) return too_many(r.missing.size());
   UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, p, r.missing));
   o->reconstructed = true;
   return Status::Ok();
+}
+
+// Too many columns missing: the ones skipped because their leaves are
+// stale are read after all (blocks older than what a leaf missed are on it).
+void RaidzVdev::RetryStale(RaidzBlockRead& r) {
+  if (r.allow_stale) return;
+  r.allow_stale = true;
+  bool any = false;
+  for (uint32_t c : r.missing) {
+    if (r.read_from[c] == nullptr && ReadLeaf(r.slot_of(c), true) != nullptr) {
+      r.st[c] = RaidzBlockRead::Col::kUnread;
+      any = true;
+    }
+  }
+  if (!any) return;
+  r.ReadColumns([&](uint32_t c) { return r.st[c] == RaidzBlockRead::Col::kUnread; });
+  r.missing = r.Missing();
 }
 
 // Step 4: every column, then the search for silently wrong ones; on success
@@ -312,20 +342,40 @@ Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
 // get their correct bytes written back.
 void RaidzVdev::RepairColumns(RaidzBlockRead& r, ReadOutcome* o) {
   o->checksum_errors = static_cast<int>(r.wrong.size());
-  for (uint32_t c : r.wrong) r.leaf_of(c)->device()->errors().CountChecksumError();
+  for (uint32_t c : r.wrong) {
+    if (r.read_from[c] != nullptr) r.read_from[c]->device()->errors().CountChecksumError();
+  }
   std::vector<uint32_t> bad(r.missing);
   bad.insert(bad.end(), r.wrong.begin(), r.wrong.end());
   std::vector<ChildIo> repairs;
-  for (uint32_t c : bad) {
-    if (!read_only() && r.leaf_of(c)->usable())
-      repairs.push_back(ChildIo{r.leaf_of(c), IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), {}, false});
+  if (!read_only()) {
+    for (uint32_t c : bad) {
+      const size_t first = repairs.size();
+      AppendSlotWrites(r.slot_of(c), IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), &repairs);
+      // Only members still in service (a failed one is not written again).
+      repairs.erase(std::remove_if(repairs.begin() + static_cast<ptrdiff_t>(first), repairs.end(),
+                                   [](const ChildIo& x) { return !x.leaf->usable(); }),
+                    repairs.end());
+    }
+    if (r.scrub) {
+      // The resilver: every other column to the stale leaves of its slot.
+      for (uint32_t c = 0; c < r.ncols(); c++) {
+        if (std::find(bad.begin(), bad.end(), c) != bad.end()) continue;
+        std::vector<LeafVdev*> stale;
+        StaleLeaves(r.slot_of(c), r.read_from[c], &stale);
+        for (LeafVdev* leaf : stale)
+          repairs.push_back(ChildIo{leaf, IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), {}, false});
+      }
+    }
   }
+  for (ChildIo& c : repairs) c.extra = false;
   RunChildIos(repairs);
   for (const ChildIo& c : repairs) {
     if (!c.status.ok()) continue;
     c.leaf->AddRepaired(c.buf.size());
     repaired_bytes_.fetch_add(c.buf.size(), std::memory_order_relaxed);
-    o->repaired.push_back(c.leaf->id());
+    const uint32_t slot = c.leaf->parent() == this ? c.leaf->id() : c.leaf->parent()->id();
+    if (std::find(o->repaired.begin(), o->repaired.end(), slot) == o->repaired.end()) o->repaired.push_back(slot);
   }
   std::sort(o->repaired.begin(), o->repaired.end());
   o->repaired_children = static_cast<int>(o->repaired.size());
@@ -368,7 +418,7 @@ bool RaidzVdev::StartRead(BlockIo* io, std::vector<ChildIo>* ios) {
   io->outcome = ReadOutcome{};
   uint64_t pos = 0;
   for (uint32_t c = nparity_; c < map->cols.size(); c++) {
-    ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), IoOp::kRead,
+    ios->push_back(ChildIo{ReadLeaf(child(map->cols[c].child), false), IoOp::kRead,
                            map->cols[c].offset, io->buf.subspan(pos, map->cols[c].size), {}, false});
     pos += map->cols[c].size;
   }
@@ -393,10 +443,8 @@ bool RaidzVdev::StartWrite(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPla
     io->status = s;  // nothing issued: FinishBatch keeps the error
     return false;
   }
-  for (uint32_t c = 0; c < map->cols.size(); c++) {
-    ios->push_back(ChildIo{static_cast<LeafVdev*>(child(map->cols[c].child)), LeafWriteOp(io->op),
-                           map->cols[c].offset, cs->span(c), {}, false});
-  }
+  for (uint32_t c = 0; c < map->cols.size(); c++)
+    AppendSlotWrites(child(map->cols[c].child), LeafWriteOp(io->op), map->cols[c].offset, cs->span(c), ios);
   plan->sets[i] = std::move(cs);
   return true;
 }
@@ -411,13 +459,8 @@ void RaidzVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
     BlockIo& r = *reqs[i];
     if (slot.how == BatchSlot::How::kAlone) ReadAlone(*this, r);
     if (slot.how != BatchSlot::How::kIssued) continue;
-    uint32_t failed = 0;
     const Status* first = nullptr;
-    for (size_t k = slot.first; k < slot.first + slot.count; k++) {
-      if (ios[k].status.ok()) continue;
-      failed++;
-      if (first == nullptr) first = &ios[k].status;
-    }
+    const uint32_t failed = FailedSlots(ios.subspan(slot.first, slot.count), &first);
     if (r.is_read()) {
       const BlockVerifier* v = r.verifier();
       if (failed == 0 && (v == nullptr || (*v)(r.buf))) {
@@ -451,7 +494,14 @@ VdevState RaidzVdev::state() const {
 bool RaidzVdev::SurvivesLosing(const Vdev* child) const {
   uint32_t unusable = 0;
   for (const Vdev* c : children())
-    if (c == child || !c->usable()) unusable++;
+    if (c == child || !c->serves()) unusable++;
+  return unusable <= nparity_;
+}
+
+bool RaidzVdev::serves() const {
+  uint32_t unusable = 0;
+  for (const Vdev* c : children())
+    if (!c->serves()) unusable++;
   return unusable <= nparity_;
 }
 
