@@ -29,6 +29,13 @@ int ZpoolScrub(CmdCtx& c);    // zpool_scrub.cc
 int ZpoolWait(CmdCtx& c);     // zpool_scrub.cc
 int ZpoolEvents(CmdCtx& c);   // zpool_events.cc
 int ZpoolClear(CmdCtx& c);    // zpool_events.cc
+int ZpoolOffline(CmdCtx& c);  // zpool_device_cmd.cc
+int ZpoolOnline(CmdCtx& c);   // zpool_device_cmd.cc
+int ZpoolReplace(CmdCtx& c);  // zpool_device_cmd.cc
+int ZpoolResilver(CmdCtx& c); // zpool_device_cmd.cc
+// Polls until no scan of kind `func` (kNone: any) runs on the pools named
+// (zpool_scrub.cc); never holds a pool's lock between polls.
+void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func);
 // zpool status's "  scan:" lines and -j's scan_stats (zpool_scrub.cc).
 std::string ScanStatusLines(const Pool::ScanProgress& p);
 json ScanStatsJson(const Pool::ScanProgress& p);

@@ -1,4 +1,5 @@
-// zpool scrub, zpool wait and the scan lines of zpool status (man/zpool.8).
+// zpool scrub, zpool wait and the scan lines of zpool status (man/zpool.8);
+// the scan lines speak of a scrub or a resilver as the record says.
 //
 // What they promise: `zpool scrub` starts, pauses (-p), resumes (again
 // without -p) or cancels (-s) the scrub of each pool named, with OpenZFS's
@@ -38,34 +39,36 @@ std::string Duration(uint64_t secs) {
 
 uint64_t Now() { return static_cast<uint64_t>(std::time(nullptr)); }
 
-// Whether a scrub of the pool named runs; false when it is gone.
-bool ScrubRunning(Registry& reg, const std::string& name) {
+// Whether a scan of kind `func` (kNone: any) of the pool named runs;
+// false when it is gone.
+bool ScanRunning(Registry& reg, const std::string& name, ScanFunc func) {
   auto e = reg.Find(name);
   if (e == nullptr) return false;
   MutexLock l(&e->mu);
   if (e->pool == nullptr || e->pool->readonly()) return false;  // nothing scans a read-only pool
   const ScanPhys s = e->pool->scan_progress().phys;
-  return s.running();
+  return s.running() && (func == ScanFunc::kNone || s.func == func);
 }
 
-// Polls until no scrub runs on any of `names` (or the daemon stops).
-void WaitForScrubs(CmdCtx& c, const std::vector<std::string>& names) {
+}  // namespace
+
+void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func) {
   for (const std::string& n : names) {
-    while (!c.stopping.load() && ScrubRunning(c.reg, n)) {
+    while (!c.stopping.load() && ScanRunning(c.reg, n, func)) {
       if (!c.out.Flush()) return;  // the client went away
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
 }
 
-}  // namespace
-
 std::string ScanStatusLines(const Pool::ScanProgress& p) {
   const ScanPhys& s = p.phys;
-  if (s.func != ScanFunc::kScrub || s.state == ScanState::kNone) return "  scan: none requested\n";
-  if (s.state == ScanState::kCanceled) return "  scan: scrub canceled on " + DateText(s.end_time) + "\n";
+  if (s.func == ScanFunc::kNone || s.state == ScanState::kNone) return "  scan: none requested\n";
+  const bool resilver = s.func == ScanFunc::kResilver;
+  const std::string what = resilver ? "resilver" : "scrub";
+  if (s.state == ScanState::kCanceled) return "  scan: " + what + " canceled on " + DateText(s.end_time) + "\n";
   if (s.state == ScanState::kFinished) {
-    return "  scan: scrub repaired " + HumanSize(s.processed) + " in " +
+    return std::string(resilver ? "  scan: resilvered " : "  scan: scrub repaired ") + HumanSize(s.processed) + " in " +
            Duration(s.end_time >= s.start_time ? s.end_time - s.start_time : 0) + " with " +
            std::to_string(s.errors) + " errors on " + DateText(s.end_time) + "\n";
   }
@@ -83,10 +86,10 @@ std::string ScanStatusLines(const Pool::ScanProgress& p) {
   std::string left = "no estimated completion time";
   if (rate > 0 && total > s.examined) left = Duration((total - s.examined) / rate) + " to go";
   if (rate > 0 && total <= s.examined) left = Duration(0) + " to go";
-  return "  scan: scrub in progress since " + DateText(s.start_time) + "\n\t" + HumanSize(s.examined) +
+  return "  scan: " + what + " in progress since " + DateText(s.start_time) + "\n\t" + HumanSize(s.examined) +
          " scanned at " + HumanSize(rate) + "/s, " + HumanSize(s.examined) + " issued at " + HumanSize(rate) +
-         "/s, " + HumanSize(total) + " total\n\t" + HumanSize(s.processed) + " repaired, " + pct_text + " done, " +
-         left + "\n";
+         "/s, " + HumanSize(total) + " total\n\t" + HumanSize(s.processed) + (resilver ? " resilvered, " : " repaired, ") +
+         pct_text + " done, " + left + "\n";
 }
 
 json ScanStatsJson(const Pool::ScanProgress& p) {
@@ -140,7 +143,7 @@ int ZpoolScrub(CmdCtx& c) {
     e->pool->LogHistory(c.cmdline);
     started.push_back(name);
   }
-  if (a.Has('w') && !a.Has('s') && !a.Has('p')) WaitForScrubs(c, started);
+  if (a.Has('w') && !a.Has('s') && !a.Has('p')) WaitForScans(c, started, ScanFunc::kScrub);
   return rc;
 }
 
@@ -149,7 +152,8 @@ int ZpoolWait(CmdCtx& c) {
   if (!a.error.empty()) return ZpoolUsage(c, "wait", a.error);
   static const char* const kActivities[] = {"discard", "free", "initialize", "replace", "remove",
                                             "resilver", "scrub", "trim"};
-  bool scrub = a.Values('t').empty();
+  bool any = a.Values('t').empty();
+  bool scrub = false, resilver = false;
   for (const std::string& list : a.Values('t')) {
     size_t start = 0;
     while (start <= list.size()) {
@@ -158,15 +162,21 @@ int ZpoolWait(CmdCtx& c) {
       if (std::find(std::begin(kActivities), std::end(kActivities), act) == std::end(kActivities)) {
         return ZpoolUsage(c, "wait", "invalid activity '" + act + "'");
       }
-      // The other activities do not exist in uzfs yet: none is ever running.
+      // The others do not exist in uzfs yet: none is ever running. A
+      // replace is its resilver.
       if (act == "scrub") scrub = true;
+      if (act == "resilver" || act == "replace") resilver = true;
       start = comma + 1;
     }
   }
   if (a.operands.empty()) return ZpoolUsage(c, "wait", "missing 'pool' argument");
   if (a.operands.size() > 1) return ZpoolUsage(c, "wait", "too many arguments");
   if (c.reg.Find(a.operands[0]) == nullptr) return c.Fail("cannot open '" + a.operands[0] + "': no such pool");
-  if (scrub) WaitForScrubs(c, a.operands);
+  if (any || (scrub && resilver)) {
+    WaitForScans(c, a.operands, ScanFunc::kNone);
+  } else if (scrub || resilver) {
+    WaitForScans(c, a.operands, scrub ? ScanFunc::kScrub : ScanFunc::kResilver);
+  }
   return 0;
 }
 

@@ -15,18 +15,61 @@ namespace uzfs::cmd {
 
 namespace {
 
+// The status:/action:/see: lines for the pool's devices, worst first (as
+// zpool status words them); "" when every device is ONLINE and whole.
+std::string DeviceParagraph(Vdev& root, bool resilvering) {
+  std::vector<Vdev*> leaves;
+  root.CollectLeaves(&leaves);
+  bool offline = false, removed = false, unavail = false, faulted = false, stale = false;
+  for (Vdev* v : leaves) {
+    switch (v->state()) {
+      case VdevState::kOffline: offline = true; break;
+      case VdevState::kRemoved: removed = true; break;
+      case VdevState::kUnavail: unavail = true; break;
+      case VdevState::kFaulted: faulted = true; break;
+      default: break;
+    }
+    stale = stale || v->stale();
+  }
+  const char* replicas = root.usable() ? "\tSufficient replicas exist for the pool to continue functioning in a\n"
+                                         "\tdegraded state.\n"
+                                       : "\tThere are insufficient replicas for the pool to continue functioning.\n";
+  if (resilvering && stale) {
+    return "status: One or more devices is currently being resilvered.  The pool will\n"
+           "\tcontinue to function, possibly in a degraded state.\n"
+           "action: Wait for the resilver to complete.\n";
+  }
+  if (faulted) {
+    return std::string("status: One or more devices are faulted in response to persistent errors.\n") + replicas +
+           "action: Replace the faulted device, or use 'zpool clear' to mark the device\n"
+           "\trepaired.\n"
+           "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-K4\n";
+  }
+  if (unavail) {
+    return std::string("status: One or more devices could not be used because the label is missing or\n"
+                       "\tinvalid.\n") + replicas +
+           "action: Replace the device using 'zpool replace'.\n"
+           "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-4J\n";
+  }
+  if (removed) {
+    return std::string("status: One or more devices has been removed by the administrator.\n") + replicas +
+           "action: Online the device using 'zpool online' or replace the device with\n"
+           "\t'zpool replace'.\n";
+  }
+  if (offline) {
+    return std::string("status: One or more devices has been taken offline by the administrator.\n") + replicas +
+           "action: Online the device using 'zpool online' or replace the device with\n"
+           "\t'zpool replace'.\n";
+  }
+  return "";
+}
+
 std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) UZFS_REQUIRES(e.mu) {
   const std::string health = HealthOf(*e.pool);
   std::string t = "  pool: " + e.rec.name + "\n state: " + health + "\n";
-  if (health != "ONLINE") {
-    t += "status: One or more devices could not be used because the label is missing or\n"
-         "\tinvalid.  Sufficient replicas exist for the pool to continue\n"
-         "\tfunctioning in a degraded state.\n"
-         "action: Replace the device and restore the pool from backup if needed;\n"
-         "\tuzfs cannot replace devices yet.\n";
-  } else {
-    t += TroubleParagraph(trouble);
-  }
+  const ScanPhys scan = e.pool->scan_progress().phys;
+  t += DeviceParagraph(e.pool->root_vdev(), scan.running() && scan.func == ScanFunc::kResilver);
+  if (t.find("status:") == std::string::npos) t += TroubleParagraph(trouble);
   t += ScanStatusLines(e.pool->scan_progress()) + "config:\n\n";
   std::vector<VdevRow> rows = TreeRows(e, true);
   size_t w = std::max<size_t>(10, e.rec.name.size());
@@ -61,6 +104,7 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) U
       const std::string st(VdevStateName(r.vdev->state()));
       std::string note;
       if (r.vdev->kind() == VdevKind::kLeaf && st != "ONLINE" && st != "OFFLINE") note = "cannot open";
+      if (r.vdev->kind() == VdevKind::kLeaf && r.vdev->stale() && r.vdev->usable()) note = "(resilvering)";
       if (r.vdev->kind() != VdevKind::kLeaf && st == "UNAVAIL") note = "insufficient replicas";
       row(r.name, r.depth, st, counters(r.vdev, 0), counters(r.vdev, 1), counters(r.vdev, 2), note);
     }
@@ -72,7 +116,8 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) U
 json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu) {
   const Vdev::Counters k = v->counters();
   std::string type = v->kind() == VdevKind::kLeaf ? "file" : v->kind() == VdevKind::kMirror ? "mirror"
-                     : v->kind() == VdevKind::kRaidz ? "raidz" : "root";
+                     : v->kind() == VdevKind::kRaidz ? "raidz" : v->is_group() ? std::string(VdevKindName(v->kind()))
+                     : "root";
   if (v->kind() == VdevKind::kLeaf && v->device() != nullptr) {
     struct stat st;
     if (::stat(v->device()->path().c_str(), &st) == 0 && S_ISBLK(st.st_mode)) type = "disk";

@@ -88,6 +88,7 @@ class Walker {
       end = {last_block_start > UINT64_MAX - per_block_ ? UINT64_MAX : last_block_start + per_block_ - 1, UINT64_MAX};
     }
     if (end < o_.from) return true;  // all of it before the cursor
+    if (bp.birth < o_.min_birth) return true;  // nothing under it is newer
     if (!Visit(object, level, id, bp, pos)) return false;
     if (level == 0 && !is_meta) return true;
     std::vector<uint8_t> buf;

@@ -52,6 +52,10 @@ struct ObjsetTraverseOptions {
   TraversePosition from;
   std::function<void(const TraversedBlock&)> visit;
   std::function<bool()> should_stop;  // null: never
+  // Blocks of the objects' trees born before this txg, and everything under
+  // them, are neither visited nor read (nothing under a block is born after
+  // it): what a resilver of the txgs a device missed needs.
+  uint64_t min_birth = 0;
   std::function<void(const TraversedBlock&, const Status&)> unreadable;  // null: ignored
   // Each allocated dnode the walk enters (its object number), before its blocks.
   std::function<void(uint64_t object, const Dnode&)> on_dnode;

@@ -360,6 +360,27 @@ class Pool final : private TxgSyncer {
   // The slice length from now on (tests make it short to stop mid-scan).
   void SetScanSlice(std::chrono::milliseconds slice) UZFS_EXCLUDES(scan_mu_);
 
+  // --- device states, replace and resilver (pool_device_state.cc) ---
+  // A device is named by its path or guid, as zpool status shows it.
+  // `zpool offline [-t]`: the leaf takes no more I/O (Busy "no valid
+  // replicas" when the pool could not serve every block without it);
+  // unless `temporary` it stays offline across export and import.
+  // `zpool online`: probes and reopens it; if it missed writes it is stale
+  // (reads go around it) and a resilver starts, reading only the blocks
+  // born since it went away. NotFound for a device not in the pool.
+  Status OfflineDevice(const std::string& dev, bool temporary) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  Status OnlineDevice(const std::string& dev) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // `zpool replace POOL OLD [NEW]`: NEW (OLD's path when empty: the disk
+  // in that place was swapped) joins OLD in a replacing vdev and a
+  // resilver fills it; when the resilver finishes NEW takes OLD's place
+  // and OLD leaves the pool. Refused with nothing changed: NEW smaller
+  // than OLD, in use by another pool (unless `force`), already in this
+  // pool, OLD already being replaced, a log or cache device as OLD.
+  Status ReplaceDevice(const std::string& old_dev, const std::string& new_path, bool force)
+      UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // `zpool resilver`: a whole resilver (every block) starts over.
+  Status StartResilver() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+
   // --- events (pool_events.cc) ---
   // What `zpool events` lists: the pool's events since it was opened, the
   // newest 512 kept, each with OpenZFS's class name (sysevent.fs.zfs.*,
@@ -684,6 +705,9 @@ class Pool final : private TxgSyncer {
   // Top-level vdevs a RemoveVdev task replaced by holes, closed by it after
   // the txg synced.
   std::vector<std::unique_ptr<Vdev>> retired_vdevs_ UZFS_GUARDED_BY(mu_);
+  // Leaf guid -> the first txg it missed (offline, or gone): where the
+  // resilver of its return starts.
+  std::map<uint64_t, uint64_t> missed_from_ UZFS_GUARDED_BY(mu_);
   // MOS objects.
   uint64_t config_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t sync_bplist_obj_ UZFS_GUARDED_BY(mu_) = 0;
@@ -704,6 +728,19 @@ class Pool final : private TxgSyncer {
   Result<bool> ScanSlice() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   // Reads "scan" from the pool directory (import).
   void LoadScanState() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // Import: leaves the config says are offline go offline; the new members
+  // of replacing vdevs and leaves whose newest uberblock is older than the
+  // pool's are stale, and a resilver runs when any is.
+  void ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) UZFS_REQUIRES(mu_)
+      UZFS_EXCLUDES(scan_mu_);
+  // A resilver of the blocks born from `min_txg` on starts, or one running
+  // starts over covering them too.
+  Status BeginResilver(uint64_t min_txg) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // The resilver finished (in the slice, sync_mu_ held): stale leaves are
+  // whole again and replacing vdevs give way to their new disk.
+  void FinishResilver() UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_, scan_mu_);
+  // The leaf named `dev` (path or guid) and its config node; null if none.
+  Vdev* FindLeaf(const std::string& dev) UZFS_REQUIRES(mu_);
   // The scan record into the MOS when it changed (each txg sync).
   Status WriteScanState(Txg txg) UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
   // Changes the record with fn under scan_mu_ and waits for it to be synced.

@@ -116,6 +116,7 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
     return nv;
   }
   Must(nv.AddUint64("create_txg", v.create_txg));
+  if (v.IsLeaf() && v.offline) Must(nv.AddUint64("offline", 1));
   if (!v.children.empty()) {
     std::vector<NvList> kids;
     for (const VdevNode& c : v.children) kids.push_back(VdevNodeConfig(c, false));
@@ -243,6 +244,7 @@ Result<VdevNode> ParseVdevNode(const NvList& tree) {
   v.asize = Or(tree.GetUint64("asize"), 0);
   v.is_log = Or(tree.GetUint64("is_log"), 0) != 0;
   v.create_txg = Or(tree.GetUint64("create_txg"), 0);
+  v.offline = Or(tree.GetUint64("offline"), 0) != 0;
   if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
     for (const NvList& k : *kids) {
       UZFS_ASSIGN_OR_RETURN(VdevNode c, ParseVdevNode(k));

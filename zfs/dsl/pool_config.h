@@ -17,7 +17,9 @@
 // bytes and `zdb -l` listings compare equal:
 //   top-level: type id guid [nparity] metaslab_array metaslab_shift ashift
 //              asize is_log create_txg [children]
-//   leaf:      type id guid path [whole_disk] create_txg
+//   leaf:      type id guid path [whole_disk] create_txg [offline]
+//   replacing / spare (a replace or hot spare in progress, in a child
+//   slot): type id guid create_txg children (original first)
 // (a top-level leaf has both: type id guid path metaslab_array ...).
 #pragma once
 
@@ -66,7 +68,8 @@ Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool requ
 
 // The config view of one vdev.
 struct VdevNode {
-  std::string type;            // "root", "mirror", "raidz", "file", "disk", "hole"
+  // "root", "mirror", "raidz", "replacing", "spare", "file", "disk", "hole"
+  std::string type;
   uint64_t id = 0;
   uint64_t guid = 0;
   uint64_t nparity = 0;
@@ -78,6 +81,8 @@ struct VdevNode {
   uint64_t asize = 0;
   bool is_log = false;
   uint64_t create_txg = 0;
+  // Leaves: taken out of service by `zpool offline` (kept across import).
+  bool offline = false;
   std::vector<VdevNode> children;
 
   bool IsLeaf() const { return type == "file" || type == "disk"; }

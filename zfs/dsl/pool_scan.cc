@@ -98,19 +98,6 @@ void Pool::LoadScanState() {
     MutexLock k(&scan_mu_);
     scan_ = *phys;
     scan_pass_start_ = NowSeconds();
-    if (!readonly_ && scan_.scanning() && scan_.func == ScanFunc::kResilver) {
-      // A resilver another implementation left running: uzfs finishes it
-      // as a whole scrub, which repairs everything a resilver would.
-      ScanPhys s;
-      s.func = ScanFunc::kScrub;
-      s.state = ScanState::kScanning;
-      s.max_txg = s.cur_max_txg = ub_.txg;
-      s.start_time = NowSeconds();
-      s.to_examine = alloc_ ? alloc_->allocated() : 0;
-      scan_ = s;
-      scan_dirty_ = true;
-      errlog_scrub_started_ = true;
-    }
   }
 }
 
@@ -252,7 +239,7 @@ void Pool::ScanThreadMain() {
   for (;;) {
     {
       MutexLock k(&scan_mu_);
-      while (!scan_stop_ && !(scan_.running() && scan_.func == ScanFunc::kScrub)) {
+      while (!scan_stop_ && !scan_.running()) {
         scan_cv_.Wait(&scan_mu_);
       }
       if (scan_stop_) return;
@@ -297,7 +284,8 @@ Result<bool> Pool::ScanSlice() {
     slice = scan_slice_;
     generation = scan_generation_;
   }
-  if (!st.scanning() || st.paused() || st.func != ScanFunc::kScrub) return false;
+  if (!st.running()) return false;
+  const bool resilver = st.func == ScanFunc::kResilver;
   const auto deadline = Clock::now() + slice;
   auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
@@ -333,6 +321,7 @@ Result<bool> Pool::ScanSlice() {
     ObjsetTraverseOptions o;
     o.from = {st.bookmark.object, st.bookmark.blkid};
     o.should_stop = stop;
+    if (resilver) o.min_birth = st.min_txg;
     // Data blocks go to the workers; an indirect or dnode block is
     // scrubbed here, before the walk reads it (so it reads a good copy).
     auto scrub = [this, &tally](const BlockPtr& bp, const DataErrorBookmark& where) {
@@ -350,7 +339,8 @@ Result<bool> Pool::ScanSlice() {
       tally.cv.SignalAll();
     };
     o.visit = [&](const TraversedBlock& b) {
-      if (b.bp.birth > st.max_txg) return;  // written since the scrub began
+      if (b.bp.birth > st.max_txg) return;  // written since the scan began
+      if (resilver && b.bp.birth < st.min_txg) return;  // the objset block and accounting
       const DataErrorBookmark where{objset, b.object, b.level, b.blkid};
       {
         MutexLock l(&tally.mu);
@@ -394,6 +384,15 @@ Result<bool> Pool::ScanSlice() {
                (leaf_repaired_after >= leaf_repaired_before ? leaf_repaired_after - leaf_repaired_before : 0);
   }
   bool post_finish = false;
+  if (finished && resilver) {
+    // Only if no start, pause or cancel came meanwhile (checked again below).
+    bool same = false;
+    {
+      MutexLock k(&scan_mu_);
+      same = scan_generation_ == generation;
+    }
+    if (same) FinishResilver();
+  }
   {
     MutexLock k(&scan_mu_);
     scan_pass_examined_ += examined;
@@ -409,14 +408,14 @@ Result<bool> Pool::ScanSlice() {
           scan_.state = ScanState::kFinished;
           scan_.end_time = NowSeconds();
           scan_.bookmark = {};
-          errlog_scrub_finished_ = true;
+          errlog_scrub_finished_ = !resilver;
           post_finish = true;
         }
       }
       scan_dirty_ = true;
     }
   }
-  if (post_finish) PostEvent("sysevent.fs.zfs.scrub_finish");
+  if (post_finish) PostEvent(resilver ? "sysevent.fs.zfs.resilver_finish" : "sysevent.fs.zfs.scrub_finish");
   return finished;
 }
 

@@ -271,6 +271,7 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
     tops.push_back(std::move(top));
   }
   UZFS_ASSIGN_OR_RETURN(pool.root, MakeRootVdev(std::move(tops), pool_guid));
+  for (const auto& [guid, dev] : by_guid) pool.leaf_ub_txg[guid] = dev->ub_txg;
   if (!writable) pool.root->SetReadOnly(true);
   return pool;
 }

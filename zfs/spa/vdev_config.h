@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -73,6 +74,9 @@ struct AssembledPool {
   std::unique_ptr<Vdev> root;         // read-only; leaves share the IoEngine
   std::vector<std::string> paths;     // device paths in use
   std::vector<uint64_t> missing;      // guids of absent leaves
+  // Each opened leaf's newest uberblock txg: a leaf behind the pool's
+  // missed the txgs after its own (it was offline, unplugged, or failing).
+  std::map<uint64_t, uint64_t> leaf_ub_txg;
   std::vector<std::string> too_small;  // found, but smaller than their vdev's
                                        // config asize needs: left closed and
                                        // absent (also in `missing`)
