@@ -9,7 +9,9 @@
 # with sha256sum; an export and an import (the copy is checked again, now
 # read back from the disks); a disk rotting silently (garbage written into
 # one of the six files) found and repaired by zpool scrub, and the copy
-# checked once more; uzfs's zdb over the exported pool. It cleans up after
+# checked once more; a disk that died replaced by a new one with zpool
+# replace (the resilver rebuilds it), checked again; uzfs's zdb over the
+# exported pool. It cleans up after
 # itself (also when interrupted) and can be run again.
 #
 #   scripts/demo.sh [--prepare] [BUILD_DIR]
@@ -118,6 +120,17 @@ step "a disk rots silently: 64 MiB in the middle of d2 overwritten with garbage"
 run dd if=/dev/urandom of="$D/d2" bs=1M seek=64 count=64 conv=notrunc status=none
 step "zpool scrub reads every block, every copy and the parity, and repairs what does not match"
 run zpool scrub -w demo
+run zpool status demo
+verify
+
+step "a disk dies: d4 is gone when the pool comes back; it imports DEGRADED and keeps serving"
+run zpool export demo
+rm -f "$D/d4"
+run zpool import -d "$D" demo
+run zpool status demo
+step "a new disk (d6) replaces it: zpool replace rebuilds its share from parity (the resilver)"
+truncate -s 1G "$D/d6"
+run zpool replace -w demo "$D/d4" "$D/d6"
 run zpool status demo
 verify
 run zpool export demo
