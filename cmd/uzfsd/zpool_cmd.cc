@@ -35,7 +35,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zpool", Subs(),
-                          "\tattach, detach, replace, online, offline:\n"
+                          "\tattach, detach:\n"
                           "\t    not available in uzfs yet\n");
 }
 

@@ -112,7 +112,6 @@ Status Pool::OnlineDevice(const std::string& dev) {
   }
   if (leaf == nullptr) return Status::NotFound(quoted + "no such device in pool");
   const bool was_usable = leaf->usable();
-  if (Status s = leaf->Online(); !s.ok()) return Status::IoError(quoted + std::string(s.message()));
   const uint64_t guid = leaf->guid();
   uint64_t from = 0;
   bool missed = false;
@@ -121,10 +120,19 @@ Status Pool::OnlineDevice(const std::string& dev) {
     if (auto it = missed_from_.find(guid); it != missed_from_.end()) {
       from = it->second;
       missed = from <= ub_.txg;
-      missed_from_.erase(it);
     } else if (!was_usable) {
       missed = true;  // gone since import: everything may have changed
     }
+  }
+  // Stale before it serves again: no read may meet what it missed.
+  if (missed) leaf->SetStale(true);
+  if (Status s = leaf->Online(); !s.ok()) {
+    leaf->SetStale(false);
+    return Status::IoError(quoted + std::string(s.message()));
+  }
+  {
+    MutexLock l(&mu_);
+    missed_from_.erase(guid);
   }
   PostEvent("resource.fs.zfs.statechange", {{"vdev_guid", std::to_string(guid)},
                                             {"vdev_path", "\"" + leaf->name() + "\""},
@@ -136,7 +144,6 @@ Status Pool::OnlineDevice(const std::string& dev) {
     return Status::Ok();
   }));
   if (!missed) return Status::Ok();
-  leaf->SetStale(true);
   return BeginResilver(from);
 }
 

@@ -1,0 +1,77 @@
+// zpool offline / online / replace / resilver through the real binaries,
+// without FUSE: status says DEGRADED with OpenZFS's paragraph for an
+// offline device, online brings it back with a resilver, a replace of a
+// raidz disk runs to the end with -w and the new disk is in the config
+// where the old one was; bad requests get one line and exit 1 (usage:
+// exit 2) with nothing changed.
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using namespace clitest;
+
+TEST(ZpoolReplaceCli, OfflineOnlineAndReplace) {
+  CliEnv env;
+  const std::string a = env.Dev("a"), b = env.Dev("b"), c = env.Dev("c"), n = env.Dev("n");
+  Ran r = env.Zpool("create -m none tank raidz1 " + a + " " + b + " " + c);
+  ASSERT_EQ(r.rc, 0) << r.err;
+
+  r = env.Zpool("offline tank " + b);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, " state: DEGRADED\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "status: One or more devices has been taken offline by the administrator.")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "action: Online the device using 'zpool online'")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "OFFLINE")) << r.out;
+  // Beyond the parity: refused, nothing changed.
+  r = env.Zpool("offline tank " + c);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot offline " + c + ": no valid replicas\n");
+  r = env.Zpool("online tank " + b);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("wait -t resilver tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status -x tank");
+  EXPECT_TRUE(Contains(r.out, "pool 'tank' is healthy")) << r.out;
+
+  r = env.Zpool("replace -w tank " + c + " " + n);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, "  scan: resilvered ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, n)) << r.out;
+  EXPECT_FALSE(Contains(r.out, c + " ")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "replacing")) << r.out;
+  r = env.Zpool("history tank");
+  EXPECT_TRUE(Contains(r.out, "zpool replace -w tank")) << r.out;
+  r = env.Zpool("events tank");
+  EXPECT_TRUE(Contains(r.out, "sysevent.fs.zfs.resilver_finish")) << r.out;
+
+  // Bad requests.
+  r = env.Zpool("replace tank /no/such " + env.Dev("x"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot replace /no/such with " + env.Dev("x") + ": no such device in pool\n");
+  r = env.Zpool("replace tank " + a + " " + b);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "is part of active pool 'tank'")) << r.err;
+  r = env.Zpool("replace tank");
+  EXPECT_EQ(r.rc, 2);
+  r = env.Zpool("offline -z tank " + a);
+  EXPECT_EQ(r.rc, 2);
+  r = env.Zpool("online nopool " + a);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'nopool': no such pool\n");
+  r = env.Zpool("resilver tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("wait tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, " state: ONLINE\n")) << r.out;
+  r = env.Zpool("export tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace uzfs
