@@ -7,6 +7,11 @@
 // show up as one), every object whose sync returned reads back whole, and
 // the pool's blocks and space maps agree.
 //
+// The same for a resilver: a raidz1 disk dies, the first child starts
+// replacing it, and every child is killed mid-resilver while writing; the
+// resilver goes on from its record after each import, and at the end the
+// new disk alone (with one other) serves every synced object.
+//
 // UZFS_STRESS_OPS sets the number of kills (default 4).
 #include <poll.h>
 #include <signal.h>
@@ -37,12 +42,25 @@ struct Synced {
 
 // The child: never returns into gtest. Reports each object whose sync
 // returned on `fd`.
-int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd) {
+// With `replace_old` set, the child replaces that device by `replace_new`
+// unless an earlier child did, instead of starting a scrub.
+int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd, const std::string& replace_old = "",
+              const std::string& replace_new = "") {
   auto p = pooltest::ImportFrom(dir, "sk");
   if (!p.ok()) return 10;
   (*p)->SetScanSlice(std::chrono::milliseconds(1));
   const ScanPhys s = (*p)->scan_progress().phys;
-  if (!(s.scanning() && !s.paused()) && !(*p)->StartScrub().ok()) return 11;
+  if (!replace_old.empty()) {
+    bool replaced = false;
+    std::vector<Vdev*> leaves;
+    (*p)->root_vdev().CollectLeaves(&leaves);
+    for (Vdev* v : leaves) replaced = replaced || v->name() == replace_new;
+    if (!replaced && !(*p)->ReplaceDevice(replace_old, replace_new, false).ok()) return 18;
+    const Synced ready{0, 0};  // the replace is on disk: the kill may come
+    if (::write(fd, &ready, sizeof ready) != static_cast<ssize_t>(sizeof ready)) return 17;
+  } else if (!(s.scanning() && !s.paused()) && !(*p)->StartScrub().ok()) {
+    return 11;
+  }
   auto os = (*p)->Objset("sk");
   if (!os.ok()) return 12;
   for (uint64_t i = 0;; i++) {
@@ -158,6 +176,107 @@ TEST(PoolScanCrash, KilledMidScrubGoesOnAndLosesNothing) {
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "sk", /*check_allocated_total=*/false);
+}
+
+TEST(PoolScanCrash, KilledMidResilverGoesOnAndTheNewDiskEndsWhole) {
+  const char* ops = std::getenv("UZFS_STRESS_OPS");
+  const int kills = ops ? std::max(1, std::atoi(ops) / 100) : 4;
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "r", VdevSpec::Type::kRaidz, 3, 1));
+  std::vector<Synced> durable;
+  {
+    auto p = Pool::Create("sk", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    std::vector<uint64_t> objs;
+    pooltest::WriteObjects(**p, "sk", 320, kSize, 7000, &objs);
+    for (size_t i = 0; i < objs.size(); i++) durable.push_back({objs[i], 7000 + i});
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  const std::string dead = layout.data[0].children[1].path;
+  std::filesystem::remove(dead);
+  const std::string fresh = pooltest::MakeFile(dir.path(), "n1");
+  std::mt19937_64 rng(12);
+  uint64_t last_examined = 0, start_time = 0;
+  int resumed_mid_scan = 0;
+  for (int k = 0; k < kills; k++) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      _exit(ChildMain(dir.path(), 200000 * (k + 1), fds[1], dead, fresh));
+    }
+    ::close(fds[1]);
+    // Once the child says the replace is on disk (or after a minute), a
+    // short random while: the resilver is fast.
+    std::vector<uint8_t> buf;
+    uint8_t tmp[4096];
+    {
+      pollfd pfd{fds[0], POLLIN, 0};
+      if (::poll(&pfd, 1, 60000) > 0) {
+        const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
+        if (n > 0) buf.insert(buf.end(), tmp, tmp + n);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + static_cast<int>(rng() % 150)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) buf.insert(buf.end(), tmp, tmp + n);
+    ::close(fds[0]);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself with " << WEXITSTATUS(status);
+    for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
+      Synced s;
+      std::memcpy(&s, buf.data() + at, sizeof s);
+      if (s.object != 0) durable.push_back(s);
+    }
+    PoolImportOptions ro;
+    ro.readonly = true;
+    auto look = pooltest::ImportFrom(dir.path(), "sk", ro);
+    ASSERT_UZFS_OK(look.status());
+    const ScanPhys s = (*look)->scan_progress().phys;
+    if (s.func == ScanFunc::kNone) continue;  // killed before the replace landed
+    ASSERT_EQ(s.func, ScanFunc::kResilver) << "kill " << k;
+    if (s.start_time == start_time && s.scanning()) {
+      EXPECT_GE(s.examined, last_examined) << "the resilver went back after kill " << k;
+    }
+    std::cout << "after kill " << k << ": " << (s.scanning() ? "resilvering" : "finished") << ", examined "
+              << s.examined << " of " << s.to_examine << ", " << durable.size() << " objects synced\n";
+    if (s.scanning() && s.examined > 0 && s.bookmark != ScanBookmark{}) resumed_mid_scan++;
+    start_time = s.start_time;
+    last_examined = s.examined;
+    EXPECT_EQ(s.errors, 0u) << "kill " << k;
+  }
+  EXPECT_GT(resumed_mid_scan, 0) << "no kill caught a resilver part way: the test proved nothing";
+  {
+    auto p = pooltest::ImportFrom(dir.path(), "sk");
+    ASSERT_UZFS_OK(p.status());
+    if ((*p)->scan_progress().phys.scanning()) (*p)->WaitScan();
+    EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kResilver);
+    EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+    EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);
+    std::vector<Vdev*> leaves;
+    (*p)->root_vdev().CollectLeaves(&leaves);
+    ASSERT_EQ(leaves.size(), 3u);
+    EXPECT_EQ(leaves[1]->name(), fresh);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  // Another disk goes: the new one must hold its share of every object.
+  std::filesystem::remove(layout.data[0].children[2].path);
+  auto p = pooltest::ImportFrom(dir.path(), "sk");
+  ASSERT_UZFS_OK(p.status());
+  auto os = (*p)->ObjsetForRead("sk");
+  ASSERT_UZFS_OK(os.status());
+  for (const Synced& s : durable) {
+    std::vector<uint8_t> got(kSize);
+    ASSERT_UZFS_OK((*os)->Read(s.object, 0, got));
+    ASSERT_EQ(got, test::RandomBytes(kSize, s.seed)) << "object " << s.object;
+  }
+  ASSERT_UZFS_OK((*p)->Export());
 }
 
 }  // namespace
