@@ -48,7 +48,7 @@ Vdev::Vdev(VdevKind kind, uint64_t guid, uint32_t ashift)
 Vdev::~Vdev() = default;
 
 std::string Vdev::name() const {
-  return std::string(VdevKindName(kind_)) + "-" + std::to_string(id_);
+  return std::string(VdevKindName(kind_)) + "-" + std::to_string(id());
 }
 
 uint64_t Vdev::AllocatedSize(uint64_t psize) const {
@@ -166,25 +166,32 @@ bool Vdev::SurvivesLosing(const Vdev*) const { return false; }
 Status Vdev::Offline() {
   if (kind_ != VdevKind::kLeaf) return Status::InvalidArgument("only a leaf vdev can be offlined");
   auto* leaf = static_cast<LeafVdev*>(this);
-  if (parent_ == nullptr) {
+  if (parent() == nullptr) {
     leaf->SetState(VdevState::kOffline);
     return Status::Ok();
   }
-  MutexLock lock(&parent_->admin_mu_);
+  // One decision at a time per top-level vdev: CanLose looks at every
+  // level up to it.
+  Vdev* top = this;
+  while (top->parent() != nullptr && top->parent()->kind_ != VdevKind::kRoot) top = top->parent();
+  MutexLock lock(&top->admin_mu_);
   if (leaf->state() == VdevState::kOffline) return Status::Ok();
-  // Losing this leaf loses its parent when the parent cannot do without it;
-  // that is fine when the parent's parent can do without the parent (a
-  // replacing vdev under a raidz), and so on up to the root, which can
-  // lose nothing.
-  bool survives = false;
-  for (const Vdev* lost = this; lost->parent_ != nullptr && !survives; lost = lost->parent_) {
-    survives = lost->parent_->SurvivesLosing(lost);
-    if (lost->parent_->kind_ == VdevKind::kRoot) break;
-  }
-  if (!survives)
+  if (!CanLose())
     return Status::Busy("cannot offline " + name() + ": no valid replicas");
   leaf->SetState(VdevState::kOffline);
   return Status::Ok();
+}
+
+bool Vdev::CanLose() const {
+  // Losing this vdev loses its parent when the parent cannot do without
+  // it; that is fine when the parent's parent can do without the parent (a
+  // replacing vdev under a raidz), and so on up to the root, which can
+  // lose nothing.
+  for (const Vdev* lost = this; lost->parent() != nullptr; lost = lost->parent()) {
+    if (lost->parent()->SurvivesLosing(lost)) return true;
+    if (lost->parent()->kind_ == VdevKind::kRoot) return false;
+  }
+  return false;
 }
 
 Status Vdev::Online() {
@@ -277,13 +284,13 @@ void Vdev::RunOne(BlockIo* io) {
 }
 
 Status Vdev::Write(uint64_t offset, std::span<const uint8_t> buf) {
-  BlockIo io = BlockIo::Write(id_, offset, buf);
+  BlockIo io = BlockIo::Write(id(), offset, buf);
   RunOne(&io);
   return io.status;
 }
 
 Status Vdev::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
-  BlockIo io = BlockIo::Write(id_, offset, buf, BlockOp::kWriteDurable);
+  BlockIo io = BlockIo::Write(id(), offset, buf, BlockOp::kWriteDurable);
   RunOne(&io);
   return io.status;
 }
@@ -529,6 +536,10 @@ void RunChildIos(std::span<ChildIo> ios) {
     if (!c.issued) continue;
     if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
       std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
+  }
+  // A leaf a write did not reach lacks that block (the pool resilvers it).
+  for (ChildIo* h : heads) {
+    if (h->op != IoOp::kRead && h->op != IoOp::kFlush && !h->status.ok()) h->leaf->NoteMissedWrite();
   }
   // A leaf whose request failed is probed (once per request: a failed
   // merged write fails all its members with one error).

@@ -143,8 +143,10 @@ class Vdev {
 
   VdevKind kind() const { return kind_; }
   uint64_t guid() const { return guid_; }
-  uint32_t id() const { return id_; }  // index in the parent (0 for the root)
-  Vdev* parent() const { return parent_; }
+  // Index in the parent (0 for the root) and the parent: they change when a
+  // replace, attach or detach moves the vdev while I/O runs (atomics).
+  uint32_t id() const { return id_.load(std::memory_order_acquire); }
+  Vdev* parent() const { return parent_.load(std::memory_order_acquire); }
   // "raidz2-0", "mirror-1", "root"; a leaf: its device's path.
   virtual std::string name() const;
   uint32_t ashift() const { return ashift_; }
@@ -207,6 +209,10 @@ class Vdev {
   // nothing else can (see the header comment). Interior: none of its own.
   bool stale() const { return stale_.load(std::memory_order_acquire); }
   void SetStale(bool stale) { stale_.store(stale, std::memory_order_release); }
+  // Leaf: a write to it failed since the last TakeMissedWrite (it lacks a
+  // block the others have: the pool makes it stale and resilvers it).
+  bool TakeMissedWrite() { return missed_write_.exchange(false, std::memory_order_acq_rel); }
+  void NoteMissedWrite() { missed_write_.store(true, std::memory_order_release); }
   bool is_group() const { return kind_ == VdevKind::kReplacing || kind_ == VdevKind::kSpare; }
   // A read-only tree (a pool imported with readonly=on, or one still in use
   // elsewhere) never writes: Write is refused and reads do not repair.
@@ -269,6 +275,9 @@ class Vdev {
   // serve every block without it (its parent, or failing that the parent's
   // parent, would not survive the loss); OK if already offline.
   Status Offline();
+  // Whether the pool could still serve every block without this vdev (its
+  // parent, or failing that the parent's parent, ... survives the loss).
+  bool CanLose() const;
   // `zpool online` / reopen: probes the device; IoError (state UNAVAIL) if
   // the probe fails, else ONLINE.
   Status Online();
@@ -326,14 +335,15 @@ class Vdev {
   // Leaf state (interior states are derived).
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
   std::atomic<bool> stale_{false};
+  std::atomic<bool> missed_write_{false};
   Mutex admin_mu_;  // serializes Offline() checks among this vdev's children
 
  private:
   const VdevKind kind_;
   const uint64_t guid_;
   uint32_t ashift_;
-  uint32_t id_ = 0;
-  Vdev* parent_ = nullptr;
+  std::atomic<uint32_t> id_{0};
+  std::atomic<Vdev*> parent_{nullptr};
   std::vector<std::unique_ptr<Vdev>> children_;
   std::vector<Vdev*> child_ptrs_;
   std::atomic<size_t> nchildren_{0};  // published size of child_ptrs_

@@ -124,8 +124,15 @@ void LeafVdev::AppendFlushes(std::vector<ChildIo>* ios) {
   ios->push_back(ChildIo{this, IoOp::kFlush, 0, {}, {}, false});
 }
 
+// By pointer, not only by position: a replace or attach may have changed
+// the tree between AppendFlushes and here. A leaf that joined meanwhile
+// held none of the data the flush is for.
 Status LeafVdev::JudgeFlush(std::span<const ChildIo> ios, size_t* pos) {
-  return ios[(*pos)++].status;
+  if (*pos < ios.size() && ios[*pos].leaf == this) return ios[(*pos)++].status;
+  for (const ChildIo& c : ios) {
+    if (c.leaf == this) return c.status;
+  }
+  return Status::Ok();
 }
 
 }  // namespace uzfs

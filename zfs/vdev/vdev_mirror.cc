@@ -97,19 +97,26 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   for (int pass = scrub ? 1 : 0; pass < 2 && good < 0; pass++) {
     for (uint32_t i = 0; i < n && good < 0; i++) {
       const uint32_t s = (start + i) % n;
-      LeafVdev* leaf = ReadLeaf(child(s), pass == 1);
-      if (leaf == nullptr || !leaf->usable() || (pass == 1 && !leaf->stale())) continue;
-      read_from[s] = leaf;
-      ChildIo c{leaf, IoOp::kRead, offset, side_buf(scrub ? s : 0), {}, false};
-      RunChildIos({&c, 1});
-      if (!c.status.ok()) {
-        if (c.issued && std::find(io_failed.begin(), io_failed.end(), s) == io_failed.end()) io_failed.push_back(s);
-        continue;
+      std::vector<LeafVdev*> candidates;
+      if (pass == 0) {
+        if (LeafVdev* leaf = ReadLeaf(child(s), false)) candidates.push_back(leaf);
+      } else {
+        StaleLeaves(child(s), nullptr, &candidates);  // every stale member of the slot
       }
-      if (check(c.buf)) {
-        good = static_cast<int>(s);
-      } else if (std::find(wrong.begin(), wrong.end(), s) == wrong.end()) {
-        wrong.push_back(s);
+      for (LeafVdev* leaf : candidates) {
+        if (good >= 0 || !leaf->usable()) break;
+        read_from[s] = leaf;
+        ChildIo c{leaf, IoOp::kRead, offset, side_buf(scrub ? s : 0), {}, false};
+        RunChildIos({&c, 1});
+        if (!c.status.ok()) {
+          if (c.issued && std::find(io_failed.begin(), io_failed.end(), s) == io_failed.end()) io_failed.push_back(s);
+          continue;
+        }
+        if (check(c.buf)) {
+          good = static_cast<int>(s);
+        } else if (std::find(wrong.begin(), wrong.end(), s) == wrong.end()) {
+          wrong.push_back(s);
+        }
       }
     }
   }
@@ -126,7 +133,10 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   }
   o.reconstructed = !io_failed.empty() || !wrong.empty();
   o.checksum_errors = static_cast<int>(wrong.size());
-  for (uint32_t s : wrong) read_from[s]->device()->errors().CountChecksumError();
+  // (A stale leaf's old bytes are expected, not an error of the device.)
+  for (uint32_t s : wrong) {
+    if (read_from[s] != nullptr && !read_from[s]->stale()) read_from[s]->device()->errors().CountChecksumError();
+  }
   if (!verify) return Status::Ok();
 
   // Self-heal: the good side's bytes to every failed side still in service

@@ -228,15 +228,26 @@ Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub,
 void RaidzVdev::RetryStale(RaidzBlockRead& r) {
   if (r.allow_stale) return;
   r.allow_stale = true;
-  bool any = false;
+  // Each missing column from a stale member of its slot (a plain stale
+  // leaf that was skipped, or the new disk of a replacing vdev whose old
+  // one failed this read).
+  std::vector<ChildIo> ios;
+  std::vector<uint32_t> which;
   for (uint32_t c : r.missing) {
-    if (r.read_from[c] == nullptr && ReadLeaf(r.slot_of(c), true) != nullptr) {
-      r.st[c] = RaidzBlockRead::Col::kUnread;
-      any = true;
-    }
+    std::vector<LeafVdev*> stale;
+    StaleLeaves(r.slot_of(c), r.read_from[c], &stale);
+    if (stale.empty()) continue;
+    if (c < r.cs.nparity) r.cs.EnsureParity();
+    ios.push_back(ChildIo{stale[0], IoOp::kRead, r.map.cols[c].offset, r.cs.span(c), {}, false});
+    which.push_back(c);
   }
-  if (!any) return;
-  r.ReadColumns([&](uint32_t c) { return r.st[c] == RaidzBlockRead::Col::kUnread; });
+  if (ios.empty()) return;
+  RunChildIos(ios);
+  for (size_t i = 0; i < ios.size(); i++) {
+    if (!ios[i].status.ok()) continue;
+    r.st[which[i]] = RaidzBlockRead::Col::kOk;
+    r.read_from[which[i]] = ios[i].leaf;
+  }
   r.missing = r.Missing();
 }
 
@@ -245,6 +256,7 @@ void RaidzVdev::RetryStale(RaidzBlockRead& r) {
 Status RaidzVdev::SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset) {
   r.ReadAll();
   r.missing = r.Missing();
+  if (r.missing.size() > nparity_) RetryStale(r);
   if (r.missing.size() > nparity_) {
     checksum_errors_.fetch_add(1, std::memory_order_relaxed);
     return Status::Corruption(name() + ": block at " + std::to_string(offset) +
@@ -261,6 +273,13 @@ Status RaidzVdev::SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset) {
   } else {
     UZFS_ASSIGN_OR_RETURN(verified, RebuildWithMissing(r));
     if (verified) UZFS_RETURN_IF_ERROR(FindWrongParity(r));
+  }
+  if (!verified && !r.allow_stale) {
+    // A stale column may still hold this block: with it read, the search
+    // has one more column to trust.
+    const size_t before = r.missing.size();
+    RetryStale(r);
+    if (r.missing.size() < before) return SearchSilentlyWrong(r, offset);
   }
   if (!verified) {
     checksum_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -342,8 +361,9 @@ Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
 // get their correct bytes written back.
 void RaidzVdev::RepairColumns(RaidzBlockRead& r, ReadOutcome* o) {
   o->checksum_errors = static_cast<int>(r.wrong.size());
+  // (A stale leaf's old bytes are expected, not an error of the device.)
   for (uint32_t c : r.wrong) {
-    if (r.read_from[c] != nullptr) r.read_from[c]->device()->errors().CountChecksumError();
+    if (r.read_from[c] != nullptr && !r.read_from[c]->stale()) r.read_from[c]->device()->errors().CountChecksumError();
   }
   std::vector<uint32_t> bad(r.missing);
   bad.insert(bad.end(), r.wrong.begin(), r.wrong.end());
