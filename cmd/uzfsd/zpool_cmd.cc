@@ -35,7 +35,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zpool", Subs(),
-                          "\tattach, detach:\n"
+                          "\tupgrade, split, reguid, reopen, labelclear, initialize, trim, checkpoint:\n"
                           "\t    not available in uzfs yet\n");
 }
 
@@ -321,8 +321,10 @@ std::span<const Sub> Subs() {
       {"online", "\tonline <pool> <device> ...\n", ZpoolOnline},
       {"replace", "\treplace [-fw] <pool> <device> [new-device]\n", ZpoolReplace},
       {"resilver", "\tresilver <pool> ...\n", ZpoolResilver},
+      {"attach", "\tattach [-fw] <pool> <device> <new-device>\n", ZpoolAttach},
+      {"detach", "\tdetach <pool> <device>\n", ZpoolDetach},
       // ZFS subcommands uzfs does not offer yet.
-      {"attach", nullptr}, {"detach", nullptr}, {"upgrade", nullptr},
+      {"upgrade", nullptr},
       {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
       {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr},
       {"checkpoint", nullptr},

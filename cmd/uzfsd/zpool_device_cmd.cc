@@ -1,8 +1,9 @@
-// zpool offline, online, replace and resilver (man/zpool.8): thin
+// zpool offline, online, replace, attach, detach and resilver
+// (man/zpool.8): thin
 // wrappers over the pool's device calls (zfs/dsl/pool_device_state.cc),
 // with zpool's messages. Each device named is handled in turn; the first
-// failure is reported and the command exits 1. `replace -w` waits for
-// the resilver without holding the pool's lock.
+// failure is reported and the command exits 1. `replace -w` and `attach
+// -w` wait for the resilver without holding the pool's lock.
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/zpool_handlers.h"
 
@@ -72,6 +73,43 @@ int ZpoolReplace(CmdCtx& c) {
     e->pool->LogHistory(c.cmdline);
   }
   if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
+  return 0;
+}
+
+int ZpoolAttach(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "fw", "");
+  if (!a.error.empty()) return ZpoolUsage(c, "attach", a.error);
+  if (a.operands.empty()) return ZpoolUsage(c, "attach", "missing pool name argument");
+  if (a.operands.size() < 2) return ZpoolUsage(c, "attach", "missing <device> specification");
+  if (a.operands.size() < 3) return ZpoolUsage(c, "attach", "missing <new_device> specification");
+  if (a.operands.size() > 3) return ZpoolUsage(c, "attach", "too many arguments");
+  const std::string& name = a.operands[0];
+  {
+    auto e = OpenPool(c, name);
+    if (e == nullptr) return 1;
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
+    if (Status s = e->pool->AttachDevice(a.operands[1], a.operands[2], a.Has('f')); !s.ok()) {
+      return c.Fail(std::string(s.message()));
+    }
+    e->pool->LogHistory(c.cmdline);
+  }
+  if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
+  return 0;
+}
+
+int ZpoolDetach(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "", "");
+  if (!a.error.empty()) return ZpoolUsage(c, "detach", a.error);
+  if (a.operands.empty()) return ZpoolUsage(c, "detach", "missing pool name");
+  if (a.operands.size() < 2) return ZpoolUsage(c, "detach", "missing device name");
+  if (a.operands.size() > 2) return ZpoolUsage(c, "detach", "too many arguments");
+  auto e = OpenPool(c, a.operands[0]);
+  if (e == nullptr) return 1;
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr) return c.Fail("cannot open '" + a.operands[0] + "': no such pool");
+  if (Status s = e->pool->DetachDevice(a.operands[1]); !s.ok()) return c.Fail(std::string(s.message()));
+  e->pool->LogHistory(c.cmdline);
   return 0;
 }
 

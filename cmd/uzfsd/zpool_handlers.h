@@ -33,6 +33,8 @@ int ZpoolOffline(CmdCtx& c);  // zpool_device_cmd.cc
 int ZpoolOnline(CmdCtx& c);   // zpool_device_cmd.cc
 int ZpoolReplace(CmdCtx& c);  // zpool_device_cmd.cc
 int ZpoolResilver(CmdCtx& c); // zpool_device_cmd.cc
+int ZpoolAttach(CmdCtx& c);   // zpool_device_cmd.cc
+int ZpoolDetach(CmdCtx& c);   // zpool_device_cmd.cc
 // Polls until no scan of kind `func` (kNone: any) runs on the pools named
 // (zpool_scrub.cc); never holds a pool's lock between polls.
 void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func);

@@ -307,9 +307,9 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   EXPECT_EQ(r.rc, 2);
   // A ZFS subcommand uzfs does not offer yet is named as such, not unknown,
   // in both commands, aliases included; the global usage lists what works.
-  r = env.Zpool("attach tank a b");
+  r = env.Zpool("split tank newtank");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "zpool attach is not available in uzfs yet\n");
+  EXPECT_EQ(r.err, "zpool split is not available in uzfs yet\n");
   r = env.Zfs("recv tank/x");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "zfs recv is not available in uzfs yet\n");
@@ -321,7 +321,8 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   EXPECT_TRUE(Contains(r.out, "\tsync [pool] ...\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\tscrub [-s | -p] [-w] <pool> ...\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\treplace [-fw] <pool> <device> [new-device]\n")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "\tattach, detach:\n\t    not available in uzfs yet\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\tattach [-fw] <pool> <device> <new-device>\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "split, reguid, reopen")) << r.out;
   r = env.Zfs("umount nopool");
   EXPECT_EQ(r.rc, 1) << r.err;
   r = env.Zpool("create");

@@ -174,7 +174,7 @@ TEST(PoolResilver, AnExportMidResilverResumesAtImport) {
   {
     auto p = Pool::Create("sp", layout, pooltest::V23());
     ASSERT_UZFS_OK(p.status());
-    for (int round = 0; round < 4; round++) pooltest::WriteObjects(**p, "sp", 16, kObjBytes, 1000 + 16 * round, &objs);
+    for (int round = 0; round < 8; round++) pooltest::WriteObjects(**p, "sp", 16, kObjBytes, 1000 + 16 * round, &objs);
     ASSERT_UZFS_OK((*p)->Export());
   }
   std::filesystem::remove(layout.data[0].children[1].path);
@@ -192,10 +192,9 @@ TEST(PoolResilver, AnExportMidResilverResumesAtImport) {
   p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
   const Pool::ScanProgress resumed = (*p)->scan_progress();
-  if (resumed.phys.state == ScanState::kScanning) {
-    EXPECT_EQ(resumed.phys.func, ScanFunc::kResilver);
-    EXPECT_TRUE(HasReplacing((*p)->Config().tree));
-  }
+  ASSERT_EQ(resumed.phys.state, ScanState::kScanning) << "the resilver ended before the export: nothing tested";
+  EXPECT_EQ(resumed.phys.func, ScanFunc::kResilver);
+  EXPECT_TRUE(HasReplacing((*p)->Config().tree));
   (*p)->WaitScan();
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
   EXPECT_FALSE(HasReplacing((*p)->Config().tree));
@@ -251,6 +250,113 @@ TEST(PoolResilver, BadRequestsChangeNothing) {
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "sp");
+}
+
+TEST(PoolResilver, RemovingALogAfterAReplaceLeavesTheNewDiskAlone) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 3, 1));
+  layout.logs.push_back(pooltest::Leaf(dir.path(), "log"));
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(**p, "sp", 8, kObjBytes, 900, &objs);
+  const std::string fresh = NewDisk(dir.path(), "n0");
+  ASSERT_UZFS_OK((*p)->ReplaceDevice(layout.data[0].children[0].path, fresh, false));
+  (*p)->WaitScan();
+  ASSERT_FALSE(HasReplacing((*p)->Config().tree));
+  ASSERT_UZFS_OK((*p)->RemoveVdev(layout.logs[0].path));
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  // The new disk still has its labels and its share: with another disk
+  // gone, every object reads.
+  std::filesystem::remove(layout.data[0].children[0].path);
+  std::filesystem::remove(layout.data[0].children[2].path);
+  p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  ExpectObjects(**p, objs, 900);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolResilver, TwoReplacesBackToBackBothEndWhole) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 5, 2));
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(**p, "sp", 40, kObjBytes, 1500, &objs);
+  (*p)->SetScanSlice(std::chrono::milliseconds(1));
+  const std::string n0 = NewDisk(dir.path(), "n0"), n1 = NewDisk(dir.path(), "n1");
+  ASSERT_UZFS_OK((*p)->ReplaceDevice(layout.data[0].children[0].path, n0, false));
+  ASSERT_UZFS_OK((*p)->ReplaceDevice(layout.data[0].children[1].path, n1, false));
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_FALSE(HasReplacing((*p)->Config().tree));
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  // Only the two new disks and one old one left: everything must read.
+  for (int i : {0, 1, 3, 4}) std::filesystem::remove(layout.data[0].children[static_cast<size_t>(i)].path);
+  p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  ExpectObjects(**p, objs, 1500);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolResilver, AnExportRightAfterOnlineStillResilversWhatWasMissed) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+  const std::string side0 = layout.data[0].children[0].path;
+  const std::string side1 = layout.data[0].children[1].path;
+  std::vector<uint64_t> before, missed;
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  pooltest::WriteObjects(**p, "sp", 8, kObjBytes, 2000, &before);
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
+  pooltest::WriteObjects(**p, "sp", 16, kObjBytes, 2100, &missed);
+  ASSERT_UZFS_OK((*p)->Sync());
+  // Online, and out at once: the resilver has had no time.
+  (*p)->SetScanSlice(std::chrono::milliseconds(1));
+  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kResilver);
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
+  ExpectObjects(**p, before, 2000);
+  ExpectObjects(**p, missed, 2100);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolResilver, AStaleDeviceOfflinedAndOnlinedMidResilverIsResilveredAgain) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+  const std::string side0 = layout.data[0].children[0].path;
+  const std::string side1 = layout.data[0].children[1].path;
+  std::vector<uint64_t> objs, missed;
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  pooltest::WriteObjects(**p, "sp", 8, kObjBytes, 3000, &objs);
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
+  pooltest::WriteObjects(**p, "sp", 40, kObjBytes, 3100, &missed);
+  ASSERT_UZFS_OK((*p)->Sync());
+  (*p)->SetScanSlice(std::chrono::milliseconds(1));
+  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
+  // Away again while the resilver runs, back in the same txg.
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
+  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_FALSE((*p)->root_vdev().child(0)->child(1)->stale());
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
+  ExpectObjects(**p, objs, 3000);
+  ExpectObjects(**p, missed, 3100);
+  ASSERT_UZFS_OK((*p)->Export());
 }
 
 }  // namespace

@@ -378,6 +378,17 @@ class Pool final : private TxgSyncer {
   // pool, OLD already being replaced, a log or cache device as OLD.
   Status ReplaceDevice(const std::string& old_dev, const std::string& new_path, bool force)
       UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // `zpool attach POOL DEV NEW`: NEW becomes another side of DEV's mirror,
+  // or DEV (a top-level disk) and NEW a two-way mirror; a resilver fills
+  // NEW. Refused with nothing changed: DEV in a raidz ("can only attach to
+  // mirrors and top-level disks"), NEW too small, in use, or in this pool.
+  // `zpool detach POOL DEV`: DEV leaves its mirror, replacing or spare
+  // vdev (one member left takes the place itself); refused for a device
+  // in no such vdev, or when the others do not hold every block ("no
+  // valid replicas"). (pool_attach.cc)
+  Status AttachDevice(const std::string& dev, const std::string& new_path, bool force)
+      UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  Status DetachDevice(const std::string& dev) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   // `zpool resilver`: a whole resilver (every block) starts over.
   Status StartResilver() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
 
@@ -705,6 +716,14 @@ class Pool final : private TxgSyncer {
   // Top-level vdevs a RemoveVdev task replaced by holes, closed by it after
   // the txg synced.
   std::vector<std::unique_ptr<Vdev>> retired_vdevs_ UZFS_GUARDED_BY(mu_);
+  // Vdevs a replace, attach or detach took out of the tree: kept until the
+  // pool closes (a read in flight may still be in one; a retired replacing
+  // vdev still points at the leaf that took its place).
+  std::vector<std::unique_ptr<Vdev>> swapped_vdevs_ UZFS_GUARDED_BY(mu_);
+  // Resilvers begun so far, and for each stale leaf (guid) the first whose
+  // end makes it whole.
+  uint64_t resilver_epoch_ UZFS_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> stale_epoch_ UZFS_GUARDED_BY(mu_);
   // Leaf guid -> the first txg it missed (offline, or gone): where the
   // resilver of its return starts.
   std::map<uint64_t, uint64_t> missed_from_ UZFS_GUARDED_BY(mu_);
@@ -731,14 +750,24 @@ class Pool final : private TxgSyncer {
   // Import: leaves the config says are offline go offline; the new members
   // of replacing vdevs and leaves whose newest uberblock is older than the
   // pool's are stale, and a resilver runs when any is.
+  // (A read-only import marks them stale and starts nothing.)
   void ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) UZFS_REQUIRES(mu_)
       UZFS_EXCLUDES(scan_mu_);
   // A resilver of the blocks born from `min_txg` on starts, or one running
   // starts over covering them too.
   Status BeginResilver(uint64_t min_txg) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
-  // The resilver finished (in the slice, sync_mu_ held): stale leaves are
-  // whole again and replacing vdevs give way to their new disk.
-  void FinishResilver() UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_, scan_mu_);
+  // The resilver of `epoch` finished whole (in the slice, sync_mu_ held),
+  // unless the record changed since generation `generation`: the leaves
+  // made stale before it began are whole again (if usable and no write to
+  // them failed since) and replacing vdevs give way to their new disk.
+  void FinishResilver(uint64_t epoch, uint64_t generation) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_, scan_mu_);
+  // Marks a leaf stale until a resilver begun after now finishes.
+  void MarkStale(Vdev* leaf) UZFS_REQUIRES(mu_);
+  // A resilver of the blocks born from min_txg on, starting (or starting
+  // over, covering what the running one covered too) in *s.
+  void SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) UZFS_REQUIRES(mu_);
+  // Each txg: leaves a write did not reach are stale; a resilver starts.
+  void NoteMissedWrites() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
   // The leaf named `dev` (path or guid) and its config node; null if none.
   Vdev* FindLeaf(const std::string& dev) UZFS_REQUIRES(mu_);
   // The scan record into the MOS when it changed (each txg sync).

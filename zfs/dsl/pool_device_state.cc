@@ -22,47 +22,10 @@
 
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
-#include "zfs/spa/label_io.h"
+#include "zfs/dsl/pool_tree_edit.h"
 #include "zfs/vdev/fault_device.h"
 
 namespace uzfs {
-namespace {
-
-// The config node of the vdev with `guid` under n, or null.
-VdevNode* FindNode(VdevNode& n, uint64_t guid) {
-  if (n.guid == guid) return &n;
-  for (VdevNode& c : n.children) {
-    if (VdevNode* f = FindNode(c, guid)) return f;
-  }
-  return nullptr;
-}
-
-// The node whose children include the vdev with `guid` (the root for a
-// top-level vdev), or null.
-VdevNode* FindParentNode(VdevNode& n, uint64_t guid) {
-  for (VdevNode& c : n.children) {
-    if (c.guid == guid) return &n;
-    if (VdevNode* f = FindParentNode(c, guid)) return f;
-  }
-  return nullptr;
-}
-
-// The top-level fields a replacing vdev takes over from (and gives back
-// to) a top-level leaf it stands in for.
-void MoveTopFields(VdevNode& from, VdevNode& to) {
-  to.metaslab_array = from.metaslab_array;
-  to.metaslab_shift = from.metaslab_shift;
-  to.ashift = from.ashift;
-  to.asize = from.asize;
-  to.is_log = from.is_log;
-}
-
-uint64_t NowSeconds() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
-}  // namespace
 
 Vdev* Pool::FindLeaf(const std::string& dev) {
   std::vector<Vdev*> leaves;
@@ -95,7 +58,7 @@ Status Pool::OfflineDevice(const std::string& dev, bool temporary) {
                                             {"vdev_state", "\"OFFLINE\""}});
   if (temporary) return Status::Ok();
   return RunTask([this, guid](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    if (VdevNode* n = FindNode(tree_, guid)) n->offline = true;
+    if (VdevNode* n = FindVdevNode(tree_, guid)) n->offline = true;
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
@@ -112,6 +75,7 @@ Status Pool::OnlineDevice(const std::string& dev) {
   }
   if (leaf == nullptr) return Status::NotFound(quoted + "no such device in pool");
   const bool was_usable = leaf->usable();
+  const bool was_stale = leaf->stale();
   const uint64_t guid = leaf->guid();
   uint64_t from = 0;
   bool missed = false;
@@ -123,11 +87,17 @@ Status Pool::OnlineDevice(const std::string& dev) {
     } else if (!was_usable) {
       missed = true;  // gone since import: everything may have changed
     }
+    // Still stale from before it went away: a resilver running meanwhile
+    // passed blocks it did not write to it. All over again.
+    if (was_stale) {
+      missed = true;
+      from = 0;
+    }
+    // Stale before it serves again: no read may meet what it missed.
+    if (missed) MarkStale(leaf);
   }
-  // Stale before it serves again: no read may meet what it missed.
-  if (missed) leaf->SetStale(true);
   if (Status s = leaf->Online(); !s.ok()) {
-    leaf->SetStale(false);
+    leaf->SetStale(was_stale);
     return Status::IoError(quoted + std::string(s.message()));
   }
   {
@@ -138,7 +108,7 @@ Status Pool::OnlineDevice(const std::string& dev) {
                                             {"vdev_path", "\"" + leaf->name() + "\""},
                                             {"vdev_state", "\"ONLINE\""}});
   UZFS_RETURN_IF_ERROR(RunTask([this, guid](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    if (VdevNode* n = FindNode(tree_, guid)) n->offline = false;
+    if (VdevNode* n = FindVdevNode(tree_, guid)) n->offline = false;
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
@@ -190,38 +160,36 @@ Status Pool::ReplaceDevice(const std::string& old_dev, const std::string& new_pa
   if (new_path == old->name() && old->usable()) {
     return Status::Busy(quoted + old_dev + " is ONLINE; replace it by itself only after the disk was swapped");
   }
-  auto opened = OpenNewLeaf(ident_.name, new_path, force);
-  if (!opened.ok()) {
-    std::string m(opened.status().message());
-    const std::string from = "cannot create '" + ident_.name + "': ";
-    if (m.compare(0, from.size(), from) == 0) m = m.substr(from.size());
-    return Status(opened.status().code(), quoted + m);
-  }
-  if (LeafAsize((*opened)->Size()) < old_asize) {
-    return Status::InvalidArgument(quoted + "device is too small");
-  }
-  UZFS_RETURN_IF_ERROR(InitDeviceLabels(**opened));
-  std::unique_ptr<BlockDevice> dev = std::move(*opened);
-  if (injectable) dev = std::make_unique<FaultDevice>(std::move(dev), FaultDeviceOptions{.volatile_cache = false});
   const uint64_t new_guid = NewGuid();
-  auto fresh = std::make_shared<std::unique_ptr<Vdev>>(MakeLeafVdev(std::move(dev), *io_, new_guid, ashift));
-  (*fresh)->SetStale(true);
+  UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> joining, OpenJoiningLeaf(ident_.name, quoted, new_path, old_asize, ashift,
+                                                                       injectable, force, *io_, new_guid));
+  {
+    MutexLock l(&mu_);
+    MarkStale(joining.get());
+  }
+  auto fresh = std::make_shared<std::unique_ptr<Vdev>>(std::move(joining));
   const uint64_t old_guid = old->guid();
   const std::string type = IsBlockDevicePath(new_path) ? "disk" : "file";
   UZFS_RETURN_IF_ERROR(RunTask([this, fresh, old, old_guid, new_guid, new_path, type](Txg txg)
                                    UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    VdevNode* parent_node = FindParentNode(tree_, old_guid);
+    VdevNode* parent_node = FindParentVdevNode(tree_, old_guid);
     Vdev* parent = old->parent();
     if (parent_node == nullptr || parent == nullptr) return Status::NotFound("the device left the pool");
+    // Checked again where nothing can change it (another replace of the
+    // same device may have come first).
+    if (parent->is_group() || old->kind() != VdevKind::kLeaf) {
+      return Status::Busy("already in replacing/spare config; wait for completion or use 'zpool detach'");
+    }
     const uint32_t slot = old->id();
     const uint64_t group_guid = NewGuid();
     std::vector<std::unique_ptr<Vdev>> members;
     members.push_back(parent->ReleaseChild(slot));
     members.push_back(std::move(*fresh));
+    // Cannot fail: two leaves and the ashift of one (checked above).
     auto group = MakeGroupVdev(VdevKind::kReplacing, std::move(members), group_guid, old->ashift());
     if (!group.ok()) return group.status();
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> nothing, parent->ReplaceChild(slot, std::move(*group)));
-    (void)nothing;  // its leaf moved into the group
+    swapped_vdevs_.push_back(std::move(nothing));  // null: its leaf moved into the group
     VdevNode& old_node = *std::find_if(parent_node->children.begin(), parent_node->children.end(),
                                        [&](const VdevNode& n) { return n.guid == old_guid; });
     VdevNode g;
@@ -256,34 +224,65 @@ Status Pool::BeginResilver(uint64_t min_txg) {
   {
     MutexLock l(&mu_);
     synced = ub_.txg;
+    resilver_epoch_++;
   }
-  const uint64_t allocated = alloc_ ? alloc_->allocated() : 0;
   return ChangeScan([&](ScanPhys& s) -> Status {
-    const bool running = s.scanning() && s.func == ScanFunc::kResilver;
-    // A running resilver starts over so it covers the new range too (its
-    // walk so far may have passed blocks the new stale leaf needs).
-    const uint64_t from = running ? std::min(s.min_txg, min_txg) : min_txg;
-    const uint64_t started = running ? s.start_time : NowSeconds();
-    s = ScanPhys{};
-    s.func = ScanFunc::kResilver;
-    s.state = ScanState::kScanning;
-    s.min_txg = from;
-    s.cur_min_txg = from;
-    s.max_txg = synced;
-    s.cur_max_txg = synced;
-    s.start_time = started;
-    s.to_examine = allocated;
+    MutexLock l(&mu_);
+    SetResilverRecord(&s, min_txg, synced);
     return Status::Ok();
   }, "sysevent.fs.zfs.resilver_start");
+}
+
+void Pool::SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) {
+  const bool running = s->scanning() && s->func == ScanFunc::kResilver;
+  // A running resilver starts over so it covers the new range too (its
+  // walk so far may have passed blocks the new stale leaf needs).
+  const uint64_t from = running ? std::min(s->min_txg, min_txg) : min_txg;
+  const uint64_t started = running ? s->start_time : EpochSeconds();
+  *s = ScanPhys{};
+  s->func = ScanFunc::kResilver;
+  s->state = ScanState::kScanning;
+  s->min_txg = s->cur_min_txg = from;
+  s->max_txg = s->cur_max_txg = synced;
+  s->start_time = started;
+  s->to_examine = alloc_ ? alloc_->allocated() : 0;
+}
+
+void Pool::MarkStale(Vdev* leaf) {
+  leaf->SetStale(true);
+  stale_epoch_[leaf->guid()] = resilver_epoch_ + 1;
+}
+
+void Pool::NoteMissedWrites() {
+  if (readonly_) return;
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  bool any = false;
+  for (Vdev* leaf : leaves) {
+    if (!leaf->TakeMissedWrite() || !leaf->usable()) continue;  // an unusable one is resilvered at online
+    MarkStale(leaf);
+    any = true;
+  }
+  if (!any) return;
+  resilver_epoch_++;
+  MutexLock k(&scan_mu_);
+  // Which txgs it missed is not known here: everything again.
+  SetResilverRecord(&scan_, 0, ub_.txg);
+  scan_generation_++;
+  scan_interrupt_.store(false);
+  scan_pass_start_ = EpochSeconds();
+  scan_pass_examined_ = 0;
+  scan_dirty_ = true;
+  scan_cv_.SignalAll();
 }
 
 void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
   std::vector<Vdev*> leaves;
   root_->CollectLeaves(&leaves);
   // A leaf is behind when its newest uberblock is older than its top-level
-  // vdev's newest: OpenZFS writes each txg's uberblock to only a few
-  // top-level vdevs when the config did not change, but always to every
-  // leaf of those.
+  // vdev's newest: no uberblock is written to a stale leaf, and OpenZFS
+  // writes each txg's uberblock to only a few top-level vdevs when the
+  // config did not change, but always to every leaf of those.
   auto top_of = [](Vdev* v) {
     while (v->parent() != nullptr && v->parent()->kind() != VdevKind::kRoot) v = v->parent();
     return v;
@@ -293,46 +292,84 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     auto ub = leaf_ub_txg.find(leaf->guid());
     if (ub != leaf_ub_txg.end() && leaf->usable()) top_newest[top_of(leaf)] = std::max(top_newest[top_of(leaf)], ub->second);
   }
+  const bool resilvering = [&] {
+    MutexLock k(&scan_mu_);
+    return scan_.scanning() && scan_.func == ScanFunc::kResilver;
+  }();
+  resilver_epoch_ = 1;  // the resilver running after this import
   uint64_t from = UINT64_MAX;
+  // Stale first, then the config's offline flags (an offline must not lean
+  // on a leaf about to be found stale).
+  auto config_offline = [&](Vdev* leaf) {
+    const VdevNode* n = FindVdevNode(tree_, leaf->guid());
+    return n != nullptr && n->offline;
+  };
   for (Vdev* leaf : leaves) {
-    const VdevNode* n = FindNode(tree_, leaf->guid());
     auto ub = leaf_ub_txg.find(leaf->guid());
-    if (n != nullptr && n->offline) leaf->Offline().IgnoreError();  // refused: the pool needs it, so it serves
+    if (config_offline(leaf)) continue;  // below
     if (!leaf->usable()) {
       // What it has is what its newest uberblock says (nothing known: all).
       missed_from_.emplace(leaf->guid(), ub != leaf_ub_txg.end() ? ub->second + 1 : 0);
       continue;
     }
     Vdev* parent = leaf->parent();
-    if (parent != nullptr && parent->is_group() && leaf->id() > 0) {
+    // The new member of a replacing vdev; a spare's only while a resilver
+    // runs (after it, a spare in use is whole).
+    if (parent != nullptr && leaf->id() > 0 &&
+        (parent->kind() == VdevKind::kReplacing || (parent->kind() == VdevKind::kSpare && resilvering))) {
       leaf->SetStale(true);
+      stale_epoch_[leaf->guid()] = resilver_epoch_;
       from = 0;
       continue;
     }
     if (ub != leaf_ub_txg.end() && ub->second < top_newest[top_of(leaf)]) {
       leaf->SetStale(true);
+      stale_epoch_[leaf->guid()] = resilver_epoch_;
       from = std::min(from, ub->second + 1);
     }
   }
-  if (from == UINT64_MAX) return;
+  for (Vdev* leaf : leaves) {
+    if (!config_offline(leaf)) continue;
+    auto ub = leaf_ub_txg.find(leaf->guid());
+    const uint64_t has_to = ub != leaf_ub_txg.end() ? ub->second : 0;
+    if (leaf->usable()) leaf->Offline().IgnoreError();
+    if (!leaf->usable()) {
+      missed_from_.emplace(leaf->guid(), has_to + 1);
+    } else if (has_to < top_newest[top_of(leaf)]) {
+      // Refused (the pool needs it), so it serves, but it is behind.
+      leaf->SetStale(true);
+      stale_epoch_[leaf->guid()] = resilver_epoch_;
+      from = std::min(from, has_to + 1);
+    }
+  }
+  if (from == UINT64_MAX || readonly_) return;  // a read-only pool starts nothing
   MutexLock k(&scan_mu_);
-  if (scan_.scanning() && scan_.func == ScanFunc::kResilver && scan_.min_txg <= from) return;
-  ScanPhys s;
-  s.func = ScanFunc::kResilver;
-  s.state = ScanState::kScanning;
-  s.min_txg = s.cur_min_txg = std::min(from, scan_.scanning() && scan_.func == ScanFunc::kResilver ? scan_.min_txg : from);
-  s.max_txg = s.cur_max_txg = ub_.txg;
-  s.start_time = NowSeconds();
-  s.to_examine = alloc_ ? alloc_->allocated() : 0;
-  scan_ = s;
+  if (resilvering && scan_.min_txg <= from) return;
+  SetResilverRecord(&scan_, from, ub_.txg);
   scan_dirty_ = true;
 }
 
-void Pool::FinishResilver() {
+void Pool::FinishResilver(uint64_t epoch, uint64_t generation) {
+  MutexLock l(&mu_);
+  {
+    // A start, pause or cancel since the slice began: not this resilver's
+    // end (mu_ is held, so no BeginResilver can come in between).
+    MutexLock k(&scan_mu_);
+    if (scan_generation_ != generation) return;
+  }
   std::vector<Vdev*> leaves;
   root_->CollectLeaves(&leaves);
-  for (Vdev* leaf : leaves) leaf->SetStale(false);
-  MutexLock l(&mu_);
+  for (Vdev* leaf : leaves) {
+    if (!leaf->stale()) continue;
+    auto it = stale_epoch_.find(leaf->guid());
+    const uint64_t needs = it == stale_epoch_.end() ? 0 : it->second;
+    // Stale since after this resilver began, gone meanwhile, or a write to
+    // it failed: it stays stale (NoteMissedWrites starts the next one).
+    if (needs > epoch || !leaf->usable()) continue;
+    leaf->SetStale(false);
+    if (it != stale_epoch_.end()) stale_epoch_.erase(it);
+    missed_from_.erase(leaf->guid());
+  }
   // Each replacing vdev whose new disk is now whole gives way to it.
   std::vector<Vdev*> groups;
   for (Vdev* leaf : leaves) {
@@ -344,22 +381,22 @@ void Pool::FinishResilver() {
     const uint32_t slot = g->id();
     const uint32_t last = static_cast<uint32_t>(g->children().size()) - 1;
     Vdev* fresh = g->child(last);
-    VdevNode* parent_node = FindParentNode(tree_, g->guid());
-    if (parent == nullptr || parent_node == nullptr || fresh == nullptr) continue;
+    if (fresh == nullptr || fresh->stale() || !fresh->usable()) continue;
+    VdevNode* parent_node = FindParentVdevNode(tree_, g->guid());
+    if (parent == nullptr || parent_node == nullptr) continue;
     auto it = std::find_if(parent_node->children.begin(), parent_node->children.end(),
                            [&](const VdevNode& n) { return n.guid == g->guid(); });
     if (it == parent_node->children.end() || it->children.size() != g->children().size()) continue;
     VdevNode leaf_node = it->children[last];
     leaf_node.id = it->id;
-    MoveTopFields(*it, leaf_node);
+    if (parent->kind() == VdevKind::kRoot) MoveTopFields(*it, leaf_node);
     auto placed = parent->ReplaceChild(slot, g->ReleaseChild(last));
     if (!placed.ok()) continue;
-    retired_vdevs_.push_back(std::move(placed).value());
+    swapped_vdevs_.push_back(std::move(placed).value());
     *it = leaf_node;
     config_dirty_ = true;
     labels_dirty_ = true;
   }
-  missed_from_.clear();
 }
 
 }  // namespace uzfs

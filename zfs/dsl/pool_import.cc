@@ -254,7 +254,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
   p->LoadErrorLog();
   p->LoadScanState();
-  if (!p->readonly_) p->ApplyDeviceStates(a.leaf_ub_txg);
+  p->ApplyDeviceStates(a.leaf_ub_txg);
   UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, p->ReadDirPhys(p->root_dir_obj_));
   UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));
   p->origin_snap_obj_ = rd.origin_obj;

@@ -286,6 +286,11 @@ Result<bool> Pool::ScanSlice() {
   }
   if (!st.running()) return false;
   const bool resilver = st.func == ScanFunc::kResilver;
+  uint64_t epoch = 0;
+  {
+    MutexLock l(&mu_);
+    epoch = resilver_epoch_;
+  }
   const auto deadline = Clock::now() + slice;
   auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
@@ -384,14 +389,11 @@ Result<bool> Pool::ScanSlice() {
                (leaf_repaired_after >= leaf_repaired_before ? leaf_repaired_after - leaf_repaired_before : 0);
   }
   bool post_finish = false;
-  if (finished && resilver) {
-    // Only if no start, pause or cancel came meanwhile (checked again below).
-    bool same = false;
-    {
-      MutexLock k(&scan_mu_);
-      same = scan_generation_ == generation;
-    }
-    if (same) FinishResilver();
+  if (finished && resilver && st.errors + errors == 0) {
+    // Every block was read whole and written to the stale leaves: they are
+    // whole (a resilver with errors leaves them stale, and the replacing
+    // vdevs in place, for another to finish).
+    FinishResilver(epoch, generation);
   }
   {
     MutexLock k(&scan_mu_);

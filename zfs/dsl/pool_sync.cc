@@ -63,6 +63,7 @@ Status Pool::SyncTxgLocked(Txg txg) {
   // 0. Devices changed under the pool get no more writes; last txg's
   //    deferred frees (its later passes' replaced blocks).
   CheckLeaves();
+  NoteMissedWrites();
   if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
   std::vector<PendingTask> tasks = std::move(tasks_);
   tasks_.clear();
@@ -282,7 +283,9 @@ Status Pool::WriteUberblock(Txg txg) {
   int written = 0;
   Status first = Status::Ok();
   for (Vdev* leaf : leaves) {
-    if (!leaf->usable() || !leaf->device()) continue;
+    // Not to a stale leaf: its newest uberblock says up to which txg it is
+    // whole, which import reads back (pool_device_state.cc).
+    if (!leaf->usable() || !leaf->device() || leaf->stale()) continue;
     Status s = WriteDeviceUberblock(*leaf->device(), ub, leaf->ashift());
     if (s.ok()) {
       written++;
