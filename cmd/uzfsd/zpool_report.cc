@@ -8,6 +8,8 @@
 #include <set>
 
 #include "cmd/uzfsd/zpool_report.h"
+
+#include "zfs/dsl/pool_build.h"
 #include "zfs/dsl/pool_space.h"
 
 namespace uzfs::cmd {
@@ -199,10 +201,17 @@ std::vector<VdevRow> TreeRows(PoolEntry& e, bool include_aux) UZFS_REQUIRES(e.mu
       rows.push_back(VdevRow{p, 1, nullptr, false, st});
     }
   }
-  if (!e.shape.spares.empty()) {
+  // Spares as the pool has them now (one may have taken over by itself, or
+  // become a lasting member): INUSE while one stands in a spare vdev.
+  const Pool::ConfigView config = e.pool->Config();
+  if (!config.spares.empty()) {
+    std::vector<const VdevNode*> in_tree;
+    CollectLeafNodes(config.tree, &in_tree);
     rows.push_back(VdevRow{"spares", 0, nullptr, false, {}, true});
-    for (const std::string& p : e.shape.spares) {
-      rows.push_back(VdevRow{p, 1, nullptr, false, ::access(p.c_str(), R_OK) == 0 ? "AVAIL" : "UNAVAIL", true});
+    for (const VdevNode& sp : config.spares) {
+      const bool used = std::any_of(in_tree.begin(), in_tree.end(), [&](const VdevNode* n) { return n->guid == sp.guid; });
+      const std::string st = used ? "INUSE" : ::access(sp.path.c_str(), R_OK) == 0 ? "AVAIL" : "UNAVAIL";
+      rows.push_back(VdevRow{sp.path, 1, nullptr, false, st, true});
     }
   }
   return rows;

@@ -96,7 +96,7 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) U
       row(r.name, 0, "", "", "", "", "");
     } else if (r.vdev == nullptr) {
       if (r.state == "AVAIL" || r.state == "INUSE") {
-        row(r.name, r.depth, r.state, "", "", "", "");
+        row(r.name, r.depth, r.state, "", "", "", r.state == "INUSE" ? "currently in use" : "");
       } else {
         row(r.name, r.depth, r.state, "0", "0", "0", r.state == "UNAVAIL" ? "cannot open" : "");
       }

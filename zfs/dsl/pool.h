@@ -389,6 +389,14 @@ class Pool final : private TxgSyncer {
   Status AttachDevice(const std::string& dev, const std::string& new_path, bool force)
       UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status DetachDevice(const std::string& dev) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // Hot spares (pool_spares.cc): at each txg, a leaf with 10 read or write
+  // errors within 10 minutes is FAULTED (unless the pool needs it), and a
+  // leaf of a mirror or raidz that is FAULTED, UNAVAIL or REMOVED gets the
+  // first available spare in a spare vdev, resilvered; events
+  // resource.fs.zfs.statechange and sysevent.fs.zfs.vdev_spare. Detaching
+  // the failed leaf keeps the spare for good (it leaves the spares list);
+  // detaching the spare, or the failed leaf's return (online, resilvered),
+  // or a replace of it (resilvered), gives the spare back.
   // `zpool resilver`: a whole resilver (every block) starts over.
   Status StartResilver() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
 
@@ -723,6 +731,15 @@ class Pool final : private TxgSyncer {
   // Resilvers begun so far, and for each stale leaf (guid) the first whose
   // end makes it whole.
   uint64_t resilver_epoch_ UZFS_GUARDED_BY(mu_) = 0;
+  // Per leaf guid: when its error window began and its errors then.
+  struct FaultWindow {
+    std::chrono::steady_clock::time_point start;
+    uint64_t errors_at_start = 0;
+  };
+  std::map<uint64_t, FaultWindow> fault_windows_ UZFS_GUARDED_BY(mu_);
+  std::set<uint64_t> spare_failed_ UZFS_GUARDED_BY(mu_);  // spares that would not open
+  // Spares given back after use in this import, still open (by guid).
+  std::map<uint64_t, std::unique_ptr<Vdev>> idle_spares_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, uint64_t> stale_epoch_ UZFS_GUARDED_BY(mu_);
   // Leaf guid -> the first txg it missed (offline, or gone): where the
   // resilver of its return starts.
@@ -768,6 +785,14 @@ class Pool final : private TxgSyncer {
   void SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) UZFS_REQUIRES(mu_);
   // Each txg: leaves a write did not reach are stale; a resilver starts.
   void NoteMissedWrites() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // Each txg (pool_spares.cc): leaves with too many recent I/O errors are
+  // faulted; failed leaves of mirrors and raidz get an available hot spare.
+  void CheckFaults() UZFS_REQUIRES(mu_);
+  void ActivateSpares() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // Whether a leaf at `path` is in the tree (a spare in use).
+  bool SpareInUse(const std::string& path) UZFS_REQUIRES(mu_);
+  // One line to the daemon's log (SetEventLog), if any.
+  void LogEvent(const std::string& line) UZFS_EXCLUDES(errlog_mu_);
   // The leaf named `dev` (path or guid) and its config node; null if none.
   Vdev* FindLeaf(const std::string& dev) UZFS_REQUIRES(mu_);
   // The scan record into the MOS when it changed (each txg sync).

@@ -150,7 +150,8 @@ Status Pool::DetachDevice(const std::string& dev) {
   }
   const uint64_t guid = leaf->guid();
   auto detached = std::make_shared<Vdev*>(nullptr);
-  UZFS_RETURN_IF_ERROR(RunTask([this, leaf, guid, detached](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  auto back_to_spares = std::make_shared<bool>(false);
+  UZFS_RETURN_IF_ERROR(RunTask([this, leaf, guid, detached, back_to_spares](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     Vdev* parent = leaf->parent();
     Vdev* grand = parent == nullptr ? nullptr : parent->parent();
     VdevNode* parent_node = parent == nullptr ? nullptr : FindVdevNode(tree_, parent->guid());
@@ -191,16 +192,37 @@ Status Pool::DetachDevice(const std::string& dev) {
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> old, grand->ReplaceChild(slot, std::move(by)));
     swapped_vdevs_.push_back(std::move(old));
     *detached = gone.get();
-    swapped_vdevs_.push_back(std::move(gone));
+    // (A spare stays open for its next use; see the end of this task.)
+    std::unique_ptr<Vdev>* keep = &swapped_vdevs_.emplace_back();
+    // A spare vdev: the spare detached goes back to the spares list; the
+    // failed leaf detached leaves the spare in its place for good.
+    if (parent->kind() == VdevKind::kSpare) {
+      const bool spare_left = std::any_of(spares_.begin(), spares_.end(), [&](const VdevNode& a) { return a.guid == guid; });
+      if (spare_left) {
+        *back_to_spares = true;
+        keep = &idle_spares_[guid];
+      } else {
+        for (VdevNode& r : rest_nodes) {
+          spares_.erase(std::remove_if(spares_.begin(), spares_.end(), [&](const VdevNode& a) { return a.guid == r.guid; }),
+                        spares_.end());
+        }
+        by_node.is_spare = false;
+        for (VdevNode& c : by_node.children) c.is_spare = false;
+      }
+    }
+    *keep = std::move(gone);
     *node_it = by_node;
     missed_from_.erase(guid);
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
   }));
-  // The txg without it has landed: its labels go, so it is free for any use.
+  // The txg without it has landed: its labels go, so it is free for any
+  // use, or (a spare) say it is a spare of this pool again.
   if (*detached != nullptr && (*detached)->device() != nullptr && (*detached)->usable()) {
-    InitDeviceLabels(*(*detached)->device()).IgnoreError();
+    BlockDevice& d = *(*detached)->device();
+    InitDeviceLabels(d).IgnoreError();
+    if (*back_to_spares) WriteDeviceConfig(d, AuxLabelConfig(ident_.version, kPoolStateSpare, guid)).IgnoreError();
   }
   PostEvent("sysevent.fs.zfs.vdev_remove", {{"vdev_guid", std::to_string(guid)}, {"vdev_path", "\"" + dev + "\""}});
   return Status::Ok();

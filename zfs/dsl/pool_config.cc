@@ -117,6 +117,7 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
   }
   Must(nv.AddUint64("create_txg", v.create_txg));
   if (v.IsLeaf() && v.offline) Must(nv.AddUint64("offline", 1));
+  if (v.IsLeaf() && v.is_spare) Must(nv.AddUint64("is_spare", 1));
   if (!v.children.empty()) {
     std::vector<NvList> kids;
     for (const VdevNode& c : v.children) kids.push_back(VdevNodeConfig(c, false));
@@ -245,6 +246,7 @@ Result<VdevNode> ParseVdevNode(const NvList& tree) {
   v.is_log = Or(tree.GetUint64("is_log"), 0) != 0;
   v.create_txg = Or(tree.GetUint64("create_txg"), 0);
   v.offline = Or(tree.GetUint64("offline"), 0) != 0;
+  v.is_spare = Or(tree.GetUint64("is_spare"), 0) != 0;
   if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
     for (const NvList& k : *kids) {
       UZFS_ASSIGN_OR_RETURN(VdevNode c, ParseVdevNode(k));

@@ -132,7 +132,10 @@ Status Pool::ReplaceDevice(const std::string& old_dev, const std::string& new_pa
     MutexLock l(&mu_);
     old = FindLeaf(old_dev);
     if (old == nullptr) return Status::NotFound(quoted + "no such device in pool");
-    if (old->parent() != nullptr && old->parent()->is_group()) {
+    // The failed leaf a hot spare stands in for may be replaced; nothing
+    // else in a replacing or spare vdev.
+    const bool spared = old->parent() != nullptr && old->parent()->kind() == VdevKind::kSpare && old->id() == 0;
+    if (old->parent() != nullptr && old->parent()->is_group() && !spared) {
       return Status::Busy(quoted + "already in replacing/spare config; wait for completion or use 'zpool detach'");
     }
     Vdev* top = old;
@@ -175,6 +178,35 @@ Status Pool::ReplaceDevice(const std::string& old_dev, const std::string& new_pa
     VdevNode* parent_node = FindParentVdevNode(tree_, old_guid);
     Vdev* parent = old->parent();
     if (parent_node == nullptr || parent == nullptr) return Status::NotFound("the device left the pool");
+    if (parent->kind() == VdevKind::kSpare && old->id() == 0) {
+      // The new disk takes the failed leaf's place in the spare vdev; the
+      // spare serves until the resilver filled the new disk, then returns
+      // to the spares list (FinishResilver).
+      Vdev* grand = parent->parent();
+      VdevNode* spare_node = FindVdevNode(tree_, parent->guid());
+      if (grand == nullptr || spare_node == nullptr || spare_node->children.size() != 2) {
+        return Status::NotFound("the device left the pool");
+      }
+      std::unique_ptr<Vdev> old_leaf = parent->ReleaseChild(0);
+      std::vector<std::unique_ptr<Vdev>> members;
+      members.push_back(std::move(*fresh));
+      members.push_back(parent->ReleaseChild(1));
+      auto group = MakeGroupVdev(VdevKind::kSpare, std::move(members), parent->guid(), parent->ashift());
+      if (!group.ok()) return group.status();
+      UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> retired, grand->ReplaceChild(parent->id(), std::move(*group)));
+      swapped_vdevs_.push_back(std::move(retired));
+      swapped_vdevs_.push_back(std::move(old_leaf));
+      VdevNode n;
+      n.type = type;
+      n.id = 0;
+      n.guid = new_guid;
+      n.path = new_path;
+      n.create_txg = txg.number();
+      spare_node->children[0] = n;
+      config_dirty_ = true;
+      labels_dirty_ = true;
+      return Status::Ok();
+    }
     // Checked again where nothing can change it (another replace of the
     // same device may have come first).
     if (parent->is_group() || old->kind() != VdevKind::kLeaf) {
@@ -369,6 +401,34 @@ void Pool::FinishResilver(uint64_t epoch, uint64_t generation) {
     leaf->SetStale(false);
     if (it != stale_epoch_.end()) stale_epoch_.erase(it);
     missed_from_.erase(leaf->guid());
+  }
+  // A spare vdev whose first member (the original back, or the disk that
+  // replaced it) is whole again gives the spare back to the list.
+  std::vector<Vdev*> spared;
+  for (Vdev* leaf : leaves) {
+    Vdev* p = leaf->parent();
+    if (p != nullptr && p->kind() == VdevKind::kSpare && leaf->id() == 0 && leaf->usable() && !leaf->stale()) {
+      spared.push_back(p);
+    }
+  }
+  for (Vdev* g : spared) {
+    Vdev* parent = g->parent();
+    VdevNode* parent_node = FindParentVdevNode(tree_, g->guid());
+    if (parent == nullptr || parent_node == nullptr || g->children().size() != 2) continue;
+    auto it = std::find_if(parent_node->children.begin(), parent_node->children.end(),
+                           [&](const VdevNode& n) { return n.guid == g->guid(); });
+    if (it == parent_node->children.end() || it->children.size() != 2) continue;
+    VdevNode leaf_node = it->children[0];
+    leaf_node.id = it->id;
+    const uint64_t spare_guid = g->child(1)->guid();
+    auto placed = parent->ReplaceChild(g->id(), g->ReleaseChild(0));
+    if (!placed.ok()) continue;
+    idle_spares_[spare_guid] = g->ReleaseChild(1);  // kept open, ready again
+    swapped_vdevs_.push_back(std::move(placed).value());
+    *it = leaf_node;
+    config_dirty_ = true;
+    labels_dirty_ = true;
+    PostEvent("sysevent.fs.zfs.vdev_remove", {{"vdev_guid", std::to_string(spare_guid)}});
   }
   // Each replacing vdev whose new disk is now whole gives way to it.
   std::vector<Vdev*> groups;

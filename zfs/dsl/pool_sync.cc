@@ -63,7 +63,9 @@ Status Pool::SyncTxgLocked(Txg txg) {
   // 0. Devices changed under the pool get no more writes; last txg's
   //    deferred frees (its later passes' replaced blocks).
   CheckLeaves();
+  CheckFaults();
   NoteMissedWrites();
+  ActivateSpares();
   if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
   std::vector<PendingTask> tasks = std::move(tasks_);
   tasks_.clear();

@@ -216,6 +216,10 @@ void Vdev::MarkUnavail() {
   if (kind_ == VdevKind::kLeaf) static_cast<LeafVdev*>(this)->SetState(VdevState::kUnavail);
 }
 
+void Vdev::MarkFaulted() {
+  if (kind_ == VdevKind::kLeaf) static_cast<LeafVdev*>(this)->SetState(VdevState::kFaulted);
+}
+
 void Vdev::AppendFlushes(std::vector<ChildIo>* ios) {
   for (Vdev* c : children()) c->AppendFlushes(ios);
 }

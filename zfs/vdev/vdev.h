@@ -286,6 +286,9 @@ class Vdev {
   // The device cannot be used (missing at import, changed under the pool:
   // shrunk, deleted, its labels no longer ours): UNAVAIL until Online().
   void MarkUnavail();
+  // Too many I/O errors (the pool decides): FAULTED, no more I/O, until
+  // Online() (`zpool clear` / `zpool online`).
+  void MarkFaulted();
   // The leaf's device (nullptr for interior vdevs).
   virtual BlockDevice* device() const { return nullptr; }
 

@@ -1,0 +1,176 @@
+// Hot spares taking over by themselves (pool_spares.cc): a raidz disk that
+// vanishes, or keeps failing its I/O until the pool faults it, is stood in
+// for by the pool's spare at the next txg, with no command: a spare vdev
+// in its place, a resilver, the events that say so; afterwards the spare
+// alone holds the failed disk's share (another disk can go). Detaching
+// the failed disk keeps the spare for good; replacing it gives the spare
+// back once the new disk is resilvered. A pool without a free spare just
+// stays degraded.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
+
+namespace uzfs {
+namespace {
+
+constexpr size_t kObjBytes = 256 * 1024;
+
+void ExpectObjects(Pool& p, const std::vector<uint64_t>& objs, uint64_t seed) {
+  auto os = p.ObjsetForRead("sp");
+  ASSERT_UZFS_OK(os.status());
+  for (size_t i = 0; i < objs.size(); i++) {
+    std::vector<uint8_t> got(kObjBytes);
+    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
+    ASSERT_EQ(got, test::RandomBytes(kObjBytes, seed + i)) << "object " << objs[i];
+  }
+}
+
+bool HasEvent(Pool& p, const std::string& cls) {
+  const auto events = p.Events();
+  return std::any_of(events.begin(), events.end(), [&](const Pool::Event& e) { return e.cls == cls; });
+}
+
+const VdevNode* FindType(const VdevNode& n, const std::string& type) {
+  if (n.type == type) return &n;
+  for (const VdevNode& c : n.children)
+    if (const VdevNode* f = FindType(c, type)) return f;
+  return nullptr;
+}
+
+bool InTree(const VdevNode& tree, const std::string& path) {
+  std::vector<const VdevNode*> leaves;
+  CollectLeafNodes(tree, &leaves);
+  return std::any_of(leaves.begin(), leaves.end(), [&](const VdevNode* n) { return n->path == path; });
+}
+
+// A raidz1 of four disks and one spare, with objects, imported with fault
+// injection.
+struct SparePool {
+  test::TempDir dir;
+  PoolLayout layout;
+  std::vector<uint64_t> objs;
+  std::unique_ptr<Pool> pool;
+
+  explicit SparePool(bool with_spare = true) {
+    layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 4, 1));
+    if (with_spare) layout.spares.push_back(pooltest::Leaf(dir.path(), "spare"));
+    {
+      auto p = Pool::Create("sp", layout, pooltest::V23());
+      EXPECT_TRUE(p.ok()) << p.status().ToString();
+      pooltest::WriteObjects(**p, "sp", 24, kObjBytes, 60, &objs);
+      EXPECT_TRUE((*p)->Export().ok());
+    }
+    PoolImportOptions o;
+    o.fault_injectable = true;
+    auto p = pooltest::ImportFrom(dir.path(), "sp", o);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    pool = std::move(p).value();
+  }
+  std::string disk(int i) const { return layout.data[0].children[static_cast<size_t>(i)].path; }
+  std::string spare() const { return layout.spares[0].path; }
+};
+
+TEST(PoolSpare, AVanishedDiskIsStoodInForByTheSpare) {
+  SparePool t;
+  Pool& p = *t.pool;
+  FaultDevice* d1 = p.LeafFaults(t.disk(1));
+  ASSERT_NE(d1, nullptr);
+  d1->Vanish();
+  ExpectObjects(p, t.objs, 60);  // from parity; the reads find it gone
+  ASSERT_UZFS_OK(p.Sync());       // the txg that brings the spare in
+  p.WaitScan();
+  const Pool::ConfigView c = p.Config();
+  const VdevNode* g = FindType(c.tree, "spare");
+  ASSERT_NE(g, nullptr) << "no spare vdev";
+  ASSERT_EQ(g->children.size(), 2u);
+  EXPECT_EQ(g->children[0].path, t.disk(1));
+  EXPECT_EQ(g->children[1].path, t.spare());
+  EXPECT_TRUE(g->children[1].is_spare);
+  EXPECT_TRUE(HasEvent(p, "sysevent.fs.zfs.vdev_spare"));
+  EXPECT_EQ(p.scan_progress().phys.func, ScanFunc::kResilver);
+  EXPECT_EQ(p.scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_EQ(p.scan_progress().phys.errors, 0u);
+  // The spare holds disk 1's share: another disk goes, all still reads.
+  ASSERT_UZFS_OK(p.OfflineDevice(t.disk(3), true));
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.OnlineDevice(t.disk(3)));
+  p.WaitScan();
+  // Detaching the failed disk keeps the spare for good.
+  ASSERT_UZFS_OK(p.DetachDevice(t.disk(1)));
+  const Pool::ConfigView after = p.Config();
+  EXPECT_EQ(FindType(after.tree, "spare"), nullptr);
+  EXPECT_TRUE(InTree(after.tree, t.spare()));
+  EXPECT_TRUE(after.spares.empty());
+  ASSERT_UZFS_OK(p.Export());
+  t.pool.reset();
+  pooltest::ExpectConsistent(t.dir.path(), "sp");
+  auto again = pooltest::ImportFrom(t.dir.path(), "sp");
+  ASSERT_UZFS_OK(again.status());
+  ExpectObjects(**again, t.objs, 60);
+  ASSERT_UZFS_OK((*again)->Export());
+}
+
+TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
+  SparePool t;
+  Pool& p = *t.pool;
+  FaultDevice* d2 = p.LeafFaults(t.disk(2));
+  ASSERT_NE(d2, nullptr);
+  // Every read of its data area fails; its label area still reads, so the
+  // probe keeps it ONLINE: only the error count can take it out.
+  d2->FailReads(FaultTrigger::Always(), FaultRange{4ull << 20, UINT64_MAX / 2});
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.Sync());
+  p.WaitScan();
+  std::vector<Vdev*> leaves;
+  p.root_vdev().CollectLeaves(&leaves);
+  Vdev* faulted = nullptr;
+  for (Vdev* v : leaves) {
+    if (v->name() == t.disk(2)) faulted = v;
+  }
+  ASSERT_NE(faulted, nullptr);
+  EXPECT_EQ(faulted->state(), VdevState::kFaulted);
+  EXPECT_NE(FindType(p.Config().tree, "spare"), nullptr);
+  EXPECT_EQ(p.scan_progress().phys.state, ScanState::kFinished);
+  // The failed disk is replaced: the new one is resilvered, the spare
+  // goes back to the list.
+  const std::string fresh = pooltest::MakeFile(t.dir.path(), "n2");
+  ASSERT_UZFS_OK(p.ReplaceDevice(t.disk(2), fresh, false));
+  p.WaitScan();
+  const Pool::ConfigView c = p.Config();
+  EXPECT_EQ(FindType(c.tree, "spare"), nullptr);
+  EXPECT_TRUE(InTree(c.tree, fresh));
+  EXPECT_FALSE(InTree(c.tree, t.spare()));
+  ASSERT_EQ(c.spares.size(), 1u);
+  ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.OnlineDevice(t.disk(0)));
+  p.WaitScan();
+  // And the spare, given back, stands in again when the next disk goes.
+  p.LeafFaults(t.disk(3))->Vanish();
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.Sync());
+  p.WaitScan();
+  EXPECT_TRUE(InTree(p.Config().tree, t.spare()));
+  ASSERT_UZFS_OK(p.Export());
+}
+
+TEST(PoolSpare, WithoutASpareThePoolStaysDegraded) {
+  SparePool t(/*with_spare=*/false);
+  Pool& p = *t.pool;
+  p.LeafFaults(t.disk(0))->Vanish();
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.Sync());
+  EXPECT_EQ(p.root_vdev().state(), VdevState::kDegraded);
+  EXPECT_EQ(FindType(p.Config().tree, "spare"), nullptr);
+  EXPECT_FALSE(HasEvent(p, "sysevent.fs.zfs.vdev_spare"));
+  ASSERT_UZFS_OK(p.Export());
+}
+
+}  // namespace
+}  // namespace uzfs
