@@ -172,5 +172,31 @@ TEST(PoolSpare, WithoutASpareThePoolStaysDegraded) {
   ASSERT_UZFS_OK(p.Export());
 }
 
+TEST(PoolSpare, ClearBringsAFaultedDiskBack) {
+  SparePool t(/*with_spare=*/false);
+  Pool& p = *t.pool;
+  FaultDevice* d1 = p.LeafFaults(t.disk(1));
+  ASSERT_NE(d1, nullptr);
+  d1->FailReads(FaultTrigger::Always(), FaultRange{4ull << 20, UINT64_MAX / 2});
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.Sync());
+  std::vector<Vdev*> leaves;
+  p.root_vdev().CollectLeaves(&leaves);
+  EXPECT_EQ(leaves[1]->state(), VdevState::kFaulted);
+  EXPECT_EQ(p.root_vdev().state(), VdevState::kDegraded);
+  // Faulting another would leave too little: it stays in service.
+  p.LeafFaults(t.disk(2))->FailReads(FaultTrigger::Always(), FaultRange{4ull << 20, UINT64_MAX / 2});
+  (void)p.ObjsetForRead("sp");
+  d1->ClearFaults();
+  p.LeafFaults(t.disk(2))->ClearFaults();
+  ASSERT_UZFS_OK(p.ClearErrors(t.disk(1)));
+  p.WaitScan();
+  EXPECT_EQ(leaves[1]->state(), VdevState::kOnline);
+  EXPECT_EQ(p.root_vdev().state(), VdevState::kOnline);
+  ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
+  ExpectObjects(p, t.objs, 60);
+  ASSERT_UZFS_OK(p.Export());
+}
+
 }  // namespace
 }  // namespace uzfs

@@ -417,9 +417,10 @@ class Pool final : private TxgSyncer {
   // Drops the events listed so far; how many.
   size_t ClearEvents() UZFS_EXCLUDES(errlog_mu_);
   // `zpool clear`: the error counters of every device (or of the one whose
-  // path or guid is `dev`) start again from zero. NotFound for a device not
-  // in the pool.
-  Status ClearErrors(const std::string& dev = "") UZFS_EXCLUDES(mu_);
+  // path or guid is `dev`) start again from zero, and a FAULTED one among
+  // them is brought back online (resilvered for what it missed). NotFound
+  // for a device not in the pool.
+  Status ClearErrors(const std::string& dev = "") UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
 
   // The name of the dataset whose object number is `ds_obj`; NotFound.
   Result<std::string> DatasetNameOf(uint64_t ds_obj) UZFS_EXCLUDES(mu_);

@@ -43,22 +43,31 @@ size_t Pool::ClearEvents() {
 }
 
 Status Pool::ClearErrors(const std::string& dev) {
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  std::vector<Vdev*> scope;
   if (dev.empty()) {
     root_->ResetCounters();
     PostEvent("sysevent.fs.zfs.vdev_clear");
-    return Status::Ok();
-  }
-  std::vector<Vdev*> leaves;
-  root_->CollectLeaves(&leaves);
-  for (Vdev* v : leaves) {
-    BlockDevice* d = v->device();
-    if ((d != nullptr && d->path() == dev) || std::to_string(v->guid()) == dev) {
-      v->ResetCounters();
-      PostEvent("sysevent.fs.zfs.vdev_clear", {{"vdev_guid", Hex(v->guid())}, {"vdev_path", "\"" + dev + "\""}});
-      return Status::Ok();
+    scope = leaves;
+  } else {
+    for (Vdev* v : leaves) {
+      BlockDevice* d = v->device();
+      if ((d != nullptr && d->path() == dev) || std::to_string(v->guid()) == dev) {
+        v->ResetCounters();
+        PostEvent("sysevent.fs.zfs.vdev_clear", {{"vdev_guid", Hex(v->guid())}, {"vdev_path", "\"" + dev + "\""}});
+        scope.push_back(v);
+        break;
+      }
     }
+    if (scope.empty()) return Status::NotFound("no such device in pool");
   }
-  return Status::NotFound("no such device in pool");
+  // A device faulted for its errors is in service again (resilvered for
+  // what it missed), as zpool clear does in ZFS.
+  for (Vdev* v : scope) {
+    if (v->state() == VdevState::kFaulted && !readonly_) OnlineDevice(std::to_string(v->guid())).IgnoreError();
+  }
+  return Status::Ok();
 }
 
 }  // namespace uzfs
