@@ -20,34 +20,46 @@ namespace {
 std::string DeviceParagraph(Vdev& root, bool resilvering) {
   std::vector<Vdev*> leaves;
   root.CollectLeaves(&leaves);
-  bool offline = false, removed = false, unavail = false, faulted = false, stale = false;
+  bool offline = false, removed = false, missing = false, bad_label = false, faulted = false, stale = false;
   for (Vdev* v : leaves) {
     switch (v->state()) {
       case VdevState::kOffline: offline = true; break;
       case VdevState::kRemoved: removed = true; break;
-      case VdevState::kUnavail: unavail = true; break;
       case VdevState::kFaulted: faulted = true; break;
+      case VdevState::kUnavail:
+        // Gone from where it was, or there but not this pool's any more.
+        (::access(v->name().c_str(), F_OK) == 0 ? bad_label : missing) = true;
+        break;
       default: break;
     }
     stale = stale || v->stale();
   }
-  const char* replicas = root.usable() ? "\tSufficient replicas exist for the pool to continue functioning in a\n"
-                                         "\tdegraded state.\n"
-                                       : "\tThere are insufficient replicas for the pool to continue functioning.\n";
+  const bool ok = root.usable();
   if (resilvering && stale) {
     return "status: One or more devices is currently being resilvered.  The pool will\n"
            "\tcontinue to function, possibly in a degraded state.\n"
            "action: Wait for the resilver to complete.\n";
   }
+  const char* replicas = ok ? "\tSufficient replicas exist for the pool to continue functioning in a\n"
+                              "\tdegraded state.\n"
+                            : "\tThere are insufficient replicas for the pool to continue functioning.\n";
   if (faulted) {
     return std::string("status: One or more devices are faulted in response to persistent errors.\n") + replicas +
            "action: Replace the faulted device, or use 'zpool clear' to mark the device\n"
            "\trepaired.\n"
            "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-K4\n";
   }
-  if (unavail) {
-    return std::string("status: One or more devices could not be used because the label is missing or\n"
-                       "\tinvalid.\n") + replicas +
+  if (missing) {
+    return std::string("status: One or more devices could not be opened.  ") +
+           (ok ? "Sufficient replicas exist for\n\tthe pool to continue functioning in a degraded state.\n"
+               : "There are insufficient\n\treplicas for the pool to continue functioning.\n") +
+           "action: Attach the missing device and online it using 'zpool online'.\n"
+           "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-2Q\n";
+  }
+  if (bad_label) {
+    return std::string("status: One or more devices could not be used because the label is missing or\n\tinvalid.  ") +
+           (ok ? "Sufficient replicas exist for the pool to continue\n\tfunctioning in a degraded state.\n"
+               : "There are insufficient replicas for the pool to continue\n\tfunctioning.\n") +
            "action: Replace the device using 'zpool replace'.\n"
            "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-4J\n";
   }

@@ -6,6 +6,8 @@
 // exit 2) with nothing changed.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/cmd/cli_test_util.h"
 
 namespace uzfs {
@@ -63,6 +65,22 @@ TEST(ZpoolReplaceCli, OfflineOnlineAndReplace) {
   r = env.Zpool("online nopool " + a);
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot open 'nopool': no such pool\n");
+  // A disk gone while exported: imported DEGRADED, said so, replaced.
+  r = env.Zpool("export tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::filesystem::remove(a);
+  r = env.Zpool("import -d " + env.devdir() + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, " state: DEGRADED\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "status: One or more devices could not be opened.")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "ZFS-8000-2Q")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "UNAVAIL")) << r.out;
+  const std::string m = env.Dev("m");
+  r = env.Zpool("replace -w tank " + a + " " + m);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status -x tank");
+  EXPECT_TRUE(Contains(r.out, "pool 'tank' is healthy")) << r.out;
   r = env.Zpool("resilver tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zpool("wait tank");

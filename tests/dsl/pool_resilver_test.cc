@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/vdev/fault_device.h"
 
 namespace uzfs {
 namespace {
@@ -356,6 +358,70 @@ TEST(PoolResilver, AStaleDeviceOfflinedAndOnlinedMidResilverIsResilveredAgain) {
   ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
   ExpectObjects(**p, objs, 3000);
   ExpectObjects(**p, missed, 3100);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolResilver, ASecondDiskFailingMidResilverOfRaidz2LosesNothing) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 6, 2));
+  std::vector<uint64_t> objs;
+  {
+    auto p = Pool::Create("sp", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    pooltest::WriteObjects(**p, "sp", 64, kObjBytes, 4000, &objs);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  std::filesystem::remove(layout.data[0].children[3].path);
+  PoolImportOptions o;
+  o.fault_injectable = true;
+  auto p = pooltest::ImportFrom(dir.path(), "sp", o);
+  ASSERT_UZFS_OK(p.status());
+  (*p)->SetScanSlice(std::chrono::milliseconds(1));
+  const std::string fresh = NewDisk(dir.path(), "n3");
+  ASSERT_UZFS_OK((*p)->ReplaceDevice(layout.data[0].children[3].path, fresh, false));
+  for (int i = 0; i < 5000 && (*p)->scan_progress().phys.examined < (*p)->scan_progress().phys.to_examine / 4; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE((*p)->scan_progress().phys.scanning()) << "finished before the second disk could fail";
+  FaultDevice* second = (*p)->LeafFaults(layout.data[0].children[1].path);
+  ASSERT_NE(second, nullptr);
+  second->Vanish();
+  (*p)->SetScanSlice(std::chrono::milliseconds(50));
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_EQ((*p)->scan_progress().phys.errors, 0u) << "a block was lost";
+  EXPECT_FALSE(HasReplacing((*p)->Config().tree));
+  ExpectObjects(**p, objs, 4000);
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  // Still two gone (d1, d3's place now holds n3): one more is within parity.
+  std::filesystem::remove(layout.data[0].children[5].path);
+  p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  ExpectObjects(**p, objs, 4000);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolResilver, Raidz3WithThreeDisksGoneReadsEveryBlock) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 7, 3));
+  std::vector<uint64_t> objs;
+  {
+    auto p = Pool::Create("sp", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    pooltest::WriteObjects(**p, "sp", 24, kObjBytes, 5000, &objs);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  for (int i : {0, 3, 6}) std::filesystem::remove(layout.data[0].children[static_cast<size_t>(i)].path);
+  auto p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  EXPECT_EQ((*p)->root_vdev().state(), VdevState::kDegraded);
+  ExpectObjects(**p, objs, 5000);
+  ASSERT_UZFS_OK((*p)->StartScrub());
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
