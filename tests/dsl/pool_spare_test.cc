@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
@@ -196,6 +197,61 @@ TEST(PoolSpare, ClearBringsAFaultedDiskBack) {
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
   ExpectObjects(p, t.objs, 60);
   ASSERT_UZFS_OK(p.Export());
+}
+
+TEST(PoolSpare, AutoreplaceTakesANewDiskAtTheSamePath) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 3, 1));
+  std::vector<uint64_t> objs;
+  {
+    auto p = Pool::Create("sp", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->SetPoolProps({{"autoreplace", "on"}}));
+    pooltest::WriteObjects(**p, "sp", 12, kObjBytes, 80, &objs);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  const std::string d1 = layout.data[0].children[1].path;
+  std::filesystem::remove(d1);
+  auto p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  EXPECT_EQ((*p)->root_vdev().state(), VdevState::kDegraded);
+  pooltest::MakeFile(dir.path(), "d1");  // a new, blank disk in its bay
+  // Within a few seconds, with no command, it is replaced and resilvered.
+  bool whole = false;
+  for (int i = 0; i < 300 && !whole; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const ScanPhys s = (*p)->scan_progress().phys;
+    whole = (*p)->root_vdev().state() == VdevState::kOnline && s.func == ScanFunc::kResilver &&
+            s.state == ScanState::kFinished;
+  }
+  ASSERT_TRUE(whole) << "not replaced by itself";
+  EXPECT_EQ(FindType((*p)->Config().tree, "replacing"), nullptr);
+  EXPECT_TRUE(InTree((*p)->Config().tree, d1));
+  ASSERT_UZFS_OK((*p)->OfflineDevice(layout.data[0].children[0].path, true));
+  ExpectObjects(**p, objs, 80);
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
+TEST(PoolSpare, WithoutAutoreplaceANewDiskWaitsForTheAdmin) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "d", VdevSpec::Type::kRaidz, 3, 1));
+  std::vector<uint64_t> objs;
+  {
+    auto p = Pool::Create("sp", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    pooltest::WriteObjects(**p, "sp", 4, kObjBytes, 90, &objs);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  std::filesystem::remove(layout.data[0].children[1].path);
+  auto p = pooltest::ImportFrom(dir.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  pooltest::MakeFile(dir.path(), "d1");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // past one look (every 2 s)
+  EXPECT_EQ((*p)->root_vdev().state(), VdevState::kDegraded);
+  EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kNone);
+  ASSERT_UZFS_OK((*p)->Export());
 }
 
 }  // namespace

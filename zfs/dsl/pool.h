@@ -790,6 +790,10 @@ class Pool final : private TxgSyncer {
   // faulted; failed leaves of mirrors and raidz get an available hot spare.
   void CheckFaults() UZFS_REQUIRES(mu_);
   void ActivateSpares() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
+  // autoreplace=on: a failed leaf whose path holds a new, blank device is
+  // replaced by it (ReplaceDevice with the same path). Run by the scan
+  // thread every few seconds; takes the locks it needs itself.
+  void AutoReplace() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   // Whether a leaf at `path` is in the tree (a spare in use).
   bool SpareInUse(const std::string& path) UZFS_REQUIRES(mu_);
   // One line to the daemon's log (SetEventLog), if any.

@@ -30,6 +30,8 @@ constexpr auto kScanCheckpoint = std::chrono::seconds(5);
 // soon after it is told to.
 constexpr unsigned kScanWorkers = 16;
 constexpr uint64_t kScanInflight = 64;
+// How often the scan thread looks for disks to replace by themselves.
+constexpr auto kAutoreplaceEvery = std::chrono::seconds(2);
 
 // What the workers of one slice add up; the slice waits for them before
 // it records its place, so every block before the bookmark is done.
@@ -236,13 +238,21 @@ void Pool::StopScanThread() {
 
 void Pool::ScanThreadMain() {
   auto last_checkpoint = Clock::now();
+  auto last_autoreplace = Clock::now();
   for (;;) {
     {
       MutexLock k(&scan_mu_);
-      while (!scan_stop_ && !scan_.running()) {
-        scan_cv_.Wait(&scan_mu_);
+      // Idle, it still looks every few seconds for a new disk at a failed
+      // one's path (autoreplace=on).
+      while (!scan_stop_ && !scan_.running() && Clock::now() - last_autoreplace < kAutoreplaceEvery) {
+        scan_cv_.WaitFor(&scan_mu_, std::chrono::milliseconds(500));
       }
       if (scan_stop_) return;
+    }
+    if (Clock::now() - last_autoreplace >= kAutoreplaceEvery) {
+      last_autoreplace = Clock::now();
+      AutoReplace();
+      continue;
     }
     Result<bool> finished = ScanSlice();
     {

@@ -163,6 +163,38 @@ void Pool::ActivateSpares() {
   scan_cv_.SignalAll();
 }
 
+void Pool::AutoReplace() {
+  if (readonly_ || !txg_) return;
+  auto props = PoolProps();
+  if (!props.ok()) return;
+  const PropValue* on = FindInZap(props->zap, "autoreplace");
+  if (on == nullptr || on->is_string || on->number == 0) return;
+  // Failed leaves not already being replaced, whose path holds a device
+  // again that is not the one the pool had open and carries no pool's
+  // label: a disk swapped in.
+  std::vector<std::string> swapped;
+  {
+    MutexLock l(&mu_);
+    if (closed_ || !failed_.ok()) return;
+    std::vector<Vdev*> leaves;
+    root_->CollectLeaves(&leaves);
+    for (Vdev* leaf : leaves) {
+      const VdevState st = leaf->state();
+      if (st != VdevState::kUnavail && st != VdevState::kRemoved && st != VdevState::kFaulted) continue;
+      if (leaf->parent() != nullptr && leaf->parent()->kind() == VdevKind::kReplacing) continue;
+      if (leaf->device() != nullptr && leaf->device()->CheckIdentity().ok()) continue;  // the same device
+      auto dev = FileDevice::Open(leaf->name(), FileDeviceOptions{.read_only = true, .exclusive = false});
+      if (!dev.ok() || ReadDeviceLabels(**dev, 9).ok()) continue;
+      swapped.push_back(leaf->name());
+    }
+  }
+  for (const std::string& path : swapped) {
+    Status s = ReplaceDevice(path, "", false);
+    LogEvent("pool '" + ident_.name + "': autoreplace of " + path +
+             (s.ok() ? ": replacing it with the new disk found there" : ": " + std::string(s.message())));
+  }
+}
+
 void Pool::LogEvent(const std::string& line) {
   std::function<void(const std::string&)> log;
   {

@@ -28,6 +28,8 @@ class AbsentDevice final : public BlockDevice {
   uint64_t Size() const override { return size_; }
   uint32_t AshiftHint() const override { return 9; }
   const std::string& path() const override { return path_; }
+  // Never the device now at its path (it was not there at import).
+  Status CheckIdentity() const override { return Status::IoError(path_ + ": device is missing"); }
 
  protected:
   Status DoRead(uint64_t off, std::span<uint8_t> buf) override {
