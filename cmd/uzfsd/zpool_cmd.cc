@@ -317,7 +317,7 @@ std::span<const Sub> Subs() {
       {"wait", "\twait [-t <activity>[,...]] <pool>\n", ZpoolWait},
       {"events", "\tevents [-vHf [pool] | -c]\n", ZpoolEvents},
       {"clear", "\tclear <pool> [device]\n", ZpoolClear},
-      {"offline", "\toffline [-t] <pool> <device> ...\n", ZpoolOffline},
+      {"offline", "\toffline [-f] [-t] <pool> <device> ...\n", ZpoolOffline},
       {"online", "\tonline <pool> <device> ...\n", ZpoolOnline},
       {"replace", "\treplace [-fw] <pool> <device> [new-device]\n", ZpoolReplace},
       {"resilver", "\tresilver <pool> ...\n", ZpoolResilver},

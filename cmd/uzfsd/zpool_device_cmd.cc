@@ -40,11 +40,11 @@ int EachDevice(CmdCtx& c, const std::string& sub, const ParsedArgs& a,
 }  // namespace
 
 int ZpoolOffline(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "t", "");
+  ParsedArgs a = ParseArgs(c.args, "ft", "");
   if (!a.error.empty()) return ZpoolUsage(c, "offline", a.error);
-  const bool temporary = a.Has('t');
-  return EachDevice(c, "offline", a, [temporary](Pool& p, const std::string& dev) {
-    return p.OfflineDevice(dev, temporary);
+  const bool temporary = a.Has('t'), fault = a.Has('f');
+  return EachDevice(c, "offline", a, [temporary, fault](Pool& p, const std::string& dev) {
+    return p.OfflineDevice(dev, temporary, fault);
   });
 }
 

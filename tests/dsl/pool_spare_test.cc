@@ -161,6 +161,24 @@ TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
   ASSERT_UZFS_OK(p.Export());
 }
 
+TEST(PoolSpare, OfflineWithFaultBringsTheSpareInAndStaysAcrossImport) {
+  SparePool t;
+  Pool& p = *t.pool;
+  ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), /*temporary=*/false, /*fault=*/true));
+  ASSERT_UZFS_OK(p.Sync());
+  p.WaitScan();
+  EXPECT_NE(FindType(p.Config().tree, "spare"), nullptr);
+  ASSERT_UZFS_OK(p.Export());
+  t.pool.reset();
+  auto again = pooltest::ImportFrom(t.dir.path(), "sp");
+  ASSERT_UZFS_OK(again.status());
+  std::vector<Vdev*> leaves;
+  (*again)->root_vdev().CollectLeaves(&leaves);
+  EXPECT_EQ(leaves[0]->state(), VdevState::kFaulted);
+  ExpectObjects(**again, t.objs, 60);
+  ASSERT_UZFS_OK((*again)->Export());
+}
+
 TEST(PoolSpare, WithoutASpareThePoolStaysDegraded) {
   SparePool t(/*with_spare=*/false);
   Pool& p = *t.pool;

@@ -368,7 +368,10 @@ class Pool final : private TxgSyncer {
   // `zpool online`: probes and reopens it; if it missed writes it is stale
   // (reads go around it) and a resilver starts, reading only the blocks
   // born since it went away. NotFound for a device not in the pool.
-  Status OfflineDevice(const std::string& dev, bool temporary) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
+  // With `fault` (`zpool offline -f`) it is FAULTED instead (a hot spare
+  // may take over).
+  Status OfflineDevice(const std::string& dev, bool temporary, bool fault = false)
+      UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status OnlineDevice(const std::string& dev) UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   // `zpool replace POOL OLD [NEW]`: NEW (OLD's path when empty: the disk
   // in that place was swapped) joins OLD in a replacing vdev and a

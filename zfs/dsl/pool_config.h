@@ -83,6 +83,8 @@ struct VdevNode {
   uint64_t create_txg = 0;
   // Leaves: taken out of service by `zpool offline` (kept across import).
   bool offline = false;
+  // Leaves: faulted by `zpool offline -f` (kept across import), "faulted" 1.
+  bool faulted = false;
   // Leaves: a hot spare standing in (in a spare vdev), "is_spare" 1.
   bool is_spare = false;
   std::vector<VdevNode> children;

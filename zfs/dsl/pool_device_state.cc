@@ -36,7 +36,7 @@ Vdev* Pool::FindLeaf(const std::string& dev) {
   return nullptr;
 }
 
-Status Pool::OfflineDevice(const std::string& dev, bool temporary) {
+Status Pool::OfflineDevice(const std::string& dev, bool temporary, bool fault) {
   const std::string quoted = "cannot offline " + dev + ": ";
   if (readonly_) return Status::NotSupported(quoted + "pool is read-only");
   Vdev* leaf = nullptr;
@@ -47,7 +47,7 @@ Status Pool::OfflineDevice(const std::string& dev, bool temporary) {
     if (leaf == nullptr) return Status::NotFound(quoted + "no such device in pool");
     from = ub_.txg + 1;  // the txg syncing now may not have reached it whole
   }
-  if (Status s = leaf->Offline(); !s.ok()) return Status::Busy(quoted + "no valid replicas");
+  if (Status s = leaf->Offline(fault); !s.ok()) return Status::Busy(quoted + "no valid replicas");
   const uint64_t guid = leaf->guid();
   {
     MutexLock l(&mu_);
@@ -55,10 +55,10 @@ Status Pool::OfflineDevice(const std::string& dev, bool temporary) {
   }
   PostEvent("resource.fs.zfs.statechange", {{"vdev_guid", std::to_string(guid)},
                                             {"vdev_path", "\"" + leaf->name() + "\""},
-                                            {"vdev_state", "\"OFFLINE\""}});
+                                            {"vdev_state", fault ? "\"FAULTED\"" : "\"OFFLINE\""}});
   if (temporary) return Status::Ok();
-  return RunTask([this, guid](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    if (VdevNode* n = FindVdevNode(tree_, guid)) n->offline = true;
+  return RunTask([this, guid, fault](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    if (VdevNode* n = FindVdevNode(tree_, guid)) (fault ? n->faulted : n->offline) = true;
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
@@ -108,7 +108,7 @@ Status Pool::OnlineDevice(const std::string& dev) {
                                             {"vdev_path", "\"" + leaf->name() + "\""},
                                             {"vdev_state", "\"ONLINE\""}});
   UZFS_RETURN_IF_ERROR(RunTask([this, guid](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    if (VdevNode* n = FindVdevNode(tree_, guid)) n->offline = false;
+    if (VdevNode* n = FindVdevNode(tree_, guid)) n->offline = n->faulted = false;
     config_dirty_ = true;
     labels_dirty_ = true;
     return Status::Ok();
@@ -334,7 +334,7 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
   // on a leaf about to be found stale).
   auto config_offline = [&](Vdev* leaf) {
     const VdevNode* n = FindVdevNode(tree_, leaf->guid());
-    return n != nullptr && n->offline;
+    return n != nullptr && (n->offline || n->faulted);
   };
   for (Vdev* leaf : leaves) {
     auto ub = leaf_ub_txg.find(leaf->guid());
@@ -364,7 +364,7 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     if (!config_offline(leaf)) continue;
     auto ub = leaf_ub_txg.find(leaf->guid());
     const uint64_t has_to = ub != leaf_ub_txg.end() ? ub->second : 0;
-    if (leaf->usable()) leaf->Offline().IgnoreError();
+    if (leaf->usable()) leaf->Offline(FindVdevNode(tree_, leaf->guid())->faulted).IgnoreError();
     if (!leaf->usable()) {
       missed_from_.emplace(leaf->guid(), has_to + 1);
     } else if (has_to < top_newest[top_of(leaf)]) {

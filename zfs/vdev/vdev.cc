@@ -163,11 +163,12 @@ void Vdev::ResetCounters() {
 
 bool Vdev::SurvivesLosing(const Vdev*) const { return false; }
 
-Status Vdev::Offline() {
+Status Vdev::Offline(bool fault) {
   if (kind_ != VdevKind::kLeaf) return Status::InvalidArgument("only a leaf vdev can be offlined");
   auto* leaf = static_cast<LeafVdev*>(this);
+  const VdevState to = fault ? VdevState::kFaulted : VdevState::kOffline;
   if (parent() == nullptr) {
-    leaf->SetState(VdevState::kOffline);
+    leaf->SetState(to);
     return Status::Ok();
   }
   // One decision at a time per top-level vdev: CanLose looks at every
@@ -175,10 +176,10 @@ Status Vdev::Offline() {
   Vdev* top = this;
   while (top->parent() != nullptr && top->parent()->kind_ != VdevKind::kRoot) top = top->parent();
   MutexLock lock(&top->admin_mu_);
-  if (leaf->state() == VdevState::kOffline) return Status::Ok();
-  if (!CanLose())
+  if (leaf->state() == to) return Status::Ok();
+  if (leaf->usable() && !CanLose())
     return Status::Busy("cannot offline " + name() + ": no valid replicas");
-  leaf->SetState(VdevState::kOffline);
+  leaf->SetState(to);
   return Status::Ok();
 }
 

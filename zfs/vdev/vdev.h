@@ -274,7 +274,8 @@ class Vdev {
   // `zpool offline`: Busy "no valid replicas" when the pool could not
   // serve every block without it (its parent, or failing that the parent's
   // parent, would not survive the loss); OK if already offline.
-  Status Offline();
+  // With `fault`, FAULTED instead (`zpool offline -f`), same check.
+  Status Offline(bool fault = false);
   // Whether the pool could still serve every block without this vdev (its
   // parent, or failing that the parent's parent, ... survives the loss).
   bool CanLose() const;
