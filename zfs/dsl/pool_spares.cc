@@ -52,15 +52,16 @@ void Pool::CheckFaults() {
     const uint64_t errors = c.read_errors + c.write_errors;
     FaultWindow& w = fault_windows_[leaf->guid()];
     if (now - w.start > kFaultWindow || errors < w.errors_at_start) w = FaultWindow{now, errors};
-    if (errors - w.errors_at_start < kFaultErrors) continue;
+    const uint64_t recent = errors - w.errors_at_start;
+    if (recent < kFaultErrors) continue;
     // Faulting must not take away what the pool needs to serve every block.
     if (!leaf->CanLose()) continue;
     leaf->MarkFaulted();
-    fault_windows_.erase(leaf->guid());
+    fault_windows_.erase(leaf->guid());  // (w is gone with it)
     PostEvent("resource.fs.zfs.statechange", {{"vdev_guid", std::to_string(leaf->guid())},
                                               {"vdev_path", "\"" + leaf->name() + "\""},
                                               {"vdev_state", "\"FAULTED\""}});
-    LogEvent("pool '" + ident_.name + "': device faulted after " + std::to_string(errors - w.errors_at_start) +
+    LogEvent("pool '" + ident_.name + "': device faulted after " + std::to_string(recent) +
              " I/O errors: " + leaf->name());
   }
 }
