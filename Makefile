@@ -53,13 +53,14 @@ test-sanitize:
 # The tests that run the data path from many threads, under ThreadSanitizer
 # (TSAN_TESTS: the ctest regex; TSAN_OPS: the stress test's operations per
 # thread).
-TSAN_TESTS ?= ZplRangeLocks|ZplConcurrency|ZplFsTest.ConcurrentThreads|ObjsetWriterTest.SyncRunsWhile|PoolScrub.(Refuses|GoesOn|ADevice)
+TSAN_TESTS ?= ZplRangeLocks|ZplConcurrency|ZplFsTest.ConcurrentThreads|ObjsetWriterTest.SyncRunsWhile|PoolScrub.(Refuses|GoesOn|ADevice)|PoolResilver.(TwoReplaces|ASecondDisk|AStaleDevice)|PoolSpare.AVanished
 TSAN_OPS   ?= 400
 test-tsan:
 	@bash scripts/deps.sh
 	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DUZFS_SANITIZE=thread -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target zpl_range_lock_test zpl_concurrency_test zpl_fs_test objset_writer_test pool_scan_test
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target zpl_range_lock_test zpl_concurrency_test zpl_fs_test objset_writer_test pool_scan_test \
+	  pool_resilver_test pool_spare_test
 	cd $(BUILD_TSAN) && UZFS_STRESS_OPS=$(TSAN_OPS) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 

@@ -8,16 +8,21 @@
 // from the scan record's min_txg on, the first txg any stale leaf missed.
 // Which leaves are stale is known in memory while the pool is open, and
 // found again at import: a replacing vdev's new members, and every leaf
-// whose newest uberblock is older than the pool's (it missed the txgs
-// after it; each txg writes an uberblock to every leaf it reaches). So an
-// export, a crash or a temporary offline cannot lose what a device
-// missed. OpenZFS keeps the same facts as per-leaf DTL space maps; uzfs
-// does not write those (see man/uzfs-format.5).
+// whose newest uberblock is older than its top-level vdev's (no uberblock
+// is written to a stale leaf, so its newest says up to which txg it is
+// whole). So an export, a crash or a temporary offline cannot lose what a
+// device missed. OpenZFS keeps the same facts as per-leaf DTL space maps;
+// uzfs does not write those (see man/uzfs-format.5).
+//
+// Each resilver has an epoch (resilver_epoch_); a leaf made stale records
+// the first epoch whose end makes it whole, so a resilver that ends clears
+// only the leaves it covered from its start, and only when its walk met no
+// error.
 //
 // Config changes run as sync tasks (pool_sync.cc): the tree, the config
-// nodes and the labels change together in one txg. A replaced vdev's old
-// leaf stays open until the pool closes (a read in flight may still be in
-// it).
+// nodes and the labels change together in one txg. Vdevs swapped out of
+// the tree stay open until the pool closes (a read in flight may still be
+// in one).
 #include <algorithm>
 
 #include "zfs/dsl/pool.h"
