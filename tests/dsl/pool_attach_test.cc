@@ -19,15 +19,6 @@ namespace {
 
 constexpr size_t kObjBytes = 256 * 1024;
 
-void ExpectObjects(Pool& p, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.ObjsetForRead("sp");
-  ASSERT_UZFS_OK(os.status());
-  for (size_t i = 0; i < objs.size(); i++) {
-    std::vector<uint8_t> got(kObjBytes);
-    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
-    ASSERT_EQ(got, test::RandomBytes(kObjBytes, seed + i)) << "object " << objs[i];
-  }
-}
 
 bool HasLabels(const std::string& path) {
   auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = true, .exclusive = false});
@@ -58,7 +49,7 @@ TEST(PoolAttach, ADiskBecomesAMirrorAndBackAgain) {
   }
   // The new side alone serves everything.
   ASSERT_UZFS_OK((*p)->OfflineDevice(a, true));
-  ExpectObjects(**p, objs, 40);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 40);
   ASSERT_UZFS_OK((*p)->OnlineDevice(a));
   (*p)->WaitScan();
   // A third side, then back to one disk: b.
@@ -77,13 +68,13 @@ TEST(PoolAttach, ADiskBecomesAMirrorAndBackAgain) {
   }
   // The last side cannot go.
   EXPECT_FALSE((*p)->DetachDevice(b).ok());
-  ExpectObjects(**p, objs, 40);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 40);
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "sp");
   auto again = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(again.status());
-  ExpectObjects(**again, objs, 40);
+  pooltest::ExpectObjects(**again, "sp", objs, kObjBytes, 40);
   ASSERT_UZFS_OK((*again)->Export());
 }
 

@@ -19,15 +19,6 @@ namespace {
 
 constexpr size_t kObjBytes = 512 * 1024;
 
-void ExpectObjects(Pool& p, const std::string& ds, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.ObjsetForRead(ds);
-  ASSERT_UZFS_OK(os.status());
-  for (size_t i = 0; i < objs.size(); i++) {
-    std::vector<uint8_t> got(kObjBytes);
-    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
-    ASSERT_EQ(got, test::RandomBytes(kObjBytes, seed + i)) << "object " << objs[i];
-  }
-}
 
 // A raidz2 pool "rc" of six leaves r0..r5 with objects, exported.
 std::vector<uint64_t> BuildPool(const std::filesystem::path& dir, uint64_t version, PoolLayout* layout,
@@ -58,7 +49,7 @@ void ReplaceInUzfs(const std::filesystem::path& dir, const PoolLayout& layout, c
   (*p)->WaitScan();
   EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kResilver);
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
-  ExpectObjects(**p, "rc", objs, 300);
+  pooltest::ExpectObjects(**p, "rc", objs, kObjBytes, 300);
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir, "rc", /*check_allocated_total=*/false);
@@ -106,7 +97,7 @@ TEST(PoolResilverCompat, UzfsReadsAPoolZfsFuseRebuilt) {
   std::filesystem::remove(layout.data[0].children[0].path);
   auto p = pooltest::ImportFrom(d.path(), "rc");
   ASSERT_UZFS_OK(p.status());
-  ExpectObjects(**p, "rc", objs, 300);
+  pooltest::ExpectObjects(**p, "rc", objs, kObjBytes, 300);
   ASSERT_UZFS_OK((*p)->StartScrub());
   (*p)->WaitScan();
   EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);

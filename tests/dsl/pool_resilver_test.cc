@@ -21,15 +21,6 @@ namespace {
 
 constexpr size_t kObjBytes = 256 * 1024;
 
-void ExpectObjects(Pool& p, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.ObjsetForRead("sp");
-  ASSERT_UZFS_OK(os.status());
-  for (size_t i = 0; i < objs.size(); i++) {
-    std::vector<uint8_t> got(kObjBytes);
-    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
-    ASSERT_EQ(got, test::RandomBytes(kObjBytes, seed + i)) << "object " << objs[i];
-  }
-}
 
 // The leaf config nodes of the pool now.
 std::vector<VdevNode> LeafNodes(Pool& p) {
@@ -86,7 +77,7 @@ TEST(PoolResilver, ReplacesADeadRaidz2DiskAndTheNewDiskHoldsItsShare) {
   EXPECT_EQ(c.tree.children[0].children[3].path, fresh);
   EXPECT_EQ(c.tree.children[0].children[3].id, 3u);
   EXPECT_EQ((*p)->root_vdev().state(), VdevState::kOnline);
-  ExpectObjects(**p, objs, 10);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 10);
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "sp");
@@ -95,7 +86,7 @@ TEST(PoolResilver, ReplacesADeadRaidz2DiskAndTheNewDiskHoldsItsShare) {
   std::filesystem::remove(layout.data[0].children[5].path);
   auto again = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(again.status());
-  ExpectObjects(**again, objs, 10);
+  pooltest::ExpectObjects(**again, "sp", objs, kObjBytes, 10);
   ASSERT_UZFS_OK((*again)->Export());
 }
 
@@ -135,8 +126,8 @@ TEST(PoolResilver, OnlineResilversOnlyTheTxgsTheDeviceMissed) {
   EXPECT_EQ((*p)->root_vdev().state(), VdevState::kOnline);
   // The other side goes: side1 alone has everything.
   ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
-  ExpectObjects(**p, before, 100);
-  ExpectObjects(**p, missed, 500);
+  pooltest::ExpectObjects(**p, "sp", before, kObjBytes, 100);
+  pooltest::ExpectObjects(**p, "sp", missed, kObjBytes, 500);
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   pooltest::ExpectConsistent(dir.path(), "sp");
@@ -164,7 +155,7 @@ TEST(PoolResilver, ADiskSwappedInPlaceIsReplacedByItself) {
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
   EXPECT_EQ((*p)->root_vdev().state(), VdevState::kOnline);
   ASSERT_UZFS_OK((*p)->OfflineDevice(layout.data[0].children[0].path, true));
-  ExpectObjects(**p, objs, 700);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 700);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -206,7 +197,7 @@ TEST(PoolResilver, AnExportMidResilverResumesAtImport) {
   std::filesystem::remove(layout.data[0].children[2].path);
   p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
-  ExpectObjects(**p, objs, 1000);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 1000);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -276,7 +267,7 @@ TEST(PoolResilver, RemovingALogAfterAReplaceLeavesTheNewDiskAlone) {
   std::filesystem::remove(layout.data[0].children[2].path);
   p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
-  ExpectObjects(**p, objs, 900);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 900);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -301,7 +292,7 @@ TEST(PoolResilver, TwoReplacesBackToBackBothEndWhole) {
   for (int i : {0, 1, 3, 4}) std::filesystem::remove(layout.data[0].children[static_cast<size_t>(i)].path);
   p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
-  ExpectObjects(**p, objs, 1500);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 1500);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -329,8 +320,8 @@ TEST(PoolResilver, AnExportRightAfterOnlineStillResilversWhatWasMissed) {
   EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kResilver);
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
   ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
-  ExpectObjects(**p, before, 2000);
-  ExpectObjects(**p, missed, 2100);
+  pooltest::ExpectObjects(**p, "sp", before, kObjBytes, 2000);
+  pooltest::ExpectObjects(**p, "sp", missed, kObjBytes, 2100);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -356,8 +347,8 @@ TEST(PoolResilver, AStaleDeviceOfflinedAndOnlinedMidResilverIsResilveredAgain) {
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
   EXPECT_FALSE((*p)->root_vdev().child(0)->child(1)->stale());
   ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
-  ExpectObjects(**p, objs, 3000);
-  ExpectObjects(**p, missed, 3100);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 3000);
+  pooltest::ExpectObjects(**p, "sp", missed, kObjBytes, 3100);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -392,14 +383,14 @@ TEST(PoolResilver, ASecondDiskFailingMidResilverOfRaidz2LosesNothing) {
   EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
   EXPECT_EQ((*p)->scan_progress().phys.errors, 0u) << "a block was lost";
   EXPECT_FALSE(HasReplacing((*p)->Config().tree));
-  ExpectObjects(**p, objs, 4000);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 4000);
   ASSERT_UZFS_OK((*p)->Export());
   p->reset();
   // Still two gone (d1, d3's place now holds n3): one more is within parity.
   std::filesystem::remove(layout.data[0].children[5].path);
   p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
-  ExpectObjects(**p, objs, 4000);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 4000);
   ASSERT_UZFS_OK((*p)->Export());
 }
 
@@ -418,7 +409,7 @@ TEST(PoolResilver, Raidz3WithThreeDisksGoneReadsEveryBlock) {
   auto p = pooltest::ImportFrom(dir.path(), "sp");
   ASSERT_UZFS_OK(p.status());
   EXPECT_EQ((*p)->root_vdev().state(), VdevState::kDegraded);
-  ExpectObjects(**p, objs, 5000);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 5000);
   ASSERT_UZFS_OK((*p)->StartScrub());
   (*p)->WaitScan();
   EXPECT_EQ((*p)->scan_progress().phys.errors, 0u);

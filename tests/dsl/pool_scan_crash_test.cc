@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -78,6 +79,46 @@ int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd, const std
   }
 }
 
+
+// Runs `child` (which reports on the fd it gets) in a forked process, waits
+// until it says its scan runs (or a minute), lets it go on a random 10 ..
+// 10 + spread_ms more, kills it with SIGKILL and appends every object it
+// reported synced to *durable. Returns the child's wait status.
+int RunAndKill(const std::function<int(int)>& child, std::mt19937_64& rng, int spread_ms,
+               std::vector<Synced>* durable) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::close(fds[0]);
+    _exit(child(fds[1]));
+  }
+  ::close(fds[1]);
+  std::vector<uint8_t> buf;
+  uint8_t tmp[4096];
+  // (An import under a sanitizer, on a loaded machine, can take long.)
+  pollfd pfd{fds[0], POLLIN, 0};
+  if (::poll(&pfd, 1, 60000) > 0) {
+    const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
+    if (n > 0) buf.insert(buf.end(), tmp, tmp + n);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(10 + static_cast<int>(rng() % static_cast<unsigned>(spread_ms))));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) buf.insert(buf.end(), tmp, tmp + n);
+  ::close(fds[0]);
+  for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
+    Synced rec;
+    std::memcpy(&rec, buf.data() + at, sizeof rec);
+    if (rec.object != 0) durable->push_back(rec);  // (0: the "scan runs" record)
+  }
+  return status;
+}
+
 TEST(PoolScanCrash, KilledMidScrubGoesOnAndLosesNothing) {
   const char* ops = std::getenv("UZFS_STRESS_OPS");
   const int kills = ops ? std::max(1, std::atoi(ops) / 100) : 4;
@@ -98,57 +139,9 @@ TEST(PoolScanCrash, KilledMidScrubGoesOnAndLosesNothing) {
   bool last_scanning = false;  // a finished scrub is followed by a new one
   int resumed_mid_scan = 0;  // kills that left a scrub part way with its place on disk
   for (int k = 0; k < kills; k++) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(fds[0]);
-      _exit(ChildMain(dir.path(), 100000 * (k + 1), fds[1]));
-    }
-    ::close(fds[1]);
-    std::vector<uint8_t> buf;
-    {
-      // The kill comes a random while after the child says its scrub runs
-      // (an import under a sanitizer, on a loaded machine, can take long).
-      pollfd pfd{fds[0], POLLIN, 0};
-      if (::poll(&pfd, 1, 60000) > 0) {
-        uint8_t tmp[4096];
-        const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
-        if (n > 0) buf.insert(buf.end(), tmp, tmp + n);
-      }
-    }
-    const int delay_ms = 50 + static_cast<int>(rng() % 400);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
-    auto drain = [&](int timeout_ms) -> bool {
-      pollfd pfd{fds[0], POLLIN, 0};
-      if (::poll(&pfd, 1, timeout_ms) <= 0) return true;
-      uint8_t tmp[4096];
-      const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
-      if (n <= 0) return false;
-      buf.insert(buf.end(), tmp, tmp + n);
-      return true;
-    };
-    for (bool open = true; open;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) break;
-      open = drain(static_cast<int>(left));
-    }
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    while (drain(-1)) {
-    }
-    ::close(fds[0]);
+    const int status = RunAndKill([&](int fd) { return ChildMain(dir.path(), 100000 * (k + 1), fd); }, rng, 400,
+                                  &durable);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself with " << WEXITSTATUS(status);
-    for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
-      Synced s;
-      std::memcpy(&s, buf.data() + at, sizeof s);
-      if (s.object != 0) durable.push_back(s);
-    }
     // What the record on disk says now (a read-only look changes nothing).
     PoolImportOptions ro;
     ro.readonly = true;
@@ -213,40 +206,10 @@ TEST(PoolScanCrash, KilledMidResilverGoesOnAndTheNewDiskEndsWhole) {
   bool last_scanning = false;
   int resumed_mid_scan = 0;
   for (int k = 0; k < kills; k++) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(fds[0]);
-      _exit(ChildMain(dir.path(), 200000 * (k + 1), fds[1], dead, fresh));
-    }
-    ::close(fds[1]);
-    // Once the child says the replace is on disk (or after a minute), a
-    // short random while: the resilver is fast.
-    std::vector<uint8_t> buf;
-    uint8_t tmp[4096];
-    {
-      pollfd pfd{fds[0], POLLIN, 0};
-      if (::poll(&pfd, 1, 60000) > 0) {
-        const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
-        if (n > 0) buf.insert(buf.end(), tmp, tmp + n);
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10 + static_cast<int>(rng() % 150)));
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) buf.insert(buf.end(), tmp, tmp + n);
-    ::close(fds[0]);
+    // A short random while: the resilver is fast.
+    const int status = RunAndKill(
+        [&](int fd) { return ChildMain(dir.path(), 200000 * (k + 1), fd, dead, fresh); }, rng, 150, &durable);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself with " << WEXITSTATUS(status);
-    for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
-      Synced s;
-      std::memcpy(&s, buf.data() + at, sizeof s);
-      if (s.object != 0) durable.push_back(s);
-    }
     PoolImportOptions ro;
     ro.readonly = true;
     auto look = pooltest::ImportFrom(dir.path(), "sk", ro);

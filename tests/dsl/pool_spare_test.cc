@@ -22,15 +22,6 @@ namespace {
 
 constexpr size_t kObjBytes = 256 * 1024;
 
-void ExpectObjects(Pool& p, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.ObjsetForRead("sp");
-  ASSERT_UZFS_OK(os.status());
-  for (size_t i = 0; i < objs.size(); i++) {
-    std::vector<uint8_t> got(kObjBytes);
-    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
-    ASSERT_EQ(got, test::RandomBytes(kObjBytes, seed + i)) << "object " << objs[i];
-  }
-}
 
 bool HasEvent(Pool& p, const std::string& cls) {
   const auto events = p.Events();
@@ -83,7 +74,7 @@ TEST(PoolSpare, AVanishedDiskIsStoodInForByTheSpare) {
   FaultDevice* d1 = p.LeafFaults(t.disk(1));
   ASSERT_NE(d1, nullptr);
   d1->Vanish();
-  ExpectObjects(p, t.objs, 60);  // from parity; the reads find it gone
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);  // from parity; the reads find it gone
   ASSERT_UZFS_OK(p.Sync());       // the txg that brings the spare in
   p.WaitScan();
   const Pool::ConfigView c = p.Config();
@@ -99,7 +90,7 @@ TEST(PoolSpare, AVanishedDiskIsStoodInForByTheSpare) {
   EXPECT_EQ(p.scan_progress().phys.errors, 0u);
   // The spare holds disk 1's share: another disk goes, all still reads.
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(3), true));
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.OnlineDevice(t.disk(3)));
   p.WaitScan();
   // Detaching the failed disk keeps the spare for good.
@@ -113,7 +104,7 @@ TEST(PoolSpare, AVanishedDiskIsStoodInForByTheSpare) {
   pooltest::ExpectConsistent(t.dir.path(), "sp");
   auto again = pooltest::ImportFrom(t.dir.path(), "sp");
   ASSERT_UZFS_OK(again.status());
-  ExpectObjects(**again, t.objs, 60);
+  pooltest::ExpectObjects(**again, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK((*again)->Export());
 }
 
@@ -125,7 +116,7 @@ TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
   // Every read of its data area fails; its label area still reads, so the
   // probe keeps it ONLINE: only the error count can take it out.
   d2->FailReads(FaultTrigger::Always(), FaultRange{4ull << 20, UINT64_MAX / 2});
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.Sync());
   p.WaitScan();
   std::vector<Vdev*> leaves;
@@ -149,12 +140,12 @@ TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
   EXPECT_FALSE(InTree(c.tree, t.spare()));
   ASSERT_EQ(c.spares.size(), 1u);
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.OnlineDevice(t.disk(0)));
   p.WaitScan();
   // And the spare, given back, stands in again when the next disk goes.
   p.LeafFaults(t.disk(3))->Vanish();
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.Sync());
   p.WaitScan();
   EXPECT_TRUE(InTree(p.Config().tree, t.spare()));
@@ -175,7 +166,7 @@ TEST(PoolSpare, OfflineWithFaultBringsTheSpareInAndStaysAcrossImport) {
   std::vector<Vdev*> leaves;
   (*again)->root_vdev().CollectLeaves(&leaves);
   EXPECT_EQ(leaves[0]->state(), VdevState::kFaulted);
-  ExpectObjects(**again, t.objs, 60);
+  pooltest::ExpectObjects(**again, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK((*again)->Export());
 }
 
@@ -183,7 +174,7 @@ TEST(PoolSpare, WithoutASpareThePoolStaysDegraded) {
   SparePool t(/*with_spare=*/false);
   Pool& p = *t.pool;
   p.LeafFaults(t.disk(0))->Vanish();
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.Sync());
   EXPECT_EQ(p.root_vdev().state(), VdevState::kDegraded);
   EXPECT_EQ(FindType(p.Config().tree, "spare"), nullptr);
@@ -197,7 +188,7 @@ TEST(PoolSpare, ClearBringsAFaultedDiskBack) {
   FaultDevice* d1 = p.LeafFaults(t.disk(1));
   ASSERT_NE(d1, nullptr);
   d1->FailReads(FaultTrigger::Always(), FaultRange{4ull << 20, UINT64_MAX / 2});
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.Sync());
   std::vector<Vdev*> leaves;
   p.root_vdev().CollectLeaves(&leaves);
@@ -213,7 +204,7 @@ TEST(PoolSpare, ClearBringsAFaultedDiskBack) {
   EXPECT_EQ(leaves[1]->state(), VdevState::kOnline);
   EXPECT_EQ(p.root_vdev().state(), VdevState::kOnline);
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
-  ExpectObjects(p, t.objs, 60);
+  pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.Export());
 }
 
@@ -247,7 +238,7 @@ TEST(PoolSpare, AutoreplaceTakesANewDiskAtTheSamePath) {
   EXPECT_EQ(FindType((*p)->Config().tree, "replacing"), nullptr);
   EXPECT_TRUE(InTree((*p)->Config().tree, d1));
   ASSERT_UZFS_OK((*p)->OfflineDevice(layout.data[0].children[0].path, true));
-  ExpectObjects(**p, objs, 80);
+  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 80);
   ASSERT_UZFS_OK((*p)->Export());
 }
 

@@ -113,6 +113,19 @@ inline void WriteObjects(Pool& p, const std::string& ds, int n, size_t size, uin
   tx->Commit();
 }
 
+// Reads back objects written by WriteObjects (`size` bytes each, seeds
+// seed, seed+1, ...) from dataset `ds` and checks every byte.
+inline void ExpectObjects(Pool& p, const std::string& ds, const std::vector<uint64_t>& objs, size_t size,
+                          uint64_t seed) {
+  auto os = p.ObjsetForRead(ds);
+  ASSERT_UZFS_OK(os.status());
+  for (size_t i = 0; i < objs.size(); i++) {
+    std::vector<uint8_t> got(size);
+    ASSERT_UZFS_OK((*os)->Read(objs[i], 0, got));
+    ASSERT_EQ(got, test::RandomBytes(size, seed + i)) << "object " << objs[i];
+  }
+}
+
 // The zfs-fuse judge of an exported pool in dir (run it with
 // test::RunInZfsFuseSandbox): import (altroot dir/alt), scrub, and into dir
 // status.txt, list.txt (dataset names), props.txt (compression, copies,

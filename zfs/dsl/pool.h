@@ -782,6 +782,12 @@ class Pool final : private TxgSyncer {
   // made stale before it began are whole again (if usable and no write to
   // them failed since) and replacing vdevs give way to their new disk.
   void FinishResilver(uint64_t epoch, uint64_t generation) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_, scan_mu_);
+  // InvalidArgument "QUOTED PATH is part of active pool 'P'" when a leaf
+  // other than `except`, a spare or a cache device of this pool is at path.
+  Status CheckPathUnused(const std::string& quoted, const std::string& path, const Vdev* except) UZFS_REQUIRES(mu_);
+  // From the sync thread (mu_ held): a resilver of the blocks born from
+  // min_txg on starts, or the running one starts over covering them too.
+  void RestartResilverInSync(uint64_t min_txg) UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
   // Marks a leaf stale until a resilver begun after now finishes.
   void MarkStale(Vdev* leaf) UZFS_REQUIRES(mu_);
   // A resilver of the blocks born from min_txg on, starting (or starting

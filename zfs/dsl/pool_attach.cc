@@ -49,16 +49,7 @@ Status Pool::AttachDevice(const std::string& dev, const std::string& new_path, b
     min_asize = top->asize();
     ashift = top->ashift();
     injectable = leaf->device() != nullptr && dynamic_cast<FaultDevice*>(leaf->device()) != nullptr;
-    std::vector<Vdev*> leaves;
-    root_->CollectLeaves(&leaves);
-    for (Vdev* v : leaves) {
-      if (v->name() == new_path) return Status::InvalidArgument(quoted + new_path + " is part of active pool '" + ident_.name + "'");
-    }
-    for (const auto* list : {&spares_, &cache_}) {
-      for (const VdevNode& a : *list) {
-        if (a.path == new_path) return Status::InvalidArgument(quoted + new_path + " is part of active pool '" + ident_.name + "'");
-      }
-    }
+    UZFS_RETURN_IF_ERROR(CheckPathUnused(quoted, new_path, nullptr));
   }
   const uint64_t new_guid = NewGuid();
   UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> joining,

@@ -152,18 +152,7 @@ Status Pool::ReplaceDevice(const std::string& old_dev, const std::string& new_pa
     ashift = top->ashift();
     injectable = old->device() != nullptr && dynamic_cast<FaultDevice*>(old->device()) != nullptr;
     // A path in use in this pool (but OLD's own, after a disk swap).
-    std::vector<Vdev*> leaves;
-    root_->CollectLeaves(&leaves);
-    for (Vdev* v : leaves) {
-      if (v != old && v->name() == new_path) {
-        return Status::InvalidArgument(quoted + new_path + " is part of active pool '" + ident_.name + "'");
-      }
-    }
-    for (const auto* list : {&spares_, &cache_}) {
-      for (const VdevNode& a : *list) {
-        if (a.path == new_path) return Status::InvalidArgument(quoted + new_path + " is part of active pool '" + ident_.name + "'");
-      }
-    }
+    UZFS_RETURN_IF_ERROR(CheckPathUnused(quoted, new_path, old));
   }
   if (new_path == old->name() && old->usable()) {
     return Status::Busy(quoted + old_dev + " is ONLINE; replace it by itself only after the disk was swapped");
@@ -285,6 +274,29 @@ void Pool::SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) {
   s->to_examine = alloc_ ? alloc_->allocated() : 0;
 }
 
+Status Pool::CheckPathUnused(const std::string& quoted, const std::string& path, const Vdev* except) {
+  std::vector<Vdev*> leaves;
+  root_->CollectLeaves(&leaves);
+  bool used = std::any_of(leaves.begin(), leaves.end(), [&](Vdev* v) { return v != except && v->name() == path; });
+  for (const auto* list : {&spares_, &cache_}) {
+    used = used || std::any_of(list->begin(), list->end(), [&](const VdevNode& a) { return a.path == path; });
+  }
+  if (!used) return Status::Ok();
+  return Status::InvalidArgument(quoted + path + " is part of active pool '" + ident_.name + "'");
+}
+
+void Pool::RestartResilverInSync(uint64_t min_txg) {
+  resilver_epoch_++;
+  MutexLock k(&scan_mu_);
+  SetResilverRecord(&scan_, min_txg, ub_.txg);
+  scan_generation_++;
+  scan_interrupt_.store(false);
+  scan_pass_start_ = EpochSeconds();
+  scan_pass_examined_ = 0;
+  scan_dirty_ = true;
+  scan_cv_.SignalAll();
+}
+
 void Pool::MarkStale(Vdev* leaf) {
   leaf->SetStale(true);
   stale_epoch_[leaf->guid()] = resilver_epoch_ + 1;
@@ -300,17 +312,8 @@ void Pool::NoteMissedWrites() {
     MarkStale(leaf);
     any = true;
   }
-  if (!any) return;
-  resilver_epoch_++;
-  MutexLock k(&scan_mu_);
   // Which txgs it missed is not known here: everything again.
-  SetResilverRecord(&scan_, 0, ub_.txg);
-  scan_generation_++;
-  scan_interrupt_.store(false);
-  scan_pass_start_ = EpochSeconds();
-  scan_pass_examined_ = 0;
-  scan_dirty_ = true;
-  scan_cv_.SignalAll();
+  if (any) RestartResilverInSync(0);
 }
 
 void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {

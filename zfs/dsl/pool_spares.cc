@@ -152,16 +152,7 @@ void Pool::ActivateSpares() {
       break;
     }
   }
-  if (!started) return;
-  resilver_epoch_++;
-  MutexLock k(&scan_mu_);
-  SetResilverRecord(&scan_, 0, ub_.txg);
-  scan_generation_++;
-  scan_interrupt_.store(false);
-  scan_pass_start_ = EpochSeconds();
-  scan_pass_examined_ = 0;
-  scan_dirty_ = true;
-  scan_cv_.SignalAll();
+  if (started) RestartResilverInSync(0);
 }
 
 void Pool::AutoReplace() {
