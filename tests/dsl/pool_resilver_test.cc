@@ -296,60 +296,63 @@ TEST(PoolResilver, TwoReplacesBackToBackBothEndWhole) {
   ASSERT_UZFS_OK((*p)->Export());
 }
 
-TEST(PoolResilver, AnExportRightAfterOnlineStillResilversWhatWasMissed) {
+// A two-way mirror pool whose side 1 was offline (until import, -t) while
+// `missed` was written, after `before`.
+struct MirrorThatMissed {
   test::TempDir dir;
   PoolLayout layout;
-  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
-  const std::string side0 = layout.data[0].children[0].path;
-  const std::string side1 = layout.data[0].children[1].path;
+  std::string side0, side1;
   std::vector<uint64_t> before, missed;
-  auto p = Pool::Create("sp", layout, pooltest::V23());
-  ASSERT_UZFS_OK(p.status());
-  pooltest::WriteObjects(**p, "sp", 8, kObjBytes, 2000, &before);
-  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
-  pooltest::WriteObjects(**p, "sp", 16, kObjBytes, 2100, &missed);
-  ASSERT_UZFS_OK((*p)->Sync());
+  std::unique_ptr<Pool> pool;
+
+  MirrorThatMissed(int n_before, int n_missed, uint64_t seed) {
+    layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+    side0 = layout.data[0].children[0].path;
+    side1 = layout.data[0].children[1].path;
+    auto p = Pool::Create("sp", layout, pooltest::V23());
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    pool = std::move(p).value();
+    pooltest::WriteObjects(*pool, "sp", n_before, kObjBytes, seed, &before);
+    EXPECT_TRUE(pool->OfflineDevice(side1, true).ok());
+    pooltest::WriteObjects(*pool, "sp", n_missed, kObjBytes, seed + 100, &missed);
+    EXPECT_TRUE(pool->Sync().ok());
+  }
+};
+
+TEST(PoolResilver, AnExportRightAfterOnlineStillResilversWhatWasMissed) {
+  MirrorThatMissed t(8, 16, 2000);
+  std::unique_ptr<Pool>& p = t.pool;
   // Online, and out at once: the resilver has had no time.
-  (*p)->SetScanSlice(std::chrono::milliseconds(1));
-  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
-  ASSERT_UZFS_OK((*p)->Export());
-  p->reset();
-  p = pooltest::ImportFrom(dir.path(), "sp");
-  ASSERT_UZFS_OK(p.status());
-  (*p)->WaitScan();
-  EXPECT_EQ((*p)->scan_progress().phys.func, ScanFunc::kResilver);
-  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
-  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
-  pooltest::ExpectObjects(**p, "sp", before, kObjBytes, 2000);
-  pooltest::ExpectObjects(**p, "sp", missed, kObjBytes, 2100);
-  ASSERT_UZFS_OK((*p)->Export());
+  p->SetScanSlice(std::chrono::milliseconds(1));
+  ASSERT_UZFS_OK(p->OnlineDevice(t.side1));
+  ASSERT_UZFS_OK(p->Export());
+  p.reset();
+  auto again = pooltest::ImportFrom(t.dir.path(), "sp");
+  ASSERT_UZFS_OK(again.status());
+  (*again)->WaitScan();
+  EXPECT_EQ((*again)->scan_progress().phys.func, ScanFunc::kResilver);
+  EXPECT_EQ((*again)->scan_progress().phys.state, ScanState::kFinished);
+  ASSERT_UZFS_OK((*again)->OfflineDevice(t.side0, true));
+  pooltest::ExpectObjects(**again, "sp", t.before, kObjBytes, 2000);
+  pooltest::ExpectObjects(**again, "sp", t.missed, kObjBytes, 2100);
+  ASSERT_UZFS_OK((*again)->Export());
 }
 
 TEST(PoolResilver, AStaleDeviceOfflinedAndOnlinedMidResilverIsResilveredAgain) {
-  test::TempDir dir;
-  PoolLayout layout;
-  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
-  const std::string side0 = layout.data[0].children[0].path;
-  const std::string side1 = layout.data[0].children[1].path;
-  std::vector<uint64_t> objs, missed;
-  auto p = Pool::Create("sp", layout, pooltest::V23());
-  ASSERT_UZFS_OK(p.status());
-  pooltest::WriteObjects(**p, "sp", 8, kObjBytes, 3000, &objs);
-  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
-  pooltest::WriteObjects(**p, "sp", 40, kObjBytes, 3100, &missed);
-  ASSERT_UZFS_OK((*p)->Sync());
-  (*p)->SetScanSlice(std::chrono::milliseconds(1));
-  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
+  MirrorThatMissed t(8, 40, 3000);
+  Pool* p = t.pool.get();
+  p->SetScanSlice(std::chrono::milliseconds(1));
+  ASSERT_UZFS_OK(p->OnlineDevice(t.side1));
   // Away again while the resilver runs, back in the same txg.
-  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, true));
-  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
-  (*p)->WaitScan();
-  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
-  EXPECT_FALSE((*p)->root_vdev().child(0)->child(1)->stale());
-  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
-  pooltest::ExpectObjects(**p, "sp", objs, kObjBytes, 3000);
-  pooltest::ExpectObjects(**p, "sp", missed, kObjBytes, 3100);
-  ASSERT_UZFS_OK((*p)->Export());
+  ASSERT_UZFS_OK(p->OfflineDevice(t.side1, true));
+  ASSERT_UZFS_OK(p->OnlineDevice(t.side1));
+  p->WaitScan();
+  EXPECT_EQ(p->scan_progress().phys.state, ScanState::kFinished);
+  EXPECT_FALSE(p->root_vdev().child(0)->child(1)->stale());
+  ASSERT_UZFS_OK(p->OfflineDevice(t.side0, true));
+  pooltest::ExpectObjects(*p, "sp", t.before, kObjBytes, 3000);
+  pooltest::ExpectObjects(*p, "sp", t.missed, kObjBytes, 3100);
+  ASSERT_UZFS_OK(p->Export());
 }
 
 TEST(PoolResilver, ASecondDiskFailingMidResilverOfRaidz2LosesNothing) {
