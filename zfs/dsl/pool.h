@@ -791,8 +791,9 @@ class Pool final : private TxgSyncer {
   // Marks a leaf stale until a resilver begun after now finishes.
   void MarkStale(Vdev* leaf) UZFS_REQUIRES(mu_);
   // A resilver of the blocks born from min_txg on, starting (or starting
-  // over, covering what the running one covered too) in *s.
-  void SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) UZFS_REQUIRES(mu_);
+  // over, covering what the running one covered too) in *s; `synced` the
+  // last synced txg, `allocated` the pool's allocated bytes. Takes no lock.
+  static void SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced, uint64_t allocated);
   // Each txg: leaves a write did not reach are stale; a resilver starts.
   void NoteMissedWrites() UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
   // Each txg (pool_spares.cc): leaves with too many recent I/O errors are

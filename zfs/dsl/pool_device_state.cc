@@ -252,14 +252,16 @@ Status Pool::BeginResilver(uint64_t min_txg) {
     synced = ub_.txg;
     resilver_epoch_++;
   }
+  const uint64_t allocated = alloc_ ? alloc_->allocated() : 0;
+  // (ChangeScan holds scan_mu_, which comes after mu_: nothing here may
+  // take mu_.)
   return ChangeScan([&](ScanPhys& s) -> Status {
-    MutexLock l(&mu_);
-    SetResilverRecord(&s, min_txg, synced);
+    SetResilverRecord(&s, min_txg, synced, allocated);
     return Status::Ok();
   }, "sysevent.fs.zfs.resilver_start");
 }
 
-void Pool::SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) {
+void Pool::SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced, uint64_t allocated) {
   const bool running = s->scanning() && s->func == ScanFunc::kResilver;
   // A running resilver starts over so it covers the new range too (its
   // walk so far may have passed blocks the new stale leaf needs).
@@ -271,7 +273,7 @@ void Pool::SetResilverRecord(ScanPhys* s, uint64_t min_txg, uint64_t synced) {
   s->min_txg = s->cur_min_txg = from;
   s->max_txg = s->cur_max_txg = synced;
   s->start_time = started;
-  s->to_examine = alloc_ ? alloc_->allocated() : 0;
+  s->to_examine = allocated;
 }
 
 Status Pool::CheckPathUnused(const std::string& quoted, const std::string& path, const Vdev* except) {
@@ -288,7 +290,7 @@ Status Pool::CheckPathUnused(const std::string& quoted, const std::string& path,
 void Pool::RestartResilverInSync(uint64_t min_txg) {
   resilver_epoch_++;
   MutexLock k(&scan_mu_);
-  SetResilverRecord(&scan_, min_txg, ub_.txg);
+  SetResilverRecord(&scan_, min_txg, ub_.txg, alloc_ ? alloc_->allocated() : 0);
   scan_generation_++;
   scan_interrupt_.store(false);
   scan_pass_start_ = EpochSeconds();
@@ -385,7 +387,7 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
   if (from == UINT64_MAX || readonly_) return;  // a read-only pool starts nothing
   MutexLock k(&scan_mu_);
   if (resilvering && scan_.min_txg <= from) return;
-  SetResilverRecord(&scan_, from, ub_.txg);
+  SetResilverRecord(&scan_, from, ub_.txg, alloc_ ? alloc_->allocated() : 0);
   scan_dirty_ = true;
 }
 
