@@ -64,13 +64,15 @@
 //
 // Threading contract: Submit, Read, Write, Flush, state(), counters() and
 // the admin calls are safe from many threads at once (concurrent writes to
-// one block leave one of them, per sector). The tree's shape is fixed after
-// the builders return. Submit/Read/Write/Flush block on the IoEngine, so
-// they must not be called from an IoEngine thread (REQUIRES, as
-// SubmitAndWait).
-// Locks: each vdev's admin_mu_ serializes the check-and-set of Offline()
-// among its children; I/O takes no vdev lock (states and counters are
-// atomics).
+// one block leave one of them, per sector). The tree's shape changes only
+// through AddTopLevel, ReplaceTopLevel and ReplaceChild, from one thread at
+// a time (the pool's sync thread): a reader in the middle of an I/O sees
+// the old shape or the new, and vdevs taken out stay alive (the caller
+// keeps them). Submit/Read/Write/Flush block on the IoEngine, so they must
+// not be called from an IoEngine thread (REQUIRES, as SubmitAndWait).
+// Locks: each top-level vdev's admin_mu_ serializes the check-and-set of
+// Offline() below it; I/O takes no vdev lock (states, stale flags,
+// counters, ids and parents are atomics).
 #pragma once
 
 #include <atomic>
@@ -340,7 +342,7 @@ class Vdev {
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
   std::atomic<bool> stale_{false};
   std::atomic<bool> missed_write_{false};
-  Mutex admin_mu_;  // serializes Offline() checks among this vdev's children
+  Mutex admin_mu_;  // a top-level vdev's: serializes Offline() checks below it
 
  private:
   const VdevKind kind_;

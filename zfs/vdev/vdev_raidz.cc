@@ -10,8 +10,8 @@
 // Write: parity is generated, then every column goes to its child at once
 // (Vdev::Submit: the columns of every block of the batch at once, so
 // columns of blocks allocated back to back merge into one write per leaf);
-// OK when at most nparity columns failed (their children are counted and
-// probed; resilver will need a DTL of what they missed — not kept yet).
+// OK when at most nparity columns failed (their children are counted,
+// probed and marked as having missed a write: the pool resilvers them).
 //
 // Read, in escalating steps (each its own function below):
 //  1. read the data columns (scrub: every column; in a batch, the data
