@@ -387,6 +387,13 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
   if (from == UINT64_MAX || readonly_) return;  // a read-only pool starts nothing
   MutexLock k(&scan_mu_);
   if (resilvering && scan_.min_txg <= from) return;
+  if (scan_.running() && scan_.func == ScanFunc::kScrub) {
+    // A scrub the admin started goes on; the resilver follows it (nothing
+    // reads the stale leaves meanwhile). Commonly a crash between the
+    // uberblock writes of one txg left a leaf one txg behind.
+    resilver_deferred_from_ = std::min(resilver_deferred_from_, from);
+    return;
+  }
   SetResilverRecord(&scan_, from, ub_.txg, alloc_ ? alloc_->allocated() : 0);
   scan_dirty_ = true;
 }

@@ -188,13 +188,20 @@ Status Pool::PauseScrub() {
 }
 
 Status Pool::CancelScrub() {
-  return ChangeScan([](ScanPhys& s) -> Status {
+  UZFS_RETURN_IF_ERROR(ChangeScan([](ScanPhys& s) -> Status {
     if (!s.scanning() || s.func != ScanFunc::kScrub) return Status::NotFound("there is no active scrub");
     s.state = ScanState::kCanceled;
     s.flags &= ~kScanFlagPaused;
     s.end_time = NowSeconds();
     return Status::Ok();
-  }, "sysevent.fs.zfs.scrub_abort");
+  }, "sysevent.fs.zfs.scrub_abort"));
+  // A resilver that waited for the scrub starts now.
+  uint64_t deferred = UINT64_MAX;
+  {
+    MutexLock l(&mu_);
+    std::swap(deferred, resilver_deferred_from_);
+  }
+  return deferred == UINT64_MAX ? Status::Ok() : BeginResilver(deferred);
 }
 
 Pool::ScanProgress Pool::scan_progress() const {
@@ -428,6 +435,14 @@ Result<bool> Pool::ScanSlice() {
     }
   }
   if (post_finish) PostEvent(resilver ? "sysevent.fs.zfs.resilver_finish" : "sysevent.fs.zfs.scrub_finish");
+  if (post_finish && !resilver) {
+    // A resilver import found needed waited for this scrub.
+    MutexLock l(&mu_);
+    if (resilver_deferred_from_ != UINT64_MAX) {
+      RestartResilverInSync(resilver_deferred_from_);
+      resilver_deferred_from_ = UINT64_MAX;
+    }
+  }
   return finished;
 }
 
