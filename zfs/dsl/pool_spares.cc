@@ -157,10 +157,6 @@ void Pool::ActivateSpares() {
 
 void Pool::AutoReplace() {
   if (readonly_ || !txg_) return;
-  auto props = PoolProps();
-  if (!props.ok()) return;
-  const PropValue* on = FindInZap(props->zap, "autoreplace");
-  if (on == nullptr || on->is_string || on->number == 0) return;
   // Failed leaves not already being replaced, whose path holds a device
   // again that is not the one the pool had open and carries no pool's
   // label: a disk swapped in.
@@ -175,12 +171,20 @@ void Pool::AutoReplace() {
       if (st != VdevState::kUnavail && st != VdevState::kRemoved && st != VdevState::kFaulted) continue;
       if (leaf->parent() != nullptr && leaf->parent()->kind() == VdevKind::kReplacing) continue;
       if (leaf->device() != nullptr && leaf->device()->CheckIdentity().ok()) continue;  // the same device
-      auto dev = FileDevice::Open(leaf->name(), FileDeviceOptions{.read_only = true, .exclusive = false});
-      if (!dev.ok() || ReadDeviceLabels(**dev, 9).ok()) continue;
       swapped.push_back(leaf->name());
     }
   }
+  // Only then the property (a MOS read) and the devices (a label read):
+  // a healthy pool costs nothing.
+  if (swapped.empty()) return;
+  auto props = PoolProps();
+  if (!props.ok()) return;
+  const PropValue* on = FindInZap(props->zap, "autoreplace");
+  if (on == nullptr || on->is_string || on->number == 0) return;
   for (const std::string& path : swapped) {
+    auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = true, .exclusive = false});
+    if (!dev.ok() || ReadDeviceLabels(**dev, 9).ok()) continue;  // nothing there, or some pool's disk
+    dev->reset();
     Status s = ReplaceDevice(path, "", false);
     LogEvent("pool '" + ident_.name + "': autoreplace of " + path +
              (s.ok() ? ": replacing it with the new disk found there" : ": " + std::string(s.message())));
