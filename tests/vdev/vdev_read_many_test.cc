@@ -63,18 +63,29 @@ TEST(VdevReadMany, RaidzHealthyBatchReadsEveryBlockOnce) {
       ASSERT_UZFS_OK(v.status());
       Vdev& vd = **v;
       const auto blocks = WriteBlocks(vd, 40, n * 10 + p);
-      const uint64_t ios_before = io->stats().submitted;
-      const uint64_t ops_before = vd.io_counters().read_ops;
-      ExpectBatchReadsAll(vd, blocks);
-      EXPECT_EQ(vd.io_counters().read_ops - ops_before, blocks.size());
-      // Only data columns were read (a healthy read never needs parity).
       uint64_t data_cols = 0;
       for (const Block& blk : blocks) {
         auto m = raidz::MapBlock(blk.offset, blk.data.size(), raidz::Geometry{n, p, 9});
         ASSERT_TRUE(m.ok());
         data_cols += m->cols.size() - p;
       }
+      // Unmerged: one leaf read per data column (a healthy read never
+      // needs parity).
+      const uint64_t saved = VdevAggregationLimit();
+      SetVdevAggregationLimit(0);
+      uint64_t ios_before = io->stats().submitted;
+      uint64_t ops_before = vd.io_counters().read_ops;
+      ExpectBatchReadsAll(vd, blocks);
+      EXPECT_EQ(vd.io_counters().read_ops - ops_before, blocks.size());
       EXPECT_EQ(io->stats().submitted - ios_before, data_cols);
+      // Merged (the default): the columns of blocks written back to back
+      // are near each other on each leaf and go as a few large reads.
+      SetVdevAggregationLimit(saved);
+      ios_before = io->stats().submitted;
+      ops_before = vd.io_counters().read_ops;
+      ExpectBatchReadsAll(vd, blocks);
+      EXPECT_EQ(vd.io_counters().read_ops - ops_before, blocks.size());
+      EXPECT_LE(io->stats().submitted - ios_before, data_cols / 4);
     }
     io->Shutdown(ShutdownMode::kDrain);
   }
@@ -114,6 +125,108 @@ TEST(VdevReadMany, RaidzDamageInsideABatchIsRepairedAsByRead) {
     }
     io->Shutdown(ShutdownMode::kDrain);
   }
+}
+
+// A batch of scrub reads (the scan's): every column read in one batch,
+// wrong data and wrong parity found and rewritten as a scrub Read does,
+// and a stale leaf's columns rebuilt and written to it (the resilver).
+TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
+  auto io = test::TestEngine();
+  {
+    auto t = test::MakeLeaves(*io, 6, kChildSize, 9);
+    std::vector<FaultDevice*> faults = t.faults;
+    auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 9);
+    ASSERT_UZFS_OK(v.status());
+    Vdev& vd = **v;
+    const auto blocks = WriteBlocks(vd, 40, 91);
+    const raidz::Geometry g{6, 2, 9};
+    // Parity of block 0 and a data column of block 5 wrong on the medium;
+    // child 3 stale (its content of every block wiped: a new disk).
+    auto m0 = *raidz::MapBlock(blocks[0].offset, blocks[0].data.size(), g);
+    auto m5 = *raidz::MapBlock(blocks[5].offset, blocks[5].data.size(), g);
+    uint32_t c5 = 2;
+    while (m5.cols[c5].child == 3 || m5.cols[c5].child == m0.cols[0].child) c5++;
+    test::CorruptOnMedia(faults[m0.cols[0].child], m0.cols[0].offset, m0.cols[0].size);
+    test::CorruptOnMedia(faults[m5.cols[c5].child], m5.cols[c5].offset, m5.cols[c5].size);
+    for (const Block& blk : blocks) {
+      auto m = *raidz::MapBlock(blk.offset, blk.data.size(), g);
+      for (const auto& col : m.cols)
+        if (col.child == 3) test::CorruptOnMedia(faults[3], col.offset, col.size);
+    }
+    vd.child(3)->SetStale(true);
+    const uint64_t reads_before = io->stats().submitted;
+    Batch b(blocks);
+    for (BlockIo& r : b.reads) r.mode = ReadMode::kScrub;
+    vd.Submit(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.got[i], blocks[i].data) << i;
+    }
+    // Merged: far fewer leaf requests than columns.
+    EXPECT_LT(io->stats().submitted - reads_before, blocks.size() * 6 / 2);
+    EXPECT_EQ(vd.child(m0.cols[0].child)->counters().checksum_errors, 1u);
+    EXPECT_EQ(vd.child(m5.cols[c5].child)->counters().checksum_errors, 1u);
+    EXPECT_EQ(vd.child(3)->counters().checksum_errors, 0u);  // stale: expected
+    EXPECT_GT(vd.child(3)->counters().repaired_bytes, 0u);
+    // Everything is whole again, the stale leaf too: with it trusted and
+    // two other children gone, every block still reads right.
+    vd.child(3)->SetStale(false);
+    faults[0]->FailReads(FaultTrigger::Always(), test::DataArea());
+    faults[1]->FailReads(FaultTrigger::Always(), test::DataArea());
+    for (const Block& blk : blocks) {
+      std::vector<uint8_t> got(blk.data.size());
+      ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
+      EXPECT_EQ(got, blk.data);
+    }
+    EXPECT_EQ(vd.child(m0.cols[0].child)->counters().checksum_errors, 1u);
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
+// The same for a three-way mirror: wrong sides repaired, a stale side
+// filled, every side read in one batch.
+TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {
+  auto io = test::TestEngine();
+  {
+    auto t = test::MakeLeaves(*io, 3, kChildSize, 9, 300);
+    std::vector<FaultDevice*> faults = t.faults;
+    auto v = MakeMirrorVdev(std::move(t.leaves), 44);
+    ASSERT_UZFS_OK(v.status());
+    Vdev& vd = **v;
+    const auto blocks = WriteBlocks(vd, 30, 17);
+    for (size_t i = 0; i < blocks.size(); i += 5) test::CorruptOnMedia(faults[0], blocks[i].offset, 512);
+    for (const Block& blk : blocks) test::CorruptOnMedia(faults[2], blk.offset, 512);
+    vd.child(2)->SetStale(true);
+    const uint64_t before = io->stats().submitted;
+    Batch b(blocks);
+    for (BlockIo& r : b.reads) r.mode = ReadMode::kScrub;
+    vd.Submit(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.got[i], blocks[i].data) << i;
+    }
+    EXPECT_EQ(vd.child(0)->counters().checksum_errors, (blocks.size() + 4) / 5);
+    EXPECT_EQ(vd.child(2)->counters().checksum_errors, 0u);
+    EXPECT_GT(vd.child(2)->counters().repaired_bytes, 0u);
+    EXPECT_LT(io->stats().submitted - before, blocks.size() * 2);
+    // Side 2 alone now holds every block, side 0 is whole again.
+    vd.child(2)->SetStale(false);
+    for (uint32_t only : {0u, 2u}) {
+      for (uint32_t s = 0; s < 3; s++) {
+        if (s == only) {
+          faults[s]->ClearFaults();
+        } else {
+          faults[s]->FailReads(FaultTrigger::Always(), test::DataArea());
+        }
+      }
+      for (const Block& blk : blocks) {
+        std::vector<uint8_t> got(blk.data.size());
+        ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
+        EXPECT_EQ(got, blk.data);
+      }
+    }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
 }
 
 TEST(VdevReadMany, RaidzFailedChildAndUnrecoverableBlockInOneBatch) {

@@ -390,6 +390,13 @@ struct BatchWait {
   size_t remaining UZFS_GUARDED_BY(mu) = 0;
 };
 
+// Reads of one batch merged into one device read (RunChildIos, 2a).
+struct ReadRun {
+  uint64_t start = 0;           // the first member's offset on the leaf
+  std::vector<size_t> members;  // entries of the batch, by offset
+  AlignedBuffer buf;            // the run's span
+};
+
 }  // namespace
 
 namespace {
@@ -412,7 +419,7 @@ void RunChildIos(std::span<ChildIo> ios) {
   // 1. What each entry will transfer, and which entries are plain writes
   //    that may be merged with an adjacent one of the same leaf.
   std::vector<std::span<uint8_t>> xfer(ios.size());
-  std::vector<size_t> mergeable;
+  std::vector<size_t> mergeable, readable;
   const uint64_t limit = VdevAggregationLimit();
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
@@ -441,6 +448,39 @@ void RunChildIos(std::span<ChildIo> ios) {
     c.issued = true;
     if (c.op == IoOp::kWrite && limit > 0 && !c.buf.empty() && c.buf.size() < limit)
       mergeable.push_back(i);
+    if (c.op == IoOp::kRead && limit > 0 && !c.buf.empty() && c.buf.size() < limit)
+      readable.push_back(i);
+  }
+  // 2a. Runs of reads on one leaf that lie within kReadGapLimit of each
+  //     other, each spanning up to `limit` bytes, become one read into a
+  //     buffer of the run's span (gaps read and dropped), copied out after.
+  std::vector<ReadRun> read_runs;
+  std::vector<bool> in_read_run(ios.size(), false);
+  std::sort(readable.begin(), readable.end(), [&](size_t a, size_t b) {
+    if (ios[a].leaf != ios[b].leaf) return std::less<LeafVdev*>()(ios[a].leaf, ios[b].leaf);
+    return ios[a].offset < ios[b].offset;
+  });
+  for (size_t k = 0; k < readable.size();) {
+    const ChildIo& head = ios[readable[k]];
+    uint64_t end = head.offset + head.buf.size();
+    size_t j = k + 1;
+    while (j < readable.size()) {
+      const ChildIo& next = ios[readable[j]];
+      const uint64_t next_end = std::max(end, next.offset + next.buf.size());
+      if (next.leaf != head.leaf || next.offset > end + kReadGapLimit || next_end - head.offset > limit) break;
+      end = next_end;
+      j++;
+    }
+    if (j - k >= 2) {
+      ReadRun run;
+      run.start = head.offset;
+      run.members.assign(readable.begin() + static_cast<ptrdiff_t>(k), readable.begin() + static_cast<ptrdiff_t>(j));
+      run.buf = AlignedBuffer::Uninitialized(end - head.offset,
+                                             std::max<uint32_t>(4096, head.leaf->device()->RequiredAlignment()));
+      for (size_t m : run.members) in_read_run[m] = true;
+      read_runs.push_back(std::move(run));
+    }
+    k = j;
   }
   // 2. Runs of adjacent writes on one leaf, each up to `limit` bytes, become
   //    one gathered request (`group` of its first entry lists the members).
@@ -489,7 +529,7 @@ void RunChildIos(std::span<ChildIo> ios) {
   };
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
-    if (!c.issued || grouped[i]) continue;
+    if (!c.issued || grouped[i] || in_read_run[i]) continue;
     IoRequest r;
     r.device = c.leaf->device();
     r.op = c.op;
@@ -520,6 +560,21 @@ void RunChildIos(std::span<ChildIo> ios) {
     heads.push_back(&head);
     batch.push_back(std::move(r));
   }
+  for (ReadRun& run : read_runs) {
+    ChildIo& head = ios[run.members[0]];
+    IoRequest r;
+    r.device = head.leaf->device();
+    r.op = IoOp::kRead;
+    r.offset = LeafVdev::DeviceOffset(run.start);
+    r.buf = run.buf.span();
+    std::vector<ChildIo*> members;
+    for (size_t i : run.members) members.push_back(&ios[i]);
+    r.done = make_done(std::move(members));
+    head.leaf->CountIo(false, run.buf.size());  // one device read
+    engines.push_back(&head.leaf->io());
+    heads.push_back(&head);
+    batch.push_back(std::move(r));
+  }
   if (batch.empty()) return;
   {
     MutexLock lock(&wait->mu);
@@ -536,9 +591,15 @@ void RunChildIos(std::span<ChildIo> ios) {
     MutexLock lock(&wait->mu);
     while (wait->remaining > 0) wait->cv.Wait(&wait->mu);
   }
+  for (const ReadRun& run : read_runs) {
+    for (size_t i : run.members) {
+      ChildIo& c = ios[i];
+      if (c.status.ok()) std::memcpy(c.buf.data(), run.buf.data() + (c.offset - run.start), c.buf.size());
+    }
+  }
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
-    if (!c.issued) continue;
+    if (!c.issued || in_read_run[i]) continue;
     if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
       std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
   }

@@ -173,10 +173,12 @@ class Vdev {
   // time, a mirror writes every block to every side at once, writes that
   // blocks allocated back to back put next to each other on a leaf (raidz
   // columns, mirror copies) go as one write (VdevAggregationLimit), and a
-  // raidz or leaf reads the healthy path of every block (data columns) in
-  // the same batch; a read that needs more (a failed or wrong column, a
-  // scrub, a mirror read) then goes through Read, after the batch. A batch
-  // of one read is that Read. REQUIRES: not on an IoEngine thread.
+  // raidz or leaf reads the healthy path of every block (data columns; a
+  // raidz scrub: every column) in the same batch, reads next to each other
+  // on a leaf merged (kReadGapLimit); a read that needs more (a failed or
+  // wrong column, a mirror read) then goes on as Read would, after the
+  // batch. A batch of one read is that Read. REQUIRES: not on an IoEngine
+  // thread.
   void Submit(std::span<BlockIo> ios);
   // Reads the block of buf.size() (psize) bytes at `offset` into buf; see the
   // header comment for redundancy, repair and errors. `out` (optional) says
@@ -382,11 +384,15 @@ Result<std::unique_ptr<Vdev>> MakeRootVdev(std::vector<std::unique_ptr<Vdev>> to
 // it never degrades the pool; I/O to it is refused.
 std::unique_ptr<Vdev> MakeHoleVdev();
 
-// Write aggregation (zfs/vdev/vdev_impl.h, RunChildIos): writes of one batch
+// Aggregation (zfs/vdev/vdev_impl.h, RunChildIos): writes of one batch
 // that are adjacent on a leaf are issued as one gathered write of at most
 // this many bytes (OpenZFS's zfs_vdev_aggregation_limit; 0 = never merge).
 // Process-wide; the daemon sets it from its `vdev_aggregation_limit`
 // tunable (environment UZFS_VDEV_AGGREGATION_LIMIT, uzfsd -o, zpool tunable).
+// Reads of one batch are merged the same way, and also across gaps of up
+// to kReadGapLimit bytes (read and dropped: one larger read costs a disk
+// less than two, as OpenZFS's zfs_vdev_read_gap_limit).
+inline constexpr uint64_t kReadGapLimit = 32 * 1024;
 inline constexpr uint64_t kDefaultAggregationLimit = 1ull << 20;
 inline constexpr uint64_t kMaxAggregationLimit = 16ull << 20;
 uint64_t VdevAggregationLimit();

@@ -16,10 +16,14 @@
 // ends where the next begins) are issued as one gathered write
 // (IoRequest::gather) of at most VdevAggregationLimit() bytes; its outcome
 // (success, or the one error) becomes every member's status and the leaf's
-// counters see one write. Reads, flushes and durable writes are never
-// merged, and nothing is merged across batches, so ordering between
-// batches (data, then labels and uberblocks, each after a wait) is as
-// before. Writes with a bounce buffer merge like any other.
+// counters see one write. Reads of one batch on a leaf that lie within
+// kReadGapLimit of each other are read as one span of at most the same
+// limit into a buffer of their own (the gaps are read and dropped), and
+// copied out; a failed merged read fails every member (each then
+// escalates alone, as any failed read does). Flushes and durable writes
+// are never merged, and nothing is merged across batches, so ordering
+// between batches (data, then labels and uberblocks, each after a wait)
+// is as before. Writes with a bounce buffer merge like any other.
 //
 // Threading: RunChildIos blocks the caller (never an engine thread); the
 // completion callbacks write only their own ChildIo and a counter under the
@@ -40,6 +44,7 @@ namespace uzfs {
 
 class LeafVdev;
 struct RaidzBatchPlan;  // vdev_raidz.cc
+struct MirrorBatchPlan;  // vdev_mirror.cc
 struct RaidzBlockRead;  // vdev_raidz.cc
 
 struct ChildIo {
@@ -173,6 +178,7 @@ class MirrorVdev final : public Vdev {
 
  private:
   Status CheckRange(uint64_t offset, uint64_t psize) const;
+  void FinishScrubs(MirrorBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios);
   uint64_t asize_ = 0;
 };
 
@@ -212,7 +218,13 @@ class RaidzVdev final : public Vdev {
   void RetryStale(RaidzBlockRead& r);
   Result<bool> RebuildWithMissing(RaidzBlockRead& r);
   Status FindWrongParity(RaidzBlockRead& r);
-  void RepairColumns(RaidzBlockRead& r, ReadOutcome* o);
+  Status Settle(RaidzBlockRead& r, uint64_t offset, ReadOutcome* o, bool* repair);
+  void CountWrong(const RaidzBlockRead& r, ReadOutcome* o);
+  void AppendRepairs(const RaidzBlockRead& r, std::vector<ChildIo>* repairs);
+  void NoteRepairs(std::span<const ChildIo> repairs, ReadOutcome* o);
+  // A scrub read's every column into *ios (the rest after the batch).
+  bool StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i);
+  void FinishScrubs(RaidzBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios);
 
   const uint32_t nparity_;
   uint64_t asize_ = 0;

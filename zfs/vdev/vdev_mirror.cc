@@ -10,7 +10,9 @@
 // or a verify failure. The first side that verifies wins; every side that
 // failed (and is still usable) gets the good bytes written back, and a side
 // that returned wrong bytes gets a checksum error. Scrub mode reads every
-// side in parallel and repairs each that is wrong.
+// side in parallel and repairs each that is wrong; in a batch, the scrub
+// reads of every block go out together (neighbours merge on each side) and
+// only a block with a failed or wrong side goes on alone.
 //
 // Sides are child slots: a leaf, or a replacing / spare vdev of leaves
 // (vdev_impl.h: each read goes to the slot's ReadLeaf, each write to all
@@ -177,19 +179,38 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   return Status::Ok();
 }
 
+// A mirror's batch: for each scrub read, one buffer per side.
+struct MirrorBatchPlan : VdevBatchPlan {
+  explicit MirrorBatchPlan(size_t n) : VdevBatchPlan(n), sides(n) {}
+  std::vector<std::vector<AlignedBuffer>> sides;
+};
+
 // Every block to every side in one batch: a side's writes of blocks
 // allocated back to back are adjacent on it and merge (RunChildIos), and
 // the sides work in parallel. A durable write is each side's write durable
-// in one trip (IoOp::kWriteDurable). Reads go alone, after the batch (Read:
-// one side, then the next on a failure, so a failing side is read once).
+// in one trip (IoOp::kWriteDurable). A scrub read reads every side in the
+// batch (the reads of neighbouring blocks merge); other reads go alone,
+// after the batch (Read: one side, then the next on a failure, so a
+// failing side is read once).
 std::unique_ptr<VdevBatchPlan> MirrorVdev::StartBatch(std::span<BlockIo* const> reqs,
                                                       std::vector<ChildIo>* ios) {
-  auto plan = std::make_unique<VdevBatchPlan>(reqs.size());
+  auto plan = std::make_unique<MirrorBatchPlan>(reqs.size());
   const size_t sides = children().size();
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& w = *reqs[i];
     if (w.is_read()) {
-      plan->Alone(i);
+      if (w.mode != ReadMode::kScrub || !CheckRange(w.offset, w.buf.size()).ok()) {
+        plan->Alone(i);
+        continue;
+      }
+      const uint64_t padded = AllocatedSize(w.buf.size());
+      const size_t first = ios->size();
+      for (size_t c = 0; c < sides; c++) {
+        plan->sides[i].emplace_back(padded);
+        ios->push_back(ChildIo{ReadLeaf(child(static_cast<uint32_t>(c)), false), IoOp::kRead, w.offset,
+                               plan->sides[i].back().span(), {}, false});
+      }
+      plan->Issue(i, first, sides);
       continue;
     }
     CountIo(true, w.buf.size());
@@ -213,13 +234,15 @@ std::unique_ptr<VdevBatchPlan> MirrorVdev::StartBatch(std::span<BlockIo* const> 
 
 // A block is written when any side took it; the sides that failed were
 // counted by their devices and probed (RunChildIos).
-void MirrorVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+void MirrorVdev::FinishBatch(VdevBatchPlan* base, std::span<BlockIo* const> reqs,
                              std::span<const ChildIo> ios) {
+  auto* plan = static_cast<MirrorBatchPlan*>(base);
+  FinishScrubs(plan, reqs, ios);
   for (size_t i = 0; i < reqs.size(); i++) {
     const BatchSlot& slot = plan->slots[i];
     BlockIo& w = *reqs[i];
     if (slot.how == BatchSlot::How::kAlone) ReadAlone(*this, w);
-    if (slot.how != BatchSlot::How::kIssued) continue;
+    if (slot.how != BatchSlot::How::kIssued || w.is_read()) continue;
     const std::span<const ChildIo> sides = ios.subspan(slot.first, slot.count);
     if (std::any_of(sides.begin(), sides.end(), [](const ChildIo& c) { return c.status.ok(); })) {
       w.status = Status::Ok();
@@ -228,6 +251,61 @@ void MirrorVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs
     write_errors_.fetch_add(1, std::memory_order_relaxed);
     w.status = Status::IoError(name() + ": no side took the block at " + std::to_string(w.offset) +
                                " (" + sides[0].status.ToString() + ")");
+  }
+}
+
+// The scrub reads of a batch: a block whose every side that could be read
+// verifies is done here, and its copy goes to the stale leaves (the
+// resilver), in one batch of writes for all of them; any other (a side
+// failed or wrong) is read again by Read, which repairs.
+void MirrorVdev::FinishScrubs(MirrorBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios) {
+  std::vector<ChildIo> writes;
+  std::vector<size_t> owner;  // the request each write is for
+  for (size_t i = 0; i < reqs.size(); i++) {
+    BlockIo& r = *reqs[i];
+    if (!r.is_read() || plan->slots[i].how != BatchSlot::How::kIssued) continue;
+    const std::span<const ChildIo> sides = ios.subspan(plan->slots[i].first, plan->slots[i].count);
+    const BlockVerifier* v = r.verifier();
+    int good = -1;
+    bool clean = true;
+    for (size_t s = 0; s < sides.size() && clean; s++) {
+      if (!sides[s].issued) continue;  // nothing serves this side (a stale leaf alone)
+      if (!sides[s].status.ok()) {
+        clean = false;
+        break;
+      }
+      std::memcpy(r.buf.data(), sides[s].buf.data(), r.buf.size());
+      if (v != nullptr && !(*v)(r.buf)) clean = false;
+      if (good < 0) good = static_cast<int>(s);
+    }
+    if (!clean || good < 0) {
+      ReadAlone(*this, r);
+      continue;
+    }
+    CountIo(false, r.buf.size());
+    r.outcome = ReadOutcome{};
+    r.status = Status::Ok();
+    if (v == nullptr || read_only()) continue;
+    std::vector<LeafVdev*> stale;
+    for (uint32_t s = 0; s < sides.size(); s++) StaleLeaves(child(s), nullptr, &stale);
+    for (LeafVdev* leaf : stale) {
+      if (!leaf->usable()) continue;
+      writes.push_back(ChildIo{leaf, IoOp::kWrite, r.offset, sides[static_cast<size_t>(good)].buf, {}, false});
+      owner.push_back(i);
+    }
+  }
+  if (writes.empty()) return;
+  RunChildIos(writes);
+  for (size_t k = 0; k < writes.size(); k++) {
+    const ChildIo& c = writes[k];
+    if (!c.status.ok()) continue;
+    c.leaf->AddRepaired(c.buf.size());
+    repaired_bytes_.fetch_add(c.buf.size(), std::memory_order_relaxed);
+    ReadOutcome& o = reqs[owner[k]]->outcome;
+    const uint32_t side = c.leaf->parent() == this ? c.leaf->id() : c.leaf->parent()->id();
+    if (std::find(o.repaired.begin(), o.repaired.end(), side) == o.repaired.end()) o.repaired.push_back(side);
+    std::sort(o.repaired.begin(), o.repaired.end());
+    o.repaired_children = static_cast<int>(o.repaired.size());
   }
 }
 

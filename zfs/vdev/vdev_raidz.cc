@@ -14,8 +14,9 @@
 // probed and marked as having missed a write: the pool resilvers them).
 //
 // Read, in escalating steps (each its own function below):
-//  1. read the data columns (scrub: every column; in a batch, the data
-//     columns of every plain read of the batch at once);
+//  1. read the data columns (scrub: every column; in a batch, the columns
+//     of every read of the batch at once, merged where they are adjacent
+//     on a leaf, and the repairs of the batch's scrubs as one batch);
 //  2. a column whose child failed or is unusable is "missing": read the
 //     parity columns and rebuild the missing ones (raidz::Reconstruct);
 //  3. verify; done, unless it failed or this is a scrub;
@@ -180,20 +181,35 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
   o = ReadOutcome{};
   UZFS_ASSIGN_OR_RETURN(raidz::RaidzMap map, Map(offset, buf.size()));
   RaidzBlockRead r(*this, std::move(map), buf, verify);
-  const bool scrub = mode == ReadMode::kScrub;
-  r.scrub = scrub;
-  UZFS_RETURN_IF_ERROR(ReadAndRebuild(r, offset, scrub, &o));
+  r.scrub = mode == ReadMode::kScrub;
+  bool repair = false;
+  UZFS_RETURN_IF_ERROR(Settle(r, offset, &o, &repair));
+  if (!repair) return Status::Ok();
+  CountWrong(r, &o);
+  std::vector<ChildIo> repairs;
+  AppendRepairs(r, &repairs);
+  RunChildIos(repairs);
+  NoteRepairs(repairs, &o);
+  return Status::Ok();
+}
+
+// Steps 1-4 on a block whose columns may be read already (a batch's scrub
+// read): only the unread ones are read. *repair: whether the columns found
+// missing or wrong are to be written back (not for trusted data).
+Status RaidzVdev::Settle(RaidzBlockRead& r, uint64_t offset, ReadOutcome* o, bool* repair) {
+  *repair = false;
+  UZFS_RETURN_IF_ERROR(ReadAndRebuild(r, offset, r.scrub, o));
   bool verified = false;
-  if (!scrub || !verify) {
+  if (!r.scrub || !r.verify) {
     // 3. The common case: the block verifies (or is trusted).
     verified = r.Check();
-    if (verified && !verify) return Status::Ok();
+    if (verified && !r.verify) return Status::Ok();
   }
   if (!verified) {
     UZFS_RETURN_IF_ERROR(SearchSilentlyWrong(r, offset));
-    o.reconstructed = o.reconstructed || !r.wrong.empty() || !r.missing.empty();
+    o->reconstructed = o->reconstructed || !r.wrong.empty() || !r.missing.empty();
   }
-  RepairColumns(r, &o);
+  *repair = true;
   return Status::Ok();
 }
 
@@ -357,39 +373,47 @@ Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
   return Status::Ok();
 }
 
-// Count and repair: wrong columns and failed ones whose child still serves
-// get their correct bytes written back.
-void RaidzVdev::RepairColumns(RaidzBlockRead& r, ReadOutcome* o) {
+// The silently wrong columns are checksum errors of the leaves they were
+// read from.
+void RaidzVdev::CountWrong(const RaidzBlockRead& r, ReadOutcome* o) {
   o->checksum_errors = static_cast<int>(r.wrong.size());
   // (A stale leaf's old bytes are expected, not an error of the device.)
   for (uint32_t c : r.wrong) {
     if (r.read_from[c] != nullptr && !r.read_from[c]->stale()) r.read_from[c]->device()->errors().CountChecksumError();
   }
+}
+
+// The writes that put the block right: wrong columns and failed ones whose
+// child still serves get their correct bytes; a scrub also writes every
+// other column to the stale leaves of its slot (the resilver).
+void RaidzVdev::AppendRepairs(const RaidzBlockRead& r, std::vector<ChildIo>* repairs) {
+  if (read_only()) return;
+  const size_t start = repairs->size();
   std::vector<uint32_t> bad(r.missing);
   bad.insert(bad.end(), r.wrong.begin(), r.wrong.end());
-  std::vector<ChildIo> repairs;
-  if (!read_only()) {
-    for (uint32_t c : bad) {
-      const size_t first = repairs.size();
-      AppendSlotWrites(r.slot_of(c), IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), &repairs);
-      // Only members still in service (a failed one is not written again).
-      repairs.erase(std::remove_if(repairs.begin() + static_cast<ptrdiff_t>(first), repairs.end(),
-                                   [](const ChildIo& x) { return !x.leaf->usable(); }),
-                    repairs.end());
-    }
-    if (r.scrub) {
-      // The resilver: every other column to the stale leaves of its slot.
-      for (uint32_t c = 0; c < r.ncols(); c++) {
-        if (std::find(bad.begin(), bad.end(), c) != bad.end()) continue;
-        std::vector<LeafVdev*> stale;
-        StaleLeaves(r.slot_of(c), r.read_from[c], &stale);
-        for (LeafVdev* leaf : stale)
-          repairs.push_back(ChildIo{leaf, IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), {}, false});
-      }
+  for (uint32_t c : bad) {
+    const size_t first = repairs->size();
+    AppendSlotWrites(r.slot_of(c), IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), repairs);
+    // Only members still in service (a failed one is not written again).
+    repairs->erase(std::remove_if(repairs->begin() + static_cast<ptrdiff_t>(first), repairs->end(),
+                                  [](const ChildIo& x) { return !x.leaf->usable(); }),
+                   repairs->end());
+  }
+  if (r.scrub) {
+    for (uint32_t c = 0; c < r.ncols(); c++) {
+      if (std::find(bad.begin(), bad.end(), c) != bad.end()) continue;
+      std::vector<LeafVdev*> stale;
+      StaleLeaves(r.slot_of(c), r.read_from[c], &stale);
+      for (LeafVdev* leaf : stale)
+        repairs->push_back(ChildIo{leaf, IoOp::kWrite, r.map.cols[c].offset, r.cs.span(c), {}, false});
     }
   }
-  for (ChildIo& c : repairs) c.extra = false;
-  RunChildIos(repairs);
+  for (size_t i = start; i < repairs->size(); i++) (*repairs)[i].extra = false;
+}
+
+// After the repairs ran: what they wrote, on the leaves and here, and the
+// slots they put right in o->repaired.
+void RaidzVdev::NoteRepairs(std::span<const ChildIo> repairs, ReadOutcome* o) {
   for (const ChildIo& c : repairs) {
     if (!c.status.ok()) continue;
     c.leaf->AddRepaired(c.buf.size());
@@ -404,21 +428,24 @@ void RaidzVdev::RepairColumns(RaidzBlockRead& r, ReadOutcome* o) {
 // A raidz's batch: each write's columns (parity computed) and, per
 // request, where its leaf I/O sits in the batch.
 struct RaidzBatchPlan : VdevBatchPlan {
-  explicit RaidzBatchPlan(size_t n) : VdevBatchPlan(n), sets(n) {}
-  std::vector<std::unique_ptr<RaidzColumnSet>> sets;  // writes only
+  explicit RaidzBatchPlan(size_t n) : VdevBatchPlan(n), sets(n), scrubs(n) {}
+  std::vector<std::unique_ptr<RaidzColumnSet>> sets;     // writes only
+  std::vector<std::unique_ptr<RaidzBlockRead>> scrubs;  // scrub reads only
 };
 
 // Writes: every block's parity, then all their columns. Reads: the data
-// columns of every block that needs nothing more (Read's step 1); the
-// others (a scrub, a block that is not whole sectors, a bad range) go
-// alone, after the batch.
+// columns of every block that needs nothing more (Read's step 1), every
+// column of a scrub read; the others (a block that is not whole sectors,
+// a bad range) go alone, after the batch.
 std::unique_ptr<VdevBatchPlan> RaidzVdev::StartBatch(std::span<BlockIo* const> reqs,
                                                      std::vector<ChildIo>* ios) {
   auto plan = std::make_unique<RaidzBatchPlan>(reqs.size());
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& r = *reqs[i];
     const size_t first = ios->size();
-    const bool issued = r.is_read() ? StartRead(&r, ios) : StartWrite(&r, ios, plan.get(), i);
+    const bool issued = !r.is_read()                   ? StartWrite(&r, ios, plan.get(), i)
+                        : r.mode == ReadMode::kScrub ? StartScrub(&r, ios, plan.get(), i)
+                                                     : StartRead(&r, ios);
     if (issued) {
       plan->Issue(i, first, ios->size() - first);
     } else if (r.is_read()) {
@@ -442,6 +469,22 @@ bool RaidzVdev::StartRead(BlockIo* io, std::vector<ChildIo>* ios) {
                            map->cols[c].offset, io->buf.subspan(pos, map->cols[c].size), {}, false});
     pos += map->cols[c].size;
   }
+  return true;
+}
+
+bool RaidzVdev::StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i) {
+  static const BlockVerifier kTrusted;
+  Result<raidz::RaidzMap> map = Map(io->offset, io->buf.size());
+  if (!map.ok()) return false;
+  io->outcome = ReadOutcome{};
+  auto r = std::make_unique<RaidzBlockRead>(*this, std::move(*map), io->buf, io->verify ? *io->verify : kTrusted);
+  r->scrub = true;
+  r->cs.EnsureParity();
+  for (uint32_t c = 0; c < r->ncols(); c++) {
+    r->read_from[c] = ReadLeaf(r->slot_of(c), false);
+    ios->push_back(ChildIo{r->read_from[c], IoOp::kRead, r->map.cols[c].offset, r->cs.span(c), {}, false});
+  }
+  plan->scrubs[i] = std::move(r);
   return true;
 }
 
@@ -472,13 +515,15 @@ bool RaidzVdev::StartWrite(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPla
 // A write is OK when at most nparity columns failed. A read whose columns
 // all arrived and that verifies is done, exactly as Read would have
 // finished it; any other read is read again by Read, which escalates.
-void RaidzVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
+void RaidzVdev::FinishBatch(VdevBatchPlan* base, std::span<BlockIo* const> reqs,
                             std::span<const ChildIo> ios) {
+  auto* plan = static_cast<RaidzBatchPlan*>(base);
+  FinishScrubs(plan, reqs, ios);
   for (size_t i = 0; i < reqs.size(); i++) {
     const BatchSlot& slot = plan->slots[i];
     BlockIo& r = *reqs[i];
     if (slot.how == BatchSlot::How::kAlone) ReadAlone(*this, r);
-    if (slot.how != BatchSlot::How::kIssued) continue;
+    if (slot.how != BatchSlot::How::kIssued || plan->scrubs[i]) continue;
     const Status* first = nullptr;
     const uint32_t failed = FailedSlots(ios.subspan(slot.first, slot.count), &first);
     if (r.is_read()) {
@@ -496,6 +541,39 @@ void RaidzVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
     } else {
       r.status = Status::Ok();
     }
+  }
+}
+
+// The scrub reads of a batch: each goes on from its columns as read, as
+// Read's steps would; the repairs of all of them (and the resilver's
+// writes to stale leaves) then go out as one batch of writes, where the
+// columns of blocks next to each other merge.
+void RaidzVdev::FinishScrubs(RaidzBatchPlan* plan, std::span<BlockIo* const> reqs,
+                             std::span<const ChildIo> ios) {
+  std::vector<ChildIo> repairs;
+  std::vector<std::pair<size_t, size_t>> repair_range(reqs.size());
+  for (size_t i = 0; i < reqs.size(); i++) {
+    RaidzBlockRead* r = plan->scrubs[i].get();
+    if (r == nullptr) continue;
+    BlockIo& io = *reqs[i];
+    CountIo(false, io.buf.size());
+    const BatchSlot& slot = plan->slots[i];
+    for (uint32_t c = 0; c < r->ncols(); c++)
+      r->st[c] = ios[slot.first + c].status.ok() ? RaidzBlockRead::Col::kOk : RaidzBlockRead::Col::kFailed;
+    bool repair = false;
+    io.status = Settle(*r, io.offset, &io.outcome, &repair);
+    if (!io.status.ok() || !repair) continue;
+    CountWrong(*r, &io.outcome);
+    const size_t first = repairs.size();
+    AppendRepairs(*r, &repairs);
+    repair_range[i] = {first, repairs.size() - first};
+  }
+  if (repairs.empty()) return;
+  RunChildIos(repairs);
+  for (size_t i = 0; i < reqs.size(); i++) {
+    if (plan->scrubs[i] == nullptr || repair_range[i].second == 0) continue;
+    NoteRepairs(std::span<const ChildIo>(repairs).subspan(repair_range[i].first, repair_range[i].second),
+                &reqs[i]->outcome);
   }
 }
 
