@@ -565,6 +565,85 @@ Status Zio::Scrub(const BlockPtr& bp, ScrubResult* result) {
   return ScrubBlock(bp, 0, result ? result : &local);
 }
 
+void Zio::ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results) {
+  struct Copy {
+    size_t block;
+    int d;
+  };
+  std::vector<BlockVerifier> verify(bps.size());
+  std::vector<AlignedBytes> bufs;
+  std::vector<BlockIo> ios;
+  std::vector<Copy> copies;
+  bufs.reserve(bps.size());
+  ios.reserve(bps.size());
+  for (size_t i = 0; i < bps.size(); i++) {
+    const BlockPtr& bp = bps[i];
+    results[i] = ScrubResult{};
+    status[i] = Status::Ok();
+    if (bp.embedded || bp.IsHole()) continue;
+    if (Status v = ValidateBlockPtr(bp, Limits()); !v.ok()) {
+      status[i] = std::move(v);
+      continue;
+    }
+    if (bp.dva[0].gang || bp.dva[1].gang || bp.dva[2].gang) {
+      status[i] = ScrubBlock(bp, 0, &results[i]);
+      continue;
+    }
+    verify[i] = [this, &bp](std::span<const uint8_t> b) { return Verifies(bp, b); };
+    for (int d = 0; d < 3; d++) {
+      if (bp.dva[d].asize == 0) continue;
+      bufs.emplace_back(bp.psize);
+      ios.push_back(BlockIo::Read(bp.dva[d].vdev, bp.dva[d].offset, std::span<uint8_t>(bufs.back()), &verify[i],
+                                  ReadMode::kScrub));
+      copies.push_back(Copy{i, d});
+    }
+  }
+  if (ios.empty()) return;
+  target_.Submit(ios);
+  // Each block's copies are consecutive in `copies`.
+  for (size_t k = 0; k < copies.size();) {
+    const size_t i = copies[k].block;
+    const BlockPtr& bp = bps[i];
+    ScrubResult& r = results[i];
+    stats_.blocks_scrubbed++;
+    size_t end = k;
+    int good = -1;
+    Status last;
+    std::vector<int> bad;
+    for (; end < copies.size() && copies[end].block == i; end++) {
+      r.copies_checked++;
+      if (ios[end].status.ok()) {
+        if (good < 0) good = static_cast<int>(end);
+      } else {
+        bad.push_back(copies[end].d);
+        last = ios[end].status;
+        stats_.copies_failed++;
+      }
+    }
+    k = end;
+    if (good < 0) {
+      status[i] = last.WithContext("scrub: no copy of the block verifies");
+      continue;
+    }
+    int unrepaired = 0;
+    for (int d : bad) {
+      if (opts_.writable && target_.Write(bp.dva[d].vdev, bp.dva[d].offset, bufs[static_cast<size_t>(good)]).ok()) {
+        stats_.self_heals++;
+        r.copies_repaired++;
+      } else {
+        unrepaired++;
+        r.copies_unrepaired++;
+      }
+    }
+    if (unrepaired) {
+      status[i] = opts_.writable ? Status::IoError("scrub: " + std::to_string(unrepaired) +
+                                                   " damaged copies could not be rewritten")
+                                 : Status::Corruption("scrub: " + std::to_string(unrepaired) +
+                                                      " damaged copies left as they are (read-only)");
+    }
+  }
+}
+
 // ----------------------------------------------------------------- free
 
 Status Zio::CollectFrees(const BlockPtr& bp, int depth, std::vector<Dva>* out) {

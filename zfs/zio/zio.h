@@ -128,6 +128,13 @@ class Zio {
   // good; Corruption when no copy verifies or, read-only, damage was left;
   // IoError when a repair could not be written.
   Status Scrub(const BlockPtr& bp, ScrubResult* result = nullptr);
+  // Several blocks, each as Scrub would (same outcome, counts and repairs),
+  // with every copy of every plain block read in one BlockTarget::Submit
+  // batch of scrub reads: the top-level vdevs at once, and on each the
+  // reads that lie next to each other on a leaf merged. The scan hands it
+  // blocks sorted by offset. A gang block goes through Scrub. REQUIRES:
+  // status and results have bps.size() entries.
+  void ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results);
   // Like Free, but the space is reusable at once: only for a block written
   // in this open txg that nothing references (e.g. an aborted write).
   Status Unallocate(const BlockPtr& bp, uint64_t txg);
