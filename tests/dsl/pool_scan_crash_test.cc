@@ -47,9 +47,13 @@ struct Synced {
 // unless an earlier child did, instead of starting a scrub.
 int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd, const std::string& replace_old = "",
               const std::string& replace_new = "") {
-  auto p = pooltest::ImportFrom(dir, "sk");
+  // A slow scan, its place recorded at every position, from its first
+  // slice on.
+  PoolImportOptions slow;
+  slow.scan_slice = std::chrono::milliseconds(1);
+  slow.scan_window_blocks = 1;
+  auto p = pooltest::ImportFrom(dir, "sk", slow);
   if (!p.ok()) return 10;
-  (*p)->SetScanSlice(std::chrono::milliseconds(1));
   const ScanPhys s = (*p)->scan_progress().phys;
   if (!replace_old.empty()) {
     bool replaced = false;
@@ -241,7 +245,8 @@ TEST(PoolScanCrash, KilledMidResilverGoesOnAndTheNewDiskEndsWhole) {
       EXPECT_GE(s.examined, last_examined) << "the resilver went back after kill " << k;
     }
     std::cout << "after kill " << k << ": " << (s.scanning() ? "resilvering" : "finished") << ", examined "
-              << s.examined << " of " << s.to_examine << ", " << durable.size() << " objects synced\n";
+              << s.examined << " of " << s.to_examine << ", bookmark " << s.bookmark.objset << ":"
+              << s.bookmark.object << ":" << s.bookmark.blkid << ", " << durable.size() << " objects synced\n";
     if (s.scanning() && s.examined > 0 && s.bookmark != ScanBookmark{}) resumed_mid_scan++;
     start_time = s.start_time;
     last_examined = s.examined;

@@ -101,6 +101,7 @@ Status Pool::OpenCommon() {
   UZFS_ASSIGN_OR_RETURN(alloc_, Allocator::Create(std::move(spaces), ao));
   UZFS_RETURN_IF_ERROR(OpenLogClass(ao));
   spa_alloc_ = std::make_unique<SpaAllocator>(*alloc_);
+  spa_alloc_->SetFreeObserver([this](const Dva& dva) { NoteScanFree(dva); });
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
   if (arc_) block_reader_ = std::make_unique<ArcBlockReader>(*arc_, ident_.pool_guid, *zio_);

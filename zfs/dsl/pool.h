@@ -153,6 +153,11 @@ struct PoolImportOptions {
   // `zpool import POOL NEWNAME`: the pool is renamed in its config and
   // labels at the import's first sync (not with readonly).
   std::string new_name;
+  // The scan's pace from its first slice (Pool::SetScanSlice and
+  // SetScanWindow; zero: the defaults). Tests slow down a scan that an
+  // import resumes so that a kill finds it part way.
+  std::chrono::milliseconds scan_slice{0};
+  size_t scan_window_blocks = 0;
 };
 
 // One cache (l2cache) device as `zpool status` / `zpool iostat -v` show it.
@@ -171,6 +176,25 @@ struct DatasetInfo {
   uint64_t dir_obj = 0, ds_obj = 0;
   DslDirPhys dir;
   DslDatasetPhys ds;
+};
+
+// The sorted scan's window (pool_scan.cc): the walk of a window gathers
+// the data blocks it finds (metadata is scrubbed as the walk reads it);
+// then they are issued sorted by offset, in batches whose reads merge. The
+// scan record's bookmark moves past a window only once it is all issued.
+struct ScanQueuedBlock {
+  BlockPtr bp;
+  DataErrorBookmark where;
+};
+struct ScanQueue {
+  std::vector<ScanQueuedBlock> blocks;
+  ScanBookmark walk;       // where the walk goes on (past this window)
+  bool walk_done = false;  // the walk reached the end of the pool
+  bool issuing = false;    // sorted; blocks[next, end) are still to issue
+  size_t next = 0;
+  unsigned gather_slices = 0;  // slices the walk of this window took
+  size_t max_blocks = 0;       // the window ends with this many blocks (set each slice)
+  uint64_t generation = 0;     // the scan_generation_ it was gathered in
 };
 
 class Pool final : private TxgSyncer {
@@ -359,6 +383,15 @@ class Pool final : private TxgSyncer {
   void WaitScan() UZFS_EXCLUDES(scan_mu_);
   // The slice length from now on (tests make it short to stop mid-scan).
   void SetScanSlice(std::chrono::milliseconds slice) UZFS_EXCLUDES(scan_mu_);
+  // The most data blocks one window of the sorted scan gathers before it
+  // issues them and records its place (pool_scan.cc), from the next window
+  // on; tests make it small so that a kill finds the place recorded part
+  // way through a small pool.
+  void SetScanWindow(size_t max_blocks) UZFS_EXCLUDES(scan_mu_);
+  // Called on the scan thread, with no lock held, each time a window has
+  // been gathered and sorted, before any of its blocks is read (tests free
+  // and reuse the window's blocks there).
+  void SetScanWindowHook(std::function<void()> hook) UZFS_EXCLUDES(scan_mu_);
 
   // --- device states, replace and resilver (pool_device_state.cc) ---
   // A device is named by its path or guid, as zpool status shows it.
@@ -834,8 +867,26 @@ class Pool final : private TxgSyncer {
   // before one does not store its place into what followed.
   uint64_t scan_generation_ UZFS_GUARDED_BY(scan_mu_) = 0;
   std::chrono::milliseconds scan_slice_ UZFS_GUARDED_BY(scan_mu_){50};
+  size_t scan_window_blocks_ UZFS_GUARDED_BY(scan_mu_) = 0;  // 0: kScanQueueBlocks
+  std::function<void()> scan_window_hook_ UZFS_GUARDED_BY(scan_mu_);
+  bool scan_window_sorted_ = false;  // the scan thread's: ScanSlice sorted a window
   std::atomic<bool> scan_interrupt_{false};  // a slice stops at its next block
-  std::unique_ptr<ThreadPool> scan_workers_;  // scrubs data blocks in parallel
+  std::unique_ptr<ThreadPool> scan_workers_;  // scrubs batches of data blocks in parallel
+  // What the scan counts of one scrubbed block (pool_scan.cc).
+  using ScanAccount =
+      std::function<void(const BlockPtr&, const DataErrorBookmark&, Status, const ScrubResult&)>;
+  struct ScanTally;
+  void GatherWindow(ScanQueue& q, const ScanPhys& st, const BlockPtr& mos_root, const std::function<bool()>& stop,
+                    const ScanAccount& account, ScanTally* tally) UZFS_REQUIRES(sync_mu_);
+  void IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const ScanAccount& account, ScanTally* tally)
+      UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(scan_freed_mu_);
+  std::optional<ScanQueue> scan_queue_;  // the scan thread's alone
+  // Each freed DVA while a window is queued (the spa allocator reports
+  // it): a freed block is not read, as its space may have been reused.
+  void NoteScanFree(const Dva& dva) UZFS_EXCLUDES(scan_freed_mu_);
+  std::atomic<bool> scan_watch_frees_{false};
+  Mutex scan_freed_mu_;
+  std::set<std::pair<uint32_t, uint64_t>> scan_freed_ UZFS_GUARDED_BY(scan_freed_mu_);
   std::thread scan_thread_;
   uint64_t errlog_last_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t errlog_scrub_obj_ UZFS_GUARDED_BY(mu_) = 0;

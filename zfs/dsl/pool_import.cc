@@ -127,6 +127,8 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
 
   UZFS_RETURN_IF_ERROR(p->LoadAfterImport(opts, a, std::move(found_paths), newest_seen));
   p->OpenCacheDevices(opts.l2arc, opts.fault_injectable);
+  if (opts.scan_slice.count() > 0) p->SetScanSlice(opts.scan_slice);
+  if (opts.scan_window_blocks > 0) p->SetScanWindow(opts.scan_window_blocks);
   if (!p->readonly_) {
     UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));

@@ -25,28 +25,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // The scan record reaches the disk at least this often while a scrub runs.
 constexpr auto kScanCheckpoint = std::chrono::seconds(5);
-// Data blocks scrubbed at once: enough to keep every leaf of a wide raidz
-// busy (each block is one read per column), few enough that a slice ends
-// soon after it is told to.
-constexpr unsigned kScanWorkers = 16;
-constexpr uint64_t kScanInflight = 64;
+// The sorted scan (pool.h, ScanQueue). A window ends, and its blocks are
+// sorted and issued, when the walk reached the end, gathered
+// kScanQueueBlocks data blocks (about 40 MiB of memory) or walked for
+// kScanWindowSlices slices (so a resumed scan repeats at most that much).
+// Issued in batches of up to kScanBatchBlocks blocks or kScanBatchBytes
+// allocated bytes, kScanBatchesInflight at a time: each batch's reads go
+// out together and merge on each leaf; a few in flight keep every leaf
+// of a wide raidz busy while a slice still ends soon after it is told to.
+constexpr size_t kScanQueueBlocks = 192 * 1024;
+constexpr unsigned kScanWindowSlices = 20;
+constexpr size_t kScanBatchBlocks = 1024;
+constexpr uint64_t kScanBatchBytes = 8ull << 20;
+constexpr uint64_t kScanBatchesInflight = 4;
+constexpr unsigned kScanWorkers = kScanBatchesInflight;
 // How often the scan thread looks for disks to replace by themselves.
 constexpr auto kAutoreplaceEvery = std::chrono::seconds(2);
-
-// What the workers of one slice add up; the slice waits for them before
-// it records its place, so every block before the bookmark is done.
-struct SliceTally {
-  Mutex mu;
-  CondVar cv;
-  uint64_t inflight UZFS_GUARDED_BY(mu) = 0;
-  uint64_t examined UZFS_GUARDED_BY(mu) = 0;
-  uint64_t errors UZFS_GUARDED_BY(mu) = 0;
-  uint64_t repaired UZFS_GUARDED_BY(mu) = 0;
-  void WaitBelow(uint64_t n) UZFS_EXCLUDES(mu) {
-    MutexLock l(&mu);
-    while (inflight > n) cv.Wait(&mu);
-  }
-};
 
 uint64_t NowSeconds() {
   return static_cast<uint64_t>(
@@ -89,6 +83,21 @@ Result<std::map<uint64_t, BlockPtr>> SyncedDatasets(Zio& zio, const BlockPtr& mo
 }
 
 }  // namespace
+
+// What one slice adds up (the workers of its batches too); the slice waits
+// for every batch before it records its place.
+struct Pool::ScanTally {
+  Mutex mu;
+  CondVar cv;
+  uint64_t inflight UZFS_GUARDED_BY(mu) = 0;
+  uint64_t examined UZFS_GUARDED_BY(mu) = 0;
+  uint64_t errors UZFS_GUARDED_BY(mu) = 0;
+  uint64_t repaired UZFS_GUARDED_BY(mu) = 0;
+  void WaitBelow(uint64_t n) UZFS_EXCLUDES(mu) {
+    MutexLock l(&mu);
+    while (inflight > n) cv.Wait(&mu);
+  }
+};
 
 void Pool::LoadScanState() {
   auto entries = MosZapList(1);
@@ -224,6 +233,16 @@ void Pool::SetScanSlice(std::chrono::milliseconds slice) {
   scan_slice_ = slice;
 }
 
+void Pool::SetScanWindow(size_t max_blocks) {
+  MutexLock k(&scan_mu_);
+  scan_window_blocks_ = max_blocks;
+}
+
+void Pool::SetScanWindowHook(std::function<void()> hook) {
+  MutexLock k(&scan_mu_);
+  scan_window_hook_ = std::move(hook);
+}
+
 void Pool::StartScanThread() {
   MutexLock k(&scan_mu_);
   if (scan_thread_.joinable()) return;
@@ -262,6 +281,15 @@ void Pool::ScanThreadMain() {
       continue;
     }
     Result<bool> finished = ScanSlice();
+    if (scan_window_sorted_) {
+      scan_window_sorted_ = false;
+      std::function<void()> hook;
+      {
+        MutexLock k(&scan_mu_);
+        hook = scan_window_hook_;
+      }
+      if (hook) hook();
+    }
     {
       MutexLock k(&scan_mu_);
       scan_cv_.SignalAll();
@@ -281,6 +309,14 @@ void Pool::ScanThreadMain() {
   }
 }
 
+void Pool::NoteScanFree(const Dva& dva) {
+  if (!scan_watch_frees_.load(std::memory_order_acquire)) return;
+  MutexLock f(&scan_freed_mu_);
+  scan_freed_.emplace(dva.vdev, dva.offset);
+}
+
+// One slice: the walk of the current window (gathering its data blocks),
+// or the issue of the window's blocks in offset order.
 Result<bool> Pool::ScanSlice() {
   MutexLock sync_lock(&sync_mu_);
   BlockPtr mos_root;
@@ -295,13 +331,33 @@ Result<bool> Pool::ScanSlice() {
   ScanPhys st;
   std::chrono::milliseconds slice;
   uint64_t generation = 0;
+  size_t window_blocks = kScanQueueBlocks;
   {
     MutexLock k(&scan_mu_);
     st = scan_;
     slice = scan_slice_;
     generation = scan_generation_;
+    if (scan_window_blocks_ != 0) window_blocks = std::min(scan_window_blocks_, kScanQueueBlocks);
   }
-  if (!st.running()) return false;
+  if (!st.running()) {
+    scan_queue_.reset();
+    scan_watch_frees_.store(false, std::memory_order_release);
+    return false;
+  }
+  if (!scan_queue_ || scan_queue_->generation != generation) {
+    // A new window from the recorded place (a start, a resume, a pause or
+    // a cancel in between drops what was gathered: it is walked again).
+    scan_queue_.emplace();
+    scan_queue_->walk = st.bookmark;
+    scan_queue_->generation = generation;
+    {
+      MutexLock f(&scan_freed_mu_);
+      scan_freed_.clear();
+    }
+    scan_watch_frees_.store(true, std::memory_order_release);
+  }
+  ScanQueue& q = *scan_queue_;
+  q.max_blocks = window_blocks;
   const bool resilver = st.func == ScanFunc::kResilver;
   uint64_t epoch = 0;
   {
@@ -309,92 +365,59 @@ Result<bool> Pool::ScanSlice() {
     epoch = resilver_epoch_;
   }
   const auto deadline = Clock::now() + slice;
-  auto stop = [&] { return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline; };
+  const std::function<bool()> stop = [&] {
+    return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline;
+  };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
-  SliceTally tally;
-  bool finished = false;
-  std::optional<std::map<uint64_t, BlockPtr>> datasets;
-  for (;;) {
-    BlockPtr root = mos_root;
-    if (st.bookmark.objset != 0) {
-      if (!datasets) {
-        auto d = SyncedDatasets(*zio_, mos_root);
-        if (!d.ok()) {
-          // The MOS's dnodes cannot be read: counted, and the scrub ends
-          // (it cannot know which datasets there are).
-          RecordDataError(DataErrorBookmark{0, 0, 0, 0}, d.status());
-          MutexLock l(&tally.mu);
-          tally.errors++;
-          finished = true;
-          break;
-        }
-        datasets = std::move(*d);
-      }
-      // The dataset named, or the next one (it may be gone since).
-      auto it = datasets->lower_bound(st.bookmark.objset);
-      if (it == datasets->end()) {
-        finished = true;
-        break;
-      }
-      if (it->first != st.bookmark.objset) st.bookmark = {it->first, 0, 0, 0};
-      root = it->second;
+  ScanTally tally;
+  // Counts one scrubbed block (where it failed, in the error log).
+  // (A std::function the batches' workers refer to until the slice ends.)
+  const ScanAccount account = [this, &tally](const BlockPtr& bp, const DataErrorBookmark& where, Status s,
+                                             const ScrubResult& r) {
+    // A copy that could not be rewritten (its device refuses writes) is
+    // the device's error, counted on it; the block itself was read whole.
+    if (!s.ok() && s.code() == Code::kIoError && r.copies_unrepaired > 0) s = Status::Ok();
+    if (!s.ok()) RecordDataError(where, s);
+    MutexLock l(&tally.mu);
+    tally.examined += Asize(bp);
+    if (r.copies_repaired > 0) tally.repaired += static_cast<uint64_t>(r.copies_repaired) * bp.dva[0].asize;
+    if (!s.ok()) tally.errors++;
+  };
+  if (!q.issuing) {
+    GatherWindow(q, st, mos_root, stop, account, &tally);
+    if (q.walk_done || q.blocks.size() >= q.max_blocks || ++q.gather_slices >= kScanWindowSlices) {
+      // Sorted by where the first copy is: the batches read each leaf
+      // front to back and their neighbouring columns merge.
+      std::sort(q.blocks.begin(), q.blocks.end(), [](const ScanQueuedBlock& a, const ScanQueuedBlock& b) {
+        if (a.bp.dva[0].vdev != b.bp.dva[0].vdev) return a.bp.dva[0].vdev < b.bp.dva[0].vdev;
+        return a.bp.dva[0].offset < b.bp.dva[0].offset;
+      });
+      q.issuing = true;
+      scan_window_sorted_ = true;
     }
-    const uint64_t objset = st.bookmark.objset;
-    ObjsetTraverseOptions o;
-    o.from = {st.bookmark.object, st.bookmark.blkid};
-    o.should_stop = stop;
-    if (resilver) o.min_birth = st.min_txg;
-    // Data blocks go to the workers; an indirect or dnode block is
-    // scrubbed here, before the walk reads it (so it reads a good copy).
-    auto scrub = [this, &tally](const BlockPtr& bp, const DataErrorBookmark& where) {
-      ScrubResult r;
-      Status s = zio_->Scrub(bp, &r);
-      // A copy that could not be rewritten (its device refuses writes) is
-      // the device's error, counted on it; the block itself was read whole.
-      if (!s.ok() && s.code() == Code::kIoError && r.copies_unrepaired > 0) s = Status::Ok();
-      if (!s.ok()) RecordDataError(where, s);
-      MutexLock l(&tally.mu);
-      tally.examined += Asize(bp);
-      if (r.copies_repaired > 0) tally.repaired += static_cast<uint64_t>(r.copies_repaired) * bp.dva[0].asize;
-      if (!s.ok()) tally.errors++;
-      tally.inflight--;
-      tally.cv.SignalAll();
-    };
-    o.visit = [&](const TraversedBlock& b) {
-      if (b.bp.birth > st.max_txg) return;  // written since the scan began
-      if (resilver && b.bp.birth < st.min_txg) return;  // the objset block and accounting
-      const DataErrorBookmark where{objset, b.object, b.level, b.blkid};
-      {
-        MutexLock l(&tally.mu);
-        tally.inflight++;
-      }
-      if (b.level > 0 || b.object == 0) {
-        scrub(b.bp, where);
-        return;
-      }
-      tally.WaitBelow(kScanInflight);
-      const BlockPtr bp = b.bp;
-      scan_workers_->Submit([scrub, bp, where] { scrub(bp, where); });
-    };
-    auto out = TraverseObjset(*zio_, root, o);
-    tally.WaitBelow(0);
-    if (!out.ok()) {
-      // The object set's own block cannot be read: counted (once: a root
-      // the scrub read was counted by its visit), and the walk goes on
-      // with the next object set.
-      if (root.birth > st.max_txg) {
-        RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
-        MutexLock l(&tally.mu);
-        tally.errors++;
-      }
-    } else if (!out->done) {
-      st.bookmark = {objset, out->next.object, 0, out->next.blkid};
-      break;
-    }
-    st.bookmark = {objset + 1, 0, 0, 0};  // the next dataset (lower_bound above)
-    if (stop()) break;
+  } else {
+    IssueWindow(q, stop, account, &tally);
   }
   tally.WaitBelow(0);
+  // A window all issued: the record's place moves past it.
+  bool finished = false;
+  std::optional<ScanBookmark> advance;
+  if (q.issuing && q.next == q.blocks.size()) {
+    advance = q.walk;
+    finished = q.walk_done;
+    const ScanBookmark from = q.walk;
+    scan_queue_.reset();
+    if (!finished) {
+      scan_queue_.emplace();
+      scan_queue_->walk = from;
+      scan_queue_->generation = generation;
+    }
+    {
+      MutexLock f(&scan_freed_mu_);
+      scan_freed_.clear();
+    }
+    scan_watch_frees_.store(!finished, std::memory_order_release);
+  }
   uint64_t examined, errors, repaired;
   {
     MutexLock l(&tally.mu);
@@ -422,7 +445,7 @@ Result<bool> Pool::ScanSlice() {
       scan_.errors += errors;
       scan_.processed += repaired;
       if (scan_.scanning()) {
-        scan_.bookmark = st.bookmark;
+        if (advance) scan_.bookmark = *advance;
         if (finished) {
           scan_.state = ScanState::kFinished;
           scan_.end_time = NowSeconds();
@@ -444,6 +467,117 @@ Result<bool> Pool::ScanSlice() {
     }
   }
   return finished;
+}
+
+// The walk from q.walk until `stop` or a full queue: indirect and dnode
+// blocks are scrubbed here, before the walk reads what they point to (so it
+// reads a good copy); data blocks join the queue.
+void Pool::GatherWindow(ScanQueue& q, const ScanPhys& st, const BlockPtr& mos_root,
+                        const std::function<bool()>& stop, const ScanAccount& account, ScanTally* tally) {
+  const bool resilver = st.func == ScanFunc::kResilver;
+  auto full_or_stop = [&] { return q.blocks.size() >= q.max_blocks || stop(); };
+  std::optional<std::map<uint64_t, BlockPtr>> datasets;
+  for (;;) {
+    BlockPtr root = mos_root;
+    if (q.walk.objset != 0) {
+      if (!datasets) {
+        auto d = SyncedDatasets(*zio_, mos_root);
+        if (!d.ok()) {
+          // The MOS's dnodes cannot be read: counted, and the scan ends
+          // (it cannot know which datasets there are).
+          RecordDataError(DataErrorBookmark{0, 0, 0, 0}, d.status());
+          MutexLock l(&tally->mu);
+          tally->errors++;
+          q.walk_done = true;
+          return;
+        }
+        datasets = std::move(*d);
+      }
+      // The dataset named, or the next one (it may be gone since).
+      auto it = datasets->lower_bound(q.walk.objset);
+      if (it == datasets->end()) {
+        q.walk_done = true;
+        return;
+      }
+      if (it->first != q.walk.objset) q.walk = {it->first, 0, 0, 0};
+      root = it->second;
+    }
+    const uint64_t objset = q.walk.objset;
+    ObjsetTraverseOptions o;
+    o.from = {q.walk.object, q.walk.blkid};
+    o.should_stop = full_or_stop;
+    if (resilver) o.min_birth = st.min_txg;
+    o.visit = [&](const TraversedBlock& b) {
+      if (b.bp.birth > st.max_txg) return;  // written since the scan began
+      if (resilver && b.bp.birth < st.min_txg) return;  // the objset block and accounting
+      const DataErrorBookmark where{objset, b.object, b.level, b.blkid};
+      if (b.level > 0 || b.object == 0) {
+        ScrubResult r;
+        Status s = zio_->Scrub(b.bp, &r);
+        account(b.bp, where, std::move(s), r);
+        return;
+      }
+      q.blocks.push_back(ScanQueuedBlock{b.bp, where});
+    };
+    auto out = TraverseObjset(*zio_, root, o);
+    if (!out.ok()) {
+      // The object set's own block cannot be read: counted (once: a root
+      // the scan read was counted by its visit), and the walk goes on
+      // with the next object set.
+      if (root.birth > st.max_txg) {
+        RecordDataError(DataErrorBookmark{objset, 0, -1, 0}, out.status());
+        MutexLock l(&tally->mu);
+        tally->errors++;
+      }
+    } else if (!out->done) {
+      q.walk = {objset, out->next.object, 0, out->next.blkid};
+      return;
+    }
+    q.walk = {objset + 1, 0, 0, 0};  // the next dataset (lower_bound above)
+    if (full_or_stop()) return;
+  }
+}
+
+// The window's next blocks in offset order, in batches of neighbours, on
+// the workers, a few batches at a time, until `stop` (at least one batch).
+// A block freed since it was gathered is skipped: its space may hold
+// another block by now (and it no longer needs a scrub).
+void Pool::IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const ScanAccount& account,
+                       ScanTally* tally) {
+  do {
+    auto batch = std::make_shared<std::vector<ScanQueuedBlock>>();
+    uint64_t bytes = 0;
+    {
+      MutexLock f(&scan_freed_mu_);
+      for (; q.next < q.blocks.size() && batch->size() < kScanBatchBlocks && bytes < kScanBatchBytes; q.next++) {
+        const BlockPtr& bp = q.blocks[q.next].bp;
+        bool freed = false;
+        for (const Dva& d : bp.dva)
+          freed = freed || (d.asize != 0 && scan_freed_.count({d.vdev, d.offset}) != 0);
+        if (freed) continue;
+        bytes += Asize(bp);
+        batch->push_back(q.blocks[q.next]);
+      }
+    }
+    if (batch->empty()) continue;
+    tally->WaitBelow(kScanBatchesInflight - 1);
+    {
+      MutexLock l(&tally->mu);
+      tally->inflight++;
+    }
+    scan_workers_->Submit([this, batch, &account, tally] {
+      std::vector<BlockPtr> bps;
+      bps.reserve(batch->size());
+      for (const ScanQueuedBlock& b : *batch) bps.push_back(b.bp);
+      std::vector<Status> status(bps.size());
+      std::vector<ScrubResult> results(bps.size());
+      zio_->ScrubMany(bps, status, results);
+      for (size_t i = 0; i < bps.size(); i++) account(bps[i], (*batch)[i].where, std::move(status[i]), results[i]);
+      MutexLock l(&tally->mu);
+      tally->inflight--;
+      tally->cv.SignalAll();
+    });
+  } while (q.next < q.blocks.size() && !stop());
 }
 
 }  // namespace uzfs
