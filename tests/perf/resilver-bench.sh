@@ -12,22 +12,34 @@
 #             cache dropped first.
 # Prints both rates and their ratio.
 #
+# SOURCES=ram puts the six first devices in a tmpfs (/dev/shm) and only the
+# new device (and the raw write) on the disk: the surviving disks then
+# cost the new one no bandwidth, as separate disks would not, and the
+# ratio shows whether uzfs keeps the new device busy. By default every
+# file shares one file system, so the resilver's reads of five columns
+# compete with its one column of writes.
+#
 #   tests/perf/resilver-bench.sh    (needs root and /dev/fuse; UZFS_BIN: one
 #                                    directory holding zpool and zfs, default the build tree's)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /var/tmp/uzfs-resilverbench.XXXXXX)
+src=$work/devs
+if [ "${SOURCES:-disk}" = ram ]; then
+  src=$(mktemp -d /dev/shm/uzfs-resilverbench.XXXXXX)
+fi
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 mnt=$work/mnt
 mkdir -p "$mnt" "$work/devs"
 devs=()
-for i in 0 1 2 3 4 5; do truncate -s 2G "$work/devs/d$i"; devs+=("$work/devs/d$i"); done
+for i in 0 1 2 3 4 5; do truncate -s 2G "$src/d$i"; devs+=("$src/d$i"); done
 zp=${UZFS_BIN:-$here/build/cmd/zpool}/zpool
 cleanup() {
   "$zp" destroy -f rsbench 2>/dev/null || true
   [ -f "$UZFS_RUNDIR/uzfsd.pid" ] && kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true
   sleep 1
   rm -rf "$work"
+  if [ "$src" != "$work/devs" ]; then rm -rf "$src"; fi
 }
 trap cleanup EXIT
 fill=${FILL:-4G}
@@ -38,13 +50,13 @@ count=$(( $(numfmt --from=iec "$fill") / (64 << 20) ))
 for i in $(seq 1 "$count"); do cp "$work/chunk" "$mnt/f$i"; printf '%s' "$i" | dd of="$mnt/f$i" conv=notrunc status=none; done
 rm -f "$work/chunk"
 "$zp" export rsbench
-rm -f "$work/devs/d3"
+rm -f "$src/d3"
 truncate -s 2G "$work/devs/n3"
 sync
 echo 3 > /proc/sys/vm/drop_caches
-"$zp" import -d "$work/devs" rsbench
+"$zp" import -d "$src" -d "$work/devs" rsbench
 t0=$(date +%s.%N)
-"$zp" replace -w rsbench "$work/devs/d3" "$work/devs/n3"
+"$zp" replace -w rsbench "$src/d3" "$work/devs/n3"
 t1=$(date +%s.%N)
 # What the new device holds: its allocated share, as the pool's
 # allocated bytes over the six columns.
