@@ -47,7 +47,7 @@ Result<std::unique_ptr<DaemonCache>> DaemonCache::Create(const std::vector<std::
   ArcReaper* reaper = c->reaper_.get();
   ApplyVdevTunables(t);
   t.Watch([&t, arc, l2arc, reaper](std::string_view name, uint64_t) {
-    if (name.starts_with("vdev_")) ApplyVdevTunables(t);
+    if (name.starts_with("vdev_") || name.starts_with("scan_")) ApplyVdevTunables(t);
     if (name.starts_with("arc_")) {
       ApplyArcTunables(t, *arc);
       reaper->SetOptions(ReaperOptionsFromTunables(t));

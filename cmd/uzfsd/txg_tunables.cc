@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "cmd/uzfsd/cache_cmd.h"
+#include "zfs/dsl/pool.h"
 #include "zfs/vdev/vdev.h"
 
 namespace uzfs::cmd {
@@ -27,6 +28,8 @@ const TunableDef kTxgTunables[] = {
     {"vdev_aggregation_limit", TunableKind::kSize, kDefaultAggregationLimit, nullptr, 0,
      kMaxAggregationLimit,
      "Largest write that adjacent writes to one leaf are merged into (0 = never merge); takes effect at once."},
+    {"scan_legacy", TunableKind::kCount, 0, nullptr, 0, 1,
+     "1: scrub and resilver read blocks in the order they are found, one at a time, not sorted by offset."},
 };
 
 }  // namespace
@@ -35,6 +38,7 @@ std::span<const TunableDef> TxgTunableDefs() { return kTxgTunables; }
 
 void ApplyVdevTunables(const Tunables& t) {
   if (auto v = t.Get("vdev_aggregation_limit"); v.ok()) SetVdevAggregationLimit(*v);
+  if (auto v = t.Get("scan_legacy"); v.ok()) SetScanLegacy(*v != 0);
 }
 
 TxgOptions TxgOptionsFromTunables(const Tunables& t) {

@@ -17,8 +17,8 @@
 namespace uzfs::cmd {
 
 std::span<const TunableDef> TxgTunableDefs();
-// The I/O tunables the vdev layer keeps process-wide
-// (vdev_aggregation_limit): applied at start and after each change.
+// The I/O tunables kept process-wide (vdev_aggregation_limit,
+// scan_legacy): applied at start and after each change.
 void ApplyVdevTunables(const Tunables& t);
 // TxgOptions from the current values (rows missing from t keep the
 // TxgOptions defaults).

@@ -9,6 +9,11 @@
 # Prints both rates and their ratio. FRAGMENTED=1 writes 16 KiB records
 # instead, by four writers at once (their blocks interleave on the disks).
 #
+# SLOW=MS:LANES makes every device a slow disk (zinject -D: each I/O
+# takes MS milliseconds more, LANES at a time) and compares, in the same
+# run, the sorted scan with the unsorted one (the scan_legacy tunable)
+# instead of the raw read.
+#
 #   tests/perf/scrub-bench.sh    (needs root and /dev/fuse; UZFS_BIN: one
 #                                 directory holding zpool and zfs, default the build tree's)
 set -euo pipefail
@@ -49,6 +54,30 @@ fi
 sync
 echo 3 > /proc/sys/vm/drop_caches
 "$zp" import -d "$work/devs" scrubbench
+if [ -n "${SLOW:-}" ]; then
+  zinj=${UZFS_BIN:-$here/build/cmd/zinject}/zinject
+  for d in "${devs[@]}"; do "$zinj" -d "$d" -D "$SLOW" scrubbench >/dev/null; done
+  timed_scrub() {
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+    local a b
+    a=$(date +%s.%N)
+    "$zp" scrub -w scrubbench
+    b=$(date +%s.%N)
+    echo "$b - $a" | bc
+  }
+  sorted=$(timed_scrub)
+  "$zp" tunable scan_legacy=1 >/dev/null
+  legacy=$(timed_scrub)
+  "$zp" tunable scan_legacy=0 >/dev/null
+  examined=$("$zp" status -j scrubbench | python3 -c 'import json,sys; j=json.load(sys.stdin); print(next(iter(j["pools"].values()))["scan_stats"]["examined"])')
+  awk -v e="$examined" -v s="$sorted" -v l="$legacy" -v slow="$SLOW" 'BEGIN {
+    printf "slow disks (zinject -D %s), %.0f MiB examined each time\n", slow, e / 1048576;
+    printf "sorted scan:   %.2f s = %.0f MiB/s\n", s, e / s / 1048576;
+    printf "unsorted scan: %.2f s = %.0f MiB/s\n", l, e / l / 1048576;
+    printf "sorted / unsorted: %.2f\n", l / s }'
+  exit 0
+fi
 t0=$(date +%s.%N)
 "$zp" scrub -w scrubbench
 t1=$(date +%s.%N)

@@ -178,6 +178,13 @@ struct DatasetInfo {
   DslDatasetPhys ds;
 };
 
+// The unsorted scan (OpenZFS's zfs_scan_legacy): every data block is
+// scrubbed on its own, in the order the walk finds it, many at a time, as
+// before the sorted scan; for comparison. Process-wide; the daemon sets it
+// from its `scan_legacy` tunable. Takes effect at a scan's next window.
+void SetScanLegacy(bool legacy);
+bool ScanLegacy();
+
 // The sorted scan's window (pool_scan.cc): the walk of a window gathers
 // the data blocks it finds (metadata is scrubbed as the walk reads it);
 // then they are issued sorted by offset, in batches whose reads merge. The
@@ -193,6 +200,7 @@ struct ScanQueue {
   bool issuing = false;    // sorted; blocks[next, end) are still to issue
   size_t next = 0;
   unsigned gather_slices = 0;  // slices the walk of this window took
+  bool legacy = false;         // ScanLegacy(): walk order, one block per batch
   size_t max_blocks = 0;       // the window ends with this many blocks (set each slice)
   uint64_t generation = 0;     // the scan_generation_ it was gathered in
 };

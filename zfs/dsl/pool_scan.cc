@@ -38,7 +38,16 @@ constexpr unsigned kScanWindowSlices = 20;
 constexpr size_t kScanBatchBlocks = 1024;
 constexpr uint64_t kScanBatchBytes = 8ull << 20;
 constexpr uint64_t kScanBatchesInflight = 4;
-constexpr unsigned kScanWorkers = kScanBatchesInflight;
+// The unsorted scan (SetScanLegacy): windows of kLegacyWindowBlocks in walk
+// order, each block alone, kLegacyInflight at a time.
+constexpr size_t kLegacyWindowBlocks = 1024;
+constexpr uint64_t kLegacyInflight = 64;
+constexpr unsigned kScanWorkers = 16;
+
+std::atomic<bool>& LegacyScan() {
+  static std::atomic<bool> legacy{false};
+  return legacy;
+}
 // How often the scan thread looks for disks to replace by themselves.
 constexpr auto kAutoreplaceEvery = std::chrono::seconds(2);
 
@@ -83,6 +92,9 @@ Result<std::map<uint64_t, BlockPtr>> SyncedDatasets(Zio& zio, const BlockPtr& mo
 }
 
 }  // namespace
+
+void SetScanLegacy(bool legacy) { LegacyScan().store(legacy, std::memory_order_relaxed); }
+bool ScanLegacy() { return LegacyScan().load(std::memory_order_relaxed); }
 
 // What one slice adds up (the workers of its batches too); the slice waits
 // for every batch before it records its place.
@@ -357,7 +369,8 @@ Result<bool> Pool::ScanSlice() {
     scan_watch_frees_.store(true, std::memory_order_release);
   }
   ScanQueue& q = *scan_queue_;
-  q.max_blocks = window_blocks;
+  if (q.blocks.empty() && !q.issuing) q.legacy = ScanLegacy();
+  q.max_blocks = q.legacy ? std::min(window_blocks, kLegacyWindowBlocks) : window_blocks;
   const bool resilver = st.func == ScanFunc::kResilver;
   uint64_t epoch = 0;
   {
@@ -388,7 +401,7 @@ Result<bool> Pool::ScanSlice() {
     if (q.walk_done || q.blocks.size() >= q.max_blocks || ++q.gather_slices >= kScanWindowSlices) {
       // Sorted by where the first copy is: the batches read each leaf
       // front to back and their neighbouring columns merge.
-      std::sort(q.blocks.begin(), q.blocks.end(), [](const ScanQueuedBlock& a, const ScanQueuedBlock& b) {
+      if (!q.legacy) std::sort(q.blocks.begin(), q.blocks.end(), [](const ScanQueuedBlock& a, const ScanQueuedBlock& b) {
         if (a.bp.dva[0].vdev != b.bp.dva[0].vdev) return a.bp.dva[0].vdev < b.bp.dva[0].vdev;
         return a.bp.dva[0].offset < b.bp.dva[0].offset;
       });
@@ -549,7 +562,8 @@ void Pool::IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const Sc
     uint64_t bytes = 0;
     {
       MutexLock f(&scan_freed_mu_);
-      for (; q.next < q.blocks.size() && batch->size() < kScanBatchBlocks && bytes < kScanBatchBytes; q.next++) {
+      const size_t max_blocks = q.legacy ? 1 : kScanBatchBlocks;
+      for (; q.next < q.blocks.size() && batch->size() < max_blocks && bytes < kScanBatchBytes; q.next++) {
         const BlockPtr& bp = q.blocks[q.next].bp;
         bool freed = false;
         for (const Dva& d : bp.dva)
@@ -560,7 +574,7 @@ void Pool::IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const Sc
       }
     }
     if (batch->empty()) continue;
-    tally->WaitBelow(kScanBatchesInflight - 1);
+    tally->WaitBelow((q.legacy ? kLegacyInflight : kScanBatchesInflight) - 1);
     {
       MutexLock l(&tally->mu);
       tally->inflight++;
