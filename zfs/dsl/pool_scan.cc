@@ -36,8 +36,8 @@ constexpr auto kScanCheckpoint = std::chrono::seconds(5);
 constexpr size_t kScanQueueBlocks = 192 * 1024;
 constexpr unsigned kScanWindowSlices = 20;
 constexpr size_t kScanBatchBlocks = 1024;
-constexpr uint64_t kScanBatchBytes = 8ull << 20;
-constexpr uint64_t kScanBatchesInflight = 4;
+constexpr uint64_t kScanBatchBytes = 4ull << 20;
+constexpr uint64_t kScanBatchesInflight = 8;
 // The unsorted scan (SetScanLegacy): windows of kLegacyWindowBlocks in walk
 // order, each block alone, kLegacyInflight at a time.
 constexpr size_t kLegacyWindowBlocks = 1024;
