@@ -53,7 +53,7 @@ test-sanitize:
 # The tests that run the data path from many threads, under ThreadSanitizer
 # (TSAN_TESTS: the ctest regex; TSAN_OPS: the stress test's operations per
 # thread).
-TSAN_TESTS ?= ZplRangeLocks|ZplConcurrency|ZplFsTest.ConcurrentThreads|ObjsetWriterTest.SyncRunsWhile|PoolScrub.(Refuses|GoesOn|ADevice)|PoolResilver.(TwoReplaces|ASecondDisk|AStaleDevice)|PoolSpare.AVanished
+TSAN_TESTS ?= ZplRangeLocks|ZplConcurrency|ZplFsTest.ConcurrentThreads|ObjsetWriterTest.SyncRunsWhile|PoolScrub.(Refuses|GoesOn|ADevice|BlocksFreed)|PoolResilver.(TwoReplaces|ASecondDisk|AStaleDevice)|PoolSpare.AVanished
 TSAN_OPS   ?= 400
 test-tsan:
 	@bash scripts/deps.sh
