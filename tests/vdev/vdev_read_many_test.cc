@@ -26,6 +26,21 @@ std::vector<Block> WriteBlocks(Vdev& v, int count, uint64_t seed) {
   return test::WriteRandomBlocks(v, count, seed, 4);
 }
 
+// A raidz of `n` fault-injectable leaves (ashift 9) and their devices.
+struct TestRaidz {
+  std::unique_ptr<Vdev> vdev;
+  std::vector<FaultDevice*> faults;
+};
+TestRaidz MakeTestRaidz(IoEngine& io, uint32_t n, uint32_t p) {
+  auto t = test::MakeLeaves(io, n, kChildSize, 9);
+  TestRaidz r;
+  r.faults = t.faults;
+  auto v = MakeRaidzVdev(std::move(t.leaves), p, 42, 9);
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  if (v.ok()) r.vdev = std::move(v).value();
+  return r;
+}
+
 // A batch reading every block into fresh buffers, each verified exactly.
 struct Batch {
   std::vector<std::vector<uint8_t>> got;
@@ -58,10 +73,9 @@ TEST(VdevReadMany, RaidzHealthyBatchReadsEveryBlockOnce) {
     SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n));
     auto io = test::TestEngine();
     {
-      auto t = test::MakeLeaves(*io, n, kChildSize, 9);
-      auto v = MakeRaidzVdev(std::move(t.leaves), p, 42, 9);
-      ASSERT_UZFS_OK(v.status());
-      Vdev& vd = **v;
+      TestRaidz rz = MakeTestRaidz(*io, n, p);
+      ASSERT_NE(rz.vdev, nullptr);
+      Vdev& vd = *rz.vdev;
       const auto blocks = WriteBlocks(vd, 40, n * 10 + p);
       uint64_t data_cols = 0;
       for (const Block& blk : blocks) {
@@ -96,11 +110,10 @@ TEST(VdevReadMany, RaidzDamageInsideABatchIsRepairedAsByRead) {
     SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n));
     auto io = test::TestEngine();
     {
-      auto t = test::MakeLeaves(*io, n, kChildSize, 9);
-      std::vector<FaultDevice*> faults = t.faults;
-      auto v = MakeRaidzVdev(std::move(t.leaves), p, 42, 9);
-      ASSERT_UZFS_OK(v.status());
-      Vdev& vd = **v;
+      TestRaidz rz = MakeTestRaidz(*io, n, p);
+      ASSERT_NE(rz.vdev, nullptr);
+      std::vector<FaultDevice*> faults = rz.faults;
+      Vdev& vd = *rz.vdev;
       const auto blocks = WriteBlocks(vd, 30, n * 7 + p);
       const raidz::Geometry g{n, p, 9};
       std::mt19937_64 rng(n + p);
@@ -133,11 +146,10 @@ TEST(VdevReadMany, RaidzDamageInsideABatchIsRepairedAsByRead) {
 TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
   auto io = test::TestEngine();
   {
-    auto t = test::MakeLeaves(*io, 6, kChildSize, 9);
-    std::vector<FaultDevice*> faults = t.faults;
-    auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 9);
-    ASSERT_UZFS_OK(v.status());
-    Vdev& vd = **v;
+    TestRaidz rz = MakeTestRaidz(*io, 6, 2);
+    ASSERT_NE(rz.vdev, nullptr);
+    std::vector<FaultDevice*> faults = rz.faults;
+    Vdev& vd = *rz.vdev;
     const auto blocks = WriteBlocks(vd, 40, 91);
     const raidz::Geometry g{6, 2, 9};
     // Parity of block 0 and a data column of block 5 wrong on the medium;
@@ -232,11 +244,10 @@ TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {
 TEST(VdevReadMany, RaidzFailedChildAndUnrecoverableBlockInOneBatch) {
   auto io = test::TestEngine();
   {
-    auto t = test::MakeLeaves(*io, 6, kChildSize, 9);
-    std::vector<FaultDevice*> faults = t.faults;
-    auto v = MakeRaidzVdev(std::move(t.leaves), 2, 42, 9);
-    ASSERT_UZFS_OK(v.status());
-    Vdev& vd = **v;
+    TestRaidz rz = MakeTestRaidz(*io, 6, 2);
+    ASSERT_NE(rz.vdev, nullptr);
+    std::vector<FaultDevice*> faults = rz.faults;
+    Vdev& vd = *rz.vdev;
     const auto blocks = WriteBlocks(vd, 12, 77);
     ASSERT_GE(blocks.size(), 4u);
     // Block 1: three data columns corrupt (more than nparity): Corruption.
