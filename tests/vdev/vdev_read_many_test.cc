@@ -195,6 +195,80 @@ TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
+// A resilver batch (ReadMode::kResilver): blocks with no column on the
+// stale leaf are not read at all; the others are rebuilt onto it, and
+// wrong parity elsewhere is left for a scrub to find.
+TEST(VdevReadMany, RaidzResilverBatchFillsOnlyTheStaleLeaf) {
+  auto io = test::TestEngine();
+  {
+    TestRaidz rz = MakeTestRaidz(*io, 6, 2);
+    ASSERT_NE(rz.vdev, nullptr);
+    std::vector<FaultDevice*> faults = rz.faults;
+    Vdev& vd = *rz.vdev;
+    // Blocks of 1 to 8 sectors: the small ones have columns on only some
+    // children.
+    std::vector<Block> blocks;
+    for (uint64_t i = 0, off = 0; i < 60; i++) {
+      Block b{off, test::RandomBytes((1 + i % 8) * 512, 500 + i)};
+      ASSERT_UZFS_OK(vd.Write(b.offset, b.data));
+      off += vd.AllocatedSize(b.data.size());
+      blocks.push_back(std::move(b));
+    }
+    const raidz::Geometry g{6, 2, 9};
+    std::vector<bool> touches(blocks.size(), false);
+    size_t untouched = 0;
+    for (size_t i = 0; i < blocks.size(); i++) {
+      auto m = *raidz::MapBlock(blocks[i].offset, blocks[i].data.size(), g);
+      for (const auto& col : m.cols) {
+        if (col.child != 4) continue;
+        touches[i] = true;
+        test::CorruptOnMedia(faults[4], col.offset, col.size);  // a new disk: nothing there
+      }
+      untouched += touches[i] ? 0 : 1;
+    }
+    ASSERT_GT(untouched, 0u) << "every block touches child 4: the test shows nothing";
+    // Wrong second parity (Q) on a block whose stale column is data: the
+    // rebuild uses P only, and Q is not looked at.
+    uint32_t q_child = UINT32_MAX;
+    size_t q_block = 0;
+    for (size_t i = 0; i < blocks.size() && q_child == UINT32_MAX; i++) {
+      auto m = *raidz::MapBlock(blocks[i].offset, blocks[i].data.size(), g);
+      if (!touches[i] || m.cols[0].child == 4 || m.cols[1].child == 4) continue;
+      q_child = m.cols[1].child;
+      q_block = i;
+      test::CorruptOnMedia(faults[q_child], m.cols[1].offset, m.cols[1].size);
+    }
+    ASSERT_NE(q_child, UINT32_MAX);
+    vd.child(4)->SetStale(true);
+    Batch b(blocks);
+    for (BlockIo& r : b.reads) r.mode = ReadMode::kResilver;
+    vd.Submit(b.reads);
+    for (size_t i = 0; i < blocks.size(); i++) {
+      ASSERT_UZFS_OK(b.reads[i].status);
+      EXPECT_EQ(b.reads[i].outcome.untouched, !touches[i]) << i;
+      if (touches[i]) EXPECT_EQ(b.got[i], blocks[i].data) << i;
+    }
+    EXPECT_EQ(vd.child(q_child)->counters().checksum_errors, 0u) << "a resilver does not check parity";
+    EXPECT_GT(vd.child(4)->counters().repaired_bytes, 0u);
+    // Child 4 holds its columns now: with two others gone, every block
+    // reads (but the one whose Q is still wrong: three faults).
+    vd.child(4)->SetStale(false);
+    for (uint32_t c = 0, gone = 0; c < 6 && gone < 2; c++) {
+      if (c == 4) continue;
+      faults[c]->FailReads(FaultTrigger::Always(), test::DataArea());
+      gone++;
+    }
+    for (size_t i = 0; i < blocks.size(); i++) {
+      if (i == q_block) continue;
+      const Block& blk = blocks[i];
+      std::vector<uint8_t> got(blk.data.size());
+      ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
+      EXPECT_EQ(got, blk.data);
+    }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
 // The same for a three-way mirror: wrong sides repaired, a stale side
 // filled, every side read in one batch.
 TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {

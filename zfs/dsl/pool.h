@@ -201,6 +201,7 @@ struct ScanQueue {
   size_t next = 0;
   unsigned gather_slices = 0;  // slices the walk of this window took
   bool legacy = false;         // ScanLegacy(): walk order, one block per batch
+  bool resilver = false;       // reads fill the stale leaves only (ReadMode::kResilver)
   size_t max_blocks = 0;       // the window ends with this many blocks (set each slice)
   uint64_t generation = 0;     // the scan_generation_ it was gathered in
 };

@@ -370,6 +370,7 @@ Result<bool> Pool::ScanSlice() {
   }
   ScanQueue& q = *scan_queue_;
   if (q.blocks.empty() && !q.issuing) q.legacy = ScanLegacy();
+  q.resilver = st.func == ScanFunc::kResilver;
   q.max_blocks = q.legacy ? std::min(window_blocks, kLegacyWindowBlocks) : window_blocks;
   const bool resilver = st.func == ScanFunc::kResilver;
   uint64_t epoch = 0;
@@ -396,6 +397,7 @@ Result<bool> Pool::ScanSlice() {
     if (r.copies_repaired > 0) tally.repaired += static_cast<uint64_t>(r.copies_repaired) * bp.dva[0].asize;
     if (!s.ok()) tally.errors++;
   };
+  std::optional<ScanBookmark> advance;
   if (!q.issuing) {
     GatherWindow(q, st, mos_root, stop, account, &tally);
     if (q.walk_done || q.blocks.size() >= q.max_blocks || ++q.gather_slices >= kScanWindowSlices) {
@@ -407,6 +409,10 @@ Result<bool> Pool::ScanSlice() {
       });
       q.issuing = true;
       scan_window_sorted_ = true;
+    } else if (q.blocks.empty()) {
+      // Only metadata so far, all scrubbed: the walk's place can be
+      // recorded already.
+      advance = q.walk;
     }
   } else {
     IssueWindow(q, stop, account, &tally);
@@ -414,7 +420,6 @@ Result<bool> Pool::ScanSlice() {
   tally.WaitBelow(0);
   // A window all issued: the record's place moves past it.
   bool finished = false;
-  std::optional<ScanBookmark> advance;
   if (q.issuing && q.next == q.blocks.size()) {
     advance = q.walk;
     finished = q.walk_done;
@@ -579,13 +584,14 @@ void Pool::IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const Sc
       MutexLock l(&tally->mu);
       tally->inflight++;
     }
-    scan_workers_->Submit([this, batch, &account, tally] {
+    const ReadMode mode = q.resilver ? ReadMode::kResilver : ReadMode::kScrub;
+    scan_workers_->Submit([this, batch, &account, tally, mode] {
       std::vector<BlockPtr> bps;
       bps.reserve(batch->size());
       for (const ScanQueuedBlock& b : *batch) bps.push_back(b.bp);
       std::vector<Status> status(bps.size());
       std::vector<ScrubResult> results(bps.size());
-      zio_->ScrubMany(bps, status, results);
+      zio_->ScrubMany(bps, status, results, mode);
       for (size_t i = 0; i < bps.size(); i++) account(bps[i], (*batch)[i].where, std::move(status[i]), results[i]);
       MutexLock l(&tally->mu);
       tally->inflight--;

@@ -28,6 +28,9 @@ namespace uzfs {
 using BlockVerifier = std::function<bool(std::span<const uint8_t> block)>;
 
 struct ReadOutcome {
+  // kResilver: nothing below the block is stale, so nothing was read (the
+  // buffer holds nothing) and the read is OK.
+  bool untouched = false;
   int repaired_children = 0;      // == repaired.size()
   bool reconstructed = false;     // parity or another mirror side was needed
   int checksum_errors = 0;        // children that returned wrong data
@@ -38,6 +41,11 @@ enum class ReadMode : uint8_t {
   kNormal,  // read what the block needs (raidz: data columns; mirror: one side)
   kScrub,   // read every copy (raidz: parity too; mirror: every side), repair
             // any that is wrong
+  kResilver,  // what the stale leaves below lack: a block with no column or
+              // side on a stale leaf is not read (outcome.untouched); any
+              // other is read as by kScrub and written to the stale leaves,
+              // but parity that was read is not checked against the data
+              // (a scrub's work: a resilver only fills the stale leaves)
 };
 
 enum class BlockOp : uint8_t {

@@ -321,6 +321,12 @@ LeafVdev* ReadLeaf(Vdev* slot, bool allow_stale) {
   return allow_stale ? stale : nullptr;
 }
 
+bool HasStaleLeaf(Vdev* slot) {
+  std::vector<LeafVdev*> stale;
+  StaleLeaves(slot, nullptr, &stale);
+  return !stale.empty();
+}
+
 size_t AppendSlotWrites(Vdev* slot, IoOp op, uint64_t offset, std::span<uint8_t> buf,
                         std::vector<ChildIo>* ios) {
   if (slot->kind() == VdevKind::kLeaf) {

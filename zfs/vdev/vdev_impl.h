@@ -73,6 +73,8 @@ size_t AppendSlotWrites(Vdev* slot, IoOp op, uint64_t offset, std::span<uint8_t>
 // The usable stale leaves of `slot` other than `except` (the resilver's
 // targets).
 void StaleLeaves(Vdev* slot, const LeafVdev* except, std::vector<LeafVdev*>* out);
+// Whether `slot` holds a usable stale leaf (a resilver has work there).
+bool HasStaleLeaf(Vdev* slot);
 // Whether a slot whose write entries are ios[first, first + count) took
 // each block: folds each plain entry with its extras; returns how many
 // slots failed, and the first failure.
@@ -179,6 +181,8 @@ class MirrorVdev final : public Vdev {
  private:
   Status CheckRange(uint64_t offset, uint64_t psize) const;
   void FinishScrubs(MirrorBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios);
+  // Whether a side holds a stale leaf (a resilver read has work).
+  bool TouchesStale() const;
   uint64_t asize_ = 0;
 };
 
@@ -222,7 +226,10 @@ class RaidzVdev final : public Vdev {
   void CountWrong(const RaidzBlockRead& r, ReadOutcome* o);
   void AppendRepairs(const RaidzBlockRead& r, std::vector<ChildIo>* repairs);
   void NoteRepairs(std::span<const ChildIo> repairs, ReadOutcome* o);
-  // A scrub read's every column into *ios (the rest after the batch).
+  // Whether a column of the block lives in a slot with a stale leaf.
+  bool TouchesStale(const raidz::RaidzMap& map) const;
+  // A scrub or resilver read's every column into *ios (the rest after the
+  // batch).
   bool StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i);
   void FinishScrubs(RaidzBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios);
 

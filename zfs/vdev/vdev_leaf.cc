@@ -62,6 +62,11 @@ std::unique_ptr<VdevBatchPlan> LeafVdev::StartBatch(std::span<BlockIo* const> re
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& r = *reqs[i];
     if (r.is_read()) r.outcome = ReadOutcome{};
+    if (r.is_read() && r.mode == ReadMode::kResilver && !stale()) {
+      r.outcome.untouched = true;  // nothing to fill here
+      r.status = Status::Ok();
+      continue;
+    }
     if (!r.is_read() && read_only()) {
       r.status = Status::InvalidArgument(name() + " is read-only");
       continue;

@@ -56,8 +56,13 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   const uint64_t padded = AllocatedSize(buf.size());
   const uint32_t n = static_cast<uint32_t>(children().size());
 
-  // One padded buffer per side read (scrub reads all sides at once).
-  const bool scrub = mode == ReadMode::kScrub;
+  if (mode == ReadMode::kResilver && !TouchesStale()) {
+    o.untouched = true;
+    return Status::Ok();
+  }
+  // One padded buffer per side read (scrub and resilver read all sides at
+  // once).
+  const bool scrub = mode != ReadMode::kNormal;
   std::vector<AlignedBuffer> bufs(scrub ? n : 1);
   auto side_buf = [&](uint32_t side) -> std::span<uint8_t> {
     AlignedBuffer& b = bufs[scrub ? side : 0];
@@ -199,8 +204,14 @@ std::unique_ptr<VdevBatchPlan> MirrorVdev::StartBatch(std::span<BlockIo* const> 
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& w = *reqs[i];
     if (w.is_read()) {
-      if (w.mode != ReadMode::kScrub || !CheckRange(w.offset, w.buf.size()).ok()) {
+      if (w.mode == ReadMode::kNormal || !CheckRange(w.offset, w.buf.size()).ok()) {
         plan->Alone(i);
+        continue;
+      }
+      if (w.mode == ReadMode::kResilver && !TouchesStale()) {
+        w.outcome = ReadOutcome{};
+        w.outcome.untouched = true;
+        w.status = Status::Ok();
         continue;
       }
       const uint64_t padded = AllocatedSize(w.buf.size());
@@ -307,6 +318,12 @@ void MirrorVdev::FinishScrubs(MirrorBatchPlan* plan, std::span<BlockIo* const> r
     std::sort(o.repaired.begin(), o.repaired.end());
     o.repaired_children = static_cast<int>(o.repaired.size());
   }
+}
+
+bool MirrorVdev::TouchesStale() const {
+  for (Vdev* c : children())
+    if (HasStaleLeaf(c)) return true;
+  return false;
 }
 
 VdevState MirrorVdev::state() const {

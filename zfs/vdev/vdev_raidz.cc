@@ -165,7 +165,8 @@ struct RaidzBlockRead {
   std::vector<Col> st;
   std::vector<LeafVdev*> read_from;  // the leaf each column was read from
   bool allow_stale = false;          // read stale leaves too (too few others)
-  bool scrub = false;
+  bool scrub = false;                // kScrub or kResilver
+  bool resilver = false;             // kResilver: parity read is not checked
   std::span<uint8_t> buf;
   const BlockVerifier& verify;
   std::vector<uint32_t> missing;  // columns that could not be read
@@ -180,8 +181,13 @@ Status RaidzVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVerif
   ReadOutcome& o = out ? *out : local;
   o = ReadOutcome{};
   UZFS_ASSIGN_OR_RETURN(raidz::RaidzMap map, Map(offset, buf.size()));
+  if (mode == ReadMode::kResilver && !TouchesStale(map)) {
+    o.untouched = true;
+    return Status::Ok();
+  }
   RaidzBlockRead r(*this, std::move(map), buf, verify);
-  r.scrub = mode == ReadMode::kScrub;
+  r.scrub = mode != ReadMode::kNormal;
+  r.resilver = mode == ReadMode::kResilver;
   bool repair = false;
   UZFS_RETURN_IF_ERROR(Settle(r, offset, &o, &repair));
   if (!repair) return Status::Ok();
@@ -200,7 +206,16 @@ Status RaidzVdev::Settle(RaidzBlockRead& r, uint64_t offset, ReadOutcome* o, boo
   *repair = false;
   UZFS_RETURN_IF_ERROR(ReadAndRebuild(r, offset, r.scrub, o));
   bool verified = false;
-  if (!r.scrub || !r.verify) {
+  if (r.resilver && r.verify) {
+    // The missing columns rebuilt (ReadAndRebuild rebuilt them when data
+    // was among them) and the block verified: what the stale leaves lack
+    // is known. The parity read is not checked (a scrub's work).
+    const bool parity_only =
+        !r.missing.empty() && std::all_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c < nparity_; });
+    if (parity_only) UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, nparity_, r.missing));
+    verified = r.Check();
+    o->reconstructed = o->reconstructed || !r.missing.empty();
+  } else if (!r.scrub || !r.verify) {
     // 3. The common case: the block verifies (or is trusted).
     verified = r.Check();
     if (verified && !r.verify) return Status::Ok();
@@ -443,9 +458,19 @@ std::unique_ptr<VdevBatchPlan> RaidzVdev::StartBatch(std::span<BlockIo* const> r
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& r = *reqs[i];
     const size_t first = ios->size();
-    const bool issued = !r.is_read()                   ? StartWrite(&r, ios, plan.get(), i)
-                        : r.mode == ReadMode::kScrub ? StartScrub(&r, ios, plan.get(), i)
-                                                     : StartRead(&r, ios);
+    if (r.is_read() && r.mode == ReadMode::kResilver) {
+      // Nothing stale below the block: nothing to read (settled).
+      Result<raidz::RaidzMap> map = Map(r.offset, r.buf.size());
+      if (map.ok() && !TouchesStale(*map)) {
+        r.outcome = ReadOutcome{};
+        r.outcome.untouched = true;
+        r.status = Status::Ok();
+        continue;
+      }
+    }
+    const bool issued = !r.is_read()                    ? StartWrite(&r, ios, plan.get(), i)
+                        : r.mode != ReadMode::kNormal ? StartScrub(&r, ios, plan.get(), i)
+                                                      : StartRead(&r, ios);
     if (issued) {
       plan->Issue(i, first, ios->size() - first);
     } else if (r.is_read()) {
@@ -472,6 +497,12 @@ bool RaidzVdev::StartRead(BlockIo* io, std::vector<ChildIo>* ios) {
   return true;
 }
 
+bool RaidzVdev::TouchesStale(const raidz::RaidzMap& map) const {
+  for (const auto& col : map.cols)
+    if (HasStaleLeaf(child(col.child))) return true;
+  return false;
+}
+
 bool RaidzVdev::StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i) {
   static const BlockVerifier kTrusted;
   Result<raidz::RaidzMap> map = Map(io->offset, io->buf.size());
@@ -479,6 +510,7 @@ bool RaidzVdev::StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPla
   io->outcome = ReadOutcome{};
   auto r = std::make_unique<RaidzBlockRead>(*this, std::move(*map), io->buf, io->verify ? *io->verify : kTrusted);
   r->scrub = true;
+  r->resilver = io->mode == ReadMode::kResilver;
   r->cs.EnsureParity();
   for (uint32_t c = 0; c < r->ncols(); c++) {
     r->read_from[c] = ReadLeaf(r->slot_of(c), false);

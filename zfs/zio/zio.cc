@@ -565,7 +565,8 @@ Status Zio::Scrub(const BlockPtr& bp, ScrubResult* result) {
   return ScrubBlock(bp, 0, result ? result : &local);
 }
 
-void Zio::ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results) {
+void Zio::ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results,
+                    ReadMode mode) {
   struct Copy {
     size_t block;
     int d;
@@ -594,7 +595,7 @@ void Zio::ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std
       if (bp.dva[d].asize == 0) continue;
       bufs.emplace_back(bp.psize);
       ios.push_back(BlockIo::Read(bp.dva[d].vdev, bp.dva[d].offset, std::span<uint8_t>(bufs.back()), &verify[i],
-                                  ReadMode::kScrub));
+                                  mode));
       copies.push_back(Copy{i, d});
     }
   }
@@ -605,22 +606,29 @@ void Zio::ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std
     const size_t i = copies[k].block;
     const BlockPtr& bp = bps[i];
     ScrubResult& r = results[i];
-    stats_.blocks_scrubbed++;
     size_t end = k;
     int good = -1;
     Status last;
     std::vector<int> bad;
     for (; end < copies.size() && copies[end].block == i; end++) {
-      r.copies_checked++;
       if (ios[end].status.ok()) {
         if (good < 0) good = static_cast<int>(end);
       } else {
         bad.push_back(copies[end].d);
         last = ios[end].status;
-        stats_.copies_failed++;
       }
     }
+    const size_t first = k;
     k = end;
+    if (good >= 0 && !bad.empty() && ios[static_cast<size_t>(good)].outcome.untouched) {
+      // The good copy was not read (nothing of it is stale): the block is
+      // scrubbed whole, which reads it and rewrites the bad copies.
+      status[i] = ScrubBlock(bp, 0, &r);
+      continue;
+    }
+    stats_.blocks_scrubbed++;
+    r.copies_checked += static_cast<int>(end - first);
+    stats_.copies_failed += bad.size();
     if (good < 0) {
       status[i] = last.WithContext("scrub: no copy of the block verifies");
       continue;

@@ -132,9 +132,12 @@ class Zio {
   // with every copy of every plain block read in one BlockTarget::Submit
   // batch of scrub reads: the top-level vdevs at once, and on each the
   // reads that lie next to each other on a leaf merged. The scan hands it
-  // blocks sorted by offset. A gang block goes through Scrub. REQUIRES:
-  // status and results have bps.size() entries.
-  void ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results);
+  // blocks sorted by offset. A gang block goes through Scrub. With
+  // ReadMode::kResilver only what lies on stale leaves is read, rebuilt
+  // and written there (block_io.h). REQUIRES: status and results have
+  // bps.size() entries.
+  void ScrubMany(std::span<const BlockPtr> bps, std::span<Status> status, std::span<ScrubResult> results,
+                 ReadMode mode = ReadMode::kScrub);
   // Like Free, but the space is reusable at once: only for a block written
   // in this open txg that nothing references (e.g. an aborted write).
   Status Unallocate(const BlockPtr& bp, uint64_t txg);
