@@ -195,6 +195,33 @@ TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
+// One bad sector under a merged read fails only the block that lies on
+// it: the merged read is read again member by member.
+TEST(VdevReadMany, OneBadSectorInAMergedReadReachesOneBlock) {
+  auto io = test::TestEngine();
+  {
+    TestRaidz rz = MakeTestRaidz(*io, 6, 2);
+    ASSERT_NE(rz.vdev, nullptr);
+    Vdev& vd = *rz.vdev;
+    const auto blocks = WriteBlocks(vd, 40, 29);
+    ASSERT_GE(blocks.size(), 10u);
+    auto m = *raidz::MapBlock(blocks[7].offset, blocks[7].data.size(), raidz::Geometry{6, 2, 9});
+    const auto& col = m.cols[2];  // a data column
+    rz.faults[col.child]->FailReads(FaultTrigger::Always(), FaultRange{kLeafFrontReserve + col.offset, 512});
+    for (ReadMode mode : {ReadMode::kNormal, ReadMode::kScrub}) {
+      Batch b(blocks);
+      for (BlockIo& r : b.reads) r.mode = mode;
+      vd.Submit(b.reads);
+      for (size_t i = 0; i < blocks.size(); i++) {
+        ASSERT_UZFS_OK(b.reads[i].status);
+        EXPECT_EQ(b.got[i], blocks[i].data) << i;
+        EXPECT_EQ(b.reads[i].outcome.reconstructed, i == 7) << "block " << i;
+      }
+    }
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
 // A resilver batch (ReadMode::kResilver): blocks with no column on the
 // stale leaf are not read at all; the others are rebuilt onto it, and
 // wrong parity elsewhere is left for a scrub to find.

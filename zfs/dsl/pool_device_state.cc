@@ -3,8 +3,9 @@
 // `resilver`, the states an import finds, and the end of a resilver.
 //
 // The resilver is the scrub's walk (pool_scan.cc) with func "resilver":
-// its reads are scrub-mode reads, which write every block's verified bytes
-// to the stale leaves below it (vdev.h), and it reads only blocks born
+// its reads are resilver reads (ReadMode::kResilver), which write every
+// block's verified bytes to the stale leaves below it (vdev.h) and skip
+// blocks with nothing on a stale leaf, and it reads only blocks born
 // from the scan record's min_txg on, the first txg any stale leaf missed.
 // Which leaves are stale is known in memory while the pool is open, and
 // found again at import: a replacing vdev's new members, and every leaf

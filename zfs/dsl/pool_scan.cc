@@ -5,10 +5,20 @@
 // Why slices under sync_mu_: the walk reads the tree of the last synced
 // txg; a txg sync frees the blocks that tree loses (deferred, reusable
 // after later txgs). While the slice holds sync_mu_ no txg syncs, so every
-// block the slice reads is still the block the tree points to. Between
+// block the slice walks is still the block the tree points to. Between
 // slices the position is a (objset, object, blkid) bookmark and the next
 // slice walks the tree of the then last synced txg from there; a block
 // rewritten in between was born after the scrub began and needs no scrub.
+//
+// The sorted scan: data blocks are not read as the walk finds them but
+// gathered into a window (pool.h, ScanQueue), sorted by offset and read
+// in later slices, in batches whose reads merge on each leaf. A gathered
+// block may be freed meanwhile (and its space reused after the deferral):
+// every free is reported by the spa allocator while a window is queued
+// (NoteScanFree, under sync_mu_ like every free), and a freed block is
+// skipped when its batch is formed, in a slice that holds sync_mu_ until
+// the batch is read. The bookmark moves past a window only once all of it
+// was read.
 #include <chrono>
 #include <thread>
 
@@ -155,7 +165,15 @@ Status Pool::ChangeScan(const std::function<Status(ScanPhys&)>& fn, const std::s
       scan_pass_examined_ = 0;
       scan_interrupt_.store(false);
     }
-    if (!runs) scan_interrupt_.store(true);
+    if (!runs) {
+      scan_interrupt_.store(true);
+      // No window is issued until the scan runs again (and then a new
+      // one): frees need not be kept meanwhile. (The slice that may be
+      // issuing holds sync_mu_, under which every free happens.)
+      scan_watch_frees_.store(false, std::memory_order_release);
+      MutexLock f(&scan_freed_mu_);
+      scan_freed_.clear();
+    }
     scan_generation_++;
     if (next.paused() && !scan_.paused()) scan_pass_start_ = NowSeconds();  // "paused since"
     if (next.scanning() && next.func == ScanFunc::kScrub && next.start_time != scan_.start_time) {
@@ -278,6 +296,7 @@ void Pool::ScanThreadMain() {
   auto last_checkpoint = Clock::now();
   auto last_autoreplace = Clock::now();
   for (;;) {
+    bool running = false;
     {
       MutexLock k(&scan_mu_);
       // Idle, it still looks every few seconds for a new disk at a failed
@@ -286,6 +305,14 @@ void Pool::ScanThreadMain() {
         scan_cv_.WaitFor(&scan_mu_, std::chrono::milliseconds(500));
       }
       if (scan_stop_) return;
+      running = scan_.running();
+    }
+    if (!running && scan_queue_) {
+      // A paused or ended scan's window, and the frees kept for it.
+      scan_queue_.reset();
+      scan_watch_frees_.store(false, std::memory_order_release);
+      MutexLock f(&scan_freed_mu_);
+      scan_freed_.clear();
     }
     if (Clock::now() - last_autoreplace >= kAutoreplaceEvery) {
       last_autoreplace = Clock::now();

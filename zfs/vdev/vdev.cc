@@ -401,6 +401,7 @@ struct ReadRun {
   uint64_t start = 0;           // the first member's offset on the leaf
   std::vector<size_t> members;  // entries of the batch, by offset
   AlignedBuffer buf;            // the run's span
+  bool failed = false;          // read again member by member
 };
 
 }  // namespace
@@ -582,22 +583,46 @@ void RunChildIos(std::span<ChildIo> ios) {
     batch.push_back(std::move(r));
   }
   if (batch.empty()) return;
-  {
-    MutexLock lock(&wait->mu);
-    wait->remaining = batch.size();
-  }
-  const bool one_engine =
-      std::all_of(engines.begin(), engines.end(), [&](IoEngine* e) { return e == engines[0]; });
-  if (one_engine) {
-    engines[0]->Submit(std::move(batch));
-  } else {
-    for (size_t k = 0; k < batch.size(); k++) engines[k]->Submit(std::move(batch[k]));
-  }
-  {
+  auto submit_and_wait = [&wait](std::vector<IoRequest>& reqs, const std::vector<IoEngine*>& on) {
+    {
+      MutexLock lock(&wait->mu);
+      wait->remaining = reqs.size();
+    }
+    const bool one_engine = std::all_of(on.begin(), on.end(), [&](IoEngine* e) { return e == on[0]; });
+    if (one_engine) {
+      on[0]->Submit(std::move(reqs));
+    } else {
+      for (size_t k = 0; k < reqs.size(); k++) on[k]->Submit(std::move(reqs[k]));
+    }
     MutexLock lock(&wait->mu);
     while (wait->remaining > 0) wait->cv.Wait(&wait->mu);
+  };
+  submit_and_wait(batch, engines);
+  // 4. A merged read that failed is read again member by member, so one
+  //    bad sector fails only the reads that cover it.
+  std::vector<IoRequest> again;
+  std::vector<IoEngine*> again_engines;
+  for (ReadRun& run : read_runs) {
+    if (ios[run.members[0]].status.ok()) continue;
+    run.failed = true;
+    for (size_t i : run.members) {
+      ChildIo& c = ios[i];
+      in_read_run[i] = false;  // settled below as a read of its own
+      IoRequest r;
+      r.device = c.leaf->device();
+      r.op = IoOp::kRead;
+      r.offset = LeafVdev::DeviceOffset(c.offset);
+      r.buf = xfer[i];
+      r.done = make_done({&c});
+      c.leaf->CountIo(false, c.buf.size());
+      again_engines.push_back(&c.leaf->io());
+      if (i != run.members[0]) heads.push_back(&c);
+      again.push_back(std::move(r));
+    }
   }
+  if (!again.empty()) submit_and_wait(again, again_engines);
   for (const ReadRun& run : read_runs) {
+    if (run.failed) continue;
     for (size_t i : run.members) {
       ChildIo& c = ios[i];
       if (c.status.ok()) std::memcpy(c.buf.data(), run.buf.data() + (c.offset - run.start), c.buf.size());

@@ -19,8 +19,8 @@
 // counters see one write. Reads of one batch on a leaf that lie within
 // kReadGapLimit of each other are read as one span of at most the same
 // limit into a buffer of their own (the gaps are read and dropped), and
-// copied out; a failed merged read fails every member (each then
-// escalates alone, as any failed read does). Flushes and durable writes
+// copied out; when a merged read fails, each member is read again on its
+// own, so an error reaches only the reads that cover it. Flushes and durable writes
 // are never merged, and nothing is merged across batches, so ordering
 // between batches (data, then labels and uberblocks, each after a wait)
 // is as before. Writes with a bounce buffer merge like any other.

@@ -215,6 +215,13 @@ Status RaidzVdev::Settle(RaidzBlockRead& r, uint64_t offset, ReadOutcome* o, boo
     if (parity_only) UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, nparity_, r.missing));
     verified = r.Check();
     o->reconstructed = o->reconstructed || !r.missing.empty();
+    // Parity that was read and goes on to a stale leaf (a replace of a
+    // disk still readable) is checked first: the new disk must not
+    // inherit wrong parity from the old one.
+    bool copies_parity = false;
+    for (uint32_t c = 0; c < nparity_; c++)
+      copies_parity = copies_parity || (r.st[c] == RaidzBlockRead::Col::kOk && HasStaleLeaf(r.slot_of(c)));
+    if (verified && copies_parity) UZFS_RETURN_IF_ERROR(FindWrongParity(r));
   } else if (!r.scrub || !r.verify) {
     // 3. The common case: the block verifies (or is trusted).
     verified = r.Check();

@@ -128,7 +128,7 @@ class Zio {
   // good; Corruption when no copy verifies or, read-only, damage was left;
   // IoError when a repair could not be written.
   Status Scrub(const BlockPtr& bp, ScrubResult* result = nullptr);
-  // Several blocks, each as Scrub would (same outcome, counts and repairs),
+  // Several blocks, each as Scrub would (the same outcome and repairs),
   // with every copy of every plain block read in one BlockTarget::Submit
   // batch of scrub reads: the top-level vdevs at once, and on each the
   // reads that lie next to each other on a leaf merged. The scan hands it
