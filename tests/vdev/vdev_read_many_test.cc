@@ -273,7 +273,9 @@ TEST(VdevReadMany, RaidzResilverBatchFillsOnlyTheStaleLeaf) {
     for (size_t i = 0; i < blocks.size(); i++) {
       ASSERT_UZFS_OK(b.reads[i].status);
       EXPECT_EQ(b.reads[i].outcome.untouched, !touches[i]) << i;
-      if (touches[i]) EXPECT_EQ(b.got[i], blocks[i].data) << i;
+      if (touches[i]) {
+        EXPECT_EQ(b.got[i], blocks[i].data) << i;
+      }
     }
     EXPECT_EQ(vd.child(q_child)->counters().checksum_errors, 0u) << "a resilver does not check parity";
     EXPECT_GT(vd.child(4)->counters().repaired_bytes, 0u);
