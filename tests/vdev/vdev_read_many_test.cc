@@ -58,13 +58,26 @@ struct Batch {
   }
 };
 
-// A batch reading every block; each must come back OK with its bytes.
-void ExpectBatchReadsAll(Vdev& v, const std::vector<Block>& blocks) {
+// A batch reading every block in `mode`; each must come back OK with its
+// bytes. Returns the batch (its outcomes).
+Batch ExpectBatchReadsAll(Vdev& v, const std::vector<Block>& blocks, ReadMode mode = ReadMode::kNormal) {
   Batch b(blocks);
+  for (BlockIo& r : b.reads) r.mode = mode;
   v.Submit(b.reads);
   for (size_t i = 0; i < blocks.size(); i++) {
-    ASSERT_UZFS_OK(b.reads[i].status);
+    EXPECT_TRUE(b.reads[i].status.ok()) << i << ": " << b.reads[i].status.ToString();
     EXPECT_EQ(b.got[i], blocks[i].data) << i;
+  }
+  return b;
+}
+
+// Every block but `skip` read alone must come back with its bytes.
+void ExpectEachReadAlone(Vdev& v, const std::vector<Block>& blocks, size_t skip = SIZE_MAX) {
+  for (size_t i = 0; i < blocks.size(); i++) {
+    if (i == skip) continue;
+    std::vector<uint8_t> got(blocks[i].data.size());
+    ASSERT_UZFS_OK(v.Read(blocks[i].offset, got, Exactly(blocks[i].data)));
+    EXPECT_EQ(got, blocks[i].data) << i;
   }
 }
 
@@ -167,13 +180,7 @@ TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
     }
     vd.child(3)->SetStale(true);
     const uint64_t reads_before = io->stats().submitted;
-    Batch b(blocks);
-    for (BlockIo& r : b.reads) r.mode = ReadMode::kScrub;
-    vd.Submit(b.reads);
-    for (size_t i = 0; i < blocks.size(); i++) {
-      ASSERT_UZFS_OK(b.reads[i].status);
-      EXPECT_EQ(b.got[i], blocks[i].data) << i;
-    }
+    ExpectBatchReadsAll(vd, blocks, ReadMode::kScrub);
     // Merged: far fewer leaf requests than columns.
     EXPECT_LT(io->stats().submitted - reads_before, blocks.size() * 6 / 2);
     EXPECT_EQ(vd.child(m0.cols[0].child)->counters().checksum_errors, 1u);
@@ -185,11 +192,7 @@ TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
     vd.child(3)->SetStale(false);
     faults[0]->FailReads(FaultTrigger::Always(), test::DataArea());
     faults[1]->FailReads(FaultTrigger::Always(), test::DataArea());
-    for (const Block& blk : blocks) {
-      std::vector<uint8_t> got(blk.data.size());
-      ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
-      EXPECT_EQ(got, blk.data);
-    }
+    ExpectEachReadAlone(vd, blocks);
     EXPECT_EQ(vd.child(m0.cols[0].child)->counters().checksum_errors, 1u);
   }
   io->Shutdown(ShutdownMode::kDrain);
@@ -209,14 +212,9 @@ TEST(VdevReadMany, OneBadSectorInAMergedReadReachesOneBlock) {
     const auto& col = m.cols[2];  // a data column
     rz.faults[col.child]->FailReads(FaultTrigger::Always(), FaultRange{kLeafFrontReserve + col.offset, 512});
     for (ReadMode mode : {ReadMode::kNormal, ReadMode::kScrub}) {
-      Batch b(blocks);
-      for (BlockIo& r : b.reads) r.mode = mode;
-      vd.Submit(b.reads);
-      for (size_t i = 0; i < blocks.size(); i++) {
-        ASSERT_UZFS_OK(b.reads[i].status);
-        EXPECT_EQ(b.got[i], blocks[i].data) << i;
+      const Batch b = ExpectBatchReadsAll(vd, blocks, mode);
+      for (size_t i = 0; i < blocks.size(); i++)
         EXPECT_EQ(b.reads[i].outcome.reconstructed, i == 7) << "block " << i;
-      }
     }
   }
   io->Shutdown(ShutdownMode::kDrain);
@@ -287,13 +285,7 @@ TEST(VdevReadMany, RaidzResilverBatchFillsOnlyTheStaleLeaf) {
       faults[c]->FailReads(FaultTrigger::Always(), test::DataArea());
       gone++;
     }
-    for (size_t i = 0; i < blocks.size(); i++) {
-      if (i == q_block) continue;
-      const Block& blk = blocks[i];
-      std::vector<uint8_t> got(blk.data.size());
-      ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
-      EXPECT_EQ(got, blk.data);
-    }
+    ExpectEachReadAlone(vd, blocks, q_block);
   }
   io->Shutdown(ShutdownMode::kDrain);
 }
@@ -313,13 +305,7 @@ TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {
     for (const Block& blk : blocks) test::CorruptOnMedia(faults[2], blk.offset, 512);
     vd.child(2)->SetStale(true);
     const uint64_t before = io->stats().submitted;
-    Batch b(blocks);
-    for (BlockIo& r : b.reads) r.mode = ReadMode::kScrub;
-    vd.Submit(b.reads);
-    for (size_t i = 0; i < blocks.size(); i++) {
-      ASSERT_UZFS_OK(b.reads[i].status);
-      EXPECT_EQ(b.got[i], blocks[i].data) << i;
-    }
+    ExpectBatchReadsAll(vd, blocks, ReadMode::kScrub);
     EXPECT_EQ(vd.child(0)->counters().checksum_errors, (blocks.size() + 4) / 5);
     EXPECT_EQ(vd.child(2)->counters().checksum_errors, 0u);
     EXPECT_GT(vd.child(2)->counters().repaired_bytes, 0u);
@@ -334,11 +320,7 @@ TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {
           faults[s]->FailReads(FaultTrigger::Always(), test::DataArea());
         }
       }
-      for (const Block& blk : blocks) {
-        std::vector<uint8_t> got(blk.data.size());
-        ASSERT_UZFS_OK(vd.Read(blk.offset, got, Exactly(blk.data)));
-        EXPECT_EQ(got, blk.data);
-      }
+      ExpectEachReadAlone(vd, blocks);
     }
   }
   io->Shutdown(ShutdownMode::kDrain);
