@@ -342,7 +342,9 @@ TEST(VdevWriteMany, RootBatchWritesTopLevelVdevsTogether) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
-TEST(VdevWriteMany, EnginesWriteGatheredPiecesToAFile) {
+// Both engines write gathered pieces and read them back scattered into
+// pieces of the same sizes (readv / preadv), aligned or not.
+TEST(VdevWriteMany, EnginesWriteGatheredAndReadScatteredPiecesOfAFile) {
   TempDir dir;
   for (IoEngineKind kind : {IoEngineKind::kThreads, IoEngineKind::kUring}) {
     auto io = IoEngine::Create({kind, 16, 2});
@@ -386,8 +388,29 @@ TEST(VdevWriteMany, EnginesWriteGatheredPiecesToAFile) {
       std::vector<uint8_t> got(want.size());
       ASSERT_UZFS_OK((*dev)->Read(unaligned ? (1 << 20) : 8192, got));
       EXPECT_EQ(got, want) << (unaligned ? "with an unaligned piece" : "aligned");
+      // Read back scattered: fresh aligned pieces, and the odd one.
+      IoRequest s;
+      s.device = dev->get();
+      s.op = IoOp::kRead;
+      s.offset = unaligned ? (1 << 20) : 8192;
+      std::vector<AlignedBuffer> into;
+      for (auto& b : bufs) {
+        into.emplace_back(b.size());
+        s.scatter.emplace_back(into.back().data(), b.size());
+      }
+      std::vector<uint8_t> odd_into(4097, 0);
+      if (unaligned) s.scatter.emplace_back(odd_into.data() + 1, 4096);
+      EXPECT_EQ(s.length(), want.size());
+      std::vector<IoRequest> reads;
+      reads.push_back(std::move(s));
+      ASSERT_UZFS_OK(SubmitAndWait(**io, std::move(reads)));
+      std::vector<uint8_t> back;
+      for (auto& b : into) back.insert(back.end(), b.data(), b.data() + b.size());
+      if (unaligned) back.insert(back.end(), odd_into.begin() + 1, odd_into.end());
+      EXPECT_EQ(back, want) << (unaligned ? "scattered, with an unaligned piece" : "scattered, aligned");
     }
     EXPECT_EQ((*dev)->errors().write.load(), 0u);
+    EXPECT_EQ((*dev)->errors().read.load(), 0u);
     (*io)->Shutdown(ShutdownMode::kDrain);
   }
 }

@@ -92,6 +92,26 @@ Status BlockDevice::DoWriteGather(uint64_t offset,
   return DoWrite(offset, all.span());
 }
 
+Status BlockDevice::ReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) {
+  uint64_t len = 0;
+  for (const auto& p : pieces) len += p.size();
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kRead, offset, len, pieces.empty() ? nullptr : pieces[0].data()));
+  return Counted(IoOp::kRead, DoReadScatter(offset, pieces));
+}
+
+Status BlockDevice::DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) {
+  uint64_t len = 0;
+  for (const auto& p : pieces) len += p.size();
+  AlignedBuffer all = AlignedBuffer::Uninitialized(len, std::max<uint32_t>(4096, RequiredAlignment()));
+  UZFS_RETURN_IF_ERROR(DoRead(offset, all.span()));
+  uint64_t at = 0;
+  for (const auto& p : pieces) {
+    if (!p.empty()) std::memcpy(p.data(), all.data() + at, p.size());
+    at += p.size();
+  }
+  return Status::Ok();
+}
+
 Status BlockDevice::WriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kWrite, offset, buf.size(), buf.data()));
   return Counted(IoOp::kWrite, DoWriteDurable(offset, buf));

@@ -105,6 +105,10 @@ class BlockDevice {
   // an error counted once, as for one Write of their total length. Either
   // every byte is written or the call fails (then any of them may be).
   Status WriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
+  // Reads back to back from `offset` into the pieces (a merged run of
+  // nearby reads, zfs/vdev/vdev.cc): the range is checked and an error
+  // counted once, as for one Read of their total length.
+  Status ReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces);
 
   // Size in bytes, fixed for the life of the object.
   virtual uint64_t Size() const = 0;
@@ -160,6 +164,8 @@ class BlockDevice {
   virtual Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf);
   // Default: the pieces copied into one aligned buffer, then DoWrite.
   virtual Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
+  // Default: one DoRead into an aligned buffer, copied out to the pieces.
+  virtual Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces);
 
  private:
   // s, after counting it when it is an I/O error of this kind.

@@ -177,6 +177,12 @@ Status FaultDevice::Vanished(IoOp op, uint64_t offset, uint64_t len) {
   return DeviceIoError(op, path(), offset, len, ENXIO, "device removed");
 }
 
+Status FaultDevice::DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) {
+  if (!Idle()) return BlockDevice::DoReadScatter(offset, pieces);
+  ios_.fetch_add(1, std::memory_order_relaxed);
+  return inner_->ReadScatter(offset, pieces);
+}
+
 Status FaultDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
   ios_.fetch_add(1, std::memory_order_relaxed);
   if (Idle()) return inner_->Read(offset, buf);

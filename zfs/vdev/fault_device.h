@@ -129,6 +129,8 @@ class FaultDevice final : public BlockDevice {
 
  protected:
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
+  // Idle: the inner device's own scattered read; else one DoRead, copied out.
+  Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
   // One I/O (one lane, one latency) that both a write fault and a flush

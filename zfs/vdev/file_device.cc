@@ -348,21 +348,42 @@ Status FileDevice::DoWriteGather(uint64_t offset,
     if (!p.empty()) iov.push_back(iovec{const_cast<uint8_t*>(p.data()), p.size()});
     len += p.size();
   }
+  return VectorIo(IoOp::kWrite, fd_, offset, len, std::move(iov));
+}
+
+Status FileDevice::DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) {
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  uint64_t len = 0;
+  bool aligned = true;
+  for (const auto& p : pieces) {
+    aligned = aligned && Aligned(offset + len, p.size(), p.data());
+    if (!p.empty()) iov.push_back(iovec{p.data(), p.size()});
+    len += p.size();
+  }
+  // O_DIRECT reads need every piece aligned; else one read, bounced.
+  if (direct_reads_ && !aligned) return BlockDevice::DoReadScatter(offset, pieces);
+  return VectorIo(IoOp::kRead, direct_reads_ ? rfd_ : fd_, offset, len, std::move(iov));
+}
+
+// preadv / pwritev of len bytes from offset until all of them moved (a
+// short transfer resumes mid-piece), IOV_MAX pieces at a time.
+Status FileDevice::VectorIo(IoOp op, int fd, uint64_t offset, uint64_t len, std::vector<iovec> iov) {
   uint64_t done = 0;
   size_t first = 0;
   while (first < iov.size()) {
     const int cnt = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
-    ssize_t n = pwritev(fd_, iov.data() + first, cnt, static_cast<off_t>(offset + done));
+    const off_t at = static_cast<off_t>(offset + done);
+    ssize_t n = op == IoOp::kRead ? preadv(fd, iov.data() + first, cnt, at) : pwritev(fd, iov.data() + first, cnt, at);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      return DeviceIoError(IoOp::kWrite, path_, offset + done, len - done, errno);
+      return DeviceIoError(op, path_, offset + done, len - done, errno);
     }
     if (n == 0) {
-      return DeviceIoError(IoOp::kWrite, path_, offset + done, len - done, 0,
-                           "device accepted no bytes");
+      return DeviceIoError(op, path_, offset + done, len - done, 0,
+                           op == IoOp::kRead ? "unexpected end of device" : "device accepted no bytes");
     }
     done += static_cast<uint64_t>(n);
-    // Skip what was written (a short write resumes mid-piece).
     for (uint64_t k = static_cast<uint64_t>(n); k > 0 && first < iov.size();) {
       if (k >= iov[first].iov_len) {
         k -= iov[first].iov_len;

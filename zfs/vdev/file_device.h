@@ -72,6 +72,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <sys/uio.h>
 
 #include "zfs/util/mutex.h"
 #include "zfs/vdev/block_device.h"
@@ -144,6 +147,7 @@ class FileDevice final : public BlockDevice {
   // pwritev when every piece may go as it is (buffered, or each piece
   // aligned for O_DIRECT), else the default (one aligned copy).
   Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces) override;
+  Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) override;
 
  private:
   struct Geometry {
@@ -166,6 +170,8 @@ class FileDevice final : public BlockDevice {
   // flags: pwritev2's (RWF_DSYNC), 0 for a plain pwrite. NotSupported
   // when the kernel refuses the flags (nothing written).
   Status PwriteAll(uint64_t offset, std::span<const uint8_t> buf, int flags = 0);
+  // All len bytes of the pieces read (preadv) or written (pwritev) on fd.
+  Status VectorIo(IoOp op, int fd, uint64_t offset, uint64_t len, std::vector<iovec> iov);
 
   // Some chunk of [offset, offset+len) is not known written (prefill on).
   bool PrefillPending(uint64_t offset, uint64_t len) const;

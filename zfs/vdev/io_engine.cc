@@ -119,7 +119,9 @@ void CheckNotEngineThread(const IoEngine* engine, const char* what) {
 Status ExecuteSync(const IoRequest& req) {
   if (req.device == nullptr) return Status::InvalidArgument("I/O request without a device");
   switch (req.op) {
-    case IoOp::kRead: return req.device->Read(req.offset, req.buf);
+    case IoOp::kRead:
+      if (!req.scatter.empty()) return req.device->ReadScatter(req.offset, req.scatter);
+      return req.device->Read(req.offset, req.buf);
     case IoOp::kWrite:
       if (!req.gather.empty()) return req.device->WriteGather(req.offset, req.gather);
       return req.device->Write(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));

@@ -48,12 +48,12 @@
 namespace uzfs {
 
 struct IoRequest {
-  // Bytes the request transfers (buf, or the gathered pieces).
+  // Bytes the request transfers (buf, or the gathered or scattered pieces).
   uint64_t length() const {
-    if (gather.empty()) return buf.size();
     uint64_t n = 0;
     for (const auto& p : gather) n += p.size();
-    return n;
+    for (const auto& p : scatter) n += p.size();
+    return gather.empty() && scatter.empty() ? buf.size() : n;
   }
 
   BlockDevice* device = nullptr;  // not owned
@@ -68,6 +68,11 @@ struct IoRequest {
   // one I/O (io_uring writev / pwritev, or BlockDevice::WriteGather); `buf`
   // is then unused. The pieces must stay valid until `done` runs.
   std::vector<std::span<const uint8_t>> gather = {};
+  // kRead only, when not empty: a scattered read (nearby reads merged,
+  // zfs/vdev/vdev.cc) into these pieces back to back from `offset`, as one
+  // I/O (io_uring readv / preadv, or BlockDevice::ReadScatter); `buf` is
+  // then unused. The pieces must stay valid until `done` runs.
+  std::vector<std::span<uint8_t>> scatter = {};
 };
 
 enum class IoEngineKind : uint8_t { kAuto, kUring, kThreads };

@@ -41,11 +41,12 @@ struct Op {
   uint64_t done_bytes = 0;  // transferred so far (short transfers resume here)
   unsigned cancels = 0;     // -ECANCELED retries so far
   uint64_t total = 0;       // req.length()
-  // A gathered write: the pieces not yet (fully) written, from iov_first.
+  // A gathered write or scattered read: the pieces not yet (fully)
+  // transferred, from iov_first.
   std::vector<iovec> iov;
   size_t iov_first = 0;
 
-  // Moves the gathered write's start past n more written bytes.
+  // Moves the pieces' start past n more transferred bytes.
   void AdvanceIov(uint64_t n) {
     while (n > 0 && iov_first < iov.size()) {
       iovec& v = iov[iov_first];
@@ -61,14 +62,15 @@ struct Op {
   }
 };
 
-// The descriptor every piece of a gathered write may use, or -1 when one of
-// them must go through the device (e.g. an unaligned piece of an O_DIRECT
-// file) or they disagree.
-int GatherFd(const IoRequest& r) {
+// The descriptor every piece of a gathered write (or scattered read) may
+// use, or -1 when one of them must go through the device (e.g. an
+// unaligned piece of an O_DIRECT file) or they disagree.
+template <typename Pieces>
+int PiecesFd(const IoRequest& r, const Pieces& pieces) {
   int fd = -1;
   uint64_t off = r.offset;
-  for (const auto& p : r.gather) {
-    const int f = r.device->NativeFdFor(IoOp::kWrite, off, p.size(), p.data());
+  for (const auto& p : pieces) {
+    const int f = r.device->NativeFdFor(r.op, off, p.size(), p.data());
     if (f < 0 || (fd >= 0 && f != fd)) return -1;
     fd = f;
     off += p.size();
@@ -123,12 +125,14 @@ void UringEngine::Submit(std::vector<IoRequest>&& batch) {
     // A request the device must handle itself (an unaligned request to an
     // O_DIRECT file, which it bounces) gets -1 and runs on the worker pool.
     const bool gathered = !r.gather.empty();
+    const bool scattered = !r.scatter.empty();
     const int fd = r.device == nullptr     ? -1
                    : r.op == IoOp::kFlush ? r.device->NativeFd()
-                   : gathered             ? GatherFd(r)
+                   : gathered             ? PiecesFd(r, r.gather)
+                   : scattered            ? PiecesFd(r, r.scatter)
                                           : r.device->NativeFdFor(r.op, r.offset, r.buf.size(), r.buf.data());
     const uint64_t total = r.length();
-    const void* first = gathered ? r.gather[0].data() : r.buf.data();
+    const void* first = gathered ? r.gather[0].data() : scattered ? r.scatter[0].data() : r.buf.data();
     // Bad ranges go the synchronous way too: the device's own check answers.
     if (fd < 0 || !r.device->CheckRange(r.op, r.offset, total, first).ok()) {
       sync.push_back(std::move(r));
@@ -142,6 +146,12 @@ void UringEngine::Submit(std::vector<IoRequest>&& batch) {
       op->iov.reserve(op->req.gather.size());
       for (const auto& p : op->req.gather) {
         if (!p.empty()) op->iov.push_back(iovec{const_cast<uint8_t*>(p.data()), p.size()});
+      }
+    }
+    if (scattered) {
+      op->iov.reserve(op->req.scatter.size());
+      for (const auto& p : op->req.scatter) {
+        if (!p.empty()) op->iov.push_back(iovec{p.data(), p.size()});
       }
     }
     ops.push_back(op);
@@ -199,8 +209,14 @@ void UringEngine::Pump() {
         }
         break;
       case IoOp::kRead:
-        io_uring_prep_read(sqe, op->fd, r.buf.data() + op->done_bytes, static_cast<unsigned>(left),
-                           r.offset + op->done_bytes);
+        if (!op->iov.empty()) {
+          const size_t n = std::min<size_t>(op->iov.size() - op->iov_first, IOV_MAX);
+          io_uring_prep_readv(sqe, op->fd, op->iov.data() + op->iov_first, static_cast<unsigned>(n),
+                              r.offset + op->done_bytes);
+        } else {
+          io_uring_prep_read(sqe, op->fd, r.buf.data() + op->done_bytes, static_cast<unsigned>(left),
+                             r.offset + op->done_bytes);
+        }
         break;
       case IoOp::kFlush: io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC); break;
       case IoOp::kWriteDurable:  // one trip: the write and the sync of its range

@@ -8,6 +8,7 @@
 #include "zfs/vdev/vdev.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -400,8 +401,9 @@ struct BatchWait {
 struct ReadRun {
   uint64_t start = 0;           // the first member's offset on the leaf
   std::vector<size_t> members;  // entries of the batch, by offset
-  AlignedBuffer buf;            // the run's span
-  bool failed = false;          // read again member by member
+  // The read's pieces: each member's buffer, and the gaps between members
+  // (read into a scratch buffer and dropped).
+  std::vector<std::span<uint8_t>> pieces;
 };
 
 }  // namespace
@@ -459,10 +461,12 @@ void RunChildIos(std::span<ChildIo> ios) {
       readable.push_back(i);
   }
   // 2a. Runs of reads on one leaf that lie within kReadGapLimit of each
-  //     other, each spanning up to `limit` bytes, become one read into a
-  //     buffer of the run's span (gaps read and dropped), copied out after.
+  //     other (and do not overlap), each spanning up to `limit` bytes,
+  //     become one read scattered straight into the members' buffers, the
+  //     gaps into a scratch buffer whose bytes are dropped.
   std::vector<ReadRun> read_runs;
   std::vector<bool> in_read_run(ios.size(), false);
+  AlignedBuffer gap_scratch;
   std::sort(readable.begin(), readable.end(), [&](size_t a, size_t b) {
     if (ios[a].leaf != ios[b].leaf) return std::less<LeafVdev*>()(ios[a].leaf, ios[b].leaf);
     return ios[a].offset < ios[b].offset;
@@ -471,10 +475,14 @@ void RunChildIos(std::span<ChildIo> ios) {
     const ChildIo& head = ios[readable[k]];
     uint64_t end = head.offset + head.buf.size();
     size_t j = k + 1;
+    size_t pieces = 1;
     while (j < readable.size()) {
       const ChildIo& next = ios[readable[j]];
-      const uint64_t next_end = std::max(end, next.offset + next.buf.size());
-      if (next.leaf != head.leaf || next.offset > end + kReadGapLimit || next_end - head.offset > limit) break;
+      const uint64_t next_end = next.offset + next.buf.size();
+      pieces += next.offset > end ? 2 : 1;
+      if (next.leaf != head.leaf || next.offset < end || next.offset > end + kReadGapLimit ||
+          next_end - head.offset > limit || pieces > IOV_MAX)
+        break;
       end = next_end;
       j++;
     }
@@ -482,9 +490,18 @@ void RunChildIos(std::span<ChildIo> ios) {
       ReadRun run;
       run.start = head.offset;
       run.members.assign(readable.begin() + static_cast<ptrdiff_t>(k), readable.begin() + static_cast<ptrdiff_t>(j));
-      run.buf = AlignedBuffer::Uninitialized(end - head.offset,
-                                             std::max<uint32_t>(4096, head.leaf->device()->RequiredAlignment()));
-      for (size_t m : run.members) in_read_run[m] = true;
+      uint64_t at = head.offset;
+      for (size_t m : run.members) {
+        in_read_run[m] = true;
+        if (ios[m].offset > at) {
+          if (gap_scratch.data() == nullptr)
+            gap_scratch = AlignedBuffer::Uninitialized(
+                kReadGapLimit, std::max<uint32_t>(4096, head.leaf->device()->RequiredAlignment()));
+          run.pieces.emplace_back(gap_scratch.data(), ios[m].offset - at);
+        }
+        run.pieces.push_back(xfer[m]);
+        at = ios[m].offset + ios[m].buf.size();
+      }
       read_runs.push_back(std::move(run));
     }
     k = j;
@@ -573,11 +590,11 @@ void RunChildIos(std::span<ChildIo> ios) {
     r.device = head.leaf->device();
     r.op = IoOp::kRead;
     r.offset = LeafVdev::DeviceOffset(run.start);
-    r.buf = run.buf.span();
+    r.scatter = run.pieces;
     std::vector<ChildIo*> members;
     for (size_t i : run.members) members.push_back(&ios[i]);
     r.done = make_done(std::move(members));
-    head.leaf->CountIo(false, run.buf.size());  // one device read
+    head.leaf->CountIo(false, r.length());  // one device read
     engines.push_back(&head.leaf->io());
     heads.push_back(&head);
     batch.push_back(std::move(r));
@@ -604,10 +621,8 @@ void RunChildIos(std::span<ChildIo> ios) {
   std::vector<IoEngine*> again_engines;
   for (ReadRun& run : read_runs) {
     if (ios[run.members[0]].status.ok()) continue;
-    run.failed = true;
     for (size_t i : run.members) {
       ChildIo& c = ios[i];
-      in_read_run[i] = false;  // settled below as a read of its own
       IoRequest r;
       r.device = c.leaf->device();
       r.op = IoOp::kRead;
@@ -621,16 +636,9 @@ void RunChildIos(std::span<ChildIo> ios) {
     }
   }
   if (!again.empty()) submit_and_wait(again, again_engines);
-  for (const ReadRun& run : read_runs) {
-    if (run.failed) continue;
-    for (size_t i : run.members) {
-      ChildIo& c = ios[i];
-      if (c.status.ok()) std::memcpy(c.buf.data(), run.buf.data() + (c.offset - run.start), c.buf.size());
-    }
-  }
   for (size_t i = 0; i < ios.size(); i++) {
     ChildIo& c = ios[i];
-    if (!c.issued || in_read_run[i]) continue;
+    if (!c.issued) continue;
     if (c.op == IoOp::kRead && c.status.ok() && bounce[i].data() != nullptr)
       std::memcpy(c.buf.data(), bounce[i].data(), c.buf.size());
   }
