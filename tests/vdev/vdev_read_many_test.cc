@@ -290,6 +290,48 @@ TEST(VdevReadMany, RaidzResilverBatchFillsOnlyTheStaleLeaf) {
   io->Shutdown(ShutdownMode::kDrain);
 }
 
+// A resilver reads only what the rebuild uses: with a data column on the
+// stale leaf, P rebuilds it and Q is not read at all (here Q's child fails
+// every read, and none reaches it).
+TEST(VdevReadMany, RaidzResilverReadsNoParityTheRebuildDoesNotUse) {
+  auto io = test::TestEngine();
+  {
+    TestRaidz rz = MakeTestRaidz(*io, 6, 2);
+    ASSERT_NE(rz.vdev, nullptr);
+    Vdev& vd = *rz.vdev;
+    const raidz::Geometry g{6, 2, 9};
+    constexpr uint32_t kStale = 4, kQChild = 1;
+    // Full-width blocks (four data sectors); those with Q on kQChild and
+    // a data column on kStale make the batch.
+    std::vector<Block> blocks;
+    for (uint64_t i = 0, off = 0; i < 120; i++) {
+      Block b{off, test::RandomBytes(4 * 512, 900 + i)};
+      ASSERT_UZFS_OK(vd.Write(b.offset, b.data));
+      off += vd.AllocatedSize(b.data.size());
+      auto m = *raidz::MapBlock(b.offset, b.data.size(), g);
+      if (m.cols[1].child == kQChild && m.cols[0].child != kStale) blocks.push_back(std::move(b));
+    }
+    ASSERT_GE(blocks.size(), 5u);
+    for (const Block& b : blocks) {
+      const auto m = *raidz::MapBlock(b.offset, b.data.size(), g);
+      for (const auto& col : m.cols) {
+        if (col.child == kStale) test::CorruptOnMedia(rz.faults[kStale], col.offset, col.size);
+      }
+    }
+    vd.child(kStale)->SetStale(true);
+    rz.faults[kQChild]->FailReads(FaultTrigger::Always(), test::DataArea());
+    ExpectBatchReadsAll(vd, blocks, ReadMode::kResilver);
+    EXPECT_EQ(rz.faults[kQChild]->stats().injected_read_errors, 0u) << "Q was read";
+    // The stale leaf holds its columns now.
+    rz.faults[kQChild]->ClearFaults();
+    vd.child(kStale)->SetStale(false);
+    rz.faults[0]->FailReads(FaultTrigger::Always(), test::DataArea());
+    rz.faults[2]->FailReads(FaultTrigger::Always(), test::DataArea());
+    ExpectEachReadAlone(vd, blocks);
+  }
+  io->Shutdown(ShutdownMode::kDrain);
+}
+
 // The same for a three-way mirror: wrong sides repaired, a stale side
 // filled, every side read in one batch.
 TEST(VdevReadMany, MirrorScrubBatchRepairsAndResilversAsRead) {

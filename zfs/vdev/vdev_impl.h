@@ -228,9 +228,10 @@ class RaidzVdev final : public Vdev {
   void NoteRepairs(std::span<const ChildIo> repairs, ReadOutcome* o);
   // Whether a column of the block lives in a slot with a stale leaf.
   bool TouchesStale(const raidz::RaidzMap& map) const;
-  // A scrub or resilver read's every column into *ios (the rest after the
-  // batch).
+  // A scrub read's every column into *ios (a resilver's: those
+  // PlanResilverReads keeps); the rest after the batch.
   bool StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i);
+  void PlanResilverReads(RaidzBlockRead& r);
   void FinishScrubs(RaidzBatchPlan* plan, std::span<BlockIo* const> reqs, std::span<const ChildIo> ios);
 
   const uint32_t nparity_;

@@ -112,7 +112,8 @@ struct RaidzColumnSet {
   void EnsureParity() {
     if (parity.data() != nullptr) return;
     const uint64_t plen = cols[0].size;
-    parity = AlignedBuffer(nparity * plen);
+    // (Read into, generated or rebuilt before any of it is looked at.)
+    parity = AlignedBuffer::Uninitialized(nparity * plen);
     for (uint32_t c = 0; c < nparity; c++) cols[c].data = parity.data() + c * plen;
   }
   std::span<uint8_t> span(uint32_t c) const { return {cols[c].data, cols[c].size}; }
@@ -167,6 +168,10 @@ struct RaidzBlockRead {
   bool allow_stale = false;          // read stale leaves too (too few others)
   bool scrub = false;                // kScrub or kResilver
   bool resilver = false;             // kResilver: parity read is not checked
+  // A resilver's columns left unread: parity the rebuild does not use, on
+  // slots with nothing stale (StartScrub). Read only if the read escalates.
+  std::vector<bool> skip;
+  bool skipped(uint32_t c) const { return !skip.empty() && skip[c]; }
   std::span<uint8_t> buf;
   const BlockVerifier& verify;
   std::vector<uint32_t> missing;  // columns that could not be read
@@ -245,14 +250,17 @@ Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub,
                            std::to_string(offset) + " are unreadable (nparity " +
                            std::to_string(p) + ")");
   };
-  r.ReadColumns([&](uint32_t c) { return scrub || c >= p; });
+  r.ReadColumns([&](uint32_t c) { return (scrub && !r.skipped(c)) || c >= p; });
   r.missing = r.Missing();
   if (r.missing.size() > p) RetryStale(r);
   if (r.missing.size() > p) return too_many(r.missing.size());
   const bool data_missing =
       std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c >= p; });
   if (!data_missing) return Status::Ok();
-  r.ReadAll();
+  // A parity column the plan skipped is needed after all when one it
+  // counted on failed.
+  if (std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c < p; })) r.skip.clear();
+  r.ReadColumns([&](uint32_t c) { return !r.skipped(c); });
   r.missing = r.Missing();
   if (r.missing.size() > p) RetryStale(r);
   if (r.missing.size() > p) return too_many(r.missing.size());
@@ -450,9 +458,10 @@ void RaidzVdev::NoteRepairs(std::span<const ChildIo> repairs, ReadOutcome* o) {
 // A raidz's batch: each write's columns (parity computed) and, per
 // request, where its leaf I/O sits in the batch.
 struct RaidzBatchPlan : VdevBatchPlan {
-  explicit RaidzBatchPlan(size_t n) : VdevBatchPlan(n), sets(n), scrubs(n) {}
+  explicit RaidzBatchPlan(size_t n) : VdevBatchPlan(n), sets(n), scrubs(n), scrub_cols(n) {}
   std::vector<std::unique_ptr<RaidzColumnSet>> sets;     // writes only
   std::vector<std::unique_ptr<RaidzBlockRead>> scrubs;  // scrub reads only
+  std::vector<std::vector<uint32_t>> scrub_cols;        // the columns each one issued, in order
 };
 
 // Writes: every block's parity, then all their columns. Reads: the data
@@ -519,12 +528,45 @@ bool RaidzVdev::StartScrub(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPla
   r->scrub = true;
   r->resilver = io->mode == ReadMode::kResilver;
   r->cs.EnsureParity();
+  for (uint32_t c = 0; c < r->ncols(); c++) r->read_from[c] = ReadLeaf(r->slot_of(c), false);
+  if (r->resilver) PlanResilverReads(*r);
+  auto& cols = plan->scrub_cols[i];
   for (uint32_t c = 0; c < r->ncols(); c++) {
-    r->read_from[c] = ReadLeaf(r->slot_of(c), false);
+    if (r->skipped(c)) continue;
     ios->push_back(ChildIo{r->read_from[c], IoOp::kRead, r->map.cols[c].offset, r->cs.span(c), {}, false});
+    cols.push_back(c);
   }
   plan->scrubs[i] = std::move(r);
   return true;
+}
+
+// A resilver reads what the rebuild of the columns known to be missing
+// needs (every data column and the first parity rows, one per missing data
+// column, as raidz::Reconstruct uses them) and whatever lies on a slot with
+// a stale leaf (it is copied there); the other parity is skipped. With
+// nothing known missing (a replace of a disk still readable) every column
+// is read: parity copied to the new disk is checked against the data.
+void RaidzVdev::PlanResilverReads(RaidzBlockRead& r) {
+  const uint32_t p = nparity_;
+  auto gone = [&](uint32_t c) { return r.read_from[c] == nullptr || !r.read_from[c]->usable(); };
+  uint32_t data_gone = 0;
+  bool any_gone = false;
+  for (uint32_t c = 0; c < r.ncols(); c++) {
+    if (!gone(c)) continue;
+    any_gone = true;
+    if (c >= p) data_gone++;
+  }
+  if (!any_gone) return;
+  r.skip.assign(r.ncols(), false);
+  uint32_t rows = 0;
+  for (uint32_t c = 0; c < p; c++) {
+    if (gone(c)) continue;
+    if (rows < data_gone) {
+      rows++;
+      continue;
+    }
+    r.skip[c] = !HasStaleLeaf(r.slot_of(c));
+  }
 }
 
 bool RaidzVdev::StartWrite(BlockIo* io, std::vector<ChildIo>* ios, RaidzBatchPlan* plan, size_t i) {
@@ -597,8 +639,9 @@ void RaidzVdev::FinishScrubs(RaidzBatchPlan* plan, std::span<BlockIo* const> req
     BlockIo& io = *reqs[i];
     CountIo(false, io.buf.size());
     const BatchSlot& slot = plan->slots[i];
-    for (uint32_t c = 0; c < r->ncols(); c++)
-      r->st[c] = ios[slot.first + c].status.ok() ? RaidzBlockRead::Col::kOk : RaidzBlockRead::Col::kFailed;
+    const std::vector<uint32_t>& cols = plan->scrub_cols[i];
+    for (size_t k = 0; k < cols.size(); k++)
+      r->st[cols[k]] = ios[slot.first + k].status.ok() ? RaidzBlockRead::Col::kOk : RaidzBlockRead::Col::kFailed;
     bool repair = false;
     io.status = Settle(*r, io.offset, &io.outcome, &repair);
     if (!io.status.ok() || !repair) continue;
