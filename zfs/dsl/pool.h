@@ -368,8 +368,10 @@ class Pool final : private TxgSyncer {
   // the parity below it, repairs what does not match its checksum and
   // counts what it could not repair. It runs on a thread of its own in
   // slices of `scan_slice` (default 50 ms) during which no txg syncs, so
-  // no block it reads can be freed and reused under it; between slices
-  // the pool syncs as usual. Where it is (the scan record, scan_phys.h) is
+  // no block it reads can be freed and reused under it; a slice goes on
+  // past that, up to 1 s, while no txg is waiting to sync (each slice
+  // ends by waiting for its last reads). Between slices the pool syncs as
+  // usual. Where it is (the scan record, scan_phys.h) is
   // stored in the MOS with the txgs, at least every few seconds: after an
   // export, a crash or a pause it goes on from there, not from the start.
   // Blocks born after it started are not read (they were written since).
@@ -390,7 +392,8 @@ class Pool final : private TxgSyncer {
   // Returns once no scrub is running (finished, canceled, paused) or the
   // pool is closing.
   void WaitScan() UZFS_EXCLUDES(scan_mu_);
-  // The slice length from now on (tests make it short to stop mid-scan).
+  // The slice length from now on, never extended (tests make it short to
+  // stop mid-scan).
   void SetScanSlice(std::chrono::milliseconds slice) UZFS_EXCLUDES(scan_mu_);
   // The most data blocks one window of the sorted scan gathers before it
   // issues them and records its place (pool_scan.cc), from the next window
@@ -876,6 +879,10 @@ class Pool final : private TxgSyncer {
   // before one does not store its place into what followed.
   uint64_t scan_generation_ UZFS_GUARDED_BY(scan_mu_) = 0;
   std::chrono::milliseconds scan_slice_ UZFS_GUARDED_BY(scan_mu_){50};
+  std::chrono::milliseconds scan_slice_max_ UZFS_GUARDED_BY(scan_mu_){1000};
+  // Txg syncs waiting for sync_mu_ (SyncTxg): a scan slice past its
+  // minimum length ends for them.
+  std::atomic<int> sync_waiting_{0};
   size_t scan_window_blocks_ UZFS_GUARDED_BY(scan_mu_) = 0;  // 0: kScanQueueBlocks
   std::function<void()> scan_window_hook_ UZFS_GUARDED_BY(scan_mu_);
   bool scan_window_sorted_ = false;  // the scan thread's: ScanSlice sorted a window

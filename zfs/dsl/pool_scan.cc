@@ -261,6 +261,7 @@ void Pool::WaitScan() {
 void Pool::SetScanSlice(std::chrono::milliseconds slice) {
   MutexLock k(&scan_mu_);
   scan_slice_ = slice;
+  scan_slice_max_ = slice;
 }
 
 void Pool::SetScanWindow(size_t max_blocks) {
@@ -368,13 +369,14 @@ Result<bool> Pool::ScanSlice() {
   // The record as it is now that no txg can sync (a change made while this
   // thread waited for sync_mu_ is seen).
   ScanPhys st;
-  std::chrono::milliseconds slice;
+  std::chrono::milliseconds slice, slice_max;
   uint64_t generation = 0;
   size_t window_blocks = kScanQueueBlocks;
   {
     MutexLock k(&scan_mu_);
     st = scan_;
     slice = scan_slice_;
+    slice_max = scan_slice_max_;
     generation = scan_generation_;
     if (scan_window_blocks_ != 0) window_blocks = std::min(scan_window_blocks_, kScanQueueBlocks);
   }
@@ -405,9 +407,15 @@ Result<bool> Pool::ScanSlice() {
     MutexLock l(&mu_);
     epoch = resilver_epoch_;
   }
-  const auto deadline = Clock::now() + slice;
+  // Each slice ends at the drain of its batches (a bubble in the reads):
+  // past its minimum it goes on while no txg waits to sync.
+  const auto start = Clock::now();
+  const auto deadline = start + slice;
+  const auto deadline_max = start + std::max(slice, slice_max);
   const std::function<bool()> stop = [&] {
-    return scan_interrupt_.load(std::memory_order_relaxed) || Clock::now() >= deadline;
+    if (scan_interrupt_.load(std::memory_order_relaxed)) return true;
+    const auto now = Clock::now();
+    return now >= deadline_max || (now >= deadline && sync_waiting_.load(std::memory_order_relaxed) > 0);
   };
   const uint64_t leaf_repaired_before = LeafRepairedBytes(*root_);
   ScanTally tally;

@@ -33,7 +33,9 @@ Status Pool::Sync() {
 }
 
 Status Pool::SyncTxg(Txg txg) {
+  sync_waiting_.fetch_add(1, std::memory_order_relaxed);  // a scan slice ends sooner
   MutexLock s(&sync_mu_);
+  sync_waiting_.fetch_sub(1, std::memory_order_relaxed);
   return SyncTxgLocked(txg);
 }
 
