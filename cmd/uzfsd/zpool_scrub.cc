@@ -56,7 +56,7 @@ void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc fun
   for (const std::string& n : names) {
     while (!c.stopping.load() && ScanRunning(c.reg, n, func)) {
       if (!c.out.Flush()) return;  // the client went away
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 }
