@@ -10,8 +10,10 @@
 // nothing is written). -F is accepted and always in effect: Pool::Import
 // already falls back to the newest uberblock whose MOS verifies.
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
@@ -25,6 +27,10 @@
 
 namespace uzfs::cmd {
 namespace {
+
+// How long a daemon's import of its cache file's pools waits for a device
+// another process holds (ImportCachedPools).
+constexpr auto kCachedImportBusyWait = std::chrono::seconds(3);
 
 int ImportUsage(CmdCtx& c, const std::string& usage, const std::string& why) {
   if (!why.empty()) c.out.ErrLine(why);
@@ -304,6 +310,15 @@ void ImportCachedPools(Registry& reg) {
     o.l2arc = DaemonL2Arc();
     o.txg = DaemonTxgOptions();
     auto p = Pool::Import(*devs, std::to_string(r.guid), o);
+    // A device still held (Busy) is, at a daemon's start, most likely held
+    // by the daemon this one replaces: one killed moments ago lets go of
+    // its devices only once the kernel has torn it down (its in-flight
+    // io_uring requests too), after its pid file.
+    for (auto give_up = std::chrono::steady_clock::now() + kCachedImportBusyWait;
+         !p.ok() && p.status().code() == Code::kBusy && std::chrono::steady_clock::now() < give_up;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      p = Pool::Import(*devs, std::to_string(r.guid), o);
+    }
     if (!p.ok()) {
       reg.log().Log("cannot import cache file pool '" + r.name + "': " + std::string(p.status().message()));
       if (p.status().IsNotFound()) reg.DropFromCache(r.name);

@@ -7,6 +7,8 @@
 // client and refuses malformed requests.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -231,6 +233,34 @@ TEST(Uzfsd, CommandsAfterAKillAreServed) {
   { std::ofstream(stop) << "x"; }
   bg.join();
   EXPECT_EQ(test::ReadText(bad), "") << "background commands failed";
+  EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
+}
+
+// A daemon started while its killed predecessor still holds the devices
+// (the kernel tears a killed process down after its pid file is free)
+// waits for them: its first command finds the pool imported, not missing.
+// The test holds the device's lock for the dying daemon.
+TEST(Uzfsd, ANewDaemonWaitsForDevicesItsPredecessorStillHolds) {
+  CliEnv env;
+  const std::string dev = env.Dev("d0");
+  ASSERT_EQ(env.Zpool("create tank " + dev).rc, 0);
+  const pid_t pid = env.DaemonPid();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  const int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  // Taken as soon as the killed daemon has let go of it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::thread release([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ::close(fd);
+  });
+  Ran r = env.Zfs("list -H -o name tank");
+  release.join();
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "tank\n");
   EXPECT_EQ(env.Zpool("status -x").out, "all pools are healthy\n");
 }
 
