@@ -34,6 +34,7 @@ namespace uzfs::zpl_impl {
 namespace {
 
 constexpr uint64_t kSpaceMargin = 1 << 20;      // kept free for the MOS, space maps
+constexpr int kSpaceSyncs = 4;                   // txgs CheckSpace waits for before ENOSPC
 
 }  // namespace
 
@@ -245,21 +246,22 @@ uint64_t ZplFsImpl::DirtyNow(const TxgStats& ts) const {
 }
 
 // ENOSPC/EDQUOT when `bytes` more might not fit (see the file comment).
-// When only the unsynced bytes make it not fit, their txgs are synced
-// first and the check made again (ZFS's ERESTART: wait for the txg, not
-// fail): the dirty count is a worst case, and without the wait a burst
-// of writes (or a replay, all in one open txg) on a small pool failed
-// with space to spare.
+// When only the unsynced bytes (or other writers' held room) make it not
+// fit, their txgs are synced first and the check made again, a few times
+// (ZFS's ERESTART: wait for the txg, not fail): the dirty count is a worst
+// case, and without the wait a burst of writes (or a replay, all in one
+// open txg; or the kernel's writeback, many writers at once, dirtying the
+// next txg while one syncs) on a small pool failed with space to spare.
 ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes, SpaceReservation* reserve) {
-  for (bool synced = false;; synced = true) {
+  for (int syncs = 0;; syncs++) {
     uint64_t pending = 0;
-    bool others = false;  // room held by other writers (SpaceReservation)
+    bool transient = false;  // it would fit without what a sync releases
     ZplStatus s = ZplStatus::Ok();
     {
       MutexLock sl(&space_mu_);
-      others = space_reserved_ != 0;
       ZPL_ASSIGN(Room room, RoomLocked(&pending));
       const uint64_t need = bytes + pending + space_reserved_;
+      transient = bytes + kSpaceMargin <= std::min(room.quota, room.pool);
       if (need > room.quota) {
         s = Err(EDQUOT, quota_ != 0 && space_.used + need > quota_ ? "quota exceeded" : "refquota exceeded");
       } else if (need > room.pool) {
@@ -270,7 +272,7 @@ ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes, SpaceReservation* reserve) {
         reserve->bytes_ += bytes;
       }
     }
-    if (s.ok() || synced || (pending == kSpaceMargin && !others)) return s;
+    if (s.ok() || !transient || syncs == kSpaceSyncs) return s;
     ZPL_TRY_S(pool_.Sync());
   }
 }
