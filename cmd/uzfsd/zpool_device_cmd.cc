@@ -3,7 +3,8 @@
 // wrappers over the pool's device calls (zfs/dsl/pool_device_state.cc),
 // with zpool's messages. Each device named is handled in turn; the first
 // failure is reported and the command exits 1. `replace -w` and `attach
-// -w` wait for the resilver without holding the pool's lock.
+// -w` wait for the resilver without holding the pool's lock. A replace,
+// attach or detach refreshes the pool's device list in the cache file.
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/zpool_handlers.h"
 
@@ -70,6 +71,7 @@ int ZpoolReplace(CmdCtx& c) {
     if (Status s = e->pool->ReplaceDevice(a.operands[1], fresh, a.Has('f')); !s.ok()) {
       return c.Fail(std::string(s.message()));
     }
+    RefreshPoolRecord(c, *e);
     e->pool->LogHistory(c.cmdline);
   }
   if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
@@ -92,6 +94,7 @@ int ZpoolAttach(CmdCtx& c) {
     if (Status s = e->pool->AttachDevice(a.operands[1], a.operands[2], a.Has('f')); !s.ok()) {
       return c.Fail(std::string(s.message()));
     }
+    RefreshPoolRecord(c, *e);
     e->pool->LogHistory(c.cmdline);
   }
   if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
@@ -109,6 +112,7 @@ int ZpoolDetach(CmdCtx& c) {
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + a.operands[0] + "': no such pool");
   if (Status s = e->pool->DetachDevice(a.operands[1]); !s.ok()) return c.Fail(std::string(s.message()));
+  RefreshPoolRecord(c, *e);
   e->pool->LogHistory(c.cmdline);
   return 0;
 }

@@ -35,6 +35,11 @@ int ZpoolReplace(CmdCtx& c);  // zpool_device_cmd.cc
 int ZpoolResilver(CmdCtx& c); // zpool_device_cmd.cc
 int ZpoolAttach(CmdCtx& c);   // zpool_device_cmd.cc
 int ZpoolDetach(CmdCtx& c);   // zpool_device_cmd.cc
+// The pool's device list (registry record and cache file) from its live
+// tree, after a command changed the tree (zpool_vdev_cmd.cc): a daemon
+// started after a crash finds the devices, new ones included, in the
+// directories the cache file names.
+void RefreshPoolRecord(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu);
 // Polls until no scan of kind `func` (kNone: any) runs on the pools named
 // (zpool_scrub.cc); never holds a pool's lock between polls.
 void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func);

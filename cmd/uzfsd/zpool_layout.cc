@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cmd/uzfsd/zpool_layout.h"
+#include "cmd/uzfsd/pool_info.h"
 
 namespace uzfs::cmd {
 
@@ -131,8 +132,12 @@ void ExpandShorthandDevices(std::vector<std::string>* words) {
 std::string DevicesInUse(Registry& reg, const std::vector<std::string>& paths) {
   for (const auto& e : reg.All()) {
     MutexLock l(&e->mu);
+    // The live tree's devices (a detached or replaced one is free again),
+    // else the record's.
+    const std::vector<std::string> in_use =
+        e->pool != nullptr ? PoolDevicePaths(*e->pool, ShapeFromPool(*e->pool)) : e->rec.devices;
     for (const std::string& p : paths) {
-      if (std::find(e->rec.devices.begin(), e->rec.devices.end(), p) != e->rec.devices.end()) {
+      if (std::find(in_use.begin(), in_use.end(), p) != in_use.end()) {
         return "invalid vdev specification\nthe following errors must be manually repaired:\n" + p +
                " is part of active pool '" + e->rec.name + "'";
       }

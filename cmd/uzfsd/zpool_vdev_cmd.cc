@@ -66,13 +66,13 @@ void TreeLines(const VdevNode& n, int depth, std::string* out) {
   for (const VdevNode& c : n.children) TreeLines(c, depth + 1, out);
 }
 
-void UpdateEntry(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
+}  // namespace
+
+void RefreshPoolRecord(CmdCtx& c, PoolEntry& e) {
   e.shape = ShapeFromPool(*e.pool);
   e.rec.devices = PoolDevicePaths(*e.pool, e.shape);
   c.reg.UpdateCache(e.rec);
 }
-
-}  // namespace
 
 int ZpoolAdd(CmdCtx& c, const std::string& usage) {
   ParsedArgs a = ParseArgs(c.args, "fn", "");
@@ -131,7 +131,7 @@ int ZpoolAdd(CmdCtx& c, const std::string& usage) {
   }
   if (Status s = e->pool->AddVdevs(*layout, a.Has('f')); !s.ok()) return c.Fail(std::string(s.message()));
   e->pool->LogHistory(c.cmdline);
-  UpdateEntry(c, *e);
+  RefreshPoolRecord(c, *e);
   c.reg.log().Log("pool '" + name + "': added " + std::to_string(paths.size()) + " device(s)");
   return 0;
 }
@@ -161,7 +161,7 @@ int ZpoolRemove(CmdCtx& c, const std::string& usage) {
   }
   if (!removed) return rc;  // nothing changed: no history record
   e->pool->LogHistory(c.cmdline);
-  UpdateEntry(c, *e);
+  RefreshPoolRecord(c, *e);
   return rc;
 }
 

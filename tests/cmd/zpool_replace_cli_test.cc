@@ -6,6 +6,9 @@
 // exit 2) with nothing changed.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "tests/cmd/cli_test_util.h"
@@ -89,6 +92,50 @@ TEST(ZpoolReplaceCli, OfflineOnlineAndReplace) {
   EXPECT_TRUE(Contains(r.out, " state: ONLINE\n")) << r.out;
   r = env.Zpool("export tank");
   ASSERT_EQ(r.rc, 0) << r.err;
+}
+
+// The devices a pool has follow its tree: a new disk from another
+// directory is found by the daemon started after a crash (the cache file
+// names it), and a detached or replaced disk is free for another pool
+// (with -f: its label still names the pool, as in ZFS).
+TEST(ZpoolReplaceCli, DevicesFollowReplaceAndDetach) {
+  CliEnv env;
+  const std::string a = env.Dev("a"), b = env.Dev("b"), c = env.Dev("c");
+  const std::filesystem::path other = env.tmp() / "other";
+  std::filesystem::create_directories(other);
+  const std::string n = (other / "n").string();
+  std::filesystem::copy_file(a, n);  // a sparse 128 MiB file, not yet labelled
+  Ran r = env.Zpool("create -m none tank raidz1 " + a + " " + b + " " + c);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("replace -w tank " + b + " " + n);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const pid_t pid = env.DaemonPid();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 500 && CliEnv::Alive(pid); i++) ::usleep(10000);
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, " state: ONLINE\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, n + "  ONLINE")) << r.out;
+  // The replaced disk: its label still says tank, so -f; then it is taken.
+  r = env.Zpool("create -m none second " + b);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "is part of active pool 'tank'")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "use '-f'")) << r.err;
+  r = env.Zpool("create -f -m none second " + b);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // A detached mirror side, the same.
+  const std::string x = env.Dev("x"), y = env.Dev("y");
+  r = env.Zpool("create -m none mp mirror " + x + " " + y);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("detach mp " + y);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("create -f -m none again " + y);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("list -H -o name");
+  EXPECT_EQ(r.out, "again\nmp\nsecond\ntank\n");
+  // A disk still in a pool is refused even with -f.
+  r = env.Zpool("create -f -m none nope " + x);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, x + " is part of active pool 'mp'")) << r.err;
 }
 
 }  // namespace
