@@ -580,6 +580,7 @@ class Pool final : private TxgSyncer {
   Status SyncPasses(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteUberblock(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteLabels(uint64_t state, Txg txg) UZFS_REQUIRES(mu_);
+  void ReleaseSwappedDevices() UZFS_REQUIRES(mu_);
   Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
   Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
 

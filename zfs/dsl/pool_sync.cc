@@ -263,6 +263,24 @@ Status Pool::WriteLabels(uint64_t state, Txg txg) {
   return Status::Ok();
 }
 
+// Leaves a replace, attach or detach took out of the tree stay open until
+// the pool closes (a read in flight may still use one), but once the
+// config without them is on disk another pool may take them (zpool create
+// -f of a detached file).
+void Pool::ReleaseSwappedDevices() {
+  std::vector<Vdev*> live;
+  root_->CollectLeaves(&live);
+  for (const auto& v : swapped_vdevs_) {
+    if (v == nullptr) continue;
+    std::vector<Vdev*> gone;
+    v->CollectLeaves(&gone);
+    for (Vdev* leaf : gone) {
+      if (leaf->device() != nullptr && std::find(live.begin(), live.end(), leaf) == live.end())
+        leaf->device()->ReleaseExclusive();
+    }
+  }
+}
+
 Status Pool::WriteUberblock(Txg txg) {
   // Every top-level vdev flushed; a failed log device is not fatal (it
   // holds no pool data: the intent log moves to the main pool).
@@ -275,6 +293,7 @@ Status Pool::WriteUberblock(Txg txg) {
   if (labels_dirty_) {
     UZFS_RETURN_IF_ERROR(WriteLabels(label_state_, txg));
     labels_dirty_ = false;
+    ReleaseSwappedDevices();
   }
   Uberblock ub;
   ub.version = ident_.version;

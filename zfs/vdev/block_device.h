@@ -135,6 +135,11 @@ class BlockDevice {
   // their flush writes no allocation metadata (FileDevice). A no-op here
   // and on block devices.
   virtual void PrefillHoles(uint64_t chunk) { (void)chunk; }
+  // Lets other openers take the device while this one stays open (a leaf
+  // taken out of its pool's tree, which a read in flight may still use):
+  // a file's lock is dropped; a block device keeps O_EXCL until closed.
+  // A no-op here.
+  virtual void ReleaseExclusive() {}
   // Whether the device is still the one that was opened, as far as one
   // cheap look can tell (a file: not shrunk, not deleted; a block device:
   // not shrunk). IoError saying what changed otherwise. What a pool

@@ -103,6 +103,7 @@ class FaultDevice final : public BlockDevice {
 
   BlockDevice& inner() { return *inner_; }
   void PrefillHoles(uint64_t chunk) override { inner_->PrefillHoles(chunk); }
+  void ReleaseExclusive() override { inner_->ReleaseExclusive(); }
 
   void FailReads(FaultTrigger t, FaultRange r = {}) UZFS_EXCLUDES(mu_);
   void FailWrites(FaultTrigger t, FaultRange r = {}) UZFS_EXCLUDES(mu_);

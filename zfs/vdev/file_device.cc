@@ -194,6 +194,10 @@ int FileDevice::NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* 
   return fd_;
 }
 
+void FileDevice::ReleaseExclusive() {
+  if (!is_block_) (void)flock(fd_, LOCK_UN);
+}
+
 void FileDevice::PrefillHoles(uint64_t chunk) {
   if (is_block_ || chunk < (64 << 10) || (chunk & (chunk - 1)) != 0) return;
   MutexLock l(&prefill_mu_);

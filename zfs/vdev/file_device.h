@@ -117,6 +117,7 @@ class FileDevice final : public BlockDevice {
   const std::string& path() const override { return path_; }
   int NativeFd() const override { return fd_; }
   int NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* buf) const override;
+  void ReleaseExclusive() override;
 
   bool is_block_device() const { return is_block_; }
   // Reads (and with kOn writes) are direct.
