@@ -105,13 +105,25 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
   }
   const std::string state(VdevStateName(a->root->state()));
   t += "  state: " + state + "\n";
+  std::vector<Vdev*> leaves;
+  a->root->CollectLeaves(&leaves);
+  const bool missing = a->root->state() == VdevState::kDegraded &&
+                       std::any_of(leaves.begin(), leaves.end(), [](Vdev* l) { return l->state() == VdevState::kUnavail; });
   if (fp.state == kLabelStateDestroyed) {
     t += " status: The pool was destroyed, but can be imported using the '-Df' flags.\n";
+  } else if (missing) {
+    t += " status: One or more devices are missing from the system.\n";
   } else if (fp.state == 0) {
     t += " status: The pool was last accessed by another system or was not exported.\n";
   }
-  t += std::string(" action: The pool can be imported using its name or numeric identifier") +
-       (fp.state == kLabelStateDestroyed ? " and the '-D' flag.\n" : ".\n");
+  if (missing && fp.state != kLabelStateDestroyed) {
+    t += " action: The pool can be imported despite missing or damaged devices.  The\n"
+         "\tfault tolerance of the pool may be compromised if imported.\n"
+         "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-2Q\n";
+  } else {
+    t += std::string(" action: The pool can be imported using its name or numeric identifier") +
+         (fp.state == kLabelStateDestroyed ? " and the '-D' flag.\n" : ".\n");
+  }
   t += " config:\n\n";
   // Which top-level vdevs are logs: their leaves' labels say so.
   std::set<uint64_t> log_ids;
@@ -126,7 +138,10 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
   }
   std::vector<std::pair<std::string, std::pair<int, std::string>>> rows;
   std::function<void(Vdev*, int)> walk = [&](Vdev* v, int depth) {
-    rows.push_back({depth == 0 ? fp.name : v->name(), {depth, std::string(VdevStateName(v->state()))}});
+    // A leaf that could not be opened says so, as in zpool status.
+    const bool gone = v->kind() == VdevKind::kLeaf && v->state() == VdevState::kUnavail;
+    rows.push_back({depth == 0 ? fp.name : v->name(),
+                    {depth, std::string(VdevStateName(v->state())) + (gone ? "  cannot open" : "")}});
     for (Vdev* ch : v->children()) walk(ch, depth + 1);
   };
   rows.push_back({fp.name, {0, std::string(VdevStateName(a->root->state()))}});

@@ -72,6 +72,14 @@ TEST(ZpoolReplaceCli, OfflineOnlineAndReplace) {
   r = env.Zpool("export tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   std::filesystem::remove(a);
+  r = env.Zpool("import -d " + env.devdir());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "  state: DEGRADED\n status: One or more devices are missing from the system.\n"
+                              " action: The pool can be imported despite missing or damaged devices.  The\n"
+                              "\tfault tolerance of the pool may be compromised if imported.\n"
+                              "   see: https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-2Q\n"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "UNAVAIL  cannot open\n")) << r.out;
   r = env.Zpool("import -d " + env.devdir() + " tank");
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zpool("status tank");
