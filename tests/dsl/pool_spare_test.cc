@@ -16,6 +16,8 @@
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/spa/label_io.h"
+#include "zfs/vdev/file_device.h"
 
 namespace uzfs {
 namespace {
@@ -139,6 +141,19 @@ TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
   EXPECT_TRUE(InTree(c.tree, fresh));
   EXPECT_FALSE(InTree(c.tree, t.spare()));
   ASSERT_EQ(c.spares.size(), 1u);
+  // Once that is on disk, the spare's label says it is a spare again (not
+  // a member of the tree, which an import or another pool would believe).
+  ASSERT_UZFS_OK(p.Sync());
+  {
+    auto dev = FileDevice::Open(t.spare(), FileDeviceOptions{.read_only = true, .exclusive = false});
+    ASSERT_UZFS_OK(dev.status());
+    auto labels = ReadDeviceLabels(**dev, 9);
+    ASSERT_UZFS_OK(labels.status());
+    auto state = labels->config.GetUint64("state");
+    ASSERT_UZFS_OK(state.status());
+    EXPECT_EQ(*state, kPoolStateSpare);
+    EXPECT_FALSE(labels->config.GetNvList("vdev_tree").ok()) << "still a tree member's label";
+  }
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
   pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);
   ASSERT_UZFS_OK(p.OnlineDevice(t.disk(0)));

@@ -580,7 +580,9 @@ class Pool final : private TxgSyncer {
   Status SyncPasses(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteUberblock(Txg txg) UZFS_REQUIRES(sync_mu_, mu_);
   Status WriteLabels(uint64_t state, Txg txg) UZFS_REQUIRES(mu_);
-  void ReleaseSwappedDevices() UZFS_REQUIRES(mu_);
+  // After a txg's uberblock is on disk: devices that left the tree in it
+  // let go of their locks; returned spares get their spare labels.
+  void AfterCommit() UZFS_REQUIRES(mu_);
   Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
   Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
 
@@ -793,6 +795,11 @@ class Pool final : private TxgSyncer {
   std::set<uint64_t> spare_failed_ UZFS_GUARDED_BY(mu_);  // spares that would not open
   // Spares given back after use in this import, still open (by guid).
   std::map<uint64_t, std::unique_ptr<Vdev>> idle_spares_ UZFS_GUARDED_BY(mu_);
+  // Spares given back to the list whose labels still say they are in the
+  // tree: rewritten as spare labels once a txg without them is on disk.
+  std::vector<uint64_t> spare_labels_due_ UZFS_GUARDED_BY(mu_);
+  // WriteUberblock wrote labels: AfterCommit looks at what left the tree.
+  bool tree_left_due_ UZFS_GUARDED_BY(mu_) = false;
   std::map<uint64_t, uint64_t> stale_epoch_ UZFS_GUARDED_BY(mu_);
   // Leaf guid -> the first txg it missed (offline, or gone): where the
   // resilver of its return starts.

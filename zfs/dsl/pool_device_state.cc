@@ -442,6 +442,7 @@ void Pool::FinishResilver(uint64_t epoch, uint64_t generation) {
     auto placed = parent->ReplaceChild(g->id(), g->ReleaseChild(0));
     if (!placed.ok()) continue;
     idle_spares_[spare_guid] = g->ReleaseChild(1);  // kept open, ready again
+    spare_labels_due_.push_back(spare_guid);        // a spare's label once this is on disk
     swapped_vdevs_.push_back(std::move(placed).value());
     *it = leaf_node;
     config_dirty_ = true;

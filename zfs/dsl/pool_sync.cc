@@ -7,6 +7,7 @@
 
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/pool_config.h"
 #include "zfs/dsl/pool_identity.h"
 #include "zfs/dsl/space_map_objects.h"
 #include "zfs/spa/label_io.h"
@@ -94,6 +95,7 @@ Status Pool::SyncTxgLocked(Txg txg) {
   if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
   // 5. Flush, labels, uberblock, flush.
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
+  AfterCommit();
   ZilSyncDone(txg);
   alloc_->SyncDone(txg.number());
   LogClassSyncDone(txg);
@@ -266,8 +268,17 @@ Status Pool::WriteLabels(uint64_t state, Txg txg) {
 // Leaves a replace, attach or detach took out of the tree stay open until
 // the pool closes (a read in flight may still use one), but once the
 // config without them is on disk another pool may take them (zpool create
-// -f of a detached file).
-void Pool::ReleaseSwappedDevices() {
+// -f of a detached file). A spare given back is a spare again on disk.
+void Pool::AfterCommit() {
+  if (!tree_left_due_) return;
+  tree_left_due_ = false;
+  for (uint64_t guid : spare_labels_due_) {
+    auto it = idle_spares_.find(guid);
+    if (it == idle_spares_.end() || it->second == nullptr || it->second->device() == nullptr) continue;
+    BlockDevice& d = *it->second->device();
+    if (InitDeviceLabels(d).ok()) WriteDeviceConfig(d, AuxLabelConfig(ident_.version, kPoolStateSpare, guid)).IgnoreError();
+  }
+  spare_labels_due_.clear();
   std::vector<Vdev*> live;
   root_->CollectLeaves(&live);
   for (const auto& v : swapped_vdevs_) {
@@ -293,7 +304,7 @@ Status Pool::WriteUberblock(Txg txg) {
   if (labels_dirty_) {
     UZFS_RETURN_IF_ERROR(WriteLabels(label_state_, txg));
     labels_dirty_ = false;
-    ReleaseSwappedDevices();
+    tree_left_due_ = true;
   }
   Uberblock ub;
   ub.version = ident_.version;
