@@ -153,6 +153,9 @@ TEST(PoolSpare, ADiskThatKeepsFailingIsFaultedAndSparedThenReplaced) {
     ASSERT_UZFS_OK(state.status());
     EXPECT_EQ(*state, kPoolStateSpare);
     EXPECT_FALSE(labels->config.GetNvList("vdev_tree").ok()) << "still a tree member's label";
+    // Still the pool's, ready to stand in: no one else may take it.
+    auto other = FileDevice::Open(t.spare(), FileDeviceOptions{.read_only = false, .exclusive = true});
+    EXPECT_EQ(other.status().code(), Code::kBusy) << other.status().ToString();
   }
   ASSERT_UZFS_OK(p.OfflineDevice(t.disk(0), true));
   pooltest::ExpectObjects(p, "sp", t.objs, kObjBytes, 60);

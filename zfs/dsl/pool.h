@@ -798,6 +798,9 @@ class Pool final : private TxgSyncer {
   // Spares given back to the list whose labels still say they are in the
   // tree: rewritten as spare labels once a txg without them is on disk.
   std::vector<uint64_t> spare_labels_due_ UZFS_GUARDED_BY(mu_);
+  // Detached leaves whose labels DetachDevice wipes after the commit:
+  // AfterCommit leaves their locks to it.
+  std::vector<Vdev*> locked_until_wiped_ UZFS_GUARDED_BY(mu_);
   // WriteUberblock wrote labels: AfterCommit looks at what left the tree.
   bool tree_left_due_ UZFS_GUARDED_BY(mu_) = false;
   std::map<uint64_t, uint64_t> stale_epoch_ UZFS_GUARDED_BY(mu_);

@@ -183,6 +183,7 @@ Status Pool::DetachDevice(const std::string& dev) {
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> old, grand->ReplaceChild(slot, std::move(by)));
     swapped_vdevs_.push_back(std::move(old));
     *detached = gone.get();
+    locked_until_wiped_.push_back(gone.get());
     // (A spare stays open for its next use; see the end of this task.)
     std::unique_ptr<Vdev>* keep = &swapped_vdevs_.emplace_back();
     // A spare vdev: the spare detached goes back to the spares list; the
@@ -214,6 +215,13 @@ Status Pool::DetachDevice(const std::string& dev) {
     BlockDevice& d = *(*detached)->device();
     InitDeviceLabels(d).IgnoreError();
     if (*back_to_spares) WriteDeviceConfig(d, AuxLabelConfig(ident_.version, kPoolStateSpare, guid)).IgnoreError();
+  }
+  {
+    // Wiped: another pool may take it now (a spare stays ours).
+    MutexLock l(&mu_);
+    std::erase(locked_until_wiped_, *detached);
+    if (*detached != nullptr && (*detached)->device() != nullptr && !*back_to_spares)
+      (*detached)->device()->ReleaseExclusive();
   }
   PostEvent("sysevent.fs.zfs.vdev_remove", {{"vdev_guid", std::to_string(guid)}, {"vdev_path", "\"" + dev + "\""}});
   return Status::Ok();

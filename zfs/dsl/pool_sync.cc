@@ -279,14 +279,19 @@ void Pool::AfterCommit() {
     if (InitDeviceLabels(d).ok()) WriteDeviceConfig(d, AuxLabelConfig(ident_.version, kPoolStateSpare, guid)).IgnoreError();
   }
   spare_labels_due_.clear();
-  std::vector<Vdev*> live;
-  root_->CollectLeaves(&live);
+  // What must stay locked: the live tree, the idle spares (ready to stand
+  // in) and a detached leaf whose labels are not wiped yet.
+  std::vector<Vdev*> keep;
+  root_->CollectLeaves(&keep);
+  for (const auto& [guid, spare] : idle_spares_)
+    if (spare != nullptr) spare->CollectLeaves(&keep);
+  keep.insert(keep.end(), locked_until_wiped_.begin(), locked_until_wiped_.end());
   for (const auto& v : swapped_vdevs_) {
     if (v == nullptr) continue;
     std::vector<Vdev*> gone;
-    v->CollectLeaves(&gone);
+    v->CollectOwnedLeaves(&gone);  // a retired group may still name a child it gave away
     for (Vdev* leaf : gone) {
-      if (leaf->device() != nullptr && std::find(live.begin(), live.end(), leaf) == live.end())
+      if (leaf->device() != nullptr && std::find(keep.begin(), keep.end(), leaf) == keep.end())
         leaf->device()->ReleaseExclusive();
     }
   }

@@ -137,6 +137,15 @@ void Vdev::CollectLeaves(std::vector<Vdev*>* out) {
   for (Vdev* c : children()) c->CollectLeaves(out);
 }
 
+void Vdev::CollectOwnedLeaves(std::vector<Vdev*>* out) {
+  if (kind_ == VdevKind::kLeaf) {
+    out->push_back(this);
+    return;
+  }
+  for (const std::unique_ptr<Vdev>& c : children_)
+    if (c != nullptr) c->CollectOwnedLeaves(out);
+}
+
 Vdev::Counters Vdev::counters() const {
   Counters c;
   if (BlockDevice* dev = device()) {
@@ -402,8 +411,9 @@ struct ReadRun {
   uint64_t start = 0;           // the first member's offset on the leaf
   std::vector<size_t> members;  // entries of the batch, by offset
   // The read's pieces: each member's buffer, and the gaps between members
-  // (read into a scratch buffer and dropped).
+  // (read into `gap`, the run's own scratch, and dropped).
   std::vector<std::span<uint8_t>> pieces;
+  AlignedBuffer gap;
 };
 
 }  // namespace
@@ -466,7 +476,6 @@ void RunChildIos(std::span<ChildIo> ios) {
   //     gaps into a scratch buffer whose bytes are dropped.
   std::vector<ReadRun> read_runs;
   std::vector<bool> in_read_run(ios.size(), false);
-  AlignedBuffer gap_scratch;
   std::sort(readable.begin(), readable.end(), [&](size_t a, size_t b) {
     if (ios[a].leaf != ios[b].leaf) return std::less<LeafVdev*>()(ios[a].leaf, ios[b].leaf);
     return ios[a].offset < ios[b].offset;
@@ -494,10 +503,10 @@ void RunChildIos(std::span<ChildIo> ios) {
       for (size_t m : run.members) {
         in_read_run[m] = true;
         if (ios[m].offset > at) {
-          if (gap_scratch.data() == nullptr)
-            gap_scratch = AlignedBuffer::Uninitialized(
-                kReadGapLimit, std::max<uint32_t>(4096, head.leaf->device()->RequiredAlignment()));
-          run.pieces.emplace_back(gap_scratch.data(), ios[m].offset - at);
+          if (run.gap.data() == nullptr)
+            run.gap = AlignedBuffer::Uninitialized(kReadGapLimit,
+                                                   std::max<uint32_t>(4096, head.leaf->device()->RequiredAlignment()));
+          run.pieces.emplace_back(run.gap.data(), ios[m].offset - at);
         }
         run.pieces.push_back(xfer[m]);
         at = ios[m].offset + ios[m].buf.size();

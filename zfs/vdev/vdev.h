@@ -256,6 +256,9 @@ class Vdev {
   Status DropTopLevelsFrom(uint32_t n);
   // Every leaf below (this vdev itself if it is one), in tree order.
   void CollectLeaves(std::vector<Vdev*>* out);
+  // The leaves this vdev still owns: a child given away by ReleaseChild is
+  // not walked, though children() still names it.
+  void CollectOwnedLeaves(std::vector<Vdev*>* out);
 
   // Leaf: its device's counters plus repaired_bytes; interior: its own.
   Counters counters() const;
