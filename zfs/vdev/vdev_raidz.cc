@@ -171,6 +171,7 @@ struct RaidzBlockRead {
   // A resilver's columns left unread: parity the rebuild does not use, on
   // slots with nothing stale (StartScrub). Read only if the read escalates.
   std::vector<bool> skip;
+  size_t planned_gone = 0;  // columns the plan knew missing
   bool skipped(uint32_t c) const { return !skip.empty() && skip[c]; }
   std::span<uint8_t> buf;
   const BlockVerifier& verify;
@@ -257,9 +258,9 @@ Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub,
   const bool data_missing =
       std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c >= p; });
   if (!data_missing) return Status::Ok();
-  // A parity column the plan skipped is needed after all when one it
+  // A parity column the plan skipped is needed after all when a column it
   // counted on failed.
-  if (std::any_of(r.missing.begin(), r.missing.end(), [&](uint32_t c) { return c < p; })) r.skip.clear();
+  if (r.missing.size() > r.planned_gone) r.skip.clear();
   r.ReadColumns([&](uint32_t c) { return !r.skipped(c); });
   r.missing = r.Missing();
   if (r.missing.size() > p) RetryStale(r);
@@ -385,7 +386,8 @@ Result<bool> RaidzVdev::RebuildWithMissing(RaidzBlockRead& r) {
 }
 
 // Parity that was read but disagrees with the verified data is wrong too:
-// it is recomputed in place and its column added to r.wrong.
+// it is recomputed in place and its column added to r.wrong. Parity not
+// read (missing, or skipped by a resilver) is only recomputed.
 Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
   const uint32_t p = nparity_;
   const uint64_t plen = r.cs.cols[0].size;
@@ -394,9 +396,10 @@ Status RaidzVdev::FindWrongParity(RaidzBlockRead& r) {
   for (uint32_t j = 0; j < p; j++) tmp[j].data = fresh.data() + j * plen;
   UZFS_RETURN_IF_ERROR(raidz::GenerateParity(tmp, p));
   for (uint32_t j = 0; j < p; j++) {
-    if (std::memcmp(tmp[j].data, r.cs.cols[j].data, r.cs.cols[j].size) == 0) continue;
+    const bool was_read = r.st[j] == RaidzBlockRead::Col::kOk;
+    if (was_read && std::memcmp(tmp[j].data, r.cs.cols[j].data, r.cs.cols[j].size) == 0) continue;
     std::memcpy(r.cs.cols[j].data, tmp[j].data, r.cs.cols[j].size);
-    if (std::find(r.wrong.begin(), r.wrong.end(), j) == r.wrong.end() &&
+    if (was_read && std::find(r.wrong.begin(), r.wrong.end(), j) == r.wrong.end() &&
         std::find(r.missing.begin(), r.missing.end(), j) == r.missing.end())
       r.wrong.push_back(j);
   }
@@ -558,6 +561,7 @@ void RaidzVdev::PlanResilverReads(RaidzBlockRead& r) {
   }
   if (!any_gone) return;
   r.skip.assign(r.ncols(), false);
+  for (uint32_t c = 0; c < r.ncols(); c++) r.planned_gone += gone(c) ? 1 : 0;
   uint32_t rows = 0;
   for (uint32_t c = 0; c < p; c++) {
     if (gone(c)) continue;
