@@ -68,10 +68,9 @@ int ZpoolReplace(CmdCtx& c) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
     const std::string fresh = a.operands.size() == 3 ? a.operands[2] : "";
-    if (Status s = e->pool->ReplaceDevice(a.operands[1], fresh, a.Has('f')); !s.ok()) {
-      return c.Fail(std::string(s.message()));
-    }
-    RefreshPoolRecord(c, *e);
+    const Status s = e->pool->ReplaceDevice(a.operands[1], fresh, a.Has('f'));
+    RefreshPoolRecord(c, *e);  // the tree may have changed even when the resilver did not start
+    if (!s.ok()) return c.Fail(std::string(s.message()));
     e->pool->LogHistory(c.cmdline);
   }
   if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
@@ -91,10 +90,9 @@ int ZpoolAttach(CmdCtx& c) {
     if (e == nullptr) return 1;
     MutexLock l(&e->mu);
     if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': no such pool");
-    if (Status s = e->pool->AttachDevice(a.operands[1], a.operands[2], a.Has('f')); !s.ok()) {
-      return c.Fail(std::string(s.message()));
-    }
-    RefreshPoolRecord(c, *e);
+    const Status s = e->pool->AttachDevice(a.operands[1], a.operands[2], a.Has('f'));
+    RefreshPoolRecord(c, *e);  // the tree may have changed even when the resilver did not start
+    if (!s.ok()) return c.Fail(std::string(s.message()));
     e->pool->LogHistory(c.cmdline);
   }
   if (a.Has('w')) WaitForScans(c, {name}, ScanFunc::kResilver);
@@ -111,8 +109,9 @@ int ZpoolDetach(CmdCtx& c) {
   if (e == nullptr) return 1;
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + a.operands[0] + "': no such pool");
-  if (Status s = e->pool->DetachDevice(a.operands[1]); !s.ok()) return c.Fail(std::string(s.message()));
+  const Status s = e->pool->DetachDevice(a.operands[1]);
   RefreshPoolRecord(c, *e);
+  if (!s.ok()) return c.Fail(std::string(s.message()));
   e->pool->LogHistory(c.cmdline);
   return 0;
 }

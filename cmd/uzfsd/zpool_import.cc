@@ -329,8 +329,11 @@ void ImportCachedPools(Registry& reg) {
     // by the daemon this one replaces: one killed moments ago lets go of
     // its devices only once the kernel has torn it down (its in-flight
     // io_uring requests too), after its pid file.
+    auto device_held = [](const Status& s) {
+      return s.code() == Code::kBusy && s.message().find("in use by another process") != std::string_view::npos;
+    };
     for (auto give_up = std::chrono::steady_clock::now() + kCachedImportBusyWait;
-         !p.ok() && p.status().code() == Code::kBusy && std::chrono::steady_clock::now() < give_up;) {
+         !p.ok() && device_held(p.status()) && std::chrono::steady_clock::now() < give_up;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       p = Pool::Import(*devs, std::to_string(r.guid), o);
     }

@@ -367,11 +367,22 @@ TEST(VdevWriteMany, EnginesWriteGatheredAndReadScatteredPiecesOfAFile) {
       std::memcpy(bufs.back().data(), r.data(), n);
     }
     std::vector<uint8_t> odd = RandomBytes(4097, 3);
-    for (bool unaligned : {false, true}) {
+    // One request at `at` on the device, submitted alone.
+    auto request = [&](IoOp op, uint64_t at) {
       IoRequest r;
       r.device = dev->get();
-      r.op = IoOp::kWrite;
-      r.offset = unaligned ? (1 << 20) : 8192;
+      r.op = op;
+      r.offset = at;
+      return r;
+    };
+    auto submit = [&](IoRequest r) {
+      std::vector<IoRequest> batch;
+      batch.push_back(std::move(r));
+      return SubmitAndWait(**io, std::move(batch));
+    };
+    for (bool unaligned : {false, true}) {
+      const uint64_t at = unaligned ? (1 << 20) : 8192;
+      IoRequest r = request(IoOp::kWrite, at);
       std::vector<uint8_t> want;
       for (auto& b : bufs) {
         r.gather.emplace_back(b.data(), b.size());
@@ -382,17 +393,12 @@ TEST(VdevWriteMany, EnginesWriteGatheredAndReadScatteredPiecesOfAFile) {
         want.insert(want.end(), odd.begin() + 1, odd.end());
       }
       EXPECT_EQ(r.length(), want.size());
-      std::vector<IoRequest> batch;
-      batch.push_back(std::move(r));
-      ASSERT_UZFS_OK(SubmitAndWait(**io, std::move(batch)));
+      ASSERT_UZFS_OK(submit(std::move(r)));
       std::vector<uint8_t> got(want.size());
-      ASSERT_UZFS_OK((*dev)->Read(unaligned ? (1 << 20) : 8192, got));
+      ASSERT_UZFS_OK((*dev)->Read(at, got));
       EXPECT_EQ(got, want) << (unaligned ? "with an unaligned piece" : "aligned");
       // Read back scattered: fresh aligned pieces, and the odd one.
-      IoRequest s;
-      s.device = dev->get();
-      s.op = IoOp::kRead;
-      s.offset = unaligned ? (1 << 20) : 8192;
+      IoRequest s = request(IoOp::kRead, at);
       std::vector<AlignedBuffer> into;
       for (auto& b : bufs) {
         into.emplace_back(b.size());
@@ -401,9 +407,7 @@ TEST(VdevWriteMany, EnginesWriteGatheredAndReadScatteredPiecesOfAFile) {
       std::vector<uint8_t> odd_into(4097, 0);
       if (unaligned) s.scatter.emplace_back(odd_into.data() + 1, 4096);
       EXPECT_EQ(s.length(), want.size());
-      std::vector<IoRequest> reads;
-      reads.push_back(std::move(s));
-      ASSERT_UZFS_OK(SubmitAndWait(**io, std::move(reads)));
+      ASSERT_UZFS_OK(submit(std::move(s)));
       std::vector<uint8_t> back;
       for (auto& b : into) back.insert(back.end(), b.data(), b.data() + b.size());
       if (unaligned) back.insert(back.end(), odd_into.begin() + 1, odd_into.end());
