@@ -68,7 +68,7 @@ void TreeLines(const VdevNode& n, int depth, std::string* out) {
 
 }  // namespace
 
-void RefreshPoolRecord(CmdCtx& c, PoolEntry& e) {
+void RefreshPoolRecord(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
   e.shape = ShapeFromPool(*e.pool);
   e.rec.devices = PoolDevicePaths(*e.pool, e.shape);
   c.reg.UpdateCache(e.rec);
