@@ -71,6 +71,23 @@ Batch ExpectBatchReadsAll(Vdev& v, const std::vector<Block>& blocks, ReadMode mo
   return b;
 }
 
+// Wipes every column of `blocks` that lies on `child` of a raidz of
+// geometry `g` (a new disk: nothing there yet); returns, per block,
+// whether it has a column there.
+std::vector<bool> WipeColumnsOn(FaultDevice* dev, uint32_t child, const std::vector<Block>& blocks,
+                                const raidz::Geometry& g) {
+  std::vector<bool> touches(blocks.size(), false);
+  for (size_t i = 0; i < blocks.size(); i++) {
+    const auto m = *raidz::MapBlock(blocks[i].offset, blocks[i].data.size(), g);
+    for (const auto& col : m.cols) {
+      if (col.child != child) continue;
+      touches[i] = true;
+      test::CorruptOnMedia(dev, col.offset, col.size);
+    }
+  }
+  return touches;
+}
+
 // Every block but `skip` read alone must come back with its bytes.
 void ExpectEachReadAlone(Vdev& v, const std::vector<Block>& blocks, size_t skip = SIZE_MAX) {
   for (size_t i = 0; i < blocks.size(); i++) {
@@ -173,11 +190,7 @@ TEST(VdevReadMany, RaidzScrubBatchRepairsAndResilversAsRead) {
     while (m5.cols[c5].child == 3 || m5.cols[c5].child == m0.cols[0].child) c5++;
     test::CorruptOnMedia(faults[m0.cols[0].child], m0.cols[0].offset, m0.cols[0].size);
     test::CorruptOnMedia(faults[m5.cols[c5].child], m5.cols[c5].offset, m5.cols[c5].size);
-    for (const Block& blk : blocks) {
-      auto m = *raidz::MapBlock(blk.offset, blk.data.size(), g);
-      for (const auto& col : m.cols)
-        if (col.child == 3) test::CorruptOnMedia(faults[3], col.offset, col.size);
-    }
+    WipeColumnsOn(faults[3], 3, blocks, g);
     vd.child(3)->SetStale(true);
     const uint64_t reads_before = io->stats().submitted;
     ExpectBatchReadsAll(vd, blocks, ReadMode::kScrub);
@@ -240,18 +253,8 @@ TEST(VdevReadMany, RaidzResilverBatchFillsOnlyTheStaleLeaf) {
       blocks.push_back(std::move(b));
     }
     const raidz::Geometry g{6, 2, 9};
-    std::vector<bool> touches(blocks.size(), false);
-    size_t untouched = 0;
-    for (size_t i = 0; i < blocks.size(); i++) {
-      auto m = *raidz::MapBlock(blocks[i].offset, blocks[i].data.size(), g);
-      for (const auto& col : m.cols) {
-        if (col.child != 4) continue;
-        touches[i] = true;
-        test::CorruptOnMedia(faults[4], col.offset, col.size);  // a new disk: nothing there
-      }
-      untouched += touches[i] ? 0 : 1;
-    }
-    ASSERT_GT(untouched, 0u) << "every block touches child 4: the test shows nothing";
+    const std::vector<bool> touches = WipeColumnsOn(faults[4], 4, blocks, g);
+    ASSERT_GT(std::count(touches.begin(), touches.end(), false), 0) << "every block touches child 4: the test shows nothing";
     // Wrong second parity (Q) on a block whose stale column is data: the
     // rebuild uses P only, and Q is not looked at.
     uint32_t q_child = UINT32_MAX;
@@ -312,12 +315,7 @@ TEST(VdevReadMany, RaidzResilverReadsNoParityTheRebuildDoesNotUse) {
       if (m.cols[1].child == kQChild && m.cols[0].child != kStale) blocks.push_back(std::move(b));
     }
     ASSERT_GE(blocks.size(), 5u);
-    for (const Block& b : blocks) {
-      const auto m = *raidz::MapBlock(b.offset, b.data.size(), g);
-      for (const auto& col : m.cols) {
-        if (col.child == kStale) test::CorruptOnMedia(rz.faults[kStale], col.offset, col.size);
-      }
-    }
+    WipeColumnsOn(rz.faults[kStale], kStale, blocks, g);
     vd.child(kStale)->SetStale(true);
     rz.faults[kQChild]->FailReads(FaultTrigger::Always(), test::DataArea());
     ExpectBatchReadsAll(vd, blocks, ReadMode::kResilver);
