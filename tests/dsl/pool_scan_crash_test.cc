@@ -9,8 +9,9 @@
 //
 // The same for a resilver: a raidz1 disk dies, the first child starts
 // replacing it, and every child is killed mid-resilver while writing; the
-// resilver goes on from its record after each import, and at the end the
-// new disk alone (with one other) serves every synced object.
+// resilver goes on from its record after each import (the new disk's DTL
+// on disk naming what it misses meanwhile), and at the end the new disk
+// alone (with one other) serves every synced object and its DTL is empty.
 //
 // UZFS_STRESS_OPS sets the number of kills (default 4).
 #include <poll.h>
@@ -250,6 +251,14 @@ TEST(PoolScanCrash, KilledMidResilverGoesOnAndTheNewDiskEndsWhole) {
               << s.examined << " of " << s.to_examine << ", bookmark " << s.bookmark.objset << ":"
               << s.bookmark.object << ":" << s.bookmark.blkid << ", " << durable.size() << " objects synced\n";
     if (s.scanning() && s.examined > 0 && s.bookmark != ScanBookmark{}) resumed_mid_scan++;
+    // While it resilvers, the new disk's DTL on disk says it misses txgs.
+    std::vector<Vdev*> now;
+    (*look)->root_vdev().CollectLeaves(&now);
+    for (Vdev* v : now) {
+      if (v->name() == fresh && s.scanning()) {
+        EXPECT_FALSE((*look)->SyncedDtl(v->guid()).empty()) << "kill " << k;
+      }
+    }
     start_time = s.start_time;
     last_examined = s.examined;
     last_scanning = s.scanning();
@@ -267,8 +276,11 @@ TEST(PoolScanCrash, KilledMidResilverGoesOnAndTheNewDiskEndsWhole) {
     (*p)->root_vdev().CollectLeaves(&leaves);
     ASSERT_EQ(leaves.size(), 3u);
     EXPECT_EQ(leaves[1]->name(), fresh);
+    ASSERT_UZFS_OK((*p)->Sync());
+    EXPECT_TRUE((*p)->SyncedDtl(leaves[1]->guid()).empty()) << "whole: its DTL emptied";
     ASSERT_UZFS_OK((*p)->Export());
   }
+  pooltest::ExpectConsistent(dir.path(), "sk");
   // Another disk goes: the new one must hold its share of every object.
   std::filesystem::remove(layout.data[0].children[2].path);
   auto p = pooltest::ImportFrom(dir.path(), "sk");

@@ -53,6 +53,7 @@
 #include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/dsl_format/scan_phys.h"
 #include "zfs/spa/allocator.h"
+#include "zfs/spa/dtl_map.h"
 #include "zfs/spa/txg.h"
 #include "zfs/spa/uberblock.h"
 #include "zfs/spa/vdev_config.h"
@@ -343,6 +344,9 @@ class Pool final : private TxgSyncer {
     std::vector<VdevNode> spares, cache;
   };
   ConfigView Config() const UZFS_EXCLUDES(mu_);
+  // What leaf `guid`'s DTL map says as last synced (dtl_map.h): the txgs
+  // it misses; empty when it has no map or misses nothing.
+  std::vector<TxgSpan> SyncedDtl(uint64_t guid) const UZFS_EXCLUDES(mu_);
 
   // Appends a record to the pool history (written at the next sync).
   void LogHistory(const std::string& command) UZFS_EXCLUDES(mu_);
@@ -807,6 +811,16 @@ class Pool final : private TxgSyncer {
   // Leaf guid -> the first txg it missed (offline, or gone): where the
   // resilver of its return starts.
   std::map<uint64_t, uint64_t> missed_from_ UZFS_GUARDED_BY(mu_);
+  // Leaf guid -> the txgs a stale leaf misses until a resilver makes it
+  // whole (its DTL while it serves again).
+  std::map<uint64_t, TxgSpan> stale_span_ UZFS_GUARDED_BY(mu_);
+  // Leaf guid -> its DTL map object and what the map holds as synced.
+  struct DtlOnDisk {
+    uint64_t object = 0;
+    std::vector<TxgSpan> spans;
+    bool unreadable = false;  // rewritten at the next sync
+  };
+  std::map<uint64_t, DtlOnDisk> dtl_on_disk_ UZFS_GUARDED_BY(mu_);
   // MOS objects.
   uint64_t config_obj_ UZFS_GUARDED_BY(mu_) = 0;
   uint64_t sync_bplist_obj_ UZFS_GUARDED_BY(mu_) = 0;
@@ -847,8 +861,20 @@ class Pool final : private TxgSyncer {
   // From the sync thread (mu_ held): a resilver of the blocks born from
   // min_txg on starts, or the running one starts over covering them too.
   void RestartResilverInSync(uint64_t min_txg) UZFS_REQUIRES(mu_) UZFS_EXCLUDES(scan_mu_);
-  // Marks a leaf stale until a resilver begun after now finishes.
-  void MarkStale(Vdev* leaf) UZFS_REQUIRES(mu_);
+  // Marks a leaf stale until a resilver begun after now finishes; it
+  // misses the txgs from `from` (0: all) to the last synced one.
+  void MarkStale(Vdev* leaf, uint64_t from = 0) UZFS_REQUIRES(mu_);
+  // DTLs (pool_dtl.cc). Import: reads each leaf's DTL map into
+  // dtl_on_disk_ (a map that cannot be read counts as "misses all").
+  void LoadDtls() UZFS_REQUIRES(mu_);
+  // Each txg, before the config is written: every leaf's DTL map says what
+  // it misses now (offline or gone: from missed_from_ through `txg`;
+  // stale: its stale_span_), rewritten only when that changed; a leaf
+  // gets its map (and the "DTL" config entry) the first time it misses
+  // something; maps of leaves no longer in the tree are freed.
+  Status SyncDtls(Txg txg) UZFS_REQUIRES(mu_);
+  // The txgs `leaf` misses in the txg `txg` being synced (none, or one span).
+  std::vector<TxgSpan> DtlWanted(Vdev* leaf, Txg txg) UZFS_REQUIRES(mu_);
   // A resilver of the blocks born from min_txg on, starting (or starting
   // over, covering what the running one covered too) in *s; `synced` the
   // last synced txg, `allocated` the pool's allocated bytes. Takes no lock.

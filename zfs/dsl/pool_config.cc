@@ -119,6 +119,7 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
   if (v.IsLeaf() && v.offline) Must(nv.AddUint64("offline", 1));
   if (v.IsLeaf() && v.faulted) Must(nv.AddUint64("faulted", 1));
   if (v.IsLeaf() && v.is_spare) Must(nv.AddUint64("is_spare", 1));
+  if (v.IsLeaf() && v.dtl != 0) Must(nv.AddUint64("DTL", v.dtl));
   if (!v.children.empty()) {
     std::vector<NvList> kids;
     for (const VdevNode& c : v.children) kids.push_back(VdevNodeConfig(c, false));
@@ -249,6 +250,7 @@ Result<VdevNode> ParseVdevNode(const NvList& tree) {
   v.offline = Or(tree.GetUint64("offline"), 0) != 0;
   v.is_spare = Or(tree.GetUint64("is_spare"), 0) != 0;
   v.faulted = Or(tree.GetUint64("faulted"), 0) != 0;
+  if (v.IsLeaf()) v.dtl = Or(tree.GetUint64("DTL"), 0);
   if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
     for (const NvList& k : *kids) {
       UZFS_ASSIGN_OR_RETURN(VdevNode c, ParseVdevNode(k));

@@ -87,6 +87,8 @@ struct VdevNode {
   bool faulted = false;
   // Leaves: a hot spare standing in (in a spare vdev), "is_spare" 1.
   bool is_spare = false;
+  // Leaves: the MOS object of its DTL (dtl_map.h), "DTL"; 0 = none yet.
+  uint64_t dtl = 0;
   std::vector<VdevNode> children;
 
   bool IsLeaf() const { return type == "file" || type == "disk"; }

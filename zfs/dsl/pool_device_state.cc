@@ -11,9 +11,10 @@
 // found again at import: a replacing vdev's new members, and every leaf
 // whose newest uberblock is older than its top-level vdev's (no uberblock
 // is written to a stale leaf, so its newest says up to which txg it is
-// whole). So an export, a crash or a temporary offline cannot lose what a
-// device missed. OpenZFS keeps the same facts as per-leaf DTL space maps;
-// uzfs does not write those (see man/uzfs-format.5).
+// whole), and every leaf whose DTL (pool_dtl.cc: what it missed, kept on
+// disk each txg as OpenZFS keeps it) names txgs. So an export, a crash or
+// a temporary offline cannot lose what a device missed, and a pool a peer
+// wrote is resilvered where its DTLs say.
 //
 // Each resilver has an epoch (resilver_epoch_); a leaf made stale records
 // the first epoch whose end makes it whole, so a resilver that ends clears
@@ -100,7 +101,7 @@ Status Pool::OnlineDevice(const std::string& dev) {
       from = 0;
     }
     // Stale before it serves again: no read may meet what it missed.
-    if (missed) MarkStale(leaf);
+    if (missed) MarkStale(leaf, from);
   }
   if (Status s = leaf->Online(); !s.ok()) {
     leaf->SetStale(was_stale);
@@ -300,9 +301,14 @@ void Pool::RestartResilverInSync(uint64_t min_txg) {
   scan_cv_.SignalAll();
 }
 
-void Pool::MarkStale(Vdev* leaf) {
+void Pool::MarkStale(Vdev* leaf, uint64_t from) {
   leaf->SetStale(true);
   stale_epoch_[leaf->guid()] = resilver_epoch_ + 1;
+  // No sync runs while mu_ is held: the next to sync, ub_.txg + 1, may
+  // still have missed it (a write failed in it, or it comes back later).
+  const uint64_t to = ub_.txg + 2;
+  auto [it, fresh] = stale_span_.try_emplace(leaf->guid(), TxgSpan{from, to});
+  if (!fresh) it->second = TxgSpan{std::min(it->second.from, from), std::max(it->second.to, to)};
 }
 
 void Pool::NoteMissedWrites() {
@@ -347,12 +353,30 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     const VdevNode* n = FindVdevNode(tree_, leaf->guid());
     return n != nullptr && (n->offline || n->faulted);
   };
+  // Stale from `since` on, through the last synced txg (with what its DTL
+  // names); the resilver starts at the first txg any stale leaf missed.
+  auto stale = [&](Vdev* leaf, uint64_t since) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    TxgSpan span{since, ub_.txg + 1};
+    if (auto d = dtl_on_disk_.find(leaf->guid()); d != dtl_on_disk_.end() && !d->second.spans.empty()) {
+      span.from = std::min(span.from, d->second.spans.front().from);
+      span.to = std::max(span.to, d->second.spans.back().to);
+    }
+    leaf->SetStale(true);
+    stale_epoch_[leaf->guid()] = resilver_epoch_;
+    stale_span_[leaf->guid()] = span;
+    from = std::min(from, span.from);
+  };
+  // The first txg the leaf's DTL names (UINT64_MAX: none).
+  auto dtl_from = [&](Vdev* leaf) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+    auto d = dtl_on_disk_.find(leaf->guid());
+    return d == dtl_on_disk_.end() || d->second.spans.empty() ? UINT64_MAX : d->second.spans.front().from;
+  };
   for (Vdev* leaf : leaves) {
     auto ub = leaf_ub_txg.find(leaf->guid());
     if (config_offline(leaf)) continue;  // below
     if (!leaf->usable()) {
       // What it has is what its newest uberblock says (nothing known: all).
-      missed_from_.emplace(leaf->guid(), ub != leaf_ub_txg.end() ? ub->second + 1 : 0);
+      missed_from_.emplace(leaf->guid(), std::min(ub != leaf_ub_txg.end() ? ub->second + 1 : 0, dtl_from(leaf)));
       continue;
     }
     Vdev* parent = leaf->parent();
@@ -360,29 +384,25 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     // runs (after it, a spare in use is whole).
     if (parent != nullptr && leaf->id() > 0 &&
         (parent->kind() == VdevKind::kReplacing || (parent->kind() == VdevKind::kSpare && resilvering))) {
-      leaf->SetStale(true);
-      stale_epoch_[leaf->guid()] = resilver_epoch_;
-      from = 0;
+      stale(leaf, 0);
       continue;
     }
-    if (ub != leaf_ub_txg.end() && ub->second < top_newest[top_of(leaf)]) {
-      leaf->SetStale(true);
-      stale_epoch_[leaf->guid()] = resilver_epoch_;
-      from = std::min(from, ub->second + 1);
-    }
+    const uint64_t behind_from =
+        ub != leaf_ub_txg.end() && ub->second < top_newest[top_of(leaf)] ? ub->second + 1 : UINT64_MAX;
+    const uint64_t since = std::min(behind_from, dtl_from(leaf));
+    if (since != UINT64_MAX) stale(leaf, since);
   }
   for (Vdev* leaf : leaves) {
     if (!config_offline(leaf)) continue;
     auto ub = leaf_ub_txg.find(leaf->guid());
     const uint64_t has_to = ub != leaf_ub_txg.end() ? ub->second : 0;
     if (leaf->usable()) leaf->Offline(FindVdevNode(tree_, leaf->guid())->faulted).IgnoreError();
+    const uint64_t since = std::min(has_to < top_newest[top_of(leaf)] ? has_to + 1 : UINT64_MAX, dtl_from(leaf));
     if (!leaf->usable()) {
-      missed_from_.emplace(leaf->guid(), has_to + 1);
-    } else if (has_to < top_newest[top_of(leaf)]) {
+      missed_from_.emplace(leaf->guid(), std::min(has_to + 1, dtl_from(leaf)));
+    } else if (since != UINT64_MAX) {
       // Refused (the pool needs it), so it serves, but it is behind.
-      leaf->SetStale(true);
-      stale_epoch_[leaf->guid()] = resilver_epoch_;
-      from = std::min(from, has_to + 1);
+      stale(leaf, since);
     }
   }
   if (from == UINT64_MAX || readonly_) return;  // a read-only pool starts nothing
@@ -419,6 +439,7 @@ void Pool::FinishResilver(uint64_t epoch, uint64_t generation) {
     leaf->SetStale(false);
     if (it != stale_epoch_.end()) stale_epoch_.erase(it);
     missed_from_.erase(leaf->guid());
+    stale_span_.erase(leaf->guid());
   }
   // A spare vdev whose first member (the original back, or the disk that
   // replaced it) is whole again gives the spare back to the list.

@@ -256,6 +256,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
   p->LoadErrorLog();
   p->LoadScanState();
+  p->LoadDtls();
   p->ApplyDeviceStates(a.leaf_ub_txg);
   UZFS_ASSIGN_OR_RETURN(DslDirPhys rd, p->ReadDirPhys(p->root_dir_obj_));
   UZFS_ASSIGN_OR_RETURN(p->mos_dir_obj_, p->MosZapLookup(rd.child_dir_zapobj, "$MOS"));

@@ -82,7 +82,8 @@ Status Pool::SyncTxgLocked(Txg txg) {
   }
   // 2. Datasets.
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
-  // 3. Config and history.
+  // 3. DTLs (a new one names its map in the config), config and history.
+  if (Status s = SyncDtls(txg); !s.ok()) return fail(s);
   if (config_dirty_) {
     if (Status s = WriteConfigObject(txg); !s.ok()) return fail(s);
   }

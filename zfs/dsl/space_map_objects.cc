@@ -141,13 +141,7 @@ Result<SpaceMapStorage*> DmuSpaceMapProvider::Open(uint32_t vdev, uint64_t ms, b
   const uint64_t txg = txg_.load(std::memory_order_relaxed);
   if (txg == 0) return Status::InvalidArgument("space map creation before SetTxg");
   if (ms >= (uint64_t{1} << 40)) return Status::InvalidArgument("metaslab id " + std::to_string(ms));
-  ObjectProps p;
-  p.type = dmu_ot::kSpaceMap;
-  p.bonustype = dmu_ot::kSpaceMapHeader;
-  p.bonuslen = static_cast<uint16_t>(opts_.histogram ? kSpaceMapHeaderSize : kSpaceMapHeaderSizeV0);
-  p.block_size = opts_.block_size;
-  p.indblkshift = opts_.indblkshift;
-  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(p, Txg{txg}));
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(MapProps(), Txg{txg}));
   uint8_t le[8];
   StoreLE64(le, obj);
   Status s = mos_.Write(a.object, 8 * ms, le, Txg{txg});
@@ -162,6 +156,27 @@ Result<SpaceMapStorage*> DmuSpaceMapProvider::Open(uint32_t vdev, uint64_t ms, b
   SpaceMapStorage* out = st->get();
   maps_[{vdev, ms}] = std::move(*st);
   return out;
+}
+
+ObjectProps DmuSpaceMapProvider::MapProps() const {
+  ObjectProps p;
+  p.type = dmu_ot::kSpaceMap;
+  p.bonustype = dmu_ot::kSpaceMapHeader;
+  p.bonuslen = static_cast<uint16_t>(opts_.histogram ? kSpaceMapHeaderSize : kSpaceMapHeaderSizeV0);
+  p.block_size = opts_.block_size;
+  p.indblkshift = opts_.indblkshift;
+  return p;
+}
+
+Result<std::unique_ptr<DmuSpaceMapStorage>> DmuSpaceMapProvider::CreateLoneMap() {
+  const uint64_t txg = txg_.load(std::memory_order_relaxed);
+  if (txg == 0) return Status::InvalidArgument("space map creation before SetTxg");
+  UZFS_ASSIGN_OR_RETURN(uint64_t obj, mos_.AllocateObject(MapProps(), Txg{txg}));
+  return DmuSpaceMapStorage::Open(mos_, obj, &txg_);
+}
+
+Result<std::unique_ptr<DmuSpaceMapStorage>> DmuSpaceMapProvider::OpenLoneMap(uint64_t object) {
+  return DmuSpaceMapStorage::Open(mos_, object, &txg_);
 }
 
 uint64_t DmuSpaceMapProvider::ArrayObject(uint32_t vdev) const {

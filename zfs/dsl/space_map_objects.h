@@ -136,6 +136,13 @@ class DmuSpaceMapProvider final : public SpaceMapProvider {
   // before any SetTxg.
   Result<SpaceMapStorage*> Open(uint32_t vdev, uint64_t ms, bool create) override;
 
+  // A map outside every metaslab array (a leaf's DTL, dtl_map.h): a new,
+  // empty one allocated in the current txg (InvalidArgument before any
+  // SetTxg), or an existing one. The caller owns the storage; it writes
+  // into this provider's current txg, so it must not outlive the provider.
+  Result<std::unique_ptr<DmuSpaceMapStorage>> CreateLoneMap();
+  Result<std::unique_ptr<DmuSpaceMapStorage>> OpenLoneMap(uint64_t object);
+
   // The array object of `vdev` (0: none).
   uint64_t ArrayObject(uint32_t vdev) const;
   // The map object of metaslab `ms` of `vdev` (0: none yet).
@@ -149,6 +156,9 @@ class DmuSpaceMapProvider final : public SpaceMapProvider {
     uint64_t count = 0;             // metaslabs; 0 = unknown (imported)
     std::vector<uint64_t> entries;  // as stored, shorter = zeros
   };
+
+  // A new map object's properties (type, bonus, block sizes).
+  ObjectProps MapProps() const;
 
   ObjsetWriter& mos_;
   const DmuSpaceMapOptions opts_;

@@ -6,9 +6,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl_format/dsl_phys.h"
+#include "zfs/spa/dtl_map.h"
+#include "zfs/spa/range_tree.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {
@@ -97,19 +100,145 @@ void DumpBplist(PoolReader& pool, uint64_t obj, const char* name, std::string* o
           NiceNum(LoadLE64(dn->bonus.data() + 8)).c_str());
 }
 
-void DumpDtl(const Vdev& v, const std::string& pool, int indent, bool required, std::string* out) {
-  std::string name;
-  if (v.kind() == VdevKind::kRoot) name = pool;
-  else if (v.kind() == VdevKind::kLeaf) name = v.device() ? v.device()->path() : "(missing)";
-  else name = std::string(VdevKindName(v.kind()));
-  Appendf(out, "\t%*s%s [%s]\n", indent, "", name.c_str(), required ? "DTL-required" : "DTL-expendable");
-  for (const Vdev* c : v.children()) {
-    // The root and its top-level vdevs cannot lose a child; a mirror or
-    // raidz can lose one.
-    const bool child_required = v.kind() == VdevKind::kRoot;
-    DumpDtl(*c, pool, indent + 4, child_required, out);
+// What the config says of each vdev (by guid) that a DTL needs: its DTL
+// map object and whether it is offline (leaves), its parity (raidz).
+struct DtlConfig {
+  uint64_t object = 0;
+  uint64_t nparity = 0;
+  bool offline = false;
+};
+
+void CollectDtlConfig(const NvList& v, std::map<uint64_t, DtlConfig>* out) {
+  if (auto guid = v.GetUint64("guid"); guid.ok()) {
+    DtlConfig& c = (*out)[*guid];
+    if (auto dtl = v.GetUint64("DTL"); dtl.ok()) c.object = *dtl;
+    if (auto np = v.GetUint64("nparity"); np.ok()) c.nparity = *np;
+    c.offline = v.GetUint64("offline").ok() && *v.GetUint64("offline") != 0;
+  }
+  if (auto kids = v.GetNvListArray("children"); kids.ok()) {
+    for (const NvList& k : *kids) CollectDtlConfig(k, out);
   }
 }
+
+// The txgs a leaf's DTL map names (empty: none, or unreadable).
+RangeTree ReadLeafDtl(PoolReader& pool, uint64_t object) {
+  RangeTree t;
+  if (object == 0) return t;
+  auto dn = pool.MosObject(object);
+  if (!dn.ok() || dn->bonus.size() < kSpaceMapHeaderSizeV0) return t;
+  auto h = DecodeSpaceMapHeader(dn->bonus, dn->byteswapped);
+  if (!h.ok() || h->length % 8 != 0 || h->length > (uint64_t{64} << 20)) return t;
+  std::vector<uint8_t> bytes(h->length);
+  if (!pool.reader().Read(*dn, 0, bytes).ok()) return t;
+  auto spans = DecodeDtl(SpaceMapWordsFromBytes(bytes, dn->byteswapped));
+  if (!spans.ok()) return t;
+  for (const TxgSpan& s : *spans) t.AddOverlapping(s.from, s.to - s.from);
+  return t;
+}
+
+// The txgs at least `need` of `sets` name.
+RangeTree CoveredByAtLeast(const std::vector<RangeTree>& sets, size_t need) {
+  std::map<uint64_t, int> edges;  // txg -> change in how many sets name it
+  for (const RangeTree& t : sets) {
+    for (const auto& [from, to] : t.segments()) {
+      edges[from]++;
+      edges[to]--;
+    }
+  }
+  RangeTree out;
+  int count = 0;
+  uint64_t start = 0;
+  for (const auto& [txg, delta] : edges) {
+    const bool was = count >= static_cast<int>(need);
+    count += delta;
+    const bool is = count >= static_cast<int>(need);
+    if (!was && is) start = txg;
+    if (was && !is && txg > start) out.AddOverlapping(start, txg - start);
+  }
+  return out;
+}
+
+// What zdb shows of the vdev tree's DTLs: a leaf misses what its map
+// names (its "partial" is the same); a vdev above leaves partly misses a
+// txg one child misses and wholly misses it when every child of a mirror,
+// or more children than the parity of a raidz, miss it. "outage" is what
+// cannot be read now: the same, except that an offline or absent leaf is
+// out for every txg. A child is required when its parent would be out for
+// some txg without it: a top-level vdev always; a side of a mirror or
+// raidz when the others leave too few for some txg.
+class DtlDump {
+ public:
+  DtlDump(PoolReader& pool, std::map<uint64_t, DtlConfig> cfg) : pool_(pool), cfg_(std::move(cfg)) {}
+
+  void Print(const Vdev& v, int indent, bool required, std::string* out) {
+    std::string name;
+    if (v.kind() == VdevKind::kRoot) name = pool_.name();
+    else if (v.kind() == VdevKind::kLeaf) name = v.device() ? v.device()->path() : "(missing)";
+    else name = std::string(VdevKindName(v.kind()));
+    Appendf(out, "\t%*s%s [%s]\n", indent, "", name.c_str(), required ? "DTL-required" : "DTL-expendable");
+    const RangeTree missing = Missing(v);
+    AppendRanges("missing", missing, indent + 2, out);
+    AppendRanges("partial", v.kind() == VdevKind::kLeaf ? missing : Partial(v), indent + 2, out);
+    AppendRanges("outage", Outage(v), indent + 2, out);
+    std::vector<RangeTree> gone;
+    for (const Vdev* c : v.children()) gone.push_back(Outage(*c));
+    for (size_t i = 0; i < v.children().size(); i++) {
+      std::vector<RangeTree> without = gone;
+      without[i] = Everything();
+      const bool child_required =
+          v.kind() == VdevKind::kRoot || !CoveredByAtLeast(without, Need(v)).empty();
+      Print(*v.children()[i], indent + 4, child_required, out);
+    }
+  }
+
+ private:
+  static RangeTree Everything() {
+    RangeTree t;
+    t.AddOverlapping(0, UINT64_MAX);
+    return t;
+  }
+  static void AppendRanges(const char* kind, const RangeTree& t, int indent, std::string* out) {
+    for (const auto& [from, to] : t.segments()) {
+      Appendf(out, "\t%*s%s [%" PRIu64 ",%" PRIu64 ") length %" PRIu64 "\n", indent, "", kind, from, to, to - from);
+    }
+  }
+  const DtlConfig* Config(const Vdev& v) const {
+    auto it = cfg_.find(v.guid());
+    return it == cfg_.end() ? nullptr : &it->second;
+  }
+  bool Unreadable(const Vdev& v) const {
+    if (v.kind() != VdevKind::kLeaf) return false;
+    const DtlConfig* c = Config(v);
+    return v.device() == nullptr || (c != nullptr && c->offline);
+  }
+  // Children that must miss a txg for v to miss it.
+  size_t Need(const Vdev& v) const {
+    const DtlConfig* c = Config(v);
+    if (c != nullptr && c->nparity != 0) return c->nparity + 1;
+    return v.children().size();
+  }
+  RangeTree Missing(const Vdev& v) {
+    if (v.kind() == VdevKind::kLeaf) return ReadLeafDtl(pool_, Config(v) ? Config(v)->object : 0);
+    std::vector<RangeTree> kids;
+    for (const Vdev* c : v.children()) kids.push_back(Missing(*c));
+    return CoveredByAtLeast(kids, Need(v));
+  }
+  // What cannot be read now: an offline or absent leaf, everything.
+  RangeTree Outage(const Vdev& v) {
+    if (v.kind() == VdevKind::kLeaf) return Unreadable(v) ? Everything() : Missing(v);
+    std::vector<RangeTree> kids;
+    for (const Vdev* c : v.children()) kids.push_back(Outage(*c));
+    return CoveredByAtLeast(kids, Need(v));
+  }
+  RangeTree Partial(const Vdev& v) {
+    std::vector<RangeTree> kids;
+    for (const Vdev* c : v.children()) kids.push_back(Missing(*c));
+    return CoveredByAtLeast(kids, 1);
+  }
+
+  PoolReader& pool_;
+  const std::map<uint64_t, DtlConfig> cfg_;
+};
 
 // The path of a ZPL object: up the znode parent pointers, each name found
 // by searching the parent directory for the child's object number.
@@ -442,7 +571,11 @@ Status DumpMetaslabs(PoolReader& pool, std::string* out) {
 Status DumpDeferredAndDtl(PoolReader& pool, std::string* out) {
   if (auto bpl = pool.DirectoryEntry("sync_bplist"); bpl.ok()) DumpBplist(pool, *bpl, "Deferred frees", out);
   out->append("\nDirty time logs:\n\n");
-  DumpDtl(*pool.vdevs().root, pool.name(), 0, true, out);
+  std::map<uint64_t, DtlConfig> cfg;
+  if (auto mos = pool.MosConfig(); mos.ok()) {
+    if (auto tree = mos->GetNvList("vdev_tree"); tree.ok()) CollectDtlConfig(**tree, &cfg);
+  }
+  DtlDump(pool, std::move(cfg)).Print(*pool.vdevs().root, 0, true, out);
   return Status::Ok();
 }
 

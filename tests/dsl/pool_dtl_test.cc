@@ -1,0 +1,135 @@
+// DTLs kept on disk (pool_dtl.cc, dtl_map.h): an offline leaf gets a map
+// naming the txgs it misses, growing with each txg, kept across export and
+// import, emptied (not freed) once its resilver ends; a leaf whose
+// uberblocks look current but whose DTL names txgs is found stale at import
+// and resilvered, so every block reads right from it alone.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/dsl/pool_test_util.h"
+#include "tests/testutil/testutil.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/pool_build.h"
+
+namespace uzfs {
+namespace {
+
+constexpr size_t kObjBytes = 128 * 1024;
+
+const VdevNode* LeafAt(const Pool::ConfigView& c, const std::string& path) {
+  std::vector<const VdevNode*> leaves;
+  CollectLeafNodes(c.tree, &leaves);
+  for (const VdevNode* n : leaves)
+    if (n->path == path) return n;
+  return nullptr;
+}
+
+// Copies the uberblock rings of `from`'s four labels over `to`'s (devices
+// of one size): `to` then looks as current as `from` to anyone who reads
+// only its labels.
+void CopyUberblockRings(const std::string& from, const std::string& to) {
+  constexpr uint64_t kLabel = 256 * 1024, kRing = 128 * 1024;
+  const uint64_t size = std::filesystem::file_size(from) & ~(kLabel - 1);
+  std::fstream src(from, std::ios::in | std::ios::binary), dst(to, std::ios::in | std::ios::out | std::ios::binary);
+  std::vector<char> ring(kRing);
+  for (uint64_t label : {uint64_t{0}, kLabel, size - 2 * kLabel, size - kLabel}) {
+    src.seekg(static_cast<std::streamoff>(label + kRing));
+    ASSERT_TRUE(src.read(ring.data(), kRing));
+    dst.seekp(static_cast<std::streamoff>(label + kRing));
+    ASSERT_TRUE(dst.write(ring.data(), kRing));
+  }
+}
+
+TEST(PoolDtl, AnOfflineLeafKeepsItsMissedTxgsOnDiskUntilResilvered) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+  const std::string side0 = layout.data[0].children[0].path;
+  const std::string side1 = layout.data[0].children[1].path;
+  std::vector<uint64_t> before, missed;
+  auto p = Pool::Create("dp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  pooltest::WriteObjects(**p, "dp", 8, kObjBytes, 10, &before);
+  ASSERT_UZFS_OK((*p)->Sync());
+  const uint64_t guid1 = LeafAt((*p)->Config(), side1)->guid;
+  EXPECT_EQ(LeafAt((*p)->Config(), side1)->dtl, 0u) << "no map before it misses anything";
+  const uint64_t offline_at = (*p)->open_txg().number();
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side1, false));
+  pooltest::WriteObjects(**p, "dp", 4, kObjBytes, 500, &missed);
+  ASSERT_UZFS_OK((*p)->Sync());
+  const std::vector<TxgSpan> first = (*p)->SyncedDtl(guid1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_GE(first[0].from, offline_at - 1);
+  EXPECT_LE(first[0].from, offline_at);
+  EXPECT_EQ(first[0].to, (*p)->open_txg().number()) << "through the last synced txg";
+  EXPECT_NE(LeafAt((*p)->Config(), side1)->dtl, 0u);
+  EXPECT_EQ(LeafAt((*p)->Config(), side0)->dtl, 0u) << "the side that got every write has no map";
+  pooltest::WriteObjects(**p, "dp", 1, kObjBytes, 700, &missed);
+  ASSERT_UZFS_OK((*p)->Sync());
+  const std::vector<TxgSpan> grown = (*p)->SyncedDtl(guid1);
+  ASSERT_EQ(grown.size(), 1u);
+  EXPECT_EQ(grown[0].from, first[0].from);
+  EXPECT_GT(grown[0].to, first[0].to);
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "dp");
+
+  p = pooltest::ImportFrom(dir.path(), "dp");
+  ASSERT_UZFS_OK(p.status());
+  const std::vector<TxgSpan> imported = (*p)->SyncedDtl(guid1);
+  ASSERT_EQ(imported.size(), 1u) << "read back at import";
+  EXPECT_EQ(imported[0].from, grown[0].from);
+  EXPECT_GE(imported[0].to, grown[0].to) << "and the export's own txgs";
+  const uint64_t map = LeafAt((*p)->Config(), side1)->dtl;
+  ASSERT_UZFS_OK((*p)->OnlineDevice(side1));
+  (*p)->WaitScan();
+  EXPECT_EQ((*p)->scan_progress().phys.state, ScanState::kFinished);
+  ASSERT_UZFS_OK((*p)->Sync());
+  EXPECT_TRUE((*p)->SyncedDtl(guid1).empty()) << "whole again";
+  EXPECT_EQ(LeafAt((*p)->Config(), side1)->dtl, map) << "the map stays, empty";
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
+  pooltest::ExpectObjects(**p, "dp", before, kObjBytes, 10);
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "dp");
+}
+
+TEST(PoolDtl, ALeafOnlyItsDtlCallsStaleIsResilveredAtImport) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 2));
+  const std::string side0 = layout.data[0].children[0].path;
+  const std::string side1 = layout.data[0].children[1].path;
+  std::vector<uint64_t> before, missed;
+  {
+    auto p = Pool::Create("dp", layout, pooltest::V23());
+    ASSERT_UZFS_OK(p.status());
+    pooltest::WriteObjects(**p, "dp", 8, kObjBytes, 10, &before);
+    ASSERT_UZFS_OK((*p)->Sync());
+    ASSERT_UZFS_OK((*p)->OfflineDevice(side1, /*temporary=*/true));
+    pooltest::WriteObjects(**p, "dp", 6, kObjBytes, 500, &missed);
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  // side1's labels now look as current as side0's: only its DTL tells.
+  ASSERT_NO_FATAL_FAILURE(CopyUberblockRings(side0, side1));
+  auto p = pooltest::ImportFrom(dir.path(), "dp");
+  ASSERT_UZFS_OK(p.status());
+  (*p)->WaitScan();
+  const Pool::ScanProgress done = (*p)->scan_progress();
+  EXPECT_EQ(done.phys.func, ScanFunc::kResilver);
+  EXPECT_EQ(done.phys.state, ScanState::kFinished);
+  EXPECT_GT(done.phys.min_txg, 0u) << "only the txgs its DTL names";
+  EXPECT_GE(done.phys.processed, missed.size() * kObjBytes);
+  // side1 alone: what it missed must be there now.
+  ASSERT_UZFS_OK((*p)->OfflineDevice(side0, true));
+  pooltest::ExpectObjects(**p, "dp", before, kObjBytes, 10);
+  pooltest::ExpectObjects(**p, "dp", missed, kObjBytes, 500);
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "dp");
+}
+
+}  // namespace
+}  // namespace uzfs
