@@ -787,8 +787,9 @@ class Pool final : private TxgSyncer {
   // Resilvers begun so far, and for each stale leaf (guid) the first whose
   // end makes it whole.
   uint64_t resilver_epoch_ UZFS_GUARDED_BY(mu_) = 0;
-  // A resilver import found needed while a scrub ran: it starts (from this
-  // txg) when the scrub ends. UINT64_MAX: none.
+  // A resilver import found needed while a scrub ran, or beyond the txgs
+  // the resilver it resumed covers: it starts (from this txg) when that
+  // scan ends. UINT64_MAX: none.
   uint64_t resilver_deferred_from_ UZFS_GUARDED_BY(mu_) = UINT64_MAX;
   // Per leaf guid: when its error window began and its errors then.
   struct FaultWindow {

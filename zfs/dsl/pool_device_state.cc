@@ -355,7 +355,12 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
   };
   // Stale from `since` on, through the last synced txg (with what its DTL
   // names); the resilver starts at the first txg any stale leaf missed.
-  auto stale = [&](Vdev* leaf, uint64_t since) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  // The new member of a replacing or spare vdev rides the resilver that
+  // runs (it got every write since that began); any other stale leaf
+  // needs its whole span covered (`behind`).
+  std::vector<Vdev*> behind;
+  uint64_t behind_from = UINT64_MAX, behind_through = 0;
+  auto stale = [&](Vdev* leaf, uint64_t since, bool rides) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     TxgSpan span{since, ub_.txg + 1};
     if (auto d = dtl_on_disk_.find(leaf->guid()); d != dtl_on_disk_.end() && !d->second.spans.empty()) {
       span.from = std::min(span.from, d->second.spans.front().from);
@@ -365,6 +370,11 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     stale_epoch_[leaf->guid()] = resilver_epoch_;
     stale_span_[leaf->guid()] = span;
     from = std::min(from, span.from);
+    if (!rides) {
+      behind.push_back(leaf);
+      behind_from = std::min(behind_from, span.from);
+      behind_through = std::max(behind_through, span.to - 1);
+    }
   };
   // The first txg the leaf's DTL names (UINT64_MAX: none).
   auto dtl_from = [&](Vdev* leaf) UZFS_NO_THREAD_SAFETY_ANALYSIS {
@@ -384,13 +394,13 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
     // runs (after it, a spare in use is whole).
     if (parent != nullptr && leaf->id() > 0 &&
         (parent->kind() == VdevKind::kReplacing || (parent->kind() == VdevKind::kSpare && resilvering))) {
-      stale(leaf, 0);
+      stale(leaf, 0, resilvering);
       continue;
     }
-    const uint64_t behind_from =
+    const uint64_t ub_from =
         ub != leaf_ub_txg.end() && ub->second < top_newest[top_of(leaf)] ? ub->second + 1 : UINT64_MAX;
-    const uint64_t since = std::min(behind_from, dtl_from(leaf));
-    if (since != UINT64_MAX) stale(leaf, since);
+    const uint64_t since = std::min(ub_from, dtl_from(leaf));
+    if (since != UINT64_MAX) stale(leaf, since, false);
   }
   for (Vdev* leaf : leaves) {
     if (!config_offline(leaf)) continue;
@@ -402,12 +412,20 @@ void Pool::ApplyDeviceStates(const std::map<uint64_t, uint64_t>& leaf_ub_txg) {
       missed_from_.emplace(leaf->guid(), std::min(has_to + 1, dtl_from(leaf)));
     } else if (since != UINT64_MAX) {
       // Refused (the pool needs it), so it serves, but it is behind.
-      stale(leaf, since);
+      stale(leaf, since, false);
     }
   }
   if (from == UINT64_MAX || readonly_) return;  // a read-only pool starts nothing
   MutexLock k(&scan_mu_);
-  if (resilvering && scan_.min_txg <= from) return;
+  if (resilvering && scan_.min_txg <= from) {
+    if (behind.empty() || scan_.max_txg >= behind_through) return;  // it covers them all
+    // The resilver resumes; the txgs it cannot reach (born after it
+    // began) follow it in a resilver of their own, which alone makes the
+    // leaves behind whole.
+    for (Vdev* leaf : behind) stale_epoch_[leaf->guid()] = resilver_epoch_ + 1;
+    resilver_deferred_from_ = std::min(resilver_deferred_from_, behind_from);
+    return;
+  }
   if (scan_.running() && scan_.func == ScanFunc::kScrub) {
     // A scrub the admin started goes on; the resilver follows it (nothing
     // reads the stale leaves meanwhile). Commonly a crash between the

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 
+#include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/dsl/pool_build.h"
 #include "zfs/dsl/pool_tree_edit.h"
@@ -50,20 +51,37 @@ Status Pool::SyncDtls(Txg txg) {
     live.insert(guid);
     VdevNode* node = FindVdevNode(tree_, guid);
     if (node == nullptr) continue;
+    // Gone while the pool is open (failed, faulted, removed): it misses
+    // every txg from the last synced one on (its writes then may have
+    // failed) until it is onlined or replaced.
+    if (!leaf->usable() && !missed_from_.contains(guid)) missed_from_.emplace(guid, ub_.txg);
     // Stale and still away: the span it keeps once back covers this txg.
     if (auto s = stale_span_.find(guid); s != stale_span_.end() && missed_from_.contains(guid)) {
       s->second.to = std::max(s->second.to, txg.number() + 1);
     }
     const std::vector<TxgSpan> want = DtlWanted(leaf, txg);
     auto have = dtl_on_disk_.find(guid);
+    // A leaf that left the tree and came back before a sync (a spare given
+    // back and taken again) keeps its map: its new node names it.
+    if (have != dtl_on_disk_.end() && !have->second.unreadable && node->dtl != have->second.object) {
+      node->dtl = have->second.object;
+      config_dirty_ = true;
+      labels_dirty_ = true;
+    }
     if (have == dtl_on_disk_.end() ? want.empty() : (!have->second.unreadable && have->second.spans == want)) {
       continue;
     }
     Result<std::unique_ptr<DmuSpaceMapStorage>> sm = Status::NotFound("no DTL map yet");
     if (have != dtl_on_disk_.end() && !have->second.unreadable) sm = maps_->OpenLoneMap(have->second.object);
     if (!sm.ok()) {
-      // None yet, or one that cannot be read: a new map, named in the config.
-      if (have != dtl_on_disk_.end()) mos_->FreeObject(have->second.object, txg).IgnoreError();
+      // None yet, or one that cannot be read: a new map, named in the
+      // config. The old one is freed only if it is a space map at all (a
+      // damaged config may name any object).
+      if (have != dtl_on_disk_.end()) {
+        if (auto dn = mos_->GetDnode(have->second.object); dn.ok() && dn->type == dmu_ot::kSpaceMap) {
+          mos_->FreeObject(have->second.object, txg).IgnoreError();
+        }
+      }
       sm = maps_->CreateLoneMap();
       if (!sm.ok()) return sm.status().WithContext("DTL of leaf " + std::to_string(guid));
       node->dtl = (*sm)->Object();

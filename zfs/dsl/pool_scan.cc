@@ -482,7 +482,8 @@ Result<bool> Pool::ScanSlice() {
                (leaf_repaired_after >= leaf_repaired_before ? leaf_repaired_after - leaf_repaired_before : 0);
   }
   bool post_finish = false;
-  if (finished && resilver && st.errors + errors == 0) {
+  const bool clean_resilver = finished && resilver && st.errors + errors == 0;
+  if (clean_resilver) {
     // Every block was read whole and written to the stale leaves: they are
     // whole (a resilver with errors leaves them stale, and the replacing
     // vdevs in place, for another to finish).
@@ -511,8 +512,10 @@ Result<bool> Pool::ScanSlice() {
     }
   }
   if (post_finish) PostEvent(resilver ? "sysevent.fs.zfs.resilver_finish" : "sysevent.fs.zfs.scrub_finish");
-  if (post_finish && !resilver) {
-    // A resilver import found needed waited for this scrub.
+  if (post_finish && (!resilver || clean_resilver)) {
+    // A resilver import found needed waited for this scrub, or for this
+    // resilver to reach its end (one with errors leaves it waiting: its
+    // own stale leaves need more than the waiting range).
     MutexLock l(&mu_);
     if (resilver_deferred_from_ != UINT64_MAX) {
       RestartResilverInSync(resilver_deferred_from_);

@@ -83,6 +83,9 @@ Status Pool::SyncTxgLocked(Txg txg) {
   // 2. Datasets.
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
   // 3. DTLs (a new one names its map in the config), config and history.
+  //    A write the datasets' sync could not put on a leaf makes it stale
+  //    now, so this txg's DTL names it.
+  NoteMissedWrites();
   if (Status s = SyncDtls(txg); !s.ok()) return fail(s);
   if (config_dirty_) {
     if (Status s = WriteConfigObject(txg); !s.ok()) return fail(s);
@@ -94,7 +97,9 @@ Status Pool::SyncTxgLocked(Txg txg) {
   if (Status s = WriteScanState(txg); !s.ok()) return fail(s);
   // 4. Passes until the MOS and the space maps agree.
   if (Status s = SyncPasses(txg); !s.ok()) return fail(s);
-  // 5. Flush, labels, uberblock, flush.
+  // 5. Flush, labels, uberblock, flush. A leaf a MOS write missed is
+  //    stale first: it gets no uberblock of a txg it does not hold.
+  NoteMissedWrites();
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
   AfterCommit();
   ZilSyncDone(txg);
