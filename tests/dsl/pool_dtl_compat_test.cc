@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
@@ -21,19 +20,6 @@ namespace uzfs {
 namespace {
 
 constexpr size_t kObjBytes = 128 * 1024;
-
-void CopyUberblockRings(const std::string& from, const std::string& to) {
-  constexpr uint64_t kLabel = 256 * 1024, kRing = 128 * 1024;
-  const uint64_t size = std::filesystem::file_size(from) & ~(kLabel - 1);
-  std::fstream src(from, std::ios::in | std::ios::binary), dst(to, std::ios::in | std::ios::out | std::ios::binary);
-  std::vector<char> ring(kRing);
-  for (uint64_t label : {uint64_t{0}, kLabel, size - 2 * kLabel, size - kLabel}) {
-    src.seekg(static_cast<std::streamoff>(label + kRing));
-    ASSERT_TRUE(src.read(ring.data(), kRing));
-    dst.seekp(static_cast<std::streamoff>(label + kRing));
-    ASSERT_TRUE(dst.write(ring.data(), kRing));
-  }
-}
 
 // Mirror m0/m1 of pool "dc": m1 offline (temporarily) while objects are
 // written, exported, its uberblocks copied from m0. The DTL's span.
@@ -55,7 +41,7 @@ TxgSpan BuildPool(const std::filesystem::path& dir, uint64_t version) {
     pooltest::WriteObjects(**p, "dc", 8, kObjBytes, 500, &objs);
     EXPECT_TRUE((*p)->Export().ok());
   }
-  CopyUberblockRings(layout.data[0].children[0].path, layout.data[0].children[1].path);
+  pooltest::CopyUberblockRings(layout.data[0].children[0].path, layout.data[0].children[1].path);
   // What the map says, as uzfs reads it back.
   PoolImportOptions ro;
   ro.readonly = true;

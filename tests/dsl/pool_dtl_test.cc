@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "tests/dsl/pool_test_util.h"
@@ -28,22 +27,6 @@ const VdevNode* LeafAt(const Pool::ConfigView& c, const std::string& path) {
   for (const VdevNode* n : leaves)
     if (n->path == path) return n;
   return nullptr;
-}
-
-// Copies the uberblock rings of `from`'s four labels over `to`'s (devices
-// of one size): `to` then looks as current as `from` to anyone who reads
-// only its labels.
-void CopyUberblockRings(const std::string& from, const std::string& to) {
-  constexpr uint64_t kLabel = 256 * 1024, kRing = 128 * 1024;
-  const uint64_t size = std::filesystem::file_size(from) & ~(kLabel - 1);
-  std::fstream src(from, std::ios::in | std::ios::binary), dst(to, std::ios::in | std::ios::out | std::ios::binary);
-  std::vector<char> ring(kRing);
-  for (uint64_t label : {uint64_t{0}, kLabel, size - 2 * kLabel, size - kLabel}) {
-    src.seekg(static_cast<std::streamoff>(label + kRing));
-    ASSERT_TRUE(src.read(ring.data(), kRing));
-    dst.seekp(static_cast<std::streamoff>(label + kRing));
-    ASSERT_TRUE(dst.write(ring.data(), kRing));
-  }
 }
 
 TEST(PoolDtl, AnOfflineLeafKeepsItsMissedTxgsOnDiskUntilResilvered) {
@@ -117,7 +100,7 @@ TEST(PoolDtl, ALeafOnlyItsDtlCallsStaleIsResilveredAtImport) {
     ASSERT_UZFS_OK((*p)->Export());
   }
   // side1's labels now look as current as side0's: only its DTL tells.
-  ASSERT_NO_FATAL_FAILURE(CopyUberblockRings(side0, side1));
+  ASSERT_NO_FATAL_FAILURE(pooltest::CopyUberblockRings(side0, side1));
   auto p = pooltest::ImportFrom(dir.path(), "dp");
   ASSERT_UZFS_OK(p.status());
   (*p)->WaitScan();

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +85,22 @@ inline void ExpectConsistent(const std::filesystem::path& dir, const std::string
   EXPECT_EQ(t->double_allocated, 0u);
   if (check_allocated_total) {
     EXPECT_EQ(t->total.asize, t->spa_allocated);
+  }
+}
+
+// Copies the uberblock rings of `from`'s four labels over `to`'s (devices
+// of one size): `to` then looks as current as `from` to anyone who reads
+// only its labels.
+inline void CopyUberblockRings(const std::string& from, const std::string& to) {
+  constexpr uint64_t kLabel = 256 * 1024, kRing = 128 * 1024;
+  const uint64_t size = std::filesystem::file_size(from) & ~(kLabel - 1);
+  std::fstream src(from, std::ios::in | std::ios::binary), dst(to, std::ios::in | std::ios::out | std::ios::binary);
+  std::vector<char> ring(kRing);
+  for (uint64_t label : {uint64_t{0}, kLabel, size - 2 * kLabel, size - kLabel}) {
+    src.seekg(static_cast<std::streamoff>(label + kRing));
+    ASSERT_TRUE(src.read(ring.data(), kRing));
+    dst.seekp(static_cast<std::streamoff>(label + kRing));
+    ASSERT_TRUE(dst.write(ring.data(), kRing));
   }
 }
 
