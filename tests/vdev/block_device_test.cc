@@ -93,6 +93,16 @@ TEST(BlockDeviceTest, LoopDeviceGeometryExclusivityAndIo) {
   EXPECT_TRUE(std::equal(odd.begin(), odd.end(), back.data() + 777));
   EXPECT_TRUE(std::equal(data.begin() + 1777, data.end(), back.data() + 1777));
   EXPECT_EQ((*dev)->unaligned_requests(), 2u);
+
+  // Released (a leaf that left its pool): another opener gets it while
+  // this one still reads and writes.
+  (*dev)->ReleaseExclusive();
+  auto after = FileDevice::Open(loop.path());
+  ASSERT_UZFS_OK(after.status());
+  ASSERT_UZFS_OK(SubmitAndWait(*engine, {{dev->get(), IoOp::kWrite, 2 << 20, buf.span(), {}},
+                                         {dev->get(), IoOp::kFlush, 0, {}, {}}}));
+  ASSERT_UZFS_OK((*after)->Read(2 << 20, back.span()));
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), back.data()));
 }
 
 }  // namespace

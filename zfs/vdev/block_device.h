@@ -137,8 +137,8 @@ class BlockDevice {
   virtual void PrefillHoles(uint64_t chunk) { (void)chunk; }
   // Lets other openers take the device while this one stays open (a leaf
   // taken out of its pool's tree, which a read in flight may still use):
-  // a file's lock is dropped; a block device keeps O_EXCL until closed.
-  // A no-op here.
+  // a file's lock is dropped; a block device's descriptor moves to an open
+  // without O_EXCL. A no-op here.
   virtual void ReleaseExclusive() {}
   // Whether the device is still the one that was opened, as far as one
   // cheap look can tell (a file: not shrunk, not deleted; a block device:

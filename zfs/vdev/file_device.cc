@@ -195,7 +195,23 @@ int FileDevice::NativeFdFor(IoOp op, uint64_t offset, uint64_t len, const void* 
 }
 
 void FileDevice::ReleaseExclusive() {
-  if (!is_block_) (void)flock(fd_, LOCK_UN);
+  if (!is_block_) {
+    (void)flock(fd_, LOCK_UN);
+    return;
+  }
+  // A block device's O_EXCL claim belongs to the open file: the descriptor
+  // is pointed at a new open of the same device without it. Reads and
+  // writes in flight finish on the old open file, which closes after them
+  // and takes the claim with it.
+  const int fl = fcntl(fd_, F_GETFL);
+  if (fl < 0) return;
+  const int again = open(path_.c_str(), (fl & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC);
+  if (again < 0) return;
+  struct stat was{}, now{};
+  if (fstat(fd_, &was) == 0 && fstat(again, &now) == 0 && was.st_rdev == now.st_rdev) {
+    (void)dup3(again, fd_, O_CLOEXEC);
+  }
+  close(again);
 }
 
 void FileDevice::PrefillHoles(uint64_t chunk) {
