@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "zfs/dmu/dmu_types.h"
 #include "zfs/util/mutex.h"
 #include "zfs/util/zassert.h"
 
@@ -28,6 +29,10 @@ uint64_t BlockAsize(const BlockPtr& bp) {
   uint64_t n = 0;
   for (const Dva& d : bp.dva) n += d.asize;
   return n;
+}
+
+uint64_t UncompressedCharge(const BlockPtr& bp) {
+  return (bp.level > 0 || IsMetadataType(bp.type)) ? bp.psize : bp.lsize;
 }
 
 Status WriteBlocks(Zio& zio, std::span<BlockWrite> jobs, uint64_t txg) {

@@ -51,6 +51,9 @@ namespace uzfs {
 
 // Bytes a block occupies on the vdevs, all copies (what dn_used counts).
 uint64_t BlockAsize(const BlockPtr& bp);
+// What a block adds to a dataset's uncompressed bytes (BP_GET_UCSIZE: the
+// psize of metadata, else the lsize).
+uint64_t UncompressedCharge(const BlockPtr& bp);
 
 // One block for WriteBlocks: `data` must stay valid until it returns.
 struct BlockWrite {

@@ -78,11 +78,6 @@ struct ObjsetWriter::SyncState {
 
 namespace {
 
-// What a block adds to a dataset's uncompressed bytes (BP_GET_UCSIZE).
-uint64_t UncompressedCharge(const BlockPtr& bp) {
-  return (bp.level > 0 || IsMetadataType(bp.type)) ? bp.psize : bp.lsize;
-}
-
 // Number of allocated dnodes in a 16 KiB dnode block (its fill count).
 uint64_t CountDnodes(std::span<const uint8_t> blk) {
   uint64_t n = 0;

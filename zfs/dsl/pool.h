@@ -551,6 +551,11 @@ class Pool final : private TxgSyncer {
     std::unique_ptr<ObjsetWriter> os;
     bool needs_sync = false;  // new: write its objset even if nothing changed
     std::shared_ptr<DatasetZil> zil;  // the running intent log writer, if any
+    // Blocks born up to prev_snap_txg are its newest snapshot's (or its
+    // origin's) too: killed here they go to its deadlist instead of being
+    // freed (pool_deadlist.cc). `dead`: those killed by the sync running.
+    uint64_t prev_snap_txg = 0;
+    std::vector<BlockPtr> dead;
   };
   using SyncTask = std::function<Status(Txg txg)>;
 
@@ -659,6 +664,21 @@ class Pool final : private TxgSyncer {
   // ObjsetWriterOptions::on_read_error for object set `objset` (0: MOS).
   std::function<void(uint64_t, int64_t, uint64_t, const Status&)> ReadErrorHook(uint64_t objset);
   Status AppendDeferredFrees(Txg txg) UZFS_REQUIRES(mu_);
+  // Appends `bps` to bplist (bpobj) `obj` and adds them to its header's
+  // totals (pool_deadlist.cc).
+  Status AppendBplist(uint64_t obj, std::span<const BlockPtr> bps, Txg txg) UZFS_REQUIRES(mu_);
+  // What the blocks a head's sync killed into its deadlist did to the
+  // space (pool_deadlist.cc): their deflated size and psize/lsize (still
+  // held by a snapshot or an origin: the dir keeps them), and the part of
+  // them born in this dir since its origin, which moves from the dir's
+  // HEAD usage to its SNAP usage.
+  struct DeadTally {
+    uint64_t used = 0, compressed = 0, uncompressed = 0, to_snap = 0;
+  };
+  // Puts ds.dead on the deadlist of `p` (the head's record), and grows its
+  // newest snapshot's unique bytes by the blocks only that snapshot holds
+  // now. Clears ds.dead.
+  Result<DeadTally> KillToDeadlist(Dataset& ds, const DslDatasetPhys& p, Txg txg) UZFS_REQUIRES(mu_);
   Status ProcessDeferredFrees(Txg txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions MosOptions() UZFS_REQUIRES(mu_);
   // Before a top-level log vdev is removed: no live log block may remain on

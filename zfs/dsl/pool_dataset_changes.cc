@@ -179,8 +179,9 @@ Status Pool::CreateDatasetSync(const std::string& name,
 namespace {
 
 // Frees every block of the object set under `root` (its data, indirect
-// and dnode blocks, and the objset block itself) in txg.
-Status FreeObjsetTree(Zio& zio, const BlockPtr& root, Txg txg) {
+// and dnode blocks, and the objset block itself) born after min_birth, in
+// txg.
+Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth, Txg txg) {
   std::function<Status(const BlockPtr&)> free_bp;
   auto free_dnode = [&](const Dnode& dn) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (const BlockPtr& bp : dn.blkptr) UZFS_RETURN_IF_ERROR(free_bp(bp));
@@ -188,7 +189,9 @@ Status FreeObjsetTree(Zio& zio, const BlockPtr& root, Txg txg) {
     return Status::Ok();
   };
   free_bp = [&](const BlockPtr& bp) -> Status {
-    if (bp.IsHole() || bp.embedded) return Status::Ok();
+    // A block born by min_birth is an older snapshot's (or the origin's),
+    // and so is everything below it.
+    if (bp.IsHole() || bp.embedded || bp.birth <= min_birth) return Status::Ok();
     if (bp.level > 0 || bp.type == dmu_ot::kDnode || bp.type == dmu_ot::kObjset) {
       std::vector<uint8_t> buf(bp.lsize);
       UZFS_RETURN_IF_ERROR(zio.Read(bp, buf));
@@ -237,6 +240,17 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(d.child_dir_zapobj));
   if (!kids.empty()) return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets");
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
+  // Its own snapshots (not a clone's origin) are children too; uzfs does
+  // not destroy snapshots yet, so they stay, and so does the dataset.
+  if (p.prev_snap_obj != 0) {
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(p.prev_snap_obj));
+    if (prev.dir_obj == *dir && p.snapnames_zapobj != 0) {
+      UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(p.snapnames_zapobj));
+      std::string names;
+      for (const auto& [snap, value] : snaps) names += "\n" + name + "@" + snap;
+      return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets:" + names);
+    }
+  }
   // The pool's bootfs names datasets by object number: clear it before the
   // number can be reused (as ZFS does when the bootfs is destroyed).
   if (auto props = MosZapLookup(1, "pool_props"); props.ok()) {
@@ -246,7 +260,9 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   }
   // Drop the in-memory writer (its unsynced changes die with it).
   datasets_.erase(name);
-  UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, txg));
+  // Blocks born by its newest snapshot's txg are the origin's (a clone):
+  // they stay, as do those on its deadlist.
+  UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, p.prev_snap_txg, txg));
   // Accounting: the reservations go first (as ZFS drops them at destroy),
   // then the dir's space leaves every ancestor.
   UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(d));

@@ -80,12 +80,21 @@ Result<Pool::Dataset*> Pool::HoldDataset(const std::string& name) {
   ds->name = name;
   ds->dir_obj = dir;
   ds->ds_obj = d.head_dataset_obj;
+  ds->prev_snap_txg = p.prev_snap_txg;
+  ObjsetWriterOptions o = DatasetOptions(dir);
+  // (The writer dies with its Dataset: the hook never outlives `raw`.)
+  Dataset* const raw = ds.get();
+  o.free_hook = [this, raw](const BlockPtr& bp, Txg txg, int) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    // Runs inside the dataset's Sync, from SyncDatasets with mu_ held.
+    if (bp.birth > raw->prev_snap_txg) return zio_->Free(bp, txg.number());
+    raw->dead.push_back(bp);
+    return Status::Ok();
+  };
   if (p.bp.IsHole()) {
-    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(dir)));
+    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, o));
   } else {
-    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Open(*zio_, p.bp, DatasetOptions(dir)));
+    UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Open(*zio_, p.bp, o));
   }
-  Dataset* raw = ds.get();
   datasets_[name] = std::move(ds);
   return raw;
 }
@@ -94,6 +103,13 @@ Result<ObjsetWriter*> Pool::Objset(const std::string& name) {
   MutexLock l(&mu_);
   if (readonly_) return Status::NotSupported("pool is read-only");
   UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
+  // Deadlists of bpobjs (version 26 on) are not written yet: a dataset
+  // whose blocks a snapshot or an origin shares is read-only there.
+  if (ident_.version >= kVersionDeadlists && ds->prev_snap_txg > kOriginSnapTxg) {
+    return Status::NotSupported("cannot write to '" + name +
+                                "': it shares blocks with a snapshot, which uzfs keeps only on pools of version 25 "
+                                "or older yet; import the pool read-only");
+  }
   return ds->os.get();
 }
 

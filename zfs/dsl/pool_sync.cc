@@ -120,16 +120,23 @@ Status Pool::SyncDatasets(Txg txg) {
     if (st.max_born_lsize > kOldMaxBlockSize) UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(ds->ds_obj, txg));
     if (st.born_zstd) UZFS_RETURN_IF_ERROR(ActivateDatasetFeature(ds->ds_obj, kZstdCompressGuid, txg));
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
+    // What it references changes by all it wrote and killed; what only it
+    // holds (unique, the dir's usage) not by what a snapshot still holds.
+    DeadTally dead;
+    if (!ds->dead.empty()) {
+      UZFS_ASSIGN_OR_RETURN(dead, KillToDeadlist(*ds, p, txg));
+    }
     const int64_t du = static_cast<int64_t>(Deflate(st.born_asize)) - static_cast<int64_t>(Deflate(st.killed_asize));
     const int64_t dc = static_cast<int64_t>(st.born_psize) - static_cast<int64_t>(st.killed_psize);
     const int64_t dl = static_cast<int64_t>(st.born_lsize) - static_cast<int64_t>(st.killed_lsize);
+    const int64_t dunique = du + static_cast<int64_t>(dead.used);
     // Under a refreservation the dataset's directory grows only by what
     // max(unique, refreservation) grows by: the rest of the new data takes
     // the place of reserved space (REFRSRV shrinks as HEAD grows). One net
     // change per txg gives what ZFS's block-by-block charges add up to.
     UZFS_ASSIGN_OR_RETURN(DslDirPhys dir, ReadDirPhys(ds->dir_obj));
     UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(dir));
-    const uint64_t unique_after = p.unique_bytes + static_cast<uint64_t>(du);
+    const uint64_t unique_after = p.unique_bytes + static_cast<uint64_t>(dunique);
     const int64_t charged = static_cast<int64_t>(std::max(unique_after, refreservation)) -
                             static_cast<int64_t>(std::max(p.unique_bytes, refreservation));
     p.bp = bp;
@@ -139,9 +146,11 @@ Status Pool::SyncDatasets(Txg txg) {
     p.unique_bytes = unique_after;
     UZFS_RETURN_IF_ERROR(WriteDsPhys(ds->ds_obj, p, txg));
     std::array<int64_t, kDdUsedCount> parts{};
-    parts[static_cast<int>(DdUsed::kHead)] = du;
-    parts[static_cast<int>(DdUsed::kRefReserve)] = charged - du;
-    UZFS_RETURN_IF_ERROR(DirUse(ds->dir_obj, parts, dc, dl, txg));
+    parts[static_cast<int>(DdUsed::kHead)] = dunique - static_cast<int64_t>(dead.to_snap);
+    parts[static_cast<int>(DdUsed::kSnap)] = static_cast<int64_t>(dead.to_snap);
+    parts[static_cast<int>(DdUsed::kRefReserve)] = charged - dunique;
+    UZFS_RETURN_IF_ERROR(DirUse(ds->dir_obj, parts, dc + static_cast<int64_t>(dead.compressed),
+                                dl + static_cast<int64_t>(dead.uncompressed), txg));
   }
   return Status::Ok();
 }
@@ -188,37 +197,12 @@ ObjsetWriterOptions Pool::MosOptions() {
   return mo;
 }
 
-// The deferred-free list is a bplist (bpobj from v26): 128-byte block
-// pointers in the object's data, header in the bonus: entries, bytes
-// (allocated, deflated), compressed, uncompressed [, subobjs, nsubobjs].
+// The deferred-free list is a bplist (bpobj from v26).
 Status Pool::AppendDeferredFrees(Txg txg) {
   if (deferred_frees_.empty()) return Status::Ok();
-  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(sync_bplist_obj_));
-  std::vector<uint8_t> hdr = dn.bonus;
-  if (hdr.size() < 32) return Status::Corruption("sync_bplist header too short");
-  uint64_t n = LoadLE64(hdr.data());
-  std::vector<uint8_t> raw(deferred_frees_.size() * kBlockPtrSize);
-  uint64_t bytes = 0, comp = 0, uncomp = 0;
-  for (size_t i = 0; i < deferred_frees_.size(); i++) {
-    // As ZFS stores list entries: fill and checksum zeroed (fill bit 0
-    // means "freed" to OpenZFS's bpobj readers).
-    BlockPtr bp = deferred_frees_[i];
-    bp.fill = 0;
-    bp.cksum = {};
-    EncodeBlockPtr(bp, std::span<uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
-    uint64_t asize = 0;
-    for (const Dva& d : bp.dva) asize += d.asize;
-    bytes += Deflate(asize);
-    comp += bp.psize;
-    uncomp += bp.lsize;
-  }
-  UZFS_RETURN_IF_ERROR(mos_->Write(sync_bplist_obj_, n * kBlockPtrSize, raw, txg));
-  StoreLE64(hdr.data(), n + deferred_frees_.size());
-  StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + bytes);
-  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + comp);
-  StoreLE64(hdr.data() + 24, LoadLE64(hdr.data() + 24) + uncomp);
+  UZFS_RETURN_IF_ERROR(AppendBplist(sync_bplist_obj_, deferred_frees_, txg));
   deferred_frees_.clear();
-  return mos_->SetBonus(sync_bplist_obj_, dn.bonustype, hdr, txg);
+  return Status::Ok();
 }
 
 Status Pool::ProcessDeferredFrees(Txg txg) {
