@@ -157,6 +157,15 @@ int ZfsDestroy(CmdCtx& c) {
     for (const std::string& b : below) m += "\n" + b;
     return c.Fail(m);
   }
+  // Snapshots (another ZFS's: uzfs neither takes nor destroys them) keep
+  // their file system: asked of every dataset first, so a refusal
+  // destroys nothing.
+  for (const std::string& each : below) {
+    if (Status s = p.CheckNoOwnSnapshots(each); !s.ok()) return c.Fail(ErrorLine(s, "destroy", each));
+  }
+  if (name.find('/') != std::string::npos) {
+    if (Status s = p.CheckNoOwnSnapshots(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+  }
   if (a.Has('n')) {
     std::string t;
     if (a.Has('v') || a.Has('p')) {

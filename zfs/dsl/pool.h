@@ -288,6 +288,12 @@ class Pool final : private TxgSyncer {
                          const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_EXCLUDES(mu_);
   Status DestroyDataset(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Busy "cannot destroy 'NAME': filesystem has children\nuse '-r' to
+  // destroy the following datasets:\nNAME@SNAP..." when the dataset has
+  // snapshots of its own (uzfs does not destroy snapshots yet), which
+  // DestroyDataset refuses too: a recursive destroy asks first for every
+  // dataset it would take. NotFound for no such dataset.
+  Status CheckNoOwnSnapshots(const std::string& name) UZFS_EXCLUDES(mu_);
   Status RenameDataset(const std::string& from, const std::string& to) UZFS_EXCLUDES(mu_, sync_mu_);
   // Value as stored: numbers for numeric/index properties, else strings.
   Status SetProp(const std::string& ds, const std::string& prop, const std::string& value)
@@ -714,6 +720,7 @@ class Pool final : private TxgSyncer {
                            const std::vector<std::pair<std::string, std::string>>& props,
                            Txg txg) UZFS_REQUIRES(mu_);
   Status DestroyDatasetSync(const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
+  Status CheckNoOwnSnapshotsLocked(const std::string& name) UZFS_REQUIRES(mu_);
   Status RenameDatasetSync(const std::string& from, const std::string& to, Txg txg)
       UZFS_REQUIRES(mu_);
   Result<uint64_t> LookupDir(const std::string& name) UZFS_REQUIRES(mu_);

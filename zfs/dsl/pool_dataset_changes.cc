@@ -240,17 +240,7 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(d.child_dir_zapobj));
   if (!kids.empty()) return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets");
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
-  // Its own snapshots (not a clone's origin) are children too; uzfs does
-  // not destroy snapshots yet, so they stay, and so does the dataset.
-  if (p.prev_snap_obj != 0) {
-    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(p.prev_snap_obj));
-    if (prev.dir_obj == *dir && p.snapnames_zapobj != 0) {
-      UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(p.snapnames_zapobj));
-      std::string names;
-      for (const auto& [snap, value] : snaps) names += "\n" + name + "@" + snap;
-      return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets:" + names);
-    }
-  }
+  UZFS_RETURN_IF_ERROR(CheckNoOwnSnapshotsLocked(name));
   // The pool's bootfs names datasets by object number: clear it before the
   // number can be reused (as ZFS does when the bootfs is destroyed).
   if (auto props = MosZapLookup(1, "pool_props"); props.ok()) {
@@ -288,6 +278,28 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
   }
   return Status::Ok();
+}
+
+Status Pool::CheckNoOwnSnapshots(const std::string& name) {
+  MutexLock l(&mu_);
+  return CheckNoOwnSnapshotsLocked(name);
+}
+
+// Its own snapshots (not a clone's origin) are children too; uzfs does not
+// destroy snapshots yet, so they stay, and so does the dataset.
+Status Pool::CheckNoOwnSnapshotsLocked(const std::string& name) {
+  const std::string q = "cannot destroy '" + name + "': ";
+  auto dir = LookupDir(name);
+  if (!dir.ok()) return Status::NotFound(q + "dataset does not exist");
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
+  if (p.prev_snap_obj == 0) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(p.prev_snap_obj));
+  if (prev.dir_obj != *dir || p.snapnames_zapobj == 0) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(p.snapnames_zapobj));
+  std::string names;
+  for (const auto& [snap, value] : snaps) names += "\n" + name + "@" + snap;
+  return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets:" + names);
 }
 
 Status Pool::RenameDataset(const std::string& from, const std::string& to) {

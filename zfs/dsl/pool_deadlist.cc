@@ -23,19 +23,22 @@ namespace uzfs {
 Status Pool::AppendBplist(uint64_t obj, std::span<const BlockPtr> bps, Txg txg) {
   if (bps.empty()) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(obj));
+  // 16 bytes (entries, bytes) on pools before version 3, else 32 or more
+  // (compressed and uncompressed too).
   std::vector<uint8_t> hdr = dn.bonus;
-  if (hdr.size() < 32) {
+  if (hdr.size() < 16) {
     return Status::Corruption("block pointer list " + std::to_string(obj) + ": header too short");
   }
   const uint64_t n = LoadLE64(hdr.data());
   std::vector<uint8_t> raw(bps.size() * kBlockPtrSize);
   uint64_t bytes = 0, comp = 0, uncomp = 0;
   for (size_t i = 0; i < bps.size(); i++) {
-    // As ZFS stores list entries: fill and checksum zeroed (fill 0 means
-    // "freed" to OpenZFS's bpobj readers).
+    // As ZFS stores list entries: fill zeroed (fill 0 means "freed" to
+    // OpenZFS's bpobj readers), and the checksum too unless the block is
+    // deduplicated (its free finds its table entry by the checksum).
     BlockPtr bp = bps[i];
     bp.fill = 0;
-    bp.cksum = {};
+    if (!bp.dedup) bp.cksum = {};
     EncodeBlockPtr(bp, std::span<uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
     bytes += Deflate(BlockAsize(bps[i]));
     comp += bps[i].psize;
@@ -44,8 +47,10 @@ Status Pool::AppendBplist(uint64_t obj, std::span<const BlockPtr> bps, Txg txg) 
   UZFS_RETURN_IF_ERROR(mos_->Write(obj, n * kBlockPtrSize, raw, txg));
   StoreLE64(hdr.data(), n + bps.size());
   StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + bytes);
-  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + comp);
-  StoreLE64(hdr.data() + 24, LoadLE64(hdr.data() + 24) + uncomp);
+  if (hdr.size() >= 32) {
+    StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + comp);
+    StoreLE64(hdr.data() + 24, LoadLE64(hdr.data() + 24) + uncomp);
+  }
   return mos_->SetBonus(obj, dn.bonustype, hdr, txg);
 }
 
