@@ -77,8 +77,9 @@ inline std::vector<std::string> Fields(const std::string& line, char sep = '\t')
   return v;
 }
 
-// The READ, WRITE and CKSUM counters of the `zpool status` row of `leaf`.
-inline std::vector<long> LeafErrors(const std::string& status, const std::string& leaf) {
+// The whitespace-separated fields of the `zpool status` row of `leaf`
+// (empty when there is none).
+inline std::vector<std::string> LeafRow(const std::string& status, const std::string& leaf) {
   for (const std::string& line : clitest::Lines(status)) {
     std::vector<std::string> f;
     std::string cur;
@@ -90,9 +91,22 @@ inline std::vector<long> LeafErrors(const std::string& status, const std::string
         cur.push_back(ch);
       }
     }
-    if (f.size() >= 5 && f[0] == leaf) return {std::stol(f[2]), std::stol(f[3]), std::stol(f[4])};
+    if (f.size() >= 5 && f[0] == leaf) return f;
   }
   return {};
+}
+
+// The READ, WRITE and CKSUM counters of the `zpool status` row of `leaf`.
+inline std::vector<long> LeafErrors(const std::string& status, const std::string& leaf) {
+  const std::vector<std::string> f = LeafRow(status, leaf);
+  if (f.empty()) return {};
+  return {std::stol(f[2]), std::stol(f[3]), std::stol(f[4])};
+}
+
+// The STATE of the `zpool status` row of `leaf` ("" when there is none).
+inline std::string LeafState(const std::string& status, const std::string& leaf) {
+  const std::vector<std::string> f = LeafRow(status, leaf);
+  return f.empty() ? "" : f[1];
 }
 
 class CliEnv {
