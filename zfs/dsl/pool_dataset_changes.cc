@@ -297,8 +297,16 @@ Status Pool::CheckNoOwnSnapshotsLocked(const std::string& name) {
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(p.prev_snap_obj));
   if (prev.dir_obj != *dir || p.snapnames_zapobj == 0) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(p.snapnames_zapobj));
+  // ZAP order follows the hash salt; list them oldest first, as they were taken.
+  std::vector<std::pair<uint64_t, std::string>> by_age;
+  for (const auto& [snap, value] : snaps) {
+    if (value.empty()) continue;
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys sp, ReadDsPhys(value[0]));
+    by_age.emplace_back(sp.creation_txg, snap);
+  }
+  std::sort(by_age.begin(), by_age.end());
   std::string names;
-  for (const auto& [snap, value] : snaps) names += "\n" + name + "@" + snap;
+  for (const auto& [txg, snap] : by_age) names += "\n" + name + "@" + snap;
   return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets:" + names);
 }
 
