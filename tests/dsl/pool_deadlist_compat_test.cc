@@ -3,7 +3,7 @@
 // imported by uzfs, which overwrites a file both snapshots hold, removes
 // one only the first holds and one only the second holds, and writes and
 // removes a file no snapshot holds (and refuses to destroy the file
-// system, whose snapshots it cannot destroy yet). uzfs's deadlist entries and space
+// system while its snapshots stay). uzfs's deadlist entries and space
 // accounting are then judged by zfs-fuse: every snapshot file reads back
 // as it was (through a clone: zfs-fuse has no .zfs directory), the pool scrubs clean, zdb -bcc finds no leak; zfs-fuse then
 // destroys both snapshots (which frees from the deadlist uzfs appended to)
@@ -76,8 +76,8 @@ TEST(PoolDeadlistCompat, ZfsFuseSnapshotsSurviveUzfsWritesAndDestroyWithoutLeaks
     ASSERT_TRUE(fs.Unlink(kRoot, fs.root_ino(), "mine").ok());
     ASSERT_TRUE(fs.Unmount().ok());
     m->reset();
-    // Its snapshots are children uzfs cannot destroy yet: the file system
-    // stays, with a message naming them.
+    // Its snapshots are children: without -r the file system stays, with a
+    // message naming them.
     const Status refused = (*p)->DestroyDataset("zs/fs");
     EXPECT_EQ(refused.code(), Code::kBusy);
     EXPECT_EQ(refused.message(),

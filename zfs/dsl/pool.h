@@ -116,8 +116,8 @@ struct PoolCreateOptions {
   uint64_t version = 23;          // 11..28, or 5000 (feature flags: every feature uzfs knows)
   // Version 5000: features left disabled (guids; zpool create -o
   // feature@NAME=disabled). Only those uzfs can do without:
-  // org.open-zfs:large_blocks, org.openzfs:zilsaxattr and
-  // org.freebsd:zstd_compress.
+  // org.open-zfs:large_blocks, org.openzfs:zilsaxattr,
+  // org.freebsd:zstd_compress and com.delphix:empty_bpobj.
   std::set<std::string> disabled_features;
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
@@ -172,11 +172,21 @@ struct CacheDeviceInfo {
 };
 
 // One dataset as `zfs list` needs it.
+// "fs@snap" -> {"fs", "snap"}, with zfs snapshot's checks of the name
+// (InvalidArgument, one line, as "cannot snapshot 'NAME': ...").
+Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name);
+
 struct DatasetInfo {
-  std::string name;
+  std::string name;  // "fs" or, for a snapshot, "fs@snap"
+  bool snapshot = false;
   uint64_t dir_obj = 0, ds_obj = 0;
   DslDirPhys dir;
   DslDatasetPhys ds;
+  // What `written` needs: the bytes on its deadlist (what it no longer
+  // references of its previous snapshot's) and that snapshot's referenced
+  // bytes: written = referenced - prev_referenced + deadlist_bytes.
+  uint64_t deadlist_bytes = 0;
+  uint64_t prev_referenced = 0;
 };
 
 // The unsorted scan (OpenZFS's zfs_scan_legacy): every data block is
@@ -288,11 +298,27 @@ class Pool final : private TxgSyncer {
                          const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_EXCLUDES(mu_);
   Status DestroyDataset(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Destroys the snapshots "fs@snap" named, all in one txg or none (every
+  // one checked first: NotFound "cannot open 'NAME': dataset does not
+  // exist", Exists for one with clones (naming them, as zfs destroy
+  // does), Busy for one with user holds). Frees what only they held
+  // (pool_snapshot_destroy.cc).
+  Status DestroySnapshots(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // What destroying those snapshots would free (zfs destroy -nv), with the
+  // same checks.
+  Result<uint64_t> SnapshotsReclaim(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_);
+  // Takes the snapshots "fs@snap" named, all in one txg or none (every
+  // name checked first: InvalidArgument for a bad name, NotFound for no
+  // such file system, Exists for a snapshot name taken, NoSpace when a
+  // refreservation cannot be charged, Busy when the file system's intent
+  // log has records to replay). Each holds everything written to its file
+  // system before the call; the file system's intent log is closed and
+  // restarts at its next fsync (pool_snapshot.cc).
+  Status Snapshot(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
   // Busy "cannot destroy 'NAME': filesystem has children\nuse '-r' to
   // destroy the following datasets:\nNAME@SNAP..." when the dataset has
-  // snapshots of its own (uzfs does not destroy snapshots yet), which
-  // DestroyDataset refuses too: a recursive destroy asks first for every
-  // dataset it would take. NotFound for no such dataset.
+  // snapshots of its own, which DestroyDataset refuses too (a recursive
+  // destroy destroys them first). NotFound for no such dataset.
   Status CheckNoOwnSnapshots(const std::string& name) UZFS_EXCLUDES(mu_);
   Status RenameDataset(const std::string& from, const std::string& to) UZFS_EXCLUDES(mu_, sync_mu_);
   // Value as stored: numbers for numeric/index properties, else strings.
@@ -305,7 +331,9 @@ class Pool final : private TxgSyncer {
   Result<std::map<std::string, uint64_t>> ZplMasterProps(const std::string& ds) UZFS_EXCLUDES(mu_);
   // The dataset's own props ZAP (name -> value text).
   Result<std::map<std::string, std::string>> LocalProps(const std::string& ds) UZFS_EXCLUDES(mu_);
-  Result<std::vector<DatasetInfo>> ListDatasets() UZFS_EXCLUDES(mu_);
+  // Every file system, parents before children; with_snapshots: each
+  // followed by its snapshots, oldest first.
+  Result<std::vector<DatasetInfo>> ListDatasets(bool with_snapshots = false) UZFS_EXCLUDES(mu_);
   // The dataset's object set, to change in open_txg().
   Result<ObjsetWriter*> Objset(const std::string& ds) UZFS_EXCLUDES(mu_);
   // The same for reading only, also on a read-only pool (the ZPL mounts
@@ -598,7 +626,7 @@ class Pool final : private TxgSyncer {
   // After a txg's uberblock is on disk: devices that left the tree in it
   // let go of their locks; returned spares get their spare labels.
   void AfterCommit() UZFS_REQUIRES(mu_);
-  Status RunTask(SyncTask task) UZFS_EXCLUDES(mu_, sync_mu_);
+  Status RunTask(SyncTask task, bool after_datasets = false) UZFS_EXCLUDES(mu_, sync_mu_);
   Status CloseWithState(uint64_t state) UZFS_EXCLUDES(mu_, sync_mu_);
 
   // Cache devices (pool_l2.cc). Create hands over the devices it labeled,
@@ -650,6 +678,9 @@ class Pool final : private TxgSyncer {
   Result<bool> DatasetFeatureActive(uint64_t ds_obj, const std::string& guid) UZFS_REQUIRES(mu_);
   Status ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, Txg txg) UZFS_REQUIRES(mu_);
   Status DropDatasetFeatures(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // The per-dataset features active on from_obj, activated on to_obj too
+  // (a snapshot shares its head's blocks).
+  Status CopyDatasetFeatures(uint64_t from_obj, uint64_t to_obj, Txg txg) UZFS_REQUIRES(mu_);
   Status WriteDirPhys(uint64_t obj, const DslDirPhys& d, Txg txg) UZFS_REQUIRES(mu_);
   Status WriteDsPhys(uint64_t obj, const DslDatasetPhys& d, Txg txg) UZFS_REQUIRES(mu_);
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
@@ -721,6 +752,57 @@ class Pool final : private TxgSyncer {
                            Txg txg) UZFS_REQUIRES(mu_);
   Status DestroyDatasetSync(const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
   Status CheckNoOwnSnapshotsLocked(const std::string& name) UZFS_REQUIRES(mu_);
+  // Snapshots (pool_snapshot.cc). CheckNewSnapshot: every check of a new
+  // snapshot fs@snap (file system, name free, deadlist format, space for a
+  // refreservation; in the sync task of in_txg, also that fs has no other
+  // snapshot of that txg and its objset names no intent log), changing
+  // nothing but, in the task, opening fs.
+  // TakeSnapshot: the snapshot's records, in the sync task of txg.
+  Status CheckNewSnapshot(const std::string& fs, const std::string& snap, std::optional<Txg> in_txg)
+      UZFS_REQUIRES(mu_);
+  Status TakeSnapshot(const std::string& fs, const std::string& snap, Txg txg) UZFS_REQUIRES(mu_);
+  // The head's deadlist after a snapshot takes its current one
+  // (pool_deadlist.cc): a new bplist before version 26; from 26 a keyed
+  // deadlist with the old one's keys and h.prev_snap_txg, each over an
+  // empty bpobj.
+  Result<uint64_t> NewHeadDeadlist(const DslDatasetPhys& h, Txg txg) UZFS_REQUIRES(mu_);
+  // A keyed deadlist's entries (version 26 on): mintxg -> bpobj.
+  Result<std::map<uint64_t, uint64_t>> DeadlistEntries(uint64_t dl_obj) UZFS_REQUIRES(mu_);
+  // The bytes a deadlist (bplist, bpobj or keyed) holds, from its header.
+  Result<uint64_t> DeadlistBytes(uint64_t dl_obj) UZFS_REQUIRES(mu_);
+  // Each block into the entry of keyed deadlist dl_obj with the greatest
+  // mintxg below its birth; the deadlist header's totals grow.
+  Status DeadlistInsert(uint64_t dl_obj, std::span<const BlockPtr> bps, Txg txg) UZFS_REQUIRES(mu_);
+  // A deadlist object and, when keyed, the bpobjs its entries name (the
+  // shared empty bpobj: one reference dropped). The blocks listed are not
+  // freed: the caller's snapshots or origin still hold them.
+  Status FreeDeadlistObjects(uint64_t dl_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // Destroying snapshots (pool_snapshot_destroy.cc).
+  struct Space3 {
+    uint64_t used = 0, comp = 0, uncomp = 0;
+  };
+  struct SnapshotToDestroy {
+    std::string fs, snap;
+    uint64_t dir_obj = 0, obj = 0;
+  };
+  Result<SnapshotToDestroy> CheckSnapshotDestroy(const std::string& name) UZFS_REQUIRES(mu_);
+  // "pool/a/b" of a DSL directory (a reverse walk of the child maps).
+  Result<std::string> DirName(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  Status DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);
+  // Every block pointer of a bplist/bpobj, its sub-objects' included.
+  Result<std::vector<BlockPtr>> ReadBpobj(uint64_t obj, int depth = 0) UZFS_REQUIRES(mu_);
+  // Frees a bpobj object and its sub-objects (not the blocks they list);
+  // the shared empty bpobj: one reference dropped.
+  Status FreeBpobjObject(uint64_t obj, Txg txg) UZFS_REQUIRES(mu_);
+  Result<Space3> DeadlistRange(uint64_t dl_obj, uint64_t from, uint64_t to) UZFS_REQUIRES(mu_);
+  Result<Space3> BplistBornIn(uint64_t obj, uint64_t after, uint64_t upto) UZFS_REQUIRES(mu_);
+  Status AddDeadlistHeader(uint64_t dl_obj, int64_t used, int64_t comp, int64_t uncomp, Txg txg) UZFS_REQUIRES(mu_);
+  Status AppendToDeadlistEntry(uint64_t dl_obj, uint64_t key, uint64_t bpobj, std::span<const BlockPtr> bps,
+                               Txg txg) UZFS_REQUIRES(mu_);
+  Status RemoveDeadlistKey(uint64_t dl_obj, uint64_t key, Txg txg) UZFS_REQUIRES(mu_);
+  // One reference to the pool's shared empty bpobj given up (its object
+  // freed with the last).
+  Status DropEmptyBpobjRef(Txg txg) UZFS_REQUIRES(mu_);
   Status RenameDatasetSync(const std::string& from, const std::string& to, Txg txg)
       UZFS_REQUIRES(mu_);
   Result<uint64_t> LookupDir(const std::string& name) UZFS_REQUIRES(mu_);
@@ -750,6 +832,9 @@ class Pool final : private TxgSyncer {
   Status SetPropSync(const std::string& ds, const std::string& prop,
                      const std::optional<std::string>& value, Txg txg) UZFS_REQUIRES(mu_);
   ObjsetWriterOptions DatasetOptions(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  // DatasetOptions for a head's writer, with the free hook that puts a
+  // block its newest snapshot still holds on ds.dead instead of freeing it.
+  ObjsetWriterOptions HeadOptions(Dataset& ds) UZFS_REQUIRES(mu_);
   // Pushes the effective primarycache of every open dataset into its writer.
   void RefreshCachePolicies() UZFS_REQUIRES(mu_);
   void RefreshDataProps(Txg txg) UZFS_REQUIRES(mu_);
@@ -801,6 +886,13 @@ class Pool final : private TxgSyncer {
   struct PendingTask {
     SyncTask fn;
     std::shared_ptr<Status> result;
+    // Runs after the datasets' sync of its txg (a snapshot must hold what
+    // that txg wrote), not before it.
+    bool after_datasets = false;
+    // The txg open when it was queued: it runs in the sync of that txg or
+    // a later one, never of an older one still syncing (whose data would
+    // miss what the caller wrote before it asked).
+    uint64_t min_txg = 0;
   };
   std::vector<PendingTask> tasks_ UZFS_GUARDED_BY(mu_);
   std::vector<std::string> history_ UZFS_GUARDED_BY(mu_);
@@ -988,6 +1080,9 @@ class Pool final : private TxgSyncer {
   // pool until the next import).
   std::set<uint32_t> zil_avoid_ UZFS_GUARDED_BY(mu_);
   std::atomic<uint64_t> zil_gen_{0};
+  // File systems being snapshotted: their intent log stays closed
+  // (ZilStart refuses with Busy; the ZPL waits for txg syncs instead).
+  std::map<std::string, int> zil_suspended_ UZFS_GUARDED_BY(mu_);
   std::atomic<uint64_t> zil_main_bytes_{0};
   bool zil_log_class_failed_ UZFS_GUARDED_BY(mu_) = false;
 };

@@ -32,7 +32,8 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     if (opts.version != kFeatureVersion) {
       return Status::InvalidArgument("cannot create '" + name + "': feature properties need version 5000");
     }
-    if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks" && g != kZstdCompressGuid) {
+    if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks" && g != kZstdCompressGuid &&
+        g != "com.delphix:empty_bpobj") {
       return Status::NotSupported("cannot create '" + name + "': uzfs cannot create a pool without feature " + g);
     }
   }
@@ -237,7 +238,8 @@ Status Pool::CreateMosLayout(Txg txg, const ZplCreateProps& root_zpl,
   ds->name = ident_.name;
   ds->dir_obj = root_dir_obj_;
   ds->ds_obj = root_ds;
-  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(root_dir_obj_)));
+  ds->prev_snap_txg = kOriginSnapTxg;
+  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, HeadOptions(*ds)));
   if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, root_zpl, txg));
   ds->needs_sync = true;
   datasets_[ds->name] = std::move(ds);

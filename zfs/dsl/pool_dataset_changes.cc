@@ -169,7 +169,8 @@ Status Pool::CreateDatasetSync(const std::string& name,
   ds->name = name;
   ds->dir_obj = dir;
   ds->ds_obj = dsobj;
-  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, DatasetOptions(dir)));
+  ds->prev_snap_txg = kOriginSnapTxg;
+  UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, HeadOptions(*ds)));
   if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, zpl, txg));
   ds->needs_sync = true;
   datasets_[name] = std::move(ds);
@@ -273,8 +274,8 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
     if (snap.next_clones_obj != 0) MosZapRemove(snap.next_clones_obj, NextClonesEntryName(d.head_dataset_obj), txg).IgnoreError();
   }
   UZFS_RETURN_IF_ERROR(DropDatasetFeatures(d.head_dataset_obj, txg));
-  for (uint64_t obj : {p.snapnames_zapobj, p.deadlist_obj, d.head_dataset_obj, d.props_zapobj,
-                       d.child_dir_zapobj, *dir}) {
+  if (p.deadlist_obj != 0) UZFS_RETURN_IF_ERROR(FreeDeadlistObjects(p.deadlist_obj, txg));
+  for (uint64_t obj : {p.snapnames_zapobj, d.head_dataset_obj, d.props_zapobj, d.child_dir_zapobj, *dir}) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
   }
   return Status::Ok();
@@ -285,8 +286,8 @@ Status Pool::CheckNoOwnSnapshots(const std::string& name) {
   return CheckNoOwnSnapshotsLocked(name);
 }
 
-// Its own snapshots (not a clone's origin) are children too; uzfs does not
-// destroy snapshots yet, so they stay, and so does the dataset.
+// Its own snapshots (not a clone's origin) are children too: while they
+// stay, so does the dataset.
 Status Pool::CheckNoOwnSnapshotsLocked(const std::string& name) {
   const std::string q = "cannot destroy '" + name + "': ";
   auto dir = LookupDir(name);

@@ -71,6 +71,19 @@ ObjsetWriterOptions Pool::DatasetOptions(uint64_t dir_obj) {
   return o;
 }
 
+ObjsetWriterOptions Pool::HeadOptions(Dataset& ds) {
+  ObjsetWriterOptions o = DatasetOptions(ds.dir_obj);
+  // (The writer dies with its Dataset: the hook never outlives `ds`.)
+  Dataset* const raw = &ds;
+  o.free_hook = [this, raw](const BlockPtr& bp, Txg txg, int) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    // Runs inside the dataset's Sync, from SyncDatasets with mu_ held.
+    if (bp.birth > raw->prev_snap_txg) return zio_->Free(bp, txg.number());
+    raw->dead.push_back(bp);
+    return Status::Ok();
+  };
+  return o;
+}
+
 Result<Pool::Dataset*> Pool::HoldDataset(const std::string& name) {
   if (auto it = datasets_.find(name); it != datasets_.end()) return it->second.get();
   UZFS_ASSIGN_OR_RETURN(uint64_t dir, LookupDir(name));
@@ -81,15 +94,8 @@ Result<Pool::Dataset*> Pool::HoldDataset(const std::string& name) {
   ds->dir_obj = dir;
   ds->ds_obj = d.head_dataset_obj;
   ds->prev_snap_txg = p.prev_snap_txg;
-  ObjsetWriterOptions o = DatasetOptions(dir);
-  // (The writer dies with its Dataset: the hook never outlives `raw`.)
   Dataset* const raw = ds.get();
-  o.free_hook = [this, raw](const BlockPtr& bp, Txg txg, int) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    // Runs inside the dataset's Sync, from SyncDatasets with mu_ held.
-    if (bp.birth > raw->prev_snap_txg) return zio_->Free(bp, txg.number());
-    raw->dead.push_back(bp);
-    return Status::Ok();
-  };
+  const ObjsetWriterOptions o = HeadOptions(*raw);
   if (p.bp.IsHole()) {
     UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, o));
   } else {
@@ -103,12 +109,17 @@ Result<ObjsetWriter*> Pool::Objset(const std::string& name) {
   MutexLock l(&mu_);
   if (readonly_) return Status::NotSupported("pool is read-only");
   UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
-  // Deadlists of bpobjs (version 26 on) are not written yet: a dataset
-  // whose blocks a snapshot or an origin shares is read-only there.
+  // A deadlist kept as one bpobj on a pool upgraded to version 26 or later
+  // (ZFS converts it at its next snapshot) is not converted by uzfs: a
+  // dataset whose blocks a snapshot or an origin shares is read-only then.
   if (ident_.version >= kVersionDeadlists && ds->prev_snap_txg > kOriginSnapTxg) {
-    return Status::NotSupported("cannot write to '" + name +
-                                "': it shares blocks with a snapshot, which uzfs keeps only on pools of version 25 "
-                                "or older yet; import the pool read-only");
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(ds->ds_obj));
+    UZFS_ASSIGN_OR_RETURN(Dnode dl, mos_->GetDnode(p.deadlist_obj));
+    if (dl.type != dmu_ot::kDeadlist) {
+      return Status::NotSupported("cannot write to '" + name +
+                                  "': its deadlist is in the format of an older pool version, which uzfs does not "
+                                  "convert yet; import the pool read-only");
+    }
   }
   return ds->os.get();
 }
@@ -119,9 +130,35 @@ Result<ObjsetWriter*> Pool::ObjsetForRead(const std::string& name) {
   return ds->os.get();
 }
 
-Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
+Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
   MutexLock l(&mu_);
   std::vector<DatasetInfo> out;
+  // A file system's snapshots, oldest first, after it.
+  auto snapshots = [&](const DatasetInfo& fs) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    if (fs.ds.snapnames_zapobj == 0) return Status::Ok();
+    UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(fs.ds.snapnames_zapobj));
+    std::vector<DatasetInfo> found;
+    for (const auto& [snap, v] : snaps) {
+      if (v.empty()) continue;
+      DatasetInfo s;
+      s.name = fs.name + "@" + snap;
+      s.snapshot = true;
+      s.dir_obj = fs.dir_obj;
+      s.dir = fs.dir;
+      s.ds_obj = v[0];
+      UZFS_ASSIGN_OR_RETURN(s.ds, ReadDsPhys(s.ds_obj));
+      UZFS_ASSIGN_OR_RETURN(s.deadlist_bytes, DeadlistBytes(s.ds.deadlist_obj));
+      if (s.ds.prev_snap_obj != 0) {
+        UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(s.ds.prev_snap_obj));
+        s.prev_referenced = prev.referenced_bytes;
+      }
+      found.push_back(std::move(s));
+    }
+    std::sort(found.begin(), found.end(),
+              [](const DatasetInfo& a, const DatasetInfo& b) { return a.ds.creation_txg < b.ds.creation_txg; });
+    for (DatasetInfo& s : found) out.push_back(std::move(s));
+    return Status::Ok();
+  };
   std::function<Status(const std::string&, uint64_t)> walk =
       [&](const std::string& name, uint64_t dir) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     DatasetInfo info;
@@ -130,8 +167,14 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets() {
     UZFS_ASSIGN_OR_RETURN(info.dir, ReadDirPhys(dir));
     info.ds_obj = info.dir.head_dataset_obj;
     UZFS_ASSIGN_OR_RETURN(info.ds, ReadDsPhys(info.ds_obj));
+    UZFS_ASSIGN_OR_RETURN(info.deadlist_bytes, DeadlistBytes(info.ds.deadlist_obj));
+    if (info.ds.prev_snap_obj != 0) {
+      UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(info.ds.prev_snap_obj));
+      info.prev_referenced = prev.referenced_bytes;
+    }
     const uint64_t child_zap = info.dir.child_dir_zapobj;
     out.push_back(std::move(info));
+    if (with_snapshots) UZFS_RETURN_IF_ERROR(snapshots(out.back()));
     UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(child_zap));
     std::sort(kids.begin(), kids.end());
     for (const auto& [k, v] : kids) {

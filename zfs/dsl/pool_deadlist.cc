@@ -5,8 +5,13 @@
 // still referenced by that snapshot (or, in a clone, by its origin), so it
 // goes on the head's deadlist instead, as ZFS does: the list a snapshot
 // destroy later frees from. Before version 26 the deadlist is a bplist;
-// from 26 a ZAP of bpobjs, which uzfs does not write yet (Pool::Objset
-// keeps such datasets read-only there).
+// from 26 a keyed deadlist: a ZAP whose keys (hex txgs, "mintxg") name
+// bpobjs, each holding the killed blocks born after its key and up to the
+// next key. A head's keys are the txgs of its earlier snapshots (and its
+// origin's), so the entry a block goes to tells which snapshots hold it.
+// A key's bpobj may be the pool's shared empty bpobj (OpenZFS's
+// empty_bpobj feature): the first block for it gets a bpobj of its own and
+// the feature's refcount drops.
 //
 // Accounting, as ZFS keeps it: the head no longer references the block;
 // the dir still holds it (in a snapshot); if the head's newest snapshot
@@ -14,11 +19,161 @@
 // snapshot's own predecessor, only that snapshot holds it now, so its
 // unique bytes grow; and a block born in this dir (after its origin)
 // moves from the dir's HEAD usage to its SNAP usage.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
 #include "zfs/dmu/block_tree.h"
+#include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {
+
+namespace {
+
+constexpr uint64_t kBpobjBlockSize = 128 * 1024;  // SPA_OLD_MAXBLOCKSIZE
+constexpr const char* kEmptyBpobjGuid = "com.delphix:empty_bpobj";
+
+// A keyed deadlist's ZAP name for mintxg (zap_add_int_key's hex form).
+std::string DeadlistKeyName(uint64_t key) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%" PRIx64, key);
+  return buf;
+}
+
+}  // namespace
+
+Result<std::map<uint64_t, uint64_t>> Pool::DeadlistEntries(uint64_t dl_obj) {
+  UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(dl_obj));
+  std::map<uint64_t, uint64_t> out;
+  for (const auto& [name, values] : entries) {
+    char* end = nullptr;
+    const uint64_t key = std::strtoull(name.c_str(), &end, 16);
+    if (name.empty() || *end != '\0' || values.size() != 1) {
+      return Status::Corruption("deadlist " + std::to_string(dl_obj) + ": bad entry '" + name + "'");
+    }
+    out[key] = values[0];
+  }
+  return out;
+}
+
+Result<uint64_t> Pool::DeadlistBytes(uint64_t dl_obj) {
+  if (dl_obj == 0) return uint64_t{0};
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl_obj));
+  // Keyed: used first; a bplist/bpobj: entries, then bytes.
+  const size_t at = dn.type == dmu_ot::kDeadlist ? 0 : 8;
+  if (dn.bonus.size() < at + 8) return Status::Corruption("deadlist " + std::to_string(dl_obj) + ": header too short");
+  return LoadLE64(dn.bonus.data() + at);
+}
+
+Result<uint64_t> Pool::NewHeadDeadlist(const DslDatasetPhys& h, Txg txg) {
+  if (ident_.version < kVersionDeadlists) return MosCreateDeadlist(txg);
+  UZFS_ASSIGN_OR_RETURN(auto old, DeadlistEntries(h.deadlist_obj));
+  old[h.prev_snap_txg] = 0;
+  UZFS_ASSIGN_OR_RETURN(const uint64_t dl, MosCreateDeadlist(txg));
+  // With empty_bpobj every key names the pool's one empty bpobj (a head
+  // with N snapshots would otherwise get N new objects per snapshot).
+  UZFS_ASSIGN_OR_RETURN(const bool shared, FeatureEnabled(kEmptyBpobjGuid));
+  uint64_t empty = 0;
+  if (shared) {
+    if (Result<uint64_t> e = MosZapLookup(1, "empty_bpobj"); e.ok()) {
+      empty = *e;
+    } else {
+      UZFS_ASSIGN_OR_RETURN(empty, MosCreateBplist(kBpobjBlockSize, txg));
+      UZFS_RETURN_IF_ERROR(MosZapAdd(1, "empty_bpobj", empty, txg));
+    }
+    UZFS_RETURN_IF_ERROR(FeatureAddRef(kEmptyBpobjGuid, static_cast<int64_t>(old.size()), txg));
+  }
+  for (const auto& [key, unused] : old) {
+    uint64_t bpobj = empty;
+    if (!shared) {
+      UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));
+    }
+    UZFS_RETURN_IF_ERROR(MosZapAdd(dl, DeadlistKeyName(key), bpobj, txg));
+  }
+  return dl;
+}
+
+Status Pool::FreeDeadlistObjects(uint64_t dl_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl_obj));
+  if (dn.type == dmu_ot::kDeadlist) {
+    UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(dl_obj));
+    const Result<uint64_t> empty = MosZapLookup(1, "empty_bpobj");
+    for (const auto& [key, bpobj] : entries) {
+      if (empty.ok() && bpobj == *empty) {
+        UZFS_RETURN_IF_ERROR(DropEmptyBpobjRef(txg));
+        continue;
+      }
+      UZFS_ASSIGN_OR_RETURN(Dnode b, mos_->GetDnode(bpobj));
+      // A bpobj another ZFS merged others into lists them in a sub-object.
+      if (b.bonus.size() >= 48 && LoadLE64(b.bonus.data() + 32) != 0) {
+        const uint64_t subs = LoadLE64(b.bonus.data() + 32);
+        const uint64_t n = LoadLE64(b.bonus.data() + 40);
+        if (n > (uint64_t{1} << 20)) return Status::Corruption("bpobj " + std::to_string(bpobj) + ": impossible sub-object count");
+        std::vector<uint8_t> raw(n * 8);
+        UZFS_RETURN_IF_ERROR(mos_->Read(subs, 0, raw));
+        for (uint64_t i = 0; i < n; i++) UZFS_RETURN_IF_ERROR(mos_->FreeObject(LoadLE64(raw.data() + i * 8), txg));
+        UZFS_RETURN_IF_ERROR(mos_->FreeObject(subs, txg));
+      }
+      UZFS_RETURN_IF_ERROR(mos_->FreeObject(bpobj, txg));
+    }
+  }
+  return mos_->FreeObject(dl_obj, txg);
+}
+
+Status Pool::DeadlistInsert(uint64_t dl_obj, std::span<const BlockPtr> bps, Txg txg) {
+  if (bps.empty()) return Status::Ok();
+  const std::string where = "deadlist " + std::to_string(dl_obj);
+  UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(dl_obj));
+  if (entries.empty()) return Status::Corruption(where + " has no entries for the blocks it must hold");
+  std::map<uint64_t, std::vector<BlockPtr>> by_key;
+  uint64_t used = 0, comp = 0, uncomp = 0;
+  for (const BlockPtr& bp : bps) {
+    // The greatest key below the birth (a birth at or below every key, which
+    // ZFS reports as damage, goes to the first entry, as ZFS then does).
+    auto it = entries.lower_bound(bp.birth);
+    if (it != entries.begin()) --it;
+    by_key[it->first].push_back(bp);
+    used += Deflate(BlockAsize(bp));
+    comp += bp.psize;
+    uncomp += UncompressedCharge(bp);
+  }
+  const Result<uint64_t> empty = MosZapLookup(1, "empty_bpobj");
+  for (auto& [key, list] : by_key) {
+    uint64_t bpobj = entries[key];
+    if (empty.ok() && bpobj == *empty) {
+      UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));
+      UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, DeadlistKeyName(key), txg));
+      UZFS_RETURN_IF_ERROR(MosZapAdd(dl_obj, DeadlistKeyName(key), bpobj, txg));
+      UZFS_RETURN_IF_ERROR(DropEmptyBpobjRef(txg));
+    }
+    if (Status s = AppendBplist(bpobj, list, txg); !s.ok()) return s.WithContext(where);
+  }
+  // The deadlist's header: used, comp, uncomp (then padding).
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl_obj));
+  std::vector<uint8_t> hdr = dn.bonus;
+  if (hdr.size() < 24) return Status::Corruption(where + ": header too short");
+  StoreLE64(hdr.data(), LoadLE64(hdr.data()) + used);
+  StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + comp);
+  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + uncomp);
+  return mos_->SetBonus(dl_obj, dn.bonustype, hdr, txg);
+}
+
+// One use of the shared empty bpobj fewer: when none is left the object and
+// its directory entry go, as OpenZFS's bpobj_decr_empty does.
+Status Pool::DropEmptyBpobjRef(Txg txg) {
+  UZFS_RETURN_IF_ERROR(FeatureAddRef(kEmptyBpobjGuid, -1, txg));
+  for (const char* which : {"features_for_read", "features_for_write"}) {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t zap, MosZapLookup(1, which));
+    const Result<uint64_t> refs = MosZapLookup(zap, kEmptyBpobjGuid);
+    if (!refs.ok() || *refs != 0) continue;
+    UZFS_ASSIGN_OR_RETURN(const uint64_t obj, MosZapLookup(1, "empty_bpobj"));
+    UZFS_RETURN_IF_ERROR(MosZapRemove(1, "empty_bpobj", txg));
+    return mos_->FreeObject(obj, txg);
+  }
+  return Status::Ok();
+}
 
 Status Pool::AppendBplist(uint64_t obj, std::span<const BlockPtr> bps, Txg txg) {
   if (bps.empty()) return Status::Ok();
@@ -58,11 +213,12 @@ Result<Pool::DeadTally> Pool::KillToDeadlist(Dataset& ds, const DslDatasetPhys& 
   std::vector<BlockPtr> dead = std::move(ds.dead);
   ds.dead.clear();
   const std::string where = "deadlist of dataset " + std::to_string(ds.ds_obj);
-  if (ident_.version >= kVersionDeadlists) {
-    return Status::NotSupported(where + ": bpobj deadlists are not written yet");
-  }
   if (p.deadlist_obj == 0) return Status::Corruption(where + ": the dataset has none");
-  if (Status s = AppendBplist(p.deadlist_obj, dead, txg); !s.ok()) return s.WithContext(where);
+  if (ident_.version >= kVersionDeadlists) {
+    UZFS_RETURN_IF_ERROR(DeadlistInsert(p.deadlist_obj, dead, txg));
+  } else if (Status s = AppendBplist(p.deadlist_obj, dead, txg); !s.ok()) {
+    return s.WithContext(where);
+  }
   // The newest snapshot, if it is this head's own (its next is the head).
   std::optional<DslDatasetPhys> prev;
   if (p.prev_snap_obj != 0) {

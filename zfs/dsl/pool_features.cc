@@ -21,6 +21,11 @@
 //                                          to compression=zstd* or ever
 //                                          held a zstd block; needs
 //                                          extensible_dataset
+//   com.delphix:empty_bpobj         write  refcount = keyed deadlist entries
+//                                          naming the pool's one empty bpobj
+//                                          (object directory "empty_bpobj",
+//                                          made with the first reference,
+//                                          freed with the last)
 // A per-dataset feature is recorded in the dataset object itself: the first
 // time a dataset needs one, its MOS object (bonus: the dataset record)
 // becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
@@ -71,6 +76,7 @@ constexpr KnownFeature kKnownFeatures[] = {
     {kLargeBlocksGuid, "Support for blocks larger than 128KB.", true, true, 0},
     {kZilSaXattrGuid, "Support for xattr=sa extended attribute logging in ZIL.", false, true, 0},
     {kZstdCompressGuid, "zstd compression algorithm support.", true, true, 0},
+    {"com.delphix:empty_bpobj", "Snapshots use less space.", false, false, 0},
 };
 
 const KnownFeature* Known(const std::string& guid) {
@@ -274,6 +280,17 @@ PropContext Pool::PropContextFor(const std::string& target, bool creating) {
 Status Pool::ActivateZstdIfSet(uint64_t ds_obj, const std::string& prop, uint64_t value, Txg txg) {
   if (prop != "compression" || (value & kPropCompressAlgoMask) != kPropCompressZstd) return Status::Ok();
   return ActivateDatasetFeature(ds_obj, kZstdCompressGuid, txg);
+}
+
+Status Pool::CopyDatasetFeatures(uint64_t from_obj, uint64_t to_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(from_obj));
+  if (dn.type != dmu_ot::kZapMetadata) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(from_obj));
+  for (const auto& [g, v] : entries) {
+    const KnownFeature* f = Known(g);
+    if (f && f->per_dataset) UZFS_RETURN_IF_ERROR(ActivateDatasetFeature(to_obj, g, txg));
+  }
+  return Status::Ok();
 }
 
 Status Pool::DropDatasetFeatures(uint64_t ds_obj, Txg txg) {

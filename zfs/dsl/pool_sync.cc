@@ -40,14 +40,17 @@ Status Pool::SyncTxg(Txg txg) {
   return SyncTxgLocked(txg);
 }
 
-Status Pool::RunTask(SyncTask task) {
+Status Pool::RunTask(SyncTask task, bool after_datasets) {
   auto result = std::make_shared<Status>(Status::Ok());
+  uint64_t queued_in = 0;
   {
     MutexLock l(&mu_);
     if (readonly_) return Status::NotSupported("pool is read-only");
     if (closed_) return Status::InvalidArgument("pool is not open");
-    tasks_.push_back(PendingTask{std::move(task), result});
+    queued_in = txg_ ? txg_->open_txg().number() : 0;
+    tasks_.push_back(PendingTask{std::move(task), result, after_datasets, queued_in});
   }
+  // Sync waits for the txg open now, queued_in or later: the one that ran it.
   UZFS_RETURN_IF_ERROR(Sync());
   return *result;
 }
@@ -70,18 +73,26 @@ Status Pool::SyncTxgLocked(Txg txg) {
   NoteMissedWrites();
   ActivateSpares();
   if (Status s = ProcessDeferredFrees(txg); !s.ok()) return fail(s);
-  std::vector<PendingTask> tasks = std::move(tasks_);
-  tasks_.clear();
-  for (PendingTask& t : tasks) {
-    const uint64_t before = mos_->DirtyBytes(txg);
-    *t.result = t.fn(txg);
-    if (!t.result->ok() && mos_->DirtyBytes(txg) != before) {
-      // It failed after changing the MOS: the txg cannot be trusted.
-      return fail(t.result->WithContext("operation failed part way"));
+  // Tasks queued while a later txg was open wait for that one.
+  std::vector<PendingTask> tasks, later;
+  for (PendingTask& t : tasks_) (t.min_txg > txg.number() ? later : tasks).push_back(std::move(t));
+  tasks_ = std::move(later);
+  auto run_tasks = [&](bool after_datasets) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    for (PendingTask& t : tasks) {
+      if (t.after_datasets != after_datasets) continue;
+      const uint64_t before = mos_->DirtyBytes(txg);
+      *t.result = t.fn(txg);
+      if (!t.result->ok() && mos_->DirtyBytes(txg) != before) {
+        // It failed after changing the MOS: the txg cannot be trusted.
+        return t.result->WithContext("operation failed part way");
+      }
     }
-  }
-  // 2. Datasets.
+    return Status::Ok();
+  };
+  if (Status s = run_tasks(false); !s.ok()) return fail(s);
+  // 2. Datasets, then the tasks that must see their sync (snapshots).
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
+  if (Status s = run_tasks(true); !s.ok()) return fail(s);
   // 3. DTLs (a new one names its map in the config), config and history.
   //    A write the datasets' sync could not put on a leaf makes it stale
   //    now, so this txg's DTL names it.

@@ -416,6 +416,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
   {
     MutexLock l(&mu_);
     if (readonly_) return Status::NotSupported("pool is read-only");
+    if (zil_suspended_.count(name)) return Status::Busy("the intent log of '" + name + "' is suspended");
     UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
     if (ds->zil) return std::shared_ptr<ZilWriter>(ds->zil, ds->zil->writer.get());
     os = ds->os.get();
@@ -513,6 +514,15 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
     UZFS_RETURN_IF_ERROR(os->SetZilHeader(z->stored, txg));
     {
       MutexLock l(&mu_);
+      // Suspended while this one was being made: it is not installed (the
+      // header stored above is emptied again in the same txg).
+      if (zil_suspended_.count(name)) {
+        Status refused = z->writer->Destroy(txg);
+        if (refused.ok()) refused = os->SetZilHeader(ZilHeader{}, txg);
+        tx.Commit(0);
+        if (!refused.ok()) return refused;
+        return Status::Busy("the intent log of '" + name + "' is suspended");
+      }
       UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
       ds->zil = z;
       // zilsaxattr, as OpenZFS's zil_create: when the pool has it enabled,
@@ -528,7 +538,7 @@ Result<std::shared_ptr<ZilWriter>> Pool::ZilStart(const std::string& name) {
         tasks_.push_back(PendingTask{[this, ds_obj](Txg t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
                                        return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
                                      },
-                                     saxattr_done});
+                                     saxattr_done, false, 0});
       } else {
         *saxattr_done = Status::NotSupported("zilsaxattr is not enabled");
       }
@@ -564,7 +574,7 @@ Status Pool::ZilActivateSaXattr(const std::string& name) {
     tasks_.push_back(PendingTask{[this, ds_obj](Txg t) UZFS_NO_THREAD_SAFETY_ANALYSIS {
                                    return ActivateDatasetFeature(ds_obj, kZilSaXattrGuid, t);
                                  },
-                                 done});
+                                 done, false, 0});
   }
   UZFS_RETURN_IF_ERROR(Sync());
   if (!done->ok()) return *done;
@@ -579,21 +589,23 @@ Status Pool::ZilClose(const std::string& name) {
     MutexLock l(&mu_);
     auto it = datasets_.find(name);
     if (it == datasets_.end() || !it->second->zil) return Status::Ok();
-  }
-  UZFS_ASSIGN_OR_RETURN(Tx tx, Begin(0));
-  {
-    MutexLock l(&mu_);
-    auto it = datasets_.find(name);
-    if (it == datasets_.end() || !it->second->zil) return Status::Ok();
     z = std::move(it->second->zil);
     it->second->zil.reset();
     zil_gen_.fetch_add(1, std::memory_order_acq_rel);
     os = it->second->os.get();
   }
-  const Txg txg = tx.txg();
-  Status s = z->writer->Destroy(txg);
-  if (s.ok()) s = os->SetZilHeader(ZilHeader{}, txg);
-  tx.Commit(0);
+  // The txg is taken once no batch runs (DestroyIn): a batch in flight
+  // holds a txg its records' changes belong to, which may be newer than
+  // one taken before it ended; the log must end in a txg at least as new.
+  std::optional<Tx> tx;
+  Status s = z->writer->DestroyIn([&]() -> Result<Txg> {
+    if (!txg_) return Status::NotSupported("pool is read-only");
+    UZFS_ASSIGN_OR_RETURN(Tx t, txg_->Assign(0, TxgWait::kNoThrottle));
+    tx.emplace(std::move(t));
+    return tx->txg();
+  });
+  if (s.ok()) s = os->SetZilHeader(ZilHeader{}, tx->txg());
+  if (tx) tx->Commit(0);
   return s;
 }
 

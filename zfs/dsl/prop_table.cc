@@ -180,7 +180,7 @@ const PropDef kDatasetProps[] = {
     Num("usedbyrefreservation", A::kReadOnly, S::kComputed, kFs | kVol, 0, "USEDREFRESERV",
         "<size>", 13),
     Num("useraccounting", A::kReadOnly, S::kComputed, kAll, 0, "USERACCOUNTING", "", 15, true),
-    Idx("defer_destroy", A::kReadOnly, S::kComputed, kSnap, 0, kYesNo, "DEFER_DESTROY", "yes | no",
+    Idx("defer_destroy", A::kReadOnly, S::kComputed, kSnap, 0, kOnOff, "DEFER_DESTROY", "yes | no",
         18),
     Num("userrefs", A::kReadOnly, S::kComputed, kSnap, 0, "USERREFS", "<count>", 18),
     Idx("logbias", A::kInherit, S::kDslZap, kFs | kVol, 0, kLogbias, "LOGBIAS",

@@ -33,6 +33,7 @@ Result<DslDirPhys> DecodeDslDir(std::span<const uint8_t> b) {
   d.deleg_zapobj = At(b, 88);
   d.flags = At(b, 96);
   for (int i = 0; i < kDdUsedCount; i++) d.used_breakdown[i] = At(b, 104 + 8 * i);
+  if (b.size() >= 152) d.clones = At(b, 144);
   return d;
 }
 
@@ -70,6 +71,7 @@ void EncodeDslDir(const DslDirPhys& d, std::span<uint8_t, kDslDirPhysSize> out) 
                         d.deleg_zapobj, d.flags};
   for (size_t i = 0; i < std::size(v); i++) StoreLE64(out.data() + 8 * i, v[i]);
   for (int i = 0; i < kDdUsedCount; i++) StoreLE64(out.data() + 104 + 8 * i, d.used_breakdown[i]);
+  StoreLE64(out.data() + 144, d.clones);
 }
 
 void EncodeDslDataset(const DslDatasetPhys& d, std::span<uint8_t, kDslDatasetPhysSize> out) {

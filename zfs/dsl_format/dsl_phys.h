@@ -22,7 +22,9 @@
 //   104 used_breakdown[5]              104 fsid_guid
 //       (HEAD SNAP CHILD CHILD_RSRV    112 guid
 //        REFRSRV)                      120 flags
-//   144 .. 256 padding                 128 bp (blkptr_t, 128 bytes)
+//   144 clones (ZAP of clone heads,    128 bp (blkptr_t, 128 bytes)
+//       version 26 on)
+//   152 .. 256 padding
 //                                      256 next_clones_obj
 //                                      264 props_obj
 //                                      272 userrefs_obj
@@ -63,7 +65,12 @@ struct DslDirPhys {
   uint64_t deleg_zapobj = 0;
   uint64_t flags = 0;
   std::array<uint64_t, kDdUsedCount> used_breakdown{};
+  uint64_t clones = 0;  // dd_clones: the heads cloned from this dir's snapshots (0: none kept)
 };
+
+// ds_flags bits.
+inline constexpr uint64_t kDsFlagUniqueAccurate = 4;  // unique_bytes is exact
+inline constexpr uint64_t kDsFlagDeferDestroy = 8;    // destroy once released (zfs destroy -d)
 
 struct DslDatasetPhys {
   uint64_t dir_obj = 0;

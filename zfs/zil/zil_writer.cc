@@ -85,6 +85,12 @@ Status ZilWriter::Destroy(Txg tx_group) {
   return DestroyLocked(txg);
 }
 
+Status ZilWriter::DestroyIn(const std::function<Result<Txg>()>& pick) {
+  MutexLock il(&issuer_mu_);
+  UZFS_ASSIGN_OR_RETURN(const Txg txg, pick());
+  return DestroyLocked(txg.number());
+}
+
 void ZilWriter::CloseAfterFailure(uint64_t held) {
   {
     MutexLock il(&issuer_mu_);

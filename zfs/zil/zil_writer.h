@@ -191,6 +191,13 @@ class ZilWriter {
   // waiting included: their records were not written. The writer is usable
   // again after Create.
   Status Destroy(Txg txg) UZFS_EXCLUDES(issuer_mu_, mu_);
+  // Destroy in the txg `pick` returns, called once no batch is being
+  // written and none can start: every acknowledged record's change then
+  // belongs to that txg or an older one (a batch holds the open txg while
+  // it writes), so storing the empty header in it loses nothing a commit
+  // returned for. `pick` must not sleep on a txg sync (it runs with the
+  // issuer's lock held, which a sync of this log would need).
+  Status DestroyIn(const std::function<Result<Txg>()>& pick) UZFS_EXCLUDES(issuer_mu_, mu_);
 
   // Queues a record (rec.txg = the txg of its change; rec.seq is assigned
   // when written). Returns its ticket for Commit. InvalidArgument when the

@@ -174,9 +174,10 @@ ZplStatus ZplFsImpl::CommitLog(uint64_t oid) {
     WriterLock l(&mu_);
     if (!log_) {
       // No log could be started (the pool is too full for its first
-      // block): the txg sync makes the changes durable instead.
+      // block, or a snapshot of the file system has the log suspended):
+      // the txg sync makes the changes durable instead.
       ZplStatus st = StartLogLocked();
-      if (st.ok() || st.err() != ENOSPC) return st;
+      if (st.ok() || (st.err() != ENOSPC && st.err() != EBUSY)) return st;
       return ZplStatus::FromStatus(pool_.Sync());
     }
     // The pool may have replaced the log (EvacuateLogDevice): records
@@ -258,13 +259,18 @@ ZplStatus ZplFsImpl::ReplayLog() {
   // log of this very import left by Abandon) is only freed.
   if (zh.claim_txg == 0) {
     WriterLock l(&mu_);
-    return StartLogLocked();
+    ZplStatus st = StartLogLocked();
+    return st.ok() || st.err() != EBUSY ? st : ZplStatus::Ok();
   }
   ZilReader reader(pool_.block_target(), &pool_.zio());
   auto r = ReplayZplLog(*this, reader, zh);
   if (!r.ok()) return Err(EIO, "intent log replay: " + r.status().ToString());
   WriterLock l(&mu_);
-  return StartLogLocked();
+  // A snapshot of this file system has logs suspended: the replayed log is
+  // freed when the next commit starts one (its header records how far the
+  // replay went, so nothing is replayed twice meanwhile).
+  ZplStatus st = StartLogLocked();
+  return st.ok() || st.err() != EBUSY ? st : ZplStatus::Ok();
 }
 
 void ZplFsImpl::SetReplayHeader(const std::optional<ZilHeader>& zh) {
