@@ -1,10 +1,12 @@
-// The zfs subcommands that change datasets (man/zfs.8): create, destroy,
-// set, inherit, rename. Each checks its operands and values against the
-// property table before the pool is touched, logs the command in the
+// The zfs subcommands that change datasets (man/zfs.8): create, destroy
+// (file systems and snapshots), set, inherit, rename. Each checks its
+// operands and values against the property table before the pool is
+// touched, logs the command in the
 // pool's history, and afterwards brings the mounts in line: a change of
 // where datasets mount remounts the tree below, any other property change
 // refreshes the mounted file systems' settings.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "cmd/uzfsd/zfs_datasets.h"
@@ -123,14 +125,12 @@ int ZfsCreate(CmdCtx& c) {
 }
 
 int ZfsDestroy(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "rRfnpv", "");
+  ParsedArgs a = ParseArgs(c.args, "rRfnpvd", "");
   if (!a.error.empty()) return ZfsUsage(c, "destroy", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "destroy", "missing dataset argument");
   if (a.operands.size() > 1) return ZfsUsage(c, "destroy", "too many arguments");
   const std::string name = a.operands[0];
-  if (name.find('@') != std::string::npos) {
-    return c.Fail("cannot destroy '" + name + "': snapshots are not supported by uzfs yet");
-  }
+  if (name.find('@') != std::string::npos) return ZfsDestroySnapshots(c, a, name);
   auto e = PoolFor(c, name);
   if (e == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
   MutexLock l(&e->mu);
@@ -157,18 +157,30 @@ int ZfsDestroy(CmdCtx& c) {
     for (const std::string& b : below) m += "\n" + b;
     return c.Fail(m);
   }
-  // Snapshots (another ZFS's: uzfs neither takes nor destroys them) keep
-  // their file system: asked of every dataset first, so a refusal
-  // destroys nothing.
-  for (const std::string& each : below) {
-    if (Status s = p.CheckNoOwnSnapshots(each); !s.ok()) return c.Fail(ErrorLine(s, "destroy", each));
-  }
-  if (name.find('/') != std::string::npos) {
+  // Without -r a file system's own snapshots keep it (they are named).
+  if (!recursive && name.find('/') != std::string::npos) {
     if (Status s = p.CheckNoOwnSnapshots(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
   }
+  // With -r they go first, all in one txg (a snapshot with clones stops
+  // everything before anything is destroyed).
+  std::vector<std::string> snaps;
+  if (recursive) {
+    auto all = p.ListDatasets(true);
+    if (!all.ok()) return c.Fail(ErrorLine(all.status(), "destroy", name));
+    for (const DatasetInfo& i : *all) {
+      if (!i.snapshot) continue;
+      const std::string fs = i.name.substr(0, i.name.find('@'));
+      if (fs == name || IsDescendant(fs, name)) snaps.push_back(i.name);
+    }
+  }
   if (a.Has('n')) {
+    if (!snaps.empty()) {
+      auto r = p.SnapshotsReclaim(snaps);
+      if (!r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
+    }
     std::string t;
     if (a.Has('v') || a.Has('p')) {
+      for (const std::string& sn : snaps) t += "would destroy " + sn + "\n";
       for (auto it = below.rbegin(); it != below.rend(); ++it) t += "would destroy " + *it + "\n";
       if (name.find('/') != std::string::npos) t += "would destroy " + name + "\n";
     }
@@ -179,6 +191,12 @@ int ZfsDestroy(CmdCtx& c) {
   if (Status s = e->mounts.UnmountTree(name, a.Has('f')); !s.ok() && !s.IsNotFound()) {
     return c.Fail(std::string(s.message()));
   }
+  if (!snaps.empty()) {
+    if (Status s = p.DestroySnapshots(snaps); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+    if (a.Has('v')) {
+      for (const std::string& sn : snaps) c.out.Out("will destroy " + sn + "\n");
+    }
+  }
   // Deepest first.
   for (auto it = below.rbegin(); it != below.rend(); ++it) {
     if (Status s = p.DestroyDataset(*it); !s.ok()) return c.Fail(ErrorLine(s, "destroy", *it));
@@ -187,6 +205,78 @@ int ZfsDestroy(CmdCtx& c) {
   if (name.find('/') != std::string::npos) {
     if (Status s = p.DestroyDataset(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
     if (a.Has('v')) c.out.Out("will destroy " + name + "\n");
+  }
+  p.LogHistory(c.cmdline);
+  return 0;
+}
+
+// zfs destroy [-rnpv] fs@snap[%snap][,snap...]: the snapshots named (a
+// range a%b: a, b and every one taken between them; either end may be
+// left out: the oldest, the newest), with -r the snapshots of the same
+// names below fs; all destroyed in one txg. -n: nothing destroyed; -v/-p
+// name them and what they would free.
+int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name) {
+  const size_t at = name.find('@');
+  const std::string fs = name.substr(0, at), spec = name.substr(at + 1);
+  auto e = PoolFor(c, fs);
+  if (e == nullptr) return c.Fail("cannot open '" + fs + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !DatasetExists(*e->pool, fs)) return c.Fail("cannot open '" + fs + "': dataset does not exist");
+  Pool& p = *e->pool;
+  auto all = p.ListDatasets(true);
+  if (!all.ok()) return c.Fail(ErrorLine(all.status(), "destroy", name));
+  // Each file system's snapshot names, oldest first.
+  std::map<std::string, std::vector<std::string>> snaps_of;
+  for (const DatasetInfo& i : *all) {
+    if (i.snapshot) snaps_of[i.name.substr(0, i.name.find('@'))].push_back(i.name.substr(i.name.find('@') + 1));
+  }
+  std::vector<std::string> targets = {fs};
+  if (a.Has('r') || a.Has('R')) {
+    for (const DatasetInfo& i : *all) {
+      if (!i.snapshot && IsDescendant(i.name, fs)) targets.push_back(i.name);
+    }
+  }
+  std::vector<std::string> doomed;
+  for (const std::string& item : SplitComma(spec)) {
+    const size_t pct = item.find('%');
+    for (const std::string& t : targets) {
+      const std::vector<std::string>& have = snaps_of[t];
+      if (pct == std::string::npos) {
+        if (std::find(have.begin(), have.end(), item) != have.end()) {
+          doomed.push_back(t + "@" + item);
+        } else if (t == fs && targets.size() == 1) {
+          return c.Fail("cannot open '" + t + "@" + item + "': dataset does not exist");
+        }
+        continue;
+      }
+      const std::string from = item.substr(0, pct), to = item.substr(pct + 1);
+      auto b = from.empty() ? have.begin() : std::find(have.begin(), have.end(), from);
+      auto f = to.empty() ? (have.empty() ? have.end() : have.end() - 1) : std::find(have.begin(), have.end(), to);
+      if (b == have.end() || f == have.end()) {
+        if (t != fs) continue;
+        return c.Fail("cannot destroy '" + name + "': snapshot '" + (b == have.end() ? from : to) +
+                      "' does not exist");
+      }
+      if (b > f) continue;  // an empty range
+      for (auto it = b; it <= f; ++it) doomed.push_back(t + "@" + *it);
+    }
+  }
+  if (doomed.empty()) return c.Fail("cannot destroy '" + name + "': dataset does not exist\nno snapshots destroyed");
+  if (a.Has('n') || a.Has('v') || a.Has('p')) {
+    auto r = p.SnapshotsReclaim(doomed);
+    if (!r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
+    const std::string verb = a.Has('n') ? "would " : "will ";
+    std::string t;
+    for (const std::string& d : doomed) t += a.Has('p') ? "destroy\t" + d + "\n" : verb + "destroy " + d + "\n";
+    t += a.Has('p') ? "reclaim\t" + std::to_string(*r) + "\n" : verb + "reclaim " + HumanSize(*r) + "\n";
+    if (a.Has('n')) {
+      c.out.Out(t);
+      return 0;
+    }
+    if (Status s = p.DestroySnapshots(doomed); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+    c.out.Out(t);
+  } else if (Status s = p.DestroySnapshots(doomed); !s.ok()) {
+    return c.Fail(ErrorLine(s, "destroy", name));
   }
   p.LogHistory(c.cmdline);
   return 0;
@@ -215,6 +305,10 @@ int ZfsSet(CmdCtx& c) {
       continue;
     }
     MutexLock l(&e->mu);
+    if (e->pool != nullptr && ds.find('@') != std::string::npos && SnapshotExists(*e->pool, ds)) {
+      rc = c.Fail("cannot set property for '" + ds + "': properties of snapshots are not supported by uzfs yet");
+      continue;
+    }
     if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {
       rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
       continue;
@@ -260,6 +354,11 @@ int ZfsInherit(CmdCtx& c) {
       continue;
     }
     MutexLock l(&e->mu);
+    if (e->pool != nullptr && ds.find('@') != std::string::npos && SnapshotExists(*e->pool, ds)) {
+      rc = c.Fail("cannot inherit " + a.operands[0] + " for '" + ds +
+                  "': properties of snapshots are not supported by uzfs yet");
+      continue;
+    }
     if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {
       rc = c.Fail("cannot open '" + ds + "': dataset does not exist");
       continue;

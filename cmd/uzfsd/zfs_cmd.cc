@@ -1,5 +1,5 @@
 // zfs's subcommand table inside the daemon (man/zfs.8): create, destroy,
-// list, get, set, inherit, rename, mount, unmount, each in the file of its
+// list, get, set, inherit, rename, snapshot, mount, unmount, each in the file of its
 // concern (zfs_handlers.h); the ZFS subcommands uzfs does not offer yet
 // are refused by name.
 #include "cmd/uzfsd/subcommands.h"
@@ -14,7 +14,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zfs", Subs(),
-                          "\tsnapshot, rollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n");
+                          "\trollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n");
 }
 
 }  // namespace
@@ -28,7 +28,7 @@ namespace {
 std::span<const Sub> Subs() {
   static const Sub kSubs[] = {
       {"create", "\tcreate [-p] [-o property=value] ... <filesystem>\n", ZfsCreate},
-      {"destroy", "\tdestroy [-fr] <filesystem>\n", ZfsDestroy},
+      {"destroy", "\tdestroy [-fnpRrv] <filesystem>\n\tdestroy [-dnpRrv] <filesystem>@<snap>[%<snap>][,...]\n", ZfsDestroy},
       {"list", "\tlist [-Hp] [-j] [-r|-d max] [-o property[,...]] [-s property]...\n"
                "\t    [-S property]... [-t type[,...]] [filesystem] ...\n",
        ZfsList},
@@ -39,11 +39,12 @@ std::span<const Sub> Subs() {
       {"set", "\tset <property=value> ... <filesystem> ...\n", ZfsSet},
       {"inherit", "\tinherit [-r] <property> <filesystem> ...\n", ZfsInherit},
       {"rename", "\trename [-p] <filesystem> <filesystem>\n", ZfsRename},
+      {"snapshot", "\tsnapshot [-r] <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
       {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return ZfsMount(c, false); },
        SubLock::kNone, "umount"},
       // ZFS subcommands uzfs does not offer yet.
-      {"snapshot", nullptr, nullptr, SubLock::kNone, "snap"}, {"rollback", nullptr}, {"clone", nullptr},
+      {"rollback", nullptr}, {"clone", nullptr},
       {"promote", nullptr}, {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
       {"diff", nullptr}, {"hold", nullptr}, {"release", nullptr}, {"holds", nullptr}, {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},

@@ -14,20 +14,35 @@ namespace uzfs::cmd {
 
 namespace {
 
-Result<std::vector<DsRow>> PoolDatasets(Pool& p) {
-  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, p.ListDatasets());
+// ZFS's listing order: a file system, its snapshots (oldest first), then
+// the file systems below it.
+bool ListedBefore(const DsRow& a, const DsRow& b) {
+  const std::string fa = a.name.substr(0, a.name.find('@')), fb = b.name.substr(0, b.name.find('@'));
+  if (fa != fb) return fa < fb;
+  if (a.info.snapshot != b.info.snapshot) return !a.info.snapshot;
+  return a.info.ds.creation_txg < b.info.ds.creation_txg;
+}
+
+Result<std::vector<DsRow>> PoolDatasets(Pool& p, bool with_snapshots) {
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, p.ListDatasets(with_snapshots));
   UZFS_ASSIGN_OR_RETURN(std::vector<DatasetSpace> spaces, ListDatasetSpace(p));
   std::vector<DsRow> rows;
   for (DatasetInfo& i : infos) {
     DsRow r;
     r.name = i.name;
     r.info = std::move(i);
-    for (const DatasetSpace& s : spaces) {
-      if (s.name == r.name) r.space = s;
+    if (r.info.snapshot) {
+      // A snapshot's space: what only it holds, what it references.
+      r.space.used = r.info.ds.unique_bytes;
+      r.space.refer = r.info.ds.referenced_bytes;
+    } else {
+      for (const DatasetSpace& s : spaces) {
+        if (s.name == r.name) r.space = s;
+      }
     }
     rows.push_back(std::move(r));
   }
-  std::sort(rows.begin(), rows.end(), [](const DsRow& a, const DsRow& b) { return a.name < b.name; });
+  std::sort(rows.begin(), rows.end(), ListedBefore);
   return rows;
 }
 
@@ -47,7 +62,10 @@ PropZap ZapFromLocal(const std::map<std::string, std::string>& local) {
 
 Result<std::vector<DslPropLevel>> DatasetPropChain(Pool& p, const std::string& ds) {
   std::vector<DslPropLevel> chain;
-  for (std::string n = ds; !n.empty(); n = DatasetParent(n)) {
+  const size_t at = ds.find('@');
+  // A snapshot inherits from its file system (it has no local values yet).
+  if (at != std::string::npos) chain.push_back(DslPropLevel{ds, {}});
+  for (std::string n = ds.substr(0, at); !n.empty(); n = DatasetParent(n)) {
     UZFS_ASSIGN_OR_RETURN(auto local, p.LocalProps(n));
     chain.push_back(DslPropLevel{n, ZapFromLocal(local)});
   }
@@ -63,6 +81,28 @@ PropZap ComputedProps(const DsRow& r) {
   auto ratio_of = [](uint64_t uncompressed, uint64_t compressed) {
     return compressed == 0 ? uint64_t{100} : std::max<uint64_t>(uncompressed * 100 / compressed, 100);
   };
+  // Referenced since the previous snapshot: what the dataset references
+  // less what it still shares with that snapshot (the snapshot's
+  // referenced bytes less what this one no longer references of them: its
+  // deadlist).
+  const uint64_t written = s.referenced_bytes + r.info.deadlist_bytes - std::min(s.referenced_bytes + r.info.deadlist_bytes, r.info.prev_referenced);
+  if (r.info.snapshot) {
+    return {
+        {"type", PropValue::String("snapshot")},
+        {"creation", PropValue::Number(s.creation_time)},
+        {"used", PropValue::Number(s.unique_bytes)},
+        {"referenced", PropValue::Number(s.referenced_bytes)},
+        {"compressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
+        {"refcompressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
+        {"written", PropValue::Number(written)},
+        {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
+        {"createtxg", PropValue::Number(s.creation_txg)},
+        {"guid", PropValue::Number(s.guid)},
+        {"userrefs", PropValue::Number(0)},
+        {"defer_destroy", PropValue::Number((s.flags & kDsFlagDeferDestroy) != 0 ? 1 : 0)},
+        {"objsetid", PropValue::Number(r.info.ds_obj)},
+    };
+  }
   PropZap z = {
       {"type", PropValue::String("filesystem")},
       {"creation", PropValue::Number(s.creation_time)},
@@ -71,9 +111,7 @@ PropZap ComputedProps(const DsRow& r) {
       {"referenced", PropValue::Number(r.space.refer)},
       {"compressratio", PropValue::Number(ratio_of(d.uncompressed_bytes, d.compressed_bytes))},
       {"refcompressratio", PropValue::Number(ratio_of(s.uncompressed_bytes, s.compressed_bytes))},
-      // Referenced since the previous snapshot: uzfs has no snapshots yet,
-      // so everything the dataset references.
-      {"written", PropValue::Number(r.space.refer)},
+      {"written", PropValue::Number(written)},
       {"logicalused", PropValue::Number(d.uncompressed_bytes)},
       {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
       {"mounted", PropValue::Number(r.mounted ? 1 : 0)},
@@ -165,6 +203,15 @@ json DatasetSourceJson(const ResolvedProp& p) {
 }
 
 json DatasetJsonHead(const DsRow& r) {
+  if (r.info.snapshot) {
+    const size_t at = r.name.find('@');
+    return {{"name", r.name},
+            {"type", "SNAPSHOT"},
+            {"pool", PoolOfDataset(r.name)},
+            {"createtxg", std::to_string(r.info.ds.creation_txg)},
+            {"dataset", r.name.substr(0, at)},
+            {"snapshot_name", r.name.substr(at + 1)}};
+  }
   return {{"name", r.name},
           {"type", "FILESYSTEM"},
           {"pool", PoolOfDataset(r.name)},
@@ -172,22 +219,35 @@ json DatasetJsonHead(const DsRow& r) {
 }
 
 std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& names, bool recurse,
-                                     int max_depth, int* rc) {
+                                     int max_depth, DatasetTypes types, int* rc) {
   std::vector<Selected> out;
-  auto add_pool = [&](const std::shared_ptr<PoolEntry>& e, const std::string& top, bool rec, int depth) {
+  // named: `top` was an operand (shown whatever -t says when it is a
+  // snapshot, as ZFS does); else the pool walked for a list of everything.
+  auto add_pool = [&](const std::shared_ptr<PoolEntry>& e, const std::string& top, bool rec, int depth,
+                      bool named) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) return false;
-    auto rows = PoolDatasets(*e->pool);
+    auto rows = PoolDatasets(*e->pool, types.snapshot || top.find('@') != std::string::npos);
     if (!rows.ok()) {
       *rc = c.Fail(ErrorLine(rows.status(), "open", top));
       return true;
     }
     bool found = false;
+    // `zfs list -t snapshot fs`: the snapshots of fs (OpenZFS's rule for a
+    // file system named with only snapshots wanted).
+    if (!rec && types.snapshot && !types.filesystem && top.find('@') == std::string::npos) {
+      rec = true;
+      depth = 1;
+    }
     for (DsRow& r : *rows) {
-      r.mounted = e->mounts.Find(r.name) != nullptr;
+      r.mounted = !r.info.snapshot && e->mounts.Find(r.name) != nullptr;
       const bool self = r.name == top;
-      const bool below = IsDescendant(r.name, top) && rec && (depth < 0 || DatasetDepth(r.name) - DatasetDepth(top) <= depth);
+      const std::string fs = r.name.substr(0, r.name.find('@'));
+      const int levels = DatasetDepth(fs) - DatasetDepth(top) + (r.info.snapshot ? 1 : 0);
+      const bool below = rec && (fs == top || IsDescendant(fs, top)) && !self && (depth < 0 || levels <= depth);
       if (self) found = true;
+      const bool wanted = r.info.snapshot ? types.snapshot || (self && named) : types.filesystem;
+      if (!wanted) continue;
       if (self || below) out.push_back(Selected{e, std::move(r)});
     }
     return found;
@@ -199,17 +259,13 @@ std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& 
         MutexLock l(&e->mu);
         pool = e->rec.name;
       }
-      add_pool(e, pool, true, max_depth);
+      add_pool(e, pool, true, max_depth, false);
     }
     return out;
   }
   for (const std::string& n : names) {
-    if (n.find('@') != std::string::npos) {
-      *rc = c.Fail("cannot open '" + n + "': snapshots are not supported by uzfs yet");
-      continue;
-    }
     auto e = c.reg.Find(PoolOfDataset(n));
-    if (e == nullptr || !add_pool(e, n, recurse || max_depth >= 0, max_depth)) {
+    if (e == nullptr || !add_pool(e, n, recurse || max_depth >= 0, max_depth, true)) {
       *rc = c.Fail("cannot open '" + n + "': dataset does not exist");
     }
   }
@@ -227,20 +283,24 @@ int ParseDepth(const ParsedArgs& a, int* depth) {
   return 0;
 }
 
-// -t: only filesystems exist in uzfs so far; false when the list excludes them.
-bool TypesIncludeFs(CmdCtx& c, const ParsedArgs& a, const std::string& sub, int* rc) {
-  bool fs = a.Values('t').empty();
-  for (const std::string& t : a.Values('t')) {
-    for (const std::string& w : SplitComma(t)) {
-      if (w == "filesystem" || w == "fs" || w == "all") {
-        fs = true;
-      } else if (w != "snapshot" && w != "snap" && w != "volume" && w != "vol" && w != "bookmark") {
+DatasetTypes ParseDatasetTypes(CmdCtx& c, const ParsedArgs& a, const std::string& sub, DatasetTypes unset, int* rc) {
+  if (a.Values('t').empty()) return unset;
+  DatasetTypes t{false, false};
+  for (const std::string& v : a.Values('t')) {
+    for (const std::string& w : SplitComma(v)) {
+      if (w == "filesystem" || w == "fs") {
+        t.filesystem = true;
+      } else if (w == "snapshot" || w == "snap") {
+        t.snapshot = true;
+      } else if (w == "all") {
+        t.filesystem = t.snapshot = true;
+      } else if (w != "volume" && w != "vol" && w != "bookmark") {
         *rc = ZfsUsage(c, sub, "invalid type '" + w + "'");
-        return false;
+        return DatasetTypes{false, false};
       }
     }
   }
-  return fs;
+  return t;
 }
 
 }  // namespace uzfs::cmd

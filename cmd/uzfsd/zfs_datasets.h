@@ -42,6 +42,13 @@ inline std::shared_ptr<PoolEntry> PoolFor(CmdCtx& c, const std::string& ds) {
 
 inline bool DatasetExists(Pool& p, const std::string& ds) { return p.LocalProps(ds).ok(); }
 
+// Whether "fs@snap" names a snapshot that exists.
+inline bool SnapshotExists(Pool& p, const std::string& name) {
+  auto all = p.ListDatasets(true);
+  if (!all.ok()) return false;
+  return std::any_of(all->begin(), all->end(), [&](const DatasetInfo& i) { return i.snapshot && i.name == name; });
+}
+
 // One dataset with everything the listings need.
 struct DsRow {
   std::string name;
@@ -80,12 +87,21 @@ struct Selected {
   DsRow row;
 };
 
+// Which kinds of dataset a listing shows (-t).
+struct DatasetTypes {
+  bool filesystem = true;
+  bool snapshot = false;
+};
+
+// Operands may name snapshots ("fs@snap"); rows come in ZFS's order (a
+// file system, its snapshots oldest first, the file systems below it).
 std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& names, bool recurse,
-                                     int max_depth, int* rc);
+                                     int max_depth, DatasetTypes types, int* rc);
 // -d N: the depth into *depth (-1 without -d); 1 when N is not a number >= 0.
 int ParseDepth(const ParsedArgs& a, int* depth);
-// -t: only filesystems exist in uzfs so far; false when the list excludes
-// them, and false with *rc set (usage error of `sub`) for an unknown type.
-bool TypesIncludeFs(CmdCtx& c, const ParsedArgs& a, const std::string& sub, int* rc);
+// -t filesystem,snapshot,all (volume and bookmark are accepted and match
+// nothing: uzfs has none); `unset` without -t; *rc set (usage error of
+// `sub`) for an unknown type.
+DatasetTypes ParseDatasetTypes(CmdCtx& c, const ParsedArgs& a, const std::string& sub, DatasetTypes unset, int* rc);
 
 }  // namespace uzfs::cmd

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/commands.h"
 
 namespace uzfs::cmd {
@@ -17,9 +18,11 @@ int ZfsList(CmdCtx& c);      // zfs_list_get.cc
 int ZfsGet(CmdCtx& c);       // zfs_list_get.cc
 int ZfsCreate(CmdCtx& c);    // zfs_changes.cc
 int ZfsDestroy(CmdCtx& c);   // zfs_changes.cc
+int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name);  // zfs_changes.cc
 int ZfsSet(CmdCtx& c);       // zfs_changes.cc
 int ZfsInherit(CmdCtx& c);   // zfs_changes.cc
 int ZfsRename(CmdCtx& c);    // zfs_changes.cc
+int ZfsSnapshot(CmdCtx& c);  // zfs_snapshot.cc
 // zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
 int ZfsMount(CmdCtx& c, bool mount);
 

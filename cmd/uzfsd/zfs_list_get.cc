@@ -12,6 +12,18 @@
 
 namespace uzfs::cmd {
 
+namespace {
+
+// Whether property p exists for the row's kind of dataset (a snapshot has
+// no mountpoint, quota, ...): "-" where it does not.
+bool AppliesTo(const std::string& p, const DsRow& r) {
+  const PropDef* d = FindDatasetProp(p);
+  if (d == nullptr) return true;  // user properties
+  return (d->types & (r.info.snapshot ? kPropSnapshot : kPropFilesystem)) != 0;
+}
+
+}  // namespace
+
 int ZfsList(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "rHpj", "dosSt", {"json"});
   if (!a.error.empty()) return ZfsUsage(c, "list", a.error);
@@ -49,10 +61,9 @@ int ZfsList(CmdCtx& c) {
     keys.push_back(Key{cp, o.flag == 'S'});
   }
   int rc = 0;
-  const bool fs = TypesIncludeFs(c, a, "list", &rc);
+  const DatasetTypes types = ParseDatasetTypes(c, a, "list", DatasetTypes{}, &rc);
   if (rc == 2) return 2;
-  std::vector<Selected> sel = SelectDatasets(c, a.operands, a.Has('r'), depth, &rc);
-  if (!fs) sel.clear();
+  std::vector<Selected> sel = SelectDatasets(c, a.operands, a.Has('r'), depth, types, &rc);
 
   struct Row {
     std::vector<std::string> text;
@@ -69,7 +80,7 @@ int ZfsList(CmdCtx& c) {
       continue;
     }
     const PropZap computed = ComputedProps(s.row);
-    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name);
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find('@')));
     const std::string altroot = s.entry->rec.altroot;
     Row r;
     r.j = DatasetJsonHead(s.row);
@@ -81,7 +92,7 @@ int ZfsList(CmdCtx& c) {
         return;
       }
       auto v = ResolveDatasetProp(p, *chain, &zpl, &computed);
-      if (!v.ok()) {
+      if (!v.ok() || !AppliesTo(p, s.row)) {
         *text = "-";
         return;
       }
@@ -130,7 +141,7 @@ int ZfsList(CmdCtx& c) {
     return rc;
   }
   if (rows.empty()) {
-    if (a.operands.empty() && rc == 0 && !scripted) c.out.ErrLine("no datasets available");
+    if (rc == 0 && !scripted) c.out.ErrLine("no datasets available");
     return rc;
   }
   std::vector<Column> cols;
@@ -189,11 +200,10 @@ int ZfsGet(CmdCtx& c) {
     wanted.push_back(cp);
   }
   int rc = 0;
-  const bool fs = TypesIncludeFs(c, a, "get", &rc);
+  const DatasetTypes types = ParseDatasetTypes(c, a, "get", DatasetTypes{true, true}, &rc);
   if (rc == 2) return 2;
   std::vector<Selected> sel = SelectDatasets(
-      c, std::vector<std::string>(a.operands.begin() + 1, a.operands.end()), a.Has('r'), depth, &rc);
-  if (!fs) sel.clear();
+      c, std::vector<std::string>(a.operands.begin() + 1, a.operands.end()), a.Has('r'), depth, types, &rc);
   std::vector<std::vector<std::string>> rows;
   json jds = json::object();
   std::vector<std::string> user_order;
@@ -206,10 +216,11 @@ int ZfsGet(CmdCtx& c) {
       continue;
     }
     const PropZap computed = ComputedProps(s.row);
-    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name);
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find('@')));
     std::vector<ResolvedProp> props;
     if (all) {
-      auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, kPropFilesystem, &user_order);
+      auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, s.row.info.snapshot ? kPropSnapshot : kPropFilesystem,
+                                      &user_order);
       if (!r.ok()) {
         rc = c.Fail(ErrorLine(r.status(), "open", s.row.name));
         continue;
@@ -225,7 +236,7 @@ int ZfsGet(CmdCtx& c) {
         continue;
       }
       auto r = ResolveDatasetProp(w, *chain, &zpl, &computed);
-      if (!r.ok()) {
+      if (!r.ok() || !AppliesTo(w, s.row)) {
         ResolvedProp p;  // unset user property, or one uzfs cannot compute: "-"
         p.name = w;
         p.value = PropValue::String("");
