@@ -649,6 +649,9 @@ class Pool final : private TxgSyncer {
                                 uint16_t bonuslen = 0) UZFS_REQUIRES(mu_);
   Status MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, Txg txg)
       UZFS_REQUIRES(mu_);
+  // Many entries into one ZAP: opened and written back once.
+  Status MosZapAddMany(uint64_t obj, std::span<const std::pair<std::string, uint64_t>> entries, Txg txg)
+      UZFS_REQUIRES(mu_);
   Status MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
                          Txg txg) UZFS_REQUIRES(mu_);
   Status MosZapRemove(uint64_t obj, const std::string& name, Txg txg) UZFS_REQUIRES(mu_);

@@ -85,13 +85,16 @@ Result<uint64_t> Pool::NewHeadDeadlist(const DslDatasetPhys& h, Txg txg) {
     }
     UZFS_RETURN_IF_ERROR(FeatureAddRef(kEmptyBpobjGuid, static_cast<int64_t>(old.size()), txg));
   }
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  entries.reserve(old.size());
   for (const auto& [key, unused] : old) {
     uint64_t bpobj = empty;
     if (!shared) {
       UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));
     }
-    UZFS_RETURN_IF_ERROR(MosZapAdd(dl, DeadlistKeyName(key), bpobj, txg));
+    entries.emplace_back(DeadlistKeyName(key), bpobj);
   }
+  UZFS_RETURN_IF_ERROR(MosZapAddMany(dl, entries, txg));
   return dl;
 }
 

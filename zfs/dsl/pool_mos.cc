@@ -25,6 +25,14 @@ Status Pool::MosZapAdd(uint64_t obj, const std::string& name, uint64_t value, Tx
   return zo.Flush();
 }
 
+Status Pool::MosZapAddMany(uint64_t obj, std::span<const std::pair<std::string, uint64_t>> entries, Txg txg) {
+  if (entries.empty()) return Status::Ok();
+  DmuZapObject zo(*mos_, obj, txg);
+  UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+  for (const auto& [name, value] : entries) UZFS_RETURN_IF_ERROR(zw.Update(name, value));
+  return zo.Flush();
+}
+
 Status Pool::MosZapAddString(uint64_t obj, const std::string& name, const std::string& value,
                              Txg txg) {
   std::vector<uint64_t> bytes(value.begin(), value.end());
