@@ -187,6 +187,10 @@ int ZfsDestroy(CmdCtx& c) {
     c.out.Out(t);
     return 0;
   }
+  // The snapshots' checks (clones, holds) before anything is unmounted.
+  if (!snaps.empty()) {
+    if (auto r = p.SnapshotsReclaim(snaps); !r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
+  }
   // Unmount what goes away (busy mounts stop it unless -f).
   if (Status s = e->mounts.UnmountTree(name, a.Has('f')); !s.ok() && !s.IsNotFound()) {
     return c.Fail(std::string(s.message()));

@@ -1,5 +1,5 @@
 // zfs's subcommand table inside the daemon (man/zfs.8): create, destroy,
-// list, get, set, inherit, rename, snapshot, mount, unmount, each in the file of its
+// list, get, set, inherit, rename, snapshot, rollback, mount, unmount, each in the file of its
 // concern (zfs_handlers.h); the ZFS subcommands uzfs does not offer yet
 // are refused by name.
 #include "cmd/uzfsd/subcommands.h"
@@ -14,7 +14,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zfs", Subs(),
-                          "\trollback, clone, promote, send, receive:\n\t    not available in uzfs yet\n");
+                          "\tclone, promote, send, receive:\n\t    not available in uzfs yet\n");
 }
 
 }  // namespace
@@ -40,11 +40,12 @@ std::span<const Sub> Subs() {
       {"inherit", "\tinherit [-r] <property> <filesystem> ...\n", ZfsInherit},
       {"rename", "\trename [-p] <filesystem> <filesystem>\n", ZfsRename},
       {"snapshot", "\tsnapshot [-r] <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
+      {"rollback", "\trollback [-rRf] <snapshot>\n", ZfsRollback},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
       {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return ZfsMount(c, false); },
        SubLock::kNone, "umount"},
       // ZFS subcommands uzfs does not offer yet.
-      {"rollback", nullptr}, {"clone", nullptr},
+      {"clone", nullptr},
       {"promote", nullptr}, {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
       {"diff", nullptr}, {"hold", nullptr}, {"release", nullptr}, {"holds", nullptr}, {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},

@@ -23,6 +23,7 @@ int ZfsSet(CmdCtx& c);       // zfs_changes.cc
 int ZfsInherit(CmdCtx& c);   // zfs_changes.cc
 int ZfsRename(CmdCtx& c);    // zfs_changes.cc
 int ZfsSnapshot(CmdCtx& c);  // zfs_snapshot.cc
+int ZfsRollback(CmdCtx& c);  // zfs_snapshot.cc
 // zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
 int ZfsMount(CmdCtx& c, bool mount);
 

@@ -1,4 +1,6 @@
-// zfs snapshot [-r] fs@snap ... (man/zfs.8): every name is checked, the
+// zfs snapshot and zfs rollback (man/zfs.8).
+//
+// zfs snapshot [-r] fs@snap ...: every name is checked, the
 // mounts of the file systems concerned hand the kernel's dirty pages to
 // the daemon (syncfs on each mountpoint, without the pool's lock: the
 // write-back is served by the mounts' own workers), then the pool takes
@@ -7,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
 #include <set>
 
 #include "cmd/uzfsd/zfs_datasets.h"
@@ -69,6 +72,66 @@ int ZfsSnapshot(CmdCtx& c) {
   if (Status s = e->pool->Snapshot(names); !s.ok()) return c.Fail(ErrorLine(s, "create snapshot", names[0]));
   e->pool->LogHistory(c.cmdline);
   return 0;
+}
+
+}  // namespace uzfs::cmd
+
+namespace uzfs::cmd {
+
+// zfs rollback [-rRf] fs@snap (man/zfs.8): the file system goes back to
+// its newest snapshot; -r destroys the newer snapshots first (-R the same:
+// uzfs makes no clones, and a snapshot with clones refuses). A mounted
+// file system is unmounted first (busy: refused unless -f) and mounted
+// again where it was, so the kernel keeps nothing of what was rolled back.
+int ZfsRollback(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "rRf", "");
+  if (!a.error.empty()) return ZfsUsage(c, "rollback", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "rollback", "missing dataset argument");
+  if (a.operands.size() > 1) return ZfsUsage(c, "rollback", "too many arguments");
+  const std::string name = a.operands[0];
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return c.Fail("cannot rollback '" + name + "': not a snapshot");
+  const std::string fs = name.substr(0, at);
+  auto e = PoolFor(c, fs);
+  if (e == nullptr) return c.Fail("cannot open '" + fs + "': dataset does not exist");
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || !DatasetExists(*e->pool, fs)) return c.Fail("cannot open '" + fs + "': dataset does not exist");
+  Pool& p = *e->pool;
+  if (!SnapshotExists(p, name)) return c.Fail("cannot open '" + name + "': dataset does not exist");
+  if (a.Has('r') || a.Has('R')) {
+    // The snapshots newer than the target, all in one txg.
+    auto all = p.ListDatasets(true);
+    if (!all.ok()) return c.Fail(ErrorLine(all.status(), "rollback to", name));
+    uint64_t target_txg = 0;
+    for (const DatasetInfo& i : *all) {
+      if (i.name == name) target_txg = i.ds.creation_txg;
+    }
+    std::vector<std::string> newer;
+    for (const DatasetInfo& i : *all) {
+      if (i.snapshot && i.name.substr(0, at) == fs && i.name[at] == '@' && i.ds.creation_txg > target_txg) {
+        newer.push_back(i.name);
+      }
+    }
+    if (!newer.empty()) {
+      if (Status s = p.DestroySnapshots(newer); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
+    }
+  }
+  // Unmounted for the change (the kernel's cached pages and names of the
+  // file system go with the mount), mounted again after.
+  std::optional<std::pair<std::string, MountOverrides>> was;
+  if (const DatasetMount* m = e->mounts.Find(fs)) was.emplace(m->path, m->overrides);
+  if (was) {
+    if (Status s = e->mounts.Unmount(fs, a.Has('f')); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
+  }
+  Status s = p.Rollback(name);
+  int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "rollback to", name));
+  if (was) {
+    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
+      rc = c.Fail(ErrorLine(m, "mount", fs));
+    }
+  }
+  if (rc == 0) p.LogHistory(c.cmdline);
+  return rc;
 }
 
 }  // namespace uzfs::cmd

@@ -1,4 +1,5 @@
-// zfs snapshot of a mounted file system holds what was written through
+// zfs snapshot and rollback through a mount. A snapshot of a mounted file
+// system holds what was written through
 // the mount before the command, pages the kernel's writeback cache had
 // not handed to the daemon yet included; and a file written and fsync'd
 // after the snapshot survives a SIGKILL of the daemon (the intent log the
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tests/cmd/cli_test_util.h"
@@ -72,6 +74,47 @@ TEST_F(ZfsSnapshotFuse, AnFsyncAfterTheSnapshotSurvivesAKill) {
   const std::vector<uint8_t> want = test::RandomBytes(300000, 2);
   EXPECT_TRUE(test::ReadText(path) == std::string(want.begin(), want.end())) << "the fsync'd file did not survive";
   EXPECT_EQ(env_.Zfs("list -H -o name -t snapshot").out, "tank@s\n");
+}
+
+// zfs rollback of a mounted file system: the files read as the snapshot
+// has them through the same mountpoint at once (nothing the kernel cached
+// of the rolled-back state is seen), a file created since is gone, newer
+// snapshots are refused without -r and destroyed with it.
+TEST_F(ZfsSnapshotFuse, RollbackThroughTheMountShowsTheSnapshotAtOnce) {
+  UZFS_REQUIRE_FUSE();
+  ASSERT_NO_FATAL_FAILURE(CreateMountedPool(env_.Dev("d0", 256ull << 20)));
+  ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
+  const std::string dir = root_ + "/fs";
+  {
+    std::ofstream(dir + "/keep") << "snapshot text\n";
+  }
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@one").rc, 0);
+  {
+    std::ofstream(dir + "/keep") << "changed after\n";
+    std::ofstream(dir + "/new") << "made after\n";
+  }
+  EXPECT_EQ(test::ReadText(dir + "/keep"), "changed after\n");  // cached by the kernel now
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@two").rc, 0);
+  Ran r = env_.Zfs("rollback tank/fs@one");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot rollback to 'tank/fs@one': more recent snapshots or bookmarks exist\n"
+                   "use '-r' to force deletion of the following snapshots and bookmarks:\ntank/fs@two\n");
+  r = env_.Zfs("rollback -r tank/fs@one");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(test::ReadText(dir + "/keep"), "snapshot text\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/new"));
+  EXPECT_EQ(env_.Zfs("list -H -o name -t snapshot").out, "tank/fs@one\n");
+  // Writing goes on from there.
+  {
+    std::ofstream(dir + "/later") << "x\n";
+  }
+  ASSERT_EQ(env_.Zpool("sync tank").rc, 0);
+  EXPECT_EQ(test::ReadText(dir + "/later"), "x\n");
+  r = env_.Zfs("rollback tank/fs@nope");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
+  r = env_.Zfs("rollback tank/fs");
+  EXPECT_EQ(r.rc, 1);
 }
 
 }  // namespace

@@ -118,9 +118,10 @@ TEST(PoolSnapshotCompat, ZfsFuseReadsUzfsSnapshotsAndDestroysThemWithoutLeaks) {
 }
 
 // uzfs destroys snapshots zfs-fuse took, after writing to their file
-// system itself: the middle one, then the oldest. zfs-fuse then finds the
-// last one as it was taken (through a clone), scrubs clean, zdb -bcc finds
-// no leak, and it destroys that last one without a leak either.
+// system itself: the middle one, then the oldest; then it rolls the file
+// system back to the last one. zfs-fuse then finds that snapshot and the
+// file system as the snapshot was taken, scrubs clean, zdb -bcc finds no
+// leak, and it destroys that last snapshot without a leak either.
 TEST(PoolSnapshotCompat, UzfsDestroysZfsFuseSnapshotsWithoutLeaks) {
   test::TempDir d;
   const std::string dir = d.path().string();
@@ -157,6 +158,7 @@ TEST(PoolSnapshotCompat, UzfsDestroysZfsFuseSnapshotsWithoutLeaks) {
     m->reset();
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s2"}));
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s1"}));
+    ASSERT_UZFS_OK((*p)->Rollback("zs/fs@s3"));  // undoes uzfs's own write
     ASSERT_UZFS_OK((*p)->Export());
   }
   pooltest::ExpectConsistent(d.path() / "dev", "zs");
@@ -168,6 +170,7 @@ TEST(PoolSnapshotCompat, UzfsDestroysZfsFuseSnapshotsWithoutLeaks) {
                 "m=$(zfs get -H -o value mountpoint zs/c3)\n"
                 "for i in $(seq 1 100); do mountpoint -q $m && break; sleep 0.1; done\n"
                 "(cd $m && md5sum -c --quiet $d/s3.md5) || exit 3\n"
+                "(cd $(zfs get -H -o value mountpoint zs/fs) && md5sum -c --quiet $d/s3.md5) || exit 8\n"
                 "zpool scrub zs\n"
                 "for i in $(seq 1 300); do zpool status zs | grep -q 'scrub in progress' || break; sleep 0.1; done\n"
                 "zpool status -v zs > $d/status.txt\n"
@@ -221,13 +224,14 @@ TEST_P(PoolSnapshotOpenZfs, OpenZfsZdbFindsNoLeakAfterSnapshotsAndChanges) {
   }
   pooltest::ExpectConsistent(d.path(), "zs");
   // uzfs destroys some (the oldest of one file system, the newest of the
-  // other): still no leak, and the dataset records agree with the blocks.
+  // other) and rolls one back: still no leak.
   {
     PoolImportOptions io;
     io.fs_init = InitNewFilesystem;
     auto p = pooltest::ImportFrom(d.path(), "zs", io);
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s1", "zs@s2"}));
+    ASSERT_UZFS_OK((*p)->Rollback("zs/fs@s2"));
     ASSERT_UZFS_OK((*p)->Export());
   }
   out.clear();

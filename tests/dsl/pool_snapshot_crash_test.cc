@@ -283,13 +283,27 @@ void RunKills(uint64_t version) {
   }
   std::printf("%d kills; %d snapshots taken, %d destroyed, %d found and read back\n", Iterations(), taken_total,
               destroyed_total, checked);
-  // Imported once more: everything destroyed, the pool is consistent.
+  EXPECT_GT(taken_total, 0) << "no kill came after a snapshot: nothing was tested";
+  if (Iterations() >= 10) {
+    EXPECT_GT(destroyed_total, 0) << "no destroy finished before a kill";
+  }
+  // Imported once more: everything destroyed, the pool is consistent and
+  // its records say so (no snapshot usage, the file system holds all it
+  // references alone).
   {
     auto p = pooltest::ImportFrom(dir.path(), "tank");
     ASSERT_UZFS_OK(p.status());
     std::vector<std::string> names;
     for (int n : on_disk) names.push_back("tank/fs@s" + std::to_string(n));
     ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
+    auto l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    for (const DatasetInfo& i : *l) {
+      if (i.name != "tank/fs") continue;
+      EXPECT_EQ(i.dir.used_breakdown[static_cast<int>(DdUsed::kSnap)], 0u);
+      EXPECT_EQ(i.ds.unique_bytes, i.ds.referenced_bytes);
+      EXPECT_EQ(i.deadlist_bytes, 0u);
+    }
     ASSERT_UZFS_OK((*p)->Export());
   }
   pooltest::ExpectConsistent(dir.path(), "tank");

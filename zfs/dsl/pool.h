@@ -172,6 +172,13 @@ struct CacheDeviceInfo {
 };
 
 // One dataset as `zfs list` needs it.
+// Visits every block of the object set under `root` (data, indirect and
+// dnode blocks, the objset block; not its intent log) born after
+// min_birth, children before their parent; FreeObjsetTree frees them in txg.
+Status VisitObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth,
+                       const std::function<Status(const BlockPtr&)>& visit);
+Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth, Txg txg);
+
 // "fs@snap" -> {"fs", "snap"}, with zfs snapshot's checks of the name
 // (InvalidArgument, one line, as "cannot snapshot 'NAME': ...").
 Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name);
@@ -307,6 +314,15 @@ class Pool final : private TxgSyncer {
   // What destroying those snapshots would free (zfs destroy -nv), with the
   // same checks.
   Result<uint64_t> SnapshotsReclaim(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_);
+  // Rolls file system fs back to its newest snapshot `snap` ("fs@snap"):
+  // what was written since is freed, the file system's next sync starts
+  // from the snapshot's tree (its open writer, with any unsynced change,
+  // is dropped: nothing may have fs mounted). Exists "cannot rollback to
+  // 'NAME': more recent snapshots or bookmarks exist\nuse '-r' to force
+  // deletion of the following snapshots and bookmarks:\n..." when newer
+  // snapshots exist; NotFound for no such snapshot; Busy when the file
+  // system's intent log has records to replay (pool_rollback.cc).
+  Status Rollback(const std::string& snapshot) UZFS_EXCLUDES(mu_, sync_mu_);
   // Takes the snapshots "fs@snap" named, all in one txg or none (every
   // name checked first: InvalidArgument for a bad name, NotFound for no
   // such file system, Exists for a snapshot name taken, NoSpace when a
@@ -789,6 +805,12 @@ class Pool final : private TxgSyncer {
     uint64_t dir_obj = 0, obj = 0;
   };
   Result<SnapshotToDestroy> CheckSnapshotDestroy(const std::string& name) UZFS_REQUIRES(mu_);
+  // Rollback (pool_rollback.cc): every check, then the change in txg.
+  Result<SnapshotToDestroy> CheckRollback(const std::string& name, bool in_task) UZFS_REQUIRES(mu_);
+  Status RollbackSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);
+  // A new keyed deadlist with these keys, each over an empty bpobj (the
+  // shared one with empty_bpobj).
+  Result<uint64_t> DeadlistWithKeys(const std::set<uint64_t>& keys, Txg txg) UZFS_REQUIRES(mu_);
   // "pool/a/b" of a DSL directory (a reverse walk of the child maps).
   Result<std::string> DirName(uint64_t dir_obj) UZFS_REQUIRES(mu_);
   Status DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);

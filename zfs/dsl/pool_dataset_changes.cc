@@ -177,12 +177,15 @@ Status Pool::CreateDatasetSync(const std::string& name,
   return Status::Ok();
 }
 
-namespace {
-
-// Frees every block of the object set under `root` (its data, indirect
-// and dnode blocks, and the objset block itself) born after min_birth, in
-// txg.
 Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth, Txg txg) {
+  return VisitObjsetTree(zio, root, min_birth, [&](const BlockPtr& bp) { return zio.Free(bp, txg.number()); });
+}
+
+// Every block of the object set under `root` (its data, indirect and
+// dnode blocks, and the objset block itself) born after min_birth, each
+// after those below it.
+Status VisitObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth,
+                       const std::function<Status(const BlockPtr&)>& visit) {
   std::function<Status(const BlockPtr&)> free_bp;
   auto free_dnode = [&](const Dnode& dn) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     for (const BlockPtr& bp : dn.blkptr) UZFS_RETURN_IF_ERROR(free_bp(bp));
@@ -219,12 +222,10 @@ Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth, Txg tx
         if (os.groupused) UZFS_RETURN_IF_ERROR(free_dnode(*os.groupused));
       }
     }
-    return zio.Free(bp, txg.number());
+    return visit(bp);
   };
   return free_bp(root);
 }
-
-}  // namespace
 
 Status Pool::DestroyDataset(const std::string& name) {
   return RunTask([this, name](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {

@@ -22,6 +22,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/dmu_types.h"
@@ -70,24 +71,30 @@ Result<uint64_t> Pool::DeadlistBytes(uint64_t dl_obj) {
 Result<uint64_t> Pool::NewHeadDeadlist(const DslDatasetPhys& h, Txg txg) {
   if (ident_.version < kVersionDeadlists) return MosCreateDeadlist(txg);
   UZFS_ASSIGN_OR_RETURN(auto old, DeadlistEntries(h.deadlist_obj));
-  old[h.prev_snap_txg] = 0;
+  std::set<uint64_t> keys;
+  for (const auto& [key, bpobj] : old) keys.insert(key);
+  keys.insert(h.prev_snap_txg);
+  return DeadlistWithKeys(keys, txg);
+}
+
+Result<uint64_t> Pool::DeadlistWithKeys(const std::set<uint64_t>& keys, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(const uint64_t dl, MosCreateDeadlist(txg));
   // With empty_bpobj every key names the pool's one empty bpobj (a head
   // with N snapshots would otherwise get N new objects per snapshot).
   UZFS_ASSIGN_OR_RETURN(const bool shared, FeatureEnabled(kEmptyBpobjGuid));
   uint64_t empty = 0;
-  if (shared) {
+  if (shared && !keys.empty()) {
     if (Result<uint64_t> e = MosZapLookup(1, "empty_bpobj"); e.ok()) {
       empty = *e;
     } else {
       UZFS_ASSIGN_OR_RETURN(empty, MosCreateBplist(kBpobjBlockSize, txg));
       UZFS_RETURN_IF_ERROR(MosZapAdd(1, "empty_bpobj", empty, txg));
     }
-    UZFS_RETURN_IF_ERROR(FeatureAddRef(kEmptyBpobjGuid, static_cast<int64_t>(old.size()), txg));
+    UZFS_RETURN_IF_ERROR(FeatureAddRef(kEmptyBpobjGuid, static_cast<int64_t>(keys.size()), txg));
   }
   std::vector<std::pair<std::string, uint64_t>> entries;
-  entries.reserve(old.size());
-  for (const auto& [key, unused] : old) {
+  entries.reserve(keys.size());
+  for (const uint64_t key : keys) {
     uint64_t bpobj = empty;
     if (!shared) {
       UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));

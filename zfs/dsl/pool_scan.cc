@@ -80,51 +80,23 @@ uint64_t LeafRepairedBytes(Vdev& root) {
   return sum;
 }
 
-// One object set a scan walks, and the births below which its blocks are
-// another's (its predecessor snapshot's or origin's, walked there).
-struct ScanObjset {
-  BlockPtr bp;
-  uint64_t min_birth = 0;
-};
-
 // The DSL dataset objects of the MOS at `mos_root`, ascending, with the
-// object set each points to and what to skip of it. A block is walked once:
-// in the oldest snapshot (or head) that holds it, the one born after its
-// predecessor; so each dataset's walk skips births up to its predecessor's
-// txg. A scan sees the datasets as they were when it began (max_txg): a
-// snapshot taken since is not walked (its head's walk, reaching back to
-// the predecessor as of then, covers its blocks).
-Result<std::map<uint64_t, ScanObjset>> SyncedDatasets(Zio& zio, const BlockPtr& mos_root, uint64_t max_txg) {
+// object set each points to.
+Result<std::map<uint64_t, BlockPtr>> SyncedDatasets(Zio& zio, const BlockPtr& mos_root) {
   ObjectReader reader(zio);
   UZFS_ASSIGN_OR_RETURN(Objset mos, reader.ReadObjset(mos_root));
   const Dnode& meta = mos.meta_dnode;
   std::vector<uint8_t> dnodes((meta.maxblkid + 1) * meta.DataBlockSize());
   UZFS_RETURN_IF_ERROR(reader.Read(meta, 0, dnodes));
-  std::map<uint64_t, DslDatasetPhys> all;
+  std::map<uint64_t, BlockPtr> out;
   for (uint64_t obj = 1; obj < dnodes.size() / kDnodeSlotSize; obj++) {
     auto dn = DecodeDnode(std::span<const uint8_t>(dnodes).subspan(obj * kDnodeSlotSize));
     if (!dn.ok() || dn->IsFree()) continue;
     if (dn->bonustype == dmu_ot::kDslDataset) {
       auto ds = DecodeDslDataset(dn->bonus);
-      if (ds.ok()) all.emplace(obj, *ds);
+      if (ds.ok() && !ds->bp.IsHole()) out.emplace(obj, ds->bp);
     }
     obj += dn->extra_slots;
-  }
-  std::map<uint64_t, ScanObjset> out;
-  for (const auto& [obj, ds] : all) {
-    if (ds.bp.IsHole()) continue;
-    const bool snapshot = ds.num_children != 0;
-    if (snapshot && max_txg != 0 && ds.creation_txg > max_txg) continue;
-    // Back along the predecessors to one the scan knew.
-    uint64_t min_birth = ds.prev_snap_txg;
-    uint64_t prev = ds.prev_snap_obj;
-    for (int hops = 0; prev != 0 && max_txg != 0 && hops < 1 << 20; hops++) {
-      auto it = all.find(prev);
-      if (it == all.end() || it->second.creation_txg <= max_txg) break;
-      min_birth = it->second.prev_snap_txg;
-      prev = it->second.prev_snap_obj;
-    }
-    out.emplace(obj, ScanObjset{ds.bp, min_birth});
   }
   return out;
 }
@@ -560,13 +532,12 @@ void Pool::GatherWindow(ScanQueue& q, const ScanPhys& st, const BlockPtr& mos_ro
                         const std::function<bool()>& stop, const ScanAccount& account, ScanTally* tally) {
   const bool resilver = st.func == ScanFunc::kResilver;
   auto full_or_stop = [&] { return q.blocks.size() >= q.max_blocks || stop(); };
-  std::optional<std::map<uint64_t, ScanObjset>> datasets;
+  std::optional<std::map<uint64_t, BlockPtr>> datasets;
   for (;;) {
     BlockPtr root = mos_root;
-    uint64_t shared_below = 0;
     if (q.walk.objset != 0) {
       if (!datasets) {
-        auto d = SyncedDatasets(*zio_, mos_root, st.max_txg);
+        auto d = SyncedDatasets(*zio_, mos_root);
         if (!d.ok()) {
           // The MOS's dnodes cannot be read: counted, and the scan ends
           // (it cannot know which datasets there are).
@@ -585,21 +556,16 @@ void Pool::GatherWindow(ScanQueue& q, const ScanPhys& st, const BlockPtr& mos_ro
         return;
       }
       if (it->first != q.walk.objset) q.walk = {it->first, 0, 0, 0};
-      root = it->second.bp;
-      shared_below = it->second.min_birth;
+      root = it->second;
     }
     const uint64_t objset = q.walk.objset;
     ObjsetTraverseOptions o;
     o.from = {q.walk.object, q.walk.blkid};
     o.should_stop = full_or_stop;
-    // Blocks born by the predecessor's txg are walked in the predecessor.
-    const uint64_t min_birth = std::max(resilver ? st.min_txg : 0, shared_below + 1);
-    if (min_birth > 1) o.min_birth = min_birth;
+    if (resilver) o.min_birth = st.min_txg;
     o.visit = [&](const TraversedBlock& b) {
       if (b.bp.birth > st.max_txg) return;  // written since the scan began
-      // The objset block itself is visited whatever its birth: one born by
-      // the predecessor's txg (an unchanged head) is the predecessor's.
-      if (b.bp.birth < min_birth) return;
+      if (resilver && b.bp.birth < st.min_txg) return;  // the objset block and accounting
       const DataErrorBookmark where{objset, b.object, b.level, b.blkid};
       if (b.level > 0 || b.object == 0) {
         ScrubResult r;

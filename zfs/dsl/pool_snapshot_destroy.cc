@@ -280,7 +280,10 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
   next.prev_snap_obj = s.prev_snap_obj;
   next.prev_snap_txg = s.prev_snap_txg;
 
+  // Blocks to free, freed after every change to the MOS: a failure before
+  // them leaves the pool as it was, one after fails the txg.
   Space3 freed;
+  std::vector<BlockPtr> doomed;
   if (!keyed) {
     // Block by block: N's deadlist blocks born by P stay (on S's list,
     // which becomes N's); the rest were S's alone and are freed.
@@ -295,7 +298,7 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
         freed.used += used;
         freed.comp += bp.psize;
         freed.uncomp += UncompressedCharge(bp);
-        UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg.number()));
+        doomed.push_back(bp);
       }
     }
     UZFS_RETURN_IF_ERROR(AppendBplist(s.deadlist_obj, keep, txg));
@@ -314,7 +317,7 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
         freed.used += Deflate(BlockAsize(bp));
         freed.comp += bp.psize;
         freed.uncomp += UncompressedCharge(bp);
-        UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg.number()));
+        doomed.push_back(bp);
       }
       UZFS_RETURN_IF_ERROR(FreeBpobjObject(it->second, txg));
       UZFS_RETURN_IF_ERROR(MosZapRemove(next.deadlist_obj, KeyName(it->first), txg));
@@ -393,6 +396,7 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
   for (uint64_t obj : {s.next_clones_obj, s.props_obj, s.userrefs_obj, t.obj}) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
   }
+  for (const BlockPtr& bp : doomed) UZFS_RETURN_IF_ERROR(zio_->Free(bp, txg.number()));
   return Status::Ok();
 }
 
