@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "tests/dsl/pool_test_util.h"
+#include "tests/dsl/snapshot_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
 
@@ -17,21 +18,10 @@ namespace {
 
 constexpr size_t kObj = 128 * 1024;
 
-const DatasetInfo* Find(const std::vector<DatasetInfo>& v, const std::string& name) {
-  for (const DatasetInfo& i : v)
-    if (i.name == name) return &i;
-  return nullptr;
-}
+using snaptest::Find;
 
 void Overwrite(Pool& p, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.Objset("sp/fs");
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(objs.size() * kObj);
-  ASSERT_UZFS_OK(tx.status());
-  for (size_t i = 0; i < objs.size(); i++) {
-    ASSERT_UZFS_OK((*os)->Write(objs[i], 0, test::RandomBytes(kObj, seed + i), tx->txg()));
-  }
-  tx->Commit();
+  snaptest::Overwrite(p, "sp/fs", objs, kObj, seed);
 }
 
 class PoolRollbackTest : public ::testing::TestWithParam<uint64_t> {};

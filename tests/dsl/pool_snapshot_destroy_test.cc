@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "tests/dsl/pool_test_util.h"
+#include "tests/dsl/snapshot_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/dmu/object_reader.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/inspect/block_traverse.h"
 #include "zfs/inspect/pool_reader.h"
@@ -23,33 +23,13 @@ namespace {
 
 constexpr size_t kObj = 256 * 1024;
 
-const DatasetInfo* Find(const std::vector<DatasetInfo>& v, const std::string& name) {
-  for (const DatasetInfo& i : v)
-    if (i.name == name) return &i;
-  return nullptr;
-}
+using snaptest::Find;
 
-std::vector<uint8_t> ReadAt(Pool& p, const BlockPtr& bp, uint64_t obj) {
-  ObjectReader r(p.zio());
-  auto os = r.ReadObjset(bp);
-  EXPECT_UZFS_OK(os.status());
-  if (!os.ok()) return {};
-  auto dn = r.ReadDnode(os->meta_dnode, obj);
-  EXPECT_UZFS_OK(dn.status());
-  std::vector<uint8_t> out(kObj);
-  if (dn.ok()) {
-    EXPECT_UZFS_OK(r.Read(*dn, 0, out));
-  }
-  return out;
-}
+std::vector<uint8_t> ReadAt(Pool& p, const BlockPtr& bp, uint64_t obj) { return snaptest::ReadAt(p, bp, obj, kObj); }
 
 void Overwrite(Pool& p, const std::vector<uint64_t>& objs, const std::vector<int>& which, uint64_t seed) {
-  auto os = p.Objset("sp/fs");
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(which.size() * kObj);
-  ASSERT_UZFS_OK(tx.status());
-  for (int i : which) ASSERT_UZFS_OK((*os)->Write(objs[i], 0, test::RandomBytes(kObj, seed + i), tx->txg()));
-  tx->Commit();
+  // Object objs[i] gets the bytes of seed + i.
+  for (int i : which) ASSERT_NO_FATAL_FAILURE(snaptest::Overwrite(p, "sp/fs", {objs[i]}, kObj, seed + i));
   ASSERT_UZFS_OK(p.Sync());
 }
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/dsl/pool_test_util.h"
+#include "tests/dsl/snapshot_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zpl/zpl_pool_util.h"
 #include "zfs/dmu/object_reader.h"
@@ -28,36 +29,27 @@ namespace {
 
 constexpr size_t kObjBytes = 256 * 1024;
 
-const DatasetInfo* Find(const std::vector<DatasetInfo>& v, const std::string& name) {
-  for (const DatasetInfo& i : v)
-    if (i.name == name) return &i;
-  return nullptr;
-}
+using snaptest::Find;
 
-// Object `obj` of the objset at `bp`, `size` bytes from offset 0.
 std::vector<uint8_t> ReadAt(Pool& p, const BlockPtr& bp, uint64_t obj, size_t size) {
-  ObjectReader r(p.zio());
-  auto os = r.ReadObjset(bp);
-  EXPECT_UZFS_OK(os.status());
-  if (!os.ok()) return {};
-  auto dn = r.ReadDnode(os->meta_dnode, obj);
-  EXPECT_UZFS_OK(dn.status());
-  std::vector<uint8_t> out(size);
-  if (dn.ok()) {
-    EXPECT_UZFS_OK(r.Read(*dn, 0, out));
-  }
-  return out;
+  return snaptest::ReadAt(p, bp, obj, size);
 }
 
-// Rewrites every object with new bytes (seeds seed, seed+1, ...).
 void Overwrite(Pool& p, const std::string& ds, const std::vector<uint64_t>& objs, uint64_t seed) {
-  auto os = p.Objset(ds);
-  ASSERT_UZFS_OK(os.status());
-  auto tx = p.Begin(objs.size() * kObjBytes);
-  ASSERT_UZFS_OK(tx.status());
-  for (size_t i = 0; i < objs.size(); i++)
-    ASSERT_UZFS_OK((*os)->Write(objs[i], 0, test::RandomBytes(kObjBytes, seed + i), tx->txg()));
-  tx->Commit();
+  snaptest::Overwrite(p, ds, objs, kObjBytes, seed);
+}
+
+// File `name` in the root directory of fs holds exactly `want`.
+void ExpectFile(ZplFs& fs, const std::string& name, const std::vector<uint8_t>& want) {
+  const ZplCred root{};
+  auto e = fs.Lookup(root, fs.root_ino(), name);
+  ASSERT_TRUE(e.ok()) << name;
+  auto h = fs.Open(root, e->ino, O_RDONLY);
+  ASSERT_TRUE(h.ok()) << name;
+  std::vector<uint8_t> got(want.size());
+  ASSERT_TRUE(fs.Read(*h, 0, got).ok()) << name;
+  EXPECT_EQ(got, want) << name;
+  ASSERT_TRUE(fs.Release(*h).ok());
 }
 
 class PoolSnapshotTest : public ::testing::TestWithParam<uint64_t> {};
@@ -311,17 +303,8 @@ TEST(PoolSnapshot, AnFsyncAfterASnapshotSurvivesACrash) {
   EXPECT_EQ(busy.message(), "cannot create snapshot 'sp@early': its intent log has records to replay; mount 'sp' first");
   auto m2 = ZplFs::Mount(**p, "sp");
   ASSERT_TRUE(m2.ok());
-  for (const auto& [name, seed] : {std::pair<std::string, uint64_t>{"before", 1}, {"after", 2}}) {
-    auto e = (*m2)->Lookup(root, (*m2)->root_ino(), name);
-    ASSERT_TRUE(e.ok()) << name;
-    std::vector<uint8_t> got(100000);
-    auto h = (*m2)->Open(root, e->ino, O_RDONLY);
-    ASSERT_TRUE(h.ok());
-    auto n = (*m2)->Read(*h, 0, got);
-    ASSERT_TRUE(n.ok());
-    EXPECT_EQ(got, test::RandomBytes(100000, seed)) << name;
-    ASSERT_TRUE((*m2)->Release(*h).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectFile(**m2, "before", test::RandomBytes(100000, 1)));
+  ASSERT_NO_FATAL_FAILURE(ExpectFile(**m2, "after", test::RandomBytes(100000, 2)));
   auto l2 = (*p)->ListDatasets(true);
   ASSERT_UZFS_OK(l2.status());
   EXPECT_NE(Find(*l2, "sp@s"), nullptr);
@@ -372,14 +355,8 @@ TEST(PoolSnapshot, FsyncsRacingSnapshotsSurviveACrash) {
   auto m2 = ZplFs::Mount(**p, "sp");
   ASSERT_TRUE(m2.ok());
   for (int i = 0; i < n; i++) {
-    auto e = (*m2)->Lookup(root, (*m2)->root_ino(), "f" + std::to_string(i));
-    ASSERT_TRUE(e.ok()) << "f" << i << " of " << n << " fsync'd";
-    auto h = (*m2)->Open(root, e->ino, O_RDONLY);
-    ASSERT_TRUE(h.ok());
-    std::vector<uint8_t> got(20000);
-    ASSERT_TRUE((*m2)->Read(*h, 0, got).ok());
-    EXPECT_EQ(got, test::RandomBytes(20000, i)) << "f" << i;
-    ASSERT_TRUE((*m2)->Release(*h).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectFile(**m2, "f" + std::to_string(i), test::RandomBytes(20000, i)))
+        << i << " of " << n << " fsync'd";
   }
   auto l = (*p)->ListDatasets(true);
   ASSERT_UZFS_OK(l.status());
