@@ -22,7 +22,8 @@ int ZfsSnapshot(CmdCtx& c) {
   if (!a.error.empty()) return ZfsUsage(c, "snapshot", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "snapshot", "missing snapshot argument");
   if (!a.Values('o').empty()) {
-    return c.Fail("cannot create snapshot '" + a.operands[0] + "': snapshot properties (-o) are not supported by uzfs yet");
+    return c.Fail("cannot create snapshot '" + a.operands[0] +
+                  "': snapshot properties (-o) are not supported by uzfs yet");
   }
   std::vector<std::pair<std::string, std::string>> parts;
   for (const std::string& n : a.operands) {

@@ -6,7 +6,8 @@
 // head's deadlist (the blocks the head killed since its previous snapshot,
 // which that snapshot still holds). The head gets a fresh deadlist (a new
 // bplist before version 26; from 26 a keyed deadlist with the old one's
-// keys and one for the previous snapshot's txg, each over an empty bpobj),
+// keys and one for the previous snapshot's txg, each over an empty bpobj:
+// the pool's shared one when empty_bpobj is enabled),
 // its prev_snap_obj/txg name the new snapshot, its unique bytes drop to 0
 // (everything it references is shared now), and the snapshot's name goes
 // into the head's snapnames ZAP. The previous snapshot's next_snap_obj
