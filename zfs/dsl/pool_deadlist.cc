@@ -26,6 +26,7 @@
 
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/deadlist_format.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/endian.h"
 
@@ -33,15 +34,7 @@ namespace uzfs {
 
 namespace {
 
-constexpr uint64_t kBpobjBlockSize = 128 * 1024;  // SPA_OLD_MAXBLOCKSIZE
 constexpr const char* kEmptyBpobjGuid = "com.delphix:empty_bpobj";
-
-// A keyed deadlist's ZAP name for mintxg (zap_add_int_key's hex form).
-std::string DeadlistKeyName(uint64_t key) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%" PRIx64, key);
-  return buf;
-}
 
 }  // namespace
 
@@ -109,25 +102,7 @@ Status Pool::FreeDeadlistObjects(uint64_t dl_obj, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl_obj));
   if (dn.type == dmu_ot::kDeadlist) {
     UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(dl_obj));
-    const Result<uint64_t> empty = MosZapLookup(1, "empty_bpobj");
-    for (const auto& [key, bpobj] : entries) {
-      if (empty.ok() && bpobj == *empty) {
-        UZFS_RETURN_IF_ERROR(DropEmptyBpobjRef(txg));
-        continue;
-      }
-      UZFS_ASSIGN_OR_RETURN(Dnode b, mos_->GetDnode(bpobj));
-      // A bpobj another ZFS merged others into lists them in a sub-object.
-      if (b.bonus.size() >= 48 && LoadLE64(b.bonus.data() + 32) != 0) {
-        const uint64_t subs = LoadLE64(b.bonus.data() + 32);
-        const uint64_t n = LoadLE64(b.bonus.data() + 40);
-        if (n > (uint64_t{1} << 20)) return Status::Corruption("bpobj " + std::to_string(bpobj) + ": impossible sub-object count");
-        std::vector<uint8_t> raw(n * 8);
-        UZFS_RETURN_IF_ERROR(mos_->Read(subs, 0, raw));
-        for (uint64_t i = 0; i < n; i++) UZFS_RETURN_IF_ERROR(mos_->FreeObject(LoadLE64(raw.data() + i * 8), txg));
-        UZFS_RETURN_IF_ERROR(mos_->FreeObject(subs, txg));
-      }
-      UZFS_RETURN_IF_ERROR(mos_->FreeObject(bpobj, txg));
-    }
+    for (const auto& [key, bpobj] : entries) UZFS_RETURN_IF_ERROR(FreeBpobjObject(bpobj, txg));
   }
   return mos_->FreeObject(dl_obj, txg);
 }
@@ -138,36 +113,17 @@ Status Pool::DeadlistInsert(uint64_t dl_obj, std::span<const BlockPtr> bps, Txg 
   UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(dl_obj));
   if (entries.empty()) return Status::Corruption(where + " has no entries for the blocks it must hold");
   std::map<uint64_t, std::vector<BlockPtr>> by_key;
-  uint64_t used = 0, comp = 0, uncomp = 0;
   for (const BlockPtr& bp : bps) {
     // The greatest key below the birth (a birth at or below every key, which
     // ZFS reports as damage, goes to the first entry, as ZFS then does).
     auto it = entries.lower_bound(bp.birth);
     if (it != entries.begin()) --it;
     by_key[it->first].push_back(bp);
-    used += Deflate(BlockAsize(bp));
-    comp += bp.psize;
-    uncomp += UncompressedCharge(bp);
   }
-  const Result<uint64_t> empty = MosZapLookup(1, "empty_bpobj");
-  for (auto& [key, list] : by_key) {
-    uint64_t bpobj = entries[key];
-    if (empty.ok() && bpobj == *empty) {
-      UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));
-      UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, DeadlistKeyName(key), txg));
-      UZFS_RETURN_IF_ERROR(MosZapAdd(dl_obj, DeadlistKeyName(key), bpobj, txg));
-      UZFS_RETURN_IF_ERROR(DropEmptyBpobjRef(txg));
-    }
-    if (Status s = AppendBplist(bpobj, list, txg); !s.ok()) return s.WithContext(where);
+  for (const auto& [key, list] : by_key) {
+    if (Status s = AppendToDeadlistEntry(dl_obj, key, entries[key], list, txg); !s.ok()) return s.WithContext(where);
   }
-  // The deadlist's header: used, comp, uncomp (then padding).
-  UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl_obj));
-  std::vector<uint8_t> hdr = dn.bonus;
-  if (hdr.size() < 24) return Status::Corruption(where + ": header too short");
-  StoreLE64(hdr.data(), LoadLE64(hdr.data()) + used);
-  StoreLE64(hdr.data() + 8, LoadLE64(hdr.data() + 8) + comp);
-  StoreLE64(hdr.data() + 16, LoadLE64(hdr.data() + 16) + uncomp);
-  return mos_->SetBonus(dl_obj, dn.bonustype, hdr, txg);
+  return Status::Ok();
 }
 
 // One use of the shared empty bpobj fewer: when none is left the object and

@@ -34,22 +34,11 @@
 
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/deadlist_format.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {
-
-namespace {
-
-constexpr uint64_t kBpobjBlockSize = 128 * 1024;
-
-std::string KeyName(uint64_t key) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%llx", static_cast<unsigned long long>(key));
-  return buf;
-}
-
-}  // namespace
 
 Result<std::vector<BlockPtr>> Pool::ReadBpobj(uint64_t obj, int depth) {
   if (depth > 8) return Status::Corruption("bpobj " + std::to_string(obj) + ": sub-objects nest too deep");
@@ -139,8 +128,8 @@ Status Pool::AppendToDeadlistEntry(uint64_t dl_obj, uint64_t key, uint64_t bpobj
   if (bps.empty()) return Status::Ok();
   if (Result<uint64_t> empty = MosZapLookup(1, "empty_bpobj"); empty.ok() && *empty == bpobj) {
     UZFS_ASSIGN_OR_RETURN(bpobj, MosCreateBplist(kBpobjBlockSize, txg));
-    UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, KeyName(key), txg));
-    UZFS_RETURN_IF_ERROR(MosZapAdd(dl_obj, KeyName(key), bpobj, txg));
+    UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, DeadlistKeyName(key), txg));
+    UZFS_RETURN_IF_ERROR(MosZapAdd(dl_obj, DeadlistKeyName(key), bpobj, txg));
     UZFS_RETURN_IF_ERROR(DropEmptyBpobjRef(txg));
   }
   UZFS_RETURN_IF_ERROR(AppendBplist(bpobj, bps, txg));
@@ -320,7 +309,7 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
         doomed.push_back(bp);
       }
       UZFS_RETURN_IF_ERROR(FreeBpobjObject(it->second, txg));
-      UZFS_RETURN_IF_ERROR(MosZapRemove(next.deadlist_obj, KeyName(it->first), txg));
+      UZFS_RETURN_IF_ERROR(MosZapRemove(next.deadlist_obj, DeadlistKeyName(it->first), txg));
     }
     UZFS_RETURN_IF_ERROR(AddDeadlistHeader(next.deadlist_obj, -static_cast<int64_t>(freed.used),
                                            -static_cast<int64_t>(freed.comp), -static_cast<int64_t>(freed.uncomp),
@@ -335,13 +324,14 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
         if (target == remaining.begin()) {
           // No key of N's at or below it: it becomes one.
           UZFS_ASSIGN_OR_RETURN(const uint64_t fresh, MosCreateBplist(kBpobjBlockSize, txg));
-          UZFS_RETURN_IF_ERROR(MosZapAdd(next.deadlist_obj, KeyName(key), fresh, txg));
+          UZFS_RETURN_IF_ERROR(MosZapAdd(next.deadlist_obj, DeadlistKeyName(key), fresh, txg));
           target = remaining.emplace(key, fresh).first;
         } else {
           --target;
         }
         UZFS_RETURN_IF_ERROR(AppendToDeadlistEntry(next.deadlist_obj, target->first, target->second, bps, txg));
-        UZFS_ASSIGN_OR_RETURN(remaining, DeadlistEntries(next.deadlist_obj));
+        // (A shared empty bpobj there was replaced by one of its own.)
+        UZFS_ASSIGN_OR_RETURN(target->second, MosZapLookup(next.deadlist_obj, DeadlistKeyName(target->first)));
       }
       UZFS_RETURN_IF_ERROR(FreeBpobjObject(bpobj, txg));
     }
@@ -409,7 +399,7 @@ Status Pool::RemoveDeadlistKey(uint64_t dl_obj, uint64_t key, Txg txg) {
   const auto before = std::prev(it);
   UZFS_ASSIGN_OR_RETURN(std::vector<BlockPtr> bps, ReadBpobj(it->second));
   UZFS_RETURN_IF_ERROR(FreeBpobjObject(it->second, txg));
-  UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, KeyName(key), txg));
+  UZFS_RETURN_IF_ERROR(MosZapRemove(dl_obj, DeadlistKeyName(key), txg));
   if (bps.empty()) return Status::Ok();
   // Moved within one deadlist: its totals stay.
   UZFS_RETURN_IF_ERROR(AppendToDeadlistEntry(dl_obj, before->first, before->second, bps, txg));
