@@ -109,8 +109,10 @@ Status Pool::CheckNewSnapshot(const std::string& fs, const std::string& snap, st
     }
   }
   if (in_txg) {
+    // The header in the objset block the snapshot takes (this txg's, the
+    // datasets synced): a log started since for a later txg is not in it.
     UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(fs));
-    if (!ds->os->zil_header().log.IsHole()) {
+    if (!ds->os->objset().zil.log.IsHole()) {
       return Status::Busy("cannot create snapshot '" + full + "': its intent log has records to replay; mount '" +
                           fs + "' first");
     }
