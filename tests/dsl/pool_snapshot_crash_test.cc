@@ -1,7 +1,9 @@
-// Crash consistency of snapshots: a child process imports the pool and
-// loops over overwrites of a file system's objects, snapshots, snapshot
-// destroys and syncs until the parent kills it (SIGKILL) at a random
-// moment. After every kill the parent opens the pool read-only and checks:
+// Crash consistency of snapshots and clones: a child process imports the
+// pool and loops over overwrites of a file system's objects, snapshots,
+// snapshot destroys, clones of snapshots (written to and destroyed in
+// turn), user holds placed and released, and syncs until the parent kills
+// it (SIGKILL) at a random moment. After every kill the parent opens the
+// pool read-only and checks:
 //   - our zdb -b (TraversePool) finds it consistent: no checksum error,
 //     nothing leaked, unreachable or doubly allocated, and the blocks add
 //     up to the space maps' allocated total;
@@ -9,13 +11,21 @@
 //     of it began, none whose DestroySnapshots returned is, and every one
 //     there is one the child asked for;
 //   - each snapshot there holds exactly the bytes its objects had when the
-//     child asked for it (every write issued before the call).
+//     child asked for it (every write issued before the call);
+//   - the same for clones (there once Clone returned, gone once their
+//     destroy returned, each naming the snapshot it was cloned from) and
+//     for holds (there once Hold returned, gone once Release did).
 // The child reports through a pipe ("w OBJ VERSION" before a write, "S N"
-// / "S+ N" around a snapshot, "D N" / "D+ N" around a destroy); each record
-// is smaller than PIPE_BUF, so it arrives whole or not at all. Each child
-// first rewrites every object, so the model knows the head from then on.
+// / "S+ N" around a snapshot, "D N" / "D+ N" around a destroy, "C K N" /
+// "C+ K" around clone K of snapshot N, "X K" / "X+ K" around its destroy,
+// "H N" / "H+ N" and "R N" / "R+ N" around a hold and a release); each
+// record is smaller than PIPE_BUF, so it arrives whole or not at all. Each
+// child first rewrites every object, so the model knows the head from
+// then on. A snapshot with a clone or a hold is not destroyed.
 //
-// Runs: version 23 (bplist deadlists) and 5000 (keyed deadlists).
+// Runs: version 23 (bplist deadlists) and 5000 (keyed deadlists). A second
+// loop kills a child that promotes a clone and its origin in turn
+// (RunPromoteKills).
 // Stress mode: UZFS_STRESS_ITERATIONS=200 build/tests/pool_snapshot_crash_test
 // Replay: UZFS_CRASH_SEED=<seed printed> (where a kill lands still depends
 // on the machine's speed).
@@ -85,37 +95,91 @@ void Report(int fd, const std::string& line) {
   if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) _exit(2);
 }
 
-[[noreturn]] void ChildLoop(const std::filesystem::path& dir, const std::vector<uint64_t>& objs,
-                            std::set<int> snaps, int next_snap, uint64_t next_version, uint64_t seed, int fd) {
+// What the child starts from: the snapshots, clones (number -> snapshot)
+// and held snapshots on disk, and the next numbers to use.
+struct ChildState {
+  std::set<int> snaps;
+  std::map<int, int> clones;
+  std::set<int> held;
+  int next_snap = 0, next_clone = 0;
+  uint64_t next_version = 1;
+};
+
+[[noreturn]] void ChildLoop(const std::filesystem::path& dir, const std::vector<uint64_t>& objs, ChildState st,
+                            uint64_t seed, int fd) {
+  std::set<int>& snaps = st.snaps;
+  uint64_t& next_version = st.next_version;
   auto p = pooltest::ImportFrom(dir, "tank");
   if (!p.ok()) _exit(2);
   std::mt19937_64 rng(seed);
-  auto write = [&](int i, uint64_t v) {
-    Report(fd, "w " + std::to_string(i) + " " + std::to_string(v));
-    auto os = (*p)->Objset("tank/fs");
+  auto write_to = [&](const std::string& ds, int i, uint64_t v) {
+    auto os = (*p)->Objset(ds);
     if (!os.ok()) _exit(2);
     auto tx = (*p)->Begin(kObjBytes);
     if (!tx.ok()) _exit(2);
     if (!(*os)->Write(objs[i], 0, Content(i, v), tx->txg()).ok()) _exit(2);
     tx->Commit();
   };
+  auto write = [&](int i, uint64_t v) {
+    Report(fd, "w " + std::to_string(i) + " " + std::to_string(v));
+    write_to("tank/fs", i, v);
+  };
+  auto snap_name = [](int n) { return "tank/fs@s" + std::to_string(n); };
+  auto pick = [&](const auto& c) {
+    auto it = c.begin();
+    std::advance(it, static_cast<long>(rng() % c.size()));
+    return it;
+  };
   for (int i = 0; i < kObjects; i++) write(i, next_version++);
   for (;;) {
-    const int op = static_cast<int>(rng() % 10);
+    const int op = static_cast<int>(rng() % 15);
+    std::set<int> busy = st.held;  // snapshots a destroy would refuse
+    for (const auto& [k, n] : st.clones) busy.insert(n);
+    std::vector<int> free_snaps;
+    for (int n : snaps) {
+      if (!busy.count(n)) free_snaps.push_back(n);
+    }
     if (op < 5) {
       write(static_cast<int>(rng() % kObjects), next_version++);
-    } else if (op < 8 || snaps.size() < 2) {
-      const int n = next_snap++;
+    } else if (op == 5 && !st.clones.empty()) {
+      // A clone's head is not checked after a kill (only synced txgs
+      // reach it), so its writes are not reported.
+      write_to("tank/c" + std::to_string(pick(st.clones)->first), static_cast<int>(rng() % kObjects),
+               next_version++);
+    } else if (op == 9 && !snaps.empty()) {
+      const int k = st.next_clone++, n = *pick(snaps);
+      Report(fd, "C " + std::to_string(k) + " " + std::to_string(n));
+      if (!(*p)->Clone(snap_name(n), "tank/c" + std::to_string(k), {}).ok()) _exit(2);
+      Report(fd, "C+ " + std::to_string(k));
+      st.clones[k] = n;
+    } else if (op == 10 && !st.clones.empty()) {
+      const int k = pick(st.clones)->first;
+      Report(fd, "X " + std::to_string(k));
+      if (!(*p)->DestroyDataset("tank/c" + std::to_string(k)).ok()) _exit(2);
+      Report(fd, "X+ " + std::to_string(k));
+      st.clones.erase(k);
+    } else if (op == 11 && !snaps.empty()) {
+      const int n = *pick(snaps);
+      const bool hold = !st.held.count(n);
+      Report(fd, std::string(hold ? "H " : "R ") + std::to_string(n));
+      const Status s = hold ? (*p)->Hold({snap_name(n)}, "keep") : (*p)->Release({snap_name(n)}, "keep");
+      if (!s.ok()) _exit(2);
+      Report(fd, std::string(hold ? "H+ " : "R+ ") + std::to_string(n));
+      if (hold) {
+        st.held.insert(n);
+      } else {
+        st.held.erase(n);
+      }
+    } else if (op < 8 || op == 9 || op == 11 || free_snaps.size() < 2) {
+      const int n = st.next_snap++;
       Report(fd, "S " + std::to_string(n));
-      if (!(*p)->Snapshot({"tank/fs@s" + std::to_string(n)}).ok()) _exit(2);
+      if (!(*p)->Snapshot({snap_name(n)}).ok()) _exit(2);
       Report(fd, "S+ " + std::to_string(n));
       snaps.insert(n);
-    } else if (op < 9) {
-      auto it = snaps.begin();
-      std::advance(it, static_cast<long>(rng() % snaps.size()));
-      const int n = *it;
+    } else if (op == 8 || op == 12 || op == 13) {
+      const int n = *pick(free_snaps);
       Report(fd, "D " + std::to_string(n));
-      if (!(*p)->DestroySnapshots({"tank/fs@s" + std::to_string(n)}).ok()) _exit(2);
+      if (!(*p)->DestroySnapshots({snap_name(n)}).ok()) _exit(2);
       Report(fd, "D+ " + std::to_string(n));
       snaps.erase(n);
     } else {
@@ -168,6 +232,19 @@ std::map<int, BlockPtr> SnapshotsOnDisk(PoolReader& r, std::string* error) {
   return out;
 }
 
+// Whether snapshot tank/fs@sN has a user hold on disk.
+Result<bool> HoldsOnDisk(PoolReader& r, int n) {
+  UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
+  UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
+  UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
+  UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  if (ds.userrefs_obj == 0) return false;
+  UZFS_ASSIGN_OR_RETURN(auto refs, r.MosZap(ds.userrefs_obj));
+  UZFS_ASSIGN_OR_RETURN(auto entries, refs.List());
+  return !entries.empty();
+}
+
 void RunKills(uint64_t version) {
   test::TempDir dir;
   PoolLayout layout;
@@ -187,7 +264,8 @@ void RunKills(uint64_t version) {
               static_cast<unsigned long long>(base));
   Model m;
   std::set<int> on_disk;  // snapshot numbers there after the last check
-  int taken_total = 0, destroyed_total = 0, checked = 0;
+  ChildState disk;        // the clones and holds there after the last check
+  int taken_total = 0, destroyed_total = 0, checked = 0, clones_total = 0;
   for (int iter = 0; iter < Iterations(); iter++) {
     SCOPED_TRACE("iteration " + std::to_string(iter) + ", seed " + std::to_string(base));
     std::mt19937_64 rng(base + static_cast<uint64_t>(iter));
@@ -197,7 +275,11 @@ void RunKills(uint64_t version) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       ::close(pipe_fds[0]);
-      ChildLoop(dir.path(), objs, on_disk, m.next_snap, m.next_version, rng(), pipe_fds[1]);
+      ChildState st = disk;
+      st.snaps = on_disk;
+      st.next_snap = m.next_snap;
+      st.next_version = m.next_version;
+      ChildLoop(dir.path(), objs, st, rng(), pipe_fds[1]);
     }
     ::close(pipe_fds[1]);
     const int delay = kMinDelayMs + static_cast<int>(rng() % (kMaxDelayMs - kMinDelayMs));
@@ -212,6 +294,8 @@ void RunKills(uint64_t version) {
     for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
     ::close(pipe_fds[0]);
     std::set<int> begun, taken, destroying, destroyed;
+    std::map<int, int> cloning;  // clone -> snapshot
+    std::set<int> cloned, unclone_begun, uncloned, holding, held, releasing, released;
     std::istringstream in(text);
     std::string what;
     while (in >> what) {
@@ -221,6 +305,11 @@ void RunKills(uint64_t version) {
         in >> i >> v;
         m.head[i] = v;
         m.next_version = std::max(m.next_version, v + 1);
+      } else if (what == "C") {
+        int k = 0, n = 0;
+        in >> k >> n;
+        cloning[k] = n;
+        disk.next_clone = std::max(disk.next_clone, k + 1);
       } else {
         int n = 0;
         in >> n;
@@ -234,6 +323,20 @@ void RunKills(uint64_t version) {
           destroying.insert(n);
         } else if (what == "D+") {
           destroyed.insert(n);
+        } else if (what == "C+") {
+          cloned.insert(n);
+        } else if (what == "X") {
+          unclone_begun.insert(n);
+        } else if (what == "X+") {
+          uncloned.insert(n);
+        } else if (what == "H") {
+          holding.insert(n);
+        } else if (what == "H+") {
+          held.insert(n);
+        } else if (what == "R") {
+          releasing.insert(n);
+        } else if (what == "R+") {
+          released.insert(n);
         }
       }
     }
@@ -279,10 +382,54 @@ void RunKills(uint64_t version) {
         EXPECT_TRUE(got == want) << "s" << n << " object " << i;
       }
     }
+    // Clones: each there once made, gone once destroyed, cloned from the
+    // snapshot it was asked of.
+    std::map<int, int> clones_found;
+    for (int k = 0; k < disk.next_clone; k++) {
+      auto c = r->get()->ResolveDataset("tank/c" + std::to_string(k));
+      if (!c.ok()) continue;
+      auto fs = r->get()->ResolveDataset("tank/fs");
+      ASSERT_UZFS_OK(fs.status());
+      auto names = r->get()->MosZap(fs->ds.snapnames_zapobj);
+      ASSERT_UZFS_OK(names.status());
+      auto entries = names->List();
+      ASSERT_UZFS_OK(entries.status());
+      int n = -1;
+      for (const ZapEntry& e : *entries) {
+        if (e.value() == c->dir.origin_obj) n = std::atoi(e.name.c_str() + 1);
+      }
+      clones_found[k] = n;
+    }
+    std::map<int, int> expected_clones = disk.clones;
+    for (const auto& [k, n] : cloning) expected_clones[k] = n;
+    for (const auto& [k, n] : clones_found) {
+      EXPECT_TRUE(expected_clones.count(k)) << "c" << k << " is there, which the child never asked for";
+      EXPECT_EQ(n, expected_clones[k]) << "c" << k << "'s origin";
+      EXPECT_FALSE(uncloned.count(k)) << "c" << k << " was destroyed";
+    }
+    for (const auto& [k, n] : expected_clones) {
+      if ((disk.clones.count(k) || cloned.count(k)) && !unclone_begun.count(k)) {
+        EXPECT_TRUE(clones_found.count(k)) << "c" << k << " vanished";
+      }
+    }
+    clones_total += static_cast<int>(cloned.size());
+    disk.clones = clones_found;
+    // Holds: there once placed, gone once released.
+    std::set<int> held_found;
+    for (const auto& [n, bp] : found) {
+      auto holds = HoldsOnDisk(**r, n);
+      ASSERT_UZFS_OK(holds.status());
+      if (*holds) held_found.insert(n);
+      const bool was = disk.held.count(n) != 0;
+      if ((was || held.count(n)) && !releasing.count(n)) EXPECT_TRUE(*holds) << "s" << n << "'s hold vanished";
+      if (released.count(n) && !holding.count(n)) EXPECT_FALSE(*holds) << "s" << n << " was released";
+      if (!was && !holding.count(n)) EXPECT_FALSE(*holds) << "s" << n << " was never held";
+    }
+    disk.held = held_found;
     if (::testing::Test::HasFailure()) return;
   }
-  std::printf("%d kills; %d snapshots taken, %d destroyed, %d found and read back\n", Iterations(), taken_total,
-              destroyed_total, checked);
+  std::printf("%d kills; %d snapshots taken, %d destroyed, %d found and read back, %d clones made\n",
+              Iterations(), taken_total, destroyed_total, checked, clones_total);
   EXPECT_GT(taken_total, 0) << "no kill came after a snapshot: nothing was tested";
   if (Iterations() >= 10) {
     EXPECT_GT(destroyed_total, 0) << "no destroy finished before a kill";
@@ -293,8 +440,12 @@ void RunKills(uint64_t version) {
   {
     auto p = pooltest::ImportFrom(dir.path(), "tank");
     ASSERT_UZFS_OK(p.status());
+    for (const auto& [k, n] : disk.clones) ASSERT_UZFS_OK((*p)->DestroyDataset("tank/c" + std::to_string(k)));
     std::vector<std::string> names;
     for (int n : on_disk) names.push_back("tank/fs@s" + std::to_string(n));
+    std::vector<std::string> held_names;
+    for (int n : disk.held) held_names.push_back("tank/fs@s" + std::to_string(n));
+    if (!held_names.empty()) ASSERT_UZFS_OK((*p)->Release(held_names, "keep"));
     ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
     auto l = (*p)->ListDatasets(true);
     ASSERT_UZFS_OK(l.status());
@@ -308,6 +459,180 @@ void RunKills(uint64_t version) {
   }
   pooltest::ExpectConsistent(dir.path(), "tank");
 }
+
+// Promotion killed at random moments: a child promotes a clone and its
+// origin's file system in turn, writing to both and syncing, until killed.
+// After each kill the pool is consistent (our zdb), exactly one of the two
+// is the other's clone, the three snapshots are all there (under the one
+// that holds the history) and each still reads as it was taken.
+void RunPromoteKills(uint64_t version) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Leaf(dir.path(), "d0", 256ull << 20));
+  PoolCreateOptions o = pooltest::V23();
+  o.version = version;
+  std::vector<uint64_t> objs;
+  {
+    auto p = Pool::Create("tank", layout, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->CreateDataset("tank/fs", {}));
+    pooltest::WriteObjects(**p, "tank/fs", kObjects, kObjBytes, 0, &objs);
+    ASSERT_UZFS_OK((*p)->Sync());
+    for (int n = 0; n < 3; n++) {
+      ASSERT_UZFS_OK((*p)->Snapshot({"tank/fs@s" + std::to_string(n)}));
+      auto os = (*p)->Objset("tank/fs");
+      ASSERT_UZFS_OK(os.status());
+      auto tx = (*p)->Begin(kObjBytes);
+      ASSERT_UZFS_OK(tx.status());
+      ASSERT_UZFS_OK((*os)->Write(objs[n], 0, Content(n, 1000 + n), tx->txg()));
+      tx->Commit();
+      ASSERT_UZFS_OK((*p)->Sync());
+    }
+    ASSERT_UZFS_OK((*p)->Clone("tank/fs@s1", "tank/c", {}));
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  // What each snapshot holds: s0 the originals, s1 object 0 rewritten, s2
+  // objects 0 and 1.
+  auto expected = [&](int n, int i) {
+    return i < n ? Content(i, 1000 + static_cast<uint64_t>(i)) : test::RandomBytes(kObjBytes, static_cast<uint64_t>(i));
+  };
+  const uint64_t base = BaseSeed();
+  std::printf("promote crash test: version %llu, seed %llu\n", static_cast<unsigned long long>(version),
+              static_cast<unsigned long long>(base));
+  int promotions = 0;
+  for (int iter = 0; iter < Iterations(); iter++) {
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", seed " + std::to_string(base));
+    std::mt19937_64 rng(base + static_cast<uint64_t>(iter));
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(pipe_fds[0]);
+      auto p = pooltest::ImportFrom(dir.path(), "tank");
+      if (!p.ok()) _exit(2);
+      std::mt19937_64 crng(rng());
+      for (uint64_t v = 1;; v++) {
+        const int op = static_cast<int>(crng() % 4);
+        const std::string ds = crng() % 2 ? "tank/fs" : "tank/c";
+        if (op == 0) {
+          auto l = (*p)->ListDatasets();
+          if (!l.ok()) _exit(2);
+          // The one that is a clone now.
+          std::string clone;
+          for (const DatasetInfo& i : *l) {
+            if (!i.origin.empty()) clone = i.name;
+          }
+          if (clone.empty() || !(*p)->Promote(clone).ok()) _exit(2);
+          Report(pipe_fds[1], "P");
+        } else if (op == 1) {
+          if (!(*p)->Sync().ok()) _exit(2);
+        } else {
+          auto os = (*p)->Objset(ds);
+          if (!os.ok()) _exit(2);
+          auto tx = (*p)->Begin(kObjBytes);
+          if (!tx.ok()) _exit(2);
+          const int i = 3 + static_cast<int>(crng() % (kObjects - 3));
+          if (!(*os)->Write(objs[i], 0, Content(i, v), tx->txg()).ok()) _exit(2);
+          tx->Commit();
+        }
+      }
+    }
+    ::close(pipe_fds[1]);
+    const int delay = kMinDelayMs + static_cast<int>(rng() % (kMaxDelayMs - kMinDelayMs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself (exit " << WEXITSTATUS(status) << ")";
+    char buf[4096];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof(buf))) > 0;) promotions += static_cast<int>(n) / 2;
+    ::close(pipe_fds[0]);
+
+    auto r = PoolReader::Open(dir.path().string(), "tank");
+    ASSERT_UZFS_OK(r.status());
+    auto t = TraversePool(**r);
+    ASSERT_UZFS_OK(t.status());
+    EXPECT_EQ(t->checksum_errors, 0u) << (t->errors.empty() ? "" : t->errors[0]);
+    EXPECT_EQ(t->leaked, 0u);
+    EXPECT_EQ(t->unreachable, 0u);
+    EXPECT_EQ(t->double_allocated, 0u);
+    EXPECT_EQ(t->total.asize, t->spa_allocated);
+    auto fs = r->get()->ResolveDataset("tank/fs");
+    auto c = r->get()->ResolveDataset("tank/c");
+    ASSERT_UZFS_OK(fs.status());
+    ASSERT_UZFS_OK(c.status());
+    // The one whose origin is the other's snapshot is the clone.
+    auto origin_dir = [&](const DslDatasetRef& ds) -> uint64_t {
+      auto dn = r->get()->MosObject(ds.dir.origin_obj);
+      if (!dn.ok()) return 0;
+      auto phys = DecodeDslDataset(dn->bonus);
+      return phys.ok() ? phys->dir_obj : 0;
+    };
+    const bool fs_is_clone = origin_dir(*fs) == c->dir_obj, c_is_clone = origin_dir(*c) == fs->dir_obj;
+    EXPECT_NE(fs_is_clone, c_is_clone) << "exactly one is the other's clone";
+    const DslDatasetRef& holder = fs_is_clone ? *c : *fs;
+    auto names = r->get()->MosZap(holder.ds.snapnames_zapobj);
+    ASSERT_UZFS_OK(names.status());
+    for (int n = 0; n < 3; n++) {
+      if (fs_is_clone && n == 2) continue;  // s2 is after the origin: fs keeps it
+      auto e = names->Lookup("s" + std::to_string(n));
+      SCOPED_TRACE("s" + std::to_string(n) + " under " + holder.name);
+      ASSERT_UZFS_OK(e.status());
+      auto dn = r->get()->MosObject(e->value());
+      ASSERT_UZFS_OK(dn.status());
+      auto ds = DecodeDslDataset(dn->bonus);
+      ASSERT_UZFS_OK(ds.status());
+      auto os = r->get()->reader().ReadObjset(ds->bp);
+      ASSERT_UZFS_OK(os.status());
+      for (int i = 0; i < 3; i++) {
+        auto obj = r->get()->reader().ReadDnode(os->meta_dnode, objs[i]);
+        ASSERT_UZFS_OK(obj.status());
+        std::vector<uint8_t> got(kObjBytes);
+        ASSERT_UZFS_OK(r->get()->reader().Read(*obj, 0, got));
+        EXPECT_TRUE(got == expected(n, i)) << "s" << n << " object " << i;
+      }
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::printf("%d kills, %d promotions\n", Iterations(), promotions);
+  // Everything destroyed at the end: the space adds up to nothing.
+  {
+    auto p = pooltest::ImportFrom(dir.path(), "tank");
+    ASSERT_UZFS_OK(p.status());
+    auto l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    std::string clone, holder;
+    for (const DatasetInfo& i : *l) {
+      if (!i.snapshot && !i.origin.empty()) clone = i.name;
+    }
+    ASSERT_FALSE(clone.empty());
+    holder = clone == "tank/fs" ? "tank/c" : "tank/fs";
+    std::vector<std::string> clone_snaps;
+    for (const DatasetInfo& i : *l) {
+      if (i.snapshot && i.name.starts_with(clone + "@")) clone_snaps.push_back(i.name);
+    }
+    if (!clone_snaps.empty()) ASSERT_UZFS_OK((*p)->DestroySnapshots(clone_snaps));
+    ASSERT_UZFS_OK((*p)->DestroyDataset(clone));
+    std::vector<std::string> rest;
+    for (const DatasetInfo& i : *l) {
+      if (i.snapshot && i.name.starts_with(holder + "@")) rest.push_back(i.name);
+    }
+    ASSERT_UZFS_OK((*p)->DestroySnapshots(rest));
+    l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    for (const DatasetInfo& i : *l) {
+      if (i.name != holder) continue;
+      EXPECT_EQ(i.dir.used_breakdown[static_cast<int>(DdUsed::kSnap)], 0u);
+      EXPECT_EQ(i.dir.used_bytes, i.ds.referenced_bytes);
+    }
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  pooltest::ExpectConsistent(dir.path(), "tank");
+}
+
+TEST(PoolSnapshotCrash, KilledWhilePromotingV23) { RunPromoteKills(23); }
+TEST(PoolSnapshotCrash, KilledWhilePromotingV5000) { RunPromoteKills(5000); }
 
 TEST(PoolSnapshotCrash, KilledWhileSnapshottingV23) { RunKills(23); }
 TEST(PoolSnapshotCrash, KilledWhileSnapshottingV5000) { RunKills(5000); }

@@ -80,7 +80,8 @@ struct DatasetZil;  // pool_zil.cc
 
 inline constexpr uint64_t kInitialTxg = 4;       // ZFS's TXG_INITIAL
 inline constexpr uint64_t kOriginSnapTxg = 1;    // $ORIGIN@$ORIGIN's txg
-inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, free_bpobj
+inline constexpr uint64_t kVersionNextClones = 17;  // a snapshot's next_clones map
+inline constexpr uint64_t kVersionDeadlists = 26;  // bpobj deadlists, $FREE, free_bpobj, dd_clones
 inline constexpr uint64_t kFeatureVersion = 5000;  // feature flags
 inline constexpr uint64_t kMaxRecordSize = 1 << 20;   // recordsize limit with large_blocks (zfs_max_recordsize)
 // Per-dataset feature: the dataset's intent log may hold TX_SETSAXATTR.
@@ -180,8 +181,9 @@ Status VisitObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth,
 Status FreeObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth, Txg txg);
 
 // "fs@snap" -> {"fs", "snap"}, with zfs snapshot's checks of the name
-// (InvalidArgument, one line, as "cannot snapshot 'NAME': ...").
-Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name);
+// (InvalidArgument, one line, as "cannot ACTION 'NAME': ...").
+Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name,
+                                                              const std::string& action = "snapshot");
 
 struct DatasetInfo {
   std::string name;  // "fs" or, for a snapshot, "fs@snap"
@@ -194,6 +196,9 @@ struct DatasetInfo {
   // bytes: written = referenced - prev_referenced + deadlist_bytes.
   uint64_t deadlist_bytes = 0;
   uint64_t prev_referenced = 0;
+  std::string origin;               // a clone's origin snapshot ("" for none)
+  std::vector<std::string> clones;  // a snapshot's clones, sorted
+  uint64_t userrefs = 0;            // a snapshot's user holds
 };
 
 // The unsorted scan (OpenZFS's zfs_scan_legacy): every data block is
@@ -331,6 +336,39 @@ class Pool final : private TxgSyncer {
   // system before the call; the file system's intent log is closed and
   // restarts at its next fsync (pool_snapshot.cc).
   Status Snapshot(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Creates file system `target` as a clone of snapshot `origin`
+  // ("fs@snap"): it starts as the snapshot's tree and shares its blocks;
+  // props as CreateDataset, but not the create-time ZPL ones (a clone has
+  // its origin's). NotFound for no such snapshot or parent, Exists for a
+  // name taken, InvalidArgument for a bad name or a target in another pool
+  // (pool_clone.cc).
+  Status Clone(const std::string& origin, const std::string& target,
+               const std::vector<std::pair<std::string, std::string>>& props) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Promotes clone `name` (zfs promote): its origin snapshot and the older
+  // snapshots of the origin's file system become its own, and that file
+  // system a clone of the origin, with the space they account for
+  // (pool_promote.cc). InvalidArgument "cannot promote 'NAME': not a
+  // cloned filesystem"; Exists "...: conflicting snapshot 'SNAP' from
+  // parent 'FS'" when the clone has a snapshot of a moving one's name.
+  Status Promote(const std::string& name) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Renames snapshot "fs@a" to "fs@b"; recursive: the snapshot "a" of
+  // every file system below fs that has one too. All in one txg or none:
+  // InvalidArgument "cannot rename to 'TO': snapshots must be part of same
+  // dataset" (or a bad name), NotFound for no such snapshot, Exists
+  // "cannot rename to 'FS@b': dataset already exists" for a name taken in
+  // any of them (pool_snapshot_rename.cc).
+  Status RenameSnapshot(const std::string& from, const std::string& to, bool recursive)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  // User holds (pool_holds.cc, version 18 on): `tag` placed on (Hold) or
+  // taken from (Release) every snapshot named, all in one txg or none.
+  // NotFound for no such snapshot; Exists "cannot hold snapshot 'NAME':
+  // tag already exists on this dataset"; NotFound "cannot release hold
+  // from snapshot 'NAME': no such tag on this dataset"; NotSupported
+  // "...: pool must be upgraded" before version 18.
+  Status Hold(const std::vector<std::string>& snapshots, const std::string& tag) UZFS_EXCLUDES(mu_, sync_mu_);
+  Status Release(const std::vector<std::string>& snapshots, const std::string& tag) UZFS_EXCLUDES(mu_, sync_mu_);
+  // A snapshot's holds: tag -> when it was placed (seconds since 1970).
+  Result<std::map<std::string, uint64_t>> Holds(const std::string& snapshot) UZFS_EXCLUDES(mu_);
   // Busy "cannot destroy 'NAME': filesystem has children\nuse '-r' to
   // destroy the following datasets:\nNAME@SNAP..." when the dataset has
   // snapshots of its own, which DestroyDataset refuses too (a recursive
@@ -757,6 +795,8 @@ class Pool final : private TxgSyncer {
   // A new DSL dir under parent_dir (with props ZAP and child map).
   Result<uint64_t> CreateDir(uint64_t parent_dir, const std::string& leaf, Txg txg,
                              uint64_t origin_obj) UZFS_REQUIRES(mu_);
+  // A MOS object for a dataset record (its bonus a DslDatasetPhys).
+  Result<uint64_t> AllocateDatasetObject(Txg txg) UZFS_REQUIRES(mu_);
   // A new head dataset in dir, a clone of $ORIGIN@$ORIGIN (v >= 11).
   Result<uint64_t> CreateHeadDataset(uint64_t dir_obj, Txg txg) UZFS_REQUIRES(mu_);
   // What CreateDatasetSync needs once every check passed (pool_dataset_changes.cc).
@@ -766,9 +806,29 @@ class Pool final : private TxgSyncer {
   Result<NewDataset> ValidateNewDataset(const std::string& name,
                                         const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_REQUIRES(mu_);
+  Status CheckNewDatasetLocked(const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& props) UZFS_REQUIRES(mu_);
+  // clone_of: the snapshot a clone starts from (0: a new empty file system).
   Status CreateDatasetSync(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& props,
-                           Txg txg) UZFS_REQUIRES(mu_);
+                           Txg txg, uint64_t clone_of = 0) UZFS_REQUIRES(mu_);
+  // A clone's head dataset in dir (pool_clone.cc): the origin snapshot's
+  // tree and space, a deadlist keyed as its file system's below the
+  // origin, linked to the origin (LinkCloneToOrigin).
+  Result<uint64_t> CreateCloneHead(uint64_t dir_obj, uint64_t origin_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // Head ds_obj of dir_obj becomes a clone of snapshot origin_obj: the
+  // origin's child count and next_clones (version 17 on), the dir's
+  // origin, the origin dir's dd_clones (version 26 on). Unlink undoes it
+  // for a head being destroyed.
+  Status LinkCloneToOrigin(uint64_t dir_obj, uint64_t ds_obj, uint64_t origin_obj, Txg txg) UZFS_REQUIRES(mu_);
+  Status UnlinkCloneFromOrigin(uint64_t ds_obj, uint64_t origin_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // Every head whose directory has an origin listed in the origin's
+  // directory's dd_clones (version 26 on; pool_clone.cc).
+  Status AddMissingDirClones(Txg txg) UZFS_REQUIRES(mu_);
+  // Every check of `zfs clone origin target` (pool_clone.cc): the
+  // snapshot's object.
+  Result<uint64_t> CheckClone(const std::string& origin, const std::string& target,
+                              const std::vector<std::pair<std::string, std::string>>& props) UZFS_REQUIRES(mu_);
   Status DestroyDatasetSync(const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
   Status CheckNoOwnSnapshotsLocked(const std::string& name) UZFS_REQUIRES(mu_);
   // Snapshots (pool_snapshot.cc). CheckNewSnapshot: every check of a new
@@ -813,6 +873,8 @@ class Pool final : private TxgSyncer {
   Result<uint64_t> DeadlistWithKeys(const std::set<uint64_t>& keys, Txg txg) UZFS_REQUIRES(mu_);
   // "pool/a/b" of a DSL directory (a reverse walk of the child maps).
   Result<std::string> DirName(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  // "fs@snap" of snapshot object obj.
+  Result<std::string> SnapshotName(uint64_t obj) UZFS_REQUIRES(mu_);
   Status DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);
   // Every block pointer of a bplist/bpobj, its sub-objects' included.
   Result<std::vector<BlockPtr>> ReadBpobj(uint64_t obj, int depth = 0) UZFS_REQUIRES(mu_);
@@ -825,6 +887,26 @@ class Pool final : private TxgSyncer {
   Status AppendToDeadlistEntry(uint64_t dl_obj, uint64_t key, uint64_t bpobj, std::span<const BlockPtr> bps,
                                Txg txg) UZFS_REQUIRES(mu_);
   Status RemoveDeadlistKey(uint64_t dl_obj, uint64_t key, Txg txg) UZFS_REQUIRES(mu_);
+  Status RemoveClonesKey(uint64_t dir_obj, uint64_t key, Txg txg) UZFS_REQUIRES(mu_);
+  // Promotion (pool_promote.cc): what moves, checked; the change.
+  struct PromotePlan;
+  Result<PromotePlan> CheckPromote(const std::string& name) UZFS_REQUIRES(mu_);
+  Status PromoteSync(const PromotePlan& plan, Txg txg) UZFS_REQUIRES(mu_);
+  // The bytes of a deadlist (keyed, or a bplist before version 26) born
+  // after txg `after`.
+  Result<Space3> DeadBornAfter(uint64_t dl_obj, uint64_t after) UZFS_REQUIRES(mu_);
+  // Snapshot "fs@snap"'s dataset object; NotFound "cannot open 'NAME':
+  // dataset does not exist", InvalidArgument for a name without '@'.
+  Result<uint64_t> LookupSnapshot(const std::string& name) UZFS_REQUIRES(mu_);
+  // Holds (pool_holds.cc): every check of placing (hold) or taking `tag`.
+  Status CheckHoldChange(const std::vector<std::string>& snapshots, const std::string& tag, bool hold)
+      UZFS_REQUIRES(mu_);
+  Status ChangeHolds(const std::vector<std::string>& snapshots, const std::string& tag, bool hold)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  // Every check of a snapshot rename: the file systems whose snapshot is
+  // renamed (pool_snapshot_rename.cc).
+  Result<std::vector<std::string>> CheckSnapshotRename(const std::string& from, const std::string& to,
+                                                       bool recursive) UZFS_REQUIRES(mu_);
   // One reference to the pool's shared empty bpobj given up (its object
   // freed with the last).
   Status DropEmptyBpobjRef(Txg txg) UZFS_REQUIRES(mu_);

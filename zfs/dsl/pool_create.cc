@@ -147,19 +147,10 @@ Status Pool::CreateMosLayout(Txg txg, const ZplCreateProps& root_zpl,
     // $ORIGIN's head dataset, then the snapshot it was taken from at txg 1.
     DslDatasetPhys head;
     DslDatasetPhys snap;
-    auto make_ds = [&]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
-      ObjectProps op;
-      op.type = dmu_ot::kDslDataset;
-      op.bonustype = dmu_ot::kDslDataset;
-      op.bonuslen = kDslDatasetPhysSize;
-      op.block_size = 512;
-      op.indblkshift = 14;
-      return mos_->AllocateObject(op, txg);
-    };
-    UZFS_ASSIGN_OR_RETURN(uint64_t head_obj, make_ds());
+    UZFS_ASSIGN_OR_RETURN(uint64_t head_obj, AllocateDatasetObject(txg));
     UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
     UZFS_ASSIGN_OR_RETURN(uint64_t snap_dl, MosCreateDeadlist(txg));
-    UZFS_ASSIGN_OR_RETURN(uint64_t snap_obj, make_ds());
+    UZFS_ASSIGN_OR_RETURN(uint64_t snap_obj, AllocateDatasetObject(txg));
     UZFS_ASSIGN_OR_RETURN(uint64_t head_dl, MosCreateDeadlist(txg));
     origin_snap_obj_ = snap_obj;
     const uint64_t now = PoolClockSeconds();

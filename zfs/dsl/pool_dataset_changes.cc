@@ -136,17 +136,26 @@ Status Pool::CheckNewDataset(const std::string& name,
                              const std::vector<std::pair<std::string, std::string>>& props) {
   MutexLock l(&mu_);
   if (readonly_) return Status::NotSupported("cannot create '" + name + "': pool is read-only");
+  return CheckNewDatasetLocked(name, props);
+}
+
+Status Pool::CheckNewDatasetLocked(const std::string& name,
+                                   const std::vector<std::pair<std::string, std::string>>& props) {
   return ValidateNewDataset(name, props).status();
 }
 
 Status Pool::CreateDatasetSync(const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& props,
-                               Txg txg) {
+                               Txg txg, uint64_t clone_of) {
   UZFS_ASSIGN_OR_RETURN(NewDataset nd, ValidateNewDataset(name, props));
   const ZplCreateProps& zpl = nd.zpl;
   const std::vector<std::pair<std::string, StoredProp>>& enc = nd.props;
-  UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(nd.parent_dir, nd.leaf, txg, origin_snap_obj_));
-  UZFS_ASSIGN_OR_RETURN(uint64_t dsobj, CreateHeadDataset(dir, txg));
+  // A new file system is a clone of $ORIGIN (an empty tree of txg 1).
+  const uint64_t origin = clone_of != 0 ? clone_of : origin_snap_obj_;
+  UZFS_ASSIGN_OR_RETURN(uint64_t dir, CreateDir(nd.parent_dir, nd.leaf, txg, origin));
+  Result<uint64_t> head = clone_of != 0 ? CreateCloneHead(dir, clone_of, txg) : CreateHeadDataset(dir, txg);
+  UZFS_RETURN_IF_ERROR(head.status());
+  const uint64_t dsobj = *head;
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
   for (const auto& [k, v] : enc) {
     if (v.is_string) {
@@ -164,6 +173,17 @@ Status Pool::CreateDatasetSync(const std::string& name,
     if (v.is_string) continue;
     if (k == "reservation") UZFS_RETURN_IF_ERROR(SetReservation(dir, v.number, txg));
     if (k == "refreservation") UZFS_RETURN_IF_ERROR(SetRefReservation(dir, 0, v.number, txg));
+  }
+  if (clone_of != 0) {
+    // The clone's writer starts from its origin's tree. A snapshot taken
+    // while its intent log ran (OpenZFS's, from version 28) names that log:
+    // the clone's first objset block names none.
+    UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(name));
+    if (!ds->os->zil_header().log.IsHole()) {
+      UZFS_RETURN_IF_ERROR(ds->os->SetZilHeader(ZilHeader{}, txg));
+      ds->needs_sync = true;
+    }
+    return Status::Ok();
   }
   auto ds = std::make_unique<Dataset>();
   ds->name = name;
@@ -268,15 +288,10 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(DslDirPhys parent, ReadDirPhys(d.parent_obj));
   const std::string leaf = SplitParent(name).second;
   UZFS_RETURN_IF_ERROR(MosZapRemove(parent.child_dir_zapobj, leaf, txg));
-  if (p.prev_snap_obj != 0) {
-    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys snap, ReadDsPhys(p.prev_snap_obj));
-    if (snap.num_children > 0) snap.num_children--;
-    UZFS_RETURN_IF_ERROR(WriteDsPhys(p.prev_snap_obj, snap, txg));
-    if (snap.next_clones_obj != 0) MosZapRemove(snap.next_clones_obj, NextClonesEntryName(d.head_dataset_obj), txg).IgnoreError();
-  }
+  if (p.prev_snap_obj != 0) UZFS_RETURN_IF_ERROR(UnlinkCloneFromOrigin(d.head_dataset_obj, p.prev_snap_obj, txg));
   UZFS_RETURN_IF_ERROR(DropDatasetFeatures(d.head_dataset_obj, txg));
   if (p.deadlist_obj != 0) UZFS_RETURN_IF_ERROR(FreeDeadlistObjects(p.deadlist_obj, txg));
-  for (uint64_t obj : {p.snapnames_zapobj, d.head_dataset_obj, d.props_zapobj, d.child_dir_zapobj, *dir}) {
+  for (uint64_t obj : {p.snapnames_zapobj, d.head_dataset_obj, d.props_zapobj, d.child_dir_zapobj, d.clones, *dir}) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
   }
   return Status::Ok();

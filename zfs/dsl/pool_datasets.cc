@@ -152,6 +152,20 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
         UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(s.ds.prev_snap_obj));
         s.prev_referenced = prev.referenced_bytes;
       }
+      if (s.ds.userrefs_obj != 0) {
+        UZFS_ASSIGN_OR_RETURN(auto holds, MosZapList(s.ds.userrefs_obj));
+        s.userrefs = holds.size();
+      }
+      if (s.ds.next_clones_obj != 0) {
+        UZFS_ASSIGN_OR_RETURN(auto clones, MosZapList(s.ds.next_clones_obj));
+        for (const auto& [k, c] : clones) {
+          if (c.empty()) continue;
+          UZFS_ASSIGN_OR_RETURN(DslDatasetPhys cp, ReadDsPhys(c[0]));
+          UZFS_ASSIGN_OR_RETURN(std::string cn, DirName(cp.dir_obj));
+          s.clones.push_back(std::move(cn));
+        }
+        std::sort(s.clones.begin(), s.clones.end());
+      }
       found.push_back(std::move(s));
     }
     std::sort(found.begin(), found.end(),
@@ -171,6 +185,9 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
     if (info.ds.prev_snap_obj != 0) {
       UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(info.ds.prev_snap_obj));
       info.prev_referenced = prev.referenced_bytes;
+    }
+    if (info.dir.origin_obj != 0 && info.dir.origin_obj != origin_snap_obj_) {
+      UZFS_ASSIGN_OR_RETURN(info.origin, SnapshotName(info.dir.origin_obj));
     }
     const uint64_t child_zap = info.dir.child_dir_zapobj;
     out.push_back(std::move(info));

@@ -38,14 +38,18 @@ Result<uint64_t> Pool::CreateDir(uint64_t parent_dir, const std::string& leaf, T
   return dir;
 }
 
-Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, Txg txg) {
+Result<uint64_t> Pool::AllocateDatasetObject(Txg txg) {
   ObjectProps op;
   op.type = dmu_ot::kDslDataset;
   op.bonustype = dmu_ot::kDslDataset;
   op.bonuslen = kDslDatasetPhysSize;
   op.block_size = 512;
   op.indblkshift = 14;
-  UZFS_ASSIGN_OR_RETURN(uint64_t ds, mos_->AllocateObject(op, txg));
+  return mos_->AllocateObject(op, txg);
+}
+
+Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(const uint64_t ds, AllocateDatasetObject(txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t snapnames, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t deadlist, MosCreateDeadlist(txg));
   DslDatasetPhys p;
@@ -61,15 +65,55 @@ Result<uint64_t> Pool::CreateHeadDataset(uint64_t dir_obj, Txg txg) {
   p.flags = 4;  // DS_FLAG_UNIQUE_ACCURATE
   UZFS_RETURN_IF_ERROR(WriteDsPhys(ds, p, txg));
   // A clone of $ORIGIN@$ORIGIN.
-  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys snap, ReadDsPhys(origin_snap_obj_));
-  snap.num_children++;
-  UZFS_RETURN_IF_ERROR(WriteDsPhys(origin_snap_obj_, snap, txg));
-  UZFS_RETURN_IF_ERROR(MosZapAdd(snap.next_clones_obj, NextClonesEntryName(ds), ds, txg));
-  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
-  d.head_dataset_obj = ds;
-  d.origin_obj = origin_snap_obj_;
-  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir_obj, d, txg));
+  UZFS_RETURN_IF_ERROR(LinkCloneToOrigin(dir_obj, ds, origin_snap_obj_, txg));
   return ds;
+}
+
+Status Pool::LinkCloneToOrigin(uint64_t dir_obj, uint64_t ds_obj, uint64_t origin_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(origin_obj));
+  origin.num_children++;
+  // next_clones from version 17; $ORIGIN has its map from the start.
+  if (ident_.version >= kVersionNextClones && origin.next_clones_obj == 0) {
+    UZFS_ASSIGN_OR_RETURN(origin.next_clones_obj, MosCreateZap(dmu_ot::kNextClones, txg));
+  }
+  UZFS_RETURN_IF_ERROR(WriteDsPhys(origin_obj, origin, txg));
+  if (origin.next_clones_obj != 0) {
+    UZFS_RETURN_IF_ERROR(MosZapAdd(origin.next_clones_obj, NextClonesEntryName(ds_obj), ds_obj, txg));
+  }
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  d.head_dataset_obj = ds_obj;
+  d.origin_obj = origin_obj;
+  UZFS_RETURN_IF_ERROR(WriteDirPhys(dir_obj, d, txg));
+  // From version 26 the origin's dir lists every clone of its snapshots
+  // (dd_clones; every file system is a clone of $ORIGIN): OpenZFS removes
+  // a head from it when it destroys the head, and insists it is there.
+  if (ident_.version >= kVersionDeadlists) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin.dir_obj));
+    if (od.clones == 0) {
+      UZFS_ASSIGN_OR_RETURN(od.clones, MosCreateZap(dmu_ot::kDslClones, txg));
+      UZFS_RETURN_IF_ERROR(WriteDirPhys(origin.dir_obj, od, txg));
+    }
+    UZFS_RETURN_IF_ERROR(MosZapAdd(od.clones, NextClonesEntryName(ds_obj), ds_obj, txg));
+  }
+  return Status::Ok();
+}
+
+Status Pool::UnlinkCloneFromOrigin(uint64_t ds_obj, uint64_t origin_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(origin_obj));
+  if (origin.num_children > 0) origin.num_children--;
+  UZFS_RETURN_IF_ERROR(WriteDsPhys(origin_obj, origin, txg));
+  // (Pools uzfs made before it kept dd_clones have no entry to remove.)
+  auto drop = [&](uint64_t zap) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    if (zap == 0) return Status::Ok();
+    Status s = MosZapRemove(zap, NextClonesEntryName(ds_obj), txg);
+    return s.IsNotFound() ? Status::Ok() : s;
+  };
+  UZFS_RETURN_IF_ERROR(drop(origin.next_clones_obj));
+  if (ident_.version >= kVersionDeadlists) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin.dir_obj));
+    UZFS_RETURN_IF_ERROR(drop(od.clones));
+  }
+  return Status::Ok();
 }
 
 Status Pool::DirUse(uint64_t dir_obj, std::array<int64_t, kDdUsedCount> parts, int64_t comp, int64_t uncomp,

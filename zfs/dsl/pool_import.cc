@@ -132,8 +132,10 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   if (!p->readonly_) {
     UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
-    // As zpool import does: the labels say ACTIVE, with this host, at once.
-    UZFS_RETURN_IF_ERROR(p->Sync());
+    // As zpool import does: the labels say ACTIVE, with this host, at once
+    // (and the origins list their clones: pool_clone.cc).
+    Pool* const raw = p.get();
+    UZFS_RETURN_IF_ERROR(p->RunTask([raw](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS { return raw->AddMissingDirClones(txg); }));
   }
   return p;
 }

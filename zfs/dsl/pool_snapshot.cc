@@ -47,8 +47,8 @@ namespace {
 constexpr uint64_t kMaxDatasetName = 255;  // ZFS_MAX_DATASET_NAME_LEN - 1
 
 // The snapshot part of a name: ZFS's component characters.
-Status CheckSnapName(const std::string& full, const std::string& snap) {
-  const std::string q = "cannot snapshot '" + full + "': ";
+Status CheckSnapName(const std::string& full, const std::string& snap, const std::string& action) {
+  const std::string q = "cannot " + action + " '" + full + "': ";
   if (snap.empty()) return Status::InvalidArgument(q + "empty component in name");
   if (full.size() > kMaxDatasetName) return Status::InvalidArgument(q + "name is too long");
   for (char ch : snap) {
@@ -64,14 +64,14 @@ Status CheckSnapName(const std::string& full, const std::string& snap) {
 
 }  // namespace
 
-Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name) {
+Result<std::pair<std::string, std::string>> SplitSnapshotName(const std::string& name, const std::string& action) {
   const size_t at = name.find('@');
   if (at == std::string::npos) {
-    return Status::InvalidArgument("cannot snapshot '" + name + "': missing '@' delimiter in snapshot name");
+    return Status::InvalidArgument("cannot " + action + " '" + name + "': missing '@' delimiter in snapshot name");
   }
   std::pair<std::string, std::string> out{name.substr(0, at), name.substr(at + 1)};
-  UZFS_RETURN_IF_ERROR(CheckSnapName(name, out.second));
-  if (out.first.empty()) return Status::InvalidArgument("cannot snapshot '" + name + "': missing dataset name");
+  UZFS_RETURN_IF_ERROR(CheckSnapName(name, out.second, action));
+  if (out.first.empty()) return Status::InvalidArgument("cannot " + action + " '" + name + "': missing dataset name");
   return out;
 }
 
@@ -176,13 +176,7 @@ Status Pool::TakeSnapshot(const std::string& fs, const std::string& snap, Txg tx
   const uint64_t head_obj = d.head_dataset_obj;
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(head_obj));
 
-  ObjectProps op;
-  op.type = dmu_ot::kDslDataset;
-  op.bonustype = dmu_ot::kDslDataset;
-  op.bonuslen = kDslDatasetPhysSize;
-  op.block_size = 512;
-  op.indblkshift = 14;
-  UZFS_ASSIGN_OR_RETURN(const uint64_t snap_obj, mos_->AllocateObject(op, txg));
+  UZFS_ASSIGN_OR_RETURN(const uint64_t snap_obj, AllocateDatasetObject(txg));
   DslDatasetPhys s;
   s.dir_obj = dir;
   s.prev_snap_obj = h.prev_snap_obj;

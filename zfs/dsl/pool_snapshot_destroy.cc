@@ -180,13 +180,6 @@ Result<Pool::SnapshotToDestroy> Pool::CheckSnapshotDestroy(const std::string& na
     UZFS_ASSIGN_OR_RETURN(auto holds, MosZapList(s.userrefs_obj));
     if (!holds.empty()) return Status::Busy(q + "dataset is busy");
   }
-  if (d.clones != 0) {
-    UZFS_ASSIGN_OR_RETURN(auto clones, MosZapList(d.clones));
-    if (!clones.empty()) {
-      return Status::NotSupported(q + "the file system has clones (made by another ZFS), whose deadlists uzfs "
-                                      "does not adjust yet");
-    }
-  }
   if (ident_.version >= kVersionDeadlists) {
     for (uint64_t dl : {s.deadlist_obj, h.deadlist_obj}) {
       UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl));
@@ -212,6 +205,20 @@ Result<std::string> Pool::DirName(uint64_t dir_obj) {
     }
   }
   return Status::Corruption("DSL directory " + std::to_string(dir_obj) + " is not in its parent's child map");
+}
+
+Result<std::string> Pool::SnapshotName(uint64_t obj) {
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(s.dir_obj));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
+  UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(h.snapnames_zapobj));
+  for (const auto& [snap, v] : snaps) {
+    if (!v.empty() && v[0] == obj) {
+      UZFS_ASSIGN_OR_RETURN(std::string fs, DirName(s.dir_obj));
+      return fs + "@" + snap;
+    }
+  }
+  return Status::Corruption("snapshot " + std::to_string(obj) + " is not in its file system's snapshot map");
 }
 
 Status Pool::DestroySnapshots(const std::vector<std::string>& names) {
@@ -354,7 +361,11 @@ Status Pool::DestroySnapshotSync(const SnapshotToDestroy& t, Txg txg) {
       UZFS_ASSIGN_OR_RETURN(r, BplistBornIn(nn.deadlist_obj, s.prev_snap_txg, s.creation_txg));
     }
     next.unique_bytes += r.used;
-    if (keyed) UZFS_RETURN_IF_ERROR(RemoveDeadlistKey(h.deadlist_obj, s.creation_txg, txg));
+    if (keyed) {
+      // S's range closes in the head and in the clones of newer snapshots.
+      UZFS_RETURN_IF_ERROR(RemoveDeadlistKey(h.deadlist_obj, s.creation_txg, txg));
+      UZFS_RETURN_IF_ERROR(RemoveClonesKey(t.dir_obj, s.creation_txg, txg));
+    }
     UZFS_RETURN_IF_ERROR(WriteDsPhys(next_obj, next, txg));
   } else {
     // The head: unique = referenced less what it shares with P now.
@@ -447,6 +458,27 @@ Result<uint64_t> Pool::SnapshotsReclaim(const std::vector<std::string>& names) {
     }
   }
   return total;
+}
+
+// The clones of dir's snapshots newer than `key` (and theirs, in turn)
+// keep their file system's deadlist keys below their origin: a snapshot of
+// txg `key` destroyed, its key goes from their heads' deadlists too (ZFS's
+// dsl_dataset_remove_clones_key).
+Status Pool::RemoveClonesKey(uint64_t dir_obj, uint64_t key, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir_obj));
+  if (d.clones == 0) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(auto clones, MosZapList(d.clones));
+  for (const auto& [name, v] : clones) {
+    if (v.empty()) continue;
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys c, ReadDsPhys(v[0]));
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys cd, ReadDirPhys(c.dir_obj));
+    if (cd.origin_obj == 0) continue;
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(cd.origin_obj));
+    if (origin.creation_txg <= key) continue;
+    UZFS_RETURN_IF_ERROR(RemoveDeadlistKey(c.deadlist_obj, key, txg));
+    UZFS_RETURN_IF_ERROR(RemoveClonesKey(c.dir_obj, key, txg));
+  }
+  return Status::Ok();
 }
 
 }  // namespace uzfs

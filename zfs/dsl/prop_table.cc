@@ -203,6 +203,8 @@ const PropDef kDatasetProps[] = {
     Num("written", A::kReadOnly, S::kComputed, kAll, 0, "WRITTEN", "<size>", 0, true),
     Num("logicalused", A::kReadOnly, S::kComputed, kFs | kVol, 0, "LUSED", "<size>", 0, true),
     Num("logicalreferenced", A::kReadOnly, S::kComputed, kAll, 0, "LREFER", "<size>", 0, true),
+    // A snapshot's clones, comma-separated (OpenZFS's; zfs-fuse lacks it).
+    Str("clones", A::kReadOnly, S::kComputed, kSnap, "", "CLONES", "<dataset>[,...]", 0, true),
     // OpenZFS's relatime (ZAP entry "relatime", uint64 0/1, inheritable,
     // file systems only; OpenZFS registers it with default off). zfs-fuse
     // has no such property: its `zfs get all` skips a ZAP name that is

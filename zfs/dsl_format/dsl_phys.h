@@ -69,8 +69,10 @@ struct DslDirPhys {
 };
 
 // ds_flags bits.
+inline constexpr uint64_t kDsFlagInconsistent = 1;    // being received: not a whole tree yet
 inline constexpr uint64_t kDsFlagUniqueAccurate = 4;  // unique_bytes is exact
 inline constexpr uint64_t kDsFlagDeferDestroy = 8;    // destroy once released (zfs destroy -d)
+inline constexpr uint64_t kDsFlagCiDataset = 1 << 16;  // names are compared case-insensitively
 
 struct DslDatasetPhys {
   uint64_t dir_obj = 0;
