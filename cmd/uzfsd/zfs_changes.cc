@@ -6,6 +6,7 @@
 // where datasets mount remounts the tree below, any other property change
 // refreshes the mounted file systems' settings.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -13,6 +14,32 @@
 #include "cmd/uzfsd/zfs_handlers.h"
 
 namespace uzfs::cmd {
+
+// The clones that depend on snapshots `snaps` (their clones, the clones
+// of those clones' snapshots and of the file systems below them, and so
+// on): zfs destroy -R destroys them first. A clone comes after every clone
+// that depends on it.
+std::vector<std::string> DependentClones(const std::vector<DatasetInfo>& all, const std::vector<std::string>& snaps) {
+  std::map<std::string, const DatasetInfo*> by_name;
+  for (const DatasetInfo& i : all) by_name[i.name] = &i;
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  std::function<void(const std::string&)> visit = [&](const std::string& snap) {
+    auto it = by_name.find(snap);
+    if (it == by_name.end()) return;
+    for (const std::string& clone : it->second->clones) {
+      if (!seen.insert(clone).second) continue;
+      for (const DatasetInfo& i : all) {
+        if (!i.snapshot) continue;
+        const std::string fs = i.name.substr(0, i.name.find('@'));
+        if (fs == clone || IsDescendant(fs, clone)) visit(i.name);
+      }
+      order.push_back(clone);
+    }
+  };
+  for (const std::string& s : snaps) visit(s);
+  return order;
+}
 
 namespace {
 
@@ -30,6 +57,83 @@ int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) 
 
 bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
 
+// zfs destroy -r's refusal of a tree that clones outside it depend on.
+Status DependentClonesError(const std::string& name, std::vector<std::string> clones) {
+  std::sort(clones.begin(), clones.end());
+  std::string m = "cannot destroy '" + name + "': filesystem has dependent clones\nuse '-R' to destroy the following "
+                  "datasets:";
+  for (const std::string& c : clones) m += "\n" + c;
+  return Status::Exists(m);
+}
+
+// Destroys file system `name` with everything below it and all their
+// snapshots (zfs destroy -r): the snapshots' checks (clones, holds) first,
+// then the mounts (busy ones refuse unless force), then the snapshots in
+// one txg and the file systems deepest first. `done` gets each name
+// destroyed, in order.
+Status DestroyTree(PoolEntry& e, const std::string& name, bool force, std::vector<std::string>* done)
+    UZFS_REQUIRES(e.mu) {
+  Pool& p = *e.pool;
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> all, p.ListDatasets(true));
+  auto in_tree = [&](const std::string& ds) { return ds == name || IsDescendant(ds, name); };
+  std::vector<std::string> snaps;
+  for (const DatasetInfo& i : all) {
+    if (i.snapshot && in_tree(i.name.substr(0, i.name.find('@')))) snaps.push_back(i.name);
+  }
+  // Clones of its snapshots inside the tree go first, each with its own
+  // tree; one outside refuses the whole command.
+  const std::vector<std::string> dependents = DependentClones(all, snaps);
+  std::vector<std::string> outside;
+  for (const std::string& d : dependents) {
+    if (!in_tree(d)) outside.push_back(d);
+  }
+  if (!outside.empty()) return DependentClonesError(name, outside);
+  for (const std::string& d : dependents) {
+    if (d == name || !DatasetExists(p, d)) continue;
+    UZFS_RETURN_IF_ERROR(DestroyTree(e, d, force, done));
+  }
+  if (!dependents.empty()) {
+    UZFS_ASSIGN_OR_RETURN(all, p.ListDatasets(true));
+  }
+  std::vector<std::string> below;
+  snaps.clear();
+  for (const DatasetInfo& i : all) {
+    if (i.snapshot && in_tree(i.name.substr(0, i.name.find('@')))) snaps.push_back(i.name);
+    if (!i.snapshot && IsDescendant(i.name, name)) below.push_back(i.name);
+  }
+  std::sort(below.begin(), below.end());
+  if (!snaps.empty()) UZFS_RETURN_IF_ERROR(p.SnapshotsReclaim(snaps).status());
+  if (Status s = e.mounts.UnmountTree(name, force); !s.ok() && !s.IsNotFound()) return s;
+  if (!snaps.empty()) {
+    UZFS_RETURN_IF_ERROR(p.DestroySnapshots(snaps));
+    done->insert(done->end(), snaps.begin(), snaps.end());
+  }
+  for (auto it = below.rbegin(); it != below.rend(); ++it) {
+    UZFS_RETURN_IF_ERROR(p.DestroyDataset(*it));
+    done->push_back(*it);
+  }
+  if (name.find('/') != std::string::npos) {
+    UZFS_RETURN_IF_ERROR(p.DestroyDataset(name));
+    done->push_back(name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// zfs destroy -R: the clones depending on `snaps`, each with its tree,
+// dependents first. A clone already gone with an earlier one's tree is
+// skipped.
+Status DestroyDependents(PoolEntry& e, const std::vector<std::string>& snaps, bool force,
+                         std::vector<std::string>* done) UZFS_REQUIRES(e.mu) {
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> all, e.pool->ListDatasets(true));
+  for (const std::string& clone : DependentClones(all, snaps)) {
+    if (!DatasetExists(*e.pool, clone)) continue;
+    UZFS_RETURN_IF_ERROR(DestroyTree(e, clone, force, done));
+  }
+  return Status::Ok();
+}
+
 // After any property change: the mounted file systems take the new values
 // (ZplFs props; exec/setuid/devices as mount flags, as ZFS remounts).
 int RefreshMounts(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
@@ -38,8 +142,6 @@ int RefreshMounts(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu) {
   for (const std::string& m : errs) c.out.ErrLine(m);
   return errs.empty() ? 0 : 1;
 }
-
-}  // namespace
 
 int ZfsCreate(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "psunvP", "obV");
@@ -162,8 +264,8 @@ int ZfsDestroy(CmdCtx& c) {
     if (Status s = p.CheckNoOwnSnapshots(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
   }
   // With -r they go first, all in one txg (a snapshot with clones stops
-  // everything before anything is destroyed).
-  std::vector<std::string> snaps;
+  // everything before anything is destroyed, unless -R destroys them).
+  std::vector<std::string> snaps, dependents;
   if (recursive) {
     auto all = p.ListDatasets(true);
     if (!all.ok()) return c.Fail(ErrorLine(all.status(), "destroy", name));
@@ -172,14 +274,22 @@ int ZfsDestroy(CmdCtx& c) {
       const std::string fs = i.name.substr(0, i.name.find('@'));
       if (fs == name || IsDescendant(fs, name)) snaps.push_back(i.name);
     }
+    dependents = DependentClones(*all, snaps);
   }
+  // Clones outside the tree: only -R destroys them.
+  std::vector<std::string> outside;
+  for (const std::string& d : dependents) {
+    if (d != name && !IsDescendant(d, name)) outside.push_back(d);
+  }
+  if (!outside.empty() && !a.Has('R')) return c.Fail(ErrorLine(DependentClonesError(name, outside), "destroy", name));
   if (a.Has('n')) {
-    if (!snaps.empty()) {
+    if (!snaps.empty() && dependents.empty()) {
       auto r = p.SnapshotsReclaim(snaps);
       if (!r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
     }
     std::string t;
     if (a.Has('v') || a.Has('p')) {
+      for (const std::string& d : outside) t += "would destroy " + d + "\n";
       for (const std::string& sn : snaps) t += "would destroy " + sn + "\n";
       for (auto it = below.rbegin(); it != below.rend(); ++it) t += "would destroy " + *it + "\n";
       if (name.find('/') != std::string::npos) t += "would destroy " + name + "\n";
@@ -187,30 +297,23 @@ int ZfsDestroy(CmdCtx& c) {
     c.out.Out(t);
     return 0;
   }
-  // The snapshots' checks (clones, holds) before anything is unmounted.
-  if (!snaps.empty()) {
-    if (auto r = p.SnapshotsReclaim(snaps); !r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
-  }
-  // Unmount what goes away (busy mounts stop it unless -f).
-  if (Status s = e->mounts.UnmountTree(name, a.Has('f')); !s.ok() && !s.IsNotFound()) {
-    return c.Fail(std::string(s.message()));
-  }
-  if (!snaps.empty()) {
-    if (Status s = p.DestroySnapshots(snaps); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
-    if (a.Has('v')) {
-      for (const std::string& sn : snaps) c.out.Out("will destroy " + sn + "\n");
+  std::vector<std::string> done;
+  Status s = a.Has('R') ? DestroyDependents(*e, snaps, a.Has('f'), &done) : Status::Ok();
+  if (s.ok()) {
+    if (recursive) {
+      s = DestroyTree(*e, name, a.Has('f'), &done);
+    } else {
+      s = e->mounts.UnmountTree(name, a.Has('f'));
+      if (s.IsNotFound()) s = Status::Ok();
+      if (s.ok()) s = p.DestroyDataset(name);
+      if (s.ok()) done.push_back(name);
     }
   }
-  // Deepest first.
-  for (auto it = below.rbegin(); it != below.rend(); ++it) {
-    if (Status s = p.DestroyDataset(*it); !s.ok()) return c.Fail(ErrorLine(s, "destroy", *it));
-    if (a.Has('v')) c.out.Out("will destroy " + *it + "\n");
+  if (a.Has('v')) {
+    for (const std::string& d : done) c.out.Out("will destroy " + d + "\n");
   }
-  if (name.find('/') != std::string::npos) {
-    if (Status s = p.DestroyDataset(name); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
-    if (a.Has('v')) c.out.Out("will destroy " + name + "\n");
-  }
-  p.LogHistory(c.cmdline);
+  if (!done.empty()) p.LogHistory(c.cmdline);
+  if (!s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
   return 0;
 }
 
@@ -266,6 +369,32 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
     }
   }
   if (doomed.empty()) return c.Fail("cannot destroy '" + name + "': dataset does not exist\nno snapshots destroyed");
+  if (a.Has('R')) {
+    // Their clones (and what depends on those) go first.
+    const std::vector<std::string> dependents = DependentClones(*all, doomed);
+    if (a.Has('n')) {
+      std::string t;
+      for (const std::string& d : dependents) t += a.Has('p') ? "destroy\t" + d + "\n" : "would destroy " + d + "\n";
+      for (const std::string& d : doomed) t += a.Has('p') ? "destroy\t" + d + "\n" : "would destroy " + d + "\n";
+      if (a.Has('v') || a.Has('p')) c.out.Out(t);
+      return 0;
+    }
+    std::vector<std::string> done;
+    Status s = DestroyDependents(*e, doomed, a.Has('f'), &done);
+    if (a.Has('v')) {
+      for (const std::string& d : done) c.out.Out("will destroy " + d + "\n");
+    }
+    if (!s.ok()) {
+      if (!done.empty()) p.LogHistory(c.cmdline);
+      return c.Fail(ErrorLine(s, "destroy", name));
+    }
+    // Those that went with a clone's tree are done.
+    std::erase_if(doomed, [&](const std::string& d) { return !SnapshotExists(p, d); });
+    if (doomed.empty()) {
+      p.LogHistory(c.cmdline);
+      return 0;
+    }
+  }
   if (a.Has('n') || a.Has('v') || a.Has('p')) {
     auto r = p.SnapshotsReclaim(doomed);
     if (!r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
@@ -390,13 +519,30 @@ int ZfsInherit(CmdCtx& c) {
 }
 
 int ZfsRename(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "pfu", "");
+  ParsedArgs a = ParseArgs(c.args, "pfur", "");
   if (!a.error.empty()) return ZfsUsage(c, "rename", a.error);
   if (a.operands.size() < 2) return ZfsUsage(c, "rename", "missing target dataset argument");
   if (a.operands.size() > 2) return ZfsUsage(c, "rename", "too many arguments");
-  const std::string from = a.operands[0], to = a.operands[1];
-  if (from.find('@') != std::string::npos || to.find('@') != std::string::npos) {
-    return c.Fail("cannot rename '" + from + "': snapshots are not supported by uzfs yet");
+  const std::string from = a.operands[0];
+  std::string to = a.operands[1];
+  if (from.find('@') != std::string::npos) {
+    if (a.Has('p')) return ZfsUsage(c, "rename", "-p cannot be used with a snapshot");
+    // "snap" and "@snap" are short for the same file system's snapshot.
+    if (to.find('@') == std::string::npos) to = from.substr(0, from.find('@') + 1) + to;
+    if (to[0] == '@') to = from.substr(0, from.find('@')) + to;
+    auto e = PoolFor(c, from.substr(0, from.find('@')));
+    if (e == nullptr) return c.Fail("cannot open '" + from + "': dataset does not exist");
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return c.Fail("cannot open '" + from + "': dataset does not exist");
+    if (Status s = e->pool->RenameSnapshot(from, to, a.Has('r')); !s.ok()) {
+      return c.Fail(ErrorLine(s, "rename to", to));
+    }
+    e->pool->LogHistory(c.cmdline);
+    return 0;
+  }
+  if (a.Has('r')) return ZfsUsage(c, "rename", "source dataset for recursive rename must be a snapshot");
+  if (to.find('@') != std::string::npos) {
+    return c.Fail("cannot rename to '" + to + "': snapshot delimiter '@' is not expected here");
   }
   if (from.find('/') == std::string::npos) {
     return c.Fail("cannot rename '" + from + "': operation does not apply to pools");

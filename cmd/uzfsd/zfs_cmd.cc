@@ -1,5 +1,6 @@
 // zfs's subcommand table inside the daemon (man/zfs.8): create, destroy,
-// list, get, set, inherit, rename, snapshot, rollback, mount, unmount, each in the file of its
+// list, get, set, inherit, rename, snapshot, rollback, clone, promote,
+// hold, holds, release, mount, unmount, each in the file of its
 // concern (zfs_handlers.h); the ZFS subcommands uzfs does not offer yet
 // are refused by name.
 #include "cmd/uzfsd/subcommands.h"
@@ -14,7 +15,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zfs", Subs(),
-                          "\tclone, promote, send, receive:\n\t    not available in uzfs yet\n");
+                          "\tsend, receive, diff:\n\t    not available in uzfs yet\n");
 }
 
 }  // namespace
@@ -38,16 +39,22 @@ std::span<const Sub> Subs() {
        ZfsGet},
       {"set", "\tset <property=value> ... <filesystem> ...\n", ZfsSet},
       {"inherit", "\tinherit [-r] <property> <filesystem> ...\n", ZfsInherit},
-      {"rename", "\trename [-p] <filesystem> <filesystem>\n", ZfsRename},
+      {"rename", "\trename [-f] <filesystem|snapshot> <filesystem|snapshot>\n"
+                 "\trename -p [-f] <filesystem> <filesystem>\n\trename -r <snapshot> <snapshot>\n",
+       ZfsRename},
       {"snapshot", "\tsnapshot [-r] <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
       {"rollback", "\trollback [-rRf] <snapshot>\n", ZfsRollback},
+      {"clone", "\tclone [-p] [-o property=value] ... <snapshot> <filesystem>\n", ZfsClone},
+      {"promote", "\tpromote <clone-filesystem>\n", ZfsPromote},
+      {"hold", "\thold [-r] <tag> <snapshot> ...\n", ZfsHold},
+      {"holds", "\tholds [-rHp] <snapshot> ...\n", ZfsHolds},
+      {"release", "\trelease [-r] <tag> <snapshot> ...\n", ZfsRelease},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
       {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return ZfsMount(c, false); },
        SubLock::kNone, "umount"},
       // ZFS subcommands uzfs does not offer yet.
-      {"clone", nullptr},
-      {"promote", nullptr}, {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
-      {"diff", nullptr}, {"hold", nullptr}, {"release", nullptr}, {"holds", nullptr}, {"upgrade", nullptr},
+      {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
+      {"diff", nullptr}, {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},
       {"share", nullptr}, {"unshare", nullptr}, {"bookmark", nullptr}, {"load-key", nullptr},
       {"unload-key", nullptr}, {"change-key", nullptr}, {"program", nullptr}, {"wait", nullptr},

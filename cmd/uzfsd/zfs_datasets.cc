@@ -87,6 +87,8 @@ PropZap ComputedProps(const DsRow& r) {
   // deadlist).
   const uint64_t written = s.referenced_bytes + r.info.deadlist_bytes - std::min(s.referenced_bytes + r.info.deadlist_bytes, r.info.prev_referenced);
   if (r.info.snapshot) {
+    std::string clones;
+    for (const std::string& c : r.info.clones) clones += (clones.empty() ? "" : ",") + c;
     return {
         {"type", PropValue::String("snapshot")},
         {"creation", PropValue::Number(s.creation_time)},
@@ -98,7 +100,10 @@ PropZap ComputedProps(const DsRow& r) {
         {"logicalreferenced", PropValue::Number(s.uncompressed_bytes)},
         {"createtxg", PropValue::Number(s.creation_txg)},
         {"guid", PropValue::Number(s.guid)},
-        {"userrefs", PropValue::Number(0)},
+        {"userrefs", PropValue::Number(r.info.userrefs)},
+        // (Its next snapshot or head is the other child.)
+        {"numclones", PropValue::Number(s.num_children > 0 ? s.num_children - 1 : 0)},
+        {"clones", PropValue::String(clones)},
         {"defer_destroy", PropValue::Number((s.flags & kDsFlagDeferDestroy) != 0 ? 1 : 0)},
         {"objsetid", PropValue::Number(r.info.ds_obj)},
     };
@@ -121,9 +126,10 @@ PropZap ComputedProps(const DsRow& r) {
       {"usedbydataset", PropValue::Number(d.used_breakdown[0])},
       {"usedbychildren", PropValue::Number(d.used_breakdown[2] + d.used_breakdown[3])},
       {"usedbyrefreservation", PropValue::Number(d.used_breakdown[4])},
-      {"userrefs", PropValue::Number(0)},
       {"objsetid", PropValue::Number(r.info.ds_obj)},
   };
+  // "-" (no value) for a file system that is no clone.
+  if (!r.info.origin.empty()) z.push_back({"origin", PropValue::String(r.info.origin)});
   return z;
 }
 

@@ -22,8 +22,22 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
 int ZfsSet(CmdCtx& c);       // zfs_changes.cc
 int ZfsInherit(CmdCtx& c);   // zfs_changes.cc
 int ZfsRename(CmdCtx& c);    // zfs_changes.cc
+// The clones that depend on snapshots `snaps` (their clones, and what
+// depends on those in turn), each after those that depend on it
+// (zfs_changes.cc).
+std::vector<std::string> DependentClones(const std::vector<DatasetInfo>& all, const std::vector<std::string>& snaps);
+// zfs destroy -R (and rollback -R): destroys the clones that depend on
+// snapshots `snaps`, each with its tree, dependents first; `done` gets
+// what was destroyed, in order (zfs_changes.cc).
+Status DestroyDependents(PoolEntry& e, const std::vector<std::string>& snaps, bool force,
+                         std::vector<std::string>* done) UZFS_REQUIRES(e.mu);
 int ZfsSnapshot(CmdCtx& c);  // zfs_snapshot.cc
 int ZfsRollback(CmdCtx& c);  // zfs_snapshot.cc
+int ZfsClone(CmdCtx& c);     // zfs_clone.cc
+int ZfsPromote(CmdCtx& c);   // zfs_clone.cc
+int ZfsHold(CmdCtx& c);      // zfs_holds.cc
+int ZfsRelease(CmdCtx& c);   // zfs_holds.cc
+int ZfsHolds(CmdCtx& c);     // zfs_holds.cc
 // zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
 int ZfsMount(CmdCtx& c, bool mount);
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -80,8 +81,8 @@ int ZfsSnapshot(CmdCtx& c) {
 namespace uzfs::cmd {
 
 // zfs rollback [-rRf] fs@snap (man/zfs.8): the file system goes back to
-// its newest snapshot; -r destroys the newer snapshots first (-R the same:
-// uzfs makes no clones, and a snapshot with clones refuses). A mounted
+// its newest snapshot; -r destroys the newer snapshots first (a snapshot
+// with clones refuses), -R their clones too. A mounted
 // file system is unmounted first (busy: refused unless -f) and mounted
 // again where it was, so the kernel keeps nothing of what was rolled back.
 int ZfsRollback(CmdCtx& c) {
@@ -111,6 +112,22 @@ int ZfsRollback(CmdCtx& c) {
     for (const DatasetInfo& i : *all) {
       if (i.snapshot && i.name.substr(0, at) == fs && i.name[at] == '@' && i.ds.creation_txg > target_txg) {
         newer.push_back(i.name);
+      }
+    }
+    if (!a.Has('R')) {
+      std::vector<std::string> clones = DependentClones(*all, newer);
+      if (!clones.empty()) {
+        std::sort(clones.begin(), clones.end());
+        std::string m = "cannot rollback to '" + name + "': clones of previous snapshots exist\nuse '-R' to force "
+                        "deletion of the following clones and dependents:";
+        for (const std::string& cl : clones) m += "\n" + cl;
+        return c.Fail(m);
+      }
+    }
+    if (!newer.empty() && a.Has('R')) {
+      std::vector<std::string> done;
+      if (Status s = DestroyDependents(*e, newer, a.Has('f'), &done); !s.ok()) {
+        return c.Fail(ErrorLine(s, "rollback to", name));
       }
     }
     if (!newer.empty()) {

@@ -38,7 +38,7 @@ TEST(ZfsDestroyCompat, RecursiveDestroyTakesSnapshotsUnlessOneHasAClone) {
                    "use '-r' to destroy the following datasets:\nzs/fs/child@c1\n");
   r = env.Zfs("destroy -r zs/fs");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "cannot destroy 'zs/fs@s1': snapshot has dependent clones\n"
+  EXPECT_EQ(r.err, "cannot destroy 'zs/fs': filesystem has dependent clones\n"
                    "use '-R' to destroy the following datasets:\nzs/cl\n");
   r = env.Zfs("destroy -rnv zs/fs");
   EXPECT_EQ(r.rc, 1) << "a dry run says the same";
