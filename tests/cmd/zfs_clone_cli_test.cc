@@ -201,8 +201,12 @@ TEST_F(ZfsCloneCli, BadClonesAreRefused) {
   for (const Case& k : cases) {
     Ran r = env_.Zfs(k.args);
     EXPECT_EQ(r.rc, k.rc) << k.args << ": " << r.err;
-    if (!k.err.empty()) EXPECT_EQ(r.err, k.err) << k.args;
-    if (k.rc == 1) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << k.args << ": " << r.err;
+    if (!k.err.empty()) {
+      EXPECT_EQ(r.err, k.err) << k.args;
+    }
+    if (k.rc == 1) {
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << k.args << ": " << r.err;
+    }
   }
   EXPECT_EQ(Names(""), "tank\ntank/fs\ntank/fs/kid\n");
   EXPECT_EQ(env_.Zfs("get -H -o value numclones tank/fs@s").out, "0\n");

@@ -177,7 +177,9 @@ TEST(PoolCloneCompat, UzfsWritesAndDestroysAZfsFuseClone) {
         found = true;
         EXPECT_EQ(i.origin, "zs/fs@s");
       }
-      if (i.name == "zs/fs@s") EXPECT_EQ(i.clones, std::vector<std::string>{"zs/c"});
+      if (i.name == "zs/fs@s") {
+        EXPECT_EQ(i.clones, std::vector<std::string>{"zs/c"});
+      }
     }
     EXPECT_TRUE(found);
     auto m = ZplFs::Mount(**p, "zs/c");

@@ -400,7 +400,9 @@ TEST(PoolClone, BadInputChangesNothing) {
   for (const Case& k : cases) {
     const Status s = p->Clone(k.origin, k.target, k.props);
     EXPECT_EQ(s.code(), k.code) << k.origin << " -> " << k.target << ": " << s.ToString();
-    if (!k.message.empty()) EXPECT_EQ(s.message(), k.message);
+    if (!k.message.empty()) {
+      EXPECT_EQ(s.message(), k.message);
+    }
   }
   auto after = p->ListDatasets(true);
   ASSERT_UZFS_OK(after.status());

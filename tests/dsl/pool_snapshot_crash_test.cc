@@ -421,9 +421,15 @@ void RunKills(uint64_t version) {
       ASSERT_UZFS_OK(holds.status());
       if (*holds) held_found.insert(n);
       const bool was = disk.held.count(n) != 0;
-      if ((was || held.count(n)) && !releasing.count(n)) EXPECT_TRUE(*holds) << "s" << n << "'s hold vanished";
-      if (released.count(n) && !holding.count(n)) EXPECT_FALSE(*holds) << "s" << n << " was released";
-      if (!was && !holding.count(n)) EXPECT_FALSE(*holds) << "s" << n << " was never held";
+      if ((was || held.count(n)) && !releasing.count(n)) {
+        EXPECT_TRUE(*holds) << "s" << n << "'s hold vanished";
+      }
+      if (released.count(n) && !holding.count(n)) {
+        EXPECT_FALSE(*holds) << "s" << n << " was released";
+      }
+      if (!was && !holding.count(n)) {
+        EXPECT_FALSE(*holds) << "s" << n << " was never held";
+      }
     }
     disk.held = held_found;
     if (::testing::Test::HasFailure()) return;
