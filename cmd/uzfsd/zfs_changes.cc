@@ -41,6 +41,19 @@ std::vector<std::string> DependentClones(const std::vector<DatasetInfo>& all, co
   return order;
 }
 
+Status CheckNoHolds(const std::vector<DatasetInfo>& all, const std::vector<std::string>& snaps,
+                    const std::vector<std::string>& trees) {
+  const std::set<std::string> named(snaps.begin(), snaps.end());
+  for (const DatasetInfo& i : all) {
+    if (!i.snapshot || i.userrefs == 0) continue;
+    const std::string fs = i.name.substr(0, i.name.find('@'));
+    bool doomed = named.count(i.name) != 0;
+    for (const std::string& t : trees) doomed = doomed || fs == t || IsDescendant(fs, t);
+    if (doomed) return Status::Busy("cannot destroy snapshot " + i.name + ": dataset is busy");
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // After a change of where datasets mount (mountpoint, canmount, rename):
@@ -298,7 +311,14 @@ int ZfsDestroy(CmdCtx& c) {
     return 0;
   }
   std::vector<std::string> done;
-  Status s = a.Has('R') ? DestroyDependents(*e, snaps, a.Has('f'), &done) : Status::Ok();
+  Status s = Status::Ok();
+  if (a.Has('R')) {
+    std::vector<std::string> trees = dependents;
+    trees.push_back(name);
+    auto all = p.ListDatasets(true);
+    s = all.ok() ? CheckNoHolds(*all, snaps, trees) : all.status();
+    if (s.ok()) s = DestroyDependents(*e, snaps, a.Has('f'), &done);
+  }
   if (s.ok()) {
     if (recursive) {
       s = DestroyTree(*e, name, a.Has('f'), &done);
@@ -380,7 +400,9 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
       return 0;
     }
     std::vector<std::string> done;
-    Status s = DestroyDependents(*e, doomed, a.Has('f'), &done);
+    Status s = CheckNoHolds(*all, doomed, dependents);
+    if (!s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+    s = DestroyDependents(*e, doomed, a.Has('f'), &done);
     if (a.Has('v')) {
       for (const std::string& d : done) c.out.Out("will destroy " + d + "\n");
     }

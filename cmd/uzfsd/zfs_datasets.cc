@@ -133,6 +133,14 @@ PropZap ComputedProps(const DsRow& r) {
   return z;
 }
 
+std::optional<PropValue> WrittenSince(Pool& p, const DsRow& r, const std::string& prop) {
+  std::string snap = prop.substr(prop.find('@') + 1);
+  if (snap.find('@') == std::string::npos) snap = r.name.substr(0, r.name.find('@')) + "@" + snap;
+  auto w = p.SpaceWritten(snap, r.name);
+  if (!w.ok()) return std::nullopt;
+  return PropValue::Number(*w);
+}
+
 // The ZPL master node's entries `zfs get` shows (version, normalization,
 // utf8only, casesensitivity): the dataset's own; a dataset without a ZPL
 // shows the version new file systems of this pool get (zpl_create.h).
@@ -152,6 +160,7 @@ PropZap ZplMasterZap(Pool& p, const std::string& ds) {
 namespace {
 
 bool IsSizeProp(const std::string& n) {
+  if (IsWrittenAt(n)) return true;
   static const std::set<std::string> k = {"used", "available", "referenced", "quota", "reservation",
                                           "recordsize", "volsize", "volblocksize", "refquota",
                                           "refreservation", "usedbysnapshots", "usedbydataset",
@@ -179,7 +188,7 @@ std::string DatasetValueText(const std::string& prop, const PropValue& v, bool p
 // Property name as the table knows it ("avail" -> "available"); user
 // properties as given; empty when unknown.
 std::string CanonicalDatasetProp(const std::string& n) {
-  if (n == "name" || n == "space") return n;
+  if (n == "name" || n == "space" || IsWrittenAt(n)) return n;
   if (IsUserProp(n)) return n;
   const PropDef* d = FindDatasetProp(n);
   return d == nullptr ? "" : std::string(d->name);
@@ -192,6 +201,7 @@ std::string DatasetColumnHeader(const std::string& prop) {
 }
 
 bool DatasetRightAligned(const std::string& prop) {
+  if (IsWrittenAt(prop)) return true;
   const PropDef* d = FindDatasetProp(prop);
   return d != nullptr && d->kind == PropKind::kNumber && !IsUserProp(prop);
 }

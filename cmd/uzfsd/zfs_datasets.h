@@ -6,6 +6,8 @@
 // datasets by operand, -r and -d. Reading only: nothing here changes a pool.
 #pragma once
 
+#include <optional>
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -61,6 +63,11 @@ struct DsRow {
 Result<std::vector<DslPropLevel>> DatasetPropChain(Pool& p, const std::string& ds);
 // The computed properties (used, available, creation, ratios, ...).
 PropZap ComputedProps(const DsRow& r);
+// written@SNAP (prop, as given) of row r: SNAP is a snapshot of r's file
+// system, or a full "fs@snap" name of one before it; nullopt ("-") when it
+// is no snapshot before r.
+std::optional<PropValue> WrittenSince(Pool& p, const DsRow& r, const std::string& prop);
+inline bool IsWrittenAt(const std::string& prop) { return prop.size() > 8 && prop.starts_with("written@"); }
 // The ZPL master node's entries `zfs get` shows (version, normalization,
 // utf8only, casesensitivity): the dataset's own; a dataset without a ZPL
 // shows the version new file systems of this pool get (zpl_create.h).

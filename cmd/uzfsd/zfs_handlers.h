@@ -26,6 +26,12 @@ int ZfsRename(CmdCtx& c);    // zfs_changes.cc
 // depends on those in turn), each after those that depend on it
 // (zfs_changes.cc).
 std::vector<std::string> DependentClones(const std::vector<DatasetInfo>& all, const std::vector<std::string>& snaps);
+// Busy "cannot destroy snapshot NAME: dataset is busy" when a snapshot
+// named in `snaps`, or one in the trees below `trees`, has a user hold:
+// zfs destroy -R and rollback -R check it before they destroy anything
+// (zfs_changes.cc).
+Status CheckNoHolds(const std::vector<DatasetInfo>& all, const std::vector<std::string>& snaps,
+                    const std::vector<std::string>& trees);
 // zfs destroy -R (and rollback -R): destroys the clones that depend on
 // snapshots `snaps`, each with its tree, dependents first; `done` gets
 // what was destroyed, in order (zfs_changes.cc).

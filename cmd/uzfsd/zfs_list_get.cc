@@ -82,6 +82,7 @@ int ZfsList(CmdCtx& c) {
     const PropZap computed = ComputedProps(s.row);
     const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find('@')));
     const std::string altroot = s.entry->rec.altroot;
+    Pool& pool = *s.entry->pool;
     Row r;
     r.j = DatasetJsonHead(s.row);
     json jp = json::object();
@@ -89,6 +90,12 @@ int ZfsList(CmdCtx& c) {
       if (p == "name") {
         *text = s.row.name;
         *raw = PropValue::String(s.row.name);
+        return;
+      }
+      if (IsWrittenAt(p)) {
+        const std::optional<PropValue> w = WrittenSince(pool, s.row, p);
+        *text = w ? DatasetValueText(p, *w, parsable, altroot) : "-";
+        if (w) *raw = *w;
         return;
       }
       auto v = ResolveDatasetProp(p, *chain, &zpl, &computed);
@@ -232,6 +239,14 @@ int ZfsGet(CmdCtx& c) {
         ResolvedProp p;
         p.name = "name";
         p.value = PropValue::String(s.row.name);
+        props.push_back(p);
+        continue;
+      }
+      if (IsWrittenAt(w)) {
+        ResolvedProp p;  // "-" when not a snapshot before the dataset
+        p.name = w;
+        const std::optional<PropValue> v = WrittenSince(*s.entry->pool, s.row, w);
+        p.value = v ? *v : PropValue::String("");
         props.push_back(p);
         continue;
       }

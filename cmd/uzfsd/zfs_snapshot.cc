@@ -126,6 +126,9 @@ int ZfsRollback(CmdCtx& c) {
     }
     if (!newer.empty() && a.Has('R')) {
       std::vector<std::string> done;
+      if (Status s = CheckNoHolds(*all, newer, DependentClones(*all, newer)); !s.ok()) {
+        return c.Fail(ErrorLine(s, "rollback to", name));
+      }
       if (Status s = DestroyDependents(*e, newer, a.Has('f'), &done); !s.ok()) {
         return c.Fail(ErrorLine(s, "rollback to", name));
       }

@@ -61,7 +61,14 @@ TEST_F(ZfsCloneCli, DestroyCapitalRTakesTheClonesAlong) {
   ASSERT_EQ(env_.Zfs("clone tank/fs/kid@s tank/k").rc, 0);
   const std::string everything =
       "tank\ntank/c\ntank/c@cs\ntank/c2\ntank/fs\ntank/fs@s\ntank/fs/kid\ntank/fs/kid@s\ntank/k\n";
-  Ran r = env_.Zfs("destroy -r tank/fs");
+  // A held snapshot among those -R would destroy stops it before anything goes.
+  ASSERT_EQ(env_.Zfs("hold keep tank/c@cs").rc, 0);
+  Ran r = env_.Zfs("destroy -R tank/fs@s");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot destroy snapshot tank/c@cs: dataset is busy\n");
+  EXPECT_EQ(Names("-t all"), everything);
+  ASSERT_EQ(env_.Zfs("release keep tank/c@cs").rc, 0);
+  r = env_.Zfs("destroy -r tank/fs");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot destroy 'tank/fs': filesystem has dependent clones\n"
                    "use '-R' to destroy the following datasets:\ntank/c\ntank/c2\ntank/k\n");
@@ -117,6 +124,17 @@ TEST_F(ZfsCloneCli, PromoteTurnsTheOriginRound) {
   ASSERT_EQ(env_.Zfs("promote tank/fs").rc, 0);
   EXPECT_EQ(env_.Zfs("get -H -o value origin tank/c").out, "tank/fs@s\n");
   EXPECT_TRUE(Contains(env_.Zpool("history tank").out, "zfs promote tank/fs"));
+}
+
+TEST_F(ZfsCloneCli, WrittenAtASnapshot) {
+  // Nothing written since: 0; the short and the full names agree.
+  EXPECT_EQ(env_.Zfs("get -Hp -o value written@s tank/fs").out, "0\n");
+  EXPECT_EQ(env_.Zfs("get -Hp -o value written@tank/fs@s tank/fs").out, "0\n");
+  EXPECT_EQ(env_.Zfs("list -H -o name,written@s tank/fs tank/fs/kid").out, "tank/fs\t0B\ntank/fs/kid\t0B\n");
+  Ran r = env_.Zfs("get -H -o property,value,source written@nope tank/fs");
+  EXPECT_EQ(r.out, "written@nope\t-\t-\n") << r.err;
+  r = env_.Zfs("list -o name,written@s tank/fs");
+  EXPECT_EQ(r.out, "NAME     WRITTEN@S\ntank/fs         0B\n");
 }
 
 TEST_F(ZfsCloneCli, HoldsKeepSnapshotsUntilReleased) {

@@ -288,6 +288,13 @@ TEST_P(PoolCloneTest, PromoteHandsTheHistoryOverAndBack) {
   const DirSpace fs0 = SpaceOf(*before, "sp/fs"), c0 = SpaceOf(*before, "sp/other/c"),
                  other0 = SpaceOf(*before, "sp/other");
 
+  // A quota above the clone that the moving space would exceed refuses it.
+  ASSERT_UZFS_OK(p->SetProp("sp/other", "quota", std::to_string(other0.used + (1 << 20))));
+  const Status over = p->Promote("sp/other/c");
+  EXPECT_EQ(over.code(), Code::kNoSpace);
+  EXPECT_EQ(over.message(), "cannot promote 'sp/other/c': out of space");
+  ASSERT_UZFS_OK(p->SetProp("sp/other", "quota", "none"));
+
   ASSERT_UZFS_OK(p->Promote("sp/other/c"));
   auto l = p->ListDatasets(true);
   ASSERT_UZFS_OK(l.status());
@@ -364,6 +371,41 @@ TEST_P(PoolCloneTest, PromoteRefusesAConflictingSnapshotName) {
   ASSERT_UZFS_OK(p->Export());
   p.reset();
   pooltest::ExpectConsistent(dir.path(), "sp");
+}
+
+TEST_P(PoolCloneTest, WrittenSinceAnEarlierSnapshot) {
+  test::TempDir dir;
+  std::unique_ptr<Pool> p = NewPool(dir.path(), GetParam());
+  ASSERT_NE(p, nullptr);
+  ASSERT_UZFS_OK(p->CreateDataset("sp/fs", {}));
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(*p, "sp/fs", 6, kObj, 100, &objs);
+  ASSERT_UZFS_OK(p->Sync());
+  ASSERT_UZFS_OK(p->Snapshot({"sp/fs@s1"}));
+  ASSERT_NO_FATAL_FAILURE(snaptest::Overwrite(*p, "sp/fs", {objs[0], objs[1]}, kObj, 200));
+  ASSERT_UZFS_OK(p->Sync());
+  ASSERT_UZFS_OK(p->Snapshot({"sp/fs@s2"}));
+  ASSERT_NO_FATAL_FAILURE(snaptest::Overwrite(*p, "sp/fs", {objs[0], objs[2]}, kObj, 300));
+  ASSERT_UZFS_OK(p->Sync());
+  ASSERT_UZFS_OK(p->Clone("sp/fs@s2", "sp/c", {}));
+  ASSERT_NO_FATAL_FAILURE(snaptest::Overwrite(*p, "sp/c", {objs[4]}, kObj, 400));
+  ASSERT_UZFS_OK(p->Sync());
+  auto w = [&](const std::string& snap, const std::string& ds) {
+    auto r = p->SpaceWritten(snap, ds);
+    EXPECT_UZFS_OK(r.status());
+    return r.ok() ? *r : 0;
+  };
+  ExpectAbout(w("sp/fs@s1", "sp/fs"), 3, "objects 0, 1 and 2 are newer than s1 in the head");
+  ExpectAbout(w("sp/fs@s2", "sp/fs"), 2, "objects 0 and 2 are newer than s2");
+  ExpectAbout(w("sp/fs@s1", "sp/fs@s2"), 2, "s2's own objects 0 and 1");
+  ExpectAbout(w("sp/fs@s1", "sp/c"), 3, "through the origin: s2's 0 and 1, the clone's 4");
+  auto l = p->ListDatasets(true);
+  ASSERT_UZFS_OK(l.status());
+  const DatasetInfo* fs = Find(*l, "sp/fs");
+  const uint64_t written = fs->ds.referenced_bytes + fs->deadlist_bytes - fs->prev_referenced;
+  EXPECT_EQ(w("sp/fs@s2", "sp/fs"), written) << "written@latest is written";
+  EXPECT_EQ(p->SpaceWritten("sp/fs@s2", "sp/fs@s1").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(p->SpaceWritten("sp/c@nope", "sp/c").status().code(), Code::kNotFound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, PoolCloneTest, ::testing::Values(23, 28, 5000),

@@ -344,6 +344,11 @@ class Pool final : private TxgSyncer {
   // (pool_clone.cc).
   Status Clone(const std::string& origin, const std::string& target,
                const std::vector<std::pair<std::string, std::string>>& props) UZFS_EXCLUDES(mu_, sync_mu_);
+  // written@SNAP of dataset `name` (a file system or snapshot): what it
+  // references that snapshot `snapshot` ("fs@snap", of its file system or
+  // of an origin before it) does not (pool_written.cc). InvalidArgument
+  // when the snapshot is not before it.
+  Result<uint64_t> SpaceWritten(const std::string& snapshot, const std::string& name) UZFS_EXCLUDES(mu_);
   // Promotes clone `name` (zfs promote): its origin snapshot and the older
   // snapshots of the origin's file system become its own, and that file
   // system a clone of the origin, with the space they account for
@@ -825,6 +830,9 @@ class Pool final : private TxgSyncer {
   // Every head whose directory has an origin listed in the origin's
   // directory's dd_clones (version 26 on; pool_clone.cc).
   Status AddMissingDirClones(Txg txg) UZFS_REQUIRES(mu_);
+  // Whether $ORIGIN's directory lists fewer clones than $ORIGIN@$ORIGIN
+  // has children besides its head (a pool an earlier uzfs made).
+  Result<bool> DirClonesMissing() UZFS_REQUIRES(mu_);
   // Every check of `zfs clone origin target` (pool_clone.cc): the
   // snapshot's object.
   Result<uint64_t> CheckClone(const std::string& origin, const std::string& target,

@@ -18,7 +18,8 @@
 // From version 26 the origin's directory lists its clones (dd_clones), and
 // OpenZFS insists on finding a head there when it destroys it. Pools uzfs
 // made before it kept that list lack the entries of their file systems
-// (all clones of $ORIGIN): an import adds what is missing
+// (all clones of $ORIGIN): an import that finds $ORIGIN's list shorter
+// than its children (DirClonesMissing) adds what is missing
 // (AddMissingDirClones, as OpenZFS's upgrade to version 26 does).
 #include <functional>
 #include <set>
@@ -121,6 +122,19 @@ Result<uint64_t> Pool::CreateCloneHead(uint64_t dir_obj, uint64_t origin_obj, Tx
   UZFS_RETURN_IF_ERROR(CopyDatasetFeatures(origin_obj, ds, txg));
   UZFS_RETURN_IF_ERROR(LinkCloneToOrigin(dir_obj, ds, origin_obj, txg));
   return ds;
+}
+
+Result<bool> Pool::DirClonesMissing() {
+  if (ident_.version < kVersionDeadlists || origin_snap_obj_ == 0) return false;
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(origin_snap_obj_));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin.dir_obj));
+  uint64_t listed = 0;
+  if (od.clones != 0) {
+    UZFS_ASSIGN_OR_RETURN(auto entries, MosZapList(od.clones));
+    listed = entries.size();
+  }
+  // $ORIGIN@$ORIGIN's children: its own head and every file system.
+  return listed + 1 < origin.num_children;
 }
 
 Status Pool::AddMissingDirClones(Txg txg) {

@@ -5,6 +5,7 @@
 // the ZPL's create-time ones in the master node).
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
@@ -201,6 +202,18 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
     return Status::Ok();
   };
   UZFS_RETURN_IF_ERROR(walk(ident_.name, root_dir_obj_));
+  // Before version 17 a snapshot keeps no list of its clones: they are
+  // the file systems whose origin it is.
+  if (with_snapshots && ident_.version < kVersionNextClones) {
+    std::map<uint64_t, std::vector<std::string>> by_origin;
+    for (const DatasetInfo& i : out) {
+      if (!i.snapshot && i.dir.origin_obj != 0) by_origin[i.dir.origin_obj].push_back(i.name);
+    }
+    for (DatasetInfo& i : out) {
+      auto it = by_origin.find(i.ds_obj);
+      if (i.snapshot && it != by_origin.end()) i.clones = it->second;
+    }
+  }
   return out;
 }
 

@@ -134,8 +134,19 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
     // As zpool import does: the labels say ACTIVE, with this host, at once
     // (and the origins list their clones: pool_clone.cc).
-    Pool* const raw = p.get();
-    UZFS_RETURN_IF_ERROR(p->RunTask([raw](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS { return raw->AddMissingDirClones(txg); }));
+    bool missing = false;
+    {
+      MutexLock l(&p->mu_);
+      const Result<bool> m = p->DirClonesMissing();
+      missing = m.ok() && *m;
+    }
+    if (missing) {
+      Pool* const raw = p.get();
+      UZFS_RETURN_IF_ERROR(
+          p->RunTask([raw](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS { return raw->AddMissingDirClones(txg); }));
+    } else {
+      UZFS_RETURN_IF_ERROR(p->Sync());
+    }
   }
   return p;
 }

@@ -18,9 +18,12 @@
 // F's and C's directories (and of F's old origin's) trade their entries.
 //
 // Everything is checked before anything changes (a snapshot name of F's
-// that C has too refuses it) and all of it runs in one sync task.
+// that C has too, a name that would grow too long, or a quota between C
+// and the directory it shares with F that the space would exceed refuses
+// it) and all of it runs in one sync task.
 #include <limits>
 #include <map>
+#include <set>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
@@ -97,6 +100,10 @@ Result<Pool::PromotePlan> Pool::CheckPromote(const std::string& name) {
   for (uint64_t obj : p.shared) {
     auto n = p.names.find(obj);
     if (n == p.names.end()) return Status::Corruption(q + "snapshot " + std::to_string(obj) + " has no name");
+    // ZFS_MAX_DATASET_NAME_LEN, with its NUL.
+    if (name.size() + 1 + n->second.size() > 255) {
+      return Status::InvalidArgument(q + "snapshot '" + n->second + "' would have a name that is too long");
+    }
     if (MosZapLookup(ch.snapnames_zapobj, n->second).ok()) {
       return Status::Exists(q + "conflicting snapshot '" + n->second + "' from parent '" + parent + "'");
     }
@@ -119,6 +126,21 @@ Result<Pool::PromotePlan> Pool::CheckPromote(const std::string& name) {
     p.moved.used -= std::min(p.moved.used, oo.referenced_bytes);
     p.moved.comp -= std::min(p.moved.comp, oo.compressed_bytes);
     p.moved.uncomp -= std::min(p.moved.uncomp, oo.uncompressed_bytes);
+  }
+  // The space must fit under the quotas between C's directory and the
+  // ancestor it shares with F's (above it, the space only moves).
+  {
+    std::set<uint64_t> f_chain;
+    for (uint64_t dd = p.origin_dir; dd != 0;) {
+      f_chain.insert(dd);
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
+      dd = x.parent_obj;
+    }
+    for (uint64_t dd = p.dir; dd != 0 && !f_chain.count(dd);) {
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
+      if (x.quota != 0 && x.used_bytes + p.moved.used > x.quota) return Status::NoSpace(q + "out of space");
+      dd = x.parent_obj;
+    }
   }
   // The snapshot usage each directory has after: what its datasets'
   // deadlists hold born after its (new) origin.
@@ -219,12 +241,15 @@ Status Pool::PromoteSync(const PromotePlan& p, Txg txg) {
   }
 
   // The space: F's births up to S become C's.
-  const bool breakdown = (d.flags & kDdFlagUsedBreakdown) != 0;
+  // (Each directory's breakdown only where it keeps one.)
   const int64_t moved = static_cast<int64_t>(p.moved.used);
-  const int64_t clone_delta =
-      breakdown ? static_cast<int64_t>(p.clone_snap_used) - static_cast<int64_t>(d.used_breakdown[1]) : 0;
+  const int64_t clone_delta = (d.flags & kDdFlagUsedBreakdown) != 0
+                                  ? static_cast<int64_t>(p.clone_snap_used) - static_cast<int64_t>(d.used_breakdown[1])
+                                  : 0;
   const int64_t origin_delta =
-      breakdown ? static_cast<int64_t>(p.origin_snap_used) - static_cast<int64_t>(od.used_breakdown[1]) : 0;
+      (od.flags & kDdFlagUsedBreakdown) != 0
+          ? static_cast<int64_t>(p.origin_snap_used) - static_cast<int64_t>(od.used_breakdown[1])
+          : 0;
   std::array<int64_t, kDdUsedCount> to_clone{}, from_origin{};
   to_clone[static_cast<int>(DdUsed::kSnap)] = clone_delta;
   to_clone[static_cast<int>(DdUsed::kHead)] = moved - clone_delta;
