@@ -283,13 +283,20 @@ int ChildMain(const fs::path& dir, Model m, uint64_t seed, int fd) {
   }
   if (!imported.ok()) return ChildFail("import", imported.status());
   Pool& pool = **imported;
+  // A kill in the middle of a sync may leave a leaf behind the others: the
+  // import then resilvers it, and the end of the resilver asks for a sync
+  // of its own. Both are over before the child says what is synced (else
+  // a txg would land that the parent's model knows nothing of).
+  pool.WaitScan();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (Status s = pool.Sync(); !s.ok()) return ChildFail("sync", s);
   {
     Rec r;
     r.type = kImported;
     r.txg = pool.import_txg();
     if (!SendRec(fd, r)) return 3;
-    // Import syncs once (the labels say ACTIVE at once): a synced txg with
-    // the imported state.
+    // The import's syncs (the labels say ACTIVE at once) and ours above: a
+    // synced txg with the imported state.
     Rec b;
     b.type = kSyncBegin;
     b.txg = pool.uberblock().txg;
@@ -626,10 +633,9 @@ void RunKills(const PoolLayout& layout, int iterations, uint64_t seed, const fs:
     const Model* want = nullptr;
     if (txg == out.last_synced) {
       want = &out.committed;
-    } else if (!out.any_synced && txg == out.last_synced + 1) {
-      // Killed after Import's own sync landed but before the child said so
-      // (during the import, or between its kImported and kSynced records):
-      // nothing changed.
+    } else if (!out.any_synced && txg > out.last_synced) {
+      // Killed after syncs of the import's (its own, a resilver's, the
+      // child's) landed but before the child said so: nothing changed.
       want = &out.committed;
     } else if (out.began && txg == out.began_txg) {
       want = &out.pending;
