@@ -25,20 +25,9 @@ constexpr size_t kObj = 256 * 1024;
 
 using snaptest::Find;
 
-// `n` objects' worth, give or take the metadata blocks that come with them.
-void ExpectAbout(uint64_t got, int n, const std::string& what) {
-  EXPECT_GE(got, n * kObj) << what;
-  EXPECT_LT(got, n * kObj + kObj / 2) << what;
-}
+void ExpectAbout(uint64_t got, int n, const std::string& what) { snaptest::ExpectAbout(got, n, kObj, what); }
 
-uint64_t Allocated(const std::filesystem::path& dir) {
-  auto r = PoolReader::Open(dir.string(), "sp");
-  EXPECT_UZFS_OK(r.status());
-  if (!r.ok()) return 0;
-  auto t = TraversePool(**r);
-  EXPECT_UZFS_OK(t.status());
-  return t.ok() ? t->spa_allocated : 0;
-}
+using snaptest::Allocated;
 
 // Exports, checks with our zdb, imports again.
 void Reopen(const std::filesystem::path& dir, std::unique_ptr<Pool>* p) {
@@ -48,6 +37,16 @@ void Reopen(const std::filesystem::path& dir, std::unique_ptr<Pool>* p) {
   auto again = pooltest::ImportFrom(dir, "sp");
   ASSERT_UZFS_OK(again.status());
   *p = std::move(*again);
+}
+
+// The new pool's allocated space, exported and imported again to measure.
+void EmptyAllocated(const std::filesystem::path& dir, std::unique_ptr<Pool>* p, uint64_t* empty_alloc) {
+  ASSERT_UZFS_OK((*p)->Export());
+  p->reset();
+  *empty_alloc = Allocated(dir);
+  auto imported = pooltest::ImportFrom(dir, "sp");
+  ASSERT_UZFS_OK(imported.status());
+  *p = std::move(*imported);
 }
 
 std::unique_ptr<Pool> NewPool(const std::filesystem::path& dir, uint64_t version) {
@@ -66,12 +65,8 @@ TEST_P(PoolCloneTest, ACloneSharesItsOriginAndKeepsItUntilDestroyed) {
   test::TempDir dir;
   std::unique_ptr<Pool> p = NewPool(dir.path(), GetParam());
   ASSERT_NE(p, nullptr);
-  ASSERT_UZFS_OK(p->Export());
-  p.reset();
-  const uint64_t empty_alloc = Allocated(dir.path());
-  auto imported = pooltest::ImportFrom(dir.path(), "sp");
-  ASSERT_UZFS_OK(imported.status());
-  p = std::move(*imported);
+  uint64_t empty_alloc = 0;
+  ASSERT_NO_FATAL_FAILURE(EmptyAllocated(dir.path(), &p, &empty_alloc));
 
   ASSERT_UZFS_OK(p->CreateDataset("sp/fs", {}));
   std::vector<uint64_t> objs;
@@ -254,12 +249,8 @@ TEST_P(PoolCloneTest, PromoteHandsTheHistoryOverAndBack) {
   test::TempDir dir;
   std::unique_ptr<Pool> p = NewPool(dir.path(), GetParam());
   ASSERT_NE(p, nullptr);
-  ASSERT_UZFS_OK(p->Export());
-  p.reset();
-  const uint64_t empty_alloc = Allocated(dir.path());
-  auto imported = pooltest::ImportFrom(dir.path(), "sp");
-  ASSERT_UZFS_OK(imported.status());
-  p = std::move(*imported);
+  uint64_t empty_alloc = 0;
+  ASSERT_NO_FATAL_FAILURE(EmptyAllocated(dir.path(), &p, &empty_alloc));
   ASSERT_UZFS_OK(p->CreateDataset("sp/fs", {}));
   std::vector<uint64_t> objs;
   pooltest::WriteObjects(*p, "sp/fs", 8, kObj, 100, &objs);

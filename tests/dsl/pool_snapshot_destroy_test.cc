@@ -33,22 +33,9 @@ void Overwrite(Pool& p, const std::vector<uint64_t>& objs, const std::vector<int
   ASSERT_UZFS_OK(p.Sync());
 }
 
-// `n` objects' worth, give or take the metadata blocks that come with them.
-void ExpectAbout(uint64_t got, int n, const std::string& what) {
-  EXPECT_GE(got, n * kObj) << what;
-  EXPECT_LT(got, n * kObj + kObj / 2) << what;
-}
+void ExpectAbout(uint64_t got, int n, const std::string& what) { snaptest::ExpectAbout(got, n, kObj, what); }
 
-// What the space maps of the exported pool in dir hold allocated (our
-// zdb's total: the blocks the pool references, when it finds no leak).
-uint64_t Allocated(const std::filesystem::path& dir) {
-  auto r = PoolReader::Open(dir.string(), "sp");
-  EXPECT_UZFS_OK(r.status());
-  if (!r.ok()) return 0;
-  auto t = TraversePool(**r);
-  EXPECT_UZFS_OK(t.status());
-  return t.ok() ? t->spa_allocated : 0;
-}
+using snaptest::Allocated;
 
 class PoolSnapshotDestroyTest : public ::testing::TestWithParam<uint64_t> {};
 
