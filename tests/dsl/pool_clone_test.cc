@@ -1,5 +1,6 @@
-// Clones, holds and snapshot renames (pool_clone.cc, pool_holds.cc,
-// pool_snapshot_rename.cc) on every version uzfs writes. A clone reads as
+// Clones, promote, holds, snapshot renames and written@ (pool_clone.cc,
+// pool_promote.cc, pool_holds.cc, pool_snapshot_rename.cc,
+// pool_written.cc) on versions 23 and 5000. A clone reads as
 // its origin did, is charged only for what it writes, leaves its origin
 // and the origin's file system as they were, and keeps its origin from
 // being destroyed until it is gone; our zdb finds no leak at each step,
@@ -399,7 +400,10 @@ TEST_P(PoolCloneTest, WrittenSinceAnEarlierSnapshot) {
   EXPECT_EQ(p->SpaceWritten("sp/c@nope", "sp/c").status().code(), Code::kNotFound);
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, PoolCloneTest, ::testing::Values(23, 28, 5000),
+// Bplists (23) and keyed deadlists with the shared empty bpobj (5000);
+// version 28's keyed deadlists without it are judged by OpenZFS's zdb in
+// pool_clone_compat_test.
+INSTANTIATE_TEST_SUITE_P(Versions, PoolCloneTest, ::testing::Values(23, 5000),
                          [](const ::testing::TestParamInfo<uint64_t>& i) { return "v" + std::to_string(i.param); });
 
 TEST(PoolClone, BadInputChangesNothing) {
