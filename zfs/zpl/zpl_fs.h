@@ -130,8 +130,9 @@ struct ZplCred {
 // What stat(2) shows, plus the generation.
 struct ZplAttr {
   uint64_t ino = 0;
-  // The directory it was created in or last renamed into (a file with
-  // several links names one of them); the root names itself.
+  // The directory it was created in or last linked or renamed into, as
+  // ZFS keeps it (a file with several links names the newest one's); the
+  // root names itself.
   uint64_t parent = 0;
   uint64_t gen = 0;
   uint32_t mode = 0;         // S_IFMT | permissions

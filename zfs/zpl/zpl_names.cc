@@ -120,6 +120,7 @@ ZplResult<ZplAttr> ZplFsImpl::Link(const ZplCred& c, uint64_t ino, uint64_t newd
   const ZplTimespec now = Now();
   ZPL_TRY(DirAdd(newdir, newname, DirentOf(z.a.mode, ino), txg));
   z.a.links++;
+  z.a.parent = newdir;  // as ZFS: the directory of its newest name
   z.a.ctime = now;
   ZPL_TRY(Store(z, txg));
   d.a.size++;
@@ -253,8 +254,8 @@ ZplStatus ZplFsImpl::Rename(const ZplCred& c, uint64_t sdir, std::string_view sn
     ZPL_TRY(DirUpdate(tdir, tname, DirentOf(s.a.mode, sobj), txg));
     if (!same_dir) {
       const bool sdirp = IsDir(s.a.mode), tdirp = IsDir(t->a.mode);
-      if (sdirp) s.a.parent = tdir;
-      if (tdirp) t->a.parent = sdir;
+      s.a.parent = tdir;  // every kind of file, as ZFS: where its name now is
+      t->a.parent = sdir;
       if (sdirp && !tdirp) { sd.a.links--; tdr.a.links++; }
       if (tdirp && !sdirp) { tdr.a.links--; sd.a.links++; }
     }
@@ -280,8 +281,8 @@ ZplStatus ZplFsImpl::Rename(const ZplCred& c, uint64_t sdir, std::string_view sn
     if (IsDir(s.a.mode) && !same_dir) {
       sd.a.links--;
       tdr.a.links++;
-      s.a.parent = tdir;
     }
+    if (!same_dir) s.a.parent = tdir;  // every kind of file, as ZFS
     s.a.ctime = now;
     ZPL_TRY(Store(s, txg));
   }
