@@ -3,10 +3,12 @@
 
 #include "fuse/fuse_killpriv.h"
 #include "fuse/fuse_loop.h"
+#include "fuse/fuse_snapdir.h"
 #include "zfs/util/mutex.h"
 #include "zfs/zpl/zpl_path.h"
 
 #include <fuse3/fuse_lowlevel.h>
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -40,6 +42,11 @@ struct FuseMount::Context {
   std::atomic<uint64_t> open{0};  // handles open through the mount
   double timeout = 1.0;
   uint64_t root = 0;  // the ZPL's root object; the kernel calls it FUSE_ROOT_ID (1)
+  // .zfs and its snapshots (fuse_snapdir.h); null: the mount has no .zfs.
+  ZplSnapshotTrees* snaps = nullptr;
+  std::atomic<bool> snapdir_visible{false};  // .zfs listed in the root
+  std::string mountpoint;  // written back before a mkdir in .zfs/snapshot snapshots
+  unsigned max_threads = 1;  // the session's workers
   bool writeback = true;
   fuse_session* se = nullptr;
   KillPrivState killpriv;  // suid/sgid clearing done here (fuse_killpriv.h)
@@ -117,14 +124,72 @@ FuseMount::Context* Ctx(fuse_req_t req) {
   return static_cast<FuseMount::Context*>(fuse_req_userdata(req));
 }
 
-// Inode numbers are object numbers, except that the kernel names the root
-// FUSE_ROOT_ID (1); object 1 is the master node, never a file, so the two
-// swap without clashing.
-uint64_t In(fuse_req_t req, fuse_ino_t ino) {
-  return ino == FUSE_ROOT_ID ? Ctx(req)->root : ino;
+// Inode numbers of the mounted file system are object numbers, except
+// that the kernel names the root FUSE_ROOT_ID (1); object 1 is the master
+// node, never a file, so the two swap without clashing. Snapshots' files
+// and the control directories have numbers above 2^48 (fuse_snapdir.h).
+uint64_t Out(const FuseMount::Context* ctx, uint64_t ino) { return fuse_ctl::NodeId(0, ino, ctx->root); }
+
+// What an inode number names: an object of the mounted file system (slot
+// 0) or of a snapshot's tree, or a control directory.
+struct Node {
+  uint64_t ctl = 0;              // fuse_ctl::kRootIno or kSnapdirIno; 0: an object
+  uint32_t slot = 0;
+  ZplFs* fs = nullptr;           // the tree (the file system's for a control directory)
+  std::shared_ptr<ZplFs> hold;   // a snapshot's tree, kept while the request runs
+  uint64_t obj = 0;
+  uint64_t root = 0;             // the tree's root object
+  uint64_t Out(uint64_t o) const { return fuse_ctl::NodeId(slot, o, root); }
+  bool head() const { return ctl == 0 && slot == 0; }
+};
+
+ZplResult<Node> Resolve(FuseMount::Context* ctx, fuse_ino_t ino) {
+  Node n;
+  n.fs = ctx->fs;
+  n.root = ctx->root;
+  const uint32_t slot = fuse_ctl::SlotOf(ino);
+  const uint64_t low = ino & fuse_ctl::kObjMask;
+  if (slot == 0) {
+    if (ctx->snaps != nullptr && fuse_ctl::IsCtl(ino)) {
+      n.ctl = ino;
+      return n;
+    }
+    n.obj = low == fuse_ctl::kTreeRootLow ? ctx->root : low;
+    return n;
+  }
+  if (ctx->snaps == nullptr) return ZplStatus(ESTALE, "no snapshots here");
+  auto t = ctx->snaps->Tree(slot);
+  if (!t.ok()) return t.status();
+  n.hold = std::move(t.value());
+  n.fs = n.hold.get();
+  n.slot = slot;
+  n.root = n.fs->root_ino();
+  n.obj = low == fuse_ctl::kTreeRootLow ? n.root : low;
+  return n;
 }
-uint64_t Out(const FuseMount::Context* ctx, uint64_t ino) {
-  return ino == ctx->root ? FUSE_ROOT_ID : ino;
+
+// The node of `ino`, or the request answered with the error (false).
+bool Get(fuse_req_t req, fuse_ino_t ino, Node* n) {
+  auto r = Resolve(Ctx(req), ino);
+  if (!r.ok()) {
+    fuse_reply_err(req, r.err());
+    return false;
+  }
+  *n = std::move(r.value());
+  return true;
+}
+
+// The object of the mounted file system `ino` names, for a request that
+// changes something; false (answered EROFS) for a snapshot's file or a
+// control directory.
+bool GetHead(fuse_req_t req, fuse_ino_t ino, uint64_t* obj) {
+  auto* ctx = Ctx(req);
+  if (fuse_ctl::SlotOf(ino) != 0 || (ctx->snaps != nullptr && fuse_ctl::IsCtl(ino))) {
+    fuse_reply_err(req, EROFS);
+    return false;
+  }
+  *obj = ino == FUSE_ROOT_ID ? ctx->root : ino;
+  return true;
 }
 
 // The caller's credentials. Supplementary groups cost a read of /proc, so
@@ -151,28 +216,39 @@ ZplCred Cred(fuse_req_t req) {
 
 void ReplyErr(fuse_req_t req, int err) { fuse_reply_err(req, err); }
 
-struct stat Stat(const FuseMount::Context* ctx, const ZplAttr& a) {
+// Attributes as the kernel sees them: `a` of node n's tree (or of a
+// control directory, whose number is its own).
+struct stat Stat(const Node& n, const ZplAttr& a) {
   struct stat st = a.ToStat();
-  st.st_ino = Out(ctx, a.ino);
+  st.st_ino = n.ctl != 0 ? a.ino : n.Out(a.ino);
   return st;
 }
 
-fuse_entry_param Entry(const FuseMount::Context* ctx, const ZplAttr& a) {
+fuse_entry_param Entry(const FuseMount::Context* ctx, const Node& n, const ZplAttr& a) {
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
-  e.ino = Out(ctx, a.ino);
   e.generation = a.gen;
-  e.attr = Stat(ctx, a);
+  e.attr = Stat(n, a);
+  e.ino = e.attr.st_ino;
   e.attr_timeout = ctx->timeout;
   e.entry_timeout = ctx->timeout;
   return e;
 }
 
-void ReplyEntry(fuse_req_t req, const ZplResult<ZplAttr>& r) {
+// The file system's own: the head tree, slot 0.
+Node HeadNode(const FuseMount::Context* ctx) {
+  Node n;
+  n.fs = ctx->fs;
+  n.root = ctx->root;
+  return n;
+}
+
+void ReplyEntry(fuse_req_t req, const Node& n, const ZplResult<ZplAttr>& r) {
   if (!r.ok()) return ReplyErr(req, r.err());
-  fuse_entry_param e = Entry(Ctx(req), r.value());
+  fuse_entry_param e = Entry(Ctx(req), n, r.value());
   fuse_reply_entry(req, &e);
 }
+void ReplyEntry(fuse_req_t req, const ZplResult<ZplAttr>& r) { ReplyEntry(req, HeadNode(Ctx(req)), r); }
 
 void ReplyStatus(fuse_req_t req, const ZplStatus& s) { fuse_reply_err(req, s.err()); }
 
@@ -223,32 +299,83 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->time_gran = 1;  // nanosecond timestamps
 }
 
+// A control directory's attributes (owner and times of the root's).
+ZplResult<ZplAttr> CtlAttr(FuseMount::Context* ctx, uint64_t node) {
+  auto root = ctx->fs->GetAttr(ctx->root);
+  if (!root.ok()) return root.status();
+  return fuse_ctl::CtlAttr(node, root.value());
+}
+
+// A name in .zfs/snapshot: the root of that snapshot's tree. Names come
+// and go with zfs snapshot/destroy/rename behind the kernel's back, so
+// neither a hit nor a miss is cached (the tree's attributes are: a
+// snapshot never changes).
+void LookupSnapshot(fuse_req_t req, const char* name) {
+  auto* ctx = Ctx(req);
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  auto found = ctx->snaps->Find(Name(name));
+  if (!found.ok() && found.err() == ENOENT) return (void)fuse_reply_entry(req, &e);
+  if (!found.ok()) return ReplyErr(req, found.err());
+  Node n;
+  if (!Get(req, (static_cast<uint64_t>(found.value().slot) << fuse_ctl::kSlotShift) | fuse_ctl::kTreeRootLow, &n)) {
+    return;
+  }
+  auto a = n.fs->GetAttr(n.root);
+  if (!a.ok()) return ReplyErr(req, a.err());
+  e = Entry(ctx, n, a.value());
+  e.entry_timeout = 0;
+  fuse_reply_entry(req, &e);
+}
+
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->Lookup(Cred(req), In(req, parent), Name(name));
+  Node n;
+  if (!Get(req, parent, &n)) return;
+  if (n.ctl == fuse_ctl::kSnapdirIno) return LookupSnapshot(req, name);
+  if (n.ctl == fuse_ctl::kRootIno) {
+    if (std::strcmp(name, fuse_ctl::kSnapdirName) == 0) {
+      return ReplyEntry(req, n, CtlAttr(ctx, fuse_ctl::kSnapdirIno));
+    }
+    if (std::strcmp(name, "..") == 0) return ReplyEntry(req, HeadNode(ctx), ctx->fs->GetAttr(ctx->root));
+    return ReplyErr(req, ENOENT);
+  }
+  if (ctx->snaps != nullptr && n.slot == 0 && n.obj == ctx->root && std::strcmp(name, fuse_ctl::kCtlName) == 0) {
+    n.ctl = fuse_ctl::kRootIno;
+    return ReplyEntry(req, n, CtlAttr(ctx, fuse_ctl::kRootIno));
+  }
+  if (n.slot != 0 && n.obj == n.root && std::strcmp(name, "..") == 0) {
+    n.ctl = fuse_ctl::kSnapdirIno;  // a snapshot's root: up is .zfs/snapshot
+    return ReplyEntry(req, n, CtlAttr(ctx, fuse_ctl::kSnapdirIno));
+  }
+  auto r = n.fs->Lookup(Cred(req), n.obj, Name(name));
   if (!r.ok() && r.err() == ENOENT) {
     // Negative entry: the kernel may cache the miss (uzfs is the only
     // writer), except where another spelling's create would not clear it.
     fuse_entry_param e;
     std::memset(&e, 0, sizeof(e));
-    e.entry_timeout = ctx->fs->loose_names() ? 0.0 : ctx->timeout;
+    e.entry_timeout = n.fs->loose_names() ? 0.0 : ctx->timeout;
     fuse_reply_entry(req, &e);
     return;
   }
-  ReplyEntry(req, r);
+  ReplyEntry(req, n, r);
 }
 
 void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  auto r = Ctx(req)->fs->GetAttr(In(req, ino));
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  auto r = n.ctl != 0 ? CtlAttr(Ctx(req), n.ctl) : n.fs->GetAttr(n.obj);
   if (!r.ok()) return ReplyErr(req, r.err());
-  struct stat st = Stat(Ctx(req), r.value());
+  struct stat st = Stat(n, r.value());
   fuse_reply_attr(req, &st, Ctx(req)->timeout);
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  uint64_t obj = 0;
+  if (!GetHead(req, ino, &obj)) return;
   ZplSetAttr set;
   if (to_set & FUSE_SET_ATTR_MODE) set.mode = attr->st_mode & 07777;
   // A truncate by a caller without CAP_FSETID: the ZPL clears the bits in
@@ -275,45 +402,109 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
     // default_permissions already let the caller do it.
     set.mtime_is_now_for_non_owner = (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME_NOW)) != 0;
   }
-  auto r = Ctx(req)->fs->SetAttr(Cred(req), In(req, ino), set);
+  auto r = Ctx(req)->fs->SetAttr(Cred(req), obj, set);
   if (!r.ok()) return ReplyErr(req, r.err());
-  struct stat st = Stat(Ctx(req), r.value());
+  struct stat st = Stat(HeadNode(Ctx(req)), r.value());
   fuse_reply_attr(req, &st, Ctx(req)->timeout);
 }
 
 void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
-  auto r = Ctx(req)->fs->ReadLink(In(req, ino));
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  if (n.ctl != 0) return ReplyErr(req, EINVAL);
+  auto r = n.fs->ReadLink(n.obj);
   if (!r.ok()) return ReplyErr(req, r.err());
   fuse_reply_readlink(req, r.value().c_str());
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  ReplyEntry(req, Ctx(req)->fs->Mknod(Cred(req), In(req, parent), Name(name), mode, rdev));
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
+  ReplyEntry(req, Ctx(req)->fs->Mknod(Cred(req), dir, Name(name), mode, rdev));
+}
+
+// Who may take, destroy and rename snapshots through .zfs/snapshot: root,
+// as `zfs snapshot` (uzfs has no `zfs allow` yet).
+bool MaySnapshot(fuse_req_t req) { return fuse_req_ctx(req)->uid == 0; }
+
+// mkdir .zfs/snapshot/NAME: takes snapshot fs@NAME of what the mount holds
+// now, the kernel's dirty pages included (written back first, as `zfs
+// snapshot` does).
+void MkdirSnapshot(fuse_req_t req, const char* name) {
+  auto* ctx = Ctx(req);
+  if (!MaySnapshot(req)) return ReplyErr(req, EPERM);
+  // Written back by the session's other workers (none when it has one).
+  if (!ctx->mountpoint.empty() && ctx->max_threads > 1) {
+    const int fd = ::open(ctx->mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      (void)::syncfs(fd);
+      ::close(fd);
+    }
+  }
+  ZplStatus s = ctx->snaps->Create(Name(name));
+  if (!s.ok()) return ReplyErr(req, s.err());
+  LookupSnapshot(req, name);
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  ReplyEntry(req, Ctx(req)->fs->Mkdir(Cred(req), In(req, parent), Name(name), mode));
+  if (Ctx(req)->snaps != nullptr && parent == fuse_ctl::kSnapdirIno) return MkdirSnapshot(req, name);
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
+  ReplyEntry(req, Ctx(req)->fs->Mkdir(Cred(req), dir, Name(name), mode));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  ReplyStatus(req, Ctx(req)->fs->Unlink(Cred(req), In(req, parent), Name(name)));
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
+  ReplyStatus(req, Ctx(req)->fs->Unlink(Cred(req), dir, Name(name)));
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  ReplyStatus(req, Ctx(req)->fs->Rmdir(Cred(req), In(req, parent), Name(name)));
+  auto* ctx = Ctx(req);
+  if (ctx->snaps != nullptr && parent == fuse_ctl::kSnapdirIno) {
+    // rmdir .zfs/snapshot/NAME: destroys the snapshot.
+    if (!MaySnapshot(req)) return ReplyErr(req, EPERM);
+    return ReplyStatus(req, ctx->snaps->Destroy(Name(name)));
+  }
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
+  ReplyStatus(req, ctx->fs->Rmdir(Cred(req), dir, Name(name)));
 }
 
 void OpSymlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  ReplyEntry(req, Ctx(req)->fs->Symlink(Cred(req), In(req, parent), Name(name), Name(link)));
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
+  ReplyEntry(req, Ctx(req)->fs->Symlink(Cred(req), dir, Name(name), Name(link)));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
-  ReplyStatus(req, Ctx(req)->fs->Rename(Cred(req), In(req, parent), Name(name), In(req, newparent), Name(newname), flags));
+  auto* ctx = Ctx(req);
+  if (ctx->snaps != nullptr && parent == fuse_ctl::kSnapdirIno) {
+    // mv .zfs/snapshot/A .zfs/snapshot/B: renames the snapshot (no
+    // RENAME_EXCHANGE/NOREPLACE tricks: B must not exist).
+    if (newparent != fuse_ctl::kSnapdirIno) return ReplyErr(req, EXDEV);
+    if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) return ReplyErr(req, EINVAL);
+    if (!MaySnapshot(req)) return ReplyErr(req, EPERM);
+    return ReplyStatus(req, ctx->snaps->Rename(Name(name), Name(newname)));
+  }
+  uint64_t from = 0, to = 0;
+  if (!GetHead(req, parent, &from)) return;
+  if (fuse_ctl::SlotOf(newparent) != 0 || (ctx->snaps != nullptr && fuse_ctl::IsCtl(newparent))) {
+    return ReplyErr(req, EXDEV);
+  }
+  to = newparent == FUSE_ROOT_ID ? ctx->root : newparent;
+  ReplyStatus(req, ctx->fs->Rename(Cred(req), from, Name(name), to, Name(newname), flags));
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  ReplyEntry(req, Ctx(req)->fs->Link(Cred(req), In(req, ino), In(req, newparent), Name(newname)));
+  auto* ctx = Ctx(req);
+  // A snapshot's file cannot be linked into the file system, nor anything
+  // into a snapshot.
+  if (fuse_ctl::SlotOf(ino) != fuse_ctl::SlotOf(newparent)) return ReplyErr(req, EXDEV);
+  uint64_t obj = 0, dir = 0;
+  if (!GetHead(req, ino, &obj) || !GetHead(req, newparent, &dir)) return;
+  ReplyEntry(req, ctx->fs->Link(Cred(req), obj, dir, Name(newname)));
 }
 
 // With the writeback cache the kernel reads through write-only handles and
@@ -392,13 +583,48 @@ void ApplyReadAhead(FuseMount::Context* ctx) {
   f << ctx->read_ahead_kb;
 }
 
+// A file open in a snapshot: the tree it was opened in (kept open by it,
+// whatever the slot's tree is later) and that tree's handle. The FUSE
+// handle of such a file points to one.
+struct SnapshotHandle {
+  std::shared_ptr<ZplFs> tree;
+  ZplHandle h = 0;
+};
+SnapshotHandle* SnapHandleOf(const fuse_file_info* fi) { return reinterpret_cast<SnapshotHandle*>(fi->fh); }
+
+// open(2) of a file in a snapshot: read-only (the tree refuses anything
+// else with EROFS); its handle keeps the tree open until release.
+void OpenInSnapshot(fuse_req_t req, const Node& n, fuse_file_info* fi) {
+  auto* ctx = Ctx(req);
+  auto r = n.fs->Open(Cred(req), n.obj, fi->flags, ZplHandleUse::kAsOpened);
+  if (!r.ok()) return ReplyErr(req, r.err());
+  auto* sh = new SnapshotHandle{n.hold, r.value()};
+  fi->fh = reinterpret_cast<uint64_t>(sh);
+  fi->keep_cache = 1;  // a snapshot never changes
+  ctx->snaps->Opened(n.slot);
+  ctx->open++;
+  if (fuse_reply_open(req, fi) == -ENOENT) {
+    ctx->open--;
+    (void)n.fs->Release(sh->h);
+    delete sh;
+    ctx->snaps->Closed(n.slot);
+  }
+}
+
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
   ApplyReadAhead(ctx);
+  if (fuse_ctl::SlotOf(ino) != 0) {
+    Node n;
+    if (Get(req, ino, &n)) OpenInSnapshot(req, n, fi);
+    return;
+  }
+  if (ctx->snaps != nullptr && fuse_ctl::IsCtl(ino)) return ReplyErr(req, EISDIR);
   const bool kill = TakeKillSuidgid();  // O_TRUNC by a caller without CAP_FSETID
-  auto r = ctx->fs->Open(Cred(req), In(req, ino), fi->flags, HandleUse(ctx));
+  const uint64_t obj = ino == FUSE_ROOT_ID ? ctx->root : ino;
+  auto r = ctx->fs->Open(Cred(req), obj, fi->flags, HandleUse(ctx));
   if (!r.ok()) return ReplyErr(req, r.err());
-  if (kill) KillSuidSgid(req, In(req, ino));
+  if (kill) KillSuidSgid(req, obj);
   fi->fh = r.value();
   fi->keep_cache = 1;  // only uzfs changes the file, through this mount
   ChooseWriteThrough(ctx, fi);
@@ -414,17 +640,19 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   ApplyReadAhead(Ctx(req));
   auto* ctx = Ctx(req);
+  uint64_t dir = 0;
+  if (!GetHead(req, parent, &dir)) return;
   // The kernel asks on every O_CREAT|O_TRUNC without CAP_FSETID; only a
   // file that existed loses its bits (a new one keeps the mode asked for).
-  const bool kill = TakeKillSuidgid() && ctx->fs->Lookup(Cred(req), In(req, parent), Name(name)).ok();
-  auto r = ctx->fs->Create(Cred(req), In(req, parent), Name(name), mode, fi->flags, HandleUse(ctx));
+  const bool kill = TakeKillSuidgid() && ctx->fs->Lookup(Cred(req), dir, Name(name)).ok();
+  auto r = ctx->fs->Create(Cred(req), dir, Name(name), mode, fi->flags, HandleUse(ctx));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (kill) KillSuidSgid(req, r.value().first.ino);
   fi->fh = r.value().second;
   fi->keep_cache = 1;
   ChooseWriteThrough(ctx, fi);
   ctx->open++;
-  fuse_entry_param e = Entry(ctx, r.value().first);
+  fuse_entry_param e = Entry(ctx, HeadNode(ctx), r.value().first);
   AddWriter(ctx, e.ino, fi->fh, fi->flags);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     ctx->open--;
@@ -433,10 +661,16 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   }
 }
 
-void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ZplFs* fs = Ctx(req)->fs;
+  ZplHandle h = fi->fh;
+  if (fuse_ctl::SlotOf(ino) != 0) {
+    fs = SnapHandleOf(fi)->tree.get();
+    h = SnapHandleOf(fi)->h;
+  }
   // Not zero-filled (up to 1 MiB a read): only the bytes Read returns are sent.
   std::unique_ptr<uint8_t[]> buf(new uint8_t[size]);
-  auto r = Ctx(req)->fs->Read(fi->fh, static_cast<uint64_t>(off), std::span<uint8_t>(buf.get(), size));
+  auto r = fs->Read(h, static_cast<uint64_t>(off), std::span<uint8_t>(buf.get(), size));
   if (!r.ok()) return ReplyErr(req, r.err());
   fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), r.value());
 }
@@ -444,13 +678,15 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  if (fuse_ctl::SlotOf(ino) != 0) return ReplyErr(req, EBADF);  // never opened for writing
   if (TakeKillSuidgid()) {
     // A writer without CAP_FSETID. Through the page cache the kernel
     // removes file capabilities itself; for a direct write (a file opened
     // near the dataset's limit) that is the server's part of
     // FUSE_HANDLE_KILLPRIV_V2 too.
-    KillSuidSgid(req, In(req, ino));
-    (void)ctx->fs->RemoveXattr(ZplCred{}, In(req, ino), "security.capability");
+    const uint64_t obj = ino == FUSE_ROOT_ID ? ctx->root : ino;
+    KillSuidSgid(req, obj);
+    (void)ctx->fs->RemoveXattr(ZplCred{}, obj, "security.capability");
   }
   const uint64_t at = static_cast<uint64_t>(off);
   const bool any_refused = ctx->refused_files.load(std::memory_order_acquire) != 0;
@@ -482,15 +718,24 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
+  if (const uint32_t slot = fuse_ctl::SlotOf(ino); slot != 0) {
+    SnapshotHandle* sh = SnapHandleOf(fi);
+    ZplStatus s = sh->tree->Release(sh->h);
+    delete sh;
+    ctx->snaps->Closed(slot);
+    ctx->open--;
+    return ReplyStatus(req, s);
+  }
+  const uint64_t obj = ino == FUSE_ROOT_ID ? ctx->root : ino;
   const std::optional<FuseMount::Context::RefusedWrites> refused = ReleaseWriter(ctx, ino, fi->fh, fi->flags);
   if (refused && !refused->written_past) {
     // The last writable handle is gone, so is every writeback: cut the file
     // at the first refused byte.
-    auto a = ctx->fs->GetAttr(In(req, ino));
+    auto a = ctx->fs->GetAttr(obj);
     if (a.ok() && a.value().size > refused->from) {
       ZplSetAttr cut;
       cut.size = refused->from;
-      (void)ctx->fs->SetAttr(ZplCred{}, In(req, ino), cut);
+      (void)ctx->fs->SetAttr(ZplCred{}, obj, cut);
     }
   }
   if (refused && ctx->se != nullptr) {
@@ -499,9 +744,9 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // own size, so only a fresh lookup brings the real one.
     uint64_t parent = 0;
     std::string name;
-    if (auto a = ctx->fs->GetAttr(In(req, ino)); a.ok()) {
+    if (auto a = ctx->fs->GetAttr(obj); a.ok()) {
       parent = a.value().parent;
-      if (auto n = ZplNameIn(*ctx->fs, parent, In(req, ino)); n.ok()) name = n.value();
+      if (auto n = ZplNameIn(*ctx->fs, parent, obj); n.ok()) name = n.value();
     }
     fuse_session* se = ctx->se;
     const uint64_t kparent = parent != 0 ? Out(ctx, parent) : 0;
@@ -515,57 +760,114 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   ReplyStatus(req, s);
 }
 
-void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
+  if (fuse_ctl::SlotOf(ino) != 0) return ReplyErr(req, 0);  // a snapshot is on disk
   ReplyStatus(req, Ctx(req)->fs->Fsync(fi->fh, datasync != 0));
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto* ctx = Ctx(req);
-  auto r = ctx->fs->GetAttr(In(req, ino));
-  if (!r.ok()) return ReplyErr(req, r.err());
-  if (!S_ISDIR(r.value().mode)) return ReplyErr(req, ENOTDIR);
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  if (n.ctl == 0) {
+    auto r = n.fs->GetAttr(n.obj);
+    if (!r.ok()) return ReplyErr(req, r.err());
+    if (!S_ISDIR(r.value().mode)) return ReplyErr(req, ENOTDIR);
+  }
   fi->fh = 0;
+  // A directory open in a snapshot keeps its tree open, as a file does.
+  if (n.slot != 0) ctx->snaps->Opened(n.slot);
   ctx->open++;
-  if (fuse_reply_open(req, fi) == -ENOENT) ctx->open--;
+  if (fuse_reply_open(req, fi) == -ENOENT) {
+    ctx->open--;
+    if (n.slot != 0) ctx->snaps->Closed(n.slot);
+  }
+}
+
+// Adds one entry to a readdir reply; false when it does not fit.
+bool AddDirent(fuse_req_t req, std::vector<char>& buf, size_t* used, const char* name, const fuse_entry_param& e,
+               uint64_t next, bool plus) {
+  const size_t room = buf.size() - *used;
+  const size_t n = plus ? fuse_add_direntry_plus(req, buf.data() + *used, room, name, &e, static_cast<off_t>(next))
+                        : fuse_add_direntry(req, buf.data() + *used, room, name, &e.attr, static_cast<off_t>(next));
+  if (n > room) return false;
+  *used += n;
+  return true;
+}
+
+// A bare entry: its number and type only (readdirplus then gives the
+// kernel nothing to cache for it).
+fuse_entry_param BareEntry(uint64_t ino, uint32_t mode) {
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  e.attr.st_ino = ino;
+  e.attr.st_mode = mode;
+  return e;
+}
+
+// readdir of .zfs and .zfs/snapshot (fuse_snapdir.h).
+void ReadCtlDir(fuse_req_t req, const Node& n, size_t size, off_t off, bool plus) {
+  auto* ctx = Ctx(req);
+  std::vector<fuse_ctl::CtlEntry> entries;
+  if (n.ctl == fuse_ctl::kRootIno) {
+    entries = fuse_ctl::CtlRootEntries(static_cast<uint64_t>(off));
+  } else {
+    auto r = fuse_ctl::SnapdirEntries(*ctx->snaps, static_cast<uint64_t>(off));
+    if (!r.ok()) return ReplyErr(req, r.err());
+    entries = std::move(r.value());
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (const fuse_ctl::CtlEntry& d : entries) {
+    fuse_entry_param e = BareEntry(d.ino, S_IFDIR);
+    if (plus && d.ino == fuse_ctl::kSnapdirIno && d.name != ".") {
+      if (auto a = CtlAttr(ctx, d.ino); a.ok()) e = Entry(ctx, n, a.value());
+    }
+    if (!AddDirent(req, buf, &used, d.name.c_str(), e, d.next, plus)) break;
+  }
+  fuse_reply_buf(req, buf.data(), used);
 }
 
 void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
   auto* ctx = Ctx(req);
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  if (n.ctl != 0) return ReadCtlDir(req, n, size, off, plus);
   // A dirent needs at least 24 bytes (+ name); ask for about what fits.
   size_t want = std::max<size_t>(1, size / (plus ? 160 : 32));
-  auto r = ctx->fs->ReadDir(Cred(req), In(req, ino), static_cast<uint64_t>(off), want);
+  auto r = n.fs->ReadDir(Cred(req), n.obj, static_cast<uint64_t>(off), want);
   if (!r.ok()) return ReplyErr(req, r.err());
+  // snapdir=visible: .zfs follows ".." in the root, with ".."'s cookie (the
+  // next call resumes after both); the two go in one reply or neither.
+  const bool show_ctl = n.slot == 0 && n.obj == ctx->root && ctx->snaps != nullptr &&
+                        ctx->snapdir_visible.load(std::memory_order_relaxed);
   std::vector<char> buf(size);
   size_t used = 0;
   for (const ZplDirEntry& d : r.value()) {
-    size_t n;
-    if (plus) {
-      fuse_entry_param e;
-      std::memset(&e, 0, sizeof(e));
-      if (d.name == "." || d.name == "..") {
-        e.attr.st_ino = Out(ctx, d.ino);
-        e.attr.st_mode = d.type << 12;
-      } else {
-        auto a = ctx->fs->GetAttr(d.ino);
-        if (!a.ok()) {
-          e.attr.st_ino = Out(ctx, d.ino);
-          e.attr.st_mode = d.type << 12;
-        } else {
-          e = Entry(ctx, a.value());
+    fuse_entry_param e = BareEntry(n.Out(d.ino), d.type << 12);
+    if (d.name == "..") {
+      // The parent of a snapshot's root is .zfs/snapshot; the root's own
+      // parent is outside the mount (the kernel supplies it).
+      if (n.slot != 0 && n.obj == n.root) e.attr.st_ino = fuse_ctl::kSnapdirIno;
+    } else if (plus && d.name != ".") {
+      if (auto a = n.fs->GetAttr(d.ino); a.ok()) e = Entry(ctx, n, a.value());
+    }
+    const size_t before = used;
+    if (!AddDirent(req, buf, &used, d.name.c_str(), e, d.next_cookie, plus)) break;
+    if (d.name == ".." && show_ctl) {
+      fuse_entry_param c = BareEntry(fuse_ctl::kRootIno, S_IFDIR);
+      if (plus) {
+        if (auto a = CtlAttr(ctx, fuse_ctl::kRootIno); a.ok()) {
+          Node ctl = n;
+          ctl.ctl = fuse_ctl::kRootIno;
+          c = Entry(ctx, ctl, a.value());
         }
       }
-      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, d.name.c_str(), &e,
-                                 static_cast<off_t>(d.next_cookie));
-    } else {
-      struct stat st;
-      std::memset(&st, 0, sizeof(st));
-      st.st_ino = Out(ctx, d.ino);
-      st.st_mode = d.type << 12;
-      n = fuse_add_direntry(req, buf.data() + used, size - used, d.name.c_str(), &st,
-                            static_cast<off_t>(d.next_cookie));
+      if (!AddDirent(req, buf, &used, fuse_ctl::kCtlName, c, d.next_cookie, plus)) {
+        used = before;
+        break;
+      }
     }
-    if (n > size - used) break;  // did not fit: the next call resumes here
-    used += n;
   }
   fuse_reply_buf(req, buf.data(), used);
 }
@@ -578,12 +880,15 @@ void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_
   ReadDirCommon(req, ino, size, off, true);
 }
 
-void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
-  Ctx(req)->open--;
+void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto* ctx = Ctx(req);
+  if (const uint32_t slot = fuse_ctl::SlotOf(ino); slot != 0 && ctx->snaps != nullptr) ctx->snaps->Closed(slot);
+  ctx->open--;
   fuse_reply_err(req, 0);
 }
 
-void OpFsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  if (fuse_ctl::SlotOf(ino) != 0) return ReplyErr(req, 0);
   ReplyStatus(req, Ctx(req)->fs->SyncFs());
 }
 
@@ -601,14 +906,19 @@ bool Unsupported(const char* name) { return std::strncmp(name, "system.", 7) == 
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                 int flags) {
   if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
+  uint64_t obj = 0;
+  if (!GetHead(req, ino, &obj)) return;
   ReplyStatus(req, Ctx(req)->fs->SetXattr(
-                       Cred(req), In(req, ino), Name(name),
+                       Cred(req), obj, Name(name),
                        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value), size), flags));
 }
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
-  auto r = Ctx(req)->fs->GetXattr(Cred(req), In(req, ino), Name(name));
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  if (n.ctl != 0) return ReplyErr(req, ENODATA);
+  auto r = n.fs->GetXattr(Cred(req), n.obj, Name(name));
   if (!r.ok()) return ReplyErr(req, r.err());
   if (size == 0) return (void)fuse_reply_xattr(req, r.value().size());
   if (r.value().size() > size) return ReplyErr(req, ERANGE);
@@ -616,7 +926,10 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  auto r = Ctx(req)->fs->ListXattr(Cred(req), In(req, ino));
+  Node node;
+  if (!Get(req, ino, &node)) return;
+  auto r = node.ctl != 0 ? ZplResult<std::vector<std::string>>(std::vector<std::string>{})
+                         : node.fs->ListXattr(Cred(req), node.obj);
   if (!r.ok()) return ReplyErr(req, r.err());
   std::string all;
   for (const std::string& n : r.value()) {
@@ -631,21 +944,34 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   if (Unsupported(name)) return ReplyErr(req, EOPNOTSUPP);
-  ReplyStatus(req, Ctx(req)->fs->RemoveXattr(Cred(req), In(req, ino), Name(name)));
+  uint64_t obj = 0;
+  if (!GetHead(req, ino, &obj)) return;
+  ReplyStatus(req, Ctx(req)->fs->RemoveXattr(Cred(req), obj, Name(name)));
 }
 
 void OpAccess(fuse_req_t req, fuse_ino_t ino, int mask) {
-  ReplyStatus(req, Ctx(req)->fs->Access(Cred(req), In(req, ino), mask));
+  Node n;
+  if (!Get(req, ino, &n)) return;
+  if (n.ctl != 0) return ReplyErr(req, (mask & W_OK) && fuse_req_ctx(req)->uid != 0 ? EACCES : 0);
+  if ((mask & W_OK) && n.slot != 0) return ReplyErr(req, EROFS);
+  ReplyStatus(req, n.fs->Access(Cred(req), n.obj, mask));
 }
 
-void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
+void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                  fuse_file_info* fi) {
+  if (fuse_ctl::SlotOf(ino) != 0) return ReplyErr(req, EBADF);
   ReplyStatus(req, Ctx(req)->fs->Fallocate(fi->fh, mode, static_cast<uint64_t>(offset),
                                            static_cast<uint64_t>(length)));
 }
 
-void OpLseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
-  auto r = Ctx(req)->fs->Lseek(fi->fh, static_cast<uint64_t>(off), whence);
+void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  ZplFs* fs = Ctx(req)->fs;
+  ZplHandle h = fi->fh;
+  if (fuse_ctl::SlotOf(ino) != 0) {
+    fs = SnapHandleOf(fi)->tree.get();
+    h = SnapHandleOf(fi)->h;
+  }
+  auto r = fs->Lseek(h, static_cast<uint64_t>(off), whence);
   if (!r.ok()) return ReplyErr(req, r.err());
   fuse_reply_lseek(req, static_cast<off_t>(r.value()));
 }
@@ -801,6 +1127,10 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   m->ctx_->timeout = opts.attr_timeout;
   m->ctx_->root = fs.root_ino();
   m->ctx_->writeback = opts.writeback_cache && !(opts.readonly || fs.readonly());
+  m->ctx_->snaps = opts.snapshots;
+  m->ctx_->snapdir_visible = opts.snapdir_visible;
+  m->ctx_->mountpoint = m->mountpoint_;
+  m->ctx_->max_threads = std::max(1u, opts.max_threads);
 
   std::string o = "fsname=" + (opts.fsname.empty() ? std::string("uzfs") : opts.fsname) +
                   ",subtype=" + opts.subtype;
@@ -904,6 +1234,13 @@ Status FuseMount::SetFlags(const FuseMountFlags& flags) {
   }
   flags_ = flags;
   return Status::Ok();
+}
+
+void FuseMount::SetSnapdirVisible(bool visible) {
+  if (ctx_->snapdir_visible.exchange(visible) != visible && session_ != nullptr) {
+    // The kernel may hold the root's listing: drop it.
+    (void)fuse_lowlevel_notify_inval_inode(session_, FUSE_ROOT_ID, 0, 0);
+  }
 }
 
 FuseMount::~FuseMount() {

@@ -41,6 +41,10 @@
 //   - set-user-ID/set-group-ID are cleared by uzfsd on the kernel's word
 //     (FUSE_HANDLE_KILLPRIV_V2, fuse_killpriv.h), so page-cache writes do
 //     not ask for security.capability each time.
+//   - `.zfs/snapshot/<name>/` in the root when FuseMountOptions::snapshots
+//     is given: every snapshot's tree, read-only, with inode numbers of
+//     its own (fuse_snapdir.h); mkdir/rmdir/mv there take, destroy and
+//     rename snapshots (root only).
 // Credentials of each request (uid, gid, supplementary groups, umask) are
 // passed to ZplFs as a ZplCred.
 //
@@ -63,6 +67,7 @@
 #include "fuse/fuse_loop.h"
 #include "zfs/util/status.h"
 #include "zfs/zpl/zpl_fs.h"
+#include "zfs/zpl/zpl_snapshot_trees.h"
 
 struct fuse_session;
 
@@ -109,6 +114,11 @@ struct FuseMountOptions {
   // mount (its bdi's max_bytes), at least 256 MiB.
   uint64_t write_reserve = 0;
   bool debug = false;           // libfuse's request trace on stderr
+  // The file system's snapshots, served under .zfs/snapshot
+  // (fuse_snapdir.h); null: no .zfs. Must outlive the mount.
+  ZplSnapshotTrees* snapshots = nullptr;
+  // snapdir=visible: .zfs is listed in the root (it can be entered either way).
+  bool snapdir_visible = false;
 };
 
 class FuseMount {
@@ -133,6 +143,8 @@ class FuseMount {
   // refuses (needs CAP_SYS_ADMIN), InvalidArgument when not mounted.
   Status SetFlags(const FuseMountFlags& flags);
   FuseMountFlags flags() const { return flags_; }
+  // snapdir changed (zfs set): whether the root lists .zfs from now on.
+  void SetSnapdirVisible(bool visible);
   // Files and directories currently open through the mount.
   uint64_t open_handles() const;
   // Whether the kernel leaves clearing set-user-ID/set-group-ID on write,

@@ -6,8 +6,9 @@
 # a cache device; two datasets, lz4 and gzip-9, mounted through FUSE; a real
 # tree (/usr/share/doc) copied into both with cp; zpool status, zpool list,
 # zfs list and zfs get compressratio; every file checked against its source
-# with sha256sum; an export and an import (the copy is checked again, now
-# read back from the disks); a disk rotting silently (garbage written into
+# with sha256sum; a snapshot, the lz4 copy deleted, seen whole under
+# .zfs/snapshot and brought back by zfs rollback; an export and an import
+# (the copy is checked again, now read back from the disks); a disk rotting silently (garbage written into
 # one of the six files) found and repaired by zpool scrub, and the copy
 # checked once more; a disk that died replaced by a new one with zpool
 # replace (the resilver rebuilds it), checked again; uzfs's zdb over the
@@ -108,6 +109,15 @@ verify() {
   done
 }
 step "every file checked against its source"
+verify
+
+step "a snapshot, then an accident: the lz4 copy deleted; .zfs/snapshot still has it, rollback brings it back"
+run zfs snapshot -r demo@safe
+run rm -rf "$work/mnt/lz4/doc"
+echo "$work/mnt/lz4/doc: $(find "$work/mnt/lz4" -path '*/doc/*' -type f | wc -l) files left;" \
+  "$work/mnt/lz4/.zfs/snapshot/safe/doc: $(find "$work/mnt/lz4/.zfs/snapshot/safe/doc" -type f | wc -l) files"
+run zfs list -t snapshot -o name,used,referenced -r demo
+run zfs rollback demo/lz4@safe
 verify
 
 step "export, import (everything read back from the disks), check again"

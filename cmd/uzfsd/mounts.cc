@@ -141,10 +141,14 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   if (!zpl.ok()) {
     return Status::InvalidArgument("cannot mount '" + ds + "': " + zpl.status().message());
   }
+  // Snapshot trees mount as the file system does, read-only always.
+  auto snapshots = std::make_unique<ZplSnapshotTrees>(pool, ds, zo);
   FuseMountOptions fo;
   fo.fsname = ds;
   fo.readonly = readonly;
   fo.flags = MountFlagsFor(pool, ds, overrides);
+  fo.snapshots = snapshots.get();
+  fo.snapdir_visible = EffectiveOnOff(pool, ds, "snapdir", false);
   const char* dbg = std::getenv("UZFS_FUSE_DEBUG");  // libfuse's request trace in uzfsd.log
   fo.debug = dbg != nullptr && *dbg != '\0' && *dbg != '0';
   // The kernel's read-ahead window per mount, KiB (0: the kernel's default).
@@ -176,6 +180,7 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   m.path = (*fuse)->mountpoint();
   m.overrides = overrides;
   m.zpl = std::move(*zpl);
+  m.snapshots = std::move(snapshots);
   m.fuse = std::move(*fuse);
   mounts_.emplace(ds, std::move(m));
   return Status::Ok();
@@ -282,6 +287,7 @@ Status PoolMounts::UnmountAll(bool force) {
 void PoolMounts::RefreshProps(Pool& pool, std::vector<std::string>* errors) {
   for (auto& [ds, m] : mounts_) {
     (void)m.zpl->RefreshProps();
+    m.fuse->SetSnapdirVisible(EffectiveOnOff(pool, ds, "snapdir", false));
     Status s = m.fuse->SetFlags(MountFlagsFor(pool, ds, m.overrides));
     if (!s.ok() && errors != nullptr) {
       errors->push_back("cannot apply the mount options of '" + ds + "': " + std::string(s.message()));

@@ -12,7 +12,8 @@
 //
 // Mount options follow the dataset's properties, as ZFS's do: exec=off
 // mounts noexec, setuid=off nosuid, devices=off nodev (all three default
-// to on: exec, suid, dev). A change (zfs set/inherit) is applied to the
+// to on: exec, suid, dev); snapdir=visible lists .zfs in the root (every
+// mount serves .zfs/snapshot: fuse/fuse_snapdir.h). A change (zfs set/inherit) is applied to the
 // mounted file system at once (RefreshProps: a bind remount, files stay
 // open). A legacy mount's own options (mount -o noexec, ...) override the
 // properties while it stays mounted, as temporary mount options do in ZFS.
@@ -38,6 +39,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/util/status.h"
 #include "zfs/zpl/zpl_fs.h"
+#include "zfs/zpl/zpl_snapshot_trees.h"
 
 namespace uzfs::cmd {
 
@@ -52,6 +54,7 @@ struct DatasetMount {
   std::string path;
   MountOverrides overrides;
   std::unique_ptr<ZplFs> zpl;
+  std::unique_ptr<ZplSnapshotTrees> snapshots;  // .zfs/snapshot (outlives the FUSE session)
   std::unique_ptr<FuseMount> fuse;
 };
 

@@ -39,9 +39,8 @@ TEST(SettingsCli, UnhonouredPropertiesAreRefusedAndNothingChanges) {
   EXPECT_EQ(env.Zfs("get -H -o value,source dedup tank/a").out, "off\tdefault\n");
   EXPECT_EQ(env.Zfs("set dedup=off tank/a").rc, 0);
 
-  r = env.Zfs("set snapdir=visible tank/a");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_TRUE(Contains(r.err, "snapdir=visible is not supported by uzfs yet (there is no .zfs directory")) << r.err;
+  EXPECT_EQ(env.Zfs("set snapdir=visible tank/a").rc, 0);  // .zfs is served
+  EXPECT_EQ(env.Zfs("inherit snapdir tank/a").rc, 0);
   for (const char* kv : {"sharenfs=on", "sharesmb=on", "zoned=on", "aclinherit=passthrough", "aclmode=discard",
                          "vscan=on", "nbmand=on"}) {
     r = env.Zfs(std::string("set ") + kv + " tank/a");

@@ -1,6 +1,6 @@
 // A pool made by zfs-fuse whose datasets already have values uzfs refuses
-// to set (dedup=verify, snapdir=visible, aclinherit=passthrough,
-// aclmode=discard) and exec=off: uzfs imports it, mounts the datasets
+// to set (dedup=verify, aclinherit=passthrough, aclmode=discard),
+// snapdir=visible and exec=off: uzfs imports it, mounts the datasets
 // (exec=off as noexec), shows the values with `zfs get`, reads and writes
 // files; setting such a value again is refused, while inherit and the
 // accepted value work. Runs zfs-fuse and mounts through FUSE: needs root

@@ -336,6 +336,34 @@ class Pool final : private TxgSyncer {
   // system before the call; the file system's intent log is closed and
   // restarts at its next fsync (pool_snapshot.cc).
   Status Snapshot(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Snapshot "fs@snap"'s object set, opened for reading (the trees of
+  // .zfs/snapshot): never written. While any copy of the pointer lives the
+  // snapshot refuses destroy with Busy ("dataset is busy"), as a mounted
+  // snapshot does in ZFS. NotFound "cannot open 'NAME': dataset does not
+  // exist"; the pointer must not outlive the pool (pool_snapshot_open.cc).
+  Result<std::shared_ptr<ObjsetWriter>> OpenSnapshot(const std::string& name) UZFS_EXCLUDES(mu_);
+  // The snapshots of file system `fs`, oldest first: the name after the @,
+  // the dataset object (it stays across renames and promotions; a later
+  // snapshot may reuse a destroyed one's), the creation txg and time
+  // (seconds). NotFound when fs does not exist.
+  struct SnapshotEntry {
+    std::string name;
+    uint64_t ds_obj = 0;
+    uint64_t creation_txg = 0;
+    uint64_t creation_time = 0;
+  };
+  Result<std::vector<SnapshotEntry>> Snapshots(const std::string& fs) UZFS_EXCLUDES(mu_);
+  // Snapshot "fs@snap"'s entry (one lookup); NotFound as OpenSnapshot.
+  Result<SnapshotEntry> FindSnapshot(const std::string& name) UZFS_EXCLUDES(mu_);
+  // Whoever keeps snapshots open (the .zfs/snapshot trees of a mount)
+  // registers a releaser: before snapshots are destroyed it is called,
+  // without the pool's lock, with the dataset objects of those open, and
+  // lets go of what nothing uses, so only a snapshot really in use (a
+  // file open in it) refuses destroy. RemoveSnapshotReleaser waits for a
+  // call in progress.
+  using SnapshotReleaser = std::function<void(const std::set<uint64_t>& ds_objs)>;
+  uint64_t AddSnapshotReleaser(SnapshotReleaser r) UZFS_EXCLUDES(releasers_mu_);
+  void RemoveSnapshotReleaser(uint64_t id) UZFS_EXCLUDES(releasers_mu_);
   // Creates file system `target` as a clone of snapshot `origin`
   // ("fs@snap"): it starts as the snapshot's tree and shares its blocks;
   // props as CreateDataset, but not the create-time ZPL ones (a clone has
@@ -990,6 +1018,13 @@ class Pool final : private TxgSyncer {
   mutable Mutex sync_mu_;  // taken before mu_
   mutable Mutex mu_;
   std::unique_ptr<ObjsetWriter> mos_ UZFS_GUARDED_BY(mu_);
+  // Snapshots opened by OpenSnapshot: dataset object -> pointers alive.
+  std::map<uint64_t, int> open_snapshots_ UZFS_GUARDED_BY(mu_);
+  // Asks the releasers to let go of those of `names` that are open.
+  void ReleaseOpenSnapshots(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, releasers_mu_);
+  Mutex releasers_mu_;  // taken before mu_, never while mu_ is held
+  std::map<uint64_t, SnapshotReleaser> releasers_ UZFS_GUARDED_BY(releasers_mu_);
+  uint64_t next_releaser_ UZFS_GUARDED_BY(releasers_mu_) = 1;
   std::unique_ptr<DmuSpaceMapProvider> maps_ UZFS_GUARDED_BY(mu_);
   Uberblock ub_ UZFS_GUARDED_BY(mu_);
   Txg open_txg_ UZFS_GUARDED_BY(mu_);

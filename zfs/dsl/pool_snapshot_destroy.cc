@@ -180,6 +180,8 @@ Result<Pool::SnapshotToDestroy> Pool::CheckSnapshotDestroy(const std::string& na
     UZFS_ASSIGN_OR_RETURN(auto holds, MosZapList(s.userrefs_obj));
     if (!holds.empty()) return Status::Busy(q + "dataset is busy");
   }
+  // Open for reading (pool_snapshot_open.cc): browsed under .zfs/snapshot.
+  if (open_snapshots_.count(t.obj)) return Status::Busy(q + "dataset is busy");
   if (ident_.version >= kVersionDeadlists) {
     for (uint64_t dl : {s.deadlist_obj, h.deadlist_obj}) {
       UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(dl));
@@ -223,6 +225,7 @@ Result<std::string> Pool::SnapshotName(uint64_t obj) {
 
 Status Pool::DestroySnapshots(const std::vector<std::string>& names) {
   if (names.empty()) return Status::Ok();
+  ReleaseOpenSnapshots(names);
   {
     MutexLock l(&mu_);
     if (readonly_) return Status::NotSupported("pool is read-only");
@@ -425,6 +428,7 @@ Status Pool::RemoveDeadlistKey(uint64_t dl_obj, uint64_t key, Txg txg) {
 }
 
 Result<uint64_t> Pool::SnapshotsReclaim(const std::vector<std::string>& names) {
+  ReleaseOpenSnapshots(names);  // as DestroySnapshots: only a snapshot in use is busy
   MutexLock l(&mu_);
   // Per file system: the snapshots to go, and what each successor's
   // deadlist frees once every one of them is gone.

@@ -351,7 +351,6 @@ constexpr Unhonoured kUnhonoured[] = {
     {"sharenfs", "off", "uzfs does not share file systems"},
     {"sharesmb", "off", "uzfs does not share file systems"},
     {"zoned", "off", "there are no zones or delegated namespaces"},
-    {"snapdir", "hidden", "there is no .zfs directory"},
     {"aclmode", "groupmask", "there are no ACLs, only mode bits"},
     {"aclinherit", "restricted", "there are no ACLs, only mode bits"},
     {"vscan", "off", "there is no virus scan service"},

@@ -199,7 +199,7 @@ uint64_t ZplFsImpl::PropNumber(const std::string& name, bool inherit) {
 
 // The value of the nearest dataset that sets the property, or nullopt.
 std::optional<uint64_t> ZplFsImpl::PropSetValue(const std::string& name, bool inherit) {
-  std::string ds = ds_;
+  std::string ds = props_ds_;
   for (;;) {
     auto props = pool_.LocalProps(ds);
     if (props.ok()) {
@@ -287,7 +287,7 @@ ZplStatus ZplFsImpl::CheckSpace(uint64_t bytes, SpaceReservation* reserve) {
 ZplResult<ZplFsImpl::Room> ZplFsImpl::RoomLocked(uint64_t* pending) {
   const TxgStats ts = pool_.txg_stats();
   if (space_txg_ != ts.synced_txg) {
-    ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+    ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, props_ds_));
     space_ = sp;
     space_txg_ = ts.synced_txg;
   }

@@ -93,6 +93,7 @@ ZplResult<std::unique_ptr<ZnodeCodec>> CodecForVersion(uint64_t version, ObjsetW
 ZplFsImpl::ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables, ZplMountSet& mounts)
     : pool_(pool),
       ds_(std::move(ds)),
+      props_ds_(ds_.substr(0, ds_.find('@'))),
       os_(os),
       mounts_(mounts),
       prefetch_(*os, tunables),
@@ -148,6 +149,23 @@ ZplResult<std::unique_ptr<ZplFs>> ZplFsImpl::MountDataset(Pool& pool, const std:
   return std::unique_ptr<ZplFs>(std::move(fs));
 }
 
+ZplResult<std::unique_ptr<ZplFs>> ZplFsImpl::MountSnapshotObjset(Pool& pool, const std::string& snapshot,
+                                                                 std::shared_ptr<ObjsetWriter> os,
+                                                                 const ZplMountOptions& opts) {
+  if (os->objset().type != static_cast<uint64_t>(ObjsetType::kZfs))
+    return Err(EINVAL, "dataset '" + snapshot + "' is not a file system");
+  ZplMountSet& mounts = opts.mount_set != nullptr ? *opts.mount_set : ZplMountSet::Default();
+  if (!mounts.Claim(os.get(), SyncedCacheBytes(opts.tunables), DirCacheBytes(opts.tunables)))
+    return Err(EBUSY, "snapshot '" + snapshot + "' is already mounted");
+  auto fs = std::make_unique<ZplFsImpl>(pool, snapshot, os.get(), opts.tunables, mounts);
+  fs->snapshot_os_ = std::move(os);
+  mounts.Attach(fs->os_, fs->dirs());
+  ZplMountOptions ro = opts;
+  ro.readonly = true;
+  ZPL_TRY(fs->Init(ro));
+  return std::unique_ptr<ZplFs>(std::move(fs));
+}
+
 ZplStatus ZplFsImpl::Init(const ZplMountOptions& opts) {
   WriterLock l(&mu_);
   mount_readonly_ = opts.readonly;
@@ -197,7 +215,7 @@ ZplStatus ZplFsImpl::Unmount() {
     unmounted_ = true;
   }
   mounts_.Release(os_);
-  if (pool_.readonly()) return ZplStatus::Ok();
+  if (pool_.readonly() || snapshot_os_ != nullptr) return ZplStatus::Ok();
   Status zs = Status::Ok();
   {
     WriterLock l(&mu_);
@@ -233,7 +251,7 @@ ZplStatus ZplFsImpl::RefreshProps() {
 
 ZplResult<struct statvfs> ZplFsImpl::StatFs() {
   WriterLock l(&mu_);
-  ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, ds_));
+  ZPL_ASSIGN_S(DatasetSpace sp, DatasetListSpace(pool_, props_ds_));
   const uint64_t dirty = 2 * DirtyNow(pool_.txg_stats());
   const uint64_t avail = sp.avail > dirty ? sp.avail - dirty : 0;
   struct statvfs st {};
@@ -257,7 +275,7 @@ ZplResult<struct statvfs> ZplFsImpl::StatFs() {
 }
 
 ZplStatus ZplFsImpl::SyncFs() {
-  if (pool_.readonly()) return ZplStatus::Ok();
+  if (pool_.readonly() || snapshot_os_ != nullptr) return ZplStatus::Ok();
   return ZplStatus::FromStatus(pool_.Sync());
 }
 
@@ -266,6 +284,13 @@ ZplStatus ZplFsImpl::SyncFs() {
 ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& dataset,
                                                const ZplMountOptions& opts) {
   return zpl_impl::ZplFsImpl::MountDataset(pool, dataset, opts);
+}
+
+ZplResult<std::unique_ptr<ZplFs>> ZplFs::MountSnapshot(Pool& pool, const std::string& snapshot,
+                                                       const ZplMountOptions& opts) {
+  auto os = pool.OpenSnapshot(snapshot);
+  if (!os.ok()) return ZplStatus::FromStatus(os.status());
+  return zpl_impl::ZplFsImpl::MountSnapshotObjset(pool, snapshot, std::move(*os), opts);
 }
 
 }  // namespace uzfs

@@ -212,6 +212,12 @@ class ZplFs {
   // ZPL file system; ENOTSUP for a ZPL version it cannot read.
   static ZplResult<std::unique_ptr<ZplFs>> Mount(Pool& pool, const std::string& dataset,
                                                  const ZplMountOptions& opts = {});
+  // Opens snapshot `snapshot` ("fs@snap") read-only (Pool::OpenSnapshot:
+  // the snapshot refuses destroy while this lives): no log replay, no
+  // delete-queue work, nothing is ever written (EROFS); properties are its
+  // file system's. ENOENT for no such snapshot.
+  static ZplResult<std::unique_ptr<ZplFs>> MountSnapshot(Pool& pool, const std::string& snapshot,
+                                                         const ZplMountOptions& opts = {});
   virtual ~ZplFs() = default;
 
   // Waits for every change to be on disk and closes; handles still open
@@ -234,6 +240,7 @@ class ZplFs {
   // --- names ---
   virtual ZplResult<ZplAttr> Lookup(const ZplCred& c, uint64_t dir, std::string_view name) = 0;
   virtual ZplResult<ZplAttr> GetAttr(uint64_t ino) = 0;
+
   virtual ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) = 0;
   // mode: S_IFREG/S_IFCHR/S_IFBLK/S_IFIFO/S_IFSOCK | permissions.
   virtual ZplResult<ZplAttr> Mknod(const ZplCred& c, uint64_t dir, std::string_view name,

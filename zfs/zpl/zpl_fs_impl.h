@@ -166,6 +166,11 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   // Mounts `dataset` in opts.mount_set (or the default set): ZplFs::Mount.
   static ZplResult<std::unique_ptr<ZplFs>> MountDataset(Pool& pool, const std::string& dataset,
                                                         const ZplMountOptions& opts);
+  // ZplFs::MountSnapshot: `os` (from Pool::OpenSnapshot) is kept alive by
+  // the mount.
+  static ZplResult<std::unique_ptr<ZplFs>> MountSnapshotObjset(Pool& pool, const std::string& snapshot,
+                                                               std::shared_ptr<ObjsetWriter> os,
+                                                               const ZplMountOptions& opts);
   ZplFsImpl(Pool& pool, std::string ds, ObjsetWriter* os, const Tunables* tunables, ZplMountSet& mounts);
   static uint64_t SyncedCacheBytes(const Tunables* t);
   static uint64_t ImmediateWriteSize(const Tunables* t);
@@ -241,7 +246,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
  private:
   // ---- zpl_access.cc
   bool readonly_locked() const UZFS_REQUIRES_SHARED(mu_) {
-    return mount_readonly_ || readonly_prop_ || pool_.readonly();
+    return mount_readonly_ || readonly_prop_ || pool_.readonly() || snapshot_os_ != nullptr;
   }
   ZplStatus Writable() const UZFS_REQUIRES_SHARED(mu_) {
     if (readonly_locked()) return Err(EROFS, "read-only file system");
@@ -418,8 +423,10 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   };
 
   Pool& pool_;
-  const std::string ds_;
+  const std::string ds_;     // "fs", or "fs@snap" for a snapshot
+  const std::string props_ds_;  // the file system whose properties apply: ds_ before any '@'
   ObjsetWriter* const os_;
+  std::shared_ptr<ObjsetWriter> snapshot_os_;  // a snapshot's object set (os_), held open
   ZplMountSet& mounts_;  // the set this mount is in (zpl_mount_set.h)
   ZplPrefetch prefetch_;  // file read-ahead into the ARC
   uint64_t version_ = 0, root_ = 0, dq_ = 0;
