@@ -44,6 +44,7 @@ int ZfsPromote(CmdCtx& c);   // zfs_clone.cc
 int ZfsHold(CmdCtx& c);      // zfs_holds.cc
 int ZfsRelease(CmdCtx& c);   // zfs_holds.cc
 int ZfsHolds(CmdCtx& c);     // zfs_holds.cc
+int ZfsDiff(CmdCtx& c);      // zfs_diff.cc
 // zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
 int ZfsMount(CmdCtx& c, bool mount);
 

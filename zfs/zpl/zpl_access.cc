@@ -46,6 +46,20 @@ ZplResult<ZplAttr> ZplFsImpl::GetAttr(uint64_t ino) {
   return ToAttr(z);
 }
 
+uint64_t ZplFsImpl::ObjectLimit() {
+  const Objset o = os_->objset();
+  // Dnode slots in the meta-dnode's blocks (512 bytes each).
+  return (o.meta_dnode.maxblkid + 1) * (o.meta_dnode.DataBlockSize() / 512);
+}
+
+ZplResult<ZplAttr> ZplFsImpl::TreeAttr(uint64_t ino) {
+  ReaderLock l(&mu_);
+  ZPL_ASSIGN(Znode z, Load(ino));
+  if (z.a.flags & kZnodeFlagXattr) return Err(ENOENT, "object " + std::to_string(ino) + " is an xattr");
+  if (ino == dq_) return Err(ENOENT, "the delete queue");
+  return ToAttr(z);
+}
+
 ZplResult<ZplAttr> ZplFsImpl::SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) {
   SyncAlways sync_always(this);
   WriterLock l(&mu_);

@@ -240,7 +240,12 @@ class ZplFs {
   // --- names ---
   virtual ZplResult<ZplAttr> Lookup(const ZplCred& c, uint64_t dir, std::string_view name) = 0;
   virtual ZplResult<ZplAttr> GetAttr(uint64_t ino) = 0;
-
+  // For walking every object (zfs diff, zpl_diff.h): one past the highest
+  // object number in use, and object `ino`'s attributes when it is a file,
+  // directory, link or node of the tree (ENOENT for a free number, the file
+  // system's bookkeeping, xattr directories and their files).
+  virtual uint64_t ObjectLimit() = 0;
+  virtual ZplResult<ZplAttr> TreeAttr(uint64_t ino) = 0;
   virtual ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) = 0;
   // mode: S_IFREG/S_IFCHR/S_IFBLK/S_IFIFO/S_IFSOCK | permissions.
   virtual ZplResult<ZplAttr> Mknod(const ZplCred& c, uint64_t dir, std::string_view name,
