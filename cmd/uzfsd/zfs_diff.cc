@@ -6,10 +6,15 @@
 // compares them): for the file system itself, as ZFS does, a temporary
 // snapshot `fs@zfs-diff-<pid>-<n>` is taken (after the mount's dirty pages
 // are written back) and destroyed when the listing is made, so the listing
-// is of one moment. On a read-only pool the file system cannot change and
-// is read as it is. One line per change: [ctime TAB] change TAB [type TAB]
-// path, the path below the file system's mountpoint; a rename is
-// "R TAB old -> new" ("R TAB old TAB new" with -H).
+// is of one moment; should that destroy fail, the command says so and
+// exits 1. On a read-only pool the file system cannot change and is read
+// as it is (through its mount when mounted). One line per change: [ctime
+// TAB] change TAB [type TAB] path, the path below the file system's
+// mountpoint; a rename is "R TAB old -> new" ("R TAB old TAB new" with
+// -H), a link count change "M TAB path TAB (+N)".
+//
+// The pool's lock is held while the trees are compared: other commands on
+// the pool wait for the listing.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/mounts.h"
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
@@ -37,7 +43,9 @@ std::string PathPrefix(PoolEntry& e, const std::string& fs) UZFS_REQUIRES(e.mu) 
 }
 
 std::string Line(const ZplDiffEntry& d, const std::string& prefix, bool type, bool parsable, bool times) {
-  auto full = [&](const std::string& p) { return ZplDiffEscape(p == "/" ? prefix + "/" : prefix + p); };
+  // Mounted at "/": paths are the file system's own.
+  const std::string base = prefix == "/" ? "" : prefix;
+  auto full = [&](const std::string& p) { return ZplDiffEscape(base + p); };
   std::string s;
   if (times) {
     char t[48];
@@ -52,6 +60,7 @@ std::string Line(const ZplDiffEntry& d, const std::string& prefix, bool type, bo
   }
   s += full(d.path);
   if (d.change == 'R') s += (parsable ? "\t" : " -> ") + full(d.new_path);
+  if (d.links != 0) s += "\t(" + std::string(d.links > 0 ? "+" : "") + std::to_string(d.links) + ")";
   return s + "\n";
 }
 
@@ -128,23 +137,55 @@ int ZfsDiff(CmdCtx& c) {
   DropTemp drop{p, temp};  // runs after the trees below are gone
   std::unique_ptr<ZplFs> from_fs, to_fs;
   if (to_head && !p.readonly()) {
+    // A name no snapshot has (one left by a daemon that died mid-diff may).
     static std::atomic<uint64_t> seq{0};
-    temp = fs + "@zfs-diff-" + std::to_string(::getpid()) + "-" + std::to_string(seq++);
-    if (Status s = p.Snapshot({temp}); !s.ok()) {
+    for (int tries = 0;; tries++) {
+      temp = fs + "@zfs-diff-" + std::to_string(::getpid()) + "-" + std::to_string(seq++);
+      Status s = p.Snapshot({temp});
+      if (s.ok()) break;
       temp.clear();
-      return c.Fail(ErrorLine(s, "diff", fs));
+      if (s.code() != Code::kExists || tries >= 100) return c.Fail(ErrorLine(s, "diff", fs));
     }
   }
   auto fz = ZplFs::MountSnapshot(p, from, mo);
   if (!fz.ok()) return c.Fail("cannot diff '" + from + "': " + fz.status().message());
   from_fs = std::move(fz.value());
-  auto tz = to_head && temp.empty() ? ZplFs::Mount(p, fs, mo) : ZplFs::MountSnapshot(p, to_head ? temp : to, mo);
-  if (!tz.ok()) return c.Fail("cannot diff '" + from + "' and '" + to + "': " + tz.status().message());
-  to_fs = std::move(tz.value());
-  auto diffs = ZplDiff(*from_fs, *to_fs);
+  ZplFs* to_tree = nullptr;
+  if (to_head && temp.empty()) {
+    // Read-only pool: the file system as it is, through its mount's ZPL
+    // when it is mounted (one ZPL per object set), else mounted here.
+    if (const DatasetMount* m = e->mounts.Find(fs)) {
+      to_tree = m->zpl.get();
+    } else {
+      ZplMountOptions ro = mo;
+      ro.mount_set = DaemonMountSet();
+      auto tz = ZplFs::Mount(p, fs, ro);
+      if (!tz.ok()) return c.Fail("cannot diff '" + from + "' and '" + to + "': " + tz.status().message());
+      to_fs = std::move(tz.value());
+    }
+  } else {
+    auto tz = ZplFs::MountSnapshot(p, to_head ? temp : to, mo);
+    if (!tz.ok()) return c.Fail("cannot diff '" + from + "' and '" + to + "': " + tz.status().message());
+    to_fs = std::move(tz.value());
+  }
+  if (to_tree == nullptr) to_tree = to_fs.get();
+  auto diffs = ZplDiff(*from_fs, *to_tree);
   if (!diffs.ok()) return c.Fail("cannot diff '" + from + "' and '" + to + "': " + diffs.status().message());
   const std::string prefix = PathPrefix(*e, fs);
   for (const ZplDiffEntry& d : diffs.value()) c.out.Out(Line(d, prefix, a.Has('F'), a.Has('H'), a.Has('t')));
+  // The temporary snapshot goes now, its failure reported.
+  from_fs.reset();
+  to_fs.reset();
+  if (!temp.empty()) {
+    Status s = p.DestroySnapshots({temp});
+    if (!s.ok()) {
+      const std::string left = temp;
+      temp.clear();
+      return c.Fail("cannot destroy the temporary snapshot '" + left + "': " + std::string(s.message()) +
+                    "; destroy it with zfs destroy");
+    }
+    temp.clear();
+  }
   return 0;
 }
 

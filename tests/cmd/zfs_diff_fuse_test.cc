@@ -82,6 +82,11 @@ TEST_F(ZfsDiffFuse, ListsWhatChangedAsZfsDoes) {
   r = env_.Zfs("diff tank/fs@s2");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "");
+  // A new link: the file modified with its link count's change.
+  ASSERT_EQ(::link((d + "/kept").c_str(), (d + "/new/kept2").c_str()), 0);
+  r = env_.Zfs("diff tank/fs@s2");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(SortedLines(r.out), (std::vector<std::string>{"M\t" + d + "/kept\t(+1)", "M\t" + d + "/new"}));
 
   // Refusals: one line, nothing changed.
   r = env_.Zfs("diff tank/fs");

@@ -1,8 +1,10 @@
 // ZplDiff between two snapshots of one file system: each change shows
 // once, as ZFS's zfs diff shows it (created, removed, modified, renamed),
 // the directories whose entries changed as modified, an unlinked file
-// still open as removed; xattr directories and their files never; and an
-// unchanged tree gives nothing. The escaping and type letters of zfs diff.
+// still open as removed, a renamed directory without what is below it,
+// link count changes as (+N)/(-N); xattr directories and their files
+// never; and an unchanged tree gives nothing. The escaping and type
+// letters of zfs diff.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -24,7 +26,9 @@ std::vector<uint8_t> Bytes(const std::string& s) { return std::vector<uint8_t>(s
 std::set<std::string> Lines(const std::vector<ZplDiffEntry>& d) {
   std::set<std::string> out;
   for (const ZplDiffEntry& e : d) {
-    out.insert(std::string(1, e.change) + " " + e.path + (e.change == 'R' ? " -> " + e.new_path : ""));
+    std::string l = std::string(1, e.change) + " " + e.path + (e.change == 'R' ? " -> " + e.new_path : "");
+    if (e.links != 0) l += std::string(e.links > 0 ? " (+" : " (") + std::to_string(e.links) + ")";
+    out.insert(l);
   }
   return out;
 }
@@ -99,6 +103,29 @@ TEST_F(ZplDiffTest, EachChangeShowsOnceAsZfsDiffShowsIt) {
   auto x = ZplDiff(*b, *c);
   ASSERT_TRUE(x.ok());
   EXPECT_EQ(Lines(x.value()), (std::set<std::string>{"M /f"}));
+  // A directory renamed: the directory alone, not what is below it.
+  ASSERT_TRUE(fs().Rename(ZplCred{}, root(), "d", root(), "dd").ok());
+  auto dsnap = Snap("d");
+  ASSERT_NE(dsnap, nullptr);
+  auto moved = ZplDiff(*c, *dsnap);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(Lines(moved.value()), (std::set<std::string>{"M /", "R /d -> /dd"}));
+  // A link added shows as the file modified with its link count's change,
+  // named where it was; the old name removed, named where it is.
+  auto dd = fs().Lookup(ZplCred{}, root(), "dd");
+  ASSERT_TRUE(dd.ok());
+  ASSERT_TRUE(fs().Link(ZplCred{}, f.value().ino, dd.value().ino, "f2").ok());
+  auto e = Snap("e");
+  ASSERT_NE(e, nullptr);
+  auto linked = ZplDiff(*dsnap, *e);
+  ASSERT_TRUE(linked.ok());
+  EXPECT_EQ(Lines(linked.value()), (std::set<std::string>{"M /f (+1)", "M /dd"}));
+  ASSERT_TRUE(fs().Unlink(ZplCred{}, root(), "f").ok());
+  auto g = Snap("g");
+  ASSERT_NE(g, nullptr);
+  auto unlinked = ZplDiff(*e, *g);
+  ASSERT_TRUE(unlinked.ok());
+  EXPECT_EQ(Lines(unlinked.value()), (std::set<std::string>{"M /", "M /dd/f2 (-1)"}));
   // The other way round, what was created shows as removed.
   auto back = ZplDiff(*b, *a);
   ASSERT_TRUE(back.ok());
@@ -117,6 +144,7 @@ TEST(ZplDiffFormat, EscapingAndTypeLetters) {
   EXPECT_EQ(ZplDiffTypeChar(S_IFCHR), 'C');
   EXPECT_EQ(ZplDiffTypeChar(S_IFIFO), '|');
   EXPECT_EQ(ZplDiffTypeChar(S_IFSOCK), '=');
+  EXPECT_EQ(ZplDiffTypeChar(0), '?');
 }
 
 }  // namespace

@@ -46,10 +46,24 @@ ZplResult<ZplAttr> ZplFsImpl::GetAttr(uint64_t ino) {
   return ToAttr(z);
 }
 
-uint64_t ZplFsImpl::ObjectLimit() {
+ZplResult<uint64_t> ZplFsImpl::NextObject(uint64_t after) {
   const Objset o = os_->objset();
   // Dnode slots in the meta-dnode's blocks (512 bytes each).
-  return (o.meta_dnode.maxblkid + 1) * (o.meta_dnode.DataBlockSize() / 512);
+  const uint64_t limit = (o.meta_dnode.maxblkid + 1) * (o.meta_dnode.DataBlockSize() / 512);
+  uint64_t i = after + 1;
+  if (after != 0) {
+    // A large dnode's other slots are part of it, never objects of their own.
+    if (auto dn = os_->GetDnode(after); dn.ok() && !dn->IsFree()) i = after + 1 + dn->extra_slots;
+  }
+  for (; i < limit; i++) {
+    auto dn = os_->GetDnode(i);
+    if (!dn.ok()) {
+      if (dn.status().code() == Code::kNotFound) continue;
+      return ZplStatus::FromStatus(dn.status());
+    }
+    if (!dn->IsFree()) return i;
+  }
+  return uint64_t{0};
 }
 
 ZplResult<ZplAttr> ZplFsImpl::TreeAttr(uint64_t ino) {

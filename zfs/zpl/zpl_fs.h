@@ -240,11 +240,12 @@ class ZplFs {
   // --- names ---
   virtual ZplResult<ZplAttr> Lookup(const ZplCred& c, uint64_t dir, std::string_view name) = 0;
   virtual ZplResult<ZplAttr> GetAttr(uint64_t ino) = 0;
-  // For walking every object (zfs diff, zpl_diff.h): one past the highest
-  // object number in use, and object `ino`'s attributes when it is a file,
-  // directory, link or node of the tree (ENOENT for a free number, the file
+  // For walking every object (zfs diff, zpl_diff.h): the next object in
+  // use after `after` (0 to start; 0 at the end), stepping over the extra
+  // slots of large dnodes; and object `ino`'s attributes when it is a
+  // file, directory, link or node of the tree (ENOENT for the file
   // system's bookkeeping, xattr directories and their files).
-  virtual uint64_t ObjectLimit() = 0;
+  virtual ZplResult<uint64_t> NextObject(uint64_t after) = 0;
   virtual ZplResult<ZplAttr> TreeAttr(uint64_t ino) = 0;
   virtual ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) = 0;
   // mode: S_IFREG/S_IFCHR/S_IFBLK/S_IFIFO/S_IFSOCK | permissions.

@@ -233,7 +233,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
 
   // ---- zpl_access.cc: attributes, permissions, space
   ZplResult<ZplAttr> GetAttr(uint64_t ino) override UZFS_EXCLUDES(mu_);
-  uint64_t ObjectLimit() override UZFS_EXCLUDES(mu_);
+  ZplResult<uint64_t> NextObject(uint64_t after) override UZFS_EXCLUDES(mu_);
   ZplResult<ZplAttr> TreeAttr(uint64_t ino) override UZFS_EXCLUDES(mu_);
   ZplResult<ZplAttr> SetAttr(const ZplCred& c, uint64_t ino, const ZplSetAttr& set) override
       UZFS_EXCLUDES(mu_);

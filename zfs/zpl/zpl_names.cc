@@ -282,7 +282,7 @@ ZplStatus ZplFsImpl::Rename(const ZplCred& c, uint64_t sdir, std::string_view sn
       sd.a.links--;
       tdr.a.links++;
     }
-    if (!same_dir) s.a.parent = tdir;  // every kind of file, as ZFS
+    s.a.parent = tdir;  // every kind of file, same directory or not, as ZFS
     s.a.ctime = now;
     ZPL_TRY(Store(s, txg));
   }
