@@ -592,6 +592,12 @@ struct SnapshotHandle {
 };
 SnapshotHandle* SnapHandleOf(const fuse_file_info* fi) { return reinterpret_cast<SnapshotHandle*>(fi->fh); }
 
+// The tree and the tree's handle of an open file `ino`.
+std::pair<ZplFs*, ZplHandle> OpenFile(fuse_req_t req, fuse_ino_t ino, const fuse_file_info* fi) {
+  if (fuse_ctl::SlotOf(ino) == 0) return {Ctx(req)->fs, fi->fh};
+  return {SnapHandleOf(fi)->tree.get(), SnapHandleOf(fi)->h};
+}
+
 // open(2) of a file in a snapshot: read-only (the tree refuses anything
 // else with EROFS); its handle keeps the tree open until release.
 void OpenInSnapshot(fuse_req_t req, const Node& n, fuse_file_info* fi) {
@@ -662,12 +668,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  ZplFs* fs = Ctx(req)->fs;
-  ZplHandle h = fi->fh;
-  if (fuse_ctl::SlotOf(ino) != 0) {
-    fs = SnapHandleOf(fi)->tree.get();
-    h = SnapHandleOf(fi)->h;
-  }
+  const auto [fs, h] = OpenFile(req, ino, fi);
   // Not zero-filled (up to 1 MiB a read): only the bytes Read returns are sent.
   std::unique_ptr<uint8_t[]> buf(new uint8_t[size]);
   auto r = fs->Read(h, static_cast<uint64_t>(off), std::span<uint8_t>(buf.get(), size));
@@ -965,12 +966,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t l
 }
 
 void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
-  ZplFs* fs = Ctx(req)->fs;
-  ZplHandle h = fi->fh;
-  if (fuse_ctl::SlotOf(ino) != 0) {
-    fs = SnapHandleOf(fi)->tree.get();
-    h = SnapHandleOf(fi)->h;
-  }
+  const auto [fs, h] = OpenFile(req, ino, fi);
   auto r = fs->Lseek(h, static_cast<uint64_t>(off), whence);
   if (!r.ok()) return ReplyErr(req, r.err());
   fuse_reply_lseek(req, static_cast<off_t>(r.value()));
