@@ -116,6 +116,7 @@ run zfs snapshot -r demo@safe
 run rm -rf "$work/mnt/lz4/doc"
 echo "$work/mnt/lz4/doc: $(find "$work/mnt/lz4" -path '*/doc/*' -type f | wc -l) files left;" \
   "$work/mnt/lz4/.zfs/snapshot/safe/doc: $(find "$work/mnt/lz4/.zfs/snapshot/safe/doc" -type f | wc -l) files"
+zpool sync demo  # so USED counts what only the snapshot holds now
 run zfs list -t snapshot -o name,used,referenced -r demo
 run zfs rollback demo/lz4@safe
 verify
