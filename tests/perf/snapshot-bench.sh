@@ -6,11 +6,16 @@
 #            seconds for the first 100 and the last 100 snapshots and their
 #            ratio (bar: last/first <= 1.5);
 #   list:    `zfs list -t snapshot -H` of all of them (bar: < 1 s);
+#   snapdir: `ls -l` of the mount's .zfs/snapshot holding all of them (each
+#            snapshot's tree opened for its root's attributes), then a file
+#            read from the oldest;
 #   destroy: a snapshot holding 1 MiB of its own, in a file system of
 #            100 MiB and of 4 GiB (bar: within 1.5x of each other);
 #   write:   1 GiB written sequentially into a file system with no snapshot
-#            and into one with 100 (bar: within 10%).
-# PARTS (default "take list destroy write") picks some.
+#            and into one with 100 (bar: within 10%);
+#   diff:    `zfs diff` of a snapshot of 10,000 files in 100 directories
+#            against the file system after 100 of them changed.
+# PARTS (default "take list snapdir destroy write diff") picks some.
 #
 #   tests/perf/snapshot-bench.sh   (needs root and /dev/fuse; UZFS_BIN: one
 #                                   directory holding zpool and zfs, default the build tree's)
@@ -30,7 +35,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-parts=${PARTS:-take list destroy write}
+parts=${PARTS:-take list snapdir destroy write diff}
 has() { [[ " $parts " == *" $1 "* ]]; }
 count=${COUNT:-1000}
 "$zp" create -f -o version="${VERSION:-5000}" -m "$mnt" snapbench "$work/devs/d0"
@@ -48,7 +53,7 @@ fill() {  # fill DIR MiB: that much incompressible data, 64 MiB files
   done
 }
 
-if has take || has list; then
+if has take || has list || has snapdir; then
   "$zfsb" create snapbench/many
   head -c 4096 /dev/urandom > "$work/small"
   first=0 last=0
@@ -71,6 +76,14 @@ if has take || has list; then
     t1=$(now)
     [ "$n" -eq "$count" ] || { echo "listed $n snapshots, not $count" >&2; exit 1; }
     echo "list:    $n snapshots in $(secs $((t1 - t0))) s"
+  fi
+  if has snapdir; then
+    t0=$(now)
+    n=$(ls -l "$mnt/many/.zfs/snapshot" | grep -c '^d')
+    t1=$(now)
+    [ "$n" -eq "$count" ] || { echo ".zfs/snapshot shows $n snapshots, not $count" >&2; exit 1; }
+    cmp -s "$work/small" "$mnt/many/.zfs/snapshot/s1/f1" || { echo "s1/f1 differs" >&2; exit 1; }
+    echo "snapdir: ls -l of $n snapshots in $(secs $((t1 - t0))) s"
   fi
   "$zfsb" destroy -r snapbench/many
 fi
@@ -107,4 +120,20 @@ if has write; then
     awk -v n=$((t1 - t0)) -v s="$snaps" 'BEGIN { printf "write:   1 GiB with %d snapshots: %.0f MiB/s\n", s, 1024 / (n / 1e9) }'
     "$zfsb" destroy -r "snapbench/w$snaps"
   done
+fi
+
+if has diff; then
+  "$zfsb" create snapbench/tree
+  for d in $(seq 1 100); do
+    mkdir "$mnt/tree/d$d"
+    for f in $(seq 1 100); do printf '%s %s\n' "$d" "$f" > "$mnt/tree/d$d/f$f"; done
+  done
+  "$zfsb" snapshot snapbench/tree@before
+  for d in $(seq 1 100); do printf 'changed\n' >> "$mnt/tree/d$d/f1"; done
+  t0=$(now)
+  n=$("$zfsb" diff snapbench/tree@before | wc -l)
+  t1=$(now)
+  [ "$n" -eq 100 ] || { echo "diff listed $n changes, not 100" >&2; exit 1; }  # the files (their directories did not change)
+  echo "diff:    10,000 files, 100 changed: $(secs $((t1 - t0))) s"
+  "$zfsb" destroy -r snapbench/tree
 fi
