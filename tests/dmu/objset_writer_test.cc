@@ -417,6 +417,41 @@ TEST_F(ObjsetWriterTest, BonusBuffersAndLargeDnodes) {
   EXPECT_EQ(Judge(zio_, *r4, m, 200), alloc_.allocated());
 }
 
+// Opened read-only (a snapshot's object set): every object reads as
+// written, large dnodes included, free numbers are NotFound, and every
+// change is refused.
+TEST_F(ObjsetWriterTest, ReadOnlyOpenReadsEverythingAndChangesNothing) {
+  auto w = NewSet();
+  Model m;
+  ObjectProps big;
+  big.dnode_size = 2048;
+  big.bonustype = dmu_ot::kZnode;
+  big.bonuslen = 1024;
+  const uint64_t a = Alloc(*w, m, big, 3);
+  m[a].bonus = Pattern(1024, 7);
+  ASSERT_UZFS_OK(w->SetBonus(a, dmu_ot::kZnode, m[a].bonus, 3));
+  const uint64_t b = Alloc(*w, m, {}, 3);
+  Put(*w, m, b, 0, Pattern(5000, 8), 3);
+  auto root = w->Sync(3);
+  ASSERT_UZFS_OK(root.status());
+  ObjsetWriterOptions o;
+  o.read_only = true;
+  auto r = ObjsetWriter::Open(zio_, *root, o);
+  ASSERT_UZFS_OK(r.status());
+  EXPECT_EQ((*r)->GetDnode(a)->bonus, m[a].bonus);
+  EXPECT_EQ((*r)->GetDnode(a)->extra_slots, 3);
+  std::vector<uint8_t> got(5000);
+  ASSERT_UZFS_OK((*r)->Read(b, 0, got));
+  EXPECT_EQ(got, Pattern(5000, 8));
+  EXPECT_EQ((*r)->GetDnode(b + 40).status().code(), Code::kNotFound);
+  EXPECT_EQ((*r)->GetDnode(1u << 20).status().code(), Code::kNotFound);
+  EXPECT_EQ((*r)->AllocateObject({}, 4).status().code(), Code::kNotSupported);
+  EXPECT_EQ((*r)->Write(b, 0, Pattern(10, 9), 4).code(), Code::kNotSupported);
+  EXPECT_EQ((*r)->FreeObject(b, 4).code(), Code::kNotSupported);
+  ASSERT_UZFS_OK((*r)->Read(b, 0, got));
+  EXPECT_EQ(got, Pattern(5000, 8));
+}
+
 // Txg N+1 is modified while N is unsynced: N's sync carries only N's
 // changes, reads see both, and N+1 lands on top.
 TEST_F(ObjsetWriterTest, OverlappingTxgsStaySeparate) {

@@ -92,7 +92,7 @@ Result<std::unique_ptr<ObjsetWriter>> ObjsetWriter::Open(Zio& zio, const BlockPt
   w->os_ = std::move(os);
   w->root_ = root;
   w->synced_txg_ = root.birth;
-  UZFS_RETURN_IF_ERROR(w->ScanSlots());
+  if (!o.read_only) UZFS_RETURN_IF_ERROR(w->ScanSlots());
   return w;
 }
 
@@ -119,6 +119,7 @@ Status ObjsetWriter::ScanSlots() {
 }
 
 Status ObjsetWriter::CheckTxg(uint64_t txg) const {
+  if (opts_.read_only) return Status::NotSupported("the object set is open for reading only");
   if (broken_)
     return Status::IoError("a failed sync pass may have overwritten blocks of txg " +
                            std::to_string(pass_txg_) + "; reopen from the last durable root");
@@ -138,7 +139,11 @@ Status ObjsetWriter::CheckTxg(uint64_t txg) const {
 Result<ObjsetWriter::Object*> ObjsetWriter::Hold(uint64_t object) {
   auto it = objects_.find(object);
   if (it == objects_.end()) {
-    if (object == 0 || object >= slots_.size() || !slots_[object])
+    // Read-only: no slot map (Open did not scan); the dnode says.
+    const uint64_t slots = opts_.read_only
+                               ? (os_.meta_dnode.maxblkid + 1) * (os_.meta_dnode.DataBlockSize() / kDnodeSlotSize)
+                               : slots_.size();
+    if (object == 0 || object >= slots || (!opts_.read_only && !slots_[object]))
       return Status::NotFound("object " + std::to_string(object) + " is not allocated");
     ObjectReader reader(reader_, ReadOpts());
     Result<Dnode> read = reader.ReadDnode(os_.meta_dnode, object);

@@ -210,6 +210,10 @@ struct ObjsetWriterOptions {
   // Sync passes: txg T stays writable after Sync(T) and Sync(T) may run
   // again (see the top of this file). The MOS sets it.
   bool multi_pass = false;
+  // Opened for reading only (a snapshot's object set): Open does not scan
+  // every dnode block for the free slots (which only allocation needs),
+  // so opening costs the objset block alone; every change is refused.
+  bool read_only = false;
   // When set, Sync hands each replaced block to this instead of Zio::Free
   // (pass: 1, 2, ...). The pool uses it to put frees of later passes on the
   // deferred-free list, as ZFS does, so they dirty no new space maps.

@@ -2,8 +2,9 @@
 //
 // OpenSnapshot opens a snapshot's object set from its dataset record's
 // block pointer, with the options of its file system (the ARC, the cache
-// policies) and read errors charged to the snapshot's own dataset. The
-// writer is never dirtied, so no sync ever writes it. The pool counts the
+// policies) and read errors charged to the snapshot's own dataset, read
+// only (ObjsetWriterOptions::read_only: every change refused, and no scan
+// of the dnode blocks at open). No sync ever writes it. The pool counts the
 // pointers alive per snapshot: a destroy of one that is open (a tree being
 // browsed, a file open in it) is refused with Busy, because its blocks
 // could be freed and reused under a reader (CheckSnapshotDestroy). Nothing
@@ -26,6 +27,7 @@ Result<std::shared_ptr<ObjsetWriter>> Pool::OpenSnapshot(const std::string& name
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
     ObjsetWriterOptions o = DatasetOptions(s.dir_obj);
     o.on_read_error = ReadErrorHook(obj);
+    o.read_only = true;  // opening costs the objset block, not a read of every dnode block
     UZFS_ASSIGN_OR_RETURN(os, ObjsetWriter::Open(*zio_, s.bp, o));
     open_snapshots_[obj]++;
   }

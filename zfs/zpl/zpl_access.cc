@@ -217,49 +217,56 @@ void ZplFsImpl::SetTrivialAcl(ZnodeAttrs& a) {
 
 // ------------------------------------------------------------- properties
 
+ZplFsImpl::PropChain ZplFsImpl::LoadPropChain() {
+  PropChain chain;
+  for (std::string ds = props_ds_;;) {
+    auto props = pool_.LocalProps(ds);
+    chain.push_back(props.ok() ? std::move(*props) : std::map<std::string, std::string>{});
+    const size_t slash = ds.rfind('/');
+    if (slash == std::string::npos) break;
+    ds.resize(slash);
+  }
+  return chain;
+}
+
 // The effective value of a numeric/index property (nearest dataset that
 // sets it, else the table default); `inherit` false: this dataset only.
-uint64_t ZplFsImpl::PropNumber(const std::string& name, bool inherit) {
-  if (auto v = PropSetValue(name, inherit)) return *v;
+uint64_t ZplFsImpl::PropNumber(const PropChain& chain, const std::string& name, bool inherit) {
+  if (auto v = PropSetValue(chain, name, inherit)) return *v;
   const PropDef* def = FindDatasetProp(name);
   return def ? def->default_number : 0;
 }
 
 // The value of the nearest dataset that sets the property, or nullopt.
-std::optional<uint64_t> ZplFsImpl::PropSetValue(const std::string& name, bool inherit) {
-  std::string ds = props_ds_;
-  for (;;) {
-    auto props = pool_.LocalProps(ds);
-    if (props.ok()) {
-      auto it = props->find(name);
-      if (it != props->end()) return std::strtoull(it->second.c_str(), nullptr, 10);
-    }
-    const size_t slash = ds.rfind('/');
-    if (!inherit || slash == std::string::npos) break;
-    ds.resize(slash);
+std::optional<uint64_t> ZplFsImpl::PropSetValue(const PropChain& chain, const std::string& name, bool inherit) {
+  for (const auto& props : chain) {
+    auto it = props.find(name);
+    if (it != props.end()) return std::strtoull(it->second.c_str(), nullptr, 10);
+    if (!inherit) break;
   }
   return std::nullopt;
 }
 
 ZplStatus ZplFsImpl::RefreshPropsLocked() {
-  recordsize_ = PropNumber("recordsize", true);
+  const PropChain chain = LoadPropChain();
+  recordsize_ = PropNumber(chain, "recordsize", true);
   // Over 128K only where the pool has large_blocks (a value stored by
   // another implementation is clamped, never written past the limit).
   if (recordsize_ < 512 || (recordsize_ & (recordsize_ - 1))) recordsize_ = 131072;
   recordsize_ = std::min(recordsize_, pool_.max_record_size());
-  atime_ = PropNumber("atime", true) != 0;
-  relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber("relatime", true) != 0;
-  sync_mode_.store(PropSetValue("sync", true).value_or(0), std::memory_order_relaxed);
-  logbias_throughput_ = PropSetValue("logbias", true).value_or(0) == 1;
-  readonly_prop_ = PropNumber("readonly", true) != 0;
+  atime_ = PropNumber(chain, "atime", true) != 0;
+  relatime_ = FindDatasetProp("relatime") != nullptr && PropNumber(chain, "relatime", true) != 0;
+  sync_mode_.store(PropSetValue(chain, "sync", true).value_or(0), std::memory_order_relaxed);
+  logbias_throughput_ = PropSetValue(chain, "logbias", true).value_or(0) == 1;
+  readonly_prop_ = PropNumber(chain, "readonly", true) != 0;
   // xattr: 0 off, 1 dir (and "on" as zfs-fuse and OpenZFS <= 2.2 store
   // it), 2 sa; unset means "on", which (as in OpenZFS 2.3) is sa where
   // the file system has system attributes (ZPL 5). See man/zfs.8.
-  const std::optional<uint64_t> xattr = PropSetValue("xattr", true);
+  const std::optional<uint64_t> xattr = PropSetValue(chain, "xattr", true);
   xattr_ = !xattr || *xattr != 0;
   xattr_sa_ = version_ >= kZplVersionSa && (!xattr || *xattr == 2);
-  quota_ = PropNumber("quota", false);
-  refquota_ = PropNumber("refquota", false);
+  quota_ = PropNumber(chain, "quota", false);
+  refquota_ = PropNumber(chain, "refquota", false);
   {
     MutexLock sl(&space_mu_);
     space_txg_ = UINT64_MAX;  // re-read space at the next check

@@ -254,8 +254,12 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
     if (readonly_locked()) return Err(EROFS, "read-only file system");
     return ZplStatus::Ok();
   }
-  uint64_t PropNumber(const std::string& name, bool inherit) UZFS_REQUIRES(mu_);
-  std::optional<uint64_t> PropSetValue(const std::string& name, bool inherit) UZFS_REQUIRES(mu_);
+  // The local properties of the file system and each ancestor, nearest
+  // first: read once per refresh (each is a MOS ZAP).
+  using PropChain = std::vector<std::map<std::string, std::string>>;
+  PropChain LoadPropChain() UZFS_REQUIRES(mu_);
+  static uint64_t PropNumber(const PropChain& chain, const std::string& name, bool inherit);
+  static std::optional<uint64_t> PropSetValue(const PropChain& chain, const std::string& name, bool inherit);
   ZplStatus RefreshPropsLocked() UZFS_REQUIRES(mu_);
   uint64_t DirtyNow(const TxgStats& ts) const;
   // Room held by writes between their space check and their data being
