@@ -44,7 +44,9 @@ class ZplDiffTest : public ::testing::Test {
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     if (!c.ok()) return 0;
     EXPECT_TRUE(fs().Write(c.value().second, 0, Bytes(text)).ok());
-    if (!keep) EXPECT_TRUE(fs().Release(c.value().second).ok());
+    if (!keep) {
+      EXPECT_TRUE(fs().Release(c.value().second).ok());
+    }
     return c.value().second;
   }
   std::unique_ptr<ZplFs> Snap(const std::string& name) {
@@ -90,7 +92,9 @@ TEST_F(ZplDiffTest, EachChangeShowsOnceAsZfsDiffShowsIt) {
   EXPECT_EQ(Lines(diff.value()), (std::set<std::string>{"M /", "M /f", "M /d", "R /g -> /d/g2", "- /h", "- /u",
                                                           "+ /n"}));
   for (const ZplDiffEntry& e : diff.value()) {
-    if (e.path == "/d" || e.path == "/") EXPECT_TRUE(S_ISDIR(e.mode)) << e.path;
+    if (e.path == "/d" || e.path == "/") {
+      EXPECT_TRUE(S_ISDIR(e.mode)) << e.path;
+    }
     if (e.path == "/f") {
       EXPECT_TRUE(S_ISREG(e.mode));
       EXPECT_GT(e.ctime.tv_sec, 0);
