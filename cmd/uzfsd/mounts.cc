@@ -1,6 +1,8 @@
 #include "cmd/uzfsd/mounts.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -94,6 +96,15 @@ FuseMountFlags MountFlagsFor(Pool& pool, const std::string& ds, const MountOverr
   f.nosuid = !overrides.setuid.value_or(EffectiveOnOff(pool, ds, "setuid", true));
   f.nodev = !overrides.devices.value_or(EffectiveOnOff(pool, ds, "devices", true));
   return f;
+}
+
+void WriteBackMounts(const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;  // unmounted meanwhile
+    (void)::syncfs(fd);
+    ::close(fd);
+  }
 }
 
 PoolMounts::~PoolMounts() { (void)UnmountAll(true); }

@@ -62,6 +62,11 @@ struct DatasetMount {
 // devices properties (set, inherited, or on by default), then `overrides`.
 FuseMountFlags MountFlagsFor(Pool& pool, const std::string& ds, const MountOverrides& overrides = {});
 
+// Hands the kernel's dirty pages of the mounts at `paths` to the daemon
+// (syncfs on each; one unmounted meanwhile is skipped). Call it without
+// the pool's lock: the write-back is served by the mounts' own workers.
+void WriteBackMounts(const std::vector<std::string>& paths);
+
 // Where `ds` would mount: nullopt for none/legacy. `altroot` prefixes it.
 Result<std::optional<std::string>> EffectiveMountpoint(Pool& pool, const std::string& ds,
                                                        const std::string& altroot);

@@ -91,13 +91,7 @@ int ZfsDiff(CmdCtx& c) {
     }
     if (const DatasetMount* m = e->mounts.Find(fs); m != nullptr && to_head) flush = m->path;
   }
-  if (!flush.empty()) {
-    const int fd = ::open(flush.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      (void)::syncfs(fd);
-      ::close(fd);
-    }
-  }
+  if (!flush.empty()) WriteBackMounts({flush});
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + fs + "': dataset does not exist");
   Pool& p = *e->pool;

@@ -63,12 +63,7 @@ int ZfsSnapshot(CmdCtx& c) {
       if (const DatasetMount* m = e->mounts.Find(fs)) paths.push_back(m->path);
     }
   }
-  for (const std::string& p : paths) {
-    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) continue;  // unmounted meanwhile
-    (void)::syncfs(fd);
-    ::close(fd);
-  }
+  WriteBackMounts(paths);
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + parts[0].first + "': dataset does not exist");
   if (Status s = e->pool->Snapshot(names); !s.ok()) return c.Fail(ErrorLine(s, "create snapshot", names[0]));

@@ -132,12 +132,7 @@ int Sync(CmdCtx& c) {
       for (const DatasetMount* m : e->mounts.List()) paths.push_back(m->path);
     }
     // Without the pool's lock: the write-back is served by the mounts' workers.
-    for (const std::string& p : paths) {
-      const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) continue;  // unmounted meanwhile
-      (void)::syncfs(fd);
-      ::close(fd);
-    }
+    WriteBackMounts(paths);
     MutexLock l(&e->mu);
     if (e->pool == nullptr) continue;
     if (Status s = e->pool->Sync(); !s.ok()) {
