@@ -43,7 +43,7 @@ std::span<const Sub> Subs() {
                  "\trename -p [-f] <filesystem> <filesystem>\n\trename -r <snapshot> <snapshot>\n",
        ZfsRename},
       {"snapshot", "\tsnapshot [-r] <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
-      {"rollback", "\trollback [-rRf] <snapshot>\n", ZfsRollback},
+      {"rollback", "\trollback [-rRf] <snapshot>\n\trollback -k [-f] <snapshot> [filesystem]\n", ZfsRollback},
       {"clone", "\tclone [-p] [-o property=value] ... <snapshot> <filesystem>\n", ZfsClone},
       {"promote", "\tpromote <clone-filesystem>\n", ZfsPromote},
       {"hold", "\thold [-r] <tag> <snapshot> ...\n", ZfsHold},

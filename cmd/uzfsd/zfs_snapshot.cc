@@ -77,14 +77,21 @@ namespace uzfs::cmd {
 
 // zfs rollback [-rRf] fs@snap (man/zfs.8): the file system goes back to
 // its newest snapshot; -r destroys the newer snapshots first (a snapshot
-// with clones refuses), -R their clones too. A mounted
+// with clones refuses), -R their clones too. zfs rollback -k [-f] fs@snap
+// [keep] destroys nothing: the later snapshots and the current state
+// become file system `keep` (a clone of fs@snap; without a name
+// fs-rollback-TXG, printed), which mounts as a new clone does. A mounted
 // file system is unmounted first (busy: refused unless -f) and mounted
 // again where it was, so the kernel keeps nothing of what was rolled back.
 int ZfsRollback(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "rRf", "");
+  ParsedArgs a = ParseArgs(c.args, "rRfk", "");
   if (!a.error.empty()) return ZfsUsage(c, "rollback", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "rollback", "missing dataset argument");
-  if (a.operands.size() > 1) return ZfsUsage(c, "rollback", "too many arguments");
+  const bool keep = a.Has('k');
+  if (keep && (a.Has('r') || a.Has('R'))) {
+    return ZfsUsage(c, "rollback", "-k keeps the later snapshots: it cannot be combined with -r or -R");
+  }
+  if (a.operands.size() > (keep ? 2u : 1u)) return ZfsUsage(c, "rollback", "too many arguments");
   const std::string name = a.operands[0];
   const size_t at = name.find('@');
   if (at == std::string::npos) return c.Fail("cannot rollback '" + name + "': not a snapshot");
@@ -139,7 +146,15 @@ int ZfsRollback(CmdCtx& c) {
   if (was) {
     if (Status s = e->mounts.Unmount(fs, a.Has('f')); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
   }
-  Status s = p.Rollback(name);
+  Status s;
+  std::string kept;
+  if (keep) {
+    Result<std::string> k = p.RollbackKeep(name, a.operands.size() > 1 ? a.operands[1] : "");
+    s = k.status();
+    if (k.ok()) kept = *k;
+  } else {
+    s = p.Rollback(name);
+  }
   int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "rollback to", name));
   if (was) {
     if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
@@ -147,6 +162,13 @@ int ZfsRollback(CmdCtx& c) {
     }
   }
   if (rc == 0) p.LogHistory(c.cmdline);
+  if (!kept.empty()) {
+    if (a.operands.size() == 1) c.out.Out(kept + "\n");
+    std::vector<std::string> errs;
+    e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, kept);
+    for (const std::string& m : errs) c.out.ErrLine(m);
+    if (!errs.empty()) rc = 1;
+  }
   return rc;
 }
 

@@ -3,7 +3,8 @@
 // the mount before the command, pages the kernel's writeback cache had
 // not handed to the daemon yet included; and a file written and fsync'd
 // after the snapshot survives a SIGKILL of the daemon (the intent log the
-// snapshot closed starts again).
+// snapshot closed starts again). Rollback, plain and keeping the later
+// state (-k), shows through the mount at once.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -115,6 +116,59 @@ TEST_F(ZfsSnapshotFuse, RollbackThroughTheMountShowsTheSnapshotAtOnce) {
   EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
   r = env_.Zfs("rollback tank/fs");
   EXPECT_EQ(r.rc, 1);
+}
+
+// zfs rollback -k: the file system reads as the snapshot at once, while
+// the later snapshot and everything written before the command (pages
+// the kernel still cached included) are a new file system, a clone of
+// the snapshot, mounted where a new file system would be; its name is
+// printed when the command chose it. Bad combinations change nothing.
+TEST_F(ZfsSnapshotFuse, RollbackKeepSavesTheLaterStateAsAClone) {
+  UZFS_REQUIRE_FUSE();
+  ASSERT_NO_FATAL_FAILURE(CreateMountedPool(env_.Dev("d0", 256ull << 20)));
+  ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
+  const std::string dir = root_ + "/fs";
+  {
+    std::ofstream(dir + "/keep") << "snapshot text\n";
+  }
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@one").rc, 0);
+  {
+    std::ofstream(dir + "/keep") << "changed after\n";
+  }
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@two").rc, 0);
+  {
+    std::ofstream(dir + "/late") << "written last\n";  // in the kernel's cache only
+  }
+  Ran r = env_.Zfs("rollback -k -r tank/fs@one");
+  EXPECT_EQ(r.rc, 2);
+  r = env_.Zfs("rollback -k tank/fs@one tank/fs/inside");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("inside 'tank/fs'"), std::string::npos) << r.err;
+  EXPECT_EQ(test::ReadText(dir + "/late"), "written last\n");
+  r = env_.Zfs("rollback -k tank/fs@one");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_TRUE(r.out.starts_with("tank/fs-rollback-")) << r.out;
+  const std::string kept = r.out.substr(0, r.out.size() - 1);
+  const std::string kept_dir = root_ + "/" + kept.substr(5);
+  EXPECT_EQ(test::ReadText(dir + "/keep"), "snapshot text\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/late"));
+  EXPECT_EQ(test::ReadText(kept_dir + "/keep"), "changed after\n");
+  EXPECT_EQ(test::ReadText(kept_dir + "/late"), "written last\n");
+  EXPECT_EQ(env_.Zfs("list -H -o name -t snapshot").out, "tank/fs@one\n" + kept + "@two\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value origin " + kept).out, "tank/fs@one\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value clones tank/fs@one").out, kept + "\n");
+  // A name given: nothing printed.
+  {
+    std::ofstream(dir + "/keep") << "second change\n";
+  }
+  r = env_.Zfs("rollback -k tank/fs@one tank/mine");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::ReadText(root_ + "/mine/keep"), "second change\n");
+  EXPECT_EQ(test::ReadText(dir + "/keep"), "snapshot text\n");
+  r = env_.Zfs("rollback -k tank/fs@one tank/mine");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot create 'tank/mine': dataset already exists\n");
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 // reads the clone's files, refuses to destroy the held snapshot and the
 // clone's origin, destroys everything after a release, and its zdb -bcc
 // finds no leak before or after. uzfs in turn writes to and destroys a
-// clone zfs-fuse made. On versions 28 and 5000 OpenZFS's zdb -bcc judges a
+// clone zfs-fuse made, and zfs-fuse reads and destroys what a rollback
+// kept. On versions 28 and 5000 OpenZFS's zdb -bcc judges a
 // clone with writes and a snapshot of its own, before and after uzfs
 // destroys the origin's older snapshot (whose key leaves the clones'
-// deadlists) and then everything.
+// deadlists), after a rollback that keeps the later state as a clone, and
+// then everything.
 #include <fcntl.h>
 
 #include <gtest/gtest.h>
@@ -137,6 +139,58 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
   EXPECT_NE(test::ReadText(d.path() / "origin.err").find("dependent clones"), std::string::npos);
   const std::string status = test::ReadText(d.path() / "status.txt");
   EXPECT_NE(status.find("with 0 errors"), std::string::npos) << status;
+  ExpectNoLeak(d.path() / "zdb1.txt");
+  ExpectNoLeak(d.path() / "zdb2.txt");
+  pooltest::ExpectConsistent(d.path() / "dev", "zs");
+}
+
+// zfs rollback -k on a version-23 pool: zfs-fuse sees the kept file
+// system as a clone of the snapshot rolled back to, with the later
+// snapshot (and the clone made of it) moved along, reads both trees,
+// destroys them all, and its zdb -bcc finds no leak before or after.
+TEST(PoolCloneCompat, ZfsFuseSeesARollbackThatKeptTheLaterState) {
+  test::TempDir d;
+  const std::string dir = d.path().string();
+  std::filesystem::create_directories(d.path() / "dev");
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Leaf(d.path() / "dev", "z0"));
+  PoolCreateOptions o = pooltest::V23();
+  o.fs_init = InitNewFilesystem;
+  {
+    auto p = Pool::Create("zs", layout, o);
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->CreateDataset("zs/fs", {}));
+    ASSERT_NO_FATAL_FAILURE(CloneHistory(**p, "zs/fs", "zs/c", d.path()));
+    auto kept = (*p)->RollbackKeep("zs/fs@s1", "zs/k");
+    ASSERT_UZFS_OK(kept.status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  Save(d.path() / "expect/fs", "a", test::RandomBytes(2 << 20, 1));
+  Save(d.path() / "expect/k", "a", test::RandomBytes(1 << 20, 7));
+  pooltest::ExpectConsistent(d.path() / "dev", "zs");
+  std::string out;
+  const int rc = test::RunInZfsFuseSandbox(
+      "d=" + dir + "\n"
+      "zpool import -d $d/dev -R $d/alt zs || exit 1\n"
+      "zfs list -H -o name -t snapshot > $d/snaps.txt\n"
+      "zfs get -H -o name,value origin zs/k zs/c > $d/origin.txt\n"
+      "for ds in fs k; do\n"
+      "  m=$(zfs get -H -o value mountpoint zs/$ds)\n"
+      "  for i in $(seq 1 100); do mountpoint -q $m && break; sleep 0.1; done\n"
+      "  cmp $d/expect/$ds/a $m/a || exit 2\n"
+      "done\n"
+      "zpool export zs || exit 3\n"
+      "zdb -e -p $d/dev -bcc zs > $d/zdb1.txt 2>&1\n"
+      "zpool import -d $d/dev -R $d/alt zs || exit 4\n"
+      "for i in 1 2 3 4 5; do zfs destroy -r zs/c && break; sleep 1; done\n"
+      "for i in 1 2 3 4 5; do zfs destroy -r zs/k && break; sleep 1; done\n"
+      "zfs destroy zs/fs@s1 || exit 5\n"
+      "zpool export zs || exit 6\n"
+      "zdb -e -p $d/dev -bcc zs > $d/zdb2.txt 2>&1\n",
+      &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(test::ReadText(d.path() / "snaps.txt"), "zs/c@cs\nzs/fs@s1\nzs/k@s2\n");
+  EXPECT_EQ(test::ReadText(d.path() / "origin.txt"), "zs/c\tzs/k@s2\nzs/k\tzs/fs@s1\n");
   ExpectNoLeak(d.path() / "zdb1.txt");
   ExpectNoLeak(d.path() / "zdb2.txt");
   pooltest::ExpectConsistent(d.path() / "dev", "zs");
@@ -359,10 +413,21 @@ TEST_P(PoolCloneOpenZfs, OpenZfsZdbFindsNoLeakWithClones) {
   }
   judge("promoted back");
   {
+    // The file system's state since @s2 and a snapshot of it kept as zs/k.
+    auto p = pooltest::ImportFrom(d.path(), "zs");
+    ASSERT_UZFS_OK(p.status());
+    ASSERT_UZFS_OK((*p)->Snapshot({"zs/fs@s3"}));
+    ASSERT_UZFS_OK((*p)->RollbackKeep("zs/fs@s2", "zs/k").status());
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  judge("rolled back keeping the later state");
+  {
     auto p = pooltest::ImportFrom(d.path(), "zs");
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/c@cs"}));
     ASSERT_UZFS_OK((*p)->DestroyDataset("zs/c"));
+    ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/k@s3"}));
+    ASSERT_UZFS_OK((*p)->DestroyDataset("zs/k"));
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s2"}));
     ASSERT_UZFS_OK((*p)->DestroyDataset("zs/fs"));
     ASSERT_UZFS_OK((*p)->Export());

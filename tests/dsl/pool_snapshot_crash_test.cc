@@ -25,7 +25,8 @@
 //
 // Runs: version 23 (bplist deadlists) and 5000 (keyed deadlists). A second
 // loop kills a child that promotes a clone and its origin in turn
-// (RunPromoteKills).
+// (RunPromoteKills), a third one that rolls back keeping the later state
+// (RunKeepKills).
 // Stress mode: UZFS_STRESS_ITERATIONS=200 build/tests/pool_snapshot_crash_test
 // Replay: UZFS_CRASH_SEED=<seed printed> (where a kill lands still depends
 // on the machine's speed).
@@ -199,10 +200,10 @@ struct Model {
   uint64_t next_version = 1;
 };
 
-// The snapshots of tank/fs on disk: number -> dataset bp.
-std::map<int, BlockPtr> SnapshotsOnDisk(PoolReader& r, std::string* error) {
+// The snapshots of file system `fs` on disk: number -> dataset bp.
+std::map<int, BlockPtr> SnapshotsOnDisk(PoolReader& r, std::string* error, const std::string& fs_name = "tank/fs") {
   std::map<int, BlockPtr> out;
-  auto fs = r.ResolveDataset("tank/fs");
+  auto fs = r.ResolveDataset(fs_name);
   if (!fs.ok()) {
     *error = fs.status().ToString();
     return out;
@@ -676,6 +677,313 @@ void RunPromoteKills(uint64_t version) {
   }
   pooltest::ExpectConsistent(dir.path(), "tank");
 }
+
+// Rollbacks that keep the later state (Pool::RollbackKeep) killed at
+// random moments: a child writes to tank/fs, snapshots it, rolls it back
+// to one of its snapshots keeping the later snapshots and its state as
+// tank/kK ("K K N" / "K+ K"), destroys a kept file system with its
+// snapshots ("Y K" / "Y+ K") and syncs, until killed. After each kill the
+// pool is consistent (our zdb), every snapshot taken is under tank/fs or
+// the kept file system it moved to and reads as it was taken, and every
+// kept file system there is a clone of the snapshot rolled back to and
+// holds what tank/fs held when the rollback was asked for.
+struct KeepState {
+  std::set<int> fs_snaps;                 // snapshots under tank/fs
+  std::map<int, std::set<int>> kept;      // kept file system -> its snapshots
+  std::map<int, int> origin;              // kept file system -> the snapshot it is a clone of
+  int next_snap = 0, next_keep = 0;
+  uint64_t next_version = 1;
+};
+
+// The kept file systems none of whose snapshots another kept one is a
+// clone of (kept after that snapshot had moved there, or before it moved).
+std::vector<int> Destroyable(const KeepState& st) {
+  std::vector<int> out;
+  for (const auto& [k, snaps] : st.kept) {
+    bool origin = false;
+    for (const auto& [other, n] : st.origin) origin = origin || (other != k && snaps.count(n));
+    if (!origin) out.push_back(k);
+  }
+  return out;
+}
+
+[[noreturn]] void KeepChildLoop(const std::filesystem::path& dir, const std::vector<uint64_t>& objs, KeepState st,
+                                uint64_t seed, int fd) {
+  auto p = pooltest::ImportFrom(dir, "tank");
+  if (!p.ok()) _exit(2);
+  std::mt19937_64 rng(seed);
+  auto write = [&](int i) {
+    const uint64_t v = st.next_version++;
+    Report(fd, "w " + std::to_string(i) + " " + std::to_string(v));
+    auto os = (*p)->Objset("tank/fs");
+    if (!os.ok()) _exit(2);
+    auto tx = (*p)->Begin(kObjBytes);
+    if (!tx.ok()) _exit(2);
+    if (!(*os)->Write(objs[i], 0, Content(i, v), tx->txg()).ok()) _exit(2);
+    tx->Commit();
+  };
+  for (int i = 0; i < kObjects; i++) write(i);
+  for (bool first = true;; first = false) {
+    const int op = first ? 4 : static_cast<int>(rng() % 8);
+    if (op < 3) {
+      write(static_cast<int>(rng() % kObjects));
+    } else if (op == 3) {
+      if (!(*p)->Sync().ok()) _exit(2);
+    } else if (op < 6 || st.fs_snaps.empty()) {
+      const int n = st.next_snap++;
+      Report(fd, "S " + std::to_string(n));
+      if (!(*p)->Snapshot({"tank/fs@s" + std::to_string(n)}).ok()) _exit(2);
+      Report(fd, "S+ " + std::to_string(n));
+      st.fs_snaps.insert(n);
+    } else if (op == 6 || Destroyable(st).empty()) {
+      auto it = st.fs_snaps.begin();
+      std::advance(it, static_cast<long>(rng() % st.fs_snaps.size()));
+      const int n = *it, k = st.next_keep++;
+      Report(fd, "K " + std::to_string(k) + " " + std::to_string(n));
+      if (auto r = (*p)->RollbackKeep("tank/fs@s" + std::to_string(n), "tank/k" + std::to_string(k)); !r.ok()) {
+        std::fprintf(stderr, "child: rollback -k: %s\n", r.status().ToString().c_str());
+        _exit(2);
+      }
+      Report(fd, "K+ " + std::to_string(k));
+      st.origin[k] = n;
+      std::set<int>& moved = st.kept[k];
+      for (auto s = st.fs_snaps.upper_bound(n); s != st.fs_snaps.end();) {
+        moved.insert(*s);
+        s = st.fs_snaps.erase(s);
+      }
+    } else {
+      const std::vector<int> can = Destroyable(st);
+      const int k = can[rng() % can.size()];
+      auto it = st.kept.find(k);
+      Report(fd, "Y " + std::to_string(k));
+      std::vector<std::string> names;
+      for (int n : it->second) names.push_back("tank/k" + std::to_string(k) + "@s" + std::to_string(n));
+      if (!names.empty()) {
+        if (Status e = (*p)->DestroySnapshots(names); !e.ok()) {
+          std::fprintf(stderr, "child: destroy of snapshots: %s\n", e.ToString().c_str());
+          _exit(2);
+        }
+      }
+      if (Status e = (*p)->DestroyDataset("tank/k" + std::to_string(k)); !e.ok()) {
+        std::fprintf(stderr, "child: destroy: %s\n", e.ToString().c_str());
+        _exit(2);
+      }
+      Report(fd, "Y+ " + std::to_string(k));
+      st.kept.erase(it);
+      st.origin.erase(k);
+    }
+  }
+}
+
+void RunKeepKills(uint64_t version) {
+  test::TempDir dir;
+  std::vector<uint64_t> objs;
+  {
+    std::unique_ptr<Pool> p = NewTank(dir.path(), version, &objs);
+    ASSERT_NE(p, nullptr);
+    ASSERT_UZFS_OK(p->Export());
+  }
+  const uint64_t base = BaseSeed();
+  std::printf("rollback -k crash test: version %llu, seed %llu\n", static_cast<unsigned long long>(version),
+              static_cast<unsigned long long>(base));
+  KeepState disk;
+  std::map<int, std::map<int, uint64_t>> snapshots;  // snapshot -> its objects' versions
+  std::map<int, std::map<int, uint64_t>> kept_head;  // kept file system -> its head's versions
+  std::map<int, int> kept_origin;                    // kept file system -> snapshot
+  int keeps = 0, checked = 0;
+  auto read_back = [&](PoolReader& r, const BlockPtr& bp, const std::map<int, uint64_t>& versions,
+                       const std::string& what) {
+    auto os = r.reader().ReadObjset(bp);
+    ASSERT_UZFS_OK(os.status());
+    for (int i = 0; i < kObjects; i++) {
+      auto dn = r.reader().ReadDnode(os->meta_dnode, objs[i]);
+      ASSERT_UZFS_OK(dn.status());
+      std::vector<uint8_t> got(kObjBytes);
+      ASSERT_UZFS_OK(r.reader().Read(*dn, 0, got));
+      auto v = versions.find(i);
+      const auto want = v != versions.end() ? Content(i, v->second) : test::RandomBytes(kObjBytes, i);
+      EXPECT_TRUE(got == want) << what << " object " << i;
+    }
+    checked++;
+  };
+  for (int iter = 0; iter < Iterations(); iter++) {
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", seed " + std::to_string(base));
+    std::mt19937_64 rng(base + static_cast<uint64_t>(iter));
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(pipe_fds[0]);
+      KeepChildLoop(dir.path(), objs, disk, rng(), pipe_fds[1]);
+    }
+    ::close(pipe_fds[1]);
+    std::string text;
+    if (iter == Iterations() - 1 && keeps == 0) {
+      EXPECT_TRUE(WaitForReport(pipe_fds[0], "K+ ", &text)) << "the child kept nothing";
+    }
+    ASSERT_NO_FATAL_FAILURE(KillAfterRandomDelay(pid, rng));
+    char buf[4096];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
+    ::close(pipe_fds[0]);
+    // Replay: what the child asked for, and where each snapshot may be.
+    std::map<int, uint64_t> head;
+    std::set<int> taken, keeping, kept, dropping, dropped;
+    std::map<int, std::set<int>> may_be;  // snapshot -> holders (-1: tank/fs)
+    for (int n : disk.fs_snaps) may_be[n] = {-1};
+    for (const auto& [k, ns] : disk.kept) {
+      for (int n : ns) may_be[n] = {k};
+    }
+    std::istringstream in(text);
+    std::string what;
+    while (in >> what) {
+      if (what == "w") {
+        int i = 0;
+        uint64_t v = 0;
+        in >> i >> v;
+        head[i] = v;
+        disk.next_version = std::max(disk.next_version, v + 1);
+      } else if (what == "K") {
+        int k = 0, n = 0;
+        in >> k >> n;
+        keeping.insert(k);
+        kept_head[k] = head;
+        kept_origin[k] = n;
+        head = snapshots[n];
+        disk.next_keep = std::max(disk.next_keep, k + 1);
+        for (auto& [s, holders] : may_be) {
+          if (s > n && holders.count(-1)) holders.insert(k);
+        }
+      } else {
+        int n = 0;
+        in >> n;
+        if (what == "S") {
+          snapshots[n] = head;
+          disk.next_snap = std::max(disk.next_snap, n + 1);
+          may_be[n] = {-1};
+        } else if (what == "S+") {
+          taken.insert(n);
+        } else if (what == "K+") {
+          kept.insert(n);
+          for (auto& [s, holders] : may_be) {
+            if (s > kept_origin[n] && holders.count(-1) && holders.count(n)) holders.erase(-1);
+          }
+        } else if (what == "Y") {
+          dropping.insert(n);
+        } else if (what == "Y+") {
+          dropped.insert(n);
+        }
+      }
+    }
+    auto r = PoolReader::Open(dir.path().string(), "tank");
+    ASSERT_UZFS_OK(r.status());
+    ASSERT_NO_FATAL_FAILURE(ExpectTraverseClean(**r));
+    // The kept file systems there, each a clone of its snapshot holding
+    // what tank/fs held when it was asked for.
+    KeepState now;
+    now.next_snap = disk.next_snap;
+    now.next_keep = disk.next_keep;
+    now.next_version = disk.next_version;
+    std::string error;
+    std::map<int, std::map<int, BlockPtr>> found;  // holder -> snapshots
+    std::map<int, BlockPtr> origin_bps;            // kept file system -> its origin's tree
+    found[-1] = SnapshotsOnDisk(**r, &error);
+    EXPECT_EQ(error, "");
+    for (int k = 0; k < disk.next_keep; k++) {
+      const std::string name = "tank/k" + std::to_string(k);
+      auto c = r->get()->ResolveDataset(name);
+      const bool expected = (disk.kept.count(k) || kept.count(k)) && !dropping.count(k);
+      if (!c.ok()) {
+        EXPECT_FALSE(expected) << name << " vanished";
+        continue;
+      }
+      EXPECT_TRUE(disk.kept.count(k) || keeping.count(k)) << name << " is there, which the child never asked for";
+      EXPECT_FALSE(dropped.count(k)) << name << " was destroyed";
+      found[k] = SnapshotsOnDisk(**r, &error, name);
+      EXPECT_EQ(error, "");
+      auto dn = r->get()->MosObject(c->dir.origin_obj);
+      ASSERT_UZFS_OK(dn.status());
+      auto origin = DecodeDslDataset(dn->bonus);
+      ASSERT_UZFS_OK(origin.status());
+      origin_bps[k] = origin->bp;
+      if (keeping.count(k) && !disk.kept.count(k)) {
+        ASSERT_NO_FATAL_FAILURE(read_back(**r, c->ds.bp, kept_head[k], name));
+        keeps++;
+      }
+    }
+    // Every snapshot where it may be, as it was taken.
+    for (const auto& [holder, snaps] : found) {
+      for (const auto& [n, bp] : snaps) {
+        EXPECT_TRUE(snapshots.count(n)) << "s" << n << " is there, which the child never asked for";
+        EXPECT_TRUE(may_be[n].count(holder)) << "s" << n << " is under the wrong file system";
+        ASSERT_NO_FATAL_FAILURE(read_back(**r, bp, snapshots[n], "s" + std::to_string(n)));
+        if (holder < 0) {
+          now.fs_snaps.insert(n);
+        } else {
+          now.kept[holder].insert(n);
+        }
+      }
+    }
+    for (const auto& [k, snaps] : found) {
+      if (k >= 0) now.kept[k];  // (a kept file system without snapshots too)
+    }
+    // Each kept one's origin is the snapshot rolled back to, wherever it
+    // has moved since.
+    for (const auto& [k, bp] : origin_bps) {
+      const int n = kept_origin[k];
+      bool match = false;
+      for (const auto& [holder, snaps] : found) {
+        auto it = snaps.find(n);
+        match = match || (it != snaps.end() && it->second == bp);
+      }
+      EXPECT_TRUE(match) << "tank/k" << k << "'s origin is not s" << n;
+    }
+    for (int n : taken) {
+      bool there = false;
+      for (const auto& [holder, snaps] : found) there = there || snaps.count(n);
+      bool dropped_with = false;
+      for (int k : may_be[n]) dropped_with = dropped_with || dropping.count(k);
+      if (!dropped_with) {
+        EXPECT_TRUE(there) << "s" << n << " was taken";
+      }
+    }
+    for (const auto& [k, snaps] : now.kept) now.origin[k] = kept_origin[k];
+    disk = now;
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::printf("%d kills; %d kept file systems read back, %d trees checked\n", Iterations(), keeps, checked);
+  EXPECT_GT(keeps, 0) << "no rollback finished before a kill: nothing was tested";
+  // Everything destroyed at the end: the records say so.
+  {
+    auto p = pooltest::ImportFrom(dir.path(), "tank");
+    ASSERT_UZFS_OK(p.status());
+    for (std::vector<int> can; !(can = Destroyable(disk)).empty();) {
+      const int k = can[0];
+      std::vector<std::string> names;
+      for (int n : disk.kept[k]) names.push_back("tank/k" + std::to_string(k) + "@s" + std::to_string(n));
+      if (!names.empty()) ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
+      ASSERT_UZFS_OK((*p)->DestroyDataset("tank/k" + std::to_string(k)));
+      disk.kept.erase(k);
+      disk.origin.erase(k);
+    }
+    EXPECT_TRUE(disk.kept.empty());
+    std::vector<std::string> names;
+    for (int n : disk.fs_snaps) names.push_back("tank/fs@s" + std::to_string(n));
+    if (!names.empty()) ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
+    auto l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    for (const DatasetInfo& i : *l) {
+      if (i.name != "tank/fs") continue;
+      EXPECT_EQ(i.dir.used_breakdown[static_cast<int>(DdUsed::kSnap)], 0u);
+      EXPECT_EQ(i.dir.used_bytes, i.ds.referenced_bytes);
+    }
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  pooltest::ExpectConsistent(dir.path(), "tank");
+}
+
+TEST(PoolSnapshotCrash, KilledWhileRollingBackKeepingV23) { RunKeepKills(23); }
+TEST(PoolSnapshotCrash, KilledWhileRollingBackKeepingV5000) { RunKeepKills(5000); }
 
 TEST(PoolSnapshotCrash, KilledWhilePromotingV23) { RunPromoteKills(23); }
 TEST(PoolSnapshotCrash, KilledWhilePromotingV5000) { RunPromoteKills(5000); }

@@ -328,6 +328,17 @@ class Pool final : private TxgSyncer {
   // snapshots exist; NotFound for no such snapshot; Busy when the file
   // system's intent log has records to replay (pool_rollback.cc).
   Status Rollback(const std::string& snapshot) UZFS_EXCLUDES(mu_, sync_mu_);
+  // zfs rollback -k: rolls fs back to its snapshot `snap` ("fs@snap") and
+  // keeps what a rollback would discard: the snapshots after it and
+  // everything written to fs before the call become file system `keep` (a
+  // clone of fs@snap; empty: "fs-rollback-TXG"), while fs keeps its name,
+  // properties and children. NotFound for no such snapshot, the errors of
+  // zfs create for a bad or taken `keep` (which may not be below fs),
+  // NoSpace when a quota above `keep` cannot take the space, Busy as
+  // Rollback. Nothing may have fs mounted. The kept file system's name
+  // (pool_rollback_keep.cc).
+  Result<std::string> RollbackKeep(const std::string& snapshot, const std::string& keep)
+      UZFS_EXCLUDES(mu_, sync_mu_);
   // Takes the snapshots "fs@snap" named, all in one txg or none (every
   // name checked first: InvalidArgument for a bad name, NotFound for no
   // such file system, Exists for a snapshot name taken, NoSpace when a
@@ -904,6 +915,12 @@ class Pool final : private TxgSyncer {
   // Rollback (pool_rollback.cc): every check, then the change in txg.
   Result<SnapshotToDestroy> CheckRollback(const std::string& name, bool in_task) UZFS_REQUIRES(mu_);
   Status RollbackSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);
+  // Rollback keeping the later state (pool_rollback_keep.cc): every
+  // check, then the change in the task of txg.
+  struct KeepPlan;
+  Result<KeepPlan> CheckRollbackKeep(const std::string& name, const std::string& keep, bool in_task)
+      UZFS_REQUIRES(mu_);
+  Status RollbackKeepSync(const KeepPlan& plan, Txg txg) UZFS_REQUIRES(mu_);
   // A new keyed deadlist with these keys, each over an empty bpobj (the
   // shared one with empty_bpobj).
   Result<uint64_t> DeadlistWithKeys(const std::set<uint64_t>& keys, Txg txg) UZFS_REQUIRES(mu_);
