@@ -460,8 +460,17 @@ int ZfsSet(CmdCtx& c) {
       continue;
     }
     MutexLock l(&e->mu);
-    if (e->pool != nullptr && ds.find('@') != std::string::npos && SnapshotExists(*e->pool, ds)) {
-      rc = c.Fail("cannot set property for '" + ds + "': properties of snapshots are not supported by uzfs yet");
+    if (e->pool != nullptr && ds.find('@') != std::string::npos) {
+      // A snapshot's: user properties only (Pool::SetSnapshotProp).
+      bool changed = true;
+      for (const auto& [k, v] : kvs) {
+        if (Status s = e->pool->SetProp(ds, k, v); !s.ok()) {
+          rc = c.Fail(ErrorLine(s, "set property for", ds));
+          changed = false;
+          break;
+        }
+      }
+      if (changed) e->pool->LogHistory(c.cmdline);
       continue;
     }
     if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {
@@ -509,9 +518,29 @@ int ZfsInherit(CmdCtx& c) {
       continue;
     }
     MutexLock l(&e->mu);
-    if (e->pool != nullptr && ds.find('@') != std::string::npos && SnapshotExists(*e->pool, ds)) {
-      rc = c.Fail("cannot inherit " + a.operands[0] + " for '" + ds +
-                  "': properties of snapshots are not supported by uzfs yet");
+    if (e->pool != nullptr && ds.find('@') != std::string::npos) {
+      std::vector<std::string> snaps = {ds};
+      if (a.Has('r')) {
+        // The snapshot of that name of every file system below too.
+        auto infos = e->pool->ListDatasets(true);
+        const std::string fs = ds.substr(0, ds.find('@')), snap = ds.substr(ds.find('@'));
+        if (infos.ok()) {
+          for (const DatasetInfo& inf : *infos) {
+            if (inf.snapshot && inf.name.ends_with(snap) && IsDescendant(inf.name.substr(0, inf.name.find('@')), fs)) {
+              snaps.push_back(inf.name);
+            }
+          }
+        }
+      }
+      bool changed = true;
+      for (const std::string& t : snaps) {
+        if (Status s = e->pool->InheritProp(t, prop); !s.ok()) {
+          rc = c.Fail(ErrorLine(s, "inherit " + prop + " for", t));
+          changed = false;
+          break;
+        }
+      }
+      if (changed) e->pool->LogHistory(c.cmdline);
       continue;
     }
     if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {

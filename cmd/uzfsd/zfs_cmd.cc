@@ -42,7 +42,7 @@ std::span<const Sub> Subs() {
       {"rename", "\trename [-f] <filesystem|snapshot> <filesystem|snapshot>\n"
                  "\trename -p [-f] <filesystem> <filesystem>\n\trename -r <snapshot> <snapshot>\n",
        ZfsRename},
-      {"snapshot", "\tsnapshot [-r] <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
+      {"snapshot", "\tsnapshot [-r] [-o property=value] ... <filesystem@snapname> ...\n", ZfsSnapshot, SubLock::kNone, "snap"},
       {"rollback", "\trollback [-rRf] <snapshot>\n\trollback -k [-f] <snapshot> [filesystem]\n", ZfsRollback},
       {"clone", "\tclone [-p] [-o property=value] ... <snapshot> <filesystem>\n", ZfsClone},
       {"promote", "\tpromote <clone-filesystem>\n", ZfsPromote},

@@ -63,8 +63,11 @@ PropZap ZapFromLocal(const std::map<std::string, std::string>& local) {
 Result<std::vector<DslPropLevel>> DatasetPropChain(Pool& p, const std::string& ds) {
   std::vector<DslPropLevel> chain;
   const size_t at = ds.find('@');
-  // A snapshot inherits from its file system (it has no local values yet).
-  if (at != std::string::npos) chain.push_back(DslPropLevel{ds, {}});
+  // A snapshot: its own user properties, then its file system's chain.
+  if (at != std::string::npos) {
+    UZFS_ASSIGN_OR_RETURN(auto local, p.LocalProps(ds));
+    chain.push_back(DslPropLevel{ds, ZapFromLocal(local)});
+  }
   for (std::string n = ds.substr(0, at); !n.empty(); n = DatasetParent(n)) {
     UZFS_ASSIGN_OR_RETURN(auto local, p.LocalProps(n));
     chain.push_back(DslPropLevel{n, ZapFromLocal(local)});

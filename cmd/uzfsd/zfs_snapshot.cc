@@ -1,10 +1,12 @@
 // zfs snapshot and zfs rollback (man/zfs.8).
 //
-// zfs snapshot [-r] fs@snap ...: every name is checked, the
+// zfs snapshot [-r] [-o prop=value]... fs@snap ...: every name is
+// checked (and every -o, user properties only, as ZFS), the
 // mounts of the file systems concerned hand the kernel's dirty pages to
 // the daemon (syncfs on each mountpoint, without the pool's lock: the
 // write-back is served by the mounts' own workers), then the pool takes
-// all the snapshots in one txg (Pool::Snapshot: all or none). -r adds the
+// all the snapshots in one txg, with their properties (Pool::Snapshot:
+// all or none). -r adds the
 // same snapshot of every file system below each one named.
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,9 +24,11 @@ int ZfsSnapshot(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "r", "o");
   if (!a.error.empty()) return ZfsUsage(c, "snapshot", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "snapshot", "missing snapshot argument");
-  if (!a.Values('o').empty()) {
-    return c.Fail("cannot create snapshot '" + a.operands[0] +
-                  "': snapshot properties (-o) are not supported by uzfs yet");
+  std::vector<std::pair<std::string, std::string>> props;
+  for (const std::string& kv : a.Values('o')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return ZfsUsage(c, "snapshot", "missing '=' for -o option");
+    props.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   std::vector<std::pair<std::string, std::string>> parts;
   for (const std::string& n : a.operands) {
@@ -66,7 +70,9 @@ int ZfsSnapshot(CmdCtx& c) {
   WriteBackMounts(paths);
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return c.Fail("cannot open '" + parts[0].first + "': dataset does not exist");
-  if (Status s = e->pool->Snapshot(names); !s.ok()) return c.Fail(ErrorLine(s, "create snapshot", names[0]));
+  if (Status s = e->pool->Snapshot(names, props); !s.ok()) {
+    return c.Fail(ErrorLine(s, "create snapshot", names[0]));
+  }
   e->pool->LogHistory(c.cmdline);
   return 0;
 }
@@ -139,6 +145,13 @@ int ZfsRollback(CmdCtx& c) {
       if (Status s = p.DestroySnapshots(newer); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
     }
   }
+  // -k: the kept name checked before anything is unmounted.
+  std::string keep_name;
+  if (keep) {
+    Result<std::string> k = p.PlanRollbackKeep(name, a.operands.size() > 1 ? a.operands[1] : "");
+    if (!k.ok()) return c.Fail(ErrorLine(k.status(), "rollback to", name));
+    keep_name = *k;
+  }
   // Unmounted for the change (the kernel's cached pages and names of the
   // file system go with the mount), mounted again after.
   std::optional<std::pair<std::string, MountOverrides>> was;
@@ -149,7 +162,7 @@ int ZfsRollback(CmdCtx& c) {
   Status s;
   std::string kept;
   if (keep) {
-    Result<std::string> k = p.RollbackKeep(name, a.operands.size() > 1 ? a.operands[1] : "");
+    Result<std::string> k = p.RollbackKeep(name, keep_name);
     s = k.status();
     if (k.ok()) kept = *k;
   } else {

@@ -101,9 +101,11 @@ TEST_F(ZfsSnapshotCli, BadInputIsRefusedAndTakesNothing) {
   EXPECT_EQ(r.rc, 2);
   r = env_.Zfs("list -t bogus");
   EXPECT_EQ(r.rc, 2);
-  r = env_.Zfs("set com.x:y=1 tank/fs@one");
+  r = env_.Zfs("snapshot -o compression=off tank/fs@three");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "cannot set property for 'tank/fs@one': properties of snapshots are not supported by uzfs yet\n");
+  EXPECT_EQ(r.err, "cannot create snapshot 'tank/fs@three': this property can not be modified for snapshots\n");
+  r = env_.Zfs("snapshot -o com.x:y tank/fs@three");
+  EXPECT_EQ(r.rc, 2);
   r = env_.Zfs("list tank/fs@nope");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
@@ -115,6 +117,42 @@ TEST_F(ZfsSnapshotCli, BadInputIsRefusedAndTakesNothing) {
   EXPECT_EQ(r.err, "cannot destroy 'tank/fs/kid': filesystem has children\n"
                    "use '-r' to destroy the following datasets:\ntank/fs/kid@k\n");
   EXPECT_EQ(Names("-r tank/fs"), "tank/fs\ntank/fs/kid\n");
+}
+
+// User properties on snapshots, as ZFS has them: set with zfs snapshot -o
+// or zfs set, local to the snapshot, inherited from its file system when
+// not set, listed by zfs get and zfs list, removed by zfs inherit; native
+// properties are refused and change nothing.
+TEST_F(ZfsSnapshotCli, UserPropertiesOfSnapshots) {
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@one").rc, 0);
+  Ran r = env_.Zfs("snapshot -o com.x:note=hello -o com.x:n=2 tank/fs@two");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env_.Zfs("set com.x:y=1 tank/fs@one");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("set com.x:inh=parent tank/fs").rc, 0);
+  EXPECT_EQ(env_.Zfs("get -H -o name,property,value,source com.x:note,com.x:n tank/fs@two").out,
+            "tank/fs@two\tcom.x:note\thello\tlocal\ntank/fs@two\tcom.x:n\t2\tlocal\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value,source com.x:inh tank/fs@one").out, "parent\tinherited from tank/fs\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value,source com.x:y tank/fs").out, "-\t-\n") << "the file system's own";
+  EXPECT_EQ(env_.Zfs("list -H -o name,com.x:note,com.x:y -t snapshot tank/fs").out,
+            "tank/fs@one\t-\t1\ntank/fs@two\thello\t-\n");
+  r = env_.Zfs("get -H -o property,value all tank/fs@two");
+  EXPECT_TRUE(Contains(r.out, "com.x:note\thello\n")) << r.out;
+  // Natives are refused; nothing changes.
+  r = env_.Zfs("set compression=off tank/fs@one");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot set property for 'tank/fs@one': this property can not be modified for snapshots\n");
+  r = env_.Zfs("set com.x:y=2 tank/fs@nope");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value,source compression tank/fs").out, "off\tdefault\n");
+  // Inherit removes the snapshot's own value.
+  ASSERT_EQ(env_.Zfs("inherit com.x:note tank/fs@two").rc, 0);
+  EXPECT_EQ(env_.Zfs("get -H -o value,source com.x:note tank/fs@two").out, "-\t-\n");
+  EXPECT_EQ(env_.Zfs("get -H -o value com.x:n tank/fs@two").out, "2\n");
+  // A snapshot's properties go with it through a rename.
+  ASSERT_EQ(env_.Zfs("rename tank/fs@two tank/fs@renamed").rc, 0);
+  EXPECT_EQ(env_.Zfs("get -H -o value com.x:n tank/fs@renamed").out, "2\n");
 }
 
 TEST_F(ZfsSnapshotCli, DestroysByNameListRangeAndRecursively) {

@@ -6,13 +6,17 @@
 // exactly (the two directories add up to what the file system used, each
 // breakdown adds up, the kept head's usage is its written@snapshot); both
 // go on writing and snapshotting; our zdb finds no leak, before and after
-// everything is destroyed. Bad names change nothing.
+// everything is destroyed; the dd_clones lists name the heads where they
+// are now. A file system that is a clone keeps its origin's list right
+// and its refreservation charged. Bad names change nothing.
 #include <gtest/gtest.h>
 
 #include "tests/dsl/pool_test_util.h"
 #include "tests/dsl/snapshot_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/dsl_format/dsl_phys.h"
+#include "zfs/inspect/pool_reader.h"
 
 namespace uzfs {
 namespace {
@@ -27,6 +31,36 @@ void ExpectBreakdownAddsUp(const DatasetInfo& i) {
   uint64_t sum = 0;
   for (uint64_t v : i.dir.used_breakdown) sum += v;
   EXPECT_EQ(sum, i.dir.used_bytes) << i.name;
+}
+
+// The values of a MOS ZAP (dd_clones: dataset objects).
+std::set<uint64_t> ZapValues(PoolReader& r, uint64_t zap) {
+  std::set<uint64_t> out;
+  if (zap == 0) return out;
+  auto z = r.MosZap(zap);
+  EXPECT_UZFS_OK(z.status());
+  if (!z.ok()) return out;
+  auto entries = z->List();
+  EXPECT_UZFS_OK(entries.status());
+  if (!entries.ok()) return out;
+  for (const ZapEntry& e : *entries) out.insert(e.value());
+  return out;
+}
+
+// The dd_clones of the directory of snapshot object `origin`.
+std::set<uint64_t> OriginDirClones(PoolReader& r, uint64_t origin) {
+  auto dn = r.MosObject(origin);
+  EXPECT_UZFS_OK(dn.status());
+  if (!dn.ok()) return {};
+  auto ds = DecodeDslDataset(dn->bonus);
+  EXPECT_UZFS_OK(ds.status());
+  if (!ds.ok()) return {};
+  auto ddn = r.MosObject(ds->dir_obj);
+  EXPECT_UZFS_OK(ddn.status());
+  if (!ddn.ok()) return {};
+  auto dir = DecodeDslDir(ddn->bonus);
+  EXPECT_UZFS_OK(dir.status());
+  return dir.ok() ? ZapValues(r, dir->clones) : std::set<uint64_t>{};
 }
 
 class PoolRollbackKeepTest : public ::testing::TestWithParam<uint64_t> {
@@ -78,9 +112,10 @@ TEST_P(PoolRollbackKeepTest, LaterSnapshotsAndChangesBecomeAClone) {
   auto before = List();
   ASSERT_UZFS_OK(before.status());
   EXPECT_NE(Find(*before, "sp/fs@b"), nullptr);
-  EXPECT_EQ(Find(*before, "sp/fs-rollback-1"), nullptr);
   const uint64_t used_before = Find(*before, "sp/fs")->dir.used_bytes;
   const uint64_t head_unique = Find(*before, "sp/fs")->ds.unique_bytes;
+  const uint64_t head_ref = Find(*before, "sp/fs")->ds.referenced_bytes;
+  const uint64_t old_head = Find(*before, "sp/fs")->ds_obj;
   // Not synced before the call; the same size as what it replaces.
   ASSERT_NO_FATAL_FAILURE(Overwrite({objs[5]}, 500));
 
@@ -119,9 +154,13 @@ TEST_P(PoolRollbackKeepTest, LaterSnapshotsAndChangesBecomeAClone) {
   EXPECT_EQ(fs->ds.unique_bytes, 0u);
   EXPECT_EQ(old->ds.unique_bytes, 0u);
   EXPECT_EQ(old->ds.num_children, 2u);
-  EXPECT_EQ(kh->ds.unique_bytes, head_unique);
-  // The space moved, exactly.
-  EXPECT_EQ(fs->dir.used_bytes + kh->dir.used_bytes, used_before);
+  EXPECT_EQ(kh->ds_obj, old_head) << "the old head is the kept one's";
+  EXPECT_NE(fs->ds_obj, old_head);
+  // The space moved, exactly. (The unsynced rewrite replaced a block born
+  // after the newest snapshot: used and unique changed as referenced did.)
+  const int64_t grew = static_cast<int64_t>(kh->ds.referenced_bytes) - static_cast<int64_t>(head_ref);
+  EXPECT_EQ(static_cast<int64_t>(kh->ds.unique_bytes), static_cast<int64_t>(head_unique) + grew);
+  EXPECT_EQ(static_cast<int64_t>(fs->dir.used_bytes + kh->dir.used_bytes), static_cast<int64_t>(used_before) + grew);
   EXPECT_EQ(fs->dir.used_bytes, fs->ds.referenced_bytes) << "no space held by snapshots alone";
   if (fs->dir.flags & kDdFlagUsedBreakdown) {
     EXPECT_EQ(Part(*fs, DdUsed::kSnap), 0u);
@@ -138,9 +177,21 @@ TEST_P(PoolRollbackKeepTest, LaterSnapshotsAndChangesBecomeAClone) {
   ASSERT_NO_FATAL_FAILURE(Overwrite({objs[2]}, 700, k));
   ASSERT_UZFS_OK(p_->Sync());
   ASSERT_UZFS_OK(p_->Snapshot({"sp/fs@c", k + "@c"}));
+  const uint64_t new_head = fs->ds_obj, fs_origin = fs->dir.origin_obj;
   ASSERT_UZFS_OK(p_->Export());
   p_.reset();
   pooltest::ExpectConsistent(dir_.path(), "sp");
+  if (GetParam() >= 26) {
+    // dd_clones: the file system's origin's directory lists its new head,
+    // not the old one; the file system's directory lists the kept head.
+    auto r = PoolReader::Open(dir_.path().string(), "sp");
+    ASSERT_UZFS_OK(r.status());
+    EXPECT_EQ(OriginDirClones(**r, fs_origin).count(new_head), 1u);
+    EXPECT_EQ(OriginDirClones(**r, fs_origin).count(old_head), 0u);
+    auto fsref = (*r)->ResolveDataset("sp/fs");
+    ASSERT_UZFS_OK(fsref.status());
+    EXPECT_EQ(ZapValues(**r, fsref->dir.clones).count(old_head), 1u);
+  }
   auto p = pooltest::ImportFrom(dir_.path(), "sp");
   ASSERT_UZFS_OK(p.status());
   p_ = std::move(*p);
@@ -185,6 +236,74 @@ TEST_P(PoolRollbackKeepTest, ToTheNewestSnapshotKeepsTheChangesAlone) {
   EXPECT_EQ(Find(*l, "sp/keep/mine")->origin, "sp/fs@s");
   // Promoting the kept one turns it into the file system's history.
   ASSERT_UZFS_OK(p_->Promote("sp/keep/mine"));
+  ASSERT_UZFS_OK(p_->Export());
+  p_.reset();
+  pooltest::ExpectConsistent(dir_.path(), "sp");
+}
+
+// A file system that is itself a clone, with a refreservation: its
+// origin's directory lists its new head, the refreservation is charged in
+// full again (refused when the pool has no room for it), and the origin's
+// older snapshot, the kept one and the clone all destroy cleanly after.
+// A pool's root file system cannot keep its state.
+TEST_P(PoolRollbackKeepTest, ACloneWithARefreservation) {
+  std::vector<uint64_t> objs;
+  pooltest::WriteObjects(*p_, "sp/fs", 4, kObj, 10, &objs);
+  ASSERT_UZFS_OK(p_->Sync());
+  ASSERT_UZFS_OK(p_->Snapshot({"sp/fs@o1"}));
+  ASSERT_NO_FATAL_FAILURE(Overwrite({objs[0]}, 50));
+  ASSERT_UZFS_OK(p_->Sync());
+  ASSERT_UZFS_OK(p_->Snapshot({"sp/fs@o2"}));
+  ASSERT_UZFS_OK(p_->Clone("sp/fs@o2", "sp/c", {{"refreservation", "2M"}}));
+  ASSERT_NO_FATAL_FAILURE(Overwrite({objs[1]}, 100, "sp/c"));
+  ASSERT_UZFS_OK(p_->Sync());
+  ASSERT_UZFS_OK(p_->Snapshot({"sp/c@s"}));
+  ASSERT_NO_FATAL_FAILURE(Overwrite({objs[2]}, 200, "sp/c"));
+  ASSERT_UZFS_OK(p_->Sync());
+  EXPECT_EQ(p_->RollbackKeep("sp@none", "").status().code(), Code::kNotFound);
+  ASSERT_UZFS_OK(p_->Snapshot({"sp@root"}));
+  auto root = p_->RollbackKeep("sp@root", "");
+  EXPECT_EQ(root.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(root.status().message().find("root file system"), std::string::npos) << root.status().message();
+
+  auto before = List();
+  ASSERT_UZFS_OK(before.status());
+  const DatasetInfo* c = Find(*before, "sp/c");
+  const uint64_t old_head = c->ds_obj, unique = c->ds.unique_bytes;
+  const uint64_t refrsrv_before = Part(*c, DdUsed::kRefReserve);
+  ASSERT_UZFS_OK(p_->RollbackKeep("sp/c@s", "sp/kept").status());
+  pooltest::ExpectObjects(*p_, "sp/c", {objs[1]}, kObj, 100);
+  pooltest::ExpectObjects(*p_, "sp/kept", {objs[2]}, kObj, 200);
+  auto l = List();
+  ASSERT_UZFS_OK(l.status());
+  c = Find(*l, "sp/c");
+  EXPECT_EQ(c->origin, "sp/fs@o2");
+  EXPECT_EQ(Find(*l, "sp/kept")->origin, "sp/c@s");
+  if (c->dir.flags & kDdFlagUsedBreakdown) {
+    EXPECT_EQ(Part(*c, DdUsed::kRefReserve), refrsrv_before + std::min<uint64_t>(unique, 2 << 20));
+    ExpectBreakdownAddsUp(*c);
+  }
+  const uint64_t origin = c->dir.origin_obj, new_head = c->ds_obj;
+  ASSERT_UZFS_OK(p_->Export());
+  p_.reset();
+  pooltest::ExpectConsistent(dir_.path(), "sp");
+  if (GetParam() >= 26) {
+    auto r = PoolReader::Open(dir_.path().string(), "sp");
+    ASSERT_UZFS_OK(r.status());
+    const std::set<uint64_t> clones = OriginDirClones(**r, origin);
+    EXPECT_EQ(clones.count(new_head), 1u);
+    EXPECT_EQ(clones.count(old_head), 0u);
+  }
+  auto p = pooltest::ImportFrom(dir_.path(), "sp");
+  ASSERT_UZFS_OK(p.status());
+  p_ = std::move(*p);
+  // The origin's older snapshot goes (its key leaves the clones'
+  // deadlists: every clone must be where dd_clones says), then the rest.
+  ASSERT_UZFS_OK(p_->DestroySnapshots({"sp/fs@o1"}));
+  ASSERT_UZFS_OK(p_->DestroyDataset("sp/kept"));
+  ASSERT_UZFS_OK(p_->DestroySnapshots({"sp/c@s"}));
+  ASSERT_UZFS_OK(p_->DestroyDataset("sp/c"));
+  ASSERT_UZFS_OK(p_->DestroySnapshots({"sp/fs@o2", "sp@root"}));
   ASSERT_UZFS_OK(p_->Export());
   p_.reset();
   pooltest::ExpectConsistent(dir_.path(), "sp");

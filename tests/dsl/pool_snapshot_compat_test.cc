@@ -2,10 +2,12 @@
 // writes files, takes two snapshots with changes between and after them
 // (overwrite, remove, add); zfs-fuse then lists both snapshots, clones
 // each (it has no .zfs directory) and finds every file as it was when the
-// snapshot was taken, scrubs clean and its zdb -bcc finds no leak; it
+// snapshot was taken and the user property uzfs set on one, scrubs clean
+// and its zdb -bcc finds no leak; it
 // destroys the clones and the snapshots (freeing from the deadlists uzfs
 // wrote) and zdb -bcc still finds none, and uzfs's own zdb agrees after.
-// uzfs destroys snapshots zfs-fuse took, and zfs-fuse finds no leak. On
+// uzfs reads a snapshot property zfs-fuse set and destroys snapshots
+// zfs-fuse took, and zfs-fuse finds no leak. On
 // versions 28 and 5000 (keyed deadlists) OpenZFS's zdb -bcc judges the
 // same history, before and after uzfs destroys some of the snapshots.
 #include <fcntl.h>
@@ -77,6 +79,7 @@ TEST(PoolSnapshotCompat, ZfsFuseReadsUzfsSnapshotsAndDestroysThemWithoutLeaks) {
     ASSERT_UZFS_OK(p.status());
     ASSERT_UZFS_OK((*p)->CreateDataset("zs/fs", {}));
     ASSERT_NO_FATAL_FAILURE(History(**p, "zs/fs", d.path()));
+    ASSERT_UZFS_OK((*p)->SetProp("zs/fs@s1", "com.example:tag", "ours"));
     ASSERT_UZFS_OK((*p)->Export());
   }
   std::string out;
@@ -84,6 +87,7 @@ TEST(PoolSnapshotCompat, ZfsFuseReadsUzfsSnapshotsAndDestroysThemWithoutLeaks) {
       "d=" + dir + "\n"
       "zpool import -d $d/dev -R $d/alt zs || exit 1\n"
       "zfs list -H -o name -t snapshot > $d/snaps.txt\n"
+      "zfs get -H -o name,value,source com.example:tag zs/fs@s1 zs/fs@s2 > $d/props.txt\n"
       "zfs clone zs/fs@s1 zs/c1 && zfs clone zs/fs@s2 zs/c2 || exit 2\n"
       "for i in $(seq 1 100); do mountpoint -q $d/alt/zs/c2 && break; sleep 0.1; done\n"
       "(cd $d/alt/zs/c1 && ls) > $d/c1.ls; (cd $d/alt/zs/c2 && ls) > $d/c2.ls\n"
@@ -104,6 +108,7 @@ TEST(PoolSnapshotCompat, ZfsFuseReadsUzfsSnapshotsAndDestroysThemWithoutLeaks) {
       &out);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_EQ(test::ReadText(d.path() / "snaps.txt"), "zs/fs@s1\nzs/fs@s2\n");
+  EXPECT_EQ(test::ReadText(d.path() / "props.txt"), "zs/fs@s1\tours\tlocal\nzs/fs@s2\t-\t-\n");
   EXPECT_EQ(test::ReadText(d.path() / "c1.ls"), "a\nb\nc\n");
   EXPECT_EQ(test::ReadText(d.path() / "c2.ls"), "a\nc\nd\n");
   EXPECT_EQ(test::ReadText(d.path() / "snaps-after.txt"), "");
@@ -136,6 +141,7 @@ TEST(PoolSnapshotCompat, UzfsDestroysZfsFuseSnapshotsWithoutLeaks) {
                 "cd $d/mnt/fs\n"
                 "head -c 2M /dev/urandom > a; head -c 1M /dev/urandom > b; seq 1 200000 > c\n"
                 "zfs snapshot zs/fs@s1\n"
+                "zfs set com.example:tag=theirs zs/fs@s1\n"
                 "head -c 1M /dev/urandom > a; rm b; head -c 700K /dev/urandom > d\n"
                 "zfs snapshot zs/fs@s2\n"
                 "head -c 3M /dev/urandom > a; rm d; seq 1 100 > e\n"
@@ -157,7 +163,10 @@ TEST(PoolSnapshotCompat, UzfsDestroysZfsFuseSnapshotsWithoutLeaks) {
     ASSERT_TRUE((*m)->Unmount().ok());
     m->reset();
     ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s2"}));
-    ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s1"}));
+    auto tag = (*p)->LocalProps("zs/fs@s1");
+    ASSERT_UZFS_OK(tag.status());
+    EXPECT_EQ((*tag)["com.example:tag"], "theirs") << "zfs-fuse's snapshot property";
+    ASSERT_UZFS_OK((*p)->DestroySnapshots({"zs/fs@s1"}));  // and its props ZAP
     ASSERT_UZFS_OK((*p)->Rollback("zs/fs@s3"));  // undoes uzfs's own write
     ASSERT_UZFS_OK((*p)->Export());
   }
@@ -209,6 +218,7 @@ TEST_P(PoolSnapshotOpenZfs, OpenZfsZdbFindsNoLeakAfterSnapshotsAndChanges) {
     ASSERT_UZFS_OK((*p)->CreateDataset("zs/fs", {}));
     ASSERT_NO_FATAL_FAILURE(History(**p, "zs/fs", d.path()));
     ASSERT_NO_FATAL_FAILURE(History(**p, "zs", d.path()));
+    ASSERT_UZFS_OK((*p)->SetProp("zs/fs@s1", "com.example:tag", "ours"));  // a props ZAP of its own
     ASSERT_UZFS_OK((*p)->Export());
   }
   std::string out;

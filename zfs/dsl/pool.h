@@ -339,6 +339,9 @@ class Pool final : private TxgSyncer {
   // (pool_rollback_keep.cc).
   Result<std::string> RollbackKeep(const std::string& snapshot, const std::string& keep)
       UZFS_EXCLUDES(mu_, sync_mu_);
+  // Every check RollbackKeep makes first, changing nothing: the name the
+  // kept file system would get.
+  Result<std::string> PlanRollbackKeep(const std::string& snapshot, const std::string& keep) UZFS_EXCLUDES(mu_);
   // Takes the snapshots "fs@snap" named, all in one txg or none (every
   // name checked first: InvalidArgument for a bad name, NotFound for no
   // such file system, Exists for a snapshot name taken, NoSpace when a
@@ -346,7 +349,10 @@ class Pool final : private TxgSyncer {
   // log has records to replay). Each holds everything written to its file
   // system before the call; the file system's intent log is closed and
   // restarts at its next fsync (pool_snapshot.cc).
-  Status Snapshot(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // props: user properties every new snapshot gets in the same txg
+  // (zfs snapshot -o; checked as SetSnapshotProp checks them).
+  Status Snapshot(const std::vector<std::string>& names,
+                  const std::vector<std::pair<std::string, std::string>>& props = {}) UZFS_EXCLUDES(mu_, sync_mu_);
   // Snapshot "fs@snap"'s object set, opened for reading (the trees of
   // .zfs/snapshot): never written. While any copy of the pointer lives the
   // snapshot refuses destroy with Busy ("dataset is busy"), as a mounted
@@ -427,8 +433,17 @@ class Pool final : private TxgSyncer {
   // VERSION, normalization, utf8only, casesensitivity, ...); empty when
   // the dataset has no ZPL.
   Result<std::map<std::string, uint64_t>> ZplMasterProps(const std::string& ds) UZFS_EXCLUDES(mu_);
-  // The dataset's own props ZAP (name -> value text).
+  // The dataset's own props ZAP (name -> value text); a snapshot's
+  // ("fs@snap": its user properties, pool_snapshot_props.cc).
   Result<std::map<std::string, std::string>> LocalProps(const std::string& ds) UZFS_EXCLUDES(mu_);
+  // A user property of snapshot "fs@snap" set (value) or removed
+  // (nullopt): InvalidArgument "this property can not be modified for
+  // snapshots" for a native one, NotSupported before version 12 ("pool
+  // must be upgraded"), NotFound for no such snapshot
+  // (pool_snapshot_props.cc). SetProp and InheritProp route a snapshot
+  // name here.
+  Status SetSnapshotProp(const std::string& name, const std::string& prop, const std::optional<std::string>& value)
+      UZFS_EXCLUDES(mu_, sync_mu_);
   // Every file system, parents before children; with_snapshots: each
   // followed by its snapshots, oldest first.
   Result<std::vector<DatasetInfo>> ListDatasets(bool with_snapshots = false) UZFS_EXCLUDES(mu_);
@@ -915,9 +930,14 @@ class Pool final : private TxgSyncer {
   // Rollback (pool_rollback.cc): every check, then the change in txg.
   Result<SnapshotToDestroy> CheckRollback(const std::string& name, bool in_task) UZFS_REQUIRES(mu_);
   Status RollbackSync(const SnapshotToDestroy& t, Txg txg) UZFS_REQUIRES(mu_);
+  // NotSupported "<refusal>the snapshot names an intent log ..." when
+  // snapshot s's objset names one (pool_rollback.cc).
+  Status CheckNoSnapshotLog(const DslDatasetPhys& s, const std::string& refusal) UZFS_REQUIRES(mu_);
   // Rollback keeping the later state (pool_rollback_keep.cc): every
   // check, then the change in the task of txg.
   struct KeepPlan;
+  Result<std::string> PlanRollbackKeepLocked(const std::string& snapshot, const std::string& keep)
+      UZFS_REQUIRES(mu_);
   Result<KeepPlan> CheckRollbackKeep(const std::string& name, const std::string& keep, bool in_task)
       UZFS_REQUIRES(mu_);
   Status RollbackKeepSync(const KeepPlan& plan, Txg txg) UZFS_REQUIRES(mu_);
@@ -951,6 +971,16 @@ class Pool final : private TxgSyncer {
   // Snapshot "fs@snap"'s dataset object; NotFound "cannot open 'NAME':
   // dataset does not exist", InvalidArgument for a name without '@'.
   Result<uint64_t> LookupSnapshot(const std::string& name) UZFS_REQUIRES(mu_);
+  // Snapshot properties (pool_snapshot_props.cc): every check of setting
+  // `props` on snapshot `name` (errors "<action> 'NAME': reason"); the
+  // change to snapshot object obj; its props ZAP as text.
+  Status CheckSnapshotProps(const std::string& name, const std::vector<std::pair<std::string, std::string>>& props,
+                            const std::string& action) UZFS_REQUIRES(mu_);
+  Status SetSnapshotPropsSync(uint64_t obj, const std::vector<std::pair<std::string, std::string>>& props, Txg txg)
+      UZFS_REQUIRES(mu_);
+  Result<std::map<std::string, std::string>> SnapshotLocalProps(const std::string& name) UZFS_REQUIRES(mu_);
+  // A props ZAP's entries: strings as they are, numbers in decimal.
+  Result<std::map<std::string, std::string>> PropsZapText(uint64_t zapobj) UZFS_REQUIRES(mu_);
   // Holds (pool_holds.cc): every check of placing (hold) or taking `tag`.
   Status CheckHoldChange(const std::vector<std::string>& snapshots, const std::string& tag, bool hold)
       UZFS_REQUIRES(mu_);

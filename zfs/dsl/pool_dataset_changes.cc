@@ -383,6 +383,7 @@ Status Pool::RenameDatasetSync(const std::string& from, const std::string& to, T
 }
 
 Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::string& value) {
+  if (ds.find('@') != std::string::npos) return SetSnapshotProp(ds, prop, value);
   return RunTask([this, ds, prop, value](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, value, txg));
     if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();
@@ -392,6 +393,7 @@ Status Pool::SetProp(const std::string& ds, const std::string& prop, const std::
 }
 
 Status Pool::InheritProp(const std::string& ds, const std::string& prop) {
+  if (ds.find('@') != std::string::npos) return SetSnapshotProp(ds, prop, std::nullopt);
   return RunTask([this, ds, prop](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     UZFS_RETURN_IF_ERROR(SetPropSync(ds, prop, std::nullopt, txg));
     if (prop == "primarycache" || prop == "secondarycache") RefreshCachePolicies();

@@ -275,10 +275,15 @@ Status Pool::TakeZplCreateProps(const std::string& target, const std::string& pa
 
 Result<std::map<std::string, std::string>> Pool::LocalProps(const std::string& ds) {
   MutexLock l(&mu_);
+  if (ds.find('@') != std::string::npos) return SnapshotLocalProps(ds);
   auto dir = LookupDir(ds);
   if (!dir.ok()) return Status::NotFound("cannot open '" + ds + "': dataset does not exist");
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
-  DmuZapObject zo(*mos_, d.props_zapobj, open_txg_);
+  return PropsZapText(d.props_zapobj);
+}
+
+Result<std::map<std::string, std::string>> Pool::PropsZapText(uint64_t zapobj) {
+  DmuZapObject zo(*mos_, zapobj, open_txg_);
   UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
   UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
   std::map<std::string, std::string> out;

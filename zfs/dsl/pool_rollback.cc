@@ -12,16 +12,31 @@
 // full again (min(old unique, refreservation) more REFRSRV).
 //
 // The head's open writer is dropped with anything it had not synced (the
-// caller unmounts first), and its intent log is closed beforehand; the
-// snapshot's tree names no log. One sync task, all or nothing.
+// caller unmounts first), and its intent log is closed beforehand; a
+// snapshot whose tree names a log (another ZFS's, taken while its log ran)
+// is refused, since the head would start with a log that is not its own.
+// One sync task, all or nothing.
 #include <algorithm>
 #include <set>
 
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/dmu_types.h"
+#include "zfs/dmu/objset.h"
 #include "zfs/dsl/pool.h"
 
 namespace uzfs {
+
+Status Pool::CheckNoSnapshotLog(const DslDatasetPhys& s, const std::string& refusal) {
+  if (s.bp.IsHole()) return Status::Ok();
+  std::vector<uint8_t> buf(s.bp.lsize);
+  UZFS_RETURN_IF_ERROR(zio_->Read(s.bp, buf));
+  UZFS_ASSIGN_OR_RETURN(uzfs::Objset os, DecodeObjset(buf));
+  if (!os.zil.log.IsHole()) {
+    return Status::NotSupported(refusal + "the snapshot names an intent log (another ZFS took it while its log " +
+                                "ran), which uzfs cannot roll back to yet");
+  }
+  return Status::Ok();
+}
 
 Result<Pool::SnapshotToDestroy> Pool::CheckRollback(const std::string& name, bool in_task) {
   const size_t at = name.find('@');
@@ -33,6 +48,10 @@ Result<Pool::SnapshotToDestroy> Pool::CheckRollback(const std::string& name, boo
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
   auto obj = MosZapLookup(h.snapnames_zapobj, snap);
   if (!obj.ok()) return Status::NotFound("cannot open '" + name + "': dataset does not exist");
+  {
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys target, ReadDsPhys(*obj));
+    UZFS_RETURN_IF_ERROR(CheckNoSnapshotLog(target, "cannot rollback to '" + name + "': "));
+  }
   if (h.prev_snap_obj != *obj) {
     // Newer ones, oldest first, as zfs rollback names them.
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys target, ReadDsPhys(*obj));

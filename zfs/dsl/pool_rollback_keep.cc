@@ -23,7 +23,11 @@
 // full again, as after a plain rollback.
 //
 // It runs after the datasets' sync of its txg, so the old head keeps
-// everything written before the call; F's intent log is closed first.
+// everything written before the call; F's intent log is closed first. A
+// snapshot that names an intent log (another ZFS's, taken while its log
+// ran) is refused: H cannot start from its tree without a log that is
+// not its own. A pool's root file system cannot keep its state (K would
+// be below it).
 // Everything is checked before anything changes; one sync task.
 #include <algorithm>
 #include <map>
@@ -65,6 +69,11 @@ Result<Pool::KeepPlan> Pool::CheckRollbackKeep(const std::string& name, const st
   if (!obj.ok()) return Status::NotFound("cannot open '" + name + "': dataset does not exist");
   p.snap = *obj;
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(p.snap));
+  if (d.parent_obj == 0) {
+    return Status::InvalidArgument(q + "-k cannot keep the later state of a pool's root file system (every other " +
+                                   "file system is below it)");
+  }
+  UZFS_RETURN_IF_ERROR(CheckNoSnapshotLog(s, q));
   if (ident_.version >= kVersionDeadlists) {
     UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(h.deadlist_obj));
     if (dn.type != dmu_ot::kDeadlist) {
@@ -159,6 +168,13 @@ Result<Pool::KeepPlan> Pool::CheckRollbackKeep(const std::string& name, const st
     if (x.quota != 0 && x.used_bytes + p.moved.used > x.quota) return Status::NoSpace(q + "out of space");
     dd = x.parent_obj;
   }
+  // A refreservation is charged in full again while nothing is freed: the
+  // pool (and F's ancestors) must have room for it, as for a snapshot.
+  UZFS_ASSIGN_OR_RETURN(const uint64_t refres, RefReservationOf(d));
+  if (const uint64_t charge = std::min(h.unique_bytes, refres); charge > 0) {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t avail, DirSpaceAvailableLocked(p.dir));
+    if (charge > avail) return Status::NoSpace(q + "out of space");
+  }
   if (in_task) {
     // Its log was closed before the task; a new one started since would
     // name blocks the head's tree does not hold yet.
@@ -170,14 +186,27 @@ Result<Pool::KeepPlan> Pool::CheckRollbackKeep(const std::string& name, const st
   return p;
 }
 
+Result<std::string> Pool::PlanRollbackKeep(const std::string& snapshot, const std::string& keep) {
+  MutexLock l(&mu_);
+  return PlanRollbackKeepLocked(snapshot, keep);
+}
+
+Result<std::string> Pool::PlanRollbackKeepLocked(const std::string& snapshot, const std::string& keep) {
+  if (readonly_) return Status::NotSupported("pool is read-only");
+  std::string name = keep;
+  if (name.empty()) {
+    name = snapshot.substr(0, snapshot.find('@')) + "-rollback-" + std::to_string(txg_ ? txg_->open_txg().number() : 0);
+  }
+  UZFS_RETURN_IF_ERROR(CheckRollbackKeep(snapshot, name, false).status());
+  return name;
+}
+
 Result<std::string> Pool::RollbackKeep(const std::string& snapshot, const std::string& keep) {
   const std::string fs = snapshot.substr(0, snapshot.find('@'));
-  std::string name = keep;
+  std::string name;
   {
     MutexLock l(&mu_);
-    if (readonly_) return Status::NotSupported("pool is read-only");
-    if (name.empty()) name = fs + "-rollback-" + std::to_string(txg_ ? txg_->open_txg().number() : 0);
-    UZFS_RETURN_IF_ERROR(CheckRollbackKeep(snapshot, name, false).status());
+    UZFS_ASSIGN_OR_RETURN(name, PlanRollbackKeepLocked(snapshot, keep));
     zil_suspended_[fs]++;
   }
   Status s = ZilClose(fs);
@@ -208,7 +237,8 @@ Status Pool::RollbackKeepSync(const KeepPlan& p, Txg txg) {
   kd.head_dataset_obj = p.head;
   UZFS_RETURN_IF_ERROR(WriteDirPhys(kdir, kd, txg));
 
-  // F's new head: S's tree, its deadlist keyed as the old head's up to S.
+  // F's new head: S's tree, its deadlist keyed as the old head's below S
+  // (as a head whose newest snapshot is S has it).
   UZFS_ASSIGN_OR_RETURN(const uint64_t nh, AllocateDatasetObject(txg));
   DslDatasetPhys n;
   n.dir_obj = p.dir;
@@ -221,7 +251,7 @@ Status Pool::RollbackKeepSync(const KeepPlan& p, Txg txg) {
     UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(h.deadlist_obj));
     std::set<uint64_t> keys;
     for (const auto& [key, bpobj] : entries) {
-      if (key <= s.creation_txg) keys.insert(key);
+      if (key < s.creation_txg) keys.insert(key);
     }
     UZFS_ASSIGN_OR_RETURN(n.deadlist_obj, DeadlistWithKeys(keys, txg));
   } else {
@@ -284,6 +314,23 @@ Status Pool::RollbackKeepSync(const KeepPlan& p, Txg txg) {
   UZFS_RETURN_IF_ERROR(WriteDsPhys(p.snap, s, txg));
   if (s.next_clones_obj != 0) {
     UZFS_RETURN_IF_ERROR(MosZapAdd(s.next_clones_obj, NextClonesEntryName(oldest), oldest, txg));
+  }
+  // F's own origin's directory lists F's head among its clones (every
+  // file system is a clone of $ORIGIN from version 26): H now, not the
+  // old head. The pool's bootfs follows F too.
+  if (dir_clones && d.origin_obj != 0) {
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(d.origin_obj));
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin.dir_obj));
+    if (od.clones != 0) {
+      Status rm = MosZapRemove(od.clones, NextClonesEntryName(p.head), txg);
+      if (!rm.ok() && !rm.IsNotFound()) return rm;  // (missing: a pool an earlier uzfs made)
+      UZFS_RETURN_IF_ERROR(MosZapAdd(od.clones, NextClonesEntryName(nh), nh, txg));
+    }
+  }
+  if (auto props = MosZapLookup(1, "pool_props"); props.ok()) {
+    if (auto b = MosZapLookup(*props, "bootfs"); b.ok() && *b == p.head) {
+      UZFS_RETURN_IF_ERROR(MosZapAdd(*props, "bootfs", nh, txg));
+    }
   }
   if (dir_clones) {
     UZFS_ASSIGN_OR_RETURN(d, ReadDirPhys(p.dir));

@@ -120,7 +120,8 @@ Status Pool::CheckNewSnapshot(const std::string& fs, const std::string& snap, st
   return Status::Ok();
 }
 
-Status Pool::Snapshot(const std::vector<std::string>& names) {
+Status Pool::Snapshot(const std::vector<std::string>& names,
+                      const std::vector<std::pair<std::string, std::string>>& props) {
   if (names.empty()) return Status::InvalidArgument("no snapshot named");
   std::vector<std::pair<std::string, std::string>> parts;
   std::set<std::string> seen, each_fs;
@@ -142,6 +143,7 @@ Status Pool::Snapshot(const std::vector<std::string>& names) {
         return Status::NotFound("cannot open '" + fs + "': dataset does not exist");
       }
       UZFS_RETURN_IF_ERROR(CheckNewSnapshot(fs, snap, std::nullopt));
+      UZFS_RETURN_IF_ERROR(CheckSnapshotProps(fs + "@" + snap, props, "cannot create snapshot"));
       file_systems.insert(fs);
     }
     for (const std::string& fs : file_systems) zil_suspended_[fs]++;
@@ -154,9 +156,14 @@ Status Pool::Snapshot(const std::vector<std::string>& names) {
   }
   if (s.ok()) {
     s = RunTask(
-        [this, parts](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+        [this, parts, props](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
           for (const auto& [fs, snap] : parts) UZFS_RETURN_IF_ERROR(CheckNewSnapshot(fs, snap, txg));
-          for (const auto& [fs, snap] : parts) UZFS_RETURN_IF_ERROR(TakeSnapshot(fs, snap, txg));
+          for (const auto& [fs, snap] : parts) {
+            UZFS_RETURN_IF_ERROR(TakeSnapshot(fs, snap, txg));
+            if (props.empty()) continue;
+            UZFS_ASSIGN_OR_RETURN(const uint64_t obj, LookupSnapshot(fs + "@" + snap));
+            UZFS_RETURN_IF_ERROR(SetSnapshotPropsSync(obj, props, txg));
+          }
           return Status::Ok();
         },
         /*after_datasets=*/true);

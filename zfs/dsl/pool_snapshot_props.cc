@@ -1,0 +1,77 @@
+// Pool: user properties of snapshots (contract in pool.h). From version 12
+// a snapshot's dataset record names a properties ZAP of its own
+// (ds_props_obj, of the DSL props type), made when the first property is
+// set; a file system's properties stay in its directory's ZAP. As in ZFS
+// only user properties (module:name) can be set on a snapshot: its native
+// ones are read-only or come from its file system. The snapshot's destroy
+// frees the ZAP (pool_snapshot_destroy.cc); a rename, promote or
+// rollback -k keeps it, since it belongs to the dataset record.
+#include "zfs/dmu/dmu_types.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/dsl/prop_table.h"
+
+namespace uzfs {
+
+namespace {
+constexpr uint64_t kVersionSnapProps = 12;  // SPA_VERSION_SNAP_PROPS
+}  // namespace
+
+Status Pool::CheckSnapshotProps(const std::string& name, const std::vector<std::pair<std::string, std::string>>& props,
+                                const std::string& action) {
+  if (props.empty()) return Status::Ok();
+  if (ident_.version < kVersionSnapProps) {
+    return Status::NotSupported(action + " '" + name + "': pool must be upgraded to set this property or value");
+  }
+  PropContext ctx;
+  ctx.target = name;
+  ctx.action = action;
+  ctx.pool_version = ident_.version;
+  ctx.type = kPropSnapshot;
+  for (const auto& [k, v] : props) UZFS_RETURN_IF_ERROR(ParseDatasetProp(k, v, ctx).status());
+  return Status::Ok();
+}
+
+Status Pool::SetSnapshotPropsSync(uint64_t obj, const std::vector<std::pair<std::string, std::string>>& props,
+                                  Txg txg) {
+  if (props.empty()) return Status::Ok();
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
+  if (s.props_obj == 0) {
+    UZFS_ASSIGN_OR_RETURN(s.props_obj, MosCreateZap(dmu_ot::kDslProps, txg));
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(obj, s, txg));
+  }
+  for (const auto& [k, v] : props) UZFS_RETURN_IF_ERROR(MosZapAddString(s.props_obj, k, v, txg));
+  return Status::Ok();
+}
+
+Status Pool::SetSnapshotProp(const std::string& name, const std::string& prop,
+                             const std::optional<std::string>& value) {
+  const std::string action = value ? "cannot set property for" : "cannot inherit " + prop + " for";
+  auto check = [this, name, prop, value, action]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t obj, LookupSnapshot(name));
+    // (An inherit is checked as a set of an empty value would be.)
+    UZFS_RETURN_IF_ERROR(CheckSnapshotProps(name, {{prop, value.value_or("")}}, action));
+    return obj;
+  };
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::NotSupported(action + " '" + name + "': pool is read-only");
+    UZFS_RETURN_IF_ERROR(check().status());
+  }
+  return RunTask([this, check, prop, value](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t obj, check());
+    if (value) return SetSnapshotPropsSync(obj, {{prop, *value}}, txg);
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
+    if (s.props_obj == 0) return Status::Ok();
+    Status rm = MosZapRemove(s.props_obj, prop, txg);
+    return rm.IsNotFound() ? Status::Ok() : rm;
+  });
+}
+
+Result<std::map<std::string, std::string>> Pool::SnapshotLocalProps(const std::string& name) {
+  UZFS_ASSIGN_OR_RETURN(const uint64_t obj, LookupSnapshot(name));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
+  if (s.props_obj == 0) return std::map<std::string, std::string>{};
+  return PropsZapText(s.props_obj);
+}
+
+}  // namespace uzfs
