@@ -341,7 +341,8 @@ int ZfsDestroy(CmdCtx& c) {
 // range a%b: a, b and every one taken between them; either end may be
 // left out: the oldest, the newest), with -r the snapshots of the same
 // names below fs; all destroyed in one txg. -n: nothing destroyed; -v/-p
-// name them and what they would free.
+// name them and what they would free. -d: one that user holds or clones
+// keep is marked for destroy instead (Pool::DeferDestroySnapshots).
 int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name) {
   const size_t at = name.find('@');
   const std::string fs = name.substr(0, at), spec = name.substr(at + 1);
@@ -417,8 +418,24 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
       return 0;
     }
   }
+  // -d: those that holds or clones keep are marked and go when released;
+  // the reclaim figure counts the others (freed now).
+  std::vector<std::string> now = doomed;
+  if (a.Has('d')) {
+    auto listed = p.ListDatasets(true);
+    if (!listed.ok()) return c.Fail(ErrorLine(listed.status(), "destroy", name));
+    std::erase_if(now, [&](const std::string& d) {
+      for (const DatasetInfo& i : *listed) {
+        if (i.name == d) return !i.clones.empty() || i.userrefs > 0;
+      }
+      return false;
+    });
+  }
+  auto destroy = [&]() UZFS_REQUIRES(e->mu) {
+    return a.Has('d') ? p.DeferDestroySnapshots(doomed) : p.DestroySnapshots(doomed);
+  };
   if (a.Has('n') || a.Has('v') || a.Has('p')) {
-    auto r = p.SnapshotsReclaim(doomed);
+    Result<uint64_t> r = now.empty() ? Result<uint64_t>(uint64_t{0}) : p.SnapshotsReclaim(now);
     if (!r.ok()) return c.Fail(ErrorLine(r.status(), "destroy", name));
     const std::string verb = a.Has('n') ? "would " : "will ";
     std::string t;
@@ -428,9 +445,9 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
       c.out.Out(t);
       return 0;
     }
-    if (Status s = p.DestroySnapshots(doomed); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
+    if (Status s = destroy(); !s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
     c.out.Out(t);
-  } else if (Status s = p.DestroySnapshots(doomed); !s.ok()) {
+  } else if (Status s = destroy(); !s.ok()) {
     return c.Fail(ErrorLine(s, "destroy", name));
   }
   p.LogHistory(c.cmdline);

@@ -141,6 +141,8 @@ int ZfsRollback(CmdCtx& c) {
         return c.Fail(ErrorLine(s, "rollback to", name));
       }
     }
+    // (A snapshot marked by zfs destroy -d went with its last clone.)
+    std::erase_if(newer, [&](const std::string& n) { return !SnapshotExists(p, n); });
     if (!newer.empty()) {
       if (Status s = p.DestroySnapshots(newer); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
     }

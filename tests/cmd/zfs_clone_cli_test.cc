@@ -175,6 +175,34 @@ TEST_F(ZfsCloneCli, HoldsKeepSnapshotsUntilReleased) {
   ASSERT_EQ(env_.Zfs("destroy tank/fs@s").rc, 0);
 }
 
+// zfs destroy -d: a held snapshot and a cloned one are marked
+// (defer_destroy on) and go with the last release and the clone's destroy;
+// a free one in the same command goes at once; -nv counts what goes now.
+TEST_F(ZfsCloneCli, DeferredDestroyWaitsForHoldsAndClones) {
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@free").rc, 0);
+  ASSERT_EQ(env_.Zfs("hold keep tank/fs@s").rc, 0);
+  ASSERT_EQ(env_.Zfs("clone tank/fs/kid@s tank/c").rc, 0);
+  Ran r = env_.Zfs("destroy -dnv tank/fs@s,free");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("would destroy tank/fs@s\nwould destroy tank/fs@free\nwould reclaim ")) << r.out;
+  EXPECT_EQ(Names("-t snapshot tank/fs"), "tank/fs@s\ntank/fs@free\n") << "-n destroys nothing";
+  r = env_.Zfs("destroy -d tank/fs@s,free");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("destroy -d tank/fs/kid@s").rc, 0);
+  EXPECT_EQ(Names("-t snapshot -r tank/fs"), "tank/fs@s\ntank/fs/kid@s\n");
+  EXPECT_EQ(env_.Zfs("get -H -o name,value defer_destroy tank/fs@s tank/fs/kid@s").out,
+            "tank/fs@s\ton\ntank/fs/kid@s\ton\n");
+  r = env_.Zfs("destroy tank/fs@s");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot destroy snapshot tank/fs@s: dataset is busy\n");
+  ASSERT_EQ(env_.Zfs("release keep tank/fs@s").rc, 0);
+  ASSERT_EQ(env_.Zfs("destroy tank/c").rc, 0);
+  EXPECT_EQ(Names("-t snapshot -r tank/fs"), "") << "both went when nothing kept them";
+  r = env_.Zfs("destroy -d tank/fs@nope");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
+}
+
 TEST_F(ZfsCloneCli, SnapshotRenames) {
   Ran r = env_.Zfs("rename tank/fs@s tank/fs@t");
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -2,7 +2,8 @@
 // pool uzfs clones a snapshot and writes into the clone, holds and renames
 // another snapshot; zfs-fuse then sees the clone's origin and the hold,
 // reads the clone's files, refuses to destroy the held snapshot and the
-// clone's origin, destroys everything after a release, and its zdb -bcc
+// clone's origin, sees the mark of a deferred destroy uzfs made and
+// destroys that snapshot at the release, destroys everything, and its zdb -bcc
 // finds no leak before or after. uzfs in turn writes to and destroys a
 // clone zfs-fuse made, and zfs-fuse reads and destroys what a rollback
 // kept. On versions 28 and 5000 OpenZFS's zdb -bcc judges a
@@ -100,6 +101,7 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
     ASSERT_NO_FATAL_FAILURE(CloneHistory(**p, "zs/fs", "zs/c", d.path()));
     ASSERT_UZFS_OK((*p)->Hold({"zs/fs@s1"}, "keep"));
     ASSERT_UZFS_OK((*p)->RenameSnapshot("zs/fs@s1", "zs/fs@first", false));
+    ASSERT_UZFS_OK((*p)->DeferDestroySnapshots({"zs/fs@first"}));  // marked: the hold keeps it
     ASSERT_UZFS_OK((*p)->Export());
   }
   pooltest::ExpectConsistent(d.path() / "dev", "zs");
@@ -111,6 +113,7 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
       "zfs get -H -o value origin zs/c > $d/origin.txt\n"
       // (zfs-fuse's zfs holds needs pyzfs, which Debian does not ship.)
       "zfs get -H -o value userrefs zs/fs@first > $d/holds.txt\n"
+      "zfs get -H -o value defer_destroy zs/fs@first > $d/defer.txt\n"
       "m=$(zfs get -H -o value mountpoint zs/c)\n"
       "for i in $(seq 1 100); do mountpoint -q $m && break; sleep 0.1; done\n"
       "(cd $m && ls) > $d/c.ls\n"
@@ -124,9 +127,10 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
       "zdb -e -p $d/dev -bcc zs > $d/zdb1.txt 2>&1\n"
       "zpool import -d $d/dev -R $d/alt zs || exit 7\n"
       "zfs release keep zs/fs@first || exit 8\n"
+      "zfs list -t snapshot zs/fs@first > /dev/null 2>&1 && exit 12\n"  // the release destroyed it
       "zfs destroy zs/c@cs || exit 9\n"
       "for i in 1 2 3 4 5; do zfs destroy -f zs/c && break; sleep 1; done\n"
-      "zfs destroy zs/fs@first && zfs destroy zs/fs@s2 || exit 10\n"
+      "zfs destroy zs/fs@s2 || exit 10\n"
       "zpool export zs || exit 11\n"
       "zdb -e -p $d/dev -bcc zs > $d/zdb2.txt 2>&1\n",
       &out);
@@ -134,6 +138,7 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
   EXPECT_EQ(test::ReadText(d.path() / "snaps.txt"), "zs/c@cs\nzs/fs@first\nzs/fs@s2\n");
   EXPECT_EQ(test::ReadText(d.path() / "origin.txt"), "zs/fs@s2\n");
   EXPECT_EQ(test::ReadText(d.path() / "holds.txt"), "1\n");
+  EXPECT_EQ(test::ReadText(d.path() / "defer.txt"), "on\n");
   EXPECT_EQ(test::ReadText(d.path() / "c.ls"), "a\nb\nc\n");
   EXPECT_NE(test::ReadText(d.path() / "held.err").find("busy"), std::string::npos);
   EXPECT_NE(test::ReadText(d.path() / "origin.err").find("dependent clones"), std::string::npos);
@@ -142,6 +147,48 @@ TEST(PoolCloneCompat, ZfsFuseSeesUzfsClonesHoldsAndRenames) {
   ExpectNoLeak(d.path() / "zdb1.txt");
   ExpectNoLeak(d.path() / "zdb2.txt");
   pooltest::ExpectConsistent(d.path() / "dev", "zs");
+}
+
+// A snapshot zfs-fuse marked with zfs destroy -d while a hold kept it:
+// uzfs sees the mark and destroys the snapshot when it releases the hold;
+// zfs-fuse's zdb -bcc finds no leak after.
+TEST(PoolCloneCompat, UzfsFinishesAZfsFuseDeferredDestroy) {
+  test::TempDir d;
+  const std::string dir = d.path().string();
+  std::filesystem::create_directories(d.path() / "dev");
+  pooltest::MakeFile(d.path() / "dev", "z0");
+  std::string out;
+  ASSERT_EQ(test::RunInZfsFuseSandbox("set -e\nd=" + dir + "\n"
+                                      "zpool create -o version=23 -o ashift=9 -m $d/mnt zs $d/dev/z0\n"
+                                      "zfs create zs/fs\n"
+                                      "for i in $(seq 1 100); do mountpoint -q $d/mnt/fs && break; sleep 0.1; done\n"
+                                      "head -c 1M /dev/urandom > $d/mnt/fs/a\n"
+                                      "zfs snapshot zs/fs@s1\n"
+                                      "head -c 1M /dev/urandom > $d/mnt/fs/a\n"
+                                      "zfs hold keep zs/fs@s1\n"
+                                      "zfs destroy -d zs/fs@s1\n"
+                                      "zpool export zs\n",
+                                      &out),
+            0)
+      << out;
+  {
+    auto p = pooltest::ImportFrom(d.path() / "dev", "zs");
+    ASSERT_UZFS_OK(p.status());
+    auto l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    bool marked = false;
+    for (const DatasetInfo& i : *l) marked = marked || (i.name == "zs/fs@s1" && (i.ds.flags & kDsFlagDeferDestroy));
+    EXPECT_TRUE(marked) << "zfs-fuse's mark";
+    ASSERT_UZFS_OK((*p)->Release({"zs/fs@s1"}, "keep"));
+    l = (*p)->ListDatasets(true);
+    ASSERT_UZFS_OK(l.status());
+    for (const DatasetInfo& i : *l) EXPECT_NE(i.name, "zs/fs@s1") << "the release destroys it";
+    ASSERT_UZFS_OK((*p)->Export());
+  }
+  pooltest::ExpectConsistent(d.path() / "dev", "zs");
+  ASSERT_EQ(test::RunInZfsFuseSandbox("d=" + dir + "\nzdb -e -p $d/dev -bcc zs > $d/zdb.txt 2>&1\n", &out), 0)
+      << out;
+  ExpectNoLeak(d.path() / "zdb.txt");
 }
 
 // zfs rollback -k on a version-23 pool: zfs-fuse sees the kept file

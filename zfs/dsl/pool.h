@@ -316,6 +316,13 @@ class Pool final : private TxgSyncer {
   // does), Busy for one with user holds). Frees what only they held
   // (pool_snapshot_destroy.cc).
   Status DestroySnapshots(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // zfs destroy -d: each snapshot that user holds or clones keep is marked
+  // for destroy (defer_destroy=on) and goes when its last hold is released
+  // or its last clone destroyed; the others are destroyed now; all in one
+  // txg or none. NotSupported "pool must be upgraded" before version 18;
+  // otherwise DestroySnapshots's errors for those destroyed now
+  // (pool_snapshot_defer.cc).
+  Status DeferDestroySnapshots(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
   // What destroying those snapshots would free (zfs destroy -nv), with the
   // same checks.
   Result<uint64_t> SnapshotsReclaim(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_);
@@ -971,6 +978,14 @@ class Pool final : private TxgSyncer {
   // Snapshot "fs@snap"'s dataset object; NotFound "cannot open 'NAME':
   // dataset does not exist", InvalidArgument for a name without '@'.
   Result<uint64_t> LookupSnapshot(const std::string& name) UZFS_REQUIRES(mu_);
+  // Deferred destroy (pool_snapshot_defer.cc): whether user holds or
+  // clones keep snapshot obj; every check of DeferDestroySnapshots; the
+  // destroy, in the task of txg, of a marked snapshot nothing keeps any
+  // more (a release or a clone's destroy calls it; a snapshot being read
+  // under .zfs stays marked).
+  Result<bool> SnapshotPinned(uint64_t obj) UZFS_REQUIRES(mu_);
+  Status CheckDeferDestroy(const std::vector<std::string>& names) UZFS_REQUIRES(mu_);
+  Status DestroyIfDeferred(uint64_t obj, Txg txg) UZFS_REQUIRES(mu_);
   // Snapshot properties (pool_snapshot_props.cc): every check of setting
   // `props` on snapshot `name` (errors "<action> 'NAME': reason"); the
   // change to snapshot object obj; its props ZAP as text.

@@ -294,6 +294,8 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   for (uint64_t obj : {p.snapnames_zapobj, d.head_dataset_obj, d.props_zapobj, d.child_dir_zapobj, d.clones, *dir}) {
     if (obj != 0) UZFS_RETURN_IF_ERROR(mos_->FreeObject(obj, txg));
   }
+  // The last clone of an origin marked by zfs destroy -d: it goes too.
+  if (p.prev_snap_obj != 0) UZFS_RETURN_IF_ERROR(DestroyIfDeferred(p.prev_snap_obj, txg));
   return Status::Ok();
 }
 

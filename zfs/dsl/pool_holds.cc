@@ -71,6 +71,8 @@ Status Pool::ChangeHolds(const std::vector<std::string>& snapshots, const std::s
       UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
       if (!hold) {
         UZFS_RETURN_IF_ERROR(MosZapRemove(s.userrefs_obj, tag, txg));
+        // The last hold of a snapshot marked by zfs destroy -d: it goes.
+        UZFS_RETURN_IF_ERROR(DestroyIfDeferred(obj, txg));
         continue;
       }
       if (s.userrefs_obj == 0) {
