@@ -1,7 +1,8 @@
 // Crash consistency of snapshots and clones: a child process imports the
 // pool and loops over overwrites of a file system's objects, snapshots,
 // snapshot destroys, clones of snapshots (written to and destroyed in
-// turn), user holds placed and released, and syncs until the parent kills
+// turn), user holds placed and released, deferred destroys (zfs destroy
+// -d) of held or cloned snapshots, and syncs until the parent kills
 // it (SIGKILL) at a random moment. After every kill the parent opens the
 // pool read-only and checks:
 //   - our zdb -b (TraversePool) finds it consistent: no checksum error,
@@ -18,7 +19,9 @@
 // The child reports through a pipe ("w OBJ VERSION" before a write, "S N"
 // / "S+ N" around a snapshot, "D N" / "D+ N" around a destroy, "C K N" /
 // "C+ K" around clone K of snapshot N, "X K" / "X+ K" around its destroy,
-// "H N" / "H+ N" and "R N" / "R+ N" around a hold and a release); each
+// "H N" / "H+ N" and "R N" / "R+ N" around a hold and a release, "E N" /
+// "E+ N" around a deferred destroy of a held or cloned snapshot, which then
+// goes with its last hold or clone); each
 // record is smaller than PIPE_BUF, so it arrives whole or not at all. Each
 // child first rewrites every object, so the model knows the head from
 // then on. A snapshot with a clone or a hold is not destroyed.
@@ -103,6 +106,7 @@ struct ChildState {
   std::set<int> snaps;
   std::map<int, int> clones;
   std::set<int> held;
+  std::set<int> marked;  // by zfs destroy -d: they go once nothing keeps them
   int next_snap = 0, next_clone = 0;
   uint64_t next_version = 1;
 };
@@ -132,6 +136,16 @@ struct ChildState {
     std::advance(it, static_cast<long>(rng() % c.size()));
     return it;
   };
+  // A marked snapshot nothing keeps any more went with the change that
+  // freed it.
+  auto gone_if_free = [&](int n) {
+    if (!st.marked.count(n) || st.held.count(n)) return;
+    for (const auto& [k, o] : st.clones) {
+      if (o == n) return;
+    }
+    st.marked.erase(n);
+    snaps.erase(n);
+  };
   for (int i = 0; i < kObjects; i++) write(i, next_version++);
   for (bool first = true;; first = false) {
     // A snapshot first (a kill soon after the import still tests one).
@@ -160,7 +174,9 @@ struct ChildState {
       Report(fd, "X " + std::to_string(k));
       if (!(*p)->DestroyDataset("tank/c" + std::to_string(k)).ok()) _exit(2);
       Report(fd, "X+ " + std::to_string(k));
+      const int origin = st.clones[k];
       st.clones.erase(k);
+      gone_if_free(origin);
     } else if (op == 11 && !snaps.empty()) {
       const int n = *pick(snaps);
       const bool hold = !st.held.count(n);
@@ -172,7 +188,15 @@ struct ChildState {
         st.held.insert(n);
       } else {
         st.held.erase(n);
+        gone_if_free(n);
       }
+    } else if (op == 14 && !busy.empty()) {
+      // zfs destroy -d of a snapshot a hold or a clone keeps: marked.
+      const int n = *pick(busy);
+      Report(fd, "E " + std::to_string(n));
+      if (!(*p)->DeferDestroySnapshots({snap_name(n)}).ok()) _exit(2);
+      Report(fd, "E+ " + std::to_string(n));
+      st.marked.insert(n);
     } else if (op < 8 || op == 9 || op == 11 || free_snaps.size() < 2) {
       const int n = st.next_snap++;
       Report(fd, "S " + std::to_string(n));
@@ -309,6 +333,16 @@ Result<bool> HoldsOnDisk(PoolReader& r, int n) {
   return !entries.empty();
 }
 
+// Whether snapshot tank/fs@sN carries the deferred-destroy mark on disk.
+Result<bool> MarkedOnDisk(PoolReader& r, int n) {
+  UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
+  UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
+  UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
+  UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  return (ds.flags & kDsFlagDeferDestroy) != 0;
+}
+
 void RunKills(uint64_t version) {
   test::TempDir dir;
   std::vector<uint64_t> objs;
@@ -323,7 +357,7 @@ void RunKills(uint64_t version) {
   Model m;
   std::set<int> on_disk;  // snapshot numbers there after the last check
   ChildState disk;        // the clones and holds there after the last check
-  int taken_total = 0, destroyed_total = 0, checked = 0, clones_total = 0;
+  int taken_total = 0, destroyed_total = 0, checked = 0, clones_total = 0, marks_total = 0;
   for (int iter = 0; iter < Iterations(); iter++) {
     SCOPED_TRACE("iteration " + std::to_string(iter) + ", seed " + std::to_string(base));
     std::mt19937_64 rng(base + static_cast<uint64_t>(iter));
@@ -351,7 +385,7 @@ void RunKills(uint64_t version) {
     ::close(pipe_fds[0]);
     std::set<int> begun, taken, destroying, destroyed;
     std::map<int, int> cloning;  // clone -> snapshot
-    std::set<int> cloned, unclone_begun, uncloned, holding, held, releasing, released;
+    std::set<int> cloned, unclone_begun, uncloned, holding, held, releasing, released, marking, marked;
     std::istringstream in(text);
     std::string what;
     while (in >> what) {
@@ -393,8 +427,21 @@ void RunKills(uint64_t version) {
           releasing.insert(n);
         } else if (what == "R+") {
           released.insert(n);
+        } else if (what == "E") {
+          marking.insert(n);
+        } else if (what == "E+") {
+          marked.insert(n);
         }
       }
+    }
+    // A marked snapshot may go with a release of its hold or a destroy of
+    // a clone of it.
+    for (int n : releasing) {
+      if (disk.marked.count(n) || marking.count(n)) destroying.insert(n);
+    }
+    for (int k : unclone_begun) {
+      const int n = disk.clones.count(k) ? disk.clones[k] : cloning.count(k) ? cloning[k] : -1;
+      if (disk.marked.count(n) || marking.count(n)) destroying.insert(n);
     }
     // The pool as it is on disk now.
     auto r = PoolReader::Open(dir.path().string(), "tank");
@@ -482,10 +529,25 @@ void RunKills(uint64_t version) {
       }
     }
     disk.held = held_found;
+    // Deferred-destroy marks: there once marked, never on one not asked.
+    std::set<int> marked_found;
+    for (const auto& [n, bp] : found) {
+      auto mark = MarkedOnDisk(**r, n);
+      ASSERT_UZFS_OK(mark.status());
+      if (*mark) marked_found.insert(n);
+      if (disk.marked.count(n) || marked.count(n)) {
+        EXPECT_TRUE(*mark) << "s" << n << "'s deferred-destroy mark vanished";
+      }
+      if (!disk.marked.count(n) && !marking.count(n)) {
+        EXPECT_FALSE(*mark) << "s" << n << " was never marked";
+      }
+    }
+    marks_total += static_cast<int>(marked.size());
+    disk.marked = marked_found;
     if (::testing::Test::HasFailure()) return;
   }
-  std::printf("%d kills; %d snapshots taken, %d destroyed, %d found and read back, %d clones made\n",
-              Iterations(), taken_total, destroyed_total, checked, clones_total);
+  std::printf("%d kills; %d snapshots taken, %d destroyed, %d found and read back, %d clones made, %d marked\n",
+              Iterations(), taken_total, destroyed_total, checked, clones_total, marks_total);
   EXPECT_GT(taken_total, 0) << "no kill came after a snapshot: nothing was tested";
   // (In a short run on a busy machine every other kill may come early.)
   if (Iterations() >= 30) {
@@ -503,7 +565,19 @@ void RunKills(uint64_t version) {
     std::vector<std::string> held_names;
     for (int n : disk.held) held_names.push_back("tank/fs@s" + std::to_string(n));
     if (!held_names.empty()) ASSERT_UZFS_OK((*p)->Release(held_names, "keep"));
-    ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
+    {
+      // (Marked ones went with their last hold or clone.)
+      auto left = (*p)->ListDatasets(true);
+      ASSERT_UZFS_OK(left.status());
+      std::erase_if(names, [&](const std::string& n) {
+        return std::none_of(left->begin(), left->end(), [&](const DatasetInfo& i) { return i.name == n; });
+      });
+      for (int n : disk.marked) {
+        EXPECT_TRUE(std::find(names.begin(), names.end(), "tank/fs@s" + std::to_string(n)) == names.end())
+            << "s" << n << " is marked and nothing keeps it: it should be gone";
+      }
+    }
+    if (!names.empty()) ASSERT_UZFS_OK((*p)->DestroySnapshots(names));
     auto l = (*p)->ListDatasets(true);
     ASSERT_UZFS_OK(l.status());
     for (const DatasetInfo& i : *l) {
