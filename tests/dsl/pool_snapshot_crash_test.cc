@@ -12,7 +12,8 @@
 //     of it began, none whose DestroySnapshots returned is, and every one
 //     there is one the child asked for;
 //   - each snapshot there holds exactly the bytes its objects had when the
-//     child asked for it (every write issued before the call);
+//     child asked for it (every write issued before the call), and the
+//     user property it was taken with (zfs snapshot -o, the same txg);
 //   - the same for clones (there once Clone returned, gone once their
 //     destroy returned, each naming the snapshot it was cloned from) and
 //     for holds (there once Hold returned, gone once Release did).
@@ -200,7 +201,8 @@ struct ChildState {
     } else if (op < 8 || op == 9 || op == 11 || free_snaps.size() < 2) {
       const int n = st.next_snap++;
       Report(fd, "S " + std::to_string(n));
-      if (!(*p)->Snapshot({snap_name(n)}).ok()) _exit(2);
+      // With a user property of its own, in the snapshot's txg.
+      if (!(*p)->Snapshot({snap_name(n)}, {{"com.uzfs:n", std::to_string(n)}}).ok()) _exit(2);
       Report(fd, "S+ " + std::to_string(n));
       snaps.insert(n);
     } else if (op == 8 || op == 12 || op == 13) {
@@ -331,6 +333,20 @@ Result<bool> HoldsOnDisk(PoolReader& r, int n) {
   UZFS_ASSIGN_OR_RETURN(auto refs, r.MosZap(ds.userrefs_obj));
   UZFS_ASSIGN_OR_RETURN(auto entries, refs.List());
   return !entries.empty();
+}
+
+// Snapshot tank/fs@sN's user property com.uzfs:n on disk ("" for none).
+Result<std::string> PropOnDisk(PoolReader& r, int n) {
+  UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
+  UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
+  UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
+  UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  if (ds.props_obj == 0) return std::string();
+  UZFS_ASSIGN_OR_RETURN(auto props, r.MosZap(ds.props_obj));
+  auto v = props.Lookup("com.uzfs:n");
+  if (!v.ok()) return v.status().IsNotFound() ? Result<std::string>(std::string()) : Result<std::string>(v.status());
+  return v->text();
 }
 
 // Whether snapshot tank/fs@sN carries the deferred-destroy mark on disk.
@@ -467,6 +483,9 @@ void RunKills(uint64_t version) {
     on_disk.clear();
     for (const auto& [n, bp] : found) {
       EXPECT_TRUE(m.snapshots.count(n)) << "s" << n << " is there, which the child never asked for";
+      auto prop = PropOnDisk(**r, n);
+      ASSERT_UZFS_OK(prop.status());
+      EXPECT_EQ(*prop, std::to_string(n)) << "s" << n << "'s property, taken in its txg";
       on_disk.insert(n);
       auto os = r->get()->reader().ReadObjset(bp);
       ASSERT_UZFS_OK(os.status());
