@@ -401,7 +401,8 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
       return 0;
     }
     std::vector<std::string> done;
-    Status s = CheckNoHolds(*all, doomed, dependents);
+    // (With -d a held snapshot named is marked, not refused.)
+    Status s = CheckNoHolds(*all, a.Has('d') ? std::vector<std::string>{} : doomed, dependents);
     if (!s.ok()) return c.Fail(ErrorLine(s, "destroy", name));
     s = DestroyDependents(*e, doomed, a.Has('f'), &done);
     if (a.Has('v')) {
@@ -442,6 +443,11 @@ int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name)
     for (const std::string& d : doomed) t += a.Has('p') ? "destroy\t" + d + "\n" : verb + "destroy " + d + "\n";
     t += a.Has('p') ? "reclaim\t" + std::to_string(*r) + "\n" : verb + "reclaim " + HumanSize(*r) + "\n";
     if (a.Has('n')) {
+      if (a.Has('d')) {
+        if (Status s = p.DeferDestroySnapshots(doomed, /*dry_run=*/true); !s.ok()) {
+          return c.Fail(ErrorLine(s, "destroy", name));
+        }
+      }
       c.out.Out(t);
       return 0;
     }
@@ -478,16 +484,13 @@ int ZfsSet(CmdCtx& c) {
     }
     MutexLock l(&e->mu);
     if (e->pool != nullptr && ds.find('@') != std::string::npos) {
-      // A snapshot's: user properties only (Pool::SetSnapshotProp).
-      bool changed = true;
-      for (const auto& [k, v] : kvs) {
-        if (Status s = e->pool->SetProp(ds, k, v); !s.ok()) {
-          rc = c.Fail(ErrorLine(s, "set property for", ds));
-          changed = false;
-          break;
-        }
+      // A snapshot's: user properties only, all or none
+      // (Pool::SetSnapshotProps).
+      if (Status s = e->pool->SetSnapshotProps(ds, kvs); !s.ok()) {
+        rc = c.Fail(ErrorLine(s, "set property for", ds));
+        continue;
       }
-      if (changed) e->pool->LogHistory(c.cmdline);
+      e->pool->LogHistory(c.cmdline);
       continue;
     }
     if (e->pool == nullptr || !DatasetExists(*e->pool, ds)) {

@@ -28,6 +28,9 @@ int ZfsSnapshot(CmdCtx& c) {
   for (const std::string& kv : a.Values('o')) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return ZfsUsage(c, "snapshot", "missing '=' for -o option");
+    for (const auto& [k, v] : props) {
+      if (k == kv.substr(0, eq)) return ZfsUsage(c, "snapshot", "property '" + k + "' specified multiple times");
+    }
     props.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   std::vector<std::pair<std::string, std::string>> parts;

@@ -184,6 +184,9 @@ TEST_F(ZfsCloneCli, DeferredDestroyWaitsForHoldsAndClones) {
   ASSERT_EQ(env_.Zfs("clone tank/fs/kid@s tank/c").rc, 0);
   Ran r = env_.Zfs("destroy -dnv tank/fs@s,free");
   ASSERT_EQ(r.rc, 0) << r.err;
+  // What it would reclaim is what @free alone frees: @s is only marked.
+  const std::string free_alone = env_.Zfs("destroy -nvp tank/fs@free").out;
+  EXPECT_EQ(env_.Zfs("destroy -dnvp tank/fs@s,free").out, "destroy\ttank/fs@s\n" + free_alone);
   EXPECT_TRUE(r.out.starts_with("would destroy tank/fs@s\nwould destroy tank/fs@free\nwould reclaim ")) << r.out;
   EXPECT_EQ(Names("-t snapshot tank/fs"), "tank/fs@s\ntank/fs@free\n") << "-n destroys nothing";
   r = env_.Zfs("destroy -d tank/fs@s,free");
@@ -201,6 +204,16 @@ TEST_F(ZfsCloneCli, DeferredDestroyWaitsForHoldsAndClones) {
   r = env_.Zfs("destroy -d tank/fs@nope");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
+  // -Rd: the clones go now, the held snapshot is marked.
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@t").rc, 0);
+  ASSERT_EQ(env_.Zfs("hold keep tank/fs@t").rc, 0);
+  ASSERT_EQ(env_.Zfs("clone tank/fs@t tank/ct").rc, 0);
+  r = env_.Zfs("destroy -Rd tank/fs@t");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(Names("tank/ct"), "");
+  EXPECT_EQ(env_.Zfs("get -H -o value defer_destroy tank/fs@t").out, "on\n");
+  ASSERT_EQ(env_.Zfs("release keep tank/fs@t").rc, 0);
+  EXPECT_EQ(Names("-t snapshot tank/fs"), "");
 }
 
 TEST_F(ZfsCloneCli, SnapshotRenames) {

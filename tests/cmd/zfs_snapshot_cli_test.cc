@@ -146,6 +146,18 @@ TEST_F(ZfsSnapshotCli, UserPropertiesOfSnapshots) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot open 'tank/fs@nope': dataset does not exist\n");
   EXPECT_EQ(env_.Zfs("get -H -o value,source compression tank/fs").out, "off\tdefault\n");
+  // Several at once: all or none.
+  r = env_.Zfs("set com.x:a=1 compression=off tank/fs@one");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(env_.Zfs("get -H -o value com.x:a tank/fs@one").out, "-\n") << "nothing set";
+  ASSERT_EQ(env_.Zfs("set com.x:a=1 com.x:b=2 tank/fs@one").rc, 0);
+  EXPECT_EQ(env_.Zfs("get -H -o value com.x:a,com.x:b tank/fs@one").out, "1\n2\n");
+  r = env_.Zfs("inherit compression tank/fs@one");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot inherit compression for 'tank/fs@one': property does not apply to datasets of this type\n");
+  r = env_.Zfs("snapshot -o com.x:a=1 -o com.x:a=2 tank/fs@three");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("property 'com.x:a' specified multiple times"), std::string::npos) << r.err;
   // Inherit removes the snapshot's own value.
   ASSERT_EQ(env_.Zfs("inherit com.x:note tank/fs@two").rc, 0);
   EXPECT_EQ(env_.Zfs("get -H -o value,source com.x:note tank/fs@two").out, "-\t-\n");

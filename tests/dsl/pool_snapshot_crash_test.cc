@@ -560,6 +560,12 @@ void RunKills(uint64_t version) {
       if (!disk.marked.count(n) && !marking.count(n)) {
         EXPECT_FALSE(*mark) << "s" << n << " was never marked";
       }
+      if (*mark) {
+        // A mark with nothing keeping the snapshot would never be acted on.
+        bool kept = held_found.count(n) != 0;
+        for (const auto& [k, o] : clones_found) kept = kept || o == n;
+        EXPECT_TRUE(kept) << "s" << n << " is marked, but no hold or clone keeps it";
+      }
     }
     marks_total += static_cast<int>(marked.size());
     disk.marked = marked_found;

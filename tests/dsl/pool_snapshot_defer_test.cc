@@ -112,6 +112,28 @@ TEST_P(PoolSnapshotDeferTest, HeldAndClonedSnapshotsGoWhenReleased) {
   pooltest::ExpectConsistent(dir.path(), "sp");
 }
 
+// Held and cloned at once: the release leaves it, the clone's destroy
+// takes it; a dry run checks and changes nothing.
+TEST_P(PoolSnapshotDeferTest, BothAHoldAndAClone) {
+  test::TempDir dir;
+  std::vector<uint64_t> objs;
+  std::unique_ptr<Pool> p = NewPool(dir, GetParam(), &objs);
+  ASSERT_NE(p, nullptr);
+  ASSERT_UZFS_OK(p->Snapshot({"sp/fs@s"}));
+  ASSERT_UZFS_OK(p->Hold({"sp/fs@s"}, "keep"));
+  ASSERT_UZFS_OK(p->Clone("sp/fs@s", "sp/c", {}));
+  ASSERT_UZFS_OK(p->DeferDestroySnapshots({"sp/fs@s"}, /*dry_run=*/true));
+  EXPECT_FALSE(Marked(*p, "sp/fs@s"));
+  ASSERT_UZFS_OK(p->DeferDestroySnapshots({"sp/fs@s"}));
+  ASSERT_UZFS_OK(p->Release({"sp/fs@s"}, "keep"));
+  EXPECT_TRUE(Marked(*p, "sp/fs@s")) << "the clone still keeps it";
+  ASSERT_UZFS_OK(p->DestroyDataset("sp/c"));
+  EXPECT_FALSE(Exists(*p, "sp/fs@s"));
+  ASSERT_UZFS_OK(p->Export());
+  p.reset();
+  pooltest::ExpectConsistent(dir.path(), "sp");
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, PoolSnapshotDeferTest, ::testing::Values(18, 23, 28, 5000),
                          [](const ::testing::TestParamInfo<uint64_t>& i) { return "v" + std::to_string(i.param); });
 

@@ -322,7 +322,9 @@ class Pool final : private TxgSyncer {
   // txg or none. NotSupported "pool must be upgraded" before version 18;
   // otherwise DestroySnapshots's errors for those destroyed now
   // (pool_snapshot_defer.cc).
-  Status DeferDestroySnapshots(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
+  // dry_run: the checks alone (zfs destroy -dn).
+  Status DeferDestroySnapshots(const std::vector<std::string>& names, bool dry_run = false)
+      UZFS_EXCLUDES(mu_, sync_mu_);
   // What destroying those snapshots would free (zfs destroy -nv), with the
   // same checks.
   Result<uint64_t> SnapshotsReclaim(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_);
@@ -450,6 +452,10 @@ class Pool final : private TxgSyncer {
   // (pool_snapshot_props.cc). SetProp and InheritProp route a snapshot
   // name here.
   Status SetSnapshotProp(const std::string& name, const std::string& prop, const std::optional<std::string>& value)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  // Several user properties of snapshot `name`, all checked, then set in
+  // one txg (zfs set a=1 b=2 fs@snap).
+  Status SetSnapshotProps(const std::string& name, const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_EXCLUDES(mu_, sync_mu_);
   // Every file system, parents before children; with_snapshots: each
   // followed by its snapshots, oldest first.
@@ -882,6 +888,10 @@ class Pool final : private TxgSyncer {
   // tree and space, a deadlist keyed as its file system's below the
   // origin, linked to the origin (LinkCloneToOrigin).
   Result<uint64_t> CreateCloneHead(uint64_t dir_obj, uint64_t origin_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // The same head dataset, not linked: the keys of the deadlist of the
+  // origin's file system's current head (rollback -k makes F's new head
+  // so, before the old one moves).
+  Result<uint64_t> CreateHeadOver(uint64_t dir_obj, uint64_t origin_obj, Txg txg) UZFS_REQUIRES(mu_);
   // Head ds_obj of dir_obj becomes a clone of snapshot origin_obj: the
   // origin's child count and next_clones (version 17 on), the dir's
   // origin, the origin dir's dd_clones (version 26 on). Unlink undoes it
@@ -985,6 +995,11 @@ class Pool final : private TxgSyncer {
   // under .zfs stays marked).
   Result<bool> SnapshotPinned(uint64_t obj) UZFS_REQUIRES(mu_);
   Status CheckDeferDestroy(const std::vector<std::string>& names) UZFS_REQUIRES(mu_);
+  // NotSupported when snapshot obj's or its file system's deadlist is in
+  // a format uzfs does not convert (it could not be destroyed).
+  Status CheckDestroyableDeadlists(const std::string& name, uint64_t obj) UZFS_REQUIRES(mu_);
+  // The marked origin of file system `name`, if any ("" when none).
+  std::string MarkedOriginOf(const std::string& name) UZFS_REQUIRES(mu_);
   Status DestroyIfDeferred(uint64_t obj, Txg txg) UZFS_REQUIRES(mu_);
   // Snapshot properties (pool_snapshot_props.cc): every check of setting
   // `props` on snapshot `name` (errors "<action> 'NAME': reason"); the

@@ -85,6 +85,12 @@ Result<uint64_t> Pool::CheckClone(const std::string& origin, const std::string& 
 }
 
 Result<uint64_t> Pool::CreateCloneHead(uint64_t dir_obj, uint64_t origin_obj, Txg txg) {
+  UZFS_ASSIGN_OR_RETURN(const uint64_t ds, CreateHeadOver(dir_obj, origin_obj, txg));
+  UZFS_RETURN_IF_ERROR(LinkCloneToOrigin(dir_obj, ds, origin_obj, txg));
+  return ds;
+}
+
+Result<uint64_t> Pool::CreateHeadOver(uint64_t dir_obj, uint64_t origin_obj, Txg txg) {
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys origin, ReadDsPhys(origin_obj));
   UZFS_ASSIGN_OR_RETURN(DslDirPhys od, ReadDirPhys(origin.dir_obj));
   UZFS_ASSIGN_OR_RETURN(const uint64_t ds, AllocateDatasetObject(txg));
@@ -120,7 +126,6 @@ Result<uint64_t> Pool::CreateCloneHead(uint64_t dir_obj, uint64_t origin_obj, Tx
   p.flags = (origin.flags & (kDsFlagInconsistent | kDsFlagCiDataset)) | kDsFlagUniqueAccurate;
   UZFS_RETURN_IF_ERROR(WriteDsPhys(ds, p, txg));
   UZFS_RETURN_IF_ERROR(CopyDatasetFeatures(origin_obj, ds, txg));
-  UZFS_RETURN_IF_ERROR(LinkCloneToOrigin(dir_obj, ds, origin_obj, txg));
   return ds;
 }
 

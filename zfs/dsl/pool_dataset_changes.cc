@@ -248,6 +248,13 @@ Status VisitObjsetTree(Zio& zio, const BlockPtr& root, uint64_t min_birth,
 }
 
 Status Pool::DestroyDataset(const std::string& name) {
+  // A marked origin this destroy may take along is let go under .zfs.
+  std::string origin;
+  {
+    MutexLock l(&mu_);
+    origin = MarkedOriginOf(name);
+  }
+  if (!origin.empty()) ReleaseOpenSnapshots({origin});
   return RunTask([this, name](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     return DestroyDatasetSync(name, txg);
   });

@@ -64,6 +64,9 @@ Status Pool::ChangeHolds(const std::vector<std::string>& snapshots, const std::s
     if (readonly_) return Status::NotSupported("pool is read-only");
     UZFS_RETURN_IF_ERROR(CheckHoldChange(names, tag, hold));
   }
+  // A release may destroy a snapshot marked by zfs destroy -d: what
+  // .zfs/snapshot has open of it idly is let go first.
+  if (!hold) ReleaseOpenSnapshots(names);
   return RunTask([this, names, tag, hold](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     UZFS_RETURN_IF_ERROR(CheckHoldChange(names, tag, hold));
     for (const std::string& n : names) {

@@ -35,7 +35,6 @@
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
-#include "zfs/dsl/pool_identity.h"
 
 namespace uzfs {
 
@@ -238,34 +237,10 @@ Status Pool::RollbackKeepSync(const KeepPlan& p, Txg txg) {
   UZFS_RETURN_IF_ERROR(WriteDirPhys(kdir, kd, txg));
 
   // F's new head: S's tree, its deadlist keyed as the old head's below S
-  // (as a head whose newest snapshot is S has it).
-  UZFS_ASSIGN_OR_RETURN(const uint64_t nh, AllocateDatasetObject(txg));
-  DslDatasetPhys n;
-  n.dir_obj = p.dir;
-  n.prev_snap_obj = p.snap;
-  n.prev_snap_txg = s.creation_txg;
-  UZFS_ASSIGN_OR_RETURN(n.snapnames_zapobj, MosCreateZap(dmu_ot::kDslDsSnapMap, txg));
-  n.creation_time = PoolClockSeconds();
-  n.creation_txg = txg.number();
-  if (ident_.version >= kVersionDeadlists) {
-    UZFS_ASSIGN_OR_RETURN(auto entries, DeadlistEntries(h.deadlist_obj));
-    std::set<uint64_t> keys;
-    for (const auto& [key, bpobj] : entries) {
-      if (key < s.creation_txg) keys.insert(key);
-    }
-    UZFS_ASSIGN_OR_RETURN(n.deadlist_obj, DeadlistWithKeys(keys, txg));
-  } else {
-    UZFS_ASSIGN_OR_RETURN(n.deadlist_obj, MosCreateDeadlist(txg));
-  }
-  n.referenced_bytes = s.referenced_bytes;
-  n.compressed_bytes = s.compressed_bytes;
-  n.uncompressed_bytes = s.uncompressed_bytes;
-  n.bp = s.bp;
-  n.fsid_guid = NewGuid() & ((uint64_t{1} << 56) - 1);
-  n.guid = NewGuid();
-  n.flags = (h.flags & kDsFlagCiDataset) | kDsFlagUniqueAccurate;
-  UZFS_RETURN_IF_ERROR(WriteDsPhys(nh, n, txg));
-  UZFS_RETURN_IF_ERROR(CopyDatasetFeatures(p.snap, nh, txg));
+  // (as a head whose newest snapshot is S has it), made as a clone's head
+  // is but not linked as one: S's successor.
+  UZFS_ASSIGN_OR_RETURN(const uint64_t nh, CreateHeadOver(p.dir, p.snap, txg));
+  UZFS_ASSIGN_OR_RETURN(const DslDatasetPhys n, ReadDsPhys(nh));
   const uint64_t old_unique = h.unique_bytes;
   d.head_dataset_obj = nh;
   UZFS_RETURN_IF_ERROR(WriteDirPhys(p.dir, d, txg));

@@ -43,13 +43,12 @@ Status Pool::SetSnapshotPropsSync(uint64_t obj, const std::vector<std::pair<std:
   return Status::Ok();
 }
 
-Status Pool::SetSnapshotProp(const std::string& name, const std::string& prop,
-                             const std::optional<std::string>& value) {
-  const std::string action = value ? "cannot set property for" : "cannot inherit " + prop + " for";
-  auto check = [this, name, prop, value, action]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
+Status Pool::SetSnapshotProps(const std::string& name,
+                              const std::vector<std::pair<std::string, std::string>>& props) {
+  const std::string action = "cannot set property for";
+  auto check = [this, name, props, action]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
     UZFS_ASSIGN_OR_RETURN(const uint64_t obj, LookupSnapshot(name));
-    // (An inherit is checked as a set of an empty value would be.)
-    UZFS_RETURN_IF_ERROR(CheckSnapshotProps(name, {{prop, value.value_or("")}}, action));
+    UZFS_RETURN_IF_ERROR(CheckSnapshotProps(name, props, action));
     return obj;
   };
   {
@@ -57,9 +56,38 @@ Status Pool::SetSnapshotProp(const std::string& name, const std::string& prop,
     if (readonly_) return Status::NotSupported(action + " '" + name + "': pool is read-only");
     UZFS_RETURN_IF_ERROR(check().status());
   }
-  return RunTask([this, check, prop, value](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  return RunTask([this, check, props](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     UZFS_ASSIGN_OR_RETURN(const uint64_t obj, check());
-    if (value) return SetSnapshotPropsSync(obj, {{prop, *value}}, txg);
+    return SetSnapshotPropsSync(obj, props, txg);
+  });
+}
+
+Status Pool::SetSnapshotProp(const std::string& name, const std::string& prop,
+                             const std::optional<std::string>& value) {
+  if (value) return SetSnapshotProps(name, {{prop, *value}});
+  const std::string action = "cannot inherit " + prop + " for";
+  if (!IsUserProp(prop)) {
+    // A snapshot has no native values of its own to drop: one that
+    // applies to snapshots inherits already; any other does not apply.
+    const PropDef* def = FindDatasetProp(prop);
+    MutexLock l(&mu_);
+    UZFS_RETURN_IF_ERROR(LookupSnapshot(name).status());
+    if (def != nullptr && (def->types & kPropSnapshot) != 0) return Status::Ok();
+    return Status::InvalidArgument(action + " '" + name + "': property does not apply to datasets of this type");
+  }
+  auto check = [this, name, prop, action]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<uint64_t> {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t obj, LookupSnapshot(name));
+    // (An inherit is checked as a set of an empty value would be.)
+    UZFS_RETURN_IF_ERROR(CheckSnapshotProps(name, {{prop, ""}}, action));
+    return obj;
+  };
+  {
+    MutexLock l(&mu_);
+    if (readonly_) return Status::NotSupported(action + " '" + name + "': pool is read-only");
+    UZFS_RETURN_IF_ERROR(check().status());
+  }
+  return RunTask([this, check, prop](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_ASSIGN_OR_RETURN(const uint64_t obj, check());
     UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(obj));
     if (s.props_obj == 0) return Status::Ok();
     Status rm = MosZapRemove(s.props_obj, prop, txg);
