@@ -43,10 +43,13 @@ build: $(BUILD)/build.ninja
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# Only the tests it runs (label unit) are built.
+# Only the tests it runs (label unit) are built. The Debug flags are given
+# so that a build directory configured earlier with others builds what CI
+# builds.
 test-sanitize:
 	@bash scripts/deps.sh
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DUZFS_UNIT_TESTS_ONLY=ON \
+	  -DCMAKE_C_FLAGS_DEBUG=-g -DCMAKE_CXX_FLAGS_DEBUG=-g \
 	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit

@@ -5,6 +5,8 @@
 
 #include <map>
 #include <random>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -262,7 +264,15 @@ TEST(AllocatorTest, ConcurrentAllocateFreeNeverOverlaps) {
   MemSpaceMapProvider maps;
   Mutex mu;
   Model model;  // guarded by mu
-  std::atomic<uint64_t> txg{4};
+  // As the txg engine does: an operation holds its txg open, and the
+  // syncer moves the open txg on only once the operations in it are done
+  // (new ones wait meanwhile), so no change lands in a txg that is syncing
+  // or synced.
+  std::mutex txg_mu;
+  std::condition_variable txg_cv;
+  uint64_t txg = 4;        // the open one (txg_mu)
+  int active = 0;          // operations holding it (txg_mu)
+  bool quiescing = false;  // (txg_mu)
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
   std::vector<std::thread> workers;
@@ -271,7 +281,23 @@ TEST(AllocatorTest, ConcurrentAllocateFreeNeverOverlaps) {
       std::mt19937_64 rng(100 + w);
       std::vector<Dva> mine;
       for (int i = 0; i < 6000; i++) {
-        const uint64_t t = txg.load();
+        uint64_t t = 0;
+        {
+          std::unique_lock<std::mutex> l(txg_mu);
+          txg_cv.wait(l, [&] { return !quiescing; });
+          t = txg;
+          active++;
+        }
+        struct Done {
+          std::mutex& mu;
+          std::condition_variable& cv;
+          int& active;
+          ~Done() {
+            std::lock_guard<std::mutex> l(mu);
+            active--;
+            cv.notify_all();
+          }
+        } done{txg_mu, txg_cv, active};
         if (!mine.empty() && rng() % 2) {
           const Dva d = mine.back();
           mine.pop_back();
@@ -295,7 +321,15 @@ TEST(AllocatorTest, ConcurrentAllocateFreeNeverOverlaps) {
   std::thread syncer([&] {
     while (!stop.load()) {
       // Like txg sync: the open txg moves on, then the previous one syncs.
-      const uint64_t t = txg.fetch_add(1);
+      uint64_t t = 0;
+      {
+        std::unique_lock<std::mutex> l(txg_mu);
+        quiescing = true;
+        txg_cv.wait(l, [&] { return active == 0; });
+        t = txg++;
+        quiescing = false;
+      }
+      txg_cv.notify_all();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       if (!a->SyncTxg(t, maps).ok()) failures++;
       a->SyncDone(t);
@@ -305,7 +339,7 @@ TEST(AllocatorTest, ConcurrentAllocateFreeNeverOverlaps) {
   stop = true;
   syncer.join();
   EXPECT_EQ(failures.load(), 0);
-  const uint64_t t = txg.load();
+  const uint64_t t = txg;
   ASSERT_UZFS_OK(a->SyncTxg(t, maps));
   a->SyncDone(t);
   uint64_t live = 0;
