@@ -322,13 +322,19 @@ void ExpectTraverseClean(PoolReader& r) {
   EXPECT_EQ(t->total.asize, t->spa_allocated);
 }
 
-// Whether snapshot tank/fs@sN has a user hold on disk.
-Result<bool> HoldsOnDisk(PoolReader& r, int n) {
+// Snapshot tank/fs@sN's dataset record on disk.
+Result<DslDatasetPhys> SnapshotRecord(PoolReader& r, int n) {
   UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
   UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
   UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
   UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  return ds;
+}
+
+// Whether snapshot tank/fs@sN has a user hold on disk.
+Result<bool> HoldsOnDisk(PoolReader& r, int n) {
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, SnapshotRecord(r, n));
   if (ds.userrefs_obj == 0) return false;
   UZFS_ASSIGN_OR_RETURN(auto refs, r.MosZap(ds.userrefs_obj));
   UZFS_ASSIGN_OR_RETURN(auto entries, refs.List());
@@ -337,11 +343,7 @@ Result<bool> HoldsOnDisk(PoolReader& r, int n) {
 
 // Snapshot tank/fs@sN's user property com.uzfs:n on disk ("" for none).
 Result<std::string> PropOnDisk(PoolReader& r, int n) {
-  UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
-  UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
-  UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
-  UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
-  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, SnapshotRecord(r, n));
   if (ds.props_obj == 0) return std::string();
   UZFS_ASSIGN_OR_RETURN(auto props, r.MosZap(ds.props_obj));
   auto v = props.Lookup("com.uzfs:n");
@@ -351,11 +353,7 @@ Result<std::string> PropOnDisk(PoolReader& r, int n) {
 
 // Whether snapshot tank/fs@sN carries the deferred-destroy mark on disk.
 Result<bool> MarkedOnDisk(PoolReader& r, int n) {
-  UZFS_ASSIGN_OR_RETURN(auto fs, r.ResolveDataset("tank/fs"));
-  UZFS_ASSIGN_OR_RETURN(auto names, r.MosZap(fs.ds.snapnames_zapobj));
-  UZFS_ASSIGN_OR_RETURN(ZapEntry e, names.Lookup("s" + std::to_string(n)));
-  UZFS_ASSIGN_OR_RETURN(auto dn, r.MosObject(e.value()));
-  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, DecodeDslDataset(dn.bonus));
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys ds, SnapshotRecord(r, n));
   return (ds.flags & kDsFlagDeferDestroy) != 0;
 }
 

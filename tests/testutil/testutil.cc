@@ -20,20 +20,18 @@ std::filesystem::path FixturePath(const std::string& rel) {
 }
 
 std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary | std::ios::ate);
+  std::ifstream in(p, std::ios::binary);
   EXPECT_TRUE(in.good()) << "cannot read " << p;
-  const std::streamsize size = in.tellg();
-  if (size < 0) {
-    // Not seekable (a pipe, a /proc file): byte by byte.
-    in.clear();
-    in.seekg(0);
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::is_regular_file(p, ec) ? std::filesystem::file_size(p, ec) : 0;
+  if (ec || size == 0) {
+    // No size to go by (a pipe, a /proc file): byte by byte.
     return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), {});
   }
   // One read: test devices are hundreds of MiB, and byte by byte that takes
   // minutes under the sanitizers.
-  std::vector<uint8_t> out(static_cast<size_t>(size));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(out.data()), size);
+  std::vector<uint8_t> out(size);
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(size));
   out.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
   return out;
 }
