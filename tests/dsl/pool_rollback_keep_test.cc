@@ -225,6 +225,13 @@ TEST_P(PoolRollbackKeepTest, ToTheNewestSnapshotKeepsTheChangesAlone) {
   ASSERT_UZFS_OK(p_->CreateDataset("sp/fs/child", {}));
   ASSERT_NO_FATAL_FAILURE(Overwrite({objs[0]}, 100));
   ASSERT_UZFS_OK(p_->CreateDataset("sp/keep", {}));
+  // A quota above the kept one that the moved space would exceed refuses
+  // it, and nothing changes.
+  ASSERT_UZFS_OK(p_->CreateDataset("sp/small", {{"quota", "64K"}}));
+  auto refused = p_->RollbackKeep("sp/fs@s", "sp/small/mine");
+  EXPECT_EQ(refused.status().code(), Code::kNoSpace);
+  EXPECT_EQ(refused.status().message(), "cannot rollback to 'sp/fs@s': out of space");
+  pooltest::ExpectObjects(*p_, "sp/fs", {objs[0]}, kObj, 100);
   auto kept = p_->RollbackKeep("sp/fs@s", "sp/keep/mine");
   ASSERT_UZFS_OK(kept.status());
   EXPECT_EQ(*kept, "sp/keep/mine");

@@ -1044,6 +1044,11 @@ class Pool final : private TxgSyncer {
   // dd_reserved and the parent's CHILD_RSRV; refreservation: the dir's
   // REFRSRV); the props ZAP entry is the caller's.
   Result<uint64_t> DirSpaceAvailableLocked(uint64_t dir_obj) UZFS_REQUIRES(mu_);
+  // NoSpace(refusal) when `bytes` moving from directory from_dir to
+  // to_dir would exceed a quota on to_dir or an ancestor of it below the
+  // directory the two share (promote, rollback -k).
+  Status CheckQuotasForMove(uint64_t to_dir, uint64_t from_dir, uint64_t bytes, const std::string& refusal)
+      UZFS_REQUIRES(mu_);
   Result<uint64_t> RefReservationOf(const DslDirPhys& d) UZFS_REQUIRES(mu_);
   Status CheckReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);
   Status CheckRefReservation(uint64_t dir_obj, uint64_t value, const std::string& refusal) UZFS_REQUIRES(mu_);

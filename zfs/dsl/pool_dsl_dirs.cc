@@ -4,6 +4,7 @@
 // CHILD_RSRV, refreservations as REFRSRV, and the reservation checks of
 // zfs set.
 #include <algorithm>
+#include <set>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
@@ -162,6 +163,22 @@ Result<uint64_t> Pool::DirSpaceAvailableLocked(uint64_t dir_obj) {
   for (const DslDirPhys& p : chain) ptrs.push_back(&p);
   UZFS_ASSIGN_OR_RETURN(const uint64_t usable, PoolUsableSpace(*this));
   return DirSpaceAvailable(ptrs, usable);
+}
+
+Status Pool::CheckQuotasForMove(uint64_t to_dir, uint64_t from_dir, uint64_t bytes, const std::string& refusal) {
+  std::set<uint64_t> from_chain;
+  for (uint64_t dd = from_dir; dd != 0;) {
+    from_chain.insert(dd);
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
+    dd = x.parent_obj;
+  }
+  // Above the directory both share the space only moves.
+  for (uint64_t dd = to_dir; dd != 0 && !from_chain.count(dd);) {
+    UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
+    if (x.quota != 0 && x.used_bytes + bytes > x.quota) return Status::NoSpace(refusal);
+    dd = x.parent_obj;
+  }
+  return Status::Ok();
 }
 
 Result<uint64_t> Pool::RefReservationOf(const DslDirPhys& d) {

@@ -23,7 +23,6 @@
 // it) and all of it runs in one sync task.
 #include <limits>
 #include <map>
-#include <set>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
@@ -128,20 +127,8 @@ Result<Pool::PromotePlan> Pool::CheckPromote(const std::string& name) {
     p.moved.uncomp -= std::min(p.moved.uncomp, oo.uncompressed_bytes);
   }
   // The space must fit under the quotas between C's directory and the
-  // ancestor it shares with F's (above it, the space only moves).
-  {
-    std::set<uint64_t> f_chain;
-    for (uint64_t dd = p.origin_dir; dd != 0;) {
-      f_chain.insert(dd);
-      UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
-      dd = x.parent_obj;
-    }
-    for (uint64_t dd = p.dir; dd != 0 && !f_chain.count(dd);) {
-      UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
-      if (x.quota != 0 && x.used_bytes + p.moved.used > x.quota) return Status::NoSpace(q + "out of space");
-      dd = x.parent_obj;
-    }
-  }
+  // ancestor it shares with F's.
+  UZFS_RETURN_IF_ERROR(CheckQuotasForMove(p.dir, p.origin_dir, p.moved.used, q + "out of space"));
   // The snapshot usage each directory has after: what its datasets'
   // deadlists hold born after its (new) origin.
   for (const auto* list : {&p.shared, &p.clone_snaps}) {

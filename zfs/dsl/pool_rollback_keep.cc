@@ -31,7 +31,6 @@
 // Everything is checked before anything changes; one sync task.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
@@ -154,19 +153,8 @@ Result<Pool::KeepPlan> Pool::CheckRollbackKeep(const std::string& name, const st
   if (p.moved.used < p.dead_after.used) {
     return Status::Corruption(q + "the space accounting of '" + p.fs + "' does not add up");
   }
-  // K's quotas up to the directory it shares with F (above it the space
-  // only moves).
-  std::set<uint64_t> f_chain;
-  for (uint64_t dd = p.dir; dd != 0;) {
-    f_chain.insert(dd);
-    UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
-    dd = x.parent_obj;
-  }
-  for (uint64_t dd = p.keep_parent; dd != 0 && !f_chain.count(dd);) {
-    UZFS_ASSIGN_OR_RETURN(DslDirPhys x, ReadDirPhys(dd));
-    if (x.quota != 0 && x.used_bytes + p.moved.used > x.quota) return Status::NoSpace(q + "out of space");
-    dd = x.parent_obj;
-  }
+  // K's quotas up to the directory it shares with F.
+  UZFS_RETURN_IF_ERROR(CheckQuotasForMove(p.keep_parent, p.dir, p.moved.used, q + "out of space"));
   // A refreservation is charged in full again while nothing is freed: the
   // pool (and F's ancestors) must have room for it, as for a snapshot.
   UZFS_ASSIGN_OR_RETURN(const uint64_t refres, RefReservationOf(d));
