@@ -49,7 +49,7 @@ test: build
 test-sanitize:
 	@bash scripts/deps.sh
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DUZFS_UNIT_TESTS_ONLY=ON \
-	  -DCMAKE_C_FLAGS_DEBUG=-g -DCMAKE_CXX_FLAGS_DEBUG=-g \
+	  -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
 	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
@@ -73,7 +73,7 @@ fuzz:
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DUZFS_FUZZ=ON -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_TESTS=OFF \
 	  -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
-	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
 	bash scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 bench: build
