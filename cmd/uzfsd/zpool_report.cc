@@ -78,6 +78,9 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
   rows.push_back(PoolPropRow{"fragmentation", "-", "-"});
   rows.push_back(PoolPropRow{"expandsize", "-", "-"});
   rows.push_back(PoolPropRow{"checkpoint", "-", "-"});
+  UZFS_ASSIGN_OR_RETURN(const Pool::AsyncDestroyState freeing, e.pool->AsyncDestroy());
+  rows.push_back(PoolPropRow{"freeing", SizeText(freeing.freeing, parsable), "-"});
+  rows.push_back(PoolPropRow{"leaked", SizeText(freeing.leaked, parsable), "-"});
   rows.push_back(PoolPropRow{"usable", SizeText(sp.dspace, parsable), "-"});
   rows.push_back(PoolPropRow{"available", SizeText(usable, parsable), "-"});
   rows.push_back(PoolPropRow{"readonly", e.rec.readonly ? "on" : "off", "-"});
@@ -99,8 +102,8 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
 
 // Properties PoolPropRows answers besides the table's.
 bool KnownPoolProp(const std::string& p) {
-  static const std::set<std::string> kExtra = {"name", "fragmentation", "expandsize", "checkpoint",
-                                               "usable", "available", "readonly"};
+  static const std::set<std::string> kExtra = {"name", "fragmentation", "expandsize", "checkpoint", "freeing",
+                                               "leaked", "usable", "available", "readonly"};
   return kExtra.count(p) != 0 || FindPoolProp(p) != nullptr;
 }
 
@@ -124,7 +127,7 @@ std::string CanonicalPoolProp(const std::string& n) {
 
 bool RightAligned(const std::string& prop) {
   static const std::set<std::string> kNum = {"size", "allocated", "free", "checkpoint", "expandsize",
-                                            "fragmentation", "capacity", "dedupratio", "usable",
+                                            "fragmentation", "capacity", "dedupratio", "freeing", "leaked", "usable",
                                             "available", "guid", "version", "ashift"};
   return kNum.count(prop) != 0;
 }

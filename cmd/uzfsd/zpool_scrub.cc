@@ -50,6 +50,16 @@ bool ScanRunning(Registry& reg, const std::string& name, ScanFunc func) {
   return s.running() && (func == ScanFunc::kNone || s.func == func);
 }
 
+// Whether destroyed file systems' trees of the pool named are still being
+// freed; false when it is gone.
+bool Freeing(Registry& reg, const std::string& name) {
+  auto e = reg.Find(name);
+  if (e == nullptr) return false;
+  MutexLock l(&e->mu);
+  if (e->pool == nullptr || e->pool->readonly()) return false;  // nothing is freed on a read-only pool
+  return e->pool->AsyncDestroyQueued();
+}
+
 }  // namespace
 
 void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func) {
@@ -153,7 +163,7 @@ int ZpoolWait(CmdCtx& c) {
   static const char* const kActivities[] = {"discard", "free", "initialize", "replace", "remove",
                                             "resilver", "scrub", "trim"};
   bool any = a.Values('t').empty();
-  bool scrub = false, resilver = false;
+  bool scrub = false, resilver = false, free = false;
   for (const std::string& list : a.Values('t')) {
     size_t start = 0;
     while (start <= list.size()) {
@@ -163,8 +173,9 @@ int ZpoolWait(CmdCtx& c) {
         return ZpoolUsage(c, "wait", "invalid activity '" + act + "'");
       }
       // The others do not exist in uzfs yet: none is ever running. A
-      // replace is its resilver.
+      // replace is its resilver; free: the async destroy queue.
       if (act == "scrub") scrub = true;
+      if (act == "free") free = true;
       if (act == "resilver" || act == "replace") resilver = true;
       start = comma + 1;
     }
@@ -172,6 +183,12 @@ int ZpoolWait(CmdCtx& c) {
   if (a.operands.empty()) return ZpoolUsage(c, "wait", "missing 'pool' argument");
   if (a.operands.size() > 1) return ZpoolUsage(c, "wait", "too many arguments");
   if (c.reg.Find(a.operands[0]) == nullptr) return c.Fail("cannot open '" + a.operands[0] + "': no such pool");
+  if (any || free) {
+    while (!c.stopping.load() && Freeing(c.reg, a.operands[0])) {
+      if (!c.out.Flush()) return 0;  // the client went away
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   if (any || (scrub && resilver)) {
     WaitForScans(c, a.operands, ScanFunc::kNone);
   } else if (scrub || resilver) {

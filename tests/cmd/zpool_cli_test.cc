@@ -151,6 +151,17 @@ TEST(ZpoolCli, JsonShapes) {
   ASSERT_EQ(env.Zpool("set feature@zilsaxattr=enabled old").rc, 0);
   EXPECT_EQ(env.Zpool("get -H -o value feature@zilsaxattr old").out, "enabled\n");
   EXPECT_EQ(env.Zpool("create -o feature@lz4_compress=disabled no" + Devs(env, "n", 1)).rc, 1);
+
+  // Async destroy: the destroy queues the tree and returns; `zpool wait
+  // -t free` returns once it is freed, `freeing` back at 0 and the
+  // feature back to enabled.
+  ASSERT_EQ(env.Zfs("create tank/gone").rc, 0);
+  ASSERT_EQ(env.Zfs("destroy tank/gone").rc, 0);
+  r = env.Zpool("wait -t free tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("get -Hp -o property,value freeing,leaked,feature@async_destroy tank");
+  EXPECT_EQ(r.out, "freeing\t0\nleaked\t0\nfeature@async_destroy\tenabled\n") << r.err;
+  EXPECT_EQ(env.Zpool("wait -t free,nonesuch tank").rc, 2);
 }
 
 TEST(ZpoolCli, GetSetHistory) {

@@ -73,6 +73,9 @@ inline constexpr uint8_t kNewTypeFlag = 0x80;
 // DMU_OTN_ZAP_METADATA: new-style, metadata (0x40), ZAP byteswap (4); what
 // a DSL dataset object becomes when it gets per-dataset feature entries.
 inline constexpr uint8_t kZapMetadata = 0xC4;
+// DMU_OTN_UINT64_METADATA: new-style, metadata, uint64 byteswap (3); the
+// async destroy queue (bptree) and its bonus.
+inline constexpr uint8_t kUint64Metadata = 0xC3;
 }  // namespace dmu_ot
 
 // "DMU dnode", "ZFS directory", ...; "UNKNOWN (N)" outside the table.

@@ -544,6 +544,35 @@ class Pool final : private TxgSyncer {
   // resumes. PauseScrub / CancelScrub: NotFound "there is no active scrub".
   // NotSupported on a read-only pool. Each waits for the change to be
   // on disk.
+  // Async destroy (pool_async_destroy.cc). On a feature-flag pool with
+  // com.delphix:async_destroy enabled, destroying a file system queues its
+  // tree in the MOS (the bptree) and returns; each txg then frees a bounded
+  // share of it (AsyncDestroyPace), resumed after an export or a crash from
+  // a bookmark that OpenZFS reads the same way. Freeing: bytes still to be
+  // freed (the `freeing` property: the $FREE directory's usage); Leaked:
+  // bytes left allocated under blocks that could not be read (`leaked`,
+  // the $LEAK directory). A block that cannot be read stops the frees at
+  // the last bookmark before it; they are tried again every few seconds
+  // (the pool stays writable; `freeing` stays). WaitFreed returns once
+  // nothing is queued, at once on a read-only pool or with the pace at 0,
+  // and IoError when the frees are stuck on an unreadable block.
+  struct AsyncDestroyState {
+    uint64_t freeing = 0;
+    uint64_t leaked = 0;
+    uint64_t queued = 0;  // trees not yet wholly freed
+  };
+  Result<AsyncDestroyState> AsyncDestroy() UZFS_EXCLUDES(mu_);
+  Status WaitFreed() UZFS_EXCLUDES(mu_, sync_mu_);
+  // The most blocks one txg frees (0: none, the queue waits). Default: no
+  // count, only the time bound. `background`: the scan thread brings txgs
+  // while trees are queued (default); off, only the txgs others bring free
+  // anything (tests step a destroy one Sync at a time).
+  void SetAsyncDestroyPace(uint64_t blocks_per_txg, bool background = true) {
+    async_background_.store(background);
+    async_pace_.store(blocks_per_txg);
+  }
+  // Whether destroyed trees are queued (no lock: for pollers).
+  bool AsyncDestroyQueued() const { return async_queued_.load(std::memory_order_acquire); }
   Status StartScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status PauseScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status CancelScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
@@ -909,6 +938,17 @@ class Pool final : private TxgSyncer {
   Result<uint64_t> CheckClone(const std::string& origin, const std::string& target,
                               const std::vector<std::pair<std::string, std::string>>& props) UZFS_REQUIRES(mu_);
   Status DestroyDatasetSync(const std::string& name, Txg txg) UZFS_REQUIRES(mu_);
+  // pool_async_destroy.cc: whether a destroy queues its tree; the queue's
+  // new entry (the tree under bp born after birth, with the space it
+  // holds, now charged to $FREE); one txg's share of the frees.
+  Result<bool> AsyncDestroyEnabled() UZFS_REQUIRES(mu_);
+  Status QueueDestroyedTree(const BlockPtr& bp, uint64_t birth, uint64_t used, uint64_t comp, uint64_t uncomp,
+                            Txg txg) UZFS_REQUIRES(mu_);
+  Status FreeQueuedTrees(Txg txg) UZFS_REQUIRES(mu_);
+  // Whether the scan thread should bring txgs for the queue now: trees
+  // queued, a pace above 0, background on, not waiting to retry a read.
+  bool AsyncFreesDue() const;
+  Result<uint64_t> SpecialDir(const char* name) UZFS_REQUIRES(mu_);
   Status CheckNoOwnSnapshotsLocked(const std::string& name) UZFS_REQUIRES(mu_);
   // Snapshots (pool_snapshot.cc). CheckNewSnapshot: every check of a new
   // snapshot fs@snap (file system, name free, deadlist format, space for a
@@ -1290,6 +1330,13 @@ class Pool final : private TxgSyncer {
   // it): a freed block is not read, as its space may have been reused.
   void NoteScanFree(const Dva& dva) UZFS_EXCLUDES(scan_freed_mu_);
   std::atomic<bool> scan_watch_frees_{false};
+  // Async destroy: trees are queued (set at import and by a destroy,
+  // cleared when the queue is freed); blocks one txg may free.
+  std::atomic<bool> async_queued_{false};
+  std::atomic<uint64_t> async_pace_{UINT64_MAX};
+  std::atomic<bool> async_background_{true};
+  // Steady-clock nanoseconds before which stuck frees are not tried again.
+  std::atomic<int64_t> async_retry_at_{0};
   Mutex scan_freed_mu_;
   std::set<std::pair<uint32_t, uint64_t>> scan_freed_ UZFS_GUARDED_BY(scan_freed_mu_);
   std::thread scan_thread_;

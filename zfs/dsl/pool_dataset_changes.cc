@@ -270,6 +270,10 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   if (!kids.empty()) return Status::Busy(q + "filesystem has children\nuse '-r' to destroy the following datasets");
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys p, ReadDsPhys(d.head_dataset_obj));
   UZFS_RETURN_IF_ERROR(CheckNoOwnSnapshotsLocked(name));
+  // Whether its blocks are freed now or queued (async destroy), decided
+  // before anything changes.
+  UZFS_ASSIGN_OR_RETURN(const bool async, AsyncDestroyEnabled());
+  if (async) UZFS_RETURN_IF_ERROR(SpecialDir("$FREE").status());
   // The pool's bootfs names datasets by object number: clear it before the
   // number can be reused (as ZFS does when the bootfs is destroyed).
   if (auto props = MosZapLookup(1, "pool_props"); props.ok()) {
@@ -280,8 +284,9 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   // Drop the in-memory writer (its unsynced changes die with it).
   datasets_.erase(name);
   // Blocks born by its newest snapshot's txg are the origin's (a clone):
-  // they stay, as do those on its deadlist.
-  UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, p.prev_snap_txg, txg));
+  // they stay, as do those on its deadlist. The rest are freed now, or
+  // queued for the txgs that follow (async destroy).
+  if (!async) UZFS_RETURN_IF_ERROR(FreeObjsetTree(*zio_, p.bp, p.prev_snap_txg, txg));
   // Accounting: the reservations go first (as ZFS drops them at destroy),
   // then the dir's space leaves every ancestor.
   UZFS_ASSIGN_OR_RETURN(const uint64_t refreservation, RefReservationOf(d));
@@ -292,6 +297,10 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
                                   -static_cast<int64_t>(d.compressed_bytes),
                                   -static_cast<int64_t>(d.uncompressed_bytes),
                                   static_cast<int>(DdUsed::kChild), txg));
+  if (async) {
+    UZFS_RETURN_IF_ERROR(QueueDestroyedTree(p.bp, p.prev_snap_txg, d.used_bytes, d.compressed_bytes,
+                                            d.uncompressed_bytes, txg));
+  }
   UZFS_ASSIGN_OR_RETURN(DslDirPhys parent, ReadDirPhys(d.parent_obj));
   const std::string leaf = SplitParent(name).second;
   UZFS_RETURN_IF_ERROR(MosZapRemove(parent.child_dir_zapobj, leaf, txg));

@@ -26,6 +26,9 @@
 //                                          (object directory "empty_bpobj",
 //                                          made with the first reference,
 //                                          freed with the last)
+//   com.delphix:async_destroy       write  refcount = 1 while destroyed file
+//                                          systems' trees are queued
+//                                          (pool_async_destroy.cc)
 // A per-dataset feature is recorded in the dataset object itself: the first
 // time a dataset needs one, its MOS object (bonus: the dataset record)
 // becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
@@ -77,6 +80,7 @@ constexpr KnownFeature kKnownFeatures[] = {
     {kZilSaXattrGuid, "Support for xattr=sa extended attribute logging in ZIL.", false, true, 0},
     {kZstdCompressGuid, "zstd compression algorithm support.", true, true, 0},
     {"com.delphix:empty_bpobj", "Snapshots use less space.", false, false, 0},
+    {"com.delphix:async_destroy", "Destroy filesystems asynchronously.", false, false, 0},
 };
 
 const KnownFeature* Known(const std::string& guid) {

@@ -266,6 +266,8 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   UZFS_ASSIGN_OR_RETURN(p->root_dir_obj_, p->MosZapLookup(1, "root_dataset"));
   UZFS_ASSIGN_OR_RETURN(p->config_obj_, p->MosZapLookup(1, "config"));
   if (auto b = p->MosZapLookup(1, "sync_bplist"); b.ok()) p->sync_bplist_obj_ = *b;
+  // Trees a destroy queued go on being freed (pool_async_destroy.cc).
+  if (p->MosZapLookup(1, "bptree_obj").ok()) p->async_queued_.store(true);
   if (auto h = p->MosZapLookup(1, "history"); h.ok()) p->history_obj_ = *h;
   p->LoadErrorLog();
   p->LoadScanState();

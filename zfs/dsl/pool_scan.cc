@@ -60,6 +60,10 @@ std::atomic<bool>& LegacyScan() {
 }
 // How often the scan thread looks for disks to replace by themselves.
 constexpr auto kAutoreplaceEvery = std::chrono::seconds(2);
+// Txgs for async destroy's frees (pool_async_destroy.cc): the pause after
+// each, and how often beside a running scrub.
+constexpr auto kFreeTxgGap = std::chrono::milliseconds(5);
+constexpr auto kFreeTxgBesideScan = std::chrono::seconds(1);
 
 uint64_t NowSeconds() {
   return static_cast<uint64_t>(
@@ -296,13 +300,17 @@ void Pool::StopScanThread() {
 void Pool::ScanThreadMain() {
   auto last_checkpoint = Clock::now();
   auto last_autoreplace = Clock::now();
+  auto last_free_txg = Clock::now();
   for (;;) {
     bool running = false;
+    // Trees queued by destroys are freed a share per txg: while any are,
+    // txgs keep coming (pool_async_destroy.cc).
+    auto freeing = [this] { return AsyncFreesDue(); };
     {
       MutexLock k(&scan_mu_);
       // Idle, it still looks every few seconds for a new disk at a failed
       // one's path (autoreplace=on).
-      while (!scan_stop_ && !scan_.running() && Clock::now() - last_autoreplace < kAutoreplaceEvery) {
+      while (!scan_stop_ && !scan_.running() && !freeing() && Clock::now() - last_autoreplace < kAutoreplaceEvery) {
         scan_cv_.WaitFor(&scan_mu_, std::chrono::milliseconds(500));
       }
       if (scan_stop_) return;
@@ -320,6 +328,18 @@ void Pool::ScanThreadMain() {
       AutoReplace();
       continue;
     }
+    // A txg for the queued frees: back to back when nothing else runs
+    // (a little apart, so the pool's lock is not held without a break),
+    // once a second beside a scrub.
+    if (freeing() && txg_ && (!running || Clock::now() - last_free_txg >= kFreeTxgBesideScan)) {
+      last_free_txg = Clock::now();
+      const bool synced = txg_->WaitSynced(txg_->open_txg()).ok();
+      MutexLock k(&scan_mu_);
+      // Suspended or closing: the retries are paced too.
+      scan_cv_.WaitFor(&scan_mu_, synced ? kFreeTxgGap : std::chrono::milliseconds(200));
+      if (!running) continue;
+    }
+    if (!running) continue;
     Result<bool> finished = ScanSlice();
     if (scan_window_sorted_) {
       scan_window_sorted_ = false;

@@ -93,6 +93,8 @@ Status Pool::SyncTxgLocked(Txg txg) {
   // 2. Datasets, then the tasks that must see their sync (snapshots).
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
   if (Status s = run_tasks(true); !s.ok()) return fail(s);
+  // Destroyed file systems' trees: this txg's share of the frees.
+  if (Status s = FreeQueuedTrees(txg); !s.ok()) return fail(s.WithContext("async destroy"));
   // 3. DTLs (a new one names its map in the config), config and history.
   //    A write the datasets' sync could not put on a leaf makes it stale
   //    now, so this txg's DTL names it.

@@ -1,8 +1,10 @@
 // Whole-pool traversal and space accounting (block_traverse.h).
 #include "zfs/inspect/block_traverse.h"
 
+#include <array>
 #include <set>
 
+#include "zfs/dmu/destroyed_tree_walk.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/spa/range_tree.h"
 #include "zfs/spa/space_map.h"
@@ -141,6 +143,37 @@ Result<TraverseReport> TraversePool(PoolReader& pool) {
         const BlockPtr bp = DecodeBlockPtr(
             std::span<const uint8_t, kBlockPtrSize>(raw.data() + i * kBlockPtrSize, kBlockPtrSize));
         t.Count(bp, kDeferredFreeStat);
+      }
+    }
+  }
+
+  // Destroyed file systems' trees still queued (async destroy): what is
+  // left of each, from its bookmark on, is still allocated.
+  if (auto bpt = pool.DirectoryEntry("bptree_obj"); bpt.ok()) {
+    UZFS_ASSIGN_OR_RETURN(Dnode dn, pool.MosObject(*bpt));
+    if (dn.bonus.size() >= 16) {
+      const uint64_t begin = LoadLE64(dn.bonus.data()), end = LoadLE64(dn.bonus.data() + 8);
+      for (uint64_t i = begin; i < end; i++) {
+        std::array<uint8_t, 168> raw{};
+        UZFS_RETURN_IF_ERROR(pool.reader().Read(dn, i * raw.size(), raw));
+        DestroyedTreeWalkOptions o;
+        o.min_birth = LoadLE64(raw.data() + 128);
+        if (o.min_birth == UINT64_MAX) continue;  // finished (with read errors) by OpenZFS
+        o.resume = {LoadLE64(raw.data() + 136), LoadLE64(raw.data() + 144),
+                    static_cast<int64_t>(LoadLE64(raw.data() + 152)), LoadLE64(raw.data() + 160)};
+        o.visit = [&t](const BlockPtr& bp) {
+          if (!bp.embedded) t.Count(bp, bp.type);
+          return Status::Ok();
+        };
+        const BlockPtr root = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(raw.data(), kBlockPtrSize));
+        auto r = WalkDestroyedTree(pool.zio(), root, o);
+        const Status bad = r.ok() ? r->read_error : r.status();
+        if (!bad.ok()) {
+          t.report().checksum_errors++;
+          if (t.report().errors.size() < 20) {
+            t.report().errors.push_back("async destroy queue entry " + std::to_string(i) + ": " + bad.ToString());
+          }
+        }
       }
     }
   }

@@ -2,8 +2,10 @@
 // from the active uberblock — the MOS, every dataset and snapshot objset
 // (each DSL dataset object's bp), every dnode's indirect and data blocks —
 // plus the blocks on the deferred-free list (freed, but still allocated in
-// the space maps until the next sync). Each block is read through the Zio,
-// so its checksum is verified (and, for a mirror or raidz, any copy that
+// the space maps until the next sync) and what is left of the destroyed
+// file systems' trees queued for async destroy (from each one's
+// bookmark). Each block is read through the Zio, so its checksum is
+// verified (and, for a mirror or raidz, any copy that
 // verifies is enough; nothing is repaired: the pool is read-only).
 // Blocks are counted once, by their first DVA, so a block shared by a
 // snapshot and its dataset is not counted twice.
