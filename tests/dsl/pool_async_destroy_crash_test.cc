@@ -10,7 +10,6 @@
 // returned reads back.
 //
 // UZFS_STRESS_OPS sets the number of rounds (default 3).
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,38 +63,14 @@ int ChildMain(const std::filesystem::path& dir, int fd) {
 // lets it run 10 .. 10 + spread_ms more and kills it; the objects it
 // reported synced go to *durable.
 void RunAndKill(const std::filesystem::path& dir, std::mt19937_64& rng, int spread_ms, std::vector<Synced>* durable) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    _exit(ChildMain(dir, fds[1]));
-  }
-  ::close(fds[1]);
-  std::vector<uint8_t> buf;
-  uint8_t tmp[4096];
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (buf.size() < 2 * sizeof(Synced) && std::chrono::steady_clock::now() < give_up) {
-    pollfd pfd{fds[0], POLLIN, 0};
-    if (::poll(&pfd, 1, 1000) <= 0) continue;
-    const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
-    if (n <= 0) break;
-    buf.insert(buf.end(), tmp, tmp + n);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(10 + static_cast<int>(rng() % static_cast<unsigned>(spread_ms))));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) buf.insert(buf.end(), tmp, tmp + n);
-  ::close(fds[0]);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-      << "the child ended by itself: " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
+  const test::KilledChild k =
+      test::RunAndKill([&dir](int fd) { return ChildMain(dir, fd); }, 2 * sizeof(Synced),
+                       std::chrono::milliseconds(10 + static_cast<int>(rng() % static_cast<unsigned>(spread_ms))));
+  ASSERT_TRUE(WIFSIGNALED(k.status) && WTERMSIG(k.status) == SIGKILL)
+      << "the child ended by itself: " << (WIFEXITED(k.status) ? WEXITSTATUS(k.status) : -1);
+  for (size_t at = 0; at + sizeof(Synced) <= k.output.size(); at += sizeof(Synced)) {
     Synced rec;
-    std::memcpy(&rec, buf.data() + at, sizeof rec);
+    std::memcpy(&rec, k.output.data() + at, sizeof rec);
     if (rec.object != 0) durable->push_back(rec);
   }
   ASSERT_FALSE(durable->empty()) << "the child never got to destroy and write";

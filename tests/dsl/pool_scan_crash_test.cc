@@ -95,40 +95,15 @@ int ChildMain(const std::filesystem::path& dir, uint64_t seed, int fd, const std
 // *durable. Returns the child's wait status.
 int RunAndKill(const std::function<int(int)>& child, std::mt19937_64& rng, int spread_ms, size_t after_syncs,
                std::vector<Synced>* durable) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    ::close(fds[0]);
-    _exit(child(fds[1]));
-  }
-  ::close(fds[1]);
-  std::vector<uint8_t> buf;
-  uint8_t tmp[4096];
-  // (An import under a sanitizer, on a loaded machine, can take long.)
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (buf.size() < (1 + after_syncs) * sizeof(Synced) && std::chrono::steady_clock::now() < give_up) {
-    pollfd pfd{fds[0], POLLIN, 0};
-    if (::poll(&pfd, 1, 1000) <= 0) continue;
-    const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
-    if (n <= 0) break;
-    buf.insert(buf.end(), tmp, tmp + n);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(10 + static_cast<int>(rng() % static_cast<unsigned>(spread_ms))));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) buf.insert(buf.end(), tmp, tmp + n);
-  ::close(fds[0]);
-  for (size_t at = 0; at + sizeof(Synced) <= buf.size(); at += sizeof(Synced)) {
+  const test::KilledChild k = test::RunAndKill(
+      child, (1 + after_syncs) * sizeof(Synced),
+      std::chrono::milliseconds(10 + static_cast<int>(rng() % static_cast<unsigned>(spread_ms))));
+  for (size_t at = 0; at + sizeof(Synced) <= k.output.size(); at += sizeof(Synced)) {
     Synced rec;
-    std::memcpy(&rec, buf.data() + at, sizeof rec);
+    std::memcpy(&rec, k.output.data() + at, sizeof rec);
     if (rec.object != 0) durable->push_back(rec);  // (0: the "scan runs" record)
   }
-  return status;
+  return k.status;
 }
 
 TEST(PoolScanCrash, KilledMidScrubGoesOnAndLosesNothing) {

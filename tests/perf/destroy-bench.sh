@@ -28,18 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 size=${SIZE:-1024}
-now() { date +%s%N; }  # nanoseconds
-secs() { awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }'; }
-head -c 64M /dev/urandom > "$work/chunk"
-fill() {  # fill DIR MiB: that much incompressible data, 64 MiB files
-  local left=$2 i=0
-  while [ "$left" -gt 0 ]; do
-    local n=$((left < 64 ? left : 64))
-    head -c "${n}M" "$work/chunk" > "$1/fill$i"
-    printf '%s' "$i" | dd of="$1/fill$i" conv=notrunc status=none
-    left=$((left - n)); i=$((i + 1))
-  done
-}
+# shellcheck source=tests/perf/bench-lib.sh
+source "$here/tests/perf/bench-lib.sh"  # now, secs, fill, $work/chunk
 "$zp" create -f -m "$work/mnt-a" dba "$work/devs/a"
 "$zp" create -f -o feature@async_destroy=disabled -m "$work/mnt-s" dbs "$work/devs/s"
 for pool in dba dbs; do

@@ -40,18 +40,8 @@ has() { [[ " $parts " == *" $1 "* ]]; }
 count=${COUNT:-1000}
 "$zp" create -f -o version="${VERSION:-5000}" -m "$mnt" snapbench "$work/devs/d0"
 for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
-now() { date +%s%N; }  # nanoseconds
-secs() { awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }'; }
-head -c 64M /dev/urandom > "$work/chunk"
-fill() {  # fill DIR MiB: that much incompressible data, 64 MiB files
-  local left=$2 i=0
-  while [ "$left" -gt 0 ]; do
-    local n=$((left < 64 ? left : 64))
-    head -c "${n}M" "$work/chunk" > "$1/fill$i"
-    printf '%s' "$i" | dd of="$1/fill$i" conv=notrunc status=none
-    left=$((left - n)); i=$((i + 1))
-  done
-}
+# shellcheck source=tests/perf/bench-lib.sh
+source "$here/tests/perf/bench-lib.sh"  # now, secs, fill, $work/chunk
 
 if has take || has list || has snapdir; then
   "$zfsb" create snapbench/many

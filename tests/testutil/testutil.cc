@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace uzfs::test {
 
@@ -93,6 +96,41 @@ std::vector<uint8_t> FromHex(const std::string& hex) {
       hi = -1;
     }
   }
+  return out;
+}
+
+KilledChild RunAndKill(const std::function<int(int fd)>& child, size_t wait_bytes, std::chrono::milliseconds extra) {
+  KilledChild out;
+  int fds[2];
+  if (::pipe(fds) != 0) return out;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return out;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    _exit(child(fds[1]));
+  }
+  ::close(fds[1]);
+  uint8_t tmp[4096];
+  // (An import under a sanitizer, on a loaded machine, can take long.)
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (out.output.size() < wait_bytes && std::chrono::steady_clock::now() < give_up) {
+    pollfd pfd{fds[0], POLLIN, 0};
+    if (::poll(&pfd, 1, 1000) <= 0) continue;
+    const ssize_t n = ::read(fds[0], tmp, sizeof tmp);
+    if (n <= 0) break;
+    out.output.insert(out.output.end(), tmp, tmp + n);
+  }
+  std::this_thread::sleep_for(extra);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &out.status, 0);
+  for (ssize_t n; (n = ::read(fds[0], tmp, sizeof tmp)) > 0;) out.output.insert(out.output.end(), tmp, tmp + n);
+  ::close(fds[0]);
   return out;
 }
 

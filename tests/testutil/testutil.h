@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,6 +74,17 @@ int RunInZfsFuseSandbox(const std::string& script, std::string* output);
 // code, with stdout and stderr in *output. Fails (never skips) when the tool
 // cannot be run or fetched, because CI must run compat tests.
 int RunOpenZfsZdb(const std::string& args, std::string* output);
+
+// Forks `child`, which gets the write end of a pipe and whose return value
+// is its exit code (it never returns into the caller's process); reads
+// what it writes until `wait_bytes` arrived (at most a minute), lets it
+// run `extra` longer, kills it with SIGKILL and returns its wait status
+// with everything it wrote. The crash tests' loop.
+struct KilledChild {
+  int status = -1;
+  std::vector<uint8_t> output;
+};
+KilledChild RunAndKill(const std::function<int(int fd)>& child, size_t wait_bytes, std::chrono::milliseconds extra);
 
 // Runs a shell command and returns its standard output (what popen reads).
 std::string Capture(const std::string& cmd);
