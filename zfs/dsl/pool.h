@@ -526,34 +526,16 @@ class Pool final : private TxgSyncer {
   void SetLabelCheckInterval(std::chrono::seconds every) UZFS_EXCLUDES(mu_);
   // Where the pool reports events, one line each (the daemon's log).
   void SetEventLog(std::function<void(const std::string&)> log) UZFS_EXCLUDES(errlog_mu_);
-  // --- scrub (pool_scan.cc) ---
-  // A scrub reads every block of the pool as the last synced txg has it
-  // (the MOS, then each dataset in object number order), every copy and
-  // the parity below it, repairs what does not match its checksum and
-  // counts what it could not repair. It runs on a thread of its own in
-  // slices of `scan_slice` (default 50 ms) during which no txg syncs, so
-  // no block it reads can be freed and reused under it; a slice goes on
-  // past that, up to 1 s, while no txg is waiting to sync (each slice
-  // ends by waiting for its last reads). Between slices the pool syncs as
-  // usual. Where it is (the scan record, scan_phys.h) is
-  // stored in the MOS with the txgs, at least every few seconds: after an
-  // export, a crash or a pause it goes on from there, not from the start.
-  // Blocks born after it started are not read (they were written since).
-  //
-  // StartScrub: Busy "currently scrubbing" when one runs; a paused one
-  // resumes. PauseScrub / CancelScrub: NotFound "there is no active scrub".
-  // NotSupported on a read-only pool. Each waits for the change to be
-  // on disk.
   // Async destroy (pool_async_destroy.cc). On a feature-flag pool with
   // com.delphix:async_destroy enabled, destroying a file system queues its
   // tree in the MOS (the bptree) and returns; each txg then frees a bounded
-  // share of it (AsyncDestroyPace), resumed after an export or a crash from
-  // a bookmark that OpenZFS reads the same way. Freeing: bytes still to be
-  // freed (the `freeing` property: the $FREE directory's usage); Leaked:
-  // bytes left allocated under blocks that could not be read (`leaked`,
-  // the $LEAK directory). A block that cannot be read stops the frees at
-  // the last bookmark before it; they are tried again every few seconds
-  // (the pool stays writable; `freeing` stays). WaitFreed returns once
+  // share of it (SetAsyncDestroyPace), resumed after an export or a crash
+  // from a bookmark that OpenZFS reads the same way. Freeing: bytes still
+  // to be freed (the `freeing` property: the $FREE directory's usage);
+  // leaked: what a finished queue's totals held beyond the blocks of its
+  // trees (`leaked`, the $LEAK directory). A block that cannot be read
+  // stops the frees at the last bookmark before it; they are tried again
+  // every few seconds (the pool stays writable; `freeing` stays). WaitFreed returns once
   // nothing is queued, at once on a read-only pool or with the pace at 0,
   // and IoError when the frees are stuck on an unreadable block.
   struct AsyncDestroyState {
@@ -573,6 +555,24 @@ class Pool final : private TxgSyncer {
   }
   // Whether destroyed trees are queued (no lock: for pollers).
   bool AsyncDestroyQueued() const { return async_queued_.load(std::memory_order_acquire); }
+  // --- scrub (pool_scan.cc) ---
+  // A scrub reads every block of the pool as the last synced txg has it
+  // (the MOS, then each dataset in object number order), every copy and
+  // the parity below it, repairs what does not match its checksum and
+  // counts what it could not repair. It runs on a thread of its own in
+  // slices of `scan_slice` (default 50 ms) during which no txg syncs, so
+  // no block it reads can be freed and reused under it; a slice goes on
+  // past that, up to 1 s, while no txg is waiting to sync (each slice
+  // ends by waiting for its last reads). Between slices the pool syncs as
+  // usual. Where it is (the scan record, scan_phys.h) is
+  // stored in the MOS with the txgs, at least every few seconds: after an
+  // export, a crash or a pause it goes on from there, not from the start.
+  // Blocks born after it started are not read (they were written since).
+  //
+  // StartScrub: Busy "currently scrubbing" when one runs; a paused one
+  // resumes. PauseScrub / CancelScrub: NotFound "there is no active scrub".
+  // NotSupported on a read-only pool. Each waits for the change to be
+  // on disk.
   Status StartScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status PauseScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
   Status CancelScrub() UZFS_EXCLUDES(mu_, sync_mu_, scan_mu_);
