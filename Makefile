@@ -58,14 +58,6 @@ test-sanitize:
 	  -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
 	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	@# ctest starts the longest tests first once it knows their times (it
-	@# keeps them in Testing/Temporary/CTestCostData.txt); a new build
-	@# directory starts from the times recorded in tests/sanitizer-test-costs.txt
-	@# (name, runs, seconds), so its first run does not end waiting on a long
-	@# test started last.
-	@mkdir -p $(BUILD_ASAN)/Testing/Temporary
-	@[ -f $(BUILD_ASAN)/Testing/Temporary/CTestCostData.txt ] || \
-	  cp tests/sanitizer-test-costs.txt $(BUILD_ASAN)/Testing/Temporary/CTestCostData.txt
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit -E '$(SANITIZE_EXCLUDE)'
 
 # The tests that run the data path from many threads, under ThreadSanitizer
