@@ -19,11 +19,6 @@
 namespace uzfs {
 namespace {
 
-std::string FileBytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 class PoolReaderTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(image_.ok()); }
@@ -46,7 +41,7 @@ TEST_F(PoolReaderTest, ScanFindsThePoolByLabel) {
 }
 
 TEST_F(PoolReaderTest, OpensReadOnlyAndWritesNothing) {
-  const std::string before = FileBytes(img());
+  const std::string before = test::ReadText(img());
   {
     auto pool = PoolReader::Open(dir(), "dmupool");
     ASSERT_UZFS_OK(pool.status());
@@ -67,7 +62,7 @@ TEST_F(PoolReaderTest, OpensReadOnlyAndWritesNothing) {
     }
     EXPECT_GT(out.size(), 1000000u);
   }
-  EXPECT_TRUE(FileBytes(img()) == before) << "the image changed";
+  EXPECT_TRUE(test::ReadText(img()) == before) << "the image changed";
 }
 
 TEST_F(PoolReaderTest, ResolvesDatasetNames) {

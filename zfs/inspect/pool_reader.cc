@@ -33,7 +33,9 @@ Result<std::unique_ptr<PoolReader>> PoolReader::Open(std::span<const FoundDevice
   p->target_ = std::make_unique<VdevTreeTarget>(*p->vdevs_.root);
   p->alloc_ = std::make_unique<NoAllocator>();
   p->zio_ = std::make_unique<Zio>(*p->target_, *p->alloc_, ZioOptions{.threads = 2, .writable = false});
-  p->reader_ = std::make_unique<ObjectReader>(*p->zio_);
+  p->arc_ = std::make_unique<Arc>(ArcOptions{.c_max = kReaderArcBytes});
+  p->block_reader_ = std::make_unique<ArcBlockReader>(*p->arc_, p->vdevs_.guid, *p->zio_);
+  p->reader_ = std::make_unique<ObjectReader>(*p->block_reader_);
   UZFS_RETURN_IF_ERROR(p->ChooseUberblock(opts));
   return p;
 }

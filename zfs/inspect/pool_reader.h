@@ -13,9 +13,15 @@
 // POOL/fs/gz resolves to its directory, head dataset and objset.
 //
 // Nothing here writes: the devices are opened O_RDONLY, the tree is
-// SetReadOnly(true) and the Zio is not writable. Threading: one thread at a
-// time per PoolReader (the ObjectReader underneath is thread-safe, the
-// caches here are not).
+// SetReadOnly(true) and the Zio is not writable. Blocks are read through a
+// small ARC of the reader's own (kReaderArcBytes): a dump or a traverse
+// looks up every object's dnode and the indirect blocks above it, and
+// without a cache each lookup read the same meta-dnode blocks from the
+// devices again (a 3000-object dataset took 169k reads). Nothing is
+// written while the reader is open, so the MOS is cached too (the pool
+// keeps it off its ARC only because sync passes rewrite it in place).
+// Threading: one thread at a time per PoolReader (the ObjectReader
+// underneath is thread-safe, the caches here are not).
 #pragma once
 
 #include <memory>
@@ -25,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "cache/arc.h"
+#include "cache/arc_block_reader.h"
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dsl_format/dsl_phys.h"
 #include "zfs/spa/uberblock.h"
@@ -36,6 +44,9 @@
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
+
+// What the reader's own ARC may hold.
+inline constexpr uint64_t kReaderArcBytes = 64ull << 20;
 
 struct PoolReaderOptions {
   // Ignore uberblocks newer than this (rewind), as zdb -t / zpool import -T.
@@ -104,6 +115,8 @@ class PoolReader {
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<BlockAllocator> alloc_;
   std::unique_ptr<Zio> zio_;
+  std::unique_ptr<Arc> arc_;
+  std::unique_ptr<ArcBlockReader> block_reader_;
   std::unique_ptr<ObjectReader> reader_;
   Uberblock uberblock_;
   int skipped_ = 0;
