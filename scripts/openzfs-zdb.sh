@@ -3,10 +3,12 @@
 # 28 and 5000 with feature flags; zfs-fuse, the first, stops at 23).
 #
 #   scripts/openzfs-zdb.sh [zdb args...]   e.g. -U /dev/null -e -p DIR -bcc POOL
+#   scripts/openzfs-zdb.sh --zstream [zstream args...]   e.g. dump -v < STREAM
+#                                          (zstream, from the same packages)
 #   scripts/openzfs-zdb.sh --install       only fetch (scripts/deps.sh calls it)
 #   scripts/openzfs-zdb.sh --check         exit 1 unless already fetched
 #
-# Exit code: zdb's, or 125 when zdb cannot be fetched, unpacked or loaded.
+# Exit code: the tool's, or 125 when it cannot be fetched, unpacked or loaded.
 #
 # zdb runs entirely in userland (libzpool), so it examines exported pools on
 # plain files without the kernel module. Debian ships it in bookworm's contrib
@@ -117,8 +119,13 @@ case "${1:-}" in
 esac
 installed || fetch
 export LD_LIBRARY_PATH="$(libpath "$root")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-"$root/sbin/zdb" "$@" && exit 0
+tool=zdb
+if [ "${1:-}" = "--zstream" ]; then
+  tool=zstream
+  shift
+fi
+"$root/sbin/$tool" "$@" && exit 0
 rc=$?
 # 127: the loader could not find a library (ld.so's own exit code).
-[ $rc -ne 127 ] || die "cannot run $root/sbin/zdb (make deps)"
+[ $rc -ne 127 ] || die "cannot run $root/sbin/$tool (make deps)"
 exit $rc
