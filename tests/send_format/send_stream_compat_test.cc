@@ -10,46 +10,11 @@
 #include <fstream>
 #include <variant>
 
-#include "tests/dmu/pool_image.h"
+#include "tests/send_format/stream_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/send_format/stream_reader.h"
-#include "zfs/send_format/stream_writer.h"
 
 namespace uzfs::send {
 namespace {
-
-std::vector<uint8_t> RewriteFixture(StreamStyle style) {
-  const std::string s = test::Gunzip(test::FixturePath("streams/zfs-fuse-v23-repl.zs.gz"));
-  size_t pos = 0;
-  StreamReader reader([&](std::span<uint8_t> out) -> Result<size_t> {
-    const size_t n = std::min(out.size(), s.size() - pos);
-    std::memcpy(out.data(), s.data() + pos, n);
-    pos += n;
-    return n;
-  });
-  std::vector<uint8_t> out;
-  StreamWriter w(
-      [&out](std::span<const uint8_t> b) {
-        out.insert(out.end(), b.begin(), b.end());
-        return Status::Ok();
-      },
-      style);
-  std::vector<uint8_t> payload;
-  for (;;) {
-    Result<Record> r = reader.Next(&payload);
-    if (!r.ok()) {
-      EXPECT_TRUE(r.status().IsNotFound()) << r.status().ToString();
-      break;
-    }
-    if (r->type() == RecordType::kEnd) {
-      const auto& e = std::get<EndRecord>(r->body);
-      EXPECT_UZFS_OK(e.to_guid == 0 && e.checksum == Checksum256{} ? w.Finish() : w.WriteEnd(e.to_guid));
-    } else {
-      EXPECT_UZFS_OK(w.Write(*r, payload));
-    }
-  }
-  return out;
-}
 
 std::string ZstreamDump(const std::vector<uint8_t>& stream, const std::filesystem::path& file, int* rc) {
   std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(stream.data()),
@@ -61,7 +26,7 @@ std::string ZstreamDump(const std::vector<uint8_t>& stream, const std::filesyste
 
 TEST(SendStreamCompat, OpenZfsZstreamReadsRecordChecksumsThisWriterWrote) {
   test::TempDir dir;
-  const std::vector<uint8_t> stream = RewriteFixture(StreamStyle::kRecordChecksums);
+  const std::vector<uint8_t> stream = Write(Read(Fixture()), StreamStyle::kRecordChecksums);
   int rc = -1;
   const std::string out = ZstreamDump(stream, dir.path() / "good.zs", &rc);
   EXPECT_EQ(rc, 0) << out;
@@ -77,19 +42,7 @@ TEST(SendStreamCompat, OpenZfsZstreamReadsRecordChecksumsThisWriterWrote) {
   damaged[312 * 5 + 600] ^= 1;
   const std::string bad = ZstreamDump(damaged, dir.path() / "bad.zs", &rc);
   EXPECT_NE(bad.find("Incorrect checksum in record header"), std::string::npos) << bad;
-  size_t pos = 0;
-  StreamReader reader([&](std::span<uint8_t> o) -> Result<size_t> {
-    const size_t n = std::min(o.size(), damaged.size() - pos);
-    std::memcpy(o.data(), damaged.data() + pos, n);
-    pos += n;
-    return n;
-  });
-  std::vector<uint8_t> payload;
-  Status st;
-  while (st.ok()) {
-    Result<Record> r = reader.Next(&payload);
-    if (!r.ok()) st = r.status();
-  }
+  const Status st = Read(damaged).status;
   EXPECT_NE(st.ToString().find("checksum mismatch"), std::string::npos) << st.ToString();
 }
 
