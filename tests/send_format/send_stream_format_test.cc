@@ -149,6 +149,16 @@ TEST(SendStreamFormat, DamageTruncationAndNonStreamsAreClearErrors) {
   StoreLE32(unknown.data() + header_end + kRecordSize, 77);  // the first record after a substream's begin
   r = Read(unknown);
   EXPECT_NE(r.status.ToString().find("unknown record type 77"), std::string::npos) << r.status.ToString();
+  // A begin record of an unknown header type, and one inside a substream.
+  std::vector<uint8_t> bad_header = good;
+  StoreLE64(bad_header.data() + header_end + 16, 3);
+  r = Read(bad_header);
+  EXPECT_NE(r.status.ToString().find("unknown header type 3"), std::string::npos) << r.status.ToString();
+  std::vector<uint8_t> nested = good;
+  std::copy_n(good.begin() + static_cast<std::ptrdiff_t>(header_end), kRecordSize,
+              nested.begin() + static_cast<std::ptrdiff_t>(header_end + kRecordSize));
+  r = Read(nested);
+  EXPECT_NE(r.status.ToString().find("a begin record inside a substream"), std::string::npos) << r.status.ToString();
   Record huge;
   WriteRecord w;
   w.object = 5;

@@ -46,8 +46,18 @@ Result<Record> StreamReader::Next(std::vector<uint8_t>* payload) {
   Result<Record> rec = DecodeRecord(bytes, swap_);
   if (!rec.ok()) return Status(rec.status().code(), std::string(rec.status().message()) + At(index, start));
   Record& r = *rec;
-  if (r.type() == RecordType::kBegin && std::get<BeginRecord>(r.body).magic != kBackupMagic) {
-    return Status::Corruption("send stream: a begin record without the stream magic" + At(index, start));
+  if (r.type() == RecordType::kBegin) {
+    const auto& b = std::get<BeginRecord>(r.body);
+    if (b.magic != kBackupMagic) {
+      return Status::Corruption("send stream: a begin record without the stream magic" + At(index, start));
+    }
+    if (b.header_type != HeaderType::kSubstream && b.header_type != HeaderType::kCompound) {
+      return Status::Corruption("send stream: a begin record of unknown header type " +
+                                std::to_string(static_cast<uint32_t>(b.header_type)) + At(index, start));
+    }
+    if (!after_end_) {
+      return Status::Corruption("send stream: a begin record inside a substream" + At(index, start));
+    }
   }
   if (after_end_ && r.type() != RecordType::kBegin && r.type() != RecordType::kEnd) {
     return Status::Corruption(std::string("send stream: a ") + RecordTypeName(r.type()) +

@@ -1,5 +1,6 @@
 // Reads a send stream record by record from a source, checking it as it
-// goes: the begin record's magic (and from it the stream's byte order),
+// goes: the begin record's magic (and from it the stream's byte order) and
+// header type, that substreams run from a begin record to an end record,
 // every record checksum the stream stores, each end record's checksum,
 // payload lengths against what any stream carries, and that the stream
 // does not stop inside a record or a payload.
