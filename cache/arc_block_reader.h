@@ -15,8 +15,9 @@
 // and reallocated address has a new birth, so a stale buffer is never hit;
 // object sets call Forget for the blocks a sync frees, so their buffers go
 // at once instead of ageing out. (Blocks rewritten in place by sync passes
-// keep DVA and birth: only the MOS does that, and the pool keeps the MOS
-// off the ARC.)
+// keep DVA and birth: only the MOS does that, and the pool's MOS reads come
+// here through SettledBlockReader, which passes only blocks of txgs whose
+// passes are over.)
 //
 // primarycache: BlockReadOptions::policy says what may be cached; a block
 // that may not is still read and returned, counted as a miss (`uncached`).

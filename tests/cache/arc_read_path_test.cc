@@ -5,7 +5,9 @@
 // bytes must not reach it. Also: buffers kept compressed, a freed and
 // reallocated address never returns the old bytes, primarycache
 // none/metadata, a corrupted block detected on a miss (and never cached),
-// prefetch counted as prefetch, the unlocked read racing Syncs.
+// prefetch counted as prefetch, the unlocked read racing Syncs; a
+// multi-pass writer (the MOS) reading through SettledBlockReader, so a
+// block a later pass rewrites in place is never served stale.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +22,7 @@
 
 #include "cache/arc.h"
 #include "cache/arc_block_reader.h"
+#include "zfs/zio/settled_block_reader.h"
 #include "tests/cache/arc_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zio/zio_test_util.h"
@@ -386,6 +389,43 @@ TEST_F(ArcReadPathTest, UnlockedReadsRacingSyncs) {
   reader.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(reads.load(), 0);
+}
+
+// A multi-pass writer (what the pool makes of the MOS) rewrites a block of
+// txg T in place in pass 2: same DVA and birth, new bytes. Read between
+// the passes, the block must not stay cached under that key; once T is
+// settled its blocks are cached like any other.
+TEST_F(ArcReadPathTest, SettledReaderNeverServesABlockRewrittenInPlace) {
+  SettledBlockReader settled(*reader_, zio_, 0);
+  ObjsetWriterOptions o = Opts();
+  o.multi_pass = true;
+  o.reader = &settled;
+  auto w = ObjsetWriter::Create(zio_, ObjsetType::kMeta, o);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ObjectProps props;
+  props.block_size = kBlk;
+  auto obj = (*w)->AllocateObject(props, 1);
+  ASSERT_TRUE(obj.ok());
+  const auto pass1 = Random(kBlk, 11), pass2 = Random(kBlk, 12);
+  ASSERT_UZFS_OK((*w)->Write(*obj, 0, pass1, 1));
+  ASSERT_TRUE((*w)->Sync(1).ok());
+  std::vector<uint8_t> out(kBlk);
+  ASSERT_UZFS_OK((*w)->Read(*obj, 0, out));
+  EXPECT_EQ(out, pass1);
+  // Pass 2 of txg 1 overwrites the block where it lies.
+  ASSERT_UZFS_OK((*w)->Write(*obj, 0, pass2, 1));
+  ASSERT_TRUE((*w)->Sync(1).ok());
+  ASSERT_GT((*w)->LastSyncStats().rewritten_blocks, 0u);
+  ASSERT_UZFS_OK((*w)->Read(*obj, 0, out));
+  EXPECT_EQ(out, pass2);
+  // Txg 1 done: its blocks are read once, then served by the ARC.
+  settled.Settle(1);
+  ASSERT_UZFS_OK((*w)->Read(*obj, 0, out));
+  EXPECT_EQ(out, pass2);
+  const uint64_t reads = ZioReads();
+  ASSERT_UZFS_OK((*w)->Read(*obj, 0, out));
+  EXPECT_EQ(out, pass2);
+  EXPECT_EQ(ZioReads(), reads);
 }
 
 }  // namespace

@@ -219,8 +219,9 @@ struct ObjsetWriterOptions {
   // deferred-free list, as ZFS does, so they dirty no new space maps.
   std::function<Status(const BlockPtr& bp, Txg txg, int pass)> free_hook;
   // How committed blocks are read (must outlive the writer); null: straight
-  // from the Zio. A multi_pass writer must not be given a caching reader
-  // (its later passes rewrite blocks in place under the same DVA and birth).
+  // from the Zio. A multi_pass writer may be given a caching reader only
+  // through SettledBlockReader (zfs/zio/settled_block_reader.h): its later
+  // passes rewrite blocks in place under the same DVA and birth.
   BlockReader* reader = nullptr;
   // The primarycache property (changeable later with SetCachePolicy).
   BlockCachePolicy cache_policy = BlockCachePolicy::kAll;

@@ -38,6 +38,7 @@ Pool::~Pool() {
   datasets_.clear();
   maps_.reset();
   mos_.reset();
+  mos_reader_.reset();
   block_reader_.reset();  // waits for its prefetches; drops this pool's ARC buffers
   zio_.reset();
 }
@@ -104,7 +105,11 @@ Status Pool::OpenCommon() {
   spa_alloc_->SetFreeObserver([this](const Dva& dva) { NoteScanFree(dva); });
   target_ = std::make_unique<VdevTreeTarget>(*root_);
   zio_ = std::make_unique<Zio>(*target_, *spa_alloc_, ZioOptions{.threads = 0, .writable = !readonly_});
-  if (arc_) block_reader_ = std::make_unique<ArcBlockReader>(*arc_, ident_.pool_guid, *zio_);
+  if (arc_) {
+    block_reader_ = std::make_unique<ArcBlockReader>(*arc_, ident_.pool_guid, *zio_);
+    // An imported pool's blocks up to its uberblock's txg are final.
+    mos_reader_ = std::make_unique<SettledBlockReader>(*block_reader_, *zio_, ub_.txg);
+  }
   ComputeDeflateRatio();
   return Status::Ok();
 }

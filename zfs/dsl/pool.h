@@ -65,6 +65,7 @@
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/vdev.h"
+#include "zfs/zio/settled_block_reader.h"
 #include "zfs/zio/zio.h"
 
 namespace uzfs {
@@ -276,6 +277,9 @@ class Pool final : private TxgSyncer {
   Status DetachCacheDevice(const std::string& path_or_guid) UZFS_EXCLUDES(mu_, sync_mu_, cache_mu_);
   Allocator& allocator() { return *alloc_; }
   Zio& zio() { return *zio_; }
+  // How datasets' committed blocks are read: the ARC's reader (null for a
+  // pool opened without an ARC). Lives as long as the pool.
+  BlockReader* block_reader() { return block_reader_.get(); }
   const Uberblock& uberblock() const UZFS_EXCLUDES(mu_);
   // The txg of the uberblock Import chose (before its own first sync).
   uint64_t import_txg() const { return import_txg_; }
@@ -1132,6 +1136,9 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<Zio> zio_;
   Arc* arc_ = nullptr;                      // not owned; may be null
   std::unique_ptr<BlockReader> block_reader_;  // datasets' reads (the ARC); null: uncached
+  // The MOS's reads: through block_reader_ for blocks of synced txgs (its
+  // sync passes rewrite younger ones in place); null without an ARC.
+  std::unique_ptr<SettledBlockReader> mos_reader_;
   FilesystemInit fs_init_;
   std::unique_ptr<TxgEngine> txg_;   // null for read-only pools
   uint64_t deflate_ratio_ = 512;

@@ -114,6 +114,8 @@ Status Pool::SyncTxgLocked(Txg txg) {
   //    stale first: it gets no uberblock of a txg it does not hold.
   NoteMissedWrites();
   if (Status s = WriteUberblock(txg); !s.ok()) return fail(s);
+  // The MOS's blocks of this txg are final: the cache may keep them.
+  if (mos_reader_) mos_reader_->Settle(txg.number());
   AfterCommit();
   ZilSyncDone(txg);
   alloc_->SyncDone(txg.number());
@@ -198,6 +200,7 @@ ObjsetWriterOptions Pool::MosOptions() {
   ObjsetWriterOptions mo;
   mo.pool_version = ident_.version;
   mo.multi_pass = true;
+  mo.reader = mos_reader_.get();
   mo.free_hook = [this](const BlockPtr& bp, Txg txg, int pass) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     // Runs inside mos_->Sync, called by SyncPasses with mu_ held.
     if (pass >= 2 && bp.birth < txg.number() && sync_bplist_obj_ != 0) {
