@@ -106,7 +106,8 @@ enum class Attempt {
 
 // Connects (starting the daemon when none listens), sends the request and
 // relays the replies.
-Attempt RunOnce(const char* program, const std::string& rundir, const std::string& request, int* rc,
+Attempt RunOnce(const char* program, const std::string& rundir, const std::string& request,
+                const std::vector<int>& fds, int* rc,
                 int* connect_errno, std::chrono::steady_clock::time_point* last_start) {
   const std::string sock = SocketPath(rundir);
   *connect_errno = 0;
@@ -126,7 +127,7 @@ Attempt RunOnce(const char* program, const std::string& rundir, const std::strin
     *connect_errno = errno;
     return Attempt::kNotRun;
   }
-  if (!WriteAll(fd, request)) {
+  if (!WriteAllWithFds(fd, request, fds)) {
     ::close(fd);
     return Attempt::kNotRun;
   }
@@ -168,6 +169,19 @@ int RunClient(const char* program, int argc, char** argv) {
   for (int i = 1; i < argc; i++) req.argv.push_back(argv[i]);
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
+  // zfs send writes its stream to our stdout, zfs receive reads one from
+  // our stdin: the daemon gets the descriptor itself.
+  std::vector<int> fds;
+  if (std::string(program) == "zfs" && argc > 1) {
+    const std::string sub = argv[1];
+    if (sub == "send") {
+      req.fds = {"stdout"};
+      fds = {STDOUT_FILENO};
+    } else if (sub == "receive" || sub == "recv") {
+      req.fds = {"stdin"};
+      fds = {STDIN_FILENO};
+    }
+  }
   const std::string request = EncodeRequest(req);
   // A daemon that is starting (importing its pools) or dying (killed, its
   // socket not yet closed) may take the connection without running the
@@ -177,7 +191,7 @@ int RunClient(const char* program, int argc, char** argv) {
   std::chrono::steady_clock::time_point last_start{};
   for (;;) {
     int rc = 1;
-    switch (RunOnce(program, rundir, request, &rc, &connect_errno, &last_start)) {
+    switch (RunOnce(program, rundir, request, fds, &rc, &connect_errno, &last_start)) {
       case Attempt::kDone:
         return rc;
       case Attempt::kLostMidway:

@@ -6,9 +6,15 @@
 //   {"uzfs":1,"command":"zpool","argv":["list","-H"],"cwd":"/root"}
 // "command" is the program ("zpool" or "zfs"), "argv" its arguments after
 // the program name, "cwd" the client's working directory (relative paths
-// such as `zpool import -d DIR` resolve against it). The daemon answers with
-// {"started":true} once it has read the request and begins to run it,
-// then any number of JSON lines, each carrying output to print, in order:
+// such as `zpool import -d DIR` resolve against it).
+// A command whose data is a byte stream (zfs send writes one, zfs receive
+// reads one) passes the client's stdout or stdin with the request line,
+// as SCM_RIGHTS descriptors, and names them in "fds" in the order passed:
+//   {"uzfs":1,"command":"zfs","argv":["send","tank/fs@a"],"cwd":"/","fds":["stdout"]}
+// The daemon writes or reads the stream there; the socket carries text.
+// The daemon answers with {"started":true} once it has read the request
+// and begins to run it, then any number of JSON lines, each carrying
+// output to print, in order:
 //   {"stdout":"text"}   {"stderr":"text"}
 // and finally {"exit":N}, the command's exit status (0 ok, 1 error, 2 bad
 // usage), then closes the connection. A connection that ends before
@@ -32,6 +38,12 @@ struct Request {
   std::string command;
   std::vector<std::string> argv;
   std::string cwd;
+  // The names of the descriptors passed with the request ("stdin",
+  // "stdout"), in order.
+  std::vector<std::string> fds;
+  // The daemon's copies of those descriptors, in the same order (never
+  // encoded: they travel as SCM_RIGHTS).
+  std::vector<int> fd_values;
 };
 
 std::string EncodeRequest(const Request& r);  // one line, '\n'-terminated
@@ -54,5 +66,13 @@ bool WriteAll(int fd, const std::string& data);
 // for bytes read past it. False at EOF before a whole line, or on error,
 // or when the line exceeds max_len.
 bool ReadLine(int fd, std::string* buf, std::string* line, size_t max_len = 1 << 20);
+
+// WriteAll, the first bytes carrying `fds` as SCM_RIGHTS.
+bool WriteAllWithFds(int fd, const std::string& data, const std::vector<int>& fds);
+// ReadLine that also takes the descriptors passed along the bytes it
+// reads (close-on-exec), appending them to *fds; more than max_fds in all
+// is an error (the extra ones are closed).
+bool ReadLineWithFds(int fd, std::string* buf, std::string* line, std::vector<int>* fds, size_t max_fds,
+                     size_t max_len = 1 << 20);
 
 }  // namespace uzfs::cmd

@@ -22,6 +22,10 @@ struct CmdCtx {
   std::string cwd;
   std::string cmdline;            // "zpool create tank ..." (pool history)
   const std::atomic<bool>& stopping;  // daemon shutting down (streaming commands stop)
+  // The client's standard input and output when it passed them (zfs
+  // receive reads a stream there, zfs send writes one); -1 otherwise.
+  int in_fd = -1;
+  int out_fd = -1;
 
   int Fail(const std::string& line) {
     out.ErrLine(line);

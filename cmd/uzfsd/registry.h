@@ -94,6 +94,9 @@ struct PoolEntry {
   // What the last automatic mount (create/import) could not mount.
   std::vector<std::string> mount_errors UZFS_GUARDED_BY(mu);
   std::chrono::steady_clock::time_point since;  // import/create time (iostat's first report)
+  // Sends streaming from the pool now (zfs_send.cc): export and destroy
+  // wait for none, they refuse ("pool is busy").
+  int streams UZFS_GUARDED_BY(mu) = 0;
 };
 
 class Registry {

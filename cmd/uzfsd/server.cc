@@ -80,7 +80,18 @@ void Server::Serve(int fd) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string buf, line;
   std::optional<Request> req;
-  if (ReadLine(fd, &buf, &line)) req = DecodeRequest(line);
+  // The descriptors the client passed (its stdin or stdout), closed when
+  // the command is done.
+  struct PassedFds {
+    std::vector<int> fds;
+    ~PassedFds() {
+      for (int f : fds) ::close(f);
+    }
+  } passed;
+  constexpr size_t kMaxPassedFds = 2;
+  if (ReadLineWithFds(fd, &buf, &line, &passed.fds, kMaxPassedFds)) req = DecodeRequest(line);
+  if (req && req->fds.size() != passed.fds.size()) req.reset();  // names without descriptors, or the reverse
+  if (req) req->fd_values = passed.fds;
   if (!req || (req->command != "zpool" && req->command != "zfs" && req->command != "zinject")) {
     send(Reply{Reply::Kind::kStderr, "uzfsd: malformed request\n", 0});
     finish(2);

@@ -18,6 +18,10 @@ int RunSubcommand(const std::string& prog, std::span<const Sub> subs, const std:
   std::string cmdline = prog;
   for (const std::string& w : req.argv) cmdline += " " + w;
   CmdCtx c{reg, out, std::vector<std::string>(req.argv.begin() + 1, req.argv.end()), req.cwd, cmdline, stopping};
+  for (size_t i = 0; i < req.fds.size() && i < req.fd_values.size(); i++) {
+    if (req.fds[i] == "stdin") c.in_fd = req.fd_values[i];
+    if (req.fds[i] == "stdout") c.out_fd = req.fd_values[i];
+  }
   for (const Sub& s : subs) {
     if (sub != s.name && (s.alias == nullptr || sub != s.alias)) continue;
     if (s.run == nullptr) return c.Fail(prog + " " + sub + " is not available in uzfs yet");

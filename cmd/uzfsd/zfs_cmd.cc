@@ -1,6 +1,6 @@
 // zfs's subcommand table inside the daemon (man/zfs.8): create, destroy,
 // list, get, set, inherit, rename, snapshot, rollback, clone, promote,
-// hold, holds, release, diff, mount, unmount, each in the file of its
+// hold, holds, release, diff, send, mount, unmount, each in the file of its
 // concern (zfs_handlers.h); the ZFS subcommands uzfs does not offer yet
 // are refused by name.
 #include "cmd/uzfsd/subcommands.h"
@@ -15,7 +15,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zfs", Subs(),
-                          "\tsend, receive:\n\t    not available in uzfs yet\n");
+                          "\treceive:\n\t    not available in uzfs yet\n");
 }
 
 }  // namespace
@@ -50,11 +50,12 @@ std::span<const Sub> Subs() {
       {"holds", "\tholds [-rHp] <snapshot> ...\n", ZfsHolds},
       {"release", "\trelease [-r] <tag> <snapshot> ...\n", ZfsRelease},
       {"diff", "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n", ZfsDiff},
+      {"send", "\tsend [-nvP] [-i|-I snapshot] <snapshot>\n", ZfsSend},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
       {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return ZfsMount(c, false); },
        SubLock::kNone, "umount"},
       // ZFS subcommands uzfs does not offer yet.
-      {"send", nullptr}, {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
+      {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
       {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},
       {"share", nullptr}, {"unshare", nullptr}, {"bookmark", nullptr}, {"load-key", nullptr},

@@ -87,6 +87,11 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
       rc = c.Fail("cannot open '" + n + "': no such pool");
       continue;
     }
+    // A send reads the pool without its lock: not while one runs.
+    if (e->streams > 0) {
+      rc = c.Fail("cannot " + sub + " '" + n + "': pool is busy (a zfs send is reading it)");
+      continue;
+    }
     // Unmount first; busy mounts stop the export unless -f.
     if (Status u = e->mounts.UnmountAll(a.Has('f')); !u.ok()) {
       rc = c.Fail(std::string(u.message()) + "\ncannot " + sub + " '" + n + "': pool is busy");

@@ -228,7 +228,7 @@ TEST_F(ZfsCli, DestroyRenameMount) {
   r = env.Zfs("mount");
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "");
-  r = env.Zfs("send tank@s");
+  r = env.Zfs("receive tank/copy < /dev/null");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "not available in uzfs yet")) << r.err;
   r = env.Zfs("frobnicate");

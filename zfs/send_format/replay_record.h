@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "zfs/util/checksum.h"
@@ -193,6 +194,14 @@ struct Record {
 
   RecordType type() const;
 };
+
+// A record of body `b` with nothing stored yet (a writer fills in the
+// payload length and checksum).
+inline Record AsRecord(RecordBody b) {
+  Record r;
+  r.body = std::move(b);
+  return r;
+}
 
 // The 312 bytes of `r` in little-endian (native) order, checksum field
 // included as stored_checksum.

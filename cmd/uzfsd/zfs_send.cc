@@ -1,0 +1,347 @@
+// zfs send [-nvP] [-i|-I from] snapshot (man/zfs.8): the replication
+// stream of one snapshot, full or as an increment over an earlier snapshot
+// of the same file system (-I: one substream per snapshot in between),
+// written to the client's standard output (passed to the daemon with the
+// request, protocol.h), in the OpenZFS stream format.
+//
+// The stream's style follows the pool: a pool of version 23 or older
+// (what zfs-fuse reads) gets zfs-fuse's stream, a single checksum in the
+// end record and no feature flags; a newer pool gets OpenZFS's, a
+// checksum in every record and the SA spill feature its objects may use.
+// Blocks larger than 128 KiB are sent as 128 KiB writes.
+//
+// While the stream is written the pool's lock is not held (a receive
+// into the same daemon may read the other end of the pipe); the open
+// snapshot refuses destroy ("dataset is busy") and the pool refuses export
+// until the send ends. A reader that goes away (EPIPE) or a daemon that
+// shuts down ends the send with an error line.
+//
+// -n: nothing is sent; with -v or -P the estimate is printed. -v: the
+// estimate first, then once a second the bytes sent so far, on stderr.
+// -P: the estimate in parsable form ("full\tNAME\tBYTES", "size\tBYTES").
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "cmd/uzfsd/output.h"
+#include "cmd/uzfsd/zfs_datasets.h"
+#include "cmd/uzfsd/zfs_handlers.h"
+#include "zfs/send/objset_send.h"
+#include "zfs/send_format/stream_writer.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+constexpr uint64_t kLastOldStreamVersion = 23;  // zfs-fuse's newest pool version
+constexpr uint64_t kSaVersion = 24;             // SPA_VERSION_SA: spill blocks
+
+// The client's standard output, written a megabyte at a time (records
+// are 312 bytes: one write each would cost a system call per record)
+// and without blocking for long: a daemon shutting down must not wait
+// for a reader that stopped reading. A pipe is grown to a megabyte when
+// the system allows; at most what it has room for goes at once (its size
+// less what it holds), and a full pipe is polled a second at a time.
+class StreamFd {
+ public:
+  static constexpr size_t kBatch = 1 << 20;
+
+  explicit StreamFd(int fd) : fd_(fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+      (void)::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(kBatch));
+      pipe_size_ = std::max(0, ::fcntl(fd, F_GETPIPE_SZ));
+    }
+    buf_.reserve(kBatch);
+  }
+
+  Status Write(std::span<const uint8_t> data, const std::atomic<bool>& stopping) {
+    buf_.insert(buf_.end(), data.begin(), data.end());
+    return buf_.size() >= kBatch ? Flush(stopping) : Status::Ok();
+  }
+
+  Status Flush(const std::atomic<bool>& stopping) {
+    Status s = WriteAll(buf_, stopping);
+    buf_.clear();
+    return s;
+  }
+
+ private:
+  Status WriteAll(std::span<const uint8_t> data, const std::atomic<bool>& stopping) {
+    size_t off = 0;
+    while (off < data.size()) {
+      if (stopping.load()) return Status::Busy("the daemon is shutting down");
+      size_t n = data.size() - off;
+      if (pipe_size_ > 0) {
+        int queued = 0;
+        if (::ioctl(fd_, FIONREAD, &queued) == 0) {
+          const size_t room = queued < pipe_size_ ? static_cast<size_t>(pipe_size_ - queued) : 0;
+          if (room == 0) {
+            pollfd p{fd_, POLLOUT, 0};
+            ::poll(&p, 1, 1000);
+            if ((p.revents & (POLLERR | POLLHUP)) == 0) continue;  // full: the write below reports a gone reader
+          } else {
+            n = std::min(n, room);
+          }
+        }
+      }
+      const ssize_t w = ::write(fd_, data.data() + off, n);
+      if (w > 0) {
+        off += static_cast<size_t>(w);
+        continue;
+      }
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{fd_, POLLOUT, 0};
+        ::poll(&p, 1, 1000);
+        continue;
+      }
+      return Status::IoError(w < 0 ? std::strerror(errno) : "short write");
+    }
+    return Status::Ok();
+  }
+
+  int fd_;
+  int pipe_size_ = 0;
+  std::vector<uint8_t> buf_;
+};
+
+std::string Clock() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char b[16];
+  std::strftime(b, sizeof b, "%H:%M:%S", &tm);
+  return b;
+}
+
+// The pool stays imported while a send streams from it: declared before
+// what reads from the pool, so it lets go last.
+struct StreamGuard {
+  std::shared_ptr<PoolEntry> e;
+  ~StreamGuard() {
+    if (e == nullptr) return;
+    MutexLock l(&e->mu);
+    e->streams--;
+  }
+};
+
+// One substream: `to`, as an increment over `from` (empty: full).
+struct SendStep {
+  std::string from, to;
+  uint64_t from_guid = 0, from_txg = 0;
+  uint64_t to_guid = 0, creation_time = 0;
+  uint64_t estimate = 0;
+  std::shared_ptr<ObjsetWriter> snap;  // open: refuses destroy while it is
+};
+
+// The steps of `zfs send [-i|-I from] to` from the pool's datasets, each
+// snapshot opened; or the line that refuses it.
+Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std::string& from, bool all_between) {
+  UZFS_ASSIGN_OR_RETURN(auto all, p.ListDatasets(/*with_snapshots=*/true));
+  const std::string fs = to.substr(0, to.find('@'));
+  auto find = [&](const std::string& n) -> const DatasetInfo* {
+    for (const DatasetInfo& d : all) {
+      if (d.name == n && d.snapshot) return &d;
+    }
+    return nullptr;
+  };
+  const DatasetInfo* to_info = find(to);
+  if (to_info == nullptr) return Status::NotFound("cannot open '" + to + "': dataset does not exist");
+  std::vector<const DatasetInfo*> chain;  // the snapshots sent, oldest first, after `from`
+  const DatasetInfo* from_info = nullptr;
+  if (!from.empty()) {
+    from_info = find(from);
+    if (from_info == nullptr) return Status::NotFound("cannot open '" + from + "': dataset does not exist");
+    if (from.substr(0, from.find('@')) != fs) {
+      return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +
+                                     ") must be a snapshot of the same file system");
+    }
+    if (from_info->ds.creation_txg >= to_info->ds.creation_txg) {
+      return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +
+                                     ") is not earlier than it");
+    }
+    if (all_between) {
+      for (const DatasetInfo& d : all) {
+        if (d.snapshot && d.name.substr(0, d.name.find('@')) == fs &&
+            d.ds.creation_txg > from_info->ds.creation_txg && d.ds.creation_txg < to_info->ds.creation_txg) {
+          chain.push_back(&d);
+        }
+      }
+      std::sort(chain.begin(), chain.end(),
+                [](const DatasetInfo* a, const DatasetInfo* b) { return a->ds.creation_txg < b->ds.creation_txg; });
+    }
+  }
+  chain.push_back(to_info);
+  std::vector<SendStep> steps;
+  const DatasetInfo* prev = from_info;
+  for (const DatasetInfo* d : chain) {
+    SendStep st;
+    st.to = d->name;
+    st.to_guid = d->ds.guid;
+    st.creation_time = d->ds.creation_time;
+    if (prev != nullptr) {
+      st.from = prev->name;
+      st.from_guid = prev->ds.guid;
+      st.from_txg = prev->ds.creation_txg;
+      // What `zfs get written@from` says of it.
+      auto w = p.SpaceWritten(prev->name, d->name);
+      st.estimate = w.ok() ? *w : 0;
+    } else {
+      // What the snapshot references, uncompressed: the size of its writes.
+      st.estimate = d->ds.uncompressed_bytes;
+    }
+    UZFS_ASSIGN_OR_RETURN(st.snap, p.OpenSnapshot(d->name));
+    steps.push_back(std::move(st));
+    prev = d;
+  }
+  return steps;
+}
+
+}  // namespace
+
+int ZfsSend(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "nvP", "iI");
+  if (!a.error.empty()) return ZfsUsage(c, "send", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "send", "missing snapshot argument");
+  if (a.operands.size() > 1) return ZfsUsage(c, "send", "too many arguments");
+  const std::string name = a.operands[0];
+  const bool dry = a.Has('n'), verbose = a.Has('v'), parsable = a.Has('P');
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return c.Fail("cannot send '" + name + "': not a snapshot (name it as fs@snap)");
+  const std::vector<std::string> is = a.Values('i'), big_is = a.Values('I');
+  if (is.size() + big_is.size() > 1) return ZfsUsage(c, "send", "give one incremental source, with -i or -I");
+  std::string from = !is.empty() ? is[0] : !big_is.empty() ? big_is[0] : "";
+  if (!from.empty() && from.find('@') == std::string::npos) from = "@" + from;  // OpenZFS takes a bare name too
+  if (!from.empty() && from[0] == '@') from = name.substr(0, at) + from;
+  if (!dry && c.out_fd < 0) return c.Fail("cannot send '" + name + "': the client passed no standard output");
+  if (!dry && ::isatty(c.out_fd) == 1) {
+    return c.Fail("cannot send '" + name + "': standard output is a terminal; redirect it to a file or a pipe");
+  }
+  auto e = PoolFor(c, name.substr(0, at));
+  if (e == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
+
+  StreamGuard guard;
+  std::vector<SendStep> steps;
+  send::StreamStyle style = send::StreamStyle::kRecordChecksums;
+  uint32_t features = 0, flags = 0;
+  bool new_fields = true;
+  BlockReader* reader = nullptr;
+  std::optional<ZioBlockReader> direct;
+  {
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
+    Pool& p = *e->pool;
+    auto planned = PlanSend(p, name, from, !big_is.empty());
+    if (!planned.ok()) {
+      const std::string m(planned.status().message());
+      return c.Fail(m.starts_with("cannot ") ? m : ErrorLine(planned.status(), "send", name));
+    }
+    steps = std::move(*planned);
+    if (p.version() <= kLastOldStreamVersion) {
+      style = send::StreamStyle::kEndChecksumOnly;
+      new_fields = false;
+    } else {
+      // As OpenZFS: the receiver is told free records are meaningful.
+      flags |= send::kBeginFlagFreeRecords;
+    }
+    if (p.version() >= kSaVersion) features |= send::feature::kSaSpill;
+    reader = p.block_reader();
+    if (reader == nullptr) reader = &direct.emplace(p.zio());
+    e->streams++;
+    guard.e = e;
+  }
+  if (verbose || parsable) {
+    uint64_t total = 0;
+    for (const SendStep& st : steps) {
+      total += st.estimate;
+      if (parsable) {
+        c.out.ErrLine(st.from.empty() ? "full\t" + st.to + "\t" + std::to_string(st.estimate)
+                                      : "incremental\t" + st.from.substr(st.from.find('@') + 1) + "\t" + st.to +
+                                            "\t" + std::to_string(st.estimate));
+      } else if (st.from.empty()) {
+        c.out.ErrLine("full send of " + st.to + " estimated size is " + HumanSize(st.estimate));
+      } else {
+        c.out.ErrLine("send from " + st.from.substr(st.from.find('@')) + " to " + st.to + " estimated size is " +
+                      HumanSize(st.estimate));
+      }
+    }
+    c.out.ErrLine(parsable ? "size\t" + std::to_string(total) : "total estimated size is " + HumanSize(total));
+    c.out.Flush();
+  }
+  if (dry) return 0;
+
+  // Progress once a second with -v, from the writes' logical bytes.
+  uint64_t sent = 0;
+  const std::string* current = nullptr;
+  auto next_report = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  StreamFd sink(c.out_fd);
+  send::StreamWriter out(
+      [&](std::span<const uint8_t> bytes) {
+        Status s = sink.Write(bytes, c.stopping);
+        if (s.ok() && verbose && std::chrono::steady_clock::now() >= next_report) {
+          next_report += std::chrono::seconds(1);
+          c.out.ErrLine(Clock() + "   " + HumanSize(sent) + "   " + *current);
+          c.out.Flush();
+        }
+        return s;
+      },
+      style);
+  // -I sends a package, as zfs-fuse and OpenZFS do: a compound stream's
+  // begin record naming the last snapshot (no nvlist: not recursive), its
+  // end, the substreams, and an empty end record.
+  const bool package = !big_is.empty();
+  if (package) {
+    send::BeginRecord header;
+    header.header_type = send::HeaderType::kCompound;
+    header.to_name = name;
+    Status s = out.Write(send::AsRecord(header));
+    if (s.ok()) s = out.WriteEnd(0);
+    if (!s.ok()) return c.Fail("cannot send '" + name + "': " + std::string(s.message()));
+  }
+  for (const SendStep& st : steps) {
+    current = &st.to;
+    if (verbose) {
+      c.out.ErrLine("TIME        SENT   SNAPSHOT " + st.to);
+      c.out.Flush();
+    }
+    send::BeginRecord begin;
+    begin.creation_time = st.creation_time;
+    begin.objset_type = 2;  // a file system (DMU_OST_ZFS)
+    begin.flags = flags;
+    begin.features = features;
+    begin.to_guid = st.to_guid;
+    begin.from_guid = st.from_guid;
+    begin.to_name = st.to;
+    send::ObjsetSendOptions opts;
+    opts.features = features;
+    opts.new_fields = new_fields;
+    opts.to_guid = st.to_guid;
+    opts.from_txg = st.from_txg;
+    opts.on_data = [&sent](uint64_t n) { sent += n; };
+    Status s = out.Write(send::AsRecord(begin));
+    if (s.ok()) s = send::SendObjset(*reader, st.snap->root(), opts, out);
+    if (s.ok()) s = out.WriteEnd(begin.to_guid);
+    if (s.ok()) s = sink.Flush(c.stopping);
+    if (!s.ok()) return c.Fail("cannot send '" + st.to + "': " + std::string(s.message()));
+  }
+  if (package) {
+    Status s = out.Finish();
+    if (s.ok()) s = sink.Flush(c.stopping);
+    if (!s.ok()) return c.Fail("cannot send '" + name + "': " + std::string(s.message()));
+  }
+  return 0;
+}
+
+}  // namespace uzfs::cmd
