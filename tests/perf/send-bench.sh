@@ -6,7 +6,11 @@
 #          exported and imported first, so nothing is cached);
 #   send:  a full `zfs send` of its snapshot to /dev/null, cold the same
 #          way (bar: at least 80% of the read's speed);
-#   pipe:  the same through a pipe into cat, as `zfs send | ...` runs.
+#   pipe:  the same through a pipe into cat, as `zfs send | ...` runs;
+#   incr:  1% of the data rewritten (128 KiB records spread over every
+#          file), snapshotted, and `zfs send -i` of that change to
+#          /dev/null, cold, against the full send (bar: at most 10% of
+#          its time), with the data blocks each read from the disks (ARC misses).
 #
 #   tests/perf/send-bench.sh   (needs root and /dev/fuse; UZFS_BIN: one
 #                               directory holding zpool and zfs, default the build tree's)
@@ -53,3 +57,23 @@ awk -v r="$read_ns" -v s="$send_ns" -v m="$size" 'BEGIN {
 cold
 t0=$(now); "$zfsb" send sendbench/data@full | cat > /dev/null; t1=$(now)
 echo "pipe:    full stream through a pipe, cold: $(rate $((t1 - t0)))"
+
+# 1% of the records, spread evenly: each rewritten in place.
+records=$((size * 8))  # 128 KiB records
+step=100
+for ((r = 0; r < records; r += step)); do
+  f=$((r / 512)) off=$((r % 512))
+  dd if="$work/chunk" of="$mnt/data/fill$f" bs=128k count=1 skip=$(((r * 7) % 512)) seek="$off" \
+     conv=notrunc status=none
+done
+"$zfsb" snapshot sendbench/data@change
+# Data blocks the ARC had to read from the disks (demand and read-ahead).
+reads() { "$zp" arcstats | awk '$1 == "demand_data_misses" || $1 == "prefetch_data_misses" { n += $3 } END { print n }'; }
+cold
+r0=$(reads); t0=$(now); "$zfsb" send sendbench/data@full > /dev/null; t1=$(now); r1=$(reads)
+full_ns=$((t1 - t0)) full_reads=$((r1 - r0))
+cold
+r0=$(reads); t0=$(now); "$zfsb" send -i @full sendbench/data@change > /dev/null; t1=$(now); r1=$(reads)
+awk -v f="$full_ns" -v i="$((t1 - t0))" -v fr="$full_reads" -v ir="$((r1 - r0))" -v n=$((records / step)) 'BEGIN {
+  printf "incr:    -i of %d rewritten records: %.3f s against %.3f s full (%.1f%%); reads %d against %d\n",
+         n, i / 1e9, f / 1e9, 100 * i / f, ir, fr }'
