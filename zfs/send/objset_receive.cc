@@ -16,6 +16,7 @@ namespace {
 constexpr uint64_t kMaxBlock = 16ull << 20;
 constexpr uint8_t kMaxChecksum = 14;  // blake3, the last zio_checksum value
 constexpr uint8_t kMaxCompress = 16;  // zstd, the last zio_compress value
+constexpr uint64_t kMaxObjectJump = uint64_t{1} << 26;
 
 std::string Obj(uint64_t o) { return "object " + std::to_string(o); }
 
@@ -85,8 +86,11 @@ Status ObjsetReceiver::Object(const ObjectRecord& o, std::span<const uint8_t> pa
     if (cur->type != o.type) UZFS_RETURN_IF_ERROR(os_.SetType(o.object, static_cast<uint8_t>(o.type), txg));
     return os_.SetBonus(o.object, static_cast<uint8_t>(o.bonus_type), bonus, txg);
   }
-  if (o.object >= ObjectLimit() + (uint64_t{1} << 40))
-    return Status::Corruption(Obj(o.object) + " lies far past every object of the set");
+  // The writer keeps a byte per dnode slot up to the highest object: a
+  // number far past every object so far would cost that much memory.
+  if (o.object >= ObjectLimit() + kMaxObjectJump)
+    return Status::Corruption(Obj(o.object) + " lies more than " + std::to_string(kMaxObjectJump) +
+                              " numbers past every object of the set");
   ObjectProps p;
   p.type = static_cast<uint8_t>(o.type);
   p.bonustype = static_cast<uint8_t>(o.bonus_type);

@@ -23,6 +23,8 @@
 // A record that names an object the stream never created, an impossible
 // type, size or length, or a payload that does not match is Corruption
 // naming the record; nothing is applied of a record that fails its checks.
+// So is an object numbered more than 2^26 past every object so far (the
+// writer keeps a byte per dnode slot up to the highest).
 // Not thread-safe.
 #pragma once
 
