@@ -21,7 +21,7 @@
 // -P: the estimate in parsable form ("full\tNAME\tBYTES", "size\tBYTES").
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,10 +49,12 @@ constexpr uint64_t kSaVersion = 24;             // SPA_VERSION_SA: spill blocks
 
 // The client's standard output, written a megabyte at a time (records
 // are 312 bytes: one write each would cost a system call per record)
-// and without blocking for long: a daemon shutting down must not wait
-// for a reader that stopped reading. A pipe is grown to a megabyte when
-// the system allows; at most what it has room for goes at once (its size
-// less what it holds), and a full pipe is polled a second at a time.
+// and never blocking for long: a daemon shutting down must not wait for a
+// reader that stopped reading. A pipe gets an open file description of
+// its own (through /proc/self/fd), non-blocking without touching the
+// client's, grown to a megabyte when the system allows; a socket is
+// written with MSG_DONTWAIT. Either waits for room a second at a time.
+// Files and devices are written plainly.
 class StreamFd {
  public:
   static constexpr size_t kBatch = 1 << 20;
@@ -60,11 +62,23 @@ class StreamFd {
   explicit StreamFd(int fd) : fd_(fd) {
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-      (void)::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(kBatch));
-      pipe_size_ = std::max(0, ::fcntl(fd, F_GETPIPE_SZ));
+      const std::string own = "/proc/self/fd/" + std::to_string(fd);
+      const int nb = ::open(own.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (nb >= 0) {
+        fd_ = nb;
+        owned_ = true;
+      }
+      (void)::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(kBatch));
+    } else if (S_ISSOCK(st.st_mode)) {
+      socket_ = true;
     }
     buf_.reserve(kBatch);
   }
+  ~StreamFd() {
+    if (owned_) ::close(fd_);
+  }
+  StreamFd(const StreamFd&) = delete;
+  StreamFd& operator=(const StreamFd&) = delete;
 
   Status Write(std::span<const uint8_t> data, const std::atomic<bool>& stopping) {
     buf_.insert(buf_.end(), data.begin(), data.end());
@@ -82,21 +96,8 @@ class StreamFd {
     size_t off = 0;
     while (off < data.size()) {
       if (stopping.load()) return Status::Busy("the daemon is shutting down");
-      size_t n = data.size() - off;
-      if (pipe_size_ > 0) {
-        int queued = 0;
-        if (::ioctl(fd_, FIONREAD, &queued) == 0) {
-          const size_t room = queued < pipe_size_ ? static_cast<size_t>(pipe_size_ - queued) : 0;
-          if (room == 0) {
-            pollfd p{fd_, POLLOUT, 0};
-            ::poll(&p, 1, 1000);
-            if ((p.revents & (POLLERR | POLLHUP)) == 0) continue;  // full: the write below reports a gone reader
-          } else {
-            n = std::min(n, room);
-          }
-        }
-      }
-      const ssize_t w = ::write(fd_, data.data() + off, n);
+      const ssize_t w = socket_ ? ::send(fd_, data.data() + off, data.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL)
+                                : ::write(fd_, data.data() + off, data.size() - off);
       if (w > 0) {
         off += static_cast<size_t>(w);
         continue;
@@ -113,7 +114,8 @@ class StreamFd {
   }
 
   int fd_;
-  int pipe_size_ = 0;
+  bool owned_ = false;
+  bool socket_ = false;
   std::vector<uint8_t> buf_;
 };
 

@@ -4,10 +4,18 @@
 // directory of many entries) are snapshotted and sent; zstream reads the
 // whole stream, every record checksum verifying, and counts the data it
 // carries. The stream's begin record has OpenZFS's flags and features.
+// A send blocked on a reader that stopped reading ends when the daemon
+// shuts down, without holding the shutdown up.
+#include <signal.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/cmd/cli_test_util.h"
 #include "tests/testutil/testutil.h"
@@ -71,6 +79,35 @@ TEST_P(ZfsSendFuse, OpenZfsReadsTheStream) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, ZfsSendFuse, ::testing::Values(28, 5000));
+
+// A send whose reader stops reading does not hold up the daemon's
+// shutdown: the send ends with an error line and the daemon exits.
+class ZfsSendShutdownFuse : public MountingCliTest {};
+
+TEST_F(ZfsSendShutdownFuse, ASendIntoAStuckPipeEndsWhenTheDaemonStops) {
+  UZFS_REQUIRE_FUSE();
+  ASSERT_NO_FATAL_FAILURE(CreateMountedPool(env_.Dev("d0", 256ull << 20)));
+  ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
+  const std::string fs = root_ + "/fs";
+  for (int i = 0; i < 100 && !std::filesystem::exists(fs + "/.zfs"); i++) usleep(100000);
+  Put(fs + "/big", test::RandomBytes(8 << 20, 1));  // far more than a pipe holds
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@s").rc, 0);
+  const std::string d = env_.tmp().string();
+  // The reader sleeps without reading; the send blocks on the full pipe.
+  const std::string cmd = "cd " + d + " && ((UZFS_RUNDIR=" + env_.rundir() + " " + Bin("zfs") +
+                          " send tank/fs@s 2>send.err; echo $? > send.rc) | sh -c 'echo $$ > reader.pid; exec sleep 60') "
+                          "> /dev/null 2>&1 &";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(env_.StopDaemon()) << "the daemon waited for the stuck reader";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  for (int i = 0; i < 100 && !std::filesystem::exists(d + "/send.rc"); i++) usleep(100000);
+  EXPECT_EQ(test::ReadText(d + "/send.rc"), "1\n");
+  EXPECT_EQ(test::ReadText(d + "/send.err"), "cannot send 'tank/fs@s': the daemon is shutting down\n");
+  const pid_t reader = static_cast<pid_t>(std::strtol(test::ReadText(d + "/reader.pid").c_str(), nullptr, 10));
+  if (reader > 0) ::kill(reader, SIGKILL);
+}
 
 }  // namespace
 }  // namespace uzfs::clitest
