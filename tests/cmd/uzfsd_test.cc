@@ -173,6 +173,11 @@ TEST(Uzfsd, ProtocolDirect) {
   l = Talk(sock, R"({"uzfs":1,"command":"rm","argv":["-rf","/"]})" "\n");
   ASSERT_FALSE(l.empty());
   EXPECT_EQ(nlohmann::json::parse(l.back(), nullptr, false)["exit"], 2);
+  // A request naming a descriptor it did not pass runs nothing.
+  l = Talk(sock, R"({"uzfs":1,"command":"zfs","argv":["send","t@s"],"cwd":"/","fds":["stdout"]})" "\n");
+  ASSERT_FALSE(l.empty());
+  EXPECT_EQ(nlohmann::json::parse(l.front(), nullptr, false)["stderr"], "uzfsd: malformed request\n");
+  EXPECT_EQ(nlohmann::json::parse(l.back(), nullptr, false)["exit"], 2);
   // The daemon is still there.
   EXPECT_EQ(env.Zpool("list").rc, 0);
 }

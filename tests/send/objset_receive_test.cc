@@ -8,29 +8,20 @@
 // nothing.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <variant>
 #include <vector>
 
-#include "tests/send_format/stream_test_util.h"
+#include "tests/send/send_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zio/zio_test_util.h"
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dmu/objset_writer.h"
 #include "zfs/send/objset_receive.h"
-#include "zfs/send/objset_send.h"
 
 namespace uzfs::send {
 namespace {
 
 constexpr uint64_t kDisk = 64ull << 20;
-
-std::vector<uint8_t> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> v(n);
-  for (auto& b : v) b = static_cast<uint8_t>(rng());
-  return v;
-}
 
 class ObjsetReceiveTest : public ::testing::Test {
  protected:
@@ -59,24 +50,12 @@ class ObjsetReceiveTest : public ::testing::Test {
   // The records of src_'s state synced in `txg`, as an increment over
   // from_txg (0: full).
   ReadAll Stream(const BlockPtr& root, uint64_t from_txg) {
-    std::vector<uint8_t> bytes;
-    StreamWriter out(
-        [&bytes](std::span<const uint8_t> b) {
-          bytes.insert(bytes.end(), b.begin(), b.end());
-          return Status::Ok();
-        },
-        StreamStyle::kRecordChecksums);
-    BeginRecord b;
-    b.to_guid = 5;
-    b.to_name = "t/fs@s";
-    EXPECT_UZFS_OK(out.Write(AsRecord(b)));
     ObjsetSendOptions o;
     o.to_guid = 5;
     o.from_txg = from_txg;
-    EXPECT_UZFS_OK(SendObjset(reader_, root, o, out));
-    EXPECT_UZFS_OK(out.WriteEnd(5));
-    ReadAll all = Read(bytes);
-    EXPECT_UZFS_OK(all.status);
+    Status sent;
+    ReadAll all = SendStream(reader_, root, o, &sent);
+    EXPECT_UZFS_OK(sent);
     return all;
   }
 
@@ -133,12 +112,12 @@ TEST_F(ObjsetReceiveTest, FullThenIncrementalsRebuildTheSameObjects) {
   const uint64_t big = Allocate(131072, 0, Txg(1));
   const uint64_t sparse = Allocate(4096, 0, Txg(1));
   const uint64_t reused = Allocate(512, 0, Txg(1));
-  ASSERT_UZFS_OK(src_->SetBonus(a, dmu_ot::kZnode, Random(64, 1), Txg(1)));
-  ASSERT_UZFS_OK(src_->Write(a, 0, Random(300, 2), Txg(1)));
-  ASSERT_UZFS_OK(src_->Write(big, 0, Random(1 << 20, 3), Txg(1)));
-  ASSERT_UZFS_OK(src_->Write(sparse, 4096 * 300, Random(4096, 4), Txg(1)));
-  ASSERT_UZFS_OK(src_->Write(reused, 0, Random(512, 5), Txg(1)));
-  for (int i = 0; i < 40; i++) ASSERT_UZFS_OK(src_->Write(Allocate(512, 0, Txg(1)), 0, Random(50, 100 + i), Txg(1)));
+  ASSERT_UZFS_OK(src_->SetBonus(a, dmu_ot::kZnode, test::RandomBytes(64, 1), Txg(1)));
+  ASSERT_UZFS_OK(src_->Write(a, 0, test::RandomBytes(300, 2), Txg(1)));
+  ASSERT_UZFS_OK(src_->Write(big, 0, test::RandomBytes(1 << 20, 3), Txg(1)));
+  ASSERT_UZFS_OK(src_->Write(sparse, 4096 * 300, test::RandomBytes(4096, 4), Txg(1)));
+  ASSERT_UZFS_OK(src_->Write(reused, 0, test::RandomBytes(512, 5), Txg(1)));
+  for (int i = 0; i < 40; i++) ASSERT_UZFS_OK(src_->Write(Allocate(512, 0, Txg(1)), 0, test::RandomBytes(50, 100 + i), Txg(1)));
   auto r1 = src_->Sync(Txg(1));
   ASSERT_TRUE(r1.ok());
   uint64_t txg = 1;
@@ -147,11 +126,11 @@ TEST_F(ObjsetReceiveTest, FullThenIncrementalsRebuildTheSameObjects) {
 
   // Txg 2: a block rewritten, a range punched, the file cut short, an
   // object freed; a new one.
-  ASSERT_UZFS_OK(src_->Write(big, 3 * 131072, Random(131072, 6), Txg(2)));
+  ASSERT_UZFS_OK(src_->Write(big, 3 * 131072, test::RandomBytes(131072, 6), Txg(2)));
   ASSERT_UZFS_OK(src_->FreeRange(big, 5 * 131072, 131072, Txg(2)));
   ASSERT_UZFS_OK(src_->FreeRange(sparse, 4096 * 10, UINT64_MAX, Txg(2)));
   ASSERT_UZFS_OK(src_->FreeObject(reused, Txg(2)));
-  ASSERT_UZFS_OK(src_->Write(Allocate(1024, 0, Txg(2)), 0, Random(1024, 7), Txg(2)));
+  ASSERT_UZFS_OK(src_->Write(Allocate(1024, 0, Txg(2)), 0, test::RandomBytes(1024, 7), Txg(2)));
   auto r2 = src_->Sync(Txg(2));
   ASSERT_TRUE(r2.ok());
   EXPECT_EQ(Receive(Stream(*r2, 1), &txg), 0);
@@ -161,7 +140,7 @@ TEST_F(ObjsetReceiveTest, FullThenIncrementalsRebuildTheSameObjects) {
   // the receiver frees its old one first and takes the record again later.
   // (The source's own object still holds the number: it was freed in txg 2.)
   const uint64_t again = Allocate(8192, 0, Txg(3), reused);
-  ASSERT_UZFS_OK(src_->Write(again, 0, Random(20000, 8), Txg(3)));
+  ASSERT_UZFS_OK(src_->Write(again, 0, test::RandomBytes(20000, 8), Txg(3)));
   auto r3 = src_->Sync(Txg(3));
   ASSERT_TRUE(r3.ok());
   EXPECT_EQ(Receive(Stream(*r3, 2), &txg), 0) << "the number was free on both sides";
@@ -170,7 +149,7 @@ TEST_F(ObjsetReceiveTest, FullThenIncrementalsRebuildTheSameObjects) {
 
 TEST_F(ObjsetReceiveTest, AnObjectReplacedUnderItsNumberIsMadeAgainALaterTxg) {
   const uint64_t obj = Allocate(512, 0, Txg(1));
-  ASSERT_UZFS_OK(src_->Write(obj, 0, Random(512, 1), Txg(1)));
+  ASSERT_UZFS_OK(src_->Write(obj, 0, test::RandomBytes(512, 1), Txg(1)));
   auto r1 = src_->Sync(Txg(1));
   ASSERT_TRUE(r1.ok());
   uint64_t txg = 1;
@@ -180,7 +159,7 @@ TEST_F(ObjsetReceiveTest, AnObjectReplacedUnderItsNumberIsMadeAgainALaterTxg) {
   ASSERT_UZFS_OK(src_->FreeObject(obj, Txg(2)));
   ASSERT_TRUE(src_->Sync(Txg(2)).ok());
   ASSERT_EQ(Allocate(16384, 0, Txg(3), obj), obj);
-  ASSERT_UZFS_OK(src_->Write(obj, 0, Random(40000, 2), Txg(3)));
+  ASSERT_UZFS_OK(src_->Write(obj, 0, test::RandomBytes(40000, 2), Txg(3)));
   auto r3 = src_->Sync(Txg(3));
   ASSERT_TRUE(r3.ok());
   EXPECT_EQ(Receive(Stream(*r3, 1), &txg), 1);

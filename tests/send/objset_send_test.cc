@@ -8,11 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <random>
 #include <variant>
 #include <vector>
 
-#include "tests/send_format/stream_test_util.h"
+#include "tests/send/send_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "tests/zio/zio_test_util.h"
 #include "zfs/dmu/dmu_types.h"
@@ -24,13 +23,6 @@ namespace {
 
 constexpr uint64_t kDisk = 64ull << 20;
 constexpr uint64_t kGuid = 0x1234567890abcdefull;
-
-std::vector<uint8_t> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> v(n);
-  for (auto& b : v) b = static_cast<uint8_t>(rng());
-  return v;
-}
 
 // Objects rebuilt from records, as a receiver would hold them.
 struct Image {
@@ -92,30 +84,13 @@ class ObjsetSendTest : public ::testing::Test {
     return *o;
   }
 
-  // The stream of `root` (begin, records, end), read back whole.
+  // The records of `root` between begin and end.
   ReadAll Send(const BlockPtr& root, uint64_t from_txg = 0, uint32_t features = 0) {
-    std::vector<uint8_t> bytes;
-    StreamWriter out(
-        [&bytes](std::span<const uint8_t> b) {
-          bytes.insert(bytes.end(), b.begin(), b.end());
-          return Status::Ok();
-        },
-        StreamStyle::kRecordChecksums);
-    BeginRecord b;
-    b.features = features;
-    b.objset_type = 2;
-    b.to_guid = kGuid;
-    b.from_guid = from_txg != 0 ? 1 : 0;
-    b.to_name = "t/fs@s";
-    EXPECT_UZFS_OK(out.Write(AsRecord(b)));
     ObjsetSendOptions o;
     o.to_guid = kGuid;
     o.from_txg = from_txg;
     o.features = features;
-    send_status_ = SendObjset(reader_, root, o, out);
-    EXPECT_UZFS_OK(out.WriteEnd(kGuid));
-    ReadAll all = Read(bytes);
-    EXPECT_UZFS_OK(all.status);
+    ReadAll all = SendStream(reader_, root, o, &send_status_);
     // Begin and end aside.
     all.records = std::vector<Record>(all.records.begin() + 1, all.records.end() - 1);
     all.payloads = std::vector<std::vector<uint8_t>>(all.payloads.begin() + 1, all.payloads.end() - 1);
@@ -178,10 +153,10 @@ TEST_F(ObjsetSendTest, RecordsComeInTheOrderThePeersSendThem) {
   const uint64_t a = Allocate(512, 17, 64);
   const uint64_t gone = Allocate(512);
   const uint64_t c = Allocate(4096);
-  ASSERT_UZFS_OK(w_->SetBonus(a, dmu_ot::kZnode, Random(64, 1), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(a, 0, Random(512, 2), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(c, 0, Random(4096, 3), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(c, 8192, Random(4096, 4), Txg(1)));
+  ASSERT_UZFS_OK(w_->SetBonus(a, dmu_ot::kZnode, test::RandomBytes(64, 1), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(a, 0, test::RandomBytes(512, 2), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(c, 0, test::RandomBytes(4096, 3), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(c, 8192, test::RandomBytes(4096, 4), Txg(1)));
   ASSERT_UZFS_OK(w_->FreeObject(gone, Txg(1)));
   auto root = w_->Sync(Txg(1));
   ASSERT_TRUE(root.ok()) << root.status().ToString();
@@ -223,12 +198,12 @@ TEST_F(ObjsetSendTest, DeepTreesWithHolesAtEveryLevelRebuildExactly) {
   // several levels, holes at levels 0, 1 and 2.
   const uint64_t deep = Allocate(512, 9);
   const uint64_t wide = Allocate(131072);
-  for (uint64_t b : {0, 1, 3, 17, 18, 40, 63}) ASSERT_UZFS_OK(w_->Write(deep, b * 512, Random(512, 10 + b), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(wide, 5 * 131072 + 100, Random(1000, 9), Txg(1)));
+  for (uint64_t b : {0, 1, 3, 17, 18, 40, 63}) ASSERT_UZFS_OK(w_->Write(deep, b * 512, test::RandomBytes(512, 10 + b), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(wide, 5 * 131072 + 100, test::RandomBytes(1000, 9), Txg(1)));
   // Objects past the first dnode block.
   std::vector<uint64_t> more;
   for (int i = 0; i < 40; i++) more.push_back(Allocate(512));
-  for (size_t i = 0; i < more.size(); i += 3) ASSERT_UZFS_OK(w_->Write(more[i], 0, Random(100, 50 + i), Txg(1)));
+  for (size_t i = 0; i < more.size(); i += 3) ASSERT_UZFS_OK(w_->Write(more[i], 0, test::RandomBytes(100, 50 + i), Txg(1)));
   auto root = w_->Sync(Txg(1));
   ASSERT_TRUE(root.ok()) << root.status().ToString();
   ReadAll all = Send(*root);
@@ -247,15 +222,15 @@ TEST_F(ObjsetSendTest, IncrementalSendsOnlyWhatChangedAndRebuildsTheLaterState) 
   const uint64_t big = Allocate(4096);
   const uint64_t small = Allocate(512);
   const uint64_t doomed = Allocate(512);
-  for (uint64_t b = 0; b < 64; b++) ASSERT_UZFS_OK(w_->Write(big, b * 4096, Random(4096, 100 + b), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(small, 0, Random(512, 7), Txg(1)));
-  ASSERT_UZFS_OK(w_->Write(doomed, 0, Random(512, 8), Txg(1)));
+  for (uint64_t b = 0; b < 64; b++) ASSERT_UZFS_OK(w_->Write(big, b * 4096, test::RandomBytes(4096, 100 + b), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(small, 0, test::RandomBytes(512, 7), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(doomed, 0, test::RandomBytes(512, 8), Txg(1)));
   auto r1 = w_->Sync(Txg(1));
   ASSERT_TRUE(r1.ok());
   Image img;
   img.Apply(Send(*r1));
   // Txg 2: one block of `big` rewritten, one punched, `doomed` freed.
-  ASSERT_UZFS_OK(w_->Write(big, 10 * 4096, Random(4096, 999), Txg(2)));
+  ASSERT_UZFS_OK(w_->Write(big, 10 * 4096, test::RandomBytes(4096, 999), Txg(2)));
   ASSERT_UZFS_OK(w_->FreeRange(big, 20 * 4096, 4096, Txg(2)));
   ASSERT_UZFS_OK(w_->FreeObject(doomed, Txg(2)));
   auto r2 = w_->Sync(Txg(2));
@@ -273,7 +248,7 @@ TEST_F(ObjsetSendTest, IncrementalSendsOnlyWhatChangedAndRebuildsTheLaterState) 
 
 TEST_F(ObjsetSendTest, LargeBlocksAreSplitWithoutTheFeature) {
   const uint64_t obj = Allocate(1 << 20);
-  const auto data = Random(1 << 20, 5);
+  const auto data = test::RandomBytes(1 << 20, 5);
   ASSERT_UZFS_OK(w_->Write(obj, 0, data, Txg(1)));
   auto root = w_->Sync(Txg(1));
   ASSERT_TRUE(root.ok());
@@ -306,7 +281,7 @@ TEST_F(ObjsetSendTest, LargeBlocksAreSplitWithoutTheFeature) {
 
 TEST_F(ObjsetSendTest, LargeDnodesNeedTheirFeature) {
   const uint64_t obj = Allocate(512, 17, 0, Txg(1), 1024);
-  ASSERT_UZFS_OK(w_->Write(obj, 0, Random(512, 1), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(obj, 0, test::RandomBytes(512, 1), Txg(1)));
   auto root = w_->Sync(Txg(1));
   ASSERT_TRUE(root.ok());
   Send(*root);
@@ -325,7 +300,7 @@ TEST_F(ObjsetSendTest, LargeDnodesNeedTheirFeature) {
 
 TEST_F(ObjsetSendTest, ADamagedBlockStopsTheWalkNamingIt) {
   const uint64_t obj = Allocate(4096);
-  ASSERT_UZFS_OK(w_->Write(obj, 0, Random(4096, 1), Txg(1)));
+  ASSERT_UZFS_OK(w_->Write(obj, 0, test::RandomBytes(4096, 1), Txg(1)));
   auto root = w_->Sync(Txg(1));
   ASSERT_TRUE(root.ok());
   auto dn = w_->GetDnode(obj);

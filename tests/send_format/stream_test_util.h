@@ -59,14 +59,17 @@ inline ReadAll Read(const std::vector<uint8_t>& bytes) {
   return all;
 }
 
+// A writer's sink that appends to *out.
+inline StreamWriter::Sink AppendTo(std::vector<uint8_t>* out) {
+  return [out](std::span<const uint8_t> b) {
+    out->insert(out->end(), b.begin(), b.end());
+    return Status::Ok();
+  };
+}
+
 inline std::vector<uint8_t> Write(const ReadAll& all, StreamStyle style) {
   std::vector<uint8_t> out;
-  StreamWriter w(
-      [&out](std::span<const uint8_t> b) {
-        out.insert(out.end(), b.begin(), b.end());
-        return Status::Ok();
-      },
-      style);
+  StreamWriter w(AppendTo(&out), style);
   for (size_t i = 0; i < all.records.size(); ++i) {
     const Record& r = all.records[i];
     if (r.type() == RecordType::kEnd) {
