@@ -1,6 +1,6 @@
 // zfs's subcommand table inside the daemon (man/zfs.8): create, destroy,
 // list, get, set, inherit, rename, snapshot, rollback, clone, promote,
-// hold, holds, release, diff, send, mount, unmount, each in the file of its
+// hold, holds, release, diff, send, receive, mount, unmount, each in the file of its
 // concern (zfs_handlers.h); the ZFS subcommands uzfs does not offer yet
 // are refused by name.
 #include "cmd/uzfsd/subcommands.h"
@@ -15,7 +15,7 @@ std::span<const Sub> Subs();
 
 std::string GlobalUsage() {
   return cmd::GlobalUsage("zfs", Subs(),
-                          "\treceive:\n\t    not available in uzfs yet\n");
+                          "");
 }
 
 }  // namespace
@@ -51,11 +51,13 @@ std::span<const Sub> Subs() {
       {"release", "\trelease [-r] <tag> <snapshot> ...\n", ZfsRelease},
       {"diff", "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n", ZfsDiff},
       {"send", "\tsend [-nvP] [-i|-I snapshot] <snapshot>\n", ZfsSend},
+      {"receive", "\treceive [-Fnuv] [-d | -e] [-o property=value] ... [-x property] ...\n"
+                  "\t    <filesystem|snapshot>\n\treceive -A <filesystem>\n",
+       ZfsReceive, SubLock::kNone, "recv"},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
       {"unmount", "\tunmount [-f] <-a | filesystem | mountpoint>\n", [](CmdCtx& c) { return ZfsMount(c, false); },
        SubLock::kNone, "umount"},
       // ZFS subcommands uzfs does not offer yet.
-      {"receive", nullptr, nullptr, SubLock::kNone, "recv"},
       {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},
       {"share", nullptr}, {"unshare", nullptr}, {"bookmark", nullptr}, {"load-key", nullptr},

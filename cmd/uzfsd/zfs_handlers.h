@@ -46,6 +46,7 @@ int ZfsRelease(CmdCtx& c);   // zfs_holds.cc
 int ZfsHolds(CmdCtx& c);     // zfs_holds.cc
 int ZfsDiff(CmdCtx& c);      // zfs_diff.cc
 int ZfsSend(CmdCtx& c);      // zfs_send.cc
+int ZfsReceive(CmdCtx& c);   // zfs_receive.cc
 // zfs mount (`mount` true) and zfs unmount (zfs_mount_cmd.cc).
 int ZfsMount(CmdCtx& c, bool mount);
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cmd/uzfsd/output.h"
+#include "cmd/uzfsd/stream_fd.h"
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
 #include "zfs/send/objset_send.h"
@@ -47,78 +48,6 @@ namespace {
 constexpr uint64_t kLastOldStreamVersion = 23;  // zfs-fuse's newest pool version
 constexpr uint64_t kSaVersion = 24;             // SPA_VERSION_SA: spill blocks
 
-// The client's standard output, written a megabyte at a time (records
-// are 312 bytes: one write each would cost a system call per record)
-// and never blocking for long: a daemon shutting down must not wait for a
-// reader that stopped reading. A pipe gets an open file description of
-// its own (through /proc/self/fd), non-blocking without touching the
-// client's, grown to a megabyte when the system allows; a socket is
-// written with MSG_DONTWAIT. Either waits for room a second at a time.
-// Files and devices are written plainly.
-class StreamFd {
- public:
-  static constexpr size_t kBatch = 1 << 20;
-
-  explicit StreamFd(int fd) : fd_(fd) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-      const std::string own = "/proc/self/fd/" + std::to_string(fd);
-      const int nb = ::open(own.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      if (nb >= 0) {
-        fd_ = nb;
-        owned_ = true;
-      }
-      (void)::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(kBatch));
-    } else if (S_ISSOCK(st.st_mode)) {
-      socket_ = true;
-    }
-    buf_.reserve(kBatch);
-  }
-  ~StreamFd() {
-    if (owned_) ::close(fd_);
-  }
-  StreamFd(const StreamFd&) = delete;
-  StreamFd& operator=(const StreamFd&) = delete;
-
-  Status Write(std::span<const uint8_t> data, const std::atomic<bool>& stopping) {
-    buf_.insert(buf_.end(), data.begin(), data.end());
-    return buf_.size() >= kBatch ? Flush(stopping) : Status::Ok();
-  }
-
-  Status Flush(const std::atomic<bool>& stopping) {
-    Status s = WriteAll(buf_, stopping);
-    buf_.clear();
-    return s;
-  }
-
- private:
-  Status WriteAll(std::span<const uint8_t> data, const std::atomic<bool>& stopping) {
-    size_t off = 0;
-    while (off < data.size()) {
-      if (stopping.load()) return Status::Busy("the daemon is shutting down");
-      const ssize_t w = socket_ ? ::send(fd_, data.data() + off, data.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                : ::write(fd_, data.data() + off, data.size() - off);
-      if (w > 0) {
-        off += static_cast<size_t>(w);
-        continue;
-      }
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd p{fd_, POLLOUT, 0};
-        ::poll(&p, 1, 1000);
-        continue;
-      }
-      return Status::IoError(w < 0 ? std::strerror(errno) : "short write");
-    }
-    return Status::Ok();
-  }
-
-  int fd_;
-  bool owned_ = false;
-  bool socket_ = false;
-  std::vector<uint8_t> buf_;
-};
-
 std::string Clock() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -127,17 +56,6 @@ std::string Clock() {
   std::strftime(b, sizeof b, "%H:%M:%S", &tm);
   return b;
 }
-
-// The pool stays imported while a send streams from it: declared before
-// what reads from the pool, so it lets go last.
-struct StreamGuard {
-  std::shared_ptr<PoolEntry> e;
-  ~StreamGuard() {
-    if (e == nullptr) return;
-    MutexLock l(&e->mu);
-    e->streams--;
-  }
-};
 
 // One substream: `to`, as an increment over `from` (empty: full).
 struct SendStep {

@@ -266,6 +266,15 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
       it = rec.props.erase(it);
     }
   }
+  // What receives a crash or a killed daemon interrupted left behind.
+  if (!pool->readonly()) {
+    if (Result<size_t> n = pool->DestroyStaleReceives(); !n.ok()) {
+      reg.log().Log("pool '" + pool->name() + "': cannot remove an interrupted receive: " +
+                    std::string(n.status().message()));
+    } else if (*n > 0) {
+      reg.log().Log("pool '" + pool->name() + "': removed " + std::to_string(*n) + " interrupted receive(s)");
+    }
+  }
   rec.name = pool->name();
   rec.guid = pool->guid();
   rec.readonly = pool->readonly();

@@ -228,9 +228,27 @@ TEST_F(ZfsCli, DestroyRenameMount) {
   r = env.Zfs("mount");
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "");
-  r = env.Zfs("receive tank/copy < /dev/null");
+  r = env.Zfs("bookmark tank@a tank#b");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "not available in uzfs yet")) << r.err;
+  // zfs receive's refusals (streams themselves: zfs_receive_fuse_test).
+  r = env.Zfs("receive tank/copy < /dev/null");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot receive: input is not a send stream (it is empty)\n");
+  r = env.Zfs("recv < /dev/null");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "missing target dataset argument")) << r.err;
+  r = env.Zfs("receive -d -e tank < /dev/null");
+  EXPECT_EQ(r.rc, 2);
+  r = env.Zfs("receive -A tank/copy");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "'tank/copy' does not have any resumable receive state to abort\n");
+  r = env.Zfs("receive nopool/copy < /dev/null");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot receive: pool 'nopool' does not exist (it is not imported)\n");
+  r = env.Zfs("receive 'tank/bad%name' < /dev/null");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot receive: invalid name 'tank/bad%name'\n");
   r = env.Zfs("frobnicate");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "usage: zfs command args")) << r.err;

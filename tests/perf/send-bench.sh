@@ -10,7 +10,11 @@
 #   incr:  1% of the data rewritten (128 KiB records spread over every
 #          file), snapshotted, and `zfs send -i` of that change to
 #          /dev/null, cold, against the full send (bar: at most 10% of
-#          its time), with the data blocks each read from the disks (ARC misses).
+#          its time), with the data blocks each read from the disks (ARC misses);
+#   recv:  the full stream, saved to a file first, received into a new
+#          file system (`zfs receive < file`), against writing the same
+#          files through the mount into another new file system, each
+#          ending when its data is on disk (bar: at least 70% of the write).
 #
 #   tests/perf/send-bench.sh   (needs root and /dev/fuse; UZFS_BIN: one
 #                               directory holding zpool and zfs, default the build tree's)
@@ -77,3 +81,15 @@ r0=$(reads); t0=$(now); "$zfsb" send -i @full sendbench/data@change > /dev/null;
 awk -v f="$full_ns" -v i="$((t1 - t0))" -v fr="$full_reads" -v ir="$((r1 - r0))" -v n=$((records / step)) 'BEGIN {
   printf "incr:    -i of %d rewritten records: %.3f s against %.3f s full (%.1f%%); reads %d against %d\n",
          n, i / 1e9, f / 1e9, 100 * i / f, ir, fr }'
+
+# Receive against write: the same data, each into a new file system and
+# on disk at the end (a receive ends with its txg synced; the write with
+# sync -f).
+"$zfsb" send sendbench/data@full > "$work/full.zs"
+"$zfsb" create sendbench/w
+t0=$(now); fill "$mnt/w" "$size"; sync -f "$mnt/w/fill0"; t1=$(now)
+write_ns=$((t1 - t0))
+t0=$(now); "$zfsb" receive sendbench/r < "$work/full.zs"; t1=$(now)
+awk -v w="$write_ns" -v r="$((t1 - t0))" -v m="$size" 'BEGIN {
+  printf "recv:    full stream from a file: %.0f MiB/s; writing the files: %.0f MiB/s (%.0f%%)\n",
+         m / (r / 1e9), m / (w / 1e9), 100 * w / r }'

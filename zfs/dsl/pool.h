@@ -402,6 +402,56 @@ class Pool final : private TxgSyncer {
   // (pool_clone.cc).
   Status Clone(const std::string& origin, const std::string& target,
                const std::vector<std::pair<std::string, std::string>>& props) UZFS_EXCLUDES(mu_, sync_mu_);
+  // Receiving a stream (zfs receive; pool_receive.cc). The records go
+  // into a dataset nobody else sees, and EndReceive makes them visible in
+  // one txg, as OpenZFS does:
+  //   full stream into a new file system FS: FS itself, created empty (no
+  //     ZPL objects: the stream brings them) and marked inconsistent, which
+  //     keeps it out of ListDatasets (and so of zfs list and the mounts);
+  //   incremental from snapshot FROM of FS: "FS/%recv", a clone of FROM
+  //     (names with '%' are never listed). At the end FS's head takes the
+  //     clone's tree (what FS wrote since FROM is rolled back first, with
+  //     force; refused without), and the clone goes.
+  // Either way the end takes snapshot FS@SNAP with the stream's guid and
+  // creation time. A crash before the end leaves FS as it was, plus the
+  // hidden dataset, which DestroyStaleReceives removes.
+  struct ReceiveTarget {
+    std::string fs;              // the file system that receives
+    std::string snap;            // the snapshot it gets (the part after '@')
+    uint64_t from_guid = 0;      // the incremental source's guid; 0: full
+    bool force = false;          // zfs receive -F
+    // zfs receive -o: properties of a new file system (full streams).
+    std::vector<std::pair<std::string, std::string>> props;
+  };
+  struct ReceiveState {
+    std::string into;   // the dataset the records are written to (Objset(into))
+    bool new_fs = false;
+    uint64_t from_obj = 0;  // the incremental source snapshot
+  };
+  // Every check, then the hidden dataset, in one txg. Errors, as OpenZFS
+  // words them: Exists "destination 'FS' exists" (full stream; uzfs does
+  // not overwrite a file system with one), Exists "destination 'FS@SNAP'
+  // exists", NotFound "destination 'FS' does not exist" (incremental) or
+  // its parent missing, NotFound "local origin for clone ... does not
+  // exist" / InvalidArgument "most recent snapshot of FS does not match
+  // incremental source" when no snapshot of FS has from_guid or it is not
+  // the newest (force: the newer ones must be destroyed first), Busy
+  // "destination FS has been modified since most recent snapshot" (not
+  // force), Busy when another receive into FS runs.
+  Result<ReceiveState> BeginReceive(const ReceiveTarget& t) UZFS_EXCLUDES(mu_, sync_mu_);
+  // After every record was applied (and committed): the swap and the
+  // snapshot described above, in one txg after the datasets' sync of it.
+  // FS must not be mounted (its head changes under it). The checks of
+  // BeginReceive are made again; on an error nothing changed and the
+  // caller aborts.
+  Status EndReceive(const ReceiveTarget& t, const ReceiveState& st, uint64_t to_guid, uint64_t creation_time)
+      UZFS_EXCLUDES(mu_, sync_mu_);
+  // Destroys the hidden dataset of a receive that will not end.
+  Status AbortReceive(const ReceiveState& st) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The hidden datasets of receives that never ended (a crash, a daemon
+  // killed): destroyed, in one txg; how many. Call when no receive runs
+  // (after import).
+  Result<size_t> DestroyStaleReceives() UZFS_EXCLUDES(mu_, sync_mu_);
   // written@SNAP of dataset `name` (a file system or snapshot): what it
   // references that snapshot `snapshot` ("fs@snap", of its file system or
   // of an origin before it) does not (pool_written.cc). InvalidArgument
@@ -908,15 +958,33 @@ class Pool final : private TxgSyncer {
   struct NewDataset;
   // Every check of a new dataset `name` (name, parent, not existing,
   // properties valid for this pool), changing nothing.
+  // hidden: the last component may be "%recv" (BeginReceive's).
   Result<NewDataset> ValidateNewDataset(const std::string& name,
-                                        const std::vector<std::pair<std::string, std::string>>& props)
-      UZFS_REQUIRES(mu_);
+                                        const std::vector<std::pair<std::string, std::string>>& props,
+                                        bool hidden = false) UZFS_REQUIRES(mu_);
   Status CheckNewDatasetLocked(const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& props) UZFS_REQUIRES(mu_);
   // clone_of: the snapshot a clone starts from (0: a new empty file system).
+  // receiving: a dataset BeginReceive makes: the name may be hidden, and a
+  // new file system gets an empty object set (no ZPL objects) and is
+  // marked inconsistent.
   Status CreateDatasetSync(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& props,
-                           Txg txg, uint64_t clone_of = 0) UZFS_REQUIRES(mu_);
+                           Txg txg, uint64_t clone_of = 0, bool receiving = false) UZFS_REQUIRES(mu_);
+  // Receiving (pool_receive.cc): every check of BeginReceive / EndReceive
+  // (in_task: from the sync task, which also checks the head was not
+  // modified); the swap of FS's head tree with the clone's.
+  Result<ReceiveState> CheckReceive(const ReceiveTarget& t, bool in_task) UZFS_REQUIRES(mu_);
+  Status CheckReceiveEnd(const ReceiveTarget& t, const ReceiveState& st) UZFS_REQUIRES(mu_);
+  Status ReceiveSwapSync(const ReceiveTarget& t, const ReceiveState& st, Txg txg) UZFS_REQUIRES(mu_);
+  // Whether FS's head holds anything its newest snapshot does not (the
+  // meta-dnodes differ; an objset block rewritten only for its intent
+  // log header does not count).
+  Result<bool> HeadModified(const DslDatasetPhys& head, const DslDatasetPhys& snap) UZFS_REQUIRES(mu_);
+  // Busy "<q>dataset is busy (a receive is writing it)" for a file system a
+  // full receive is filling or a receive's hidden clone: destroy and
+  // rename refuse them (the receive holds their writer).
+  Status RefuseIfReceiving(const std::string& name, const std::string& q) UZFS_REQUIRES(mu_);
   // A clone's head dataset in dir (pool_clone.cc): the origin snapshot's
   // tree and space, a deadlist keyed as its file system's below the
   // origin, linked to the origin (LinkCloneToOrigin).

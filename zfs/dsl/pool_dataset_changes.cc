@@ -78,12 +78,13 @@ struct Pool::NewDataset {
 };
 
 Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
-                                                  const std::vector<std::pair<std::string, std::string>>& props) {
+                                                  const std::vector<std::pair<std::string, std::string>>& props,
+                                                  bool hidden) {
   const auto [parent, leaf] = SplitParent(name);
   if (parent.empty()) {
     return Status::InvalidArgument("cannot create '" + name + "': missing dataset name");
   }
-  UZFS_RETURN_IF_ERROR(CheckComponent(name, leaf));
+  if (!hidden || leaf != "%recv") UZFS_RETURN_IF_ERROR(CheckComponent(name, leaf));
   if (name.find('@') != std::string::npos) {
     return Status::NotSupported("cannot create '" + name + "': snapshots are not supported yet");
   }
@@ -146,8 +147,8 @@ Status Pool::CheckNewDatasetLocked(const std::string& name,
 
 Status Pool::CreateDatasetSync(const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& props,
-                               Txg txg, uint64_t clone_of) {
-  UZFS_ASSIGN_OR_RETURN(NewDataset nd, ValidateNewDataset(name, props));
+                               Txg txg, uint64_t clone_of, bool receiving) {
+  UZFS_ASSIGN_OR_RETURN(NewDataset nd, ValidateNewDataset(name, props, receiving));
   const ZplCreateProps& zpl = nd.zpl;
   const std::vector<std::pair<std::string, StoredProp>>& enc = nd.props;
   // A new file system is a clone of $ORIGIN (an empty tree of txg 1).
@@ -191,7 +192,15 @@ Status Pool::CreateDatasetSync(const std::string& name,
   ds->ds_obj = dsobj;
   ds->prev_snap_txg = kOriginSnapTxg;
   UZFS_ASSIGN_OR_RETURN(ds->os, ObjsetWriter::Create(*zio_, ObjsetType::kZfs, HeadOptions(*ds)));
-  if (fs_init_) UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, zpl, txg));
+  if (receiving) {
+    // The stream brings every object; until it ends the file system is
+    // not a whole tree (nothing lists or mounts it).
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(dsobj));
+    h.flags |= kDsFlagInconsistent;
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(dsobj, h, txg));
+  } else if (fs_init_) {
+    UZFS_RETURN_IF_ERROR(fs_init_(*ds->os, ident_.version, zpl, txg));
+  }
   ds->needs_sync = true;
   datasets_[name] = std::move(ds);
   return Status::Ok();
@@ -255,7 +264,8 @@ Status Pool::DestroyDataset(const std::string& name) {
     origin = MarkedOriginOf(name);
   }
   if (!origin.empty()) ReleaseOpenSnapshots({origin});
-  return RunTask([this, name](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, name](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_RETURN_IF_ERROR(RefuseIfReceiving(name, "cannot destroy '" + name + "': "));
     return DestroyDatasetSync(name, txg);
   });
 }
@@ -346,7 +356,8 @@ Status Pool::CheckNoOwnSnapshotsLocked(const std::string& name) {
 }
 
 Status Pool::RenameDataset(const std::string& from, const std::string& to) {
-  return RunTask([this, from, to](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS {
+  return RunTask([this, from, to](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_RETURN_IF_ERROR(RefuseIfReceiving(from, "cannot rename '" + from + "': "));
     return RenameDatasetSync(from, to, txg);
   });
 }

@@ -182,6 +182,8 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
     UZFS_ASSIGN_OR_RETURN(info.dir, ReadDirPhys(dir));
     info.ds_obj = info.dir.head_dataset_obj;
     UZFS_ASSIGN_OR_RETURN(info.ds, ReadDsPhys(info.ds_obj));
+    // A file system a full receive is still filling is not one yet.
+    if (info.ds.flags & kDsFlagInconsistent) return Status::Ok();
     UZFS_ASSIGN_OR_RETURN(info.deadlist_bytes, DeadlistBytes(info.ds.deadlist_obj));
     if (info.ds.prev_snap_obj != 0) {
       UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(info.ds.prev_snap_obj));
@@ -196,7 +198,8 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
     UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(child_zap));
     std::sort(kids.begin(), kids.end());
     for (const auto& [k, v] : kids) {
-      if (k.empty() || k[0] == '$' || v.empty()) continue;
+      // ($MOS, $ORIGIN: the pool's own; "%recv": a receive's hidden clone.)
+      if (k.empty() || k[0] == '$' || k.find('%') != std::string::npos || v.empty()) continue;
       UZFS_RETURN_IF_ERROR(walk(name + "/" + k, v[0]));
     }
     return Status::Ok();

@@ -73,6 +73,15 @@ Result<Record> StreamReader::Next(std::vector<uint8_t>* payload) {
   sum_.Append(std::span<const uint8_t>(bytes).subspan(kRecordChecksumOffset));
 
   if (r.type() == RecordType::kEnd) {
+    // Nothing checks an end record's own bytes in a stream with one
+    // checksum (zfs-fuse's), and every sender zeroes what its fields do not
+    // use (past the checksum and guid): a bit set there is damage.
+    constexpr size_t kEndFieldsEnd = 8 + 32 + 8;
+    for (size_t i = kEndFieldsEnd; i < kRecordChecksumOffset; ++i) {
+      if (bytes[i] != 0) {
+        return Status::Corruption("send stream: the end record has bytes set outside its fields" + At(index, start));
+      }
+    }
     const auto& e = std::get<EndRecord>(r.body);
     // The closing end of a compound stream carries neither sum nor guid.
     const bool closing = IsZero(e.checksum) && e.to_guid == 0;

@@ -1,7 +1,9 @@
 // Reads a send stream record by record from a source, checking it as it
 // goes: the begin record's magic (and from it the stream's byte order) and
 // header type, that substreams run from a begin record to an end record,
-// every record checksum the stream stores, each end record's checksum,
+// every record checksum the stream stores, each end record's checksum
+// (and that its bytes outside its fields are zero, as every sender writes
+// them: nothing else covers them in a stream with one checksum),
 // payload lengths against what any stream carries, and that the stream
 // does not stop inside a record or a payload.
 //

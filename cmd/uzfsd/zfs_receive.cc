@@ -1,0 +1,336 @@
+// zfs receive [-Fnuv] [-d|-e] [-o prop=value]... [-x prop]... target
+// (man/zfs.8): reads a send stream from the client's standard input
+// (passed with the request, protocol.h) and makes its snapshots here: a
+// full stream a new file system, an incremental one the next snapshot of
+// the file system that has its source. A package (zfs send -I) is its
+// substreams one after another.
+//
+// Each substream is atomic (Pool::BeginReceive / EndReceive): its records
+// go into a dataset nobody sees, and only a whole substream, its end
+// record's checksum matched, becomes visible, in one txg. Anything wrong
+// (a damaged or truncated stream, a source that does not match, a stream
+// feature uzfs cannot apply, the daemon stopping) leaves the target as it
+// was, and one line says why; substreams of a package received before
+// stay received, as in OpenZFS.
+//
+// While the stream is read the pool's lock is not held (the sending side
+// may be a zfs send from the same daemon); the pool refuses export until
+// the receive ends. An incremental stream's file system stays mounted
+// meanwhile, and is unmounted only for the switch at the end.
+//
+// Names: the target is the file system (or fs@snap for one substream);
+// -d puts the sent name without its pool under it, -e the sent name's last
+// component; their missing parents are created. -F rolls the target back
+// to the stream's source first (destroying newer snapshots). -u: a new
+// file system is not mounted. -n reads and checks the whole stream and
+// changes nothing. -v says what is received and, at the end, how fast.
+// -o sets properties on the received file system; -x names properties a
+// stream must not set (a stream without -p or -R carries none).
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cmd/uzfsd/output.h"
+#include "cmd/uzfsd/stream_fd.h"
+#include "cmd/uzfsd/zfs_datasets.h"
+#include "cmd/uzfsd/zfs_handlers.h"
+#include "zfs/send/substream_apply.h"
+#include "zfs/send_format/stream_reader.h"
+
+namespace uzfs::cmd {
+
+namespace {
+
+constexpr uint32_t kObjsetTypeZfs = 2;  // DMU_OST_ZFS
+// Stream features a receive here can apply (the rest: dedup, raw,
+// redacted, resuming streams, are refused by name).
+constexpr uint32_t kReceivable = send::feature::kSaSpill | send::feature::kEmbedData | send::feature::kLz4 |
+                                 send::feature::kLargeBlocks | send::feature::kCompressed |
+                                 send::feature::kLargeDnode | send::feature::kZstd | send::feature::kHolds;
+
+struct ReceiveOptions {
+  std::string target;       // the operand
+  bool force = false, dry = false, verbose = false, no_mount = false;
+  char naming = 0;          // 'd', 'e' or 0
+  std::vector<std::pair<std::string, std::string>> props;  // -o
+};
+
+// The file system and snapshot substream `b` goes to.
+Result<std::pair<std::string, std::string>> TargetOf(const ReceiveOptions& o, const send::BeginRecord& b,
+                                                     bool package) {
+  const size_t at = b.to_name.find('@');
+  if (at == std::string::npos) return Status::Corruption("the stream names no snapshot ('" + b.to_name + "')");
+  const std::string sent_fs = b.to_name.substr(0, at), sent_snap = b.to_name.substr(at + 1);
+  if (const size_t t_at = o.target.find('@'); t_at != std::string::npos) {
+    if (package || o.naming != 0) {
+      return Status::InvalidArgument("cannot receive: cannot specify snapshot name for multi-snapshot stream");
+    }
+    return std::make_pair(o.target.substr(0, t_at), o.target.substr(t_at + 1));
+  }
+  if (o.naming == 'd') {
+    const size_t slash = sent_fs.find('/');
+    return std::make_pair(slash == std::string::npos ? o.target : o.target + sent_fs.substr(slash), sent_snap);
+  }
+  if (o.naming == 'e') return std::make_pair(o.target + sent_fs.substr(sent_fs.rfind('/')), sent_snap);
+  return std::make_pair(o.target, sent_snap);
+}
+
+// Why uzfs cannot apply a stream with this begin record (empty: it can).
+std::string Refusal(Pool& p, const send::BeginRecord& b) {
+  if (b.objset_type != kObjsetTypeZfs) {
+    return "the stream is of a " + std::string(b.objset_type == 3 ? "volume" : "kind of dataset") +
+           ", which uzfs does not receive";
+  }
+  if (const uint32_t other = b.features & ~kReceivable; other != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%x", b.features);
+    return std::string("stream has unsupported feature, feature flags = ") + hex;
+  }
+  if (b.flags & send::kBeginFlagClone) return "clone streams (sent from a clone's origin) are not supported yet";
+  if ((b.features & send::feature::kLargeBlocks) && p.max_record_size() < (1u << 20)) {
+    return "the stream has blocks larger than 128K: pool must be upgraded (feature@large_blocks)";
+  }
+  return "";
+}
+
+std::string Rate(uint64_t bytes, double seconds) {
+  const double s = seconds < 1e-3 ? 1e-3 : seconds;
+  return HumanSize(bytes) + " stream in " + std::to_string(static_cast<uint64_t>(seconds + 0.5)) + " seconds (" +
+         HumanSize(static_cast<uint64_t>(static_cast<double>(bytes) / s)) + "/sec)";
+}
+
+// One substream: checks, the hidden dataset, the records, the switch.
+// Returns the exit status (the line said already).
+int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReader& r, const send::BeginRecord& b,
+               const ReceiveOptions& o, bool package) {
+  auto names = TargetOf(o, b, package);
+  if (!names.ok()) {
+    const std::string m(names.status().message());
+    return c.Fail(m.starts_with("cannot ") ? m : "cannot receive: " + m);
+  }
+  const auto& [fs, snap] = *names;
+  const bool incremental = b.from_guid != 0;
+  const std::string kind = incremental ? "incremental" : "full";
+  const std::string q = "cannot receive " + std::string(incremental ? "incremental" : "new filesystem") + " stream: ";
+  if (PoolOfDataset(fs) != PoolOfDataset(o.target)) return c.Fail(q + "invalid target name '" + fs + "'");
+  Pool::ReceiveTarget t;
+  t.fs = fs;
+  t.snap = snap;
+  t.from_guid = b.from_guid;
+  t.force = o.force;
+  if (!incremental) t.props = o.props;
+
+  Pool* pool = nullptr;
+  Pool::ReceiveState st;
+  StreamGuard guard;
+  {
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return c.Fail(q + "pool '" + PoolOfDataset(fs) + "' is not imported");
+    Pool& p = *e->pool;
+    if (std::string why = Refusal(p, b); !why.empty()) return c.Fail(q + why);
+    if (o.verbose) {
+      c.out.Out(std::string(o.dry ? "would receive " : "receiving ") + kind + " stream of " + b.to_name + " into " +
+                fs + "@" + snap + "\n");
+      c.out.Flush();
+    }
+    if (!o.dry) {
+      // -d / -e: the parents the names need.
+      if (o.naming != 0) {
+        std::vector<std::string> missing;
+        for (std::string d = DatasetParent(fs); d.find('/') != std::string::npos && !DatasetExists(p, d);
+             d = DatasetParent(d)) {
+          missing.insert(missing.begin(), d);
+        }
+        for (const std::string& d : missing) {
+          if (Status s = p.CreateDataset(d, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", d));
+        }
+      }
+      // -F: the snapshots after the stream's source go first.
+      if (incremental && o.force) {
+        auto all = p.ListDatasets(true);
+        if (!all.ok()) return c.Fail(q + std::string(all.status().message()));
+        uint64_t from_txg = 0;
+        for (const DatasetInfo& i : *all) {
+          if (i.snapshot && i.name.starts_with(fs + "@") && i.ds.guid == b.from_guid) from_txg = i.ds.creation_txg;
+        }
+        std::vector<std::string> newer;
+        for (const DatasetInfo& i : *all) {
+          if (from_txg != 0 && i.snapshot && i.name.starts_with(fs + "@") && i.ds.creation_txg > from_txg) {
+            newer.push_back(i.name);
+          }
+        }
+        if (!newer.empty()) {
+          if (Status s = p.DestroySnapshots(newer); !s.ok()) return c.Fail(q + std::string(s.message()));
+        }
+      }
+      Result<Pool::ReceiveState> begun = p.BeginReceive(t);
+      if (!begun.ok()) {
+        const std::string m(begun.status().message());
+        return c.Fail(m.starts_with("cannot ") ? m : q + m);
+      }
+      st = *begun;
+      pool = &p;
+    }
+    e->streams++;
+    guard.e = e;
+  }
+
+  // The records, without the pool's lock.
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t bytes = send::kRecordSize;
+  ObjsetWriter* os = nullptr;
+  Status s;
+  if (pool != nullptr) {
+    Result<ObjsetWriter*> w = pool->Objset(st.into);
+    s = w.status();
+    if (w.ok()) os = *w;
+  }
+  if (s.ok()) {
+    send::TxSource txs;
+    if (pool != nullptr) {
+      txs.begin = [pool](uint64_t n) { return pool->Begin(n); };
+      txs.sync = [pool] { return pool->Sync(); };
+    }
+    s = send::ApplySubstream(r, b, os, txs, &bytes);
+  }
+  if (pool == nullptr) {
+    if (!s.ok()) return c.Fail(q + std::string(s.message()));
+    return 0;
+  }
+
+  MutexLock l(&e->mu);
+  Pool& p = *pool;
+  if (!s.ok()) {
+    if (Status a = p.AbortReceive(st); !a.ok()) c.out.ErrLine(q + "cleaning up: " + std::string(a.message()));
+    return c.Fail(q + std::string(s.message()));
+  }
+  // The file system's head changes: unmounted for the switch, mounted
+  // again after.
+  std::optional<std::pair<std::string, MountOverrides>> was;
+  if (const DatasetMount* m = e->mounts.Find(fs)) was.emplace(m->path, m->overrides);
+  if (was) {
+    if (Status u = e->mounts.Unmount(fs, false); !u.ok()) {
+      (void)p.AbortReceive(st);
+      return c.Fail(ErrorLine(u, "receive into", fs));
+    }
+  }
+  s = p.EndReceive(t, st, b.to_guid, b.creation_time);
+  if (!s.ok()) (void)p.AbortReceive(st);
+  int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "receive", fs + "@" + snap));
+  if (rc == 0 && incremental) {
+    for (const auto& [k, v] : o.props) {
+      if (Status ps = p.SetProp(fs, k, v); !ps.ok()) rc = c.Fail(ErrorLine(ps, "set property on", fs));
+    }
+  }
+  if (was) {
+    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
+      rc = c.Fail(ErrorLine(m, "mount", fs));
+    }
+  } else if (rc == 0 && !incremental && !o.no_mount) {
+    std::vector<std::string> errs;
+    e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, fs);
+    for (const std::string& m : errs) c.out.ErrLine(m);
+    if (!errs.empty()) rc = 1;
+  }
+  if (rc == 0) {
+    p.LogHistory(c.cmdline);
+    if (o.verbose) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      c.out.Out("received " + Rate(bytes, secs) + "\n");
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+int ZfsReceive(CmdCtx& c) {
+  ParsedArgs a = ParseArgs(c.args, "FnuvdeAs", "ox");
+  if (!a.error.empty()) return ZfsUsage(c, "receive", a.error);
+  if (a.operands.empty()) return ZfsUsage(c, "receive", "missing target dataset argument");
+  if (a.operands.size() > 1) return ZfsUsage(c, "receive", "too many arguments");
+  ReceiveOptions o;
+  o.target = a.operands[0];
+  if (a.Has('A')) {
+    // uzfs keeps no partial receive (no -s yet): there is never one to abort.
+    return c.Fail("'" + o.target + "' does not have any resumable receive state to abort");
+  }
+  if (a.Has('s')) {
+    return c.Fail("cannot receive: resumable receive (-s) is not supported by uzfs yet; receive without it "
+                  "(a broken transfer leaves the target as it was)");
+  }
+  if (a.Has('d') && a.Has('e')) return ZfsUsage(c, "receive", "-d and -e cannot be combined");
+  o.force = a.Has('F');
+  o.dry = a.Has('n');
+  o.verbose = a.Has('v');
+  o.no_mount = a.Has('u');
+  o.naming = a.Has('d') ? 'd' : a.Has('e') ? 'e' : 0;
+  for (const std::string& kv : a.Values('o')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return ZfsUsage(c, "receive", "invalid property '" + kv + "': expected property=value");
+    }
+    const std::string k = kv.substr(0, eq);
+    if (k == "origin") return c.Fail("cannot receive: -o origin (receiving as a clone) is not supported yet");
+    o.props.emplace_back(k, kv.substr(eq + 1));
+  }
+  (void)a.Values('x');  // (nothing in a stream without -p or -R to exclude)
+  if (o.target.find('@') != std::string::npos && o.naming != 0) {
+    return c.Fail("cannot receive: a snapshot name as target cannot be combined with -d or -e");
+  }
+  if (Status s = Pool::CheckDatasetName(o.target.substr(0, o.target.find('@'))); !s.ok()) {
+    return c.Fail("cannot receive: invalid name '" + o.target + "'");
+  }
+  if (c.in_fd < 0) return c.Fail("cannot receive: the client passed no standard input");
+  if (::isatty(c.in_fd) == 1) {
+    return c.Fail("cannot receive: standard input is a terminal; give the stream through a pipe or a file");
+  }
+  auto e = PoolFor(c, o.target);
+  if (e == nullptr) {
+    return c.Fail("cannot receive: pool '" + PoolOfDataset(o.target) + "' does not exist (it is not imported)");
+  }
+
+  StreamInput in(c.in_fd);
+  send::StreamReader r([&](std::span<uint8_t> out) { return in.Read(out, c.stopping); });
+  std::vector<uint8_t> payload;
+  Result<send::Record> first = r.Next(&payload);
+  if (!first.ok()) {
+    if (first.status().IsNotFound()) return c.Fail("cannot receive: input is not a send stream (it is empty)");
+    return c.Fail("cannot receive: invalid stream: " + std::string(first.status().message()));
+  }
+  if (first->type() != send::RecordType::kBegin) return c.Fail("cannot receive: invalid stream: no begin record");
+  const auto& head = std::get<send::BeginRecord>(first->body);
+  if (head.header_type != send::HeaderType::kCompound) return ReceiveOne(c, e, r, head, o, /*package=*/false);
+
+  // A package: the header's nvlist is empty unless the stream is a
+  // replication stream (zfs send -R), whose datasets and properties
+  // uzfs does not apply yet.
+  if (!payload.empty()) {
+    return c.Fail("cannot receive: replication streams (zfs send -R) are not supported by uzfs yet; send each "
+                  "file system's snapshots with -I");
+  }
+  Result<send::Record> header_end = r.Next(&payload);
+  if (!header_end.ok() || header_end->type() != send::RecordType::kEnd) {
+    return c.Fail("cannot receive: invalid stream: " +
+                  (header_end.ok() ? std::string("the package header has no end record")
+                                   : std::string(header_end.status().message())));
+  }
+  while (true) {
+    Result<send::Record> next = r.Next(&payload);
+    if (!next.ok()) {
+      if (next.status().IsNotFound()) return c.Fail("cannot receive: invalid stream: the package has no end record");
+      return c.Fail("cannot receive: invalid stream: " + std::string(next.status().message()));
+    }
+    if (next->type() == send::RecordType::kEnd) break;  // the package's own end
+    if (next->type() != send::RecordType::kBegin) {
+      return c.Fail(std::string("cannot receive: invalid stream: a ") + send::RecordTypeName(next->type()) +
+                    " record between substreams");
+    }
+    const send::BeginRecord b = std::get<send::BeginRecord>(next->body);
+    if (int rc = ReceiveOne(c, e, r, b, o, /*package=*/true); rc != 0) return rc;
+  }
+  return 0;
+}
+
+}  // namespace uzfs::cmd
