@@ -43,11 +43,14 @@ namespace uzfs::cmd {
 namespace {
 
 constexpr uint32_t kObjsetTypeZfs = 2;  // DMU_OST_ZFS
-// Stream features a receive here can apply (the rest: dedup, raw,
-// redacted, resuming streams, are refused by name).
+// Stream features a receive here can apply: compressed and embedded
+// blocks are stored decompressed and compressed again as the file system
+// says. The rest (dedup, raw, redacted, resuming streams, and large
+// dnodes, whose pool feature uzfs does not have) are refused by their
+// flags.
 constexpr uint32_t kReceivable = send::feature::kSaSpill | send::feature::kEmbedData | send::feature::kLz4 |
-                                 send::feature::kLargeBlocks | send::feature::kCompressed |
-                                 send::feature::kLargeDnode | send::feature::kZstd | send::feature::kHolds;
+                                 send::feature::kLargeBlocks | send::feature::kCompressed | send::feature::kZstd |
+                                 send::feature::kHolds;
 
 struct ReceiveOptions {
   std::string target;       // the operand

@@ -31,6 +31,61 @@ struct Ran {
   std::string out, err;
 };
 
+// Writes `data` to a new file at path.
+inline void PutFile(const std::string& path, const std::vector<uint8_t>& data) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+// The tree the send and receive tests fill a file system with, in dir:
+// small (100 random bytes), big (3,000,000: indirect blocks), sparse (3
+// bytes at sparse_end), dir/ with `entries` files f0, f1, ... of 10, 11,
+// ... bytes (a fat ZAP past a few dozen) and the link dir/link -> ../small.
+inline void MakeSampleTree(const std::string& dir, int entries, uint64_t sparse_end) {
+  PutFile(dir + "/small", test::RandomBytes(100, 1));
+  PutFile(dir + "/big", test::RandomBytes(3000000, 2));
+  {
+    std::ofstream f(dir + "/sparse", std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(sparse_end));
+    f.write("end", 3);
+  }
+  std::filesystem::create_directory(dir + "/dir");
+  for (int i = 0; i < entries; i++) {
+    PutFile(dir + "/dir/f" + std::to_string(i), test::RandomBytes(10 + static_cast<size_t>(i), 10 + i));
+  }
+  std::filesystem::create_symlink("../small", dir + "/dir/link");
+}
+
+// A script for test::RunInZfsFuseSandbox: in directory d (its device file
+// d/z0), zfs-fuse makes version-23 pool zs mounted at d/mnt with file
+// system zs/fs (small and large files, a sparse file, a link, a directory
+// of fifty entries), changed twice with snapshots s1, s2, s3 after each
+// round, sends d/theirs.zs (full s1), d/theirs_i.zs (-i s1 s2) and
+// d/theirs_I.zs (-I s1 s3), and exports the pool.
+inline std::string ZfsFuseStreamsScript(const std::string& d) {
+  return "set -e\nd=" + d + "\n"
+         "zpool create -o version=23 -m $d/mnt zs $d/z0\n"
+         "zfs create zs/fs\n"
+         "for i in $(seq 1 100); do mountpoint -q $d/mnt/fs && break; sleep 0.1; done\n"
+         "echo hello > $d/mnt/fs/a.txt\n"
+         "head -c 3000000 /dev/urandom > $d/mnt/fs/big\n"
+         "dd if=/dev/urandom of=$d/mnt/fs/sparse bs=4k count=1 seek=100 2>/dev/null\n"
+         "mkdir $d/mnt/fs/dir; ln -s ../a.txt $d/mnt/fs/dir/link\n"
+         "for i in $(seq 1 50); do echo $i > $d/mnt/fs/dir/f$i; done\n"
+         "zfs snapshot zs/fs@s1\n"
+         // Changes: appended, removed, created, part of a file rewritten.
+         "echo more >> $d/mnt/fs/a.txt; rm $d/mnt/fs/dir/f7\n"
+         "echo new > $d/mnt/fs/dir/g1; chmod 600 $d/mnt/fs/dir/g1\n"
+         "dd if=/dev/urandom of=$d/mnt/fs/big bs=128k count=2 seek=5 conv=notrunc 2>/dev/null\n"
+         "zfs snapshot zs/fs@s2\n"
+         "rm $d/mnt/fs/sparse; mkdir $d/mnt/fs/dir2; echo x > $d/mnt/fs/dir2/y\n"
+         "zfs snapshot zs/fs@s3\n"
+         "zfs send zs/fs@s1 > $d/theirs.zs\n"
+         "zfs send -i @s1 zs/fs@s2 > $d/theirs_i.zs\n"
+         "zfs send -I zs/fs@s1 zs/fs@s3 > $d/theirs_I.zs\n"
+         "zpool export zs\n";
+}
+
 inline std::string Bin(const std::string& prog) {
   return std::string(UZFS_BINARY_DIR) + "/cmd/" + prog + "/" + prog;
 }

@@ -28,10 +28,6 @@ namespace {
 
 class ZfsReceiveFuse : public MountingCliTest {
  protected:
-  void Put(const std::string& path, const std::vector<uint8_t>& data) {
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  }
   // Waits until file system `ds` is mounted at root_/ds (its .zfs appears).
   bool Mounted(const std::string& ds) {
     for (int i = 0; i < 100; i++) {
@@ -63,19 +59,10 @@ class ZfsReceiveFuse : public MountingCliTest {
     ASSERT_EQ(env_.Zfs("create tank/src").rc, 0);
     ASSERT_TRUE(Mounted("src"));
     const std::string s = root_ + "/src";
-    Put(s + "/small", test::RandomBytes(100, 1));
-    Put(s + "/big", test::RandomBytes(3000000, 2));
-    {
-      std::ofstream f(s + "/sparse", std::ios::binary);
-      f.seekp(5 << 20);
-      f.write("end", 3);
-    }
-    std::filesystem::create_directory(s + "/dir");
-    for (int i = 0; i < 60; i++) Put(s + "/dir/f" + std::to_string(i), test::RandomBytes(10 + i, 10 + i));
-    std::filesystem::create_symlink("../small", s + "/dir/link");
+    MakeSampleTree(s, 60, 5 << 20);
     ASSERT_EQ(env_.Zfs("snapshot tank/src@s1").rc, 0);
     std::filesystem::remove(s + "/dir/f7");
-    Put(s + "/dir/g1", test::RandomBytes(5000, 99));
+    PutFile(s + "/dir/g1", test::RandomBytes(5000, 99));
     {
       std::fstream f(s + "/big", std::ios::binary | std::ios::in | std::ios::out);
       f.seekp(700000);
@@ -85,7 +72,7 @@ class ZfsReceiveFuse : public MountingCliTest {
     ASSERT_EQ(env_.Zfs("snapshot tank/src@s2").rc, 0);
     std::filesystem::remove(s + "/sparse");
     std::filesystem::create_directory(s + "/dir2");
-    Put(s + "/dir2/y", test::RandomBytes(200000, 4));
+    PutFile(s + "/dir2/y", test::RandomBytes(200000, 4));
     ASSERT_EQ(env_.Zfs("snapshot tank/src@s3").rc, 0);
   }
   std::string SnapTree(const std::string& snap) { return Tree(root_ + "/src/.zfs/snapshot/" + snap); }
@@ -173,20 +160,20 @@ TEST_F(ZfsReceiveFuse, BadStreamsAndWrongTargetsLeaveTheTargetAsItWas) {
     const size_t off = i == 23 ? inc.size() - 100 : (inc.size() / 23) * i + static_cast<size_t>(i) * 37 + 13;
     std::vector<uint8_t> flipped = inc;
     flipped[off] ^= 0x10;
-    Put(bad, flipped);
+    PutFile(bad, flipped);
     r = Receive("tank/dst", bad);
     EXPECT_EQ(r.rc, 1) << "flip at " << off;
     EXPECT_TRUE(r.err.starts_with("cannot receive")) << r.err;
     unchanged("flip at " + std::to_string(off));
     std::vector<uint8_t> cut(inc.begin(), inc.begin() + static_cast<long>((inc.size() / 24) * i + 7));
-    Put(bad, cut);
+    PutFile(bad, cut);
     r = Receive("tank/dst", bad);
     EXPECT_EQ(r.rc, 1) << "cut at " << cut.size();
     EXPECT_TRUE(r.err.starts_with("cannot receive")) << r.err;
     unchanged("cut at " + std::to_string(cut.size()));
   }
   // Not a stream at all; nothing at all.
-  Put(bad, test::RandomBytes(5000, 7));
+  PutFile(bad, test::RandomBytes(5000, 7));
   r = Receive("tank/dst", bad);
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(r.err.starts_with("cannot receive: invalid stream: ")) << r.err;
@@ -219,7 +206,7 @@ TEST_F(ZfsReceiveFuse, BadStreamsAndWrongTargetsLeaveTheTargetAsItWas) {
                    "match incremental source\n");
   ASSERT_EQ(env_.Zfs("destroy tank/dst@local").rc, 0);
   // A target changed since its snapshot: refused, kept; -F rolls it back.
-  Put(root_ + "/dst/mine", test::RandomBytes(10000, 8));
+  PutFile(root_ + "/dst/mine", test::RandomBytes(10000, 8));
   r = Receive("tank/dst", File("inc23.zs"));
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot receive incremental stream: destination tank/dst has been modified\n"
@@ -245,9 +232,9 @@ TEST_F(ZfsReceiveFuse, ADaemonKilledMidReceiveLeavesTheTargetAsItWas) {
   ASSERT_EQ(r.rc, 0) << r.err;
   ASSERT_EQ(env_.Zfs("create tank/src").rc, 0);
   ASSERT_TRUE(Mounted("src"));
-  Put(root_ + "/src/a", test::RandomBytes(1000000, 1));
+  PutFile(root_ + "/src/a", test::RandomBytes(1000000, 1));
   ASSERT_EQ(env_.Zfs("snapshot tank/src@s1").rc, 0);
-  Put(root_ + "/src/b", test::RandomBytes(24 << 20, 2));
+  PutFile(root_ + "/src/b", test::RandomBytes(24 << 20, 2));
   ASSERT_EQ(env_.Zfs("snapshot tank/src@s2").rc, 0);
   ASSERT_EQ(env_.Zfs("send tank/src@s1 > " + File("full.zs")).rc, 0);
   ASSERT_EQ(env_.Zfs("send -i @s1 tank/src@s2 > " + File("inc.zs")).rc, 0);

@@ -24,30 +24,7 @@ TEST(ZfsSendCompat, FullStreamOfAVersion23PoolIsZfsFusesOwn) {
   env.Dev("z0", 256ull << 20);
   const std::string d = env.devdir();
   std::string out;
-  ASSERT_EQ(test::RunInZfsFuseSandbox("set -e\nd=" + d + "\n"
-                                      "zpool create -o version=23 -m $d/mnt zs $d/z0\n"
-                                      "zfs create zs/fs\n"
-                                      "for i in $(seq 1 100); do mountpoint -q $d/mnt/fs && break; sleep 0.1; done\n"
-                                      "echo hello > $d/mnt/fs/a.txt\n"
-                                      "head -c 3000000 /dev/urandom > $d/mnt/fs/big\n"
-                                      "dd if=/dev/urandom of=$d/mnt/fs/sparse bs=4k count=1 seek=100 2>/dev/null\n"
-                                      "mkdir $d/mnt/fs/dir; ln -s ../a.txt $d/mnt/fs/dir/link\n"
-                                      "for i in $(seq 1 50); do echo $i > $d/mnt/fs/dir/f$i; done\n"
-                                      "zfs snapshot zs/fs@s1\n"
-                                      // Changes: appended, removed, created, part of a file rewritten.
-                                      "echo more >> $d/mnt/fs/a.txt; rm $d/mnt/fs/dir/f7\n"
-                                      "echo new > $d/mnt/fs/dir/g1\n"
-                                      "dd if=/dev/urandom of=$d/mnt/fs/big bs=128k count=2 seek=5 conv=notrunc 2>/dev/null\n"
-                                      "zfs snapshot zs/fs@s2\n"
-                                      "rm $d/mnt/fs/sparse; mkdir $d/mnt/fs/dir2; echo x > $d/mnt/fs/dir2/y\n"
-                                      "zfs snapshot zs/fs@s3\n"
-                                      "zfs send zs/fs@s1 > $d/theirs.zs\n"
-                                      "zfs send -i @s1 zs/fs@s2 > $d/theirs_i.zs\n"
-                                      "zfs send -I zs/fs@s1 zs/fs@s3 > $d/theirs_I.zs\n"
-                                      "zpool export zs\n",
-                                      &out),
-            0)
-      << out;
+  ASSERT_EQ(test::RunInZfsFuseSandbox(ZfsFuseStreamsScript(d), &out), 0) << out;
   Ran r = env.Zpool("import -d " + d + " -R " + (env.tmp() / "alt").string() + " zs");
   ASSERT_EQ(r.rc, 0) << r.err;
   r = env.Zfs("send zs/fs@s1 > " + d + "/ours.zs");

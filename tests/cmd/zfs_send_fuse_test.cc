@@ -25,11 +25,6 @@ namespace {
 
 class ZfsSendFuse : public MountingCliTest, public ::testing::WithParamInterface<int> {};
 
-void Put(const std::string& path, const std::vector<uint8_t>& data) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
-
 // The number after "<label> = " in zstream's output (`base` 16 for its
 // bare hexadecimal fields).
 uint64_t After(const std::string& text, const std::string& label, int base = 0) {
@@ -45,16 +40,7 @@ TEST_P(ZfsSendFuse, OpenZfsReadsTheStream) {
   ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
   const std::string fs = root_ + "/fs";
   for (int i = 0; i < 100 && !std::filesystem::exists(fs + "/.zfs"); i++) usleep(100000);
-  Put(fs + "/small", test::RandomBytes(100, 1));
-  Put(fs + "/big", test::RandomBytes(3000000, 2));
-  {
-    std::ofstream f(fs + "/sparse", std::ios::binary);
-    f.seekp(10 << 20);
-    f.write("end", 3);
-  }
-  std::filesystem::create_directory(fs + "/dir");
-  for (int i = 0; i < 200; i++) Put(fs + "/dir/f" + std::to_string(i), test::RandomBytes(10, 10 + i));
-  std::filesystem::create_symlink("../small", fs + "/dir/link");
+  MakeSampleTree(fs, 200, 10 << 20);
   ASSERT_EQ(env_.Zfs("snapshot tank/fs@s").rc, 0);
   const std::string stream = (env_.tmp() / "s.zs").string();
   r = env_.Zfs("send tank/fs@s > " + stream);
@@ -66,7 +52,7 @@ TEST_P(ZfsSendFuse, OpenZfsReadsTheStream) {
   EXPECT_EQ(out.find("invalid checksum"), std::string::npos) << out;
   EXPECT_EQ(After(out, "Total DRR_BEGIN records"), 1u) << out;
   EXPECT_EQ(After(out, "Total DRR_END records"), 1u) << out;
-  // 100 + 3,000,000 + the sparse file's last block + 200 * 10, in whole
+  // 100 + 3,000,000 + the sparse file's last block + 200 small files, in whole
   // blocks; the directories' ZAP blocks on top.
   const uint64_t writes = After(out, "Total DRR_WRITE records");
   EXPECT_GE(writes, 3000000u / 131072 + 3) << out;
@@ -90,7 +76,7 @@ TEST_F(ZfsSendShutdownFuse, ASendIntoAStuckPipeEndsWhenTheDaemonStops) {
   ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
   const std::string fs = root_ + "/fs";
   for (int i = 0; i < 100 && !std::filesystem::exists(fs + "/.zfs"); i++) usleep(100000);
-  Put(fs + "/big", test::RandomBytes(8 << 20, 1));  // far more than a pipe holds
+  PutFile(fs + "/big", test::RandomBytes(8 << 20, 1));  // far more than a pipe holds
   ASSERT_EQ(env_.Zfs("snapshot tank/fs@s").rc, 0);
   const std::string d = env_.tmp().string();
   // The reader sleeps without reading; the send blocks on the full pipe.

@@ -77,9 +77,7 @@ TEST_F(ZfsSendSshFuse, FullThenIncrementalsToABackupHostOverSsh) {
   const std::string fs = root_ + "/fs";
   for (int i = 0; i < 100 && !std::filesystem::exists(fs + "/.zfs"); i++) usleep(100000);
   auto put = [&](const std::string& name, size_t n, uint32_t seed) {
-    const std::vector<uint8_t> d = test::RandomBytes(n, seed);
-    std::ofstream(fs + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(d.data()),
-                                                          static_cast<std::streamsize>(d.size()));
+    PutFile(fs + "/" + name, test::RandomBytes(n, seed));
   };
   put("a", 2000000, 1);
   std::filesystem::create_directory(fs + "/d");

@@ -317,13 +317,19 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   r = env.Zpool("");
   EXPECT_EQ(r.rc, 2);
   // A ZFS subcommand uzfs does not offer yet is named as such, not unknown,
-  // in both commands, aliases included; the global usage lists what works.
+  // in both commands; an alias reaches its subcommand; the global usage
+  // lists what works.
   r = env.Zpool("split tank newtank");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "zpool split is not available in uzfs yet\n");
-  r = env.Zfs("recv tank/x");
+  r = env.Zfs("bookmark tank@a tank#b");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "zfs recv is not available in uzfs yet\n");
+  EXPECT_EQ(r.err, "zfs bookmark is not available in uzfs yet\n");
+  r = env.Zfs("recv tank/x < /dev/null");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot receive: input is not a send stream (it is empty)\n");
+  r = env.Zfs("help");
+  EXPECT_TRUE(Contains(r.out + r.err, "\treceive [-Fnuv] [-d | -e]")) << r.out << r.err;
   r = env.Zfs("bogus");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "unrecognized command 'bogus'\nusage: zfs command args ...")) << r.err;
