@@ -1,4 +1,4 @@
-// zfs send [-nvP] [-i|-I from] snapshot (man/zfs.8): the replication
+// zfs send [-LcenvP] [-i|-I from] snapshot (man/zfs.8): the replication
 // stream of one snapshot, full or as an increment over an earlier snapshot
 // of the same file system (-I: one substream per snapshot in between),
 // written to the client's standard output (passed to the daemon with the
@@ -16,22 +16,19 @@
 // until the send ends. A reader that goes away (EPIPE) or a daemon that
 // shuts down ends the send with an error line.
 //
+// -L: blocks larger than 128 KiB go whole (when the pool has any); -e:
+// embedded blocks go as they are (when the pool has embedded_data);
+// -c: compressed blocks go as stored (OpenZFS's compressed stream).
 // -n: nothing is sent; with -v or -P the estimate is printed. -v: the
 // estimate first, then once a second the bytes sent so far, on stderr.
 // -P: the estimate in parsable form ("full\tNAME\tBYTES", "size\tBYTES").
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <optional>
 #include <string>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "cmd/uzfsd/output.h"
@@ -132,7 +129,7 @@ Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std
 }  // namespace
 
 int ZfsSend(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "nvP", "iI");
+  ParsedArgs a = ParseArgs(c.args, "nvPLec", "iI");
   if (!a.error.empty()) return ZfsUsage(c, "send", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "send", "missing snapshot argument");
   if (a.operands.size() > 1) return ZfsUsage(c, "send", "too many arguments");
@@ -158,6 +155,7 @@ int ZfsSend(CmdCtx& c) {
   uint32_t features = 0, flags = 0;
   bool new_fields = true;
   BlockReader* reader = nullptr;
+  Zio* zio = nullptr;
   std::optional<ZioBlockReader> direct;
   {
     MutexLock l(&e->mu);
@@ -177,6 +175,32 @@ int ZfsSend(CmdCtx& c) {
       flags |= send::kBeginFlagFreeRecords;
     }
     if (p.version() >= kSaVersion) features |= send::feature::kSaSpill;
+    // -L, -e, -c: the features OpenZFS's send adds for them, from what the
+    // pool has active (a stream's features must be ones its blocks need).
+    if (a.Has('L') || a.Has('e') || a.Has('c')) {
+      auto fs = p.Features();
+      if (!fs.ok()) return c.Fail(ErrorLine(fs.status(), "send", name));
+      auto active = [&](const char* guid) {
+        for (const PoolFeatureState& f : *fs) {
+          if (f.guid == guid) return f.refcount > 0;
+        }
+        return false;
+      };
+      auto enabled = [&](const char* guid) {
+        for (const PoolFeatureState& f : *fs) {
+          if (f.guid == guid) return f.enabled;
+        }
+        return false;
+      };
+      if (a.Has('L') && active("org.open-zfs:large_blocks")) features |= send::feature::kLargeBlocks;
+      if (a.Has('e') && active("com.delphix:embedded_data")) features |= send::feature::kEmbedData;
+      if (a.Has('c')) features |= send::feature::kCompressed;
+      if ((a.Has('c') || (features & send::feature::kEmbedData)) && enabled("org.illumos:lz4_compress")) {
+        features |= send::feature::kLz4;
+      }
+      if (a.Has('c') && active("org.freebsd:zstd_compress")) features |= send::feature::kZstd;
+    }
+    zio = &p.zio();
     reader = p.block_reader();
     if (reader == nullptr) reader = &direct.emplace(p.zio());
     e->streams++;
@@ -250,6 +274,11 @@ int ZfsSend(CmdCtx& c) {
     opts.to_guid = st.to_guid;
     opts.from_txg = st.from_txg;
     opts.on_data = [&sent](uint64_t n) { sent += n; };
+    opts.read_physical = [zio](const BlockPtr& bp, std::vector<uint8_t>* out) -> Status {
+      UZFS_ASSIGN_OR_RETURN(AlignedBytes phys, zio->ReadPhysical(bp));
+      out->assign(phys.begin(), phys.end());
+      return Status::Ok();
+    };
     Status s = out.Write(send::AsRecord(begin));
     if (s.ok()) s = send::SendObjset(*reader, st.snap->root(), opts, out);
     if (s.ok()) s = out.WriteEnd(begin.to_guid);

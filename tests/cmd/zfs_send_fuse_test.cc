@@ -4,8 +4,9 @@
 // directory of many entries) are snapshotted and sent; zstream reads the
 // whole stream, every record checksum verifying, and counts the data it
 // carries. The stream's begin record has OpenZFS's flags and features.
-// A send blocked on a reader that stopped reading ends when the daemon
-// shuts down, without holding the shutdown up.
+// Compressed, large-block streams (-c -L) are read by zstream and received
+// back. A send blocked on a reader that stopped reading ends when the
+// daemon shuts down, without holding the shutdown up.
 #include <signal.h>
 #include <unistd.h>
 
@@ -65,6 +66,48 @@ TEST_P(ZfsSendFuse, OpenZfsReadsTheStream) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, ZfsSendFuse, ::testing::Values(28, 5000));
+
+// zfs send -c -L of a version-5000 pool with lz4 and 1 MiB records:
+// OpenZFS's zstream reads compressed and large-block records (the blocks
+// as stored: lz4, their compressed sizes), and the stream received back
+// gives the same files.
+class ZfsSendCompressedFuse : public MountingCliTest {};
+
+TEST_F(ZfsSendCompressedFuse, CompressedLargeBlockStreamIsOpenZfsReadable) {
+  UZFS_REQUIRE_FUSE();
+  Ran r = env_.Zpool("create -o version=5000 -m " + root_ + " tank " + env_.Dev("d0", 256ull << 20));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("create -o compression=lz4 -o recordsize=1M tank/fs").rc, 0);
+  const std::string fs = root_ + "/fs";
+  for (int i = 0; i < 100 && !std::filesystem::exists(fs + "/.zfs"); i++) usleep(100000);
+  std::string text;
+  for (int i = 0; i < 60000; i++) text += "line " + std::to_string(i) + " of a file that compresses well\n";
+  std::ofstream(fs + "/text") << text;
+  PutFile(fs + "/random", test::RandomBytes(3000000, 5));
+  ASSERT_EQ(env_.Zfs("snapshot tank/fs@s").rc, 0);
+  const std::string stream = (env_.tmp() / "cl.zs").string();
+  r = env_.Zfs("send -c -L tank/fs@s > " + stream);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const uint64_t plain = std::filesystem::file_size(stream);
+  ASSERT_EQ(env_.Zfs("send tank/fs@s > " + stream + ".plain").rc, 0);
+  EXPECT_LT(plain + 1000000, std::filesystem::file_size(stream + ".plain")) << "the text went uncompressed";
+
+  std::string out;
+  ASSERT_EQ(test::RunOpenZfsZdb("--zstream dump -v < " + stream, &out), 0) << out;
+  EXPECT_EQ(out.find("invalid checksum"), std::string::npos) << out;
+  // SA spill, lz4, large blocks, compressed.
+  EXPECT_EQ(After(out, "features", 16), 0x4a0004u) << out;
+  EXPECT_NE(out.find("compression type = 15 flags = 0 offset = 0 logical_size = 1048576 compressed_size = "),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(After(out, "Total stream length"), plain) << out;
+
+  r = env_.Zfs("receive tank/back < " + stream);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (int i = 0; i < 100 && !std::filesystem::exists(root_ + "/back/.zfs"); i++) usleep(100000);
+  EXPECT_EQ(test::ReadText(root_ + "/back/text"), text);
+  EXPECT_EQ(test::ReadFile(root_ + "/back/random"), test::RandomBytes(3000000, 5));
+}
 
 // A send whose reader stops reading does not hold up the daemon's
 // shutdown: the send ends with an error line and the daemon exits.

@@ -240,9 +240,30 @@ class Sender {
       if (o_.on_data) o_.on_data(dblk);
       return Status::Ok();
     }
+    const uint64_t piece = StreamBlockSize(dn);
+    if ((o_.features & feature::kCompressed) != 0 && !bp.embedded && piece == dblk &&
+        bp.compression != kCompressOff && bp.compression > 1 && bp.psize < bp.lsize) {
+      if (!o_.read_physical) return Status::InvalidArgument("a compressed stream needs read_physical");
+      if (Status s = o_.read_physical(bp, &data_); !s.ok()) return s.WithContext(what);
+      if (data_.size() != bp.psize) return Status::Corruption(what + ": the stored block has the wrong size");
+      WriteRecord w;
+      w.object = object;
+      w.type = dn.type;
+      w.offset = offset;
+      w.logical_size = dblk;
+      w.to_guid = o_.to_guid;
+      w.checksum_type = bp.checksum;
+      if (bp.dedup) w.flags |= kWriteFlagDedup;
+      w.compression = bp.compression;
+      w.compressed_size = bp.psize;
+      w.key_prop = KeyProp(bp.lsize, bp.psize, bp.compression);
+      w.key_checksum = bp.cksum;
+      UZFS_RETURN_IF_ERROR(Emit(w, data_));
+      if (o_.on_data) o_.on_data(dblk);
+      return Status::Ok();
+    }
     data_.resize(dblk);
     if (Status s = reader_.Read(bp, data_, o_.read_opts); !s.ok()) return s.WithContext(what);
-    const uint64_t piece = StreamBlockSize(dn);
     for (uint64_t at = 0; at < dblk; at += piece) {
       WriteRecord w;
       w.object = object;

@@ -26,7 +26,10 @@
 // before the first is read. Blocks larger than 128 KiB are split into
 // 128 KiB writes unless the stream has the large-blocks feature; embedded
 // blocks are sent as WRITE_EMBEDDED records with the embedded-data
-// feature, else as plain writes of their decoded bytes.
+// feature, else as plain writes of their decoded bytes. With the
+// compressed feature (zfs send -c) a compressed block that is not split
+// goes as it is stored: its physical bytes (read_physical), its
+// compression and compressed size in the record.
 //
 // Errors: a block that cannot be read or decoded stops the walk with its
 // status naming the object and block; a dnode of more than one slot
@@ -36,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "zfs/send_format/stream_writer.h"
 #include "zfs/spa/block_ptr.h"
@@ -54,6 +58,9 @@ struct ObjsetSendOptions {
   BlockReadOptions read_opts;
   // Called after each WRITE with its logical bytes (progress); may be null.
   std::function<void(uint64_t bytes)> on_data;
+  // The stored (still compressed) bytes of a block, psize of them: needed
+  // with feature::kCompressed (a pool gives Zio::ReadPhysical).
+  std::function<Status(const BlockPtr& bp, std::vector<uint8_t>* out)> read_physical;
 };
 
 // The records of the object set `root` names, written to `out`.
