@@ -21,7 +21,8 @@
 // Names: the target is the file system (or fs@snap for one substream);
 // -d puts the sent name without its pool under it, -e the sent name's last
 // component; their missing parents are created. -F rolls the target back
-// to the stream's source first (destroying newer snapshots). -u: a new
+// to the stream's source first (destroying newer snapshots), or lets a
+// full stream replace the tree of a file system without snapshots. -u: a new
 // file system is not mounted. -n reads and checks the whole stream and
 // changes nothing. -v says what is received and, at the end, how fast.
 // -o sets properties on the received file system; -x names properties a
@@ -221,7 +222,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   s = p.EndReceive(t, st, b.to_guid, b.creation_time);
   if (!s.ok()) (void)p.AbortReceive(st);
   int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "receive", fs + "@" + snap));
-  if (rc == 0 && incremental) {
+  if (rc == 0 && !st.new_fs) {
     for (const auto& [k, v] : o.props) {
       if (Status ps = p.SetProp(fs, k, v); !ps.ok()) rc = c.Fail(ErrorLine(ps, "set property on", fs));
     }
@@ -230,7 +231,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
     if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
       rc = c.Fail(ErrorLine(m, "mount", fs));
     }
-  } else if (rc == 0 && !incremental && !o.no_mount) {
+  } else if (rc == 0 && st.new_fs && !o.no_mount) {
     std::vector<std::string> errs;
     e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, fs);
     for (const std::string& m : errs) c.out.ErrLine(m);

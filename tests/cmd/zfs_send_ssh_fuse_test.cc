@@ -2,8 +2,9 @@
 // receive ...`, where the host is a second network namespace on this
 // machine (tests/cmd/ssh-host.sh: a veth pair with loopback addresses, an
 // OpenSSH server with keys made here) running its own uzfsd with a pool
-// "backup". A full stream, then two incrementals (the recipe of man/zfs.8),
-// the second after the backup was read (and so changed: -F rolls it back);
+// "backup". A full stream onto a file system made there (-F replaces its
+// tree), then two incrementals (the recipe of man/zfs.8), the second after
+// the backup was read (and so changed: -F rolls it back);
 // the backup host's tree is the sent snapshot's, byte for byte, and its
 // snapshots carry the sender's guids.
 #include <signal.h>
@@ -91,6 +92,17 @@ TEST_F(ZfsSendSshFuse, FullThenIncrementalsToABackupHostOverSsh) {
   r = Remote("zpool", "create -m " + host_ + "/mnt backup " + bdev);
   ASSERT_EQ(r.rc, 0) << r.err;
 
+  // The first stream lands on a file system made there before (with a
+  // file of its own): -F replaces its tree.
+  ASSERT_EQ(Remote("zfs", "create backup/fs").rc, 0);
+  r = RunShell(host_ + "/ssh 'echo local > " + host_ + "/mnt/fs/local' 2>" + host_ + "/echo.err",
+               host_ + "/echo.err");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = Replicate("tank/fs@mon", "backup/fs");
+  EXPECT_NE(r.rc, 0);  // (the send may see the broken pipe first)
+  EXPECT_TRUE(Contains(r.err, "cannot receive new filesystem stream: destination 'backup/fs' exists\n"
+                              "must specify -F to overwrite it\n"))
+      << r.err;
   r = Replicate("tank/fs@mon", "-F backup/fs");
   ASSERT_EQ(r.rc, 0) << r.err;
   put("b", 500000, 2);

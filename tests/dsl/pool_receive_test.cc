@@ -1,7 +1,7 @@
 // Pool::BeginReceive / EndReceive / AbortReceive / DestroyStaleReceives
 // (pool_receive.cc), driven as `zfs receive` drives them: streams made by
 // SendObjset from a source file system's snapshots, applied with
-// ApplySubstream. What is checked: the received file system holds every
+// ApplySubstream (tests/dsl/receive_test_util.h). What is checked: the received file system holds every
 // byte, its snapshots carry the stream's guids, and its space accounting
 // is the source's to the byte (same blocks, same layout); an incremental
 // refuses a target changed since its snapshot unless forced; an aborted
@@ -10,10 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/dsl/pool_test_util.h"
-#include "tests/send_format/stream_test_util.h"
+#include "tests/dsl/receive_test_util.h"
 #include "tests/testutil/testutil.h"
-#include "zfs/send/objset_send.h"
-#include "zfs/send/substream_apply.h"
 
 namespace uzfs {
 namespace {
@@ -54,64 +52,16 @@ class PoolReceiveTest : public ::testing::Test {
     ASSERT_UZFS_OK(pool_->Snapshot({"rp/src@s2"}));
   }
 
-  uint64_t Guid(const std::string& name) {
-    auto all = pool_->ListDatasets(true);
-    EXPECT_UZFS_OK(all.status());
-    const DatasetInfo* d = FindDs(*all, name);
-    return d == nullptr ? 0 : d->ds.guid;
-  }
+  uint64_t Guid(const std::string& name) { return receivetest::SnapshotGuid(*pool_, name); }
 
-  // The stream of snapshot `to`, incremental from `from` when given.
   std::vector<uint8_t> Stream(const std::string& to, const std::string& from = "") {
-    std::vector<uint8_t> bytes;
-    auto snap = pool_->OpenSnapshot(to);
-    EXPECT_UZFS_OK(snap.status());
-    send::StreamWriter out(send::AppendTo(&bytes), send::StreamStyle::kRecordChecksums);
-    send::BeginRecord b;
-    b.objset_type = 2;
-    b.to_guid = Guid(to);
-    b.to_name = to;
-    send::ObjsetSendOptions opts;
-    opts.to_guid = b.to_guid;
-    if (!from.empty()) {
-      b.from_guid = Guid(from);
-      auto f = pool_->FindSnapshot(from);
-      EXPECT_UZFS_OK(f.status());
-      opts.from_txg = f->creation_txg;
-    }
-    EXPECT_UZFS_OK(out.Write(send::AsRecord(b)));
-    ZioBlockReader reader(pool_->zio());
-    EXPECT_UZFS_OK(send::SendObjset(reader, (*snap)->root(), opts, out));
-    EXPECT_UZFS_OK(out.WriteEnd(b.to_guid));
-    return bytes;
+    auto s = receivetest::SnapshotStream(*pool_, to, from);
+    EXPECT_UZFS_OK(s.status());
+    return s.ok() ? *s : std::vector<uint8_t>{};
   }
 
-  // `zfs receive fs` of `bytes` (one substream); the receive is aborted
-  // when anything fails.
   Status Receive(const std::string& fs, std::span<const uint8_t> bytes, bool force = false) {
-    size_t pos = 0;
-    send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
-      const size_t n = std::min(out.size(), bytes.size() - pos);
-      std::copy_n(bytes.begin() + static_cast<long>(pos), n, out.begin());
-      pos += n;
-      return n;
-    });
-    std::vector<uint8_t> payload;
-    UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
-    const auto b = std::get<send::BeginRecord>(first.body);
-    Pool::ReceiveTarget t;
-    t.fs = fs;
-    t.snap = b.to_name.substr(b.to_name.find('@') + 1);
-    t.from_guid = b.from_guid;
-    t.force = force;
-    UZFS_ASSIGN_OR_RETURN(Pool::ReceiveState st, pool_->BeginReceive(t));
-    UZFS_ASSIGN_OR_RETURN(ObjsetWriter * os, pool_->Objset(st.into));
-    send::TxSource txs{[this](uint64_t n) { return pool_->Begin(n); }, [this] { return pool_->Sync(); }};
-    uint64_t read = 0;
-    Status s = send::ApplySubstream(r, b, os, txs, &read);
-    if (s.ok()) s = pool_->EndReceive(t, st, b.to_guid, b.creation_time);
-    if (!s.ok()) EXPECT_UZFS_OK(pool_->AbortReceive(st));
-    return s;
+    return receivetest::ReceiveBytes(*pool_, fs, bytes, force);
   }
 
   // The file system names the pool lists (hidden ones never appear).
@@ -190,6 +140,41 @@ TEST_F(PoolReceiveTest, AChangedTargetIsRefusedUnlessForced) {
     auto dn = (*os)->GetDnode(mine[0]);
     EXPECT_TRUE(!dn.ok() || dn->IsFree()) << "the change was not rolled back";
   }
+  ExportAndCheck();
+}
+
+TEST_F(PoolReceiveTest, AForcedFullStreamReplacesAFileSystemWithoutSnapshots) {
+  const std::vector<uint8_t> full = Stream("rp/src@s1");
+  ASSERT_UZFS_OK(pool_->CreateDataset("rp/over", {{"com.uzfs:note", "kept"}}));
+  ASSERT_UZFS_OK(pool_->CreateDataset("rp/over/child", {}));
+  std::vector<uint64_t> mine;
+  WriteObjects(*pool_, "rp/over", 3, 200000, 400, &mine);
+  ASSERT_UZFS_OK(pool_->Sync());
+  Status s = Receive("rp/over", full);
+  EXPECT_EQ(s.message(), "cannot receive new filesystem stream: destination 'rp/over' exists\n"
+                         "must specify -F to overwrite it");
+  ASSERT_UZFS_OK(Receive("rp/over", full, /*force=*/true));
+  ExpectObjects(*pool_, "rp/over", objs_, 300000, 1);
+  // Its properties and children stay; the same space as a new file
+  // system that received the stream (what it held before is freed).
+  auto props = pool_->LocalProps("rp/over");
+  ASSERT_UZFS_OK(props.status());
+  EXPECT_EQ((*props)["com.uzfs:note"], "kept");
+  ASSERT_UZFS_OK(Receive("rp/dst", full));
+  auto all = pool_->ListDatasets(true);
+  ASSERT_UZFS_OK(all.status());
+  const DatasetInfo* o = FindDs(*all, "rp/over");
+  const DatasetInfo* d = FindDs(*all, "rp/dst");
+  ASSERT_NE(FindDs(*all, "rp/over/child"), nullptr);
+  ASSERT_NE(FindDs(*all, "rp/over@s1"), nullptr);
+  EXPECT_EQ(o->ds.referenced_bytes, d->ds.referenced_bytes);
+  EXPECT_EQ(o->dir.used_breakdown[static_cast<int>(DdUsed::kHead)],
+            d->dir.used_breakdown[static_cast<int>(DdUsed::kHead)]);
+  EXPECT_EQ(o->dir.used_breakdown[static_cast<int>(DdUsed::kSnap)], 0u);
+  // Now it has a snapshot: a full stream cannot replace it.
+  s = Receive("rp/over", Stream("rp/src@s2"), /*force=*/true);
+  EXPECT_EQ(s.message(), "cannot receive new filesystem stream: destination has snapshots (eg. rp/over@s1)\n"
+                         "must destroy them to overwrite it");
   ExportAndCheck();
 }
 

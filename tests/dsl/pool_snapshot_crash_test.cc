@@ -53,6 +53,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/dsl/crash_test_util.h"
 #include "tests/dsl/pool_test_util.h"
 #include "tests/testutil/testutil.h"
 #include "zfs/dmu/object_reader.h"
@@ -96,10 +97,7 @@ std::vector<uint8_t> Content(int obj, uint64_t version) {
 
 // Everything below runs in the child: no gtest assertions (the parent
 // judges); any failure ends the child with exit code 2.
-void Report(int fd, const std::string& line) {
-  const std::string l = line + "\n";
-  if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) _exit(2);
-}
+using crashtest::Report;
 
 // What the child starts from: the snapshots, clones (number -> snapshot)
 // and held snapshots on disk, and the next numbers to use.
@@ -280,34 +278,10 @@ std::unique_ptr<Pool> NewTank(const std::filesystem::path& dir, uint64_t version
 // Kills child `pid` after a random delay and reaps it; it must not have
 // ended by itself.
 void KillAfterRandomDelay(pid_t pid, std::mt19937_64& rng) {
-  const int delay = kMinDelayMs + static_cast<int>(rng() % (kMaxDelayMs - kMinDelayMs));
-  std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself (exit " << WEXITSTATUS(status) << ")";
+  crashtest::KillAfter(pid, kMinDelayMs + static_cast<int>(rng() % (kMaxDelayMs - kMinDelayMs)));
 }
 
-// Reads the child's reports from `fd` into `text` until a line starting
-// with `token` has come (the last iteration of a loop waits so, so that at
-// least one kill lands after the operation under test, however slow the
-// machine). Gives up after two minutes or when the child ends: returns
-// false, and the caller kills the child.
-bool WaitForReport(int fd, const std::string& token, std::string* text) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  auto seen = [&] { return text->rfind(token, 0) == 0 || text->find("\n" + token) != std::string::npos; };
-  while (!seen()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd pfd{fd, POLLIN, 0};
-    if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n <= 0) return false;
-    text->append(buf, static_cast<size_t>(n));
-  }
-  return true;
-}
+using crashtest::WaitForReport;
 
 // Our zdb -b over the pool as the kill left it: no checksum error, nothing
 // leaked, unreachable or doubly allocated, and the blocks add up to the

@@ -411,7 +411,12 @@ class Pool final : private TxgSyncer {
   //   incremental from snapshot FROM of FS: "FS/%recv", a clone of FROM
   //     (names with '%' are never listed). At the end FS's head takes the
   //     clone's tree (what FS wrote since FROM is rolled back first, with
-  //     force; refused without), and the clone goes.
+  //     force; refused without), and the clone goes;
+  //   full stream onto an existing FS with force (it must have no
+  //     snapshots and not be a clone): "FS/%recv", a new empty file
+  //     system; at the end FS's head takes its tree the same way, and what
+  //     FS held is freed with the clone. FS keeps its properties and
+  //     children.
   // Either way the end takes snapshot FS@SNAP with the stream's guid and
   // creation time. A crash before the end leaves FS as it was, plus the
   // hidden dataset, which DestroyStaleReceives removes.
@@ -426,12 +431,13 @@ class Pool final : private TxgSyncer {
   struct ReceiveState {
     std::string into;   // the dataset the records are written to (Objset(into))
     bool new_fs = false;
-    uint64_t from_obj = 0;  // the incremental source snapshot
+    bool overwrite = false;  // a full stream replacing an existing FS's tree
+    uint64_t from_obj = 0;  // the incremental source snapshot ($ORIGIN@$ORIGIN to overwrite)
   };
   // Every check, then the hidden dataset, in one txg. Errors, as OpenZFS
-  // words them: Exists "destination 'FS' exists" (full stream; uzfs does
-  // not overwrite a file system with one), Exists "destination 'FS@SNAP'
-  // exists", NotFound "destination 'FS' does not exist" (incremental) or
+  // words them: Exists "destination 'FS' exists" (full stream without
+  // force), Exists "destination has snapshots (eg. FS@S)" (full stream,
+  // force), Exists "destination 'FS@SNAP' exists", NotFound "destination 'FS' does not exist" (incremental) or
   // its parent missing, NotFound "local origin for clone ... does not
   // exist" / InvalidArgument "most recent snapshot of FS does not match
   // incremental source" when no snapshot of FS has from_guid or it is not

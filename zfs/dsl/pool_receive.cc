@@ -8,6 +8,10 @@
 // FS goes into "FS/%recv", a clone of S that no listing shows (OpenZFS
 // uses the same name); FS stays readable, and mounted, meanwhile.
 //
+// A full stream onto an existing FS with force (no snapshots, not a clone)
+// goes into "FS/%recv" too, a new file system, and ends the same way; FS
+// keeps its properties and children, its old tree is freed with the clone.
+//
 // The end of an incremental receive, in one sync task after the datasets'
 // sync of its txg (so every record applied is in the trees it moves):
 //   1. FS's head is made S's tree again if it is not (a rollback: with
@@ -85,10 +89,27 @@ Result<Pool::ReceiveState> Pool::CheckReceive(const ReceiveTarget& t, bool in_ta
       if (h.flags & kDsFlagInconsistent) {
         return Status::Busy(q + "destination '" + t.fs + "' is being received");
       }
-      return Status::Exists(q + "destination '" + t.fs + "' exists\n" +
-                            (t.force ? "uzfs does not overwrite a file system with a full stream: destroy it "
-                                       "first, or send an incremental stream"
-                                     : "must specify -F to overwrite it"));
+      if (!t.force) return Status::Exists(q + "destination '" + t.fs + "' exists\nmust specify -F to overwrite it");
+      // -F: FS's tree is replaced, which it may only be while no snapshot
+      // holds it and it is nobody's clone (its origin is $ORIGIN).
+      if (h.snapnames_zapobj != 0) {
+        UZFS_ASSIGN_OR_RETURN(auto snaps, MosZapList(h.snapnames_zapobj));
+        if (!snaps.empty()) {
+          return Status::Exists(q + "destination has snapshots (eg. " + t.fs + "@" + snaps.front().first +
+                                ")\nmust destroy them to overwrite it");
+        }
+      }
+      if (origin_snap_obj_ == 0 || d.origin_obj != origin_snap_obj_ || h.prev_snap_obj != origin_snap_obj_) {
+        return Status::NotSupported(q + "destination '" + t.fs + "' is a clone (or its pool predates version " +
+                                    "11): uzfs cannot overwrite it with a full stream");
+      }
+      if (!in_task && LookupDir(t.fs + "/" + kRecvLeaf).ok()) {
+        return Status::Busy(q + "another receive into '" + t.fs + "' is in progress");
+      }
+      st.into = t.fs + "/" + kRecvLeaf;
+      st.overwrite = true;
+      st.from_obj = origin_snap_obj_;
+      return st;
     }
     Status v = CheckNewDatasetLocked(t.fs, t.props);
     if (!v.ok()) return AsReceiveError(v, q);
@@ -150,10 +171,12 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
   UZFS_RETURN_IF_ERROR(RunTask([this, t, out](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     UZFS_ASSIGN_OR_RETURN(ReceiveState st, CheckReceive(t, true));
     if (!st.new_fs && LookupDir(st.into).ok()) {
-      return Status::Busy("cannot receive incremental stream: another receive into '" + t.fs + "' is in progress");
+      return Status::Busy("cannot receive: another receive into '" + t.fs + "' is in progress");
     }
-    UZFS_RETURN_IF_ERROR(
-        CreateDatasetSync(st.into, st.new_fs ? t.props : decltype(t.props){}, txg, st.from_obj, /*receiving=*/true));
+    // (A file system to overwrite gets a new one, not a clone of $ORIGIN's
+    // snapshot by that name: CreateDatasetSync makes every new one so.)
+    UZFS_RETURN_IF_ERROR(CreateDatasetSync(st.into, st.new_fs ? t.props : decltype(t.props){}, txg,
+                                           st.overwrite ? 0 : st.from_obj, /*receiving=*/true));
     *out = st;
     return Status::Ok();
   }));
@@ -161,7 +184,8 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
 }
 
 Status Pool::CheckReceiveEnd(const ReceiveTarget& t, const ReceiveState& st) {
-  const std::string q = st.new_fs ? "cannot receive new filesystem stream: " : "cannot receive incremental stream: ";
+  const std::string q = st.new_fs || st.overwrite ? "cannot receive new filesystem stream: "
+                                                   : "cannot receive incremental stream: ";
   auto dir = LookupDir(t.fs);
   if (!dir.ok()) return Status::NotFound(q + "destination '" + t.fs + "' does not exist");
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
@@ -174,6 +198,10 @@ Status Pool::CheckReceiveEnd(const ReceiveTarget& t, const ReceiveState& st) {
     return Status::Ok();
   }
   if (!LookupDir(st.into).ok()) return Status::NotFound(q + "the received data is gone");
+  if (st.overwrite) {
+    if (h.prev_snap_obj != st.from_obj) return Status::Exists(q + "destination has snapshots now");
+    return Status::Ok();
+  }
   if (h.prev_snap_obj != st.from_obj) {
     return Status::InvalidArgument(q + "most recent snapshot of " + t.fs + " does not\nmatch incremental source");
   }
@@ -192,8 +220,9 @@ Status Pool::ReceiveSwapSync(const ReceiveTarget& t, const ReceiveState& st, Txg
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys s, ReadDsPhys(st.from_obj));
-  // 1. FS's head back to S's tree.
-  if (h.bp != s.bp) {
+  // 1. FS's head back to S's tree (a tree to overwrite stays: it goes
+  // with the clone, whose origin is empty).
+  if (!st.overwrite && h.bp != s.bp) {
     UZFS_ASSIGN_OR_RETURN(const std::string from_name, SnapshotName(st.from_obj));
     UZFS_ASSIGN_OR_RETURN(SnapshotToDestroy r, CheckRollback(from_name, /*in_task=*/true));
     UZFS_RETURN_IF_ERROR(RollbackSync(r, txg));
@@ -222,14 +251,21 @@ Status Pool::ReceiveSwapSync(const ReceiveTarget& t, const ReceiveState& st, Txg
     out[i] = -static_cast<int64_t>(cd.used_breakdown[i]);
     moved += static_cast<int64_t>(cd.used_breakdown[i]);
   }
+  // What FS's head holds of its own goes the other way, to be freed with
+  // the clone: nothing after a rollback; a tree being overwritten (its
+  // origin empty: all of it).
+  const int64_t own = static_cast<int64_t>(h.unique_bytes);
+  const int64_t own_comp = st.overwrite ? static_cast<int64_t>(h.compressed_bytes) : 0;
+  const int64_t own_uncomp = st.overwrite ? static_cast<int64_t>(h.uncompressed_bytes) : 0;
+  out[static_cast<int>(DdUsed::kHead)] += own;
   const int64_t comp = static_cast<int64_t>(cd.compressed_bytes), uncomp = static_cast<int64_t>(cd.uncompressed_bytes);
-  UZFS_RETURN_IF_ERROR(DirUse(cdir, out, -comp, -uncomp, txg));
+  UZFS_RETURN_IF_ERROR(DirUse(cdir, out, own_comp - comp, own_uncomp - uncomp, txg));
   UZFS_ASSIGN_OR_RETURN(const uint64_t refres, RefReservationOf(d));
-  in[static_cast<int>(DdUsed::kHead)] = moved - static_cast<int64_t>(dead_in_fs.used);
+  in[static_cast<int>(DdUsed::kHead)] = moved - static_cast<int64_t>(dead_in_fs.used) - own;
   in[static_cast<int>(DdUsed::kSnap)] = static_cast<int64_t>(dead_in_fs.used);
   in[static_cast<int>(DdUsed::kRefReserve)] = static_cast<int64_t>(std::min(h.unique_bytes, refres)) -
                                               static_cast<int64_t>(std::min(c.unique_bytes, refres));
-  UZFS_RETURN_IF_ERROR(DirUse(dir, in, comp, uncomp, txg));
+  UZFS_RETURN_IF_ERROR(DirUse(dir, in, comp - own_comp, uncomp - own_uncomp, txg));
 
   // The trees swap.
   std::swap(h.bp, c.bp);
@@ -240,8 +276,10 @@ Status Pool::ReceiveSwapSync(const ReceiveTarget& t, const ReceiveState& st, Txg
   std::swap(h.deadlist_obj, c.deadlist_obj);
   UZFS_RETURN_IF_ERROR(WriteDsPhys(head_obj, h, txg));
   UZFS_RETURN_IF_ERROR(WriteDsPhys(clone_obj, c, txg));
-  s.unique_bytes += dead_only_s.used;
-  UZFS_RETURN_IF_ERROR(WriteDsPhys(st.from_obj, s, txg));
+  if (!st.overwrite) {
+    s.unique_bytes += dead_only_s.used;
+    UZFS_RETURN_IF_ERROR(WriteDsPhys(st.from_obj, s, txg));
+  }
   // The stream's blocks may need what the clone activated (large blocks).
   UZFS_RETURN_IF_ERROR(CopyDatasetFeatures(clone_obj, head_obj, txg));
   // FS's open writer held the old tree; the next use opens the new one.

@@ -1,0 +1,92 @@
+// Helpers of the receive tests: a snapshot's send stream made with
+// SendObjset (full, or incremental from an earlier snapshot), and a
+// stream received the way `zfs receive` does it (BeginReceive, the records
+// through ApplySubstream, EndReceive; AbortReceive when anything fails).
+// Header-only, in uzfs::receivetest; no gtest assertions (crash tests run
+// them in a forked child).
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tests/send_format/stream_test_util.h"
+#include "zfs/dsl/pool.h"
+#include "zfs/send/objset_send.h"
+#include "zfs/send/substream_apply.h"
+#include "zfs/zio/block_reader.h"
+
+namespace uzfs::receivetest {
+
+// The guid of snapshot `name` (0 when there is none).
+inline uint64_t SnapshotGuid(Pool& p, const std::string& name) {
+  auto all = p.ListDatasets(true);
+  if (!all.ok()) return 0;
+  for (const DatasetInfo& d : *all) {
+    if (d.name == name) return d.ds.guid;
+  }
+  return 0;
+}
+
+// The stream of snapshot `to`, incremental from `from` when given.
+inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& to, const std::string& from = "") {
+  std::vector<uint8_t> bytes;
+  UZFS_ASSIGN_OR_RETURN(auto snap, p.OpenSnapshot(to));
+  send::StreamWriter out(send::AppendTo(&bytes), send::StreamStyle::kRecordChecksums);
+  send::BeginRecord b;
+  b.objset_type = 2;
+  b.to_guid = SnapshotGuid(p, to);
+  b.to_name = to;
+  send::ObjsetSendOptions opts;
+  opts.to_guid = b.to_guid;
+  if (!from.empty()) {
+    b.from_guid = SnapshotGuid(p, from);
+    UZFS_ASSIGN_OR_RETURN(Pool::SnapshotEntry f, p.FindSnapshot(from));
+    opts.from_txg = f.creation_txg;
+  }
+  UZFS_RETURN_IF_ERROR(out.Write(send::AsRecord(b)));
+  ZioBlockReader reader(p.zio());
+  UZFS_RETURN_IF_ERROR(send::SendObjset(reader, snap->root(), opts, out));
+  UZFS_RETURN_IF_ERROR(out.WriteEnd(b.to_guid));
+  return bytes;
+}
+
+// `zfs receive [-F] fs` of `bytes` (one substream). before_end runs after
+// the last record, before EndReceive (crash tests report there).
+inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8_t> bytes, bool force = false,
+                           const std::function<void()>& before_end = {}) {
+  size_t pos = 0;
+  send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
+    const size_t n = std::min(out.size(), bytes.size() - pos);
+    std::copy_n(bytes.begin() + static_cast<long>(pos), n, out.begin());
+    pos += n;
+    return n;
+  });
+  std::vector<uint8_t> payload;
+  UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
+  if (first.type() != send::RecordType::kBegin) return Status::Corruption("no begin record");
+  const auto b = std::get<send::BeginRecord>(first.body);
+  Pool::ReceiveTarget t;
+  t.fs = fs;
+  t.snap = b.to_name.substr(b.to_name.find('@') + 1);
+  t.from_guid = b.from_guid;
+  t.force = force;
+  UZFS_ASSIGN_OR_RETURN(Pool::ReceiveState st, p.BeginReceive(t));
+  Status s = p.Objset(st.into).status();
+  if (s.ok()) {
+    ObjsetWriter* os = *p.Objset(st.into);
+    send::TxSource txs{[&p](uint64_t n) { return p.Begin(n); }, [&p] { return p.Sync(); }};
+    uint64_t read = 0;
+    s = send::ApplySubstream(r, b, os, txs, &read);
+  }
+  if (s.ok() && before_end) before_end();
+  if (s.ok()) s = p.EndReceive(t, st, b.to_guid, b.creation_time);
+  if (!s.ok()) {
+    if (Status a = p.AbortReceive(st); !a.ok()) return a;
+  }
+  return s;
+}
+
+}  // namespace uzfs::receivetest
