@@ -240,6 +240,8 @@ TEST_F(ZfsCli, DestroyRenameMount) {
   EXPECT_TRUE(Contains(r.err, "missing target dataset argument")) << r.err;
   r = env.Zfs("receive -d -e tank < /dev/null");
   EXPECT_EQ(r.rc, 2);
+  r = env.Zfs("get -H -o value receive_resume_token tank");
+  EXPECT_EQ(r.out, "-\n") << r.err;
   r = env.Zfs("receive -A tank/copy");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "'tank/copy' does not have any resumable receive state to abort\n");
