@@ -123,6 +123,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   t.snap = snap;
   t.from_guid = b.from_guid;
   t.force = o.force;
+  t.large_blocks = (b.features & send::feature::kLargeBlocks) != 0;
   if (!incremental) t.props = o.props;
 
   Pool* pool = nullptr;

@@ -107,6 +107,15 @@ TEST_F(ZfsSendCompressedFuse, CompressedLargeBlockStreamIsOpenZfsReadable) {
   for (int i = 0; i < 100 && !std::filesystem::exists(root_ + "/back/.zfs"); i++) usleep(100000);
   EXPECT_EQ(test::ReadText(root_ + "/back/text"), text);
   EXPECT_EQ(test::ReadFile(root_ + "/back/random"), test::RandomBytes(3000000, 5));
+  // The received file system holds 1 MiB blocks: it counts in the pool's
+  // large_blocks feature, which OpenZFS's zdb checks against the datasets.
+  ASSERT_EQ(env_.Zfs("destroy -r tank/fs").rc, 0);
+  EXPECT_EQ(env_.Zpool("get -H -o value feature@large_blocks tank").out, "active\n");
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + env_.devdir() + " -bcc tank", &out), 0) << out;
+  EXPECT_NE(out.find("No leaks"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mismatch"), std::string::npos) << out;
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
 }
 
 // A send whose reader stops reading does not hold up the daemon's

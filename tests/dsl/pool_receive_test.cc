@@ -191,8 +191,12 @@ TEST_F(PoolReceiveTest, AbortedAndInterruptedReceivesLeaveNothing) {
   // A receive begun and never ended (the daemon died): the pool is closed
   // with the hidden datasets in it, and the next import's cleanup takes
   // them; then the same streams apply.
-  Pool::ReceiveTarget inc_t{"rp/dst", "s2", Guid("rp/src@s1"), false, {}};
-  Pool::ReceiveTarget full_t{"rp/new", "s1", 0, false, {}};
+  Pool::ReceiveTarget inc_t, full_t;
+  inc_t.fs = "rp/dst";
+  inc_t.snap = "s2";
+  inc_t.from_guid = Guid("rp/src@s1");
+  full_t.fs = "rp/new";
+  full_t.snap = "s1";
   ASSERT_UZFS_OK(pool_->BeginReceive(inc_t).status());
   ASSERT_UZFS_OK(pool_->BeginReceive(full_t).status());
   EXPECT_EQ(pool_->BeginReceive(inc_t).status().code(), Code::kBusy) << "two receives into one file system";

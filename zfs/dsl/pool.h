@@ -427,6 +427,10 @@ class Pool final : private TxgSyncer {
     bool force = false;          // zfs receive -F
     // zfs receive -o: properties of a new file system (full streams).
     std::vector<std::pair<std::string, std::string>> props;
+    // The stream carries blocks over 128 KiB (its large-blocks feature):
+    // the receiving dataset gets feature@large_blocks active, as OpenZFS
+    // does.
+    bool large_blocks = false;
   };
   struct ReceiveState {
     std::string into;   // the dataset the records are written to (Objset(into))

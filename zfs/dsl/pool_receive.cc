@@ -177,6 +177,12 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
     // snapshot by that name: CreateDatasetSync makes every new one so.)
     UZFS_RETURN_IF_ERROR(CreateDatasetSync(st.into, st.new_fs ? t.props : decltype(t.props){}, txg,
                                            st.overwrite ? 0 : st.from_obj, /*receiving=*/true));
+    if (t.large_blocks) {
+      // (The end's swap carries it to FS's head with the tree.)
+      UZFS_ASSIGN_OR_RETURN(const uint64_t dir, LookupDir(st.into));
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+      UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(d.head_dataset_obj, txg));
+    }
     *out = st;
     return Status::Ok();
   }));
