@@ -76,7 +76,12 @@ Result<std::pair<std::string, std::string>> TargetOf(const ReceiveOptions& o, co
     const size_t slash = sent_fs.find('/');
     return std::make_pair(slash == std::string::npos ? o.target : o.target + sent_fs.substr(slash), sent_snap);
   }
-  if (o.naming == 'e') return std::make_pair(o.target + sent_fs.substr(sent_fs.rfind('/')), sent_snap);
+  if (o.naming == 'e') {
+    // (A pool's root file system: its last component is the pool's name.)
+    const size_t slash = sent_fs.rfind('/');
+    return std::make_pair(o.target + (slash == std::string::npos ? "/" + sent_fs : sent_fs.substr(slash)),
+                          sent_snap);
+  }
   return std::make_pair(o.target, sent_snap);
 }
 

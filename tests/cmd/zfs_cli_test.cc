@@ -251,6 +251,18 @@ TEST_F(ZfsCli, DestroyRenameMount) {
   r = env.Zfs("receive 'tank/bad%name' < /dev/null");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot receive: invalid name 'tank/bad%name'\n");
+  // A pool's root file system sent: -e names the copy after the pool, -d
+  // puts it at the target itself (which exists: refused, nothing changed).
+  ASSERT_EQ(env.Zfs("snapshot tank@root").rc, 0);
+  const std::string root_stream = (env.tmp() / "root.zs").string();
+  ASSERT_EQ(env.Zfs("send tank@root > " + root_stream).rc, 0);
+  r = env.Zfs("receive -e tank/copies < " + root_stream);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zfs("list -H -o name -t snapshot -r tank/copies").out, "tank/copies/tank@root\n");
+  r = env.Zfs("receive -d tank/copies < " + root_stream);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot receive new filesystem stream: destination 'tank/copies' exists\n"
+                   "must specify -F to overwrite it\n");
   r = env.Zfs("frobnicate");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "usage: zfs command args")) << r.err;
