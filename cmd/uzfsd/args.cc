@@ -13,6 +13,14 @@ bool ParsedArgs::HasLong(const std::string& n) const {
   return std::any_of(opts.begin(), opts.end(), [&n](const ParsedOpt& o) { return o.long_name == n; });
 }
 
+std::vector<std::string> ParsedArgs::LongValues(const std::string& n) const {
+  std::vector<std::string> v;
+  for (const ParsedOpt& o : opts) {
+    if (o.flag == 0 && o.long_name == n) v.push_back(o.value);
+  }
+  return v;
+}
+
 std::vector<std::string> ParsedArgs::Values(char f) const {
   std::vector<std::string> v;
   for (const ParsedOpt& o : opts) {
@@ -36,8 +44,23 @@ ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::string& fl
       continue;
     }
     if (a[1] == '-') {
-      const std::string name = a.substr(2);
-      if (std::find(longs.begin(), longs.end(), name) == longs.end()) {
+      // "--name", or "--name=value" / "--name value" for one listed as "name=".
+      const size_t eq = a.find('=');
+      const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (std::find(longs.begin(), longs.end(), name + "=") != longs.end()) {
+        std::string v;
+        if (eq != std::string::npos) {
+          v = a.substr(eq + 1);
+        } else if (i + 1 < args.size()) {
+          v = args[++i];
+        } else {
+          out.error = "missing argument for '--" + name + "' option";
+          return out;
+        }
+        out.opts.push_back(ParsedOpt{0, name, v});
+        continue;
+      }
+      if (eq != std::string::npos || std::find(longs.begin(), longs.end(), name) == longs.end()) {
         out.error = "unrecognized option '" + a + "'";
         return out;
       }

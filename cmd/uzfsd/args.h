@@ -2,7 +2,7 @@
 // daemon runs many commands at once, so libc getopt's globals are out).
 // Short flags combine ("-Hp"), flags listed in `with_value` take the rest
 // of the word or the next word ("-o name" / "-oname"), "--" ends options,
-// and long options are matched by exact name ("--json"). Options may follow
+// and long options are matched by exact name ("--json", "--exclude=x"). Options may follow
 // operands ("zfs list tank -r"), as glibc's getopt permutes them for
 // zfs/zpool on Linux.
 #pragma once
@@ -26,10 +26,12 @@ struct ParsedArgs {
   bool Has(char f) const;
   bool HasLong(const std::string& n) const;
   std::vector<std::string> Values(char f) const;
+  std::vector<std::string> LongValues(const std::string& n) const;
 };
 
 // `flags`: the accepted short flags; `with_value`: those that take a value;
-// `longs`: accepted long options (none take values).
+// `longs`: accepted long options; one listed as "name=" takes a value
+// ("--name value" or "--name=value").
 ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::string& flags,
                      const std::string& with_value, const std::vector<std::string>& longs = {});
 

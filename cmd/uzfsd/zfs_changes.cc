@@ -79,6 +79,8 @@ Status DependentClonesError(const std::string& name, std::vector<std::string> cl
   return Status::Exists(m);
 }
 
+}  // namespace
+
 // Destroys file system `name` with everything below it and all their
 // snapshots (zfs destroy -r): the snapshots' checks (clones, holds) first,
 // then the mounts (busy ones refuse unless force), then the snapshots in
@@ -131,8 +133,6 @@ Status DestroyTree(PoolEntry& e, const std::string& name, bool force, std::vecto
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 // zfs destroy -R: the clones depending on `snaps`, each with its tree,
 // dependents first. A clone already gone with an earlier one's tree is

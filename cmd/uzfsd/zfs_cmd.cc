@@ -50,7 +50,7 @@ std::span<const Sub> Subs() {
       {"holds", "\tholds [-rHp] <snapshot> ...\n", ZfsHolds},
       {"release", "\trelease [-r] <tag> <snapshot> ...\n", ZfsRelease},
       {"diff", "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n", ZfsDiff},
-      {"send", "\tsend [-LcenvP] [-i|-I snapshot] <snapshot>\n", ZfsSend},
+      {"send", "\tsend [-LcenpvPRw] [-i|-I snapshot] [-X filesystem[,filesystem]...] <snapshot>\n", ZfsSend},
       {"receive", "\treceive [-Fnuv] [-d | -e] [-o property=value] ... [-x property] ...\n"
                   "\t    <filesystem|snapshot>\n\treceive -A <filesystem>\n",
        ZfsReceive, SubLock::kNone, "recv"},

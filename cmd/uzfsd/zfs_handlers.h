@@ -37,6 +37,10 @@ Status CheckNoHolds(const std::vector<DatasetInfo>& all, const std::vector<std::
 // what was destroyed, in order (zfs_changes.cc).
 Status DestroyDependents(PoolEntry& e, const std::vector<std::string>& snaps, bool force,
                          std::vector<std::string>* done) UZFS_REQUIRES(e.mu);
+// Destroys file system `name` with everything below it and all their
+// snapshots, as zfs destroy -r does (zfs_changes.cc).
+Status DestroyTree(PoolEntry& e, const std::string& name, bool force, std::vector<std::string>* done)
+    UZFS_REQUIRES(e.mu);
 int ZfsSnapshot(CmdCtx& c);  // zfs_snapshot.cc
 int ZfsRollback(CmdCtx& c);  // zfs_snapshot.cc
 int ZfsClone(CmdCtx& c);     // zfs_clone.cc

@@ -2,8 +2,10 @@
 // (man/zfs.8): reads a send stream from the client's standard input
 // (passed with the request, protocol.h) and makes its snapshots here: a
 // full stream a new file system, an incremental one the next snapshot of
-// the file system that has its source. A package (zfs send -I) is its
-// substreams one after another.
+// the file system that has its source, a clone stream a new clone of the
+// local snapshot with its source's guid (or -o origin). A package (zfs
+// send -I) is its substreams one after another; a replication stream's
+// (zfs send -R, -p) are placed by its header (zfs_receive_replication.cc).
 //
 // Each substream is atomic (Pool::BeginReceive / EndReceive): its records
 // go into a dataset nobody sees, and only a whole substream, its end
@@ -25,8 +27,9 @@
 // full stream replace the tree of a file system without snapshots. -u: a new
 // file system is not mounted. -n reads and checks the whole stream and
 // changes nothing. -v says what is received and, at the end, how fast.
-// -o sets properties on the received file system; -x names properties a
-// stream must not set (a stream without -p or -R carries none).
+// -o sets properties on the received file system (-o origin names a
+// clone stream's origin); -x names properties a stream must not set (a
+// stream without -p or -R carries none).
 #include <chrono>
 #include <optional>
 #include <string>
@@ -36,6 +39,7 @@
 #include "cmd/uzfsd/stream_fd.h"
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
+#include "cmd/uzfsd/zfs_receive.h"
 #include "zfs/send/substream_apply.h"
 #include "zfs/send_format/stream_reader.h"
 
@@ -52,13 +56,6 @@ constexpr uint32_t kObjsetTypeZfs = 2;  // DMU_OST_ZFS
 constexpr uint32_t kReceivable = send::feature::kSaSpill | send::feature::kEmbedData | send::feature::kLz4 |
                                  send::feature::kLargeBlocks | send::feature::kCompressed | send::feature::kZstd |
                                  send::feature::kHolds;
-
-struct ReceiveOptions {
-  std::string target;       // the operand
-  bool force = false, dry = false, verbose = false, no_mount = false;
-  char naming = 0;          // 'd', 'e' or 0
-  std::vector<std::pair<std::string, std::string>> props;  // -o
-};
 
 // The file system and snapshot substream `b` goes to.
 Result<std::pair<std::string, std::string>> TargetOf(const ReceiveOptions& o, const send::BeginRecord& b,
@@ -86,7 +83,7 @@ Result<std::pair<std::string, std::string>> TargetOf(const ReceiveOptions& o, co
 }
 
 // Why uzfs cannot apply a stream with this begin record (empty: it can).
-std::string Refusal(Pool& p, const send::BeginRecord& b) {
+std::string Refusal(Pool& p, const send::BeginRecord& b, bool clone_known) {
   if (b.objset_type != kObjsetTypeZfs) {
     return "the stream is of a " + std::string(b.objset_type == 3 ? "volume" : "kind of dataset") +
            ", which uzfs does not receive";
@@ -96,7 +93,9 @@ std::string Refusal(Pool& p, const send::BeginRecord& b) {
     std::snprintf(hex, sizeof hex, "%x", b.features);
     return std::string("stream has unsupported feature, feature flags = ") + hex;
   }
-  if (b.flags & send::kBeginFlagClone) return "clone streams (sent from a clone's origin) are not supported yet";
+  if ((b.flags & send::kBeginFlagClone) && !clone_known) {
+    return "local origin for clone " + b.to_name + " does not exist (name it with -o origin=fs@snap)";
+  }
   if ((b.features & send::feature::kLargeBlocks) && p.max_record_size() < (1u << 20)) {
     return "the stream has blocks larger than 128K: pool must be upgraded (feature@large_blocks)";
   }
@@ -109,17 +108,34 @@ std::string Rate(uint64_t bytes, double seconds) {
          HumanSize(static_cast<uint64_t>(static_cast<double>(bytes) / s)) + "/sec)";
 }
 
-// One substream: checks, the hidden dataset, the records, the switch.
-// Returns the exit status (the line said already).
-int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReader& r, const send::BeginRecord& b,
-               const ReceiveOptions& o, bool package) {
-  auto names = TargetOf(o, b, package);
-  if (!names.ok()) {
-    const std::string m(names.status().message());
-    return c.Fail(m.starts_with("cannot ") ? m : "cannot receive: " + m);
+// The local snapshot with this guid ("fs@snap"); empty if none.
+std::string SnapshotWithGuid(Pool& p, uint64_t guid) {
+  auto all = p.ListDatasets(true);
+  if (!all.ok()) return "";
+  for (const DatasetInfo& i : *all) {
+    if (i.snapshot && i.ds.guid == guid) return i.name;
   }
-  const auto& [fs, snap] = *names;
-  const bool incremental = b.from_guid != 0;
+  return "";
+}
+
+}  // namespace
+
+int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReader& r, const send::BeginRecord& b,
+               const ReceiveOptions& o, bool package, const SubstreamPlan* plan) {
+  std::pair<std::string, std::string> names;
+  if (plan != nullptr) {
+    names = {plan->fs, plan->snap};
+  } else {
+    auto n = TargetOf(o, b, package);
+    if (!n.ok()) {
+      const std::string m(n.status().message());
+      return c.Fail(m.starts_with("cannot ") ? m : "cannot receive: " + m);
+    }
+    names = *n;
+  }
+  const auto& [fs, snap] = names;
+  const bool clone = (b.flags & send::kBeginFlagClone) != 0;
+  const bool incremental = b.from_guid != 0 && !clone;
   const std::string kind = incremental ? "incremental" : "full";
   const std::string q = "cannot receive " + std::string(incremental ? "incremental" : "new filesystem") + " stream: ";
   if (PoolOfDataset(fs) != PoolOfDataset(o.target)) return c.Fail(q + "invalid target name '" + fs + "'");
@@ -129,7 +145,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   t.from_guid = b.from_guid;
   t.force = o.force;
   t.large_blocks = (b.features & send::feature::kLargeBlocks) != 0;
-  if (!incremental) t.props = o.props;
+  if (!incremental) t.props = plan != nullptr ? plan->create_props : o.props;
 
   Pool* pool = nullptr;
   Pool::ReceiveState st;
@@ -138,7 +154,13 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
     MutexLock l(&e->mu);
     if (e->pool == nullptr) return c.Fail(q + "pool '" + PoolOfDataset(fs) + "' is not imported");
     Pool& p = *e->pool;
-    if (std::string why = Refusal(p, b); !why.empty()) return c.Fail(q + why);
+    if (clone) {
+      // The origin: named by the plan or -o origin, else the local
+      // snapshot with the stream's source guid.
+      t.origin = plan != nullptr ? plan->origin : o.origin;
+      if (t.origin.empty()) t.origin = SnapshotWithGuid(p, b.from_guid);
+    }
+    if (std::string why = Refusal(p, b, !t.origin.empty()); !why.empty()) return c.Fail(q + why);
     if (o.verbose) {
       c.out.Out(std::string(o.dry ? "would receive " : "receiving ") + kind + " stream of " + b.to_name + " into " +
                 fs + "@" + snap + "\n");
@@ -228,16 +250,17 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   s = p.EndReceive(t, st, b.to_guid, b.creation_time);
   if (!s.ok()) (void)p.AbortReceive(st);
   int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "receive", fs + "@" + snap));
-  if (rc == 0 && !st.new_fs) {
+  if (rc == 0 && !st.new_fs && plan == nullptr) {
     for (const auto& [k, v] : o.props) {
       if (Status ps = p.SetProp(fs, k, v); !ps.ok()) rc = c.Fail(ErrorLine(ps, "set property on", fs));
     }
   }
+  if (rc == 0 && plan != nullptr && plan->after_end) plan->after_end(p);
   if (was) {
     if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
       rc = c.Fail(ErrorLine(m, "mount", fs));
     }
-  } else if (rc == 0 && st.new_fs && !o.no_mount) {
+  } else if (rc == 0 && st.new_fs && !o.no_mount && plan == nullptr) {
     std::vector<std::string> errs;
     e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, fs);
     for (const std::string& m : errs) c.out.ErrLine(m);
@@ -252,8 +275,6 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   }
   return rc;
 }
-
-}  // namespace
 
 int ZfsReceive(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "FnuvdeAs", "ox");
@@ -282,10 +303,16 @@ int ZfsReceive(CmdCtx& c) {
       return ZfsUsage(c, "receive", "invalid property '" + kv + "': expected property=value");
     }
     const std::string k = kv.substr(0, eq);
-    if (k == "origin") return c.Fail("cannot receive: -o origin (receiving as a clone) is not supported yet");
+    if (k == "origin") {
+      o.origin = kv.substr(eq + 1);
+      if (o.origin.find('@') == std::string::npos) {
+        return c.Fail("cannot receive: origin '" + o.origin + "' is not a snapshot (name it as fs@snap)");
+      }
+      continue;
+    }
     o.props.emplace_back(k, kv.substr(eq + 1));
   }
-  (void)a.Values('x');  // (nothing in a stream without -p or -R to exclude)
+  o.exclude = a.Values('x');
   if (o.target.find('@') != std::string::npos && o.naming != 0) {
     return c.Fail("cannot receive: a snapshot name as target cannot be combined with -d or -e");
   }
@@ -311,20 +338,22 @@ int ZfsReceive(CmdCtx& c) {
   }
   if (first->type() != send::RecordType::kBegin) return c.Fail("cannot receive: invalid stream: no begin record");
   const auto& head = std::get<send::BeginRecord>(first->body);
-  if (head.header_type != send::HeaderType::kCompound) return ReceiveOne(c, e, r, head, o, /*package=*/false);
+  if (head.header_type != send::HeaderType::kCompound) {
+    return ReceiveOne(c, e, r, head, o, /*package=*/false, nullptr);
+  }
 
   // A package: the header's nvlist is empty unless the stream is a
-  // replication stream (zfs send -R), whose datasets and properties
-  // uzfs does not apply yet.
-  if (!payload.empty()) {
-    return c.Fail("cannot receive: replication streams (zfs send -R) are not supported by uzfs yet; send each "
-                  "file system's snapshots with -I");
-  }
+  // replication stream (zfs send -R, -p).
+  const std::vector<uint8_t> header_nv = payload;
   Result<send::Record> header_end = r.Next(&payload);
   if (!header_end.ok() || header_end->type() != send::RecordType::kEnd) {
     return c.Fail("cannot receive: invalid stream: " +
                   (header_end.ok() ? std::string("the package header has no end record")
                                    : std::string(header_end.status().message())));
+  }
+  if (!header_nv.empty()) {
+    const send::BeginRecord top = head;
+    return ReceiveReplication(c, e, r, top, header_nv, o);
   }
   while (true) {
     Result<send::Record> next = r.Next(&payload);
@@ -338,7 +367,7 @@ int ZfsReceive(CmdCtx& c) {
                     " record between substreams");
     }
     const send::BeginRecord b = std::get<send::BeginRecord>(next->body);
-    if (int rc = ReceiveOne(c, e, r, b, o, /*package=*/true); rc != 0) return rc;
+    if (int rc = ReceiveOne(c, e, r, b, o, /*package=*/true, nullptr); rc != 0) return rc;
   }
   return 0;
 }

@@ -1,8 +1,12 @@
-// zfs send [-LcenvP] [-i|-I from] snapshot (man/zfs.8): the replication
-// stream of one snapshot, full or as an increment over an earlier snapshot
-// of the same file system (-I: one substream per snapshot in between),
-// written to the client's standard output (passed to the daemon with the
-// request, protocol.h), in the OpenZFS stream format.
+// zfs send [-LcenpvPRw] [-i|-I from] [-X ds[,ds]...] snapshot (man/zfs.8):
+// the stream of one snapshot, full or as an increment over an earlier
+// snapshot of the same file system (-I: one substream per snapshot in
+// between), written to the client's standard output (passed to the daemon
+// with the request, protocol.h), in the OpenZFS stream format. -R sends
+// the file system's tree (zfs_send_plan.h says what goes), -p its
+// properties: a replication stream, whose header nvlist describes the
+// file systems, their properties and snapshots; -X (--exclude) leaves
+// file systems out of -R.
 //
 // The stream's style follows the pool: a pool of version 23 or older
 // (what zfs-fuse reads) gets zfs-fuse's stream, a single checksum in the
@@ -18,7 +22,8 @@
 //
 // -L: blocks larger than 128 KiB go whole (when the pool has any); -e:
 // embedded blocks go as they are (when the pool has embedded_data);
-// -c: compressed blocks go as stored (OpenZFS's compressed stream).
+// -c: compressed blocks go as stored (OpenZFS's compressed stream); -w
+// (raw): all three, as OpenZFS sends an unencrypted dataset raw.
 // -n: nothing is sent; with -v or -P the estimate is printed. -v: the
 // estimate first, then once a second the bytes sent so far, on stderr.
 // -P: the estimate in parsable form ("full\tNAME\tBYTES", "size\tBYTES").
@@ -35,6 +40,7 @@
 #include "cmd/uzfsd/stream_fd.h"
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
+#include "cmd/uzfsd/zfs_send_plan.h"
 #include "zfs/send/objset_send.h"
 #include "zfs/send_format/stream_writer.h"
 
@@ -54,82 +60,10 @@ std::string Clock() {
   return b;
 }
 
-// One substream: `to`, as an increment over `from` (empty: full).
-struct SendStep {
-  std::string from, to;
-  uint64_t from_guid = 0, from_txg = 0;
-  uint64_t to_guid = 0, creation_time = 0;
-  uint64_t estimate = 0;
-  std::shared_ptr<ObjsetWriter> snap;  // open: refuses destroy while it is
-};
-
-// The steps of `zfs send [-i|-I from] to` from the pool's datasets, each
-// snapshot opened; or the line that refuses it.
-Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std::string& from, bool all_between) {
-  UZFS_ASSIGN_OR_RETURN(auto all, p.ListDatasets(/*with_snapshots=*/true));
-  const std::string fs = to.substr(0, to.find('@'));
-  auto find = [&](const std::string& n) -> const DatasetInfo* {
-    for (const DatasetInfo& d : all) {
-      if (d.name == n && d.snapshot) return &d;
-    }
-    return nullptr;
-  };
-  const DatasetInfo* to_info = find(to);
-  if (to_info == nullptr) return Status::NotFound("cannot open '" + to + "': dataset does not exist");
-  std::vector<const DatasetInfo*> chain;  // the snapshots sent, oldest first, after `from`
-  const DatasetInfo* from_info = nullptr;
-  if (!from.empty()) {
-    from_info = find(from);
-    if (from_info == nullptr) return Status::NotFound("cannot open '" + from + "': dataset does not exist");
-    if (from.substr(0, from.find('@')) != fs) {
-      return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +
-                                     ") must be a snapshot of the same file system");
-    }
-    if (from_info->ds.creation_txg >= to_info->ds.creation_txg) {
-      return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +
-                                     ") is not earlier than it");
-    }
-    if (all_between) {
-      for (const DatasetInfo& d : all) {
-        if (d.snapshot && d.name.substr(0, d.name.find('@')) == fs &&
-            d.ds.creation_txg > from_info->ds.creation_txg && d.ds.creation_txg < to_info->ds.creation_txg) {
-          chain.push_back(&d);
-        }
-      }
-      std::sort(chain.begin(), chain.end(),
-                [](const DatasetInfo* a, const DatasetInfo* b) { return a->ds.creation_txg < b->ds.creation_txg; });
-    }
-  }
-  chain.push_back(to_info);
-  std::vector<SendStep> steps;
-  const DatasetInfo* prev = from_info;
-  for (const DatasetInfo* d : chain) {
-    SendStep st;
-    st.to = d->name;
-    st.to_guid = d->ds.guid;
-    st.creation_time = d->ds.creation_time;
-    if (prev != nullptr) {
-      st.from = prev->name;
-      st.from_guid = prev->ds.guid;
-      st.from_txg = prev->ds.creation_txg;
-      // What `zfs get written@from` says of it.
-      auto w = p.SpaceWritten(prev->name, d->name);
-      st.estimate = w.ok() ? *w : 0;
-    } else {
-      // What the snapshot references, uncompressed: the size of its writes.
-      st.estimate = d->ds.uncompressed_bytes;
-    }
-    UZFS_ASSIGN_OR_RETURN(st.snap, p.OpenSnapshot(d->name));
-    steps.push_back(std::move(st));
-    prev = d;
-  }
-  return steps;
-}
-
 }  // namespace
 
 int ZfsSend(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "nvPLec", "iI");
+  ParsedArgs a = ParseArgs(c.args, "nvPLecRpw", "iIX", {"exclude=", "raw"});
   if (!a.error.empty()) return ZfsUsage(c, "send", a.error);
   if (a.operands.empty()) return ZfsUsage(c, "send", "missing snapshot argument");
   if (a.operands.size() > 1) return ZfsUsage(c, "send", "too many arguments");
@@ -142,6 +76,19 @@ int ZfsSend(CmdCtx& c) {
   std::string from = !is.empty() ? is[0] : !big_is.empty() ? big_is[0] : "";
   if (!from.empty() && from.find('@') == std::string::npos) from = "@" + from;  // OpenZFS takes a bare name too
   if (!from.empty() && from[0] == '@') from = name.substr(0, at) + from;
+  const bool replicate = a.Has('R'), props = a.Has('p');
+  // -w (--raw): blocks as stored. uzfs encrypts nothing, so as OpenZFS
+  // does for an unencrypted dataset it is -Lec.
+  const bool raw = a.Has('w') || a.HasLong("raw");
+  const bool large = a.Has('L') || raw, embed = a.Has('e') || raw, compressed = a.Has('c') || raw;
+  std::vector<std::string> excluded;
+  for (const std::string& v : a.Values('X')) {
+    for (const std::string& x : SplitComma(v)) excluded.push_back(x);
+  }
+  for (const std::string& v : a.LongValues("exclude")) {
+    for (const std::string& x : SplitComma(v)) excluded.push_back(x);
+  }
+  if (!excluded.empty() && !replicate) return ZfsUsage(c, "send", "--exclude (-X) needs -R");
   if (!dry && c.out_fd < 0) return c.Fail("cannot send '" + name + "': the client passed no standard output");
   if (!dry && ::isatty(c.out_fd) == 1) {
     return c.Fail("cannot send '" + name + "': standard output is a terminal; redirect it to a file or a pipe");
@@ -151,6 +98,7 @@ int ZfsSend(CmdCtx& c) {
 
   StreamGuard guard;
   std::vector<SendStep> steps;
+  std::optional<send::ReplicationHeader> header;
   send::StreamStyle style = send::StreamStyle::kRecordChecksums;
   uint32_t features = 0, flags = 0;
   bool new_fields = true;
@@ -161,12 +109,22 @@ int ZfsSend(CmdCtx& c) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
     Pool& p = *e->pool;
-    auto planned = PlanSend(p, name, from, !big_is.empty());
-    if (!planned.ok()) {
-      const std::string m(planned.status().message());
-      return c.Fail(m.starts_with("cannot ") ? m : ErrorLine(planned.status(), "send", name));
+    if (replicate || props) {
+      auto planned = PlanReplication(p, name, from, !big_is.empty(), replicate, excluded);
+      if (!planned.ok()) {
+        const std::string m(planned.status().message());
+        return c.Fail(m.starts_with("cannot ") ? m : ErrorLine(planned.status(), "send", name));
+      }
+      steps = std::move(planned->steps);
+      header = std::move(planned->header);
+    } else {
+      auto planned = PlanSend(p, name, from, !big_is.empty());
+      if (!planned.ok()) {
+        const std::string m(planned.status().message());
+        return c.Fail(m.starts_with("cannot ") ? m : ErrorLine(planned.status(), "send", name));
+      }
+      steps = std::move(*planned);
     }
-    steps = std::move(*planned);
     if (p.version() <= kLastOldStreamVersion) {
       style = send::StreamStyle::kEndChecksumOnly;
       new_fields = false;
@@ -177,7 +135,7 @@ int ZfsSend(CmdCtx& c) {
     if (p.version() >= kSaVersion) features |= send::feature::kSaSpill;
     // -L, -e, -c: the features OpenZFS's send adds for them, from what the
     // pool has active (a stream's features must be ones its blocks need).
-    if (a.Has('L') || a.Has('e') || a.Has('c')) {
+    if (large || embed || compressed) {
       auto fs = p.Features();
       if (!fs.ok()) return c.Fail(ErrorLine(fs.status(), "send", name));
       auto active = [&](const char* guid) {
@@ -192,13 +150,13 @@ int ZfsSend(CmdCtx& c) {
         }
         return false;
       };
-      if (a.Has('L') && active("org.open-zfs:large_blocks")) features |= send::feature::kLargeBlocks;
-      if (a.Has('e') && active("com.delphix:embedded_data")) features |= send::feature::kEmbedData;
-      if (a.Has('c')) features |= send::feature::kCompressed;
-      if ((a.Has('c') || (features & send::feature::kEmbedData)) && enabled("org.illumos:lz4_compress")) {
+      if (large && active("org.open-zfs:large_blocks")) features |= send::feature::kLargeBlocks;
+      if (embed && active("com.delphix:embedded_data")) features |= send::feature::kEmbedData;
+      if (compressed) features |= send::feature::kCompressed;
+      if ((compressed || (features & send::feature::kEmbedData)) && enabled("org.illumos:lz4_compress")) {
         features |= send::feature::kLz4;
       }
-      if (a.Has('c') && active("org.freebsd:zstd_compress")) features |= send::feature::kZstd;
+      if (compressed && active("org.freebsd:zstd_compress")) features |= send::feature::kZstd;
     }
     zio = &p.zio();
     reader = p.block_reader();
@@ -244,13 +202,22 @@ int ZfsSend(CmdCtx& c) {
       style);
   // -I sends a package, as zfs-fuse and OpenZFS do: a compound stream's
   // begin record naming the last snapshot (no nvlist: not recursive), its
-  // end, the substreams, and an empty end record.
-  const bool package = !big_is.empty();
+  // end, the substreams, and an empty end record. A replication stream is
+  // a package whose begin record carries the header nvlist.
+  const bool package = !big_is.empty() || header.has_value();
   if (package) {
-    send::BeginRecord header;
-    header.header_type = send::HeaderType::kCompound;
-    header.to_name = name;
-    Status s = out.Write(send::AsRecord(header));
+    send::BeginRecord begin;
+    begin.header_type = send::HeaderType::kCompound;
+    begin.to_name = name;
+    std::vector<uint8_t> nv;
+    if (header) {
+      auto packed = header->Encode();
+      if (!packed.ok()) return c.Fail("cannot send '" + name + "': " + std::string(packed.status().message()));
+      nv = std::move(*packed);
+    }
+    send::Record r = send::AsRecord(begin);
+    r.payload_len_field = static_cast<uint32_t>(nv.size());
+    Status s = out.Write(r, nv);
     if (s.ok()) s = out.WriteEnd(0);
     if (!s.ok()) return c.Fail("cannot send '" + name + "': " + std::string(s.message()));
   }
@@ -263,7 +230,7 @@ int ZfsSend(CmdCtx& c) {
     send::BeginRecord begin;
     begin.creation_time = st.creation_time;
     begin.objset_type = 2;  // a file system (DMU_OST_ZFS)
-    begin.flags = flags;
+    begin.flags = flags | (st.clone ? send::kBeginFlagClone : 0);
     begin.features = features;
     begin.to_guid = st.to_guid;
     begin.from_guid = st.from_guid;

@@ -261,6 +261,24 @@ class MountingCliTest : public ::testing::Test {
     Ran r = env_.Zpool("create -m " + root_ + " tank " + vdevs);
     ASSERT_EQ(r.rc, 0) << r.err;
   }
+  // Waits until file system tank/`ds` is mounted at root_/ds (its .zfs
+  // appears).
+  bool Mounted(const std::string& ds) {
+    for (int i = 0; i < 100; i++) {
+      if (std::filesystem::exists(root_ + "/" + ds + "/.zfs")) return true;
+      usleep(100000);
+    }
+    return false;
+  }
+  // Every path under dir with its type, mode, size and link target, then
+  // the checksum of every regular file: equal listings, equal trees.
+  std::string Tree(const std::string& dir) {
+    const std::string err = (env_.tmp() / "tree.err").string();
+    return RunShell("cd " + dir + " && find . -path ./.zfs -prune -o -printf '%p %y %m %s %l\\n' | sort && "
+                    "find . -path ./.zfs -prune -o -type f -print0 | sort -z | xargs -0 -r md5sum 2>" + err,
+                    err)
+        .out;
+  }
   CliEnv env_;
   std::string root_;
 };

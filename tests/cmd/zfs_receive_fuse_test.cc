@@ -28,23 +28,6 @@ namespace {
 
 class ZfsReceiveFuse : public MountingCliTest {
  protected:
-  // Waits until file system `ds` is mounted at root_/ds (its .zfs appears).
-  bool Mounted(const std::string& ds) {
-    for (int i = 0; i < 100; i++) {
-      if (std::filesystem::exists(root_ + "/" + ds + "/.zfs")) return true;
-      usleep(100000);
-    }
-    return false;
-  }
-  // Every path under dir with its type, mode, size and link target, then
-  // the checksum of every regular file: equal listings, equal trees.
-  std::string Tree(const std::string& dir) {
-    Ran r = RunShell("cd " + dir + " && find . -path ./.zfs -prune -o -printf '%p %y %m %s %l\\n' | sort && "
-                     "find . -path ./.zfs -prune -o -type f -print0 | sort -z | xargs -0 -r md5sum 2>" +
-                         (env_.tmp() / "tree.err").string(),
-                     (env_.tmp() / "tree.err").string());
-    return r.out;
-  }
   std::string Snapshots(const std::string& fs) {
     return env_.Zfs("list -H -o name -t snapshot -r " + fs).out;
   }

@@ -6,7 +6,8 @@
 // tree), then two incrementals (the recipe of man/zfs.8), the second after
 // the backup was read (and so changed: -F rolls it back);
 // the backup host's tree is the sent snapshot's, byte for byte, and its
-// snapshots carry the sender's guids.
+// snapshots carry the sender's guids. Then a tree of file systems with
+// -R, and its increment with -F.
 #include <signal.h>
 #include <unistd.h>
 
@@ -134,6 +135,27 @@ TEST_F(ZfsSendSshFuse, FullThenIncrementalsToABackupHostOverSsh) {
   ASSERT_EQ(there.rc, 0) << there.err;
   EXPECT_EQ(there.out, here.out);
   EXPECT_TRUE(Contains(there.out, "./d/f29 f")) << there.out;
+
+  // A whole tree with -R, then an incremental -R with -F: a child made
+  // since arrives, one destroyed since goes.
+  ASSERT_EQ(env_.Zfs("create tank/tree").rc, 0);
+  ASSERT_EQ(env_.Zfs("create -o compression=on tank/tree/a").rc, 0);
+  ASSERT_EQ(env_.Zfs("create tank/tree/b").rc, 0);
+  for (int i = 0; i < 100 && !std::filesystem::exists(root_ + "/tree/b/.zfs"); i++) usleep(100000);
+  PutFile(root_ + "/tree/a/x", test::RandomBytes(300000, 4));
+  ASSERT_EQ(env_.Zfs("snapshot -r tank/tree@mon").rc, 0);
+  r = Replicate("-R tank/tree@mon", "-u backup/tree");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("destroy -r tank/tree/b").rc, 0);
+  ASSERT_EQ(env_.Zfs("create tank/tree/c").rc, 0);
+  ASSERT_EQ(env_.Zfs("snapshot -r tank/tree@tue").rc, 0);
+  r = Replicate("-R -i @mon tank/tree@tue", "-F -u backup/tree");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = Remote("zfs", "list -H -o name -t all -r backup/tree");
+  EXPECT_EQ(r.out, "backup/tree\nbackup/tree@mon\nbackup/tree@tue\nbackup/tree/a\nbackup/tree/a@mon\n"
+                   "backup/tree/a@tue\nbackup/tree/c\nbackup/tree/c@tue\n")
+      << r.err;
+  EXPECT_EQ(Remote("zfs", "get -H -o value compression backup/tree/a").out, "on\n");
 }
 
 }  // namespace

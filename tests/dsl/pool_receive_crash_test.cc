@@ -1,6 +1,8 @@
 // Crash consistency of receives: a child process imports the pool and
 // loops: it receives an incremental stream (s1 -> s2 of rp/src) into rp/dst
-// with force, then destroys rp/dst@s2 again, until the parent kills it
+// with force and a clone stream (rp/cl@c1, a clone of rp/src@s1) into
+// rp/dcl as a clone of rp/dst@s1, then destroys rp/dst@s2 and rp/dcl
+// again, until the parent kills it
 // (SIGKILL) at a random moment, inside the records, inside EndReceive's
 // txg or anywhere else. After every kill the parent checks the pool as the
 // kill left it:
@@ -12,9 +14,12 @@
 //   - rp/dst@s2 is there when EndReceive returned and its destroy did not
 //     begin after, absent when the destroy returned and no receive's end
 //     began after; when there, it holds exactly the sent snapshot's bytes;
-//   - rp/dst's head holds exactly s1's or s2's bytes, never a mix.
+//   - rp/dst's head holds exactly s1's or s2's bytes, never a mix;
+//   - rp/dcl, when there, is whole: its snapshot c1 and s1's and its own
+//     bytes; after "C+" it is there, after "X+" it is not.
 // The child reports "E" before EndReceive, "E+" after it, "D" / "D+"
-// around the destroy.
+// around the destroy, "C" / "C+" around the clone receive, "X" / "X+"
+// around the clone's destroy.
 // Stress mode: UZFS_STRESS_ITERATIONS=100 build/tests/pool_receive_crash_test
 #include <unistd.h>
 
@@ -76,7 +81,8 @@ int VersionOf(Pool& p, const std::string& ds, const std::vector<uint64_t>& objs,
 TEST(PoolReceiveCrash, KilledWhileReceiving) {
   test::TempDir dir;
   std::vector<uint64_t> objs, later;
-  std::vector<uint8_t> inc;
+  std::vector<uint8_t> inc, clone;
+  std::vector<uint64_t> own;
   {
     PoolLayout layout;
     layout.data.push_back(pooltest::Leaf(dir.path(), "d0", 256ull << 20));
@@ -104,6 +110,12 @@ TEST(PoolReceiveCrash, KilledWhileReceiving) {
     ASSERT_UZFS_OK(full.status());
     ASSERT_UZFS_OK(i.status());
     inc = *i;
+    ASSERT_UZFS_OK(pool.Clone("rp/src@s1", "rp/cl", {}));
+    pooltest::WriteObjects(pool, "rp/cl", 2, kBytes, 300, &own);
+    ASSERT_UZFS_OK(pool.Snapshot({"rp/cl@c1"}));
+    auto c = receivetest::SnapshotStream(pool, "rp/cl@c1", "rp/src@s1");
+    ASSERT_UZFS_OK(c.status());
+    clone = *c;
     ASSERT_UZFS_OK(receivetest::ReceiveBytes(pool, "rp/dst", *full));
     ASSERT_UZFS_OK(pool.Export());
   }
@@ -131,6 +143,17 @@ TEST(PoolReceiveCrash, KilledWhileReceiving) {
         crashtest::Report(fds[1], "D");
         if (!(*p)->DestroySnapshots({"rp/dst@s2"}).ok()) _exit(2);
         crashtest::Report(fds[1], "D+");
+        if (!receivetest::SnapshotGuid(**p, "rp/dcl@c1")) {
+          // (A kill between the clone's two destroys leaves it without
+          // its snapshot.)
+          if ((*p)->LocalProps("rp/dcl").ok() && !(*p)->DestroyDataset("rp/dcl").ok()) _exit(2);
+          crashtest::Report(fds[1], "C");
+          if (!receivetest::ReceiveBytes(**p, "rp/dcl", clone, false, {}, "rp/dst@s1").ok()) _exit(2);
+          crashtest::Report(fds[1], "C+");
+        }
+        crashtest::Report(fds[1], "X");
+        if (!(*p)->DestroySnapshots({"rp/dcl@c1"}).ok() || !(*p)->DestroyDataset("rp/dcl").ok()) _exit(2);
+        crashtest::Report(fds[1], "X+");
       }
     }
     ::close(fds[1]);
@@ -164,9 +187,28 @@ TEST(PoolReceiveCrash, KilledWhileReceiving) {
     }
     const int head = VersionOf(**p, "rp/dst", objs, later);
     EXPECT_TRUE(head == 1 || head == 2) << "the head holds a mix (last report: " << last << ")";
+    const bool has_c1 = receivetest::SnapshotGuid(**p, "rp/dcl@c1") != 0;
+    if (last == "C+") {
+      EXPECT_TRUE(has_c1) << "the clone receive ended, its snapshot is gone";
+    }
+    if (last == "X+") {
+      EXPECT_FALSE((*p)->LocalProps("rp/dcl").ok()) << "the clone's destroy returned, it is there";
+    }
+    if (has_c1) {
+      EXPECT_EQ(receivetest::SnapshotGuid(**p, "rp/dcl@c1"), receivetest::SnapshotGuid(**p, "rp/cl@c1"));
+      EXPECT_EQ(VersionOf(**p, "rp/dcl@c1", objs, {}), 1);
+      auto os = (*p)->OpenSnapshot("rp/dcl@c1");
+      ASSERT_UZFS_OK(os.status());
+      for (size_t i = 0; i < own.size(); i++) {
+        std::vector<uint8_t> got(kBytes);
+        EXPECT_UZFS_OK((*os)->Read(own[i], 0, got));
+        EXPECT_EQ(got, test::RandomBytes(kBytes, 300 + i)) << "the clone's own object " << i;
+      }
+    }
     auto names = (*p)->ListDatasets(false);
     ASSERT_UZFS_OK(names.status());
-    EXPECT_EQ(names->size(), 3u) << "rp, rp/dst, rp/src and nothing else";
+    EXPECT_GE(names->size(), 4u);
+    EXPECT_LE(names->size(), 5u) << "rp, rp/cl, rp/dst, rp/src, perhaps rp/dcl, and nothing else";
     ASSERT_UZFS_OK((*p)->Export());
     p->reset();
     ASSERT_NO_FATAL_FAILURE(pooltest::ExpectConsistent(dir.path(), "rp"));

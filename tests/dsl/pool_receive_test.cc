@@ -4,9 +4,10 @@
 // ApplySubstream (tests/dsl/receive_test_util.h). What is checked: the received file system holds every
 // byte, its snapshots carry the stream's guids, and its space accounting
 // is the source's to the byte (same blocks, same layout); an incremental
-// refuses a target changed since its snapshot unless forced; an aborted
-// receive and one a closed pool left behind leave nothing; our zdb finds
-// the pool consistent after each.
+// refuses a target changed since its snapshot unless forced; a clone
+// stream makes a clone of the received origin, its space the source
+// clone's to the byte; an aborted receive and one a closed pool left
+// behind leave nothing; our zdb finds the pool consistent after each.
 #include <gtest/gtest.h>
 
 #include "tests/dsl/pool_test_util.h"
@@ -116,6 +117,56 @@ TEST_F(PoolReceiveTest, FullThenIncrementalMatchTheSourceToTheByte) {
   EXPECT_EQ(d->dir.used_breakdown, s->dir.used_breakdown);
   EXPECT_EQ(Names(), (std::vector<std::string>{"rp", "rp/dst", "rp/dst@s1", "rp/dst@s2", "rp/src", "rp/src@s1",
                                                "rp/src@s2"}));
+  ExportAndCheck();
+}
+
+TEST_F(PoolReceiveTest, ACloneStreamMakesACloneOfTheReceivedOrigin) {
+  // rp/cl: a clone of rp/src@s1 with objects of its own, snapshot c1.
+  ASSERT_UZFS_OK(pool_->Clone("rp/src@s1", "rp/cl", {}));
+  std::vector<uint64_t> own;
+  WriteObjects(*pool_, "rp/cl", 3, 200000, 500, &own);
+  ASSERT_UZFS_OK(pool_->Snapshot({"rp/cl@c1"}));
+  const std::vector<uint8_t> full = Stream("rp/src@s1"), clone = Stream("rp/cl@c1", "rp/src@s1");
+  ASSERT_UZFS_OK(Receive("rp/dst", full));
+
+  // The origin must be the stream's: another snapshot is refused.
+  ASSERT_UZFS_OK(pool_->Snapshot({"rp/dst@other"}));
+  Status s = receivetest::ReceiveBytes(*pool_, "rp/dcl", clone, false, {}, "rp/dst@other");
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_EQ(s.message(), "cannot receive new filesystem stream: local origin for clone rp/dcl@c1 does not exist "
+                         "('rp/dst@other' is another snapshot by that name)");
+  // A target that exists is refused.
+  s = receivetest::ReceiveBytes(*pool_, "rp/src", clone, false, {}, "rp/dst@s1");
+  EXPECT_EQ(s.code(), Code::kExists);
+  // Cut short: nothing is left, the origin has no clone.
+  std::vector<uint8_t> cut(clone.begin(), clone.begin() + static_cast<long>(clone.size() / 2));
+  EXPECT_EQ(receivetest::ReceiveBytes(*pool_, "rp/dcl", cut, false, {}, "rp/dst@s1").code(), Code::kCorruption);
+  {
+    auto all = pool_->ListDatasets(true);
+    ASSERT_UZFS_OK(all.status());
+    EXPECT_EQ(FindDs(*all, "rp/dcl"), nullptr);
+    EXPECT_TRUE(FindDs(*all, "rp/dst@s1")->clones.empty());
+  }
+
+  ASSERT_UZFS_OK(receivetest::ReceiveBytes(*pool_, "rp/dcl", clone, false, {}, "rp/dst@s1"));
+  ExpectObjects(*pool_, "rp/dcl", objs_, 300000, 1);
+  ExpectObjects(*pool_, "rp/dcl", own, 200000, 500);
+  EXPECT_EQ(Guid("rp/dcl@c1"), Guid("rp/cl@c1"));
+  auto all = pool_->ListDatasets(true);
+  ASSERT_UZFS_OK(all.status());
+  const DatasetInfo* d = FindDs(*all, "rp/dcl");
+  const DatasetInfo* c = FindDs(*all, "rp/cl");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->origin, "rp/dst@s1");
+  EXPECT_EQ(FindDs(*all, "rp/dst@s1")->clones, std::vector<std::string>{"rp/dcl"});
+  // The same blocks over the same origin: the same space.
+  EXPECT_EQ(d->ds.referenced_bytes, c->ds.referenced_bytes);
+  EXPECT_EQ(d->ds.unique_bytes, c->ds.unique_bytes);
+  EXPECT_EQ(d->dir.used_breakdown, c->dir.used_breakdown);
+  const DatasetInfo* ds = FindDs(*all, "rp/dcl@c1");
+  const DatasetInfo* cs = FindDs(*all, "rp/cl@c1");
+  EXPECT_EQ(ds->ds.referenced_bytes, cs->ds.referenced_bytes);
+  EXPECT_EQ(ds->ds.unique_bytes, cs->ds.unique_bytes);
   ExportAndCheck();
 }
 

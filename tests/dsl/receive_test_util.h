@@ -53,10 +53,11 @@ inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& t
   return bytes;
 }
 
-// `zfs receive [-F] fs` of `bytes` (one substream). before_end runs after
-// the last record, before EndReceive (crash tests report there).
+// `zfs receive [-F] fs` of `bytes` (one substream; a clone stream's
+// origin named by `origin`). before_end runs after the last record,
+// before EndReceive (crash tests report there).
 inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8_t> bytes, bool force = false,
-                           const std::function<void()>& before_end = {}) {
+                           const std::function<void()>& before_end = {}, const std::string& origin = "") {
   size_t pos = 0;
   send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
     const size_t n = std::min(out.size(), bytes.size() - pos);
@@ -73,6 +74,7 @@ inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8
   t.snap = b.to_name.substr(b.to_name.find('@') + 1);
   t.from_guid = b.from_guid;
   t.force = force;
+  t.origin = origin;
   UZFS_ASSIGN_OR_RETURN(Pool::ReceiveState st, p.BeginReceive(t));
   Status s = p.Objset(st.into).status();
   if (s.ok()) {

@@ -2,14 +2,18 @@
 // be read to its end or stop with a Corruption or NotSupported error, never
 // crash, never read past its end or allocate more than a record allows.
 // Whatever reads cleanly is written again in the zfs-fuse style, and that
-// must read back as the same records. Seed corpus:
-// tests/fuzz/corpus/send_stream/ (zfs-fuse streams, whole and cut short).
+// must read back as the same records. A compound begin record's nvlist
+// (a replication stream's header) must decode or be refused with a
+// Corruption, and what decodes must encode and decode to the same header.
+// Seed corpus: tests/fuzz/corpus/send_stream/ (zfs-fuse streams, whole and
+// cut short, and a replication stream of a tree with a clone).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <span>
 #include <vector>
 
+#include "zfs/send_format/replication_header.h"
 #include "zfs/send_format/stream_reader.h"
 #include "zfs/send_format/stream_writer.h"
 
@@ -55,6 +59,19 @@ Read ReadAll(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace uzfs::send;
   const Read first = ReadAll(data, size);
+  for (size_t i = 0; i < first.records.size(); ++i) {
+    const auto* b = std::get_if<BeginRecord>(&first.records[i].body);
+    if (b == nullptr || b->header_type != HeaderType::kCompound || first.payloads[i].empty()) continue;
+    auto h = ReplicationHeader::Decode(first.payloads[i]);
+    if (!h.ok()) {
+      if (h.status().code() != uzfs::Code::kCorruption) std::abort();
+      continue;
+    }
+    auto packed = h->Encode();
+    if (!packed.ok()) continue;  // (a name too long to encode again)
+    auto back = ReplicationHeader::Decode(*packed);
+    if (!back.ok() || !(*back == *h)) std::abort();
+  }
   if (!first.clean || first.records.empty()) return 0;
   // A stream read from a big-endian sender is written back little-endian;
   // the comparison is of the decoded records, which do not depend on it.

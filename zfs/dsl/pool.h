@@ -427,6 +427,10 @@ class Pool final : private TxgSyncer {
     bool force = false;          // zfs receive -F
     // zfs receive -o: properties of a new file system (full streams).
     std::vector<std::pair<std::string, std::string>> props;
+    // A clone stream's origin here ("fs@snap", whose guid is from_guid):
+    // FS is made a new clone of it, as a full stream makes a new file
+    // system (hidden and inconsistent until the end).
+    std::string origin;
     // The stream carries blocks over 128 KiB (its large-blocks feature):
     // the receiving dataset gets feature@large_blocks active, as OpenZFS
     // does.

@@ -184,6 +184,12 @@ Status Pool::CreateDatasetSync(const std::string& name,
       UZFS_RETURN_IF_ERROR(ds->os->SetZilHeader(ZilHeader{}, txg));
       ds->needs_sync = true;
     }
+    if (receiving && name.find('%') == std::string::npos) {
+      // A clone stream's new file system: hidden as a full stream's is.
+      UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(dsobj));
+      h.flags |= kDsFlagInconsistent;
+      UZFS_RETURN_IF_ERROR(WriteDsPhys(dsobj, h, txg));
+    }
     return Status::Ok();
   }
   auto ds = std::make_unique<Dataset>();

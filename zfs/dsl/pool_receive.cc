@@ -8,6 +8,10 @@
 // FS goes into "FS/%recv", a clone of S that no listing shows (OpenZFS
 // uses the same name); FS stays readable, and mounted, meanwhile.
 //
+// A clone stream (its origin named by the caller, with the stream's from
+// guid) makes FS at once as a clone of the origin, inconsistent, as a full
+// stream does, and ends the same way.
+//
 // A full stream onto an existing FS with force (no snapshots, not a clone)
 // goes into "FS/%recv" too, a new file system, and ends the same way; FS
 // keeps its properties and children, its old tree is freed with the clone.
@@ -115,6 +119,26 @@ Result<Pool::ReceiveState> Pool::CheckReceive(const ReceiveTarget& t, bool in_ta
     if (!v.ok()) return AsReceiveError(v, q);
     st.into = t.fs;
     st.new_fs = true;
+    return st;
+  }
+  if (!t.origin.empty()) {
+    // A clone stream: FS is new, a clone of the origin.
+    const std::string q = "cannot receive new filesystem stream: ";
+    UZFS_RETURN_IF_ERROR(SplitSnapshotName(full, "receive").status());
+    if (LookupDir(t.fs).ok()) return Status::Exists(q + "destination '" + t.fs + "' exists");
+    auto origin = LookupSnapshot(t.origin);
+    if (!origin.ok()) return Status::NotFound(q + "local origin for clone " + full + " does not exist");
+    UZFS_ASSIGN_OR_RETURN(DslDatasetPhys o, ReadDsPhys(*origin));
+    if (o.guid != t.from_guid) {
+      return Status::NotFound(q + "local origin for clone " + full + " does not exist ('" + t.origin +
+                              "' is another snapshot by that name)");
+    }
+    if (o.flags & kDsFlagInconsistent) return Status::Busy(q + "its origin is being received");
+    Status v = CheckNewDatasetLocked(t.fs, t.props);
+    if (!v.ok()) return AsReceiveError(v, q);
+    st.into = t.fs;
+    st.new_fs = true;
+    st.from_obj = *origin;
     return st;
   }
   const std::string q = "cannot receive incremental stream: ";
