@@ -71,6 +71,15 @@ TEST(ReplicationHeader, RoundTrips) {
   EXPECT_EQ(back->ForSnapshot(22), &back->filesystems[1]);
   EXPECT_EQ(back->ForSnapshot(33), nullptr);
 
+  // The same list in the native encoding reads the same.
+  auto xdr_list = NvList::DecodeXdr(*packed);
+  ASSERT_UZFS_OK(xdr_list.status());
+  auto native = xdr_list->EncodeNative();
+  ASSERT_UZFS_OK(native.status());
+  auto from_native = ReplicationHeader::Decode(*native);
+  ASSERT_UZFS_OK(from_native.status());
+  EXPECT_EQ(*from_native, h);
+
   ReplicationHeader p = Sample();
   p.recursive = false;
   p.from_snap.clear();

@@ -106,7 +106,7 @@ Result<std::vector<uint8_t>> ReplicationHeader::Encode() const {
 }
 
 Result<ReplicationHeader> ReplicationHeader::Decode(std::span<const uint8_t> packed) {
-  Result<NvList> nv = NvList::DecodeXdr(packed);
+  Result<NvList> nv = NvList::Decode(packed);
   if (!nv.ok()) {
     return Status::Corruption("the replication header's nvlist cannot be read: " + std::string(nv.status().message()));
   }

@@ -16,7 +16,8 @@
 //
 // The layout is the one zfs-fuse and OpenZFS write and `zstreamdump -v`
 // prints. What it promises: Encode gives the XDR nvlist those receivers
-// read; Decode takes XDR and refuses anything malformed (a missing name or
+// read; Decode takes XDR or the native encoding and refuses anything
+// malformed (a missing name or
 // snapshot list, a key that is not a guid, a property of another type)
 // with a Corruption naming it; Decode(Encode(h)) == h.
 #pragma once

@@ -61,12 +61,6 @@ bool FitsScalar(NvType scalar, int64_t v) {
   }
 }
 
-namespace {
-constexpr uint64_t Align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
-constexpr uint64_t kNativePairHeader = 16;  // size, name_sz, reserve, nelem, type
-constexpr uint64_t kNativeListSize = 24;    // version, flags, priv, flag, pad
-}  // namespace
-
 uint64_t NativePairSize(const NvPair& p, uint32_t ptr_size) {
   TypeInfo ti = Info(p.type());
   uint64_t value = 0;

@@ -12,8 +12,11 @@
 // Encoding (see man/uzfs-format.5, NAME/VALUE LISTS): a 4-byte stream header
 // {encoding, host endianness, 0, 0}, then the list as XDR (big-endian
 // 4-byte units): version, nvflags, pairs each prefixed by its encoded and
-// decoded (in-memory) sizes, and an 8-byte zero terminator. Only XDR is
-// supported; the "native" encoding is refused with NotSupported.
+// decoded (in-memory) sizes, and an 8-byte zero terminator. The "native"
+// encoding (an image of libnvpair's in-memory lists, which OpenZFS uses
+// between kernel and userland and so in send streams and resume tokens)
+// has its own codec (nvlist_native.cc); DecodeXdr refuses it with
+// NotSupported, Decode takes either.
 //
 // Decoding treats its input as hostile: every read is bounds-checked, nesting
 // depth is limited, element counts are checked against the bytes left before
@@ -101,6 +104,7 @@ class NvPair {
  private:
   friend class NvList;
   friend class NvXdrDecoder;
+  friend class NvNativeDecoder;
   NvPair() = default;
 
   std::string name_;
@@ -215,9 +219,20 @@ class NvList {
   static Result<NvList> DecodeXdr(std::span<const uint8_t> buf,
                                   const NvDecodeLimits& limits = {},
                                   NvDecodeInfo* info = nullptr);
+  // The native encoding (nvlist_native.cc): what libnvpair's nvlist_pack
+  // writes with NV_ENCODE_NATIVE, in this host's byte order, byte for
+  // byte. The decoder reads both byte orders; Corruption on malformed
+  // input.
+  Result<std::vector<uint8_t>> EncodeNative() const;
+  static Result<NvList> DecodeNative(std::span<const uint8_t> buf, const NvDecodeLimits& limits = {},
+                                     NvDecodeInfo* info = nullptr);
+  // Either encoding, as its header's first byte says.
+  static Result<NvList> Decode(std::span<const uint8_t> buf, const NvDecodeLimits& limits = {},
+                               NvDecodeInfo* info = nullptr);
 
  private:
   friend class NvXdrDecoder;
+  friend class NvNativeDecoder;
   Status Validate(std::string_view name) const;
   void Insert(NvPair p);
   Result<const NvPair*> Lookup(std::string_view name, NvType type) const;

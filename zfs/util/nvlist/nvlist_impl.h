@@ -1,5 +1,5 @@
 // Private to zfs/util/nvlist: per-type facts shared by the list operations
-// and the XDR codec.
+// and the XDR and native codecs.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,11 @@ TypeInfo Info(NvType t);
 
 // Whether value `v` (as stored: sign- or zero-extended) fits type `scalar`.
 bool FitsScalar(NvType scalar, int64_t v);
+
+// The native encoding's (and the in-memory nvpair's) layout.
+constexpr uint64_t Align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
+constexpr uint64_t kNativePairHeader = 16;  // size, name_sz, reserve, nelem, type
+constexpr uint64_t kNativeListSize = 24;    // version, flags, priv, flag, pad
 
 // Sizes of the in-memory (native) nvpair that ZFS records in each pair's
 // "decoded size" field, for a writer with `ptr_size`-byte pointers.
