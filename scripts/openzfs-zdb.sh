@@ -5,6 +5,11 @@
 #   scripts/openzfs-zdb.sh [zdb args...]   e.g. -U /dev/null -e -p DIR -bcc POOL
 #   scripts/openzfs-zdb.sh --zstream [zstream args...]   e.g. dump -v < STREAM
 #                                          (zstream, from the same packages)
+#   scripts/openzfs-zdb.sh --token TOKEN   decode a resume token with OpenZFS's
+#                                          libzfs (zfs_send_resume_token_to_nvlist,
+#                                          called through python3's ctypes: its
+#                                          `zstream token` needs /dev/zfs) and
+#                                          print the list, or why it is refused
 #   scripts/openzfs-zdb.sh --install       only fetch (scripts/deps.sh calls it)
 #   scripts/openzfs-zdb.sh --check         exit 1 unless already fetched
 #
@@ -119,6 +124,26 @@ case "${1:-}" in
 esac
 installed || fetch
 export LD_LIBRARY_PATH="$(libpath "$root")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ "${1:-}" = "--token" ]; then
+  [ $# -eq 2 ] || die "usage: $0 --token TOKEN"
+  exec python3 - "$2" "$root" <<'PY'
+import ctypes, glob, sys
+token, root = sys.argv[1], sys.argv[2]
+lib = lambda n: ctypes.CDLL(glob.glob(root + "/lib/*-linux-gnu*/" + n)[0], mode=ctypes.RTLD_GLOBAL)
+nvpair, zfs = lib("libnvpair.so.3"), lib("libzfs.so.4")
+zfs.zfs_send_resume_token_to_nvlist.restype = ctypes.c_void_p
+# The handle only receives the error text: a zeroed buffer stands in for
+# libzfs_init's (which needs /dev/zfs).
+hdl = ctypes.create_string_buffer(1 << 20)
+nv = zfs.zfs_send_resume_token_to_nvlist(hdl, token.encode())
+if not nv:
+    why = [s.decode() for s in hdl.raw.split(b"\0") if len(s) > 3][:1]
+    print("refused: " + (why[0] if why else "(no reason given)"))
+    sys.exit(1)
+sys.stdout.flush()
+nvpair.dump_nvlist(ctypes.c_void_p(nv), 0)
+PY
+fi
 tool=zdb
 if [ "${1:-}" = "--zstream" ]; then
   tool=zstream
