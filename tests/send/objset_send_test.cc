@@ -100,7 +100,7 @@ class ObjsetSendTest : public ::testing::Test {
   // Every allocated object of the writer matches the image.
   void ExpectImageMatches(const Image& img) {
     std::set<uint64_t> seen;
-    for (uint64_t obj = 1; obj < 64; obj++) {
+    for (uint64_t obj = 1; obj < 128; obj++) {
       auto dn = w_->GetDnode(obj);
       if (!dn.ok() || dn->IsFree()) continue;
       seen.insert(obj);
@@ -244,6 +244,70 @@ TEST_F(ObjsetSendTest, IncrementalSendsOnlyWhatChangedAndRebuildsTheLaterState) 
   EXPECT_EQ(writes, std::vector<std::string>{"WRITE 1 40960 4096"});
   img.Apply(inc);
   ExpectImageMatches(img);
+}
+
+// Cut after every record of a whole stream: the resumed stream from the
+// last write the receiver has finishes the object set, and
+// carries nothing of the objects before, nor of the resume object's
+// blocks before its offset.
+TEST_F(ObjsetSendTest, AResumedStreamFinishesWhatACutOneBegan) {
+  const uint64_t deep = Allocate(512, 9);
+  const uint64_t wide = Allocate(131072);
+  for (uint64_t b : {0, 1, 3, 17, 18, 40, 63}) {
+    ASSERT_UZFS_OK(w_->Write(deep, b * 512, test::RandomBytes(512, 10 + b), Txg(1)));
+  }
+  ASSERT_UZFS_OK(w_->Write(wide, 5 * 131072 + 100, test::RandomBytes(1000, 9), Txg(1)));
+  std::vector<uint64_t> more;
+  for (int i = 0; i < 70; i++) more.push_back(Allocate(i % 5 == 0 ? 4096 : 512));
+  for (size_t i = 0; i < more.size(); i += 3) {
+    ASSERT_UZFS_OK(w_->Write(more[i], 0, test::RandomBytes(i % 5 == 0 ? 20000 : 300, 50 + i), Txg(1)));
+  }
+  ASSERT_UZFS_OK(w_->FreeObject(more[10], Txg(1)));
+  auto root = w_->Sync(Txg(1));
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  const ReadAll whole = Send(*root);
+  ASSERT_UZFS_OK(send_status_);
+  for (size_t cut = 0; cut <= whole.records.size(); cut++) {
+    SCOPED_TRACE("cut after " + std::to_string(cut) + " records");
+    ReadAll head;
+    head.records.assign(whole.records.begin(), whole.records.begin() + static_cast<ptrdiff_t>(cut));
+    head.payloads.assign(whole.payloads.begin(), whole.payloads.begin() + static_cast<ptrdiff_t>(cut));
+    Image img;
+    img.Apply(head);
+    // Where a receiver would say it is: its last write. (Not its last
+    // object record: a dnode block's object records all come before the
+    // first of its objects' data.)
+    uint64_t object = 0, offset = 0;
+    for (const Record& r : head.records) {
+      if (const auto* w = std::get_if<WriteRecord>(&r.body)) {
+        object = w->object;
+        offset = w->offset;
+      }
+    }
+    ObjsetSendOptions o;
+    o.to_guid = kGuid;
+    o.resume_object = object;
+    o.resume_offset = offset;
+    ReadAll rest = SendStream(reader_, *root, o, &send_status_);
+    ASSERT_UZFS_OK(send_status_);
+    rest.records = std::vector<Record>(rest.records.begin() + 1, rest.records.end() - 1);
+    rest.payloads = std::vector<std::vector<uint8_t>>(rest.payloads.begin() + 1, rest.payloads.end() - 1);
+    for (const Record& r : rest.records) {
+      if (const auto* ob = std::get_if<ObjectRecord>(&r.body)) {
+        EXPECT_GE(ob->object, object);
+      }
+      if (const auto* w = std::get_if<WriteRecord>(&r.body)) {
+        EXPECT_TRUE(w->object > object || (w->object == object && w->offset >= offset)) << Describe(r);
+      }
+    }
+    img.Apply(rest);
+    ExpectImageMatches(img);
+    if (object == 0) {
+      EXPECT_EQ(rest.records.size(), whole.records.size());
+    } else {
+      EXPECT_LT(rest.records.size(), whole.records.size());
+    }
+  }
 }
 
 TEST_F(ObjsetSendTest, LargeBlocksAreSplitWithoutTheFeature) {

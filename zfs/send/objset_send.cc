@@ -105,9 +105,25 @@ class Sender {
     return ptrs;
   }
 
+  // A resumed stream leaves out what lies wholly before its start: objects
+  // [first, first + count) before the resume object's dnode block.
+  bool BeforeResumeObjects(uint64_t first, uint64_t count) const {
+    if (o_.resume_object == 0) return false;
+    const uint64_t start_block = o_.resume_object >> kDnodesPerBlockShift << kDnodesPerBlockShift;
+    return count <= start_block && first <= start_block - count;
+  }
+  // ... and bytes [offset, offset + length) of the resume object before the
+  // block that holds resume_offset.
+  bool BeforeResumeOffset(uint64_t object, uint64_t offset, uint64_t length) const {
+    return object == o_.resume_object && length <= o_.resume_offset && offset <= o_.resume_offset - length;
+  }
+
   // The meta-dnode's block `id` at `level` and what it holds.
   Status WalkMeta(const Dnode& meta, int epbs, int level, uint64_t id, const BlockPtr& bp) {
     const uint64_t first_obj = ShlSat(id, epbs * level + static_cast<int>(kDnodesPerBlockShift));
+    if (BeforeResumeObjects(first_obj, ShlSat(1, epbs * level + static_cast<int>(kDnodesPerBlockShift)))) {
+      return Status::Ok();
+    }
     if (bp.IsHole()) {
       return FreeObjects(first_obj, ShlSat(1, epbs * level + static_cast<int>(kDnodesPerBlockShift)));
     }
@@ -138,6 +154,11 @@ class Sender {
       std::span<const uint8_t> raw(blk.data() + i * kDnodeSlotSize, blk.size() - i * kDnodeSlotSize);
       Result<Dnode> dn = DecodeDnode(raw, !bp.little_endian);
       if (!dn.ok()) return dn.status().WithContext("object " + std::to_string(object));
+      if (object < o_.resume_object) {
+        // (A resumed stream: the receiver has it.)
+        i += dn->IsFree() || object == 0 ? 1 : std::max<size_t>(1, dn->Slots());
+        continue;
+      }
       if (dn->IsFree() || object == 0) {
         UZFS_RETURN_IF_ERROR(FreeObjects(object, 1));
         i++;
@@ -192,8 +213,9 @@ class Sender {
 
   Status WalkBlock(uint64_t object, const Dnode& dn, int epbs, int level, uint64_t id, const BlockPtr& bp) {
     const uint64_t dblk = dn.DataBlockSize();
+    const uint64_t span = ShlSat(dblk, epbs * level);
+    if (BeforeResumeOffset(object, MulSat(ShlSat(id, epbs * level), dblk), span)) return Status::Ok();
     if (bp.IsHole()) {
-      const uint64_t span = ShlSat(dblk, epbs * level);
       return Free(object, MulSat(ShlSat(id, epbs * level), dblk), span);
     }
     if (Skipped(bp)) return Status::Ok();

@@ -31,6 +31,18 @@
 // goes as it is stored: its physical bytes (read_physical), its
 // compression and compressed size in the record.
 //
+// Resuming (zfs send -t): with resume_object set, the walk starts there
+// and sends what a receiver that kept everything before that point lacks:
+// nothing of the objects before resume_object (nor of the dnode blocks and
+// holes before its dnode block); resume_object's record again, and its
+// blocks from the one holding resume_offset on; then everything after, as
+// in the whole stream. A receiver that applied the stream up to the write
+// of resume_object at resume_offset and applies this one after has the
+// whole object set: what it gets twice is written twice with the same
+// bytes. (The point must be a write: a dnode block's object records all
+// come before the data of its first object, so the last object record a
+// receiver has says nothing of the data before it.)
+//
 // Errors: a block that cannot be read or decoded stops the walk with its
 // status naming the object and block; a dnode of more than one slot
 // without the large-dnode feature is NotSupported; a sink error stops it with the
@@ -56,6 +68,8 @@ struct ObjsetSendOptions {
   // records); false for the zfs-fuse style, whose padding stays zero.
   bool new_fields = true;
   BlockReadOptions read_opts;
+  // Where a resumed stream starts (above); 0: the whole stream.
+  uint64_t resume_object = 0, resume_offset = 0;
   // Called after each WRITE with its logical bytes (progress); may be null.
   std::function<void(uint64_t bytes)> on_data;
   // The stored (still compressed) bytes of a block, psize of them: needed
