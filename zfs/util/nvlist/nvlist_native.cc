@@ -34,6 +34,8 @@ namespace uzfs {
 
 using nvlist_impl::Align8;
 using nvlist_impl::Info;
+using nvlist_impl::kEncodingNative;
+using nvlist_impl::kEncodingXdr;
 using nvlist_impl::Kind;
 using nvlist_impl::kNativeListSize;
 using nvlist_impl::kNativePairHeader;
@@ -41,8 +43,6 @@ using nvlist_impl::TypeInfo;
 
 namespace {
 
-constexpr uint8_t kEncodingNative = 0;
-constexpr uint8_t kEncodingXdr = 1;
 constexpr bool kHostLittle = std::endian::native == std::endian::little;
 
 class NativeEncoder {
@@ -170,8 +170,7 @@ class NvNativeDecoder {
 
   // Pairs up to the terminator; then the pairs of the lists they hold.
   Status Pairs(NvList& l, uint32_t depth) {
-    const bool unique_name = l.nvflags_ & kNvUniqueName, unique_type = l.nvflags_ & kNvUniqueNameType;
-    std::unordered_set<std::string> seen;
+    nvlist_impl::SeenPairs seen(l.nvflags_);
     for (;;) {
       const size_t start = pos_;
       uint64_t size = 0;
@@ -190,13 +189,9 @@ class NvNativeDecoder {
         return Fail("pair '" + p.name_ + "' has size " + std::to_string(size) + " but its contents take " +
                     std::to_string(nvlist_impl::NativePairSize(p, 8)));
       }
-      if (unique_name || unique_type) {
-        std::string key = p.name_;
-        if (!unique_name) key += '\0' + std::to_string(static_cast<int32_t>(p.type_));
-        if (!seen.insert(std::move(key)).second) {
-          pos_ = start;
-          return Fail("duplicate pair '" + p.name_ + "' in a list with unique names");
-        }
+      if (!seen.Add(p)) {
+        pos_ = start;
+        return Fail("duplicate pair '" + p.name_ + "' in a list with unique names");
       }
       if (!p.lists_.empty() && depth >= limits_.max_depth) {
         return Fail("lists nested deeper than " + std::to_string(limits_.max_depth));

@@ -26,13 +26,13 @@
 namespace uzfs {
 
 using nvlist_impl::Info;
+using nvlist_impl::kEncodingNative;
+using nvlist_impl::kEncodingXdr;
 using nvlist_impl::Kind;
 using nvlist_impl::TypeInfo;
 
 namespace {
 
-constexpr uint8_t kEncodingNative = 0;
-constexpr uint8_t kEncodingXdr = 1;
 constexpr int32_t kNvVersion = 0;
 constexpr size_t kMinListBytes = 16;  // version, flags, terminator
 constexpr uint64_t Align4(uint64_t v) { return (v + 3) & ~uint64_t{3}; }
@@ -195,9 +195,7 @@ class NvXdrDecoder {
                                   std::to_string(pos_ - 4) + " (only 0 is known)");
     UZFS_RETURN_IF_ERROR(U32(flags, "nvflags"));
     l.nvflags_ = flags;
-    bool unique_name = flags & kNvUniqueName;
-    bool unique_type = flags & kNvUniqueNameType;
-    std::unordered_set<std::string> seen;
+    nvlist_impl::SeenPairs seen(flags);
     for (;;) {
       size_t start = pos_;
       uint32_t enc_size = 0, dec_size = 0;
@@ -227,13 +225,9 @@ class NvXdrDecoder {
         return Fail("pair '" + p.name_ + "' has decoded size " + std::to_string(dec_size) +
                     ", expected " + std::to_string(nvlist_impl::NativePairSize(p, 8)));
       }
-      if (unique_name || unique_type) {
-        std::string key = p.name_;
-        if (!unique_name) key += '\0' + std::to_string(static_cast<int32_t>(p.type_));
-        if (!seen.insert(std::move(key)).second) {
-          pos_ = start;
-          return Fail("duplicate pair '" + p.name_ + "' in a list with unique names");
-        }
+      if (!seen.Add(p)) {
+        pos_ = start;
+        return Fail("duplicate pair '" + p.name_ + "' in a list with unique names");
       }
       l.pairs_.push_back(std::move(p));
     }
