@@ -11,8 +11,10 @@
 # (the copy is checked again, now read back from the disks); a disk rotting silently (garbage written into
 # one of the six files) found and repaired by zpool scrub, and the copy
 # checked once more; a disk that died replaced by a new one with zpool
-# replace (the resilver rebuilds it), checked again; uzfs's zdb over the
-# exported pool. It cleans up after
+# replace (the resilver rebuilds it), checked again; the tree replicated
+# to a second pool with zfs send -R | zfs receive, then an incremental
+# with what changed since, the backup compared with the source; uzfs's zdb
+# over the exported pool. It cleans up after
 # itself (also when interrupted) and can be run again.
 #
 #   scripts/demo.sh [--prepare] [BUILD_DIR]
@@ -59,6 +61,7 @@ export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 zpool() { "$cmd/zpool/zpool" "$@"; }
 zfs() { "$cmd/zfs/zfs" "$@"; }
 cleanup() {
+  zpool destroy -f backup >/dev/null 2>&1 || true
   zpool destroy -f demo >/dev/null 2>&1 || true
   if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
     pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
@@ -144,6 +147,26 @@ truncate -s 1G "$D/d6"
 run zpool replace -w demo "$D/d4" "$D/d6"
 run zpool status demo
 verify
+
+step "a backup: the whole tree replicated to a second pool with zfs send -R | zfs receive, then only what changed"
+truncate -s 1G "$D/b0"
+run zpool create -m "$work/backup" backup "$D/b0"
+# demo's root has a local mountpoint (zpool create -m), which a -R stream
+# carries as OpenZFS's does: -x mountpoint lets the copies mount under
+# the backup pool's.
+echo "\$ zfs send -R demo@safe | zfs receive -x mountpoint -e backup"
+zfs send -R demo@safe | zfs receive -x mountpoint -e backup
+run cp -a /usr/share/common-licenses "$work/mnt/gzip/licenses"
+run zfs snapshot -r demo@later
+echo "\$ zfs send -R -i @safe demo@later | zfs receive -F -x mountpoint -e backup"
+zfs send -R -i @safe demo@later | zfs receive -F -x mountpoint -e backup
+run zfs list -t all -o name,used,referenced,compression -r backup
+for ds in lz4 gzip; do
+  diff -r --no-dereference "$work/mnt/$ds" "$work/backup/demo/$ds" >/dev/null ||
+    { echo "demo: the backup of demo/$ds differs from it" >&2; exit 1; }
+  echo "backup/demo/$ds: identical to demo/$ds ($(find "$work/backup/demo/$ds" -type f | wc -l) files)"
+done
+run zpool export backup
 run zpool export demo
 
 step "uzfs's zdb over the exported pool: every block pointer traversed"
