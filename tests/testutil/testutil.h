@@ -65,7 +65,8 @@ namespace uzfs::test {
 // Runs a bash script next to a private zfs-fuse daemon (the compatibility
 // judge; scripts/zfs-fuse-sandbox.sh) and returns its exit code, with stdout
 // and stderr in *output. Compat tests call this; they fail (never skip) when
-// zfs-fuse or root is missing, because CI must run them.
+// zfs-fuse or root is missing, because CI must run them. A run during which
+// zfs-fuse's daemon died is made once more.
 int RunInZfsFuseSandbox(const std::string& script, std::string* output);
 
 // Runs OpenZFS 2.1's zdb (the second judge, for pool versions up to 28 and
