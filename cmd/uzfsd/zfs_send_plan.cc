@@ -61,8 +61,11 @@ bool Under(const std::string& name, const std::string& top) {
 
 }  // namespace
 
-Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std::string& from, bool all_between) {
-  UZFS_ASSIGN_OR_RETURN(auto all, p.ListDatasets(/*with_snapshots=*/true));
+namespace {
+
+// PlanSend over the pool's datasets as listed once (`all`, with snapshots).
+Result<std::vector<SendStep>> PlanSendIn(Pool& p, const std::vector<DatasetInfo>& all, const std::string& to,
+                                         const std::string& from, bool all_between) {
   const std::string fs = to.substr(0, to.find('@'));
   auto find = [&](const std::string& n) -> const DatasetInfo* {
     for (const DatasetInfo& d : all) {
@@ -105,6 +108,13 @@ Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std
     prev = d;
   }
   return steps;
+}
+
+}  // namespace
+
+Result<std::vector<SendStep>> PlanSend(Pool& p, const std::string& to, const std::string& from, bool all_between) {
+  UZFS_ASSIGN_OR_RETURN(auto all, p.ListDatasets(/*with_snapshots=*/true));
+  return PlanSendIn(p, all, to, from, all_between);
 }
 
 Result<ReplicationPlan> PlanReplication(Pool& p, const std::string& to, const std::string& from, bool all_between,
@@ -206,13 +216,13 @@ Result<ReplicationPlan> PlanReplication(Pool& p, const std::string& to, const st
     // The substreams.
     std::vector<SendStep> steps;
     if (!from_short.empty() && by_name.count(fs + "@" + from_short)) {
-      UZFS_ASSIGN_OR_RETURN(steps, PlanSend(p, fs + "@" + to_short, fs + "@" + from_short, all_between));
+      UZFS_ASSIGN_OR_RETURN(steps, PlanSendIn(p, all, fs + "@" + to_short, fs + "@" + from_short, all_between));
     } else {
       const DatasetInfo* first = snaps.front();
       UZFS_ASSIGN_OR_RETURN(SendStep st, Step(p, *first, origin, /*clone=*/origin != nullptr));
       steps.push_back(std::move(st));
       if (first != to_info) {
-        UZFS_ASSIGN_OR_RETURN(auto rest, PlanSend(p, to_info->name, first->name, /*all_between=*/true));
+        UZFS_ASSIGN_OR_RETURN(auto rest, PlanSendIn(p, all, to_info->name, first->name, /*all_between=*/true));
         for (SendStep& s : rest) steps.push_back(std::move(s));
       }
     }
