@@ -8,6 +8,7 @@
 
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
+#include "cmd/uzfsd/zfs_receive.h"
 #include "zfs/zpl/zpl_create.h"
 
 namespace uzfs::cmd {
@@ -24,13 +25,19 @@ bool ListedBefore(const DsRow& a, const DsRow& b) {
 }
 
 Result<std::vector<DsRow>> PoolDatasets(Pool& p, bool with_snapshots) {
-  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, p.ListDatasets(with_snapshots));
+  // (With the file systems a resumable receive left part way: zfs list
+  // and get show them, as OpenZFS does, with their resume token.)
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> infos, p.ListDatasets(with_snapshots, /*with_partial=*/true));
   UZFS_ASSIGN_OR_RETURN(std::vector<DatasetSpace> spaces, ListDatasetSpace(p));
   std::vector<DsRow> rows;
   for (DatasetInfo& i : infos) {
     DsRow r;
     r.name = i.name;
     r.info = std::move(i);
+    if (r.info.saved_receive) {
+      auto saved = p.SavedReceiveOf(r.name);
+      if (saved.ok() && *saved) r.resume_token = ResumeTokenText(**saved);
+    }
     if (r.info.snapshot) {
       // A snapshot's space: what only it holds, what it references.
       r.space.used = r.info.ds.unique_bytes;
@@ -133,6 +140,7 @@ PropZap ComputedProps(const DsRow& r) {
   };
   // "-" (no value) for a file system that is no clone.
   if (!r.info.origin.empty()) z.push_back({"origin", PropValue::String(r.info.origin)});
+  if (!r.resume_token.empty()) z.push_back({"receive_resume_token", PropValue::String(r.resume_token)});
   return z;
 }
 

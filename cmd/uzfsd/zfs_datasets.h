@@ -57,6 +57,7 @@ struct DsRow {
   DatasetInfo info;
   DatasetSpace space;
   bool mounted = false;
+  std::string resume_token;  // of a receive saved for it (zfs receive -s)
 };
 
 // The props ZAPs from `ds` up to its pool's root dataset, nearest first.

@@ -41,7 +41,9 @@
 #include "cmd/uzfsd/zfs_handlers.h"
 #include "cmd/uzfsd/zfs_receive.h"
 #include "zfs/send/substream_apply.h"
+#include "zfs/send_format/resume_token.h"
 #include "zfs/send_format/stream_reader.h"
+#include "zfs/util/nvlist/nvlist.h"
 
 namespace uzfs::cmd {
 
@@ -55,7 +57,17 @@ constexpr uint32_t kObjsetTypeZfs = 2;  // DMU_OST_ZFS
 // flags.
 constexpr uint32_t kReceivable = send::feature::kSaSpill | send::feature::kEmbedData | send::feature::kLz4 |
                                  send::feature::kLargeBlocks | send::feature::kCompressed | send::feature::kZstd |
-                                 send::feature::kHolds;
+                                 send::feature::kHolds | send::feature::kResuming;
+
+// Where a stream from zfs send -t starts (its begin nvlist's resume_object
+// and resume_offset).
+Result<std::pair<uint64_t, uint64_t>> ResumeStart(std::span<const uint8_t> payload) {
+  if (payload.empty()) return Status::Corruption("a resuming stream without its begin nvlist");
+  UZFS_ASSIGN_OR_RETURN(NvList nv, NvList::Decode(payload));
+  UZFS_ASSIGN_OR_RETURN(const uint64_t object, nv.GetUint64("resume_object"));
+  UZFS_ASSIGN_OR_RETURN(const uint64_t offset, nv.GetUint64("resume_offset"));
+  return std::make_pair(object, offset);
+}
 
 // The file system and snapshot substream `b` goes to.
 Result<std::pair<std::string, std::string>> TargetOf(const ReceiveOptions& o, const send::BeginRecord& b,
@@ -118,10 +130,37 @@ std::string SnapshotWithGuid(Pool& p, uint64_t guid) {
   return "";
 }
 
+// Whether snapshot fs@snap is here with this guid.
+bool HaveSnapshot(Pool& p, const std::string& fs, const std::string& snap, uint64_t guid) {
+  auto all = p.ListDatasets(true);
+  if (!all.ok()) return false;
+  for (const DatasetInfo& i : *all) {
+    if (i.snapshot && i.name == fs + "@" + snap) return i.ds.guid == guid;
+  }
+  return false;
+}
+
 }  // namespace
 
+std::string ResumeTokenText(const Pool::SavedReceive& s) {
+  send::ResumeToken t;
+  t.from_guid = s.from_guid;
+  t.object = s.object;
+  t.offset = s.offset;
+  t.bytes = s.bytes;
+  t.to_guid = s.to_guid;
+  t.to_name = s.to_name;
+  t.large_blocks = s.large_blocks;
+  t.embed = s.embed;
+  t.compressed = s.compressed;
+  t.raw = s.raw;
+  auto text = t.Encode();
+  return text.ok() ? *text : "";
+}
+
 int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReader& r, const send::BeginRecord& b,
-               const ReceiveOptions& o, bool package, const SubstreamPlan* plan) {
+               std::span<const uint8_t> begin_payload, const ReceiveOptions& o, bool package,
+               const SubstreamPlan* plan) {
   std::pair<std::string, std::string> names;
   if (plan != nullptr) {
     names = {plan->fs, plan->snap};
@@ -146,6 +185,13 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   t.force = o.force;
   t.large_blocks = (b.features & send::feature::kLargeBlocks) != 0;
   if (!incremental) t.props = plan != nullptr ? plan->create_props : o.props;
+  t.resumable = o.resumable;
+  t.to_guid = b.to_guid;
+  t.to_name = b.to_name;
+  t.embed = (b.features & send::feature::kEmbedData) != 0;
+  t.compressed = (b.features & send::feature::kCompressed) != 0;
+  const bool resuming_stream = (b.features & send::feature::kResuming) != 0;
+  send::ApplyOptions apply;
 
   Pool* pool = nullptr;
   Pool::ReceiveState st;
@@ -161,9 +207,47 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
       if (t.origin.empty()) t.origin = SnapshotWithGuid(p, b.from_guid);
     }
     if (std::string why = Refusal(p, b, !t.origin.empty()); !why.empty()) return c.Fail(q + why);
+    // -s: a substream received already (a stream fed again) is passed over.
+    if (o.resumable && !resuming_stream && HaveSnapshot(p, fs, snap, b.to_guid)) {
+      if (o.verbose) {
+        c.out.Out("skipping " + b.to_name + ": " + fs + "@" + snap + " is here already\n");
+        c.out.Flush();
+      }
+      uint64_t skipped = 0;
+      if (Status s = send::ApplySubstream(r, b, nullptr, {}, &skipped); !s.ok()) {
+        return c.Fail(q + std::string(s.message()));
+      }
+      return 0;
+    }
+    // A receive kept by -s for this file system: gone on with when this is
+    // its stream, else it is in the way.
+    auto saved = p.SavedReceiveOf(fs);
+    if (!saved.ok()) return c.Fail(q + std::string(saved.status().message()));
+    if (*saved) {
+      const Pool::SavedReceive& sv = **saved;
+      if (sv.to_guid != b.to_guid || sv.from_guid != b.from_guid) {
+        return c.Fail(q + "destination " + fs + " contains partially-complete state from \"zfs receive -s\" (of " +
+                      sv.to_name + "); resume it with zfs send -t, or discard it with zfs receive -A " + fs);
+      }
+      if (resuming_stream) {
+        auto start = ResumeStart(begin_payload);
+        if (!start.ok()) return c.Fail(q + "invalid stream: " + std::string(start.status().message()));
+        if (*start > std::make_pair(sv.object, sv.offset)) {
+          return c.Fail(q + "the stream starts at object " + std::to_string(start->first) + " offset " +
+                        std::to_string(start->second) + ", past where the receive into " + fs +
+                        " stopped (object " + std::to_string(sv.object) + " offset " + std::to_string(sv.offset) +
+                        "); send again with its current receive_resume_token");
+        }
+      }
+      t.resume = true;
+      apply.resume_object = sv.object;
+      apply.resume_offset = sv.offset;
+    } else if (resuming_stream) {
+      return c.Fail(q + "'" + fs + "' has no partially received state to resume (it was aborted, or finished)");
+    }
     if (o.verbose) {
-      c.out.Out(std::string(o.dry ? "would receive " : "receiving ") + kind + " stream of " + b.to_name + " into " +
-                fs + "@" + snap + "\n");
+      c.out.Out(std::string(o.dry ? "would receive " : t.resume ? "resuming " : "receiving ") + kind +
+                " stream of " + b.to_name + " into " + fs + "@" + snap + "\n");
       c.out.Flush();
     }
     if (!o.dry) {
@@ -179,7 +263,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
         }
       }
       // -F: the snapshots after the stream's source go first.
-      if (incremental && o.force) {
+      if (incremental && o.force && !t.resume) {
         auto all = p.ListDatasets(true);
         if (!all.ok()) return c.Fail(q + std::string(all.status().message()));
         uint64_t from_txg = 0;
@@ -224,7 +308,14 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
       txs.begin = [pool](uint64_t n) { return pool->Begin(n); };
       txs.sync = [pool] { return pool->Sync(); };
     }
-    s = send::ApplySubstream(r, b, os, txs, &bytes);
+    if (st.resumable) {
+      const std::string into = st.into;
+      const uint64_t base = st.resume_bytes;
+      apply.on_write = [pool, into, base](uint64_t object, uint64_t offset, uint64_t n, Txg txg) {
+        pool->NoteReceiveProgress(into, object, offset, base + n, txg);
+      };
+    }
+    s = send::ApplySubstream(r, b, os, txs, &bytes, apply);
   }
   if (pool == nullptr) {
     if (!s.ok()) return c.Fail(q + std::string(s.message()));
@@ -234,6 +325,17 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   MutexLock l(&e->mu);
   Pool& p = *pool;
   if (!s.ok()) {
+    if (st.resumable) {
+      // -s: what arrived stays, with the token to go on from.
+      (void)p.Sync();
+      auto saved = p.SavedReceiveOf(fs);
+      const int rc = c.Fail(q + std::string(s.message()));
+      if (saved.ok() && *saved) {
+        c.out.ErrLine("partially received snapshot is saved; resume with: zfs send -t " + ResumeTokenText(**saved) +
+                      " | zfs receive -s " + fs + " (or discard it: zfs receive -A " + fs + ")");
+      }
+      return rc;
+    }
     if (Status a = p.AbortReceive(st); !a.ok()) c.out.ErrLine(q + "cleaning up: " + std::string(a.message()));
     return c.Fail(q + std::string(s.message()));
   }
@@ -284,13 +386,16 @@ int ZfsReceive(CmdCtx& c) {
   ReceiveOptions o;
   o.target = a.operands[0];
   if (a.Has('A')) {
-    // uzfs keeps no partial receive (no -s yet): there is never one to abort.
-    return c.Fail("'" + o.target + "' does not have any resumable receive state to abort");
+    if (a.opts.size() > 1) return ZfsUsage(c, "receive", "-A takes no other option");
+    auto e = PoolFor(c, o.target);
+    if (e == nullptr) return c.Fail("cannot abort receive: dataset '" + o.target + "' does not exist");
+    MutexLock l(&e->mu);
+    if (e->pool == nullptr) return c.Fail("cannot abort receive: dataset '" + o.target + "' does not exist");
+    if (Status s = e->pool->DiscardSavedReceive(o.target); !s.ok()) return c.Fail(std::string(s.message()));
+    e->pool->LogHistory(c.cmdline);
+    return 0;
   }
-  if (a.Has('s')) {
-    return c.Fail("cannot receive: resumable receive (-s) is not supported by uzfs yet; receive without it "
-                  "(a broken transfer leaves the target as it was)");
-  }
+  o.resumable = a.Has('s');
   if (a.Has('d') && a.Has('e')) return ZfsUsage(c, "receive", "-d and -e cannot be combined");
   o.force = a.Has('F');
   o.dry = a.Has('n');
@@ -339,7 +444,7 @@ int ZfsReceive(CmdCtx& c) {
   if (first->type() != send::RecordType::kBegin) return c.Fail("cannot receive: invalid stream: no begin record");
   const auto& head = std::get<send::BeginRecord>(first->body);
   if (head.header_type != send::HeaderType::kCompound) {
-    return ReceiveOne(c, e, r, head, o, /*package=*/false, nullptr);
+    return ReceiveOne(c, e, r, head, payload, o, /*package=*/false, nullptr);
   }
 
   // A package: the header's nvlist is empty unless the stream is a
@@ -367,7 +472,7 @@ int ZfsReceive(CmdCtx& c) {
                     " record between substreams");
     }
     const send::BeginRecord b = std::get<send::BeginRecord>(next->body);
-    if (int rc = ReceiveOne(c, e, r, b, o, /*package=*/true, nullptr); rc != 0) return rc;
+    if (int rc = ReceiveOne(c, e, r, b, payload, o, /*package=*/true, nullptr); rc != 0) return rc;
   }
   return 0;
 }

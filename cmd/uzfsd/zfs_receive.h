@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@ using PropList = std::vector<std::pair<std::string, std::string>>;
 struct ReceiveOptions {
   std::string target;  // the operand
   bool force = false, dry = false, verbose = false, no_mount = false;
+  bool resumable = false;            // -s
   char naming = 0;                   // 'd', 'e' or 0
   PropList props;                    // -o (origin taken out)
   std::string origin;                // -o origin=fs@snap
@@ -41,8 +43,19 @@ struct SubstreamPlan {
 // streams) names the target instead of the options, and a new file system
 // is left for the caller to mount (a mount that fails must not stop the
 // file systems after it).
+// `begin_payload`: the begin record's nvlist (a resuming stream's start).
+// A receive saved for the target (zfs receive -s that broke off) is gone
+// on with when the stream is of the same snapshot (a stream from zfs send
+// -t, or the whole stream again), and refuses any other. With -s, a
+// substream whose snapshot is here already (the same guid, where it goes)
+// is read, checked and passed over, so that a package or replication
+// stream fed again after a break goes on where it stopped.
 int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReader& r, const send::BeginRecord& b,
-               const ReceiveOptions& o, bool package, const SubstreamPlan* plan);
+               std::span<const uint8_t> begin_payload, const ReceiveOptions& o, bool package,
+               const SubstreamPlan* plan);
+
+// The resume token of a saved receive (the receive_resume_token property).
+std::string ResumeTokenText(const Pool::SavedReceive& s);
 
 // A replication stream (zfs send -R or -p), its header's nvlist in
 // `payload`, the header's end record read; the substreams follow in `r`.

@@ -213,7 +213,7 @@ int ReceiveReplication(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::Str
       }
       if (!ok) props_failed = true;
     };
-    if (int rc = ReceiveOne(c, e, r, b, o, /*package=*/true, &plan); rc != 0) return rc;
+    if (int rc = ReceiveOne(c, e, r, b, buf, o, /*package=*/true, &plan); rc != 0) return rc;
   }
   // The new file systems are mounted once all arrived (-u: not at all).
   int rc = props_failed ? 1 : 0;

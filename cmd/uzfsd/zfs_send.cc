@@ -42,7 +42,9 @@
 #include "cmd/uzfsd/zfs_handlers.h"
 #include "cmd/uzfsd/zfs_send_plan.h"
 #include "zfs/send/objset_send.h"
+#include "zfs/send_format/resume_token.h"
 #include "zfs/send_format/stream_writer.h"
+#include "zfs/util/nvlist/nvlist.h"
 
 namespace uzfs::cmd {
 
@@ -63,11 +65,25 @@ std::string Clock() {
 }  // namespace
 
 int ZfsSend(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "nvPLecRpw", "iIX", {"exclude=", "raw"});
+  ParsedArgs a = ParseArgs(c.args, "nvPLecRpw", "iIXt", {"exclude=", "raw"});
   if (!a.error.empty()) return ZfsUsage(c, "send", a.error);
-  if (a.operands.empty()) return ZfsUsage(c, "send", "missing snapshot argument");
-  if (a.operands.size() > 1) return ZfsUsage(c, "send", "too many arguments");
-  const std::string name = a.operands[0];
+  // -t: the rest of a stream a receiver kept part of (its resume token).
+  std::optional<send::ResumeToken> token;
+  if (const std::vector<std::string> ts = a.Values('t'); !ts.empty()) {
+    if (ts.size() > 1 || !a.operands.empty() || a.Has('i') || a.Has('I') || a.Has('R') || a.Has('p') ||
+        a.Has('X') || a.HasLong("exclude")) {
+      return ZfsUsage(c, "send", "-t takes neither a snapshot nor -i, -I, -R, -p or -X");
+    }
+    auto decoded = send::ResumeToken::Decode(ts[0]);
+    if (!decoded.ok()) {
+      return c.Fail("cannot resume send: resume token is corrupt: " + std::string(decoded.status().message()));
+    }
+    token = *decoded;
+  } else {
+    if (a.operands.empty()) return ZfsUsage(c, "send", "missing snapshot argument");
+    if (a.operands.size() > 1) return ZfsUsage(c, "send", "too many arguments");
+  }
+  const std::string name = token ? token->to_name : a.operands[0];
   const bool dry = a.Has('n'), verbose = a.Has('v'), parsable = a.Has('P');
   const size_t at = name.find('@');
   if (at == std::string::npos) return c.Fail("cannot send '" + name + "': not a snapshot (name it as fs@snap)");
@@ -80,7 +96,10 @@ int ZfsSend(CmdCtx& c) {
   // -w (--raw): blocks as stored. uzfs encrypts nothing, so as OpenZFS
   // does for an unencrypted dataset it is -Lec.
   const bool raw = a.Has('w') || a.HasLong("raw");
-  const bool large = a.Has('L') || raw, embed = a.Has('e') || raw, compressed = a.Has('c') || raw;
+  // (A resumed stream has the features of the one it finishes.)
+  const bool large = a.Has('L') || raw || (token && token->large_blocks);
+  const bool embed = a.Has('e') || raw || (token && token->embed);
+  const bool compressed = a.Has('c') || raw || (token && (token->compressed || token->raw));
   std::vector<std::string> excluded;
   for (const std::string& v : a.Values('X')) {
     for (const std::string& x : SplitComma(v)) excluded.push_back(x);
@@ -118,6 +137,22 @@ int ZfsSend(CmdCtx& c) {
       steps = std::move(planned->steps);
       header = std::move(planned->header);
     } else {
+      if (token) {
+        // The snapshots the token names, by guid: a name may have moved.
+        auto all = p.ListDatasets(true);
+        if (!all.ok()) return c.Fail(ErrorLine(all.status(), "send", name));
+        bool to_found = false;
+        for (const DatasetInfo& i : *all) {
+          if (i.snapshot && i.name == name) to_found = i.ds.guid == token->to_guid;
+          if (i.snapshot && token->from_guid != 0 && i.ds.guid == token->from_guid) from = i.name;
+        }
+        if (!to_found) return c.Fail("cannot resume send: '" + name + "' used in the initial send no longer exists");
+        if (token->from_guid != 0 && from.empty()) {
+          char hex[24];
+          std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(token->from_guid));
+          return c.Fail("cannot resume send: incremental source 0x" + std::string(hex) + " no longer exists");
+        }
+      }
       auto planned = PlanSend(p, name, from, !big_is.empty());
       if (!planned.ok()) {
         const std::string m(planned.status().message());
@@ -246,7 +281,22 @@ int ZfsSend(CmdCtx& c) {
       out->assign(phys.begin(), phys.end());
       return Status::Ok();
     };
-    Status s = out.Write(send::AsRecord(begin));
+    // A resumed stream says so, and where it starts, in its begin nvlist.
+    std::vector<uint8_t> begin_nv;
+    if (token) {
+      begin.features |= send::feature::kResuming;
+      opts.resume_object = token->object;
+      opts.resume_offset = token->offset;
+      NvList nv;
+      Status ns = nv.AddUint64("resume_object", token->object);
+      if (ns.ok()) ns = nv.AddUint64("resume_offset", token->offset);
+      auto packed = nv.EncodeNative();
+      if (!ns.ok() || !packed.ok()) return c.Fail("cannot resume send: the begin nvlist cannot be packed");
+      begin_nv = std::move(*packed);
+    }
+    send::Record br = send::AsRecord(begin);
+    br.payload_len_field = static_cast<uint32_t>(begin_nv.size());
+    Status s = out.Write(br, begin_nv);
     if (s.ok()) s = send::SendObjset(*reader, st.snap->root(), opts, out);
     if (s.ok()) s = out.WriteEnd(begin.to_guid);
     if (s.ok()) s = sink.Flush(c.stopping);

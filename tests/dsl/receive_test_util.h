@@ -30,8 +30,11 @@ inline uint64_t SnapshotGuid(Pool& p, const std::string& name) {
   return 0;
 }
 
-// The stream of snapshot `to`, incremental from `from` when given.
-inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& to, const std::string& from = "") {
+// The stream of snapshot `to`, incremental from `from` when given;
+// resumed at (resume_object, resume_offset) when resume_object is set (what
+// zfs send -t sends).
+inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& to, const std::string& from = "",
+                                                   uint64_t resume_object = 0, uint64_t resume_offset = 0) {
   std::vector<uint8_t> bytes;
   UZFS_ASSIGN_OR_RETURN(auto snap, p.OpenSnapshot(to));
   send::StreamWriter out(send::AppendTo(&bytes), send::StreamStyle::kRecordChecksums);
@@ -41,6 +44,8 @@ inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& t
   b.to_name = to;
   send::ObjsetSendOptions opts;
   opts.to_guid = b.to_guid;
+  opts.resume_object = resume_object;
+  opts.resume_offset = resume_offset;
   if (!from.empty()) {
     b.from_guid = SnapshotGuid(p, from);
     UZFS_ASSIGN_OR_RETURN(Pool::SnapshotEntry f, p.FindSnapshot(from));
@@ -89,6 +94,57 @@ inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8
     if (Status a = p.AbortReceive(st); !a.ok()) return a;
   }
   return s;
+}
+
+// `zfs receive -s fs` of `bytes` (one substream): a receive saved for
+// fs (a resumable one that broke off) is gone on with, records before its
+// position passed over; progress is noted as the command does. Unlike
+// ReceiveBytes nothing is aborted on an error: what arrived stays.
+// after_write(n) runs after the n-th applied write (crash tests report
+// there).
+inline Status ReceiveResumable(Pool& p, const std::string& fs, std::span<const uint8_t> bytes,
+                               const std::function<void(uint64_t)>& after_write = {}) {
+  size_t pos = 0;
+  send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
+    const size_t n = std::min(out.size(), bytes.size() - pos);
+    std::copy_n(bytes.begin() + static_cast<long>(pos), n, out.begin());
+    pos += n;
+    return n;
+  });
+  std::vector<uint8_t> payload;
+  UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
+  if (first.type() != send::RecordType::kBegin) return Status::Corruption("no begin record");
+  const auto b = std::get<send::BeginRecord>(first.body);
+  Pool::ReceiveTarget t;
+  t.fs = fs;
+  t.snap = b.to_name.substr(b.to_name.find('@') + 1);
+  t.from_guid = b.from_guid;
+  t.resumable = true;
+  t.to_guid = b.to_guid;
+  t.to_name = b.to_name;
+  send::ApplyOptions apply;
+  UZFS_ASSIGN_OR_RETURN(auto saved, p.SavedReceiveOf(fs));
+  if (saved) {
+    t.resume = true;
+    apply.resume_object = saved->object;
+    apply.resume_offset = saved->offset;
+  }
+  UZFS_ASSIGN_OR_RETURN(Pool::ReceiveState st, p.BeginReceive(t));
+  UZFS_ASSIGN_OR_RETURN(ObjsetWriter * os, p.Objset(st.into));
+  send::TxSource txs{[&p](uint64_t n) { return p.Begin(n); }, [&p] { return p.Sync(); }};
+  uint64_t writes = 0;
+  apply.on_write = [&](uint64_t object, uint64_t offset, uint64_t n, Txg txg) {
+    p.NoteReceiveProgress(st.into, object, offset, st.resume_bytes + n, txg);
+    if (after_write) after_write(++writes);
+  };
+  uint64_t read = 0;
+  Status s = send::ApplySubstream(r, b, os, txs, &read, apply);
+  if (!s.ok()) {
+    // (As the command: the position of what arrived goes to disk.)
+    (void)p.Sync();
+    return s;
+  }
+  return p.EndReceive(t, st, b.to_guid, b.creation_time);
 }
 
 }  // namespace uzfs::receivetest

@@ -200,6 +200,11 @@ struct DatasetInfo {
   std::string origin;               // a clone's origin snapshot ("" for none)
   std::vector<std::string> clones;  // a snapshot's clones, sorted
   uint64_t userrefs = 0;            // a snapshot's user holds
+  // ListDatasets(..., with_partial): a file system a resumable receive
+  // left part way (inconsistent, never mounted), and one with such a
+  // receive saved (Pool::SavedReceiveOf has it).
+  bool partial = false;
+  bool saved_receive = false;
 };
 
 // The unsorted scan (OpenZFS's zfs_scan_legacy): every data block is
@@ -435,13 +440,53 @@ class Pool final : private TxgSyncer {
     // the receiving dataset gets feature@large_blocks active, as OpenZFS
     // does.
     bool large_blocks = false;
+    // zfs receive -s: a receive that breaks off keeps what arrived
+    // (SavedReceive, below) instead of being aborted. The stream's
+    // snapshot (guid and sent name) and its features are what the resume
+    // token says; the pool needs extensible_dataset.
+    bool resumable = false;
+    uint64_t to_guid = 0;
+    std::string to_name;
+    bool embed = false, compressed = false, raw = false;
+    // Go on with the receive saved for FS instead of starting one: its
+    // saved to_guid and from_guid must be the stream's.
+    bool resume = false;
   };
   struct ReceiveState {
     std::string into;   // the dataset the records are written to (Objset(into))
     bool new_fs = false;
     bool overwrite = false;  // a full stream replacing an existing FS's tree
     uint64_t from_obj = 0;  // the incremental source snapshot ($ORIGIN@$ORIGIN to overwrite)
+    bool resumable = false;  // kept on a break (ReceiveTarget::resumable)
+    // Resuming: how far the saved receive had come (SavedReceive).
+    uint64_t resume_object = 0, resume_offset = 0, resume_bytes = 0;
   };
+  // A receive kept for resuming (zfs receive -s) that broke off. As
+  // OpenZFS records it: entries "com.delphix:resume_*" in the receiving
+  // dataset's object (made a ZAP: extensible_dataset), which is FS itself
+  // for a full or clone stream (inconsistent: not listed but by zfs list
+  // and get, never mounted) or the hidden clone FS/%recv for an
+  // incremental one. `object` and `offset` name the last write whose
+  // bytes are on disk (the sender starts again there), `bytes` the stream
+  // bytes read up to it; both move in the txg that writes those bytes.
+  struct SavedReceive {
+    std::string fs, into;
+    uint64_t from_guid = 0, to_guid = 0;
+    std::string to_name;
+    uint64_t object = 0, offset = 0, bytes = 0;
+    bool large_blocks = false, embed = false, compressed = false, raw = false;
+  };
+  // The receive saved for FS, if any (pool_receive_resume.cc).
+  Result<std::optional<SavedReceive>> SavedReceiveOf(const std::string& fs) UZFS_EXCLUDES(mu_);
+  // zfs receive -A: destroys it (the hidden clone, or FS itself for a
+  // full stream's). NotFound "'FS' does not have any resumable receive
+  // state to abort".
+  Status DiscardSavedReceive(const std::string& fs) UZFS_EXCLUDES(mu_, sync_mu_);
+  // A resumable receive into `into` applied the write of `object` at
+  // `offset` in `txg`, its bytes checked, `bytes` of stream read: the
+  // saved position moves there in that txg's sync.
+  void NoteReceiveProgress(const std::string& into, uint64_t object, uint64_t offset, uint64_t bytes, Txg txg)
+      UZFS_EXCLUDES(resume_mu_);
   // Every check, then the hidden dataset, in one txg. Errors, as OpenZFS
   // words them: Exists "destination 'FS' exists" (full stream without
   // force), Exists "destination has snapshots (eg. FS@S)" (full stream,
@@ -527,7 +572,8 @@ class Pool final : private TxgSyncer {
       UZFS_EXCLUDES(mu_, sync_mu_);
   // Every file system, parents before children; with_snapshots: each
   // followed by its snapshots, oldest first.
-  Result<std::vector<DatasetInfo>> ListDatasets(bool with_snapshots = false) UZFS_EXCLUDES(mu_);
+  Result<std::vector<DatasetInfo>> ListDatasets(bool with_snapshots = false, bool with_partial = false)
+      UZFS_EXCLUDES(mu_);
   // The dataset's object set, to change in open_txg().
   Result<ObjsetWriter*> Objset(const std::string& ds) UZFS_EXCLUDES(mu_);
   // The same for reading only, also on a read-only pool (the ZPL mounts
@@ -891,6 +937,9 @@ class Pool final : private TxgSyncer {
   Status FeatureAddRef(const std::string& guid, int64_t delta, Txg txg) UZFS_REQUIRES(mu_);
   uint64_t MaxRecordSize() UZFS_REQUIRES(mu_);   // 1 MiB with large_blocks, else 128 KiB
   Status ActivateLargeBlocks(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
+  // The dataset object becomes a ZAP (extensible_dataset, which the
+  // caller checked is enabled, counts it).
+  Status ZapifyDataset(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
   // What property parsing needs to know of this pool (version, largest
   // recordsize, the compression features) for a set or create on `target`.
   PropContext PropContextFor(const std::string& target, bool creating) UZFS_REQUIRES(mu_);
@@ -989,6 +1038,13 @@ class Pool final : private TxgSyncer {
   // (in_task: from the sync task, which also checks the head was not
   // modified); the swap of FS's head tree with the clone's.
   Result<ReceiveState> CheckReceive(const ReceiveTarget& t, bool in_task) UZFS_REQUIRES(mu_);
+  // Saved receives (pool_receive_resume.cc).
+  Result<std::optional<SavedReceive>> SavedReceiveLocked(const std::string& fs) UZFS_REQUIRES(mu_);
+  Result<std::optional<SavedReceive>> ReadSavedReceive(uint64_t ds_obj) UZFS_REQUIRES(mu_);
+  Result<ReceiveState> CheckResume(const ReceiveTarget& t) UZFS_REQUIRES(mu_);
+  Status SaveReceiveFields(uint64_t ds_obj, const ReceiveTarget& t, Txg txg) UZFS_REQUIRES(mu_);
+  Status ClearReceiveFields(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
+  Status WriteReceiveProgress(Txg txg) UZFS_REQUIRES(mu_);
   Status CheckReceiveEnd(const ReceiveTarget& t, const ReceiveState& st) UZFS_REQUIRES(mu_);
   Status ReceiveSwapSync(const ReceiveTarget& t, const ReceiveState& st, Txg txg) UZFS_REQUIRES(mu_);
   // Whether FS's head holds anything its newest snapshot does not (the
@@ -1201,6 +1257,13 @@ class Pool final : private TxgSyncer {
   std::unique_ptr<Vdev> root_;
   VdevNode tree_;                      // config view (guids, ids, metaslab arrays)
   std::vector<VdevNode> spares_, cache_;
+  // Positions of resumable receives, by dataset and txg, until that txg's
+  // sync writes them (NoteReceiveProgress). Leaf lock.
+  struct ReceiveNote {
+    uint64_t object = 0, offset = 0, bytes = 0;
+  };
+  Mutex resume_mu_;
+  std::map<std::string, std::map<uint64_t, ReceiveNote>> receive_notes_ UZFS_GUARDED_BY(resume_mu_);
   mutable Mutex cache_mu_;  // leaf lock (never held with mu_)
   std::vector<CacheDev> cache_devs_ UZFS_GUARDED_BY(cache_mu_);
   L2Arc* l2arc_ UZFS_GUARDED_BY(cache_mu_) = nullptr;

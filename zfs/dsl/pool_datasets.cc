@@ -131,7 +131,7 @@ Result<ObjsetWriter*> Pool::ObjsetForRead(const std::string& name) {
   return ds->os.get();
 }
 
-Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
+Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots, bool with_partial) {
   MutexLock l(&mu_);
   std::vector<DatasetInfo> out;
   // A file system's snapshots, oldest first, after it.
@@ -182,8 +182,17 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
     UZFS_ASSIGN_OR_RETURN(info.dir, ReadDirPhys(dir));
     info.ds_obj = info.dir.head_dataset_obj;
     UZFS_ASSIGN_OR_RETURN(info.ds, ReadDsPhys(info.ds_obj));
-    // A file system a full receive is still filling is not one yet.
-    if (info.ds.flags & kDsFlagInconsistent) return Status::Ok();
+    // A file system a full receive is still filling is not one yet; one a
+    // resumable receive left is listed when asked for (zfs list, get).
+    if (info.ds.flags & kDsFlagInconsistent) {
+      if (!with_partial) return Status::Ok();
+      UZFS_ASSIGN_OR_RETURN(auto saved, ReadSavedReceive(info.ds_obj));
+      if (!saved) return Status::Ok();
+      info.partial = true;
+      info.saved_receive = true;
+      out.push_back(std::move(info));
+      return Status::Ok();
+    }
     UZFS_ASSIGN_OR_RETURN(info.deadlist_bytes, DeadlistBytes(info.ds.deadlist_obj));
     if (info.ds.prev_snap_obj != 0) {
       UZFS_ASSIGN_OR_RETURN(DslDatasetPhys prev, ReadDsPhys(info.ds.prev_snap_obj));
@@ -193,11 +202,17 @@ Result<std::vector<DatasetInfo>> Pool::ListDatasets(bool with_snapshots) {
       UZFS_ASSIGN_OR_RETURN(info.origin, SnapshotName(info.dir.origin_obj));
     }
     const uint64_t child_zap = info.dir.child_dir_zapobj;
+    const size_t index = out.size();
     out.push_back(std::move(info));
     if (with_snapshots) UZFS_RETURN_IF_ERROR(snapshots(out.back()));
     UZFS_ASSIGN_OR_RETURN(auto kids, MosZapList(child_zap));
     std::sort(kids.begin(), kids.end());
     for (const auto& [k, v] : kids) {
+      if (with_partial && k == "%recv" && !v.empty()) {
+        UZFS_ASSIGN_OR_RETURN(DslDirPhys cd, ReadDirPhys(v[0]));
+        UZFS_ASSIGN_OR_RETURN(auto saved, ReadSavedReceive(cd.head_dataset_obj));
+        if (saved) out[index].saved_receive = true;
+      }
       // ($MOS, $ORIGIN: the pool's own; "%recv": a receive's hidden clone.)
       if (k.empty() || k[0] == '$' || k.find('%') != std::string::npos || v.empty()) continue;
       UZFS_RETURN_IF_ERROR(walk(name + "/" + k, v[0]));

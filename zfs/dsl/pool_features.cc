@@ -247,20 +247,24 @@ Status Pool::ActivateDatasetFeature(uint64_t ds_obj, const std::string& guid, Tx
   if (!enabled) return Status::NotSupported("feature " + guid + " is not enabled on this pool");
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
   if (dn.type != dmu_ot::kZapMetadata) {
-    // The dataset object becomes a micro ZAP (its bonus stays the record).
     UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled(kExtensibleGuid));
     if (!ext) return Status::Corruption("feature " + guid + " on a pool without extensible_dataset");
-    {
-      DmuZapObject zo(*mos_, ds_obj, txg);
-      UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Create(zo));
-      (void)zw;
-      UZFS_RETURN_IF_ERROR(zo.Flush());
-    }
-    UZFS_RETURN_IF_ERROR(mos_->SetType(ds_obj, dmu_ot::kZapMetadata, txg));
-    UZFS_RETURN_IF_ERROR(FeatureAddRef(kExtensibleGuid, 1, txg));
+    UZFS_RETURN_IF_ERROR(ZapifyDataset(ds_obj, txg));
   }
   UZFS_RETURN_IF_ERROR(MosZapAdd(ds_obj, guid, 0, txg));
   return FeatureAddRef(guid, 1, txg);
+}
+
+Status Pool::ZapifyDataset(uint64_t ds_obj, Txg txg) {
+  // The dataset object becomes a micro ZAP (its bonus stays the record).
+  {
+    DmuZapObject zo(*mos_, ds_obj, txg);
+    UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Create(zo));
+    (void)zw;
+    UZFS_RETURN_IF_ERROR(zo.Flush());
+  }
+  UZFS_RETURN_IF_ERROR(mos_->SetType(ds_obj, dmu_ot::kZapMetadata, txg));
+  return FeatureAddRef(kExtensibleGuid, 1, txg);
 }
 
 Status Pool::ActivateLargeBlocks(uint64_t ds_obj, Txg txg) {

@@ -186,14 +186,28 @@ Result<Pool::ReceiveState> Pool::CheckReceive(const ReceiveTarget& t, bool in_ta
 }
 
 Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
+  auto check = [this, &t](bool in_task) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<ReceiveState> {
+    if (t.resume) return CheckResume(t);
+    if (t.resumable) {
+      UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled("com.delphix:extensible_dataset"));
+      if (!ext) {
+        return Status::NotSupported("cannot receive resumably (-s): pool '" + ident_.name +
+                                    "' lacks feature extensible_dataset (it is version " +
+                                    std::to_string(ident_.version) + "; zpool upgrade gives it)");
+      }
+    }
+    return CheckReceive(t, in_task);
+  };
   {
     MutexLock l(&mu_);
     if (readonly_) return Status::NotSupported("cannot receive: pool is read-only");
-    UZFS_RETURN_IF_ERROR(CheckReceive(t, false).status());
+    UZFS_ASSIGN_OR_RETURN(ReceiveState st, check(false));
+    // Going on with a saved receive changes nothing on disk to begin.
+    if (t.resume) return st;
   }
   auto out = std::make_shared<ReceiveState>();
-  UZFS_RETURN_IF_ERROR(RunTask([this, t, out](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
-    UZFS_ASSIGN_OR_RETURN(ReceiveState st, CheckReceive(t, true));
+  UZFS_RETURN_IF_ERROR(RunTask([this, t, out, check](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_ASSIGN_OR_RETURN(ReceiveState st, check(true));
     if (!st.new_fs && LookupDir(st.into).ok()) {
       return Status::Busy("cannot receive: another receive into '" + t.fs + "' is in progress");
     }
@@ -206,6 +220,12 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
       UZFS_ASSIGN_OR_RETURN(const uint64_t dir, LookupDir(st.into));
       UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
       UZFS_RETURN_IF_ERROR(ActivateLargeBlocks(d.head_dataset_obj, txg));
+    }
+    if (t.resumable) {
+      UZFS_ASSIGN_OR_RETURN(const uint64_t dir, LookupDir(st.into));
+      UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+      UZFS_RETURN_IF_ERROR(SaveReceiveFields(d.head_dataset_obj, t, txg));
+      st.resumable = true;
     }
     *out = st;
     return Status::Ok();
@@ -337,6 +357,7 @@ Status Pool::EndReceive(const ReceiveTarget& t, const ReceiveState& st, uint64_t
             UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
             h.flags &= ~kDsFlagInconsistent;
             UZFS_RETURN_IF_ERROR(WriteDsPhys(d.head_dataset_obj, h, txg));
+            UZFS_RETURN_IF_ERROR(ClearReceiveFields(d.head_dataset_obj, txg));
           } else {
             UZFS_RETURN_IF_ERROR(ReceiveSwapSync(t, st, txg));
           }
@@ -376,14 +397,17 @@ Result<size_t> Pool::DestroyStaleReceives() {
     std::function<Status(const std::string&, uint64_t)> walk =
         [&](const std::string& name, uint64_t dir) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
       UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+      // (A receive kept for resuming stays: zfs receive -s.)
       if (name.ends_with(std::string("/") + kRecvLeaf)) {
-        stale.push_back(name);
+        UZFS_ASSIGN_OR_RETURN(auto saved, ReadSavedReceive(d.head_dataset_obj));
+        if (!saved) stale.push_back(name);
         return Status::Ok();
       }
       if (d.head_dataset_obj != 0) {
         UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
         if (h.flags & kDsFlagInconsistent) {
-          stale.push_back(name);
+          UZFS_ASSIGN_OR_RETURN(auto saved, ReadSavedReceive(d.head_dataset_obj));
+          if (!saved) stale.push_back(name);
           return Status::Ok();
         }
       }

@@ -92,6 +92,8 @@ Status Pool::SyncTxgLocked(Txg txg) {
   if (Status s = run_tasks(false); !s.ok()) return fail(s);
   // 2. Datasets, then the tasks that must see their sync (snapshots).
   if (Status s = SyncDatasets(txg); !s.ok()) return fail(s);
+  // Resumable receives' positions, for the bytes this sync just wrote.
+  if (Status s = WriteReceiveProgress(txg); !s.ok()) return fail(s);
   if (Status s = run_tasks(true); !s.ok()) return fail(s);
   // Destroyed file systems' trees: this txg's share of the frees.
   if (Status s = FreeQueuedTrees(txg); !s.ok()) return fail(s.WithContext("async destroy"));
