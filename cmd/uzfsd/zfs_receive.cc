@@ -1,5 +1,5 @@
-// zfs receive [-Fnuv] [-d|-e] [-o prop=value]... [-x prop]... target
-// (man/zfs.8): reads a send stream from the client's standard input
+// zfs receive [-Fnsuv] [-d|-e] [-o prop=value]... [-x prop]... target,
+// zfs receive -A fs (man/zfs.8): reads a send stream from the client's standard input
 // (passed with the request, protocol.h) and makes its snapshots here: a
 // full stream a new file system, an incremental one the next snapshot of
 // the file system that has its source, a clone stream a new clone of the
@@ -30,6 +30,15 @@
 // -o sets properties on the received file system (-o origin names a
 // clone stream's origin); -x names properties a stream must not set (a
 // stream without -p or -R carries none).
+//
+// -s: a substream that fails after its begin keeps what arrived
+// (Pool::SavedReceive) and says the resume token. A stream of the kept
+// snapshot into that file system goes on with it: the rest that zfs send
+// -t sends, or the whole stream again, whose records before the kept
+// position are passed over (substream_apply.h); with -s, substreams
+// whose snapshot is here already are passed over too, so a package or
+// replication stream fed again goes on where it stopped. -A discards a
+// kept receive.
 #include <chrono>
 #include <optional>
 #include <string>

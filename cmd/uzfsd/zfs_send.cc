@@ -1,4 +1,5 @@
-// zfs send [-LcenpvPRw] [-i|-I from] [-X ds[,ds]...] snapshot (man/zfs.8):
+// zfs send [-LcenpvPRw] [-i|-I from] [-X ds[,ds]...] snapshot, zfs send
+// -t token (man/zfs.8):
 // the stream of one snapshot, full or as an increment over an earlier
 // snapshot of the same file system (-I: one substream per snapshot in
 // between), written to the client's standard output (passed to the daemon
@@ -27,6 +28,9 @@
 // -n: nothing is sent; with -v or -P the estimate is printed. -v: the
 // estimate first, then once a second the bytes sent so far, on stderr.
 // -P: the estimate in parsable form ("full\tNAME\tBYTES", "size\tBYTES").
+// -t: the rest of the stream a resume token names (zfs receive -s kept
+// the beginning): its snapshot and source found by guid, its features,
+// the resuming feature and the start in the begin record's nvlist.
 #include <unistd.h>
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // over). Refusals: -s on a pool without extensible_dataset, another
 // stream while one is saved (the saved one stays), a -t stream with
 // nothing saved, a damaged token, receive -A with nothing saved; receive
-// -A discards.
+// -A discards. OpenZFS reads the token, the resumed stream and the pool.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -122,6 +122,51 @@ TEST_F(ZfsReceiveResumeFuse, AReplicationStreamFedAgainGoesOnWhereItStopped) {
   EXPECT_EQ(Tree(root_ + "/dst/kid"), Tree(root_ + "/src/kid/.zfs/snapshot/s2"));
   EXPECT_EQ(env_.Zfs("list -H -o name -t snapshot -r tank/dst").out,
             "tank/dst@s1\ntank/dst@s2\ntank/dst/kid@s2\n");
+}
+
+// OpenZFS's libzfs reads our token, its zstream reads the resumed stream
+// (the resuming feature, the start in the begin nvlist), and its zdb finds
+// a pool holding a saved receive sound (extensible_dataset counts the
+// receiving dataset; no leaks), before and after the resume.
+TEST_F(ZfsReceiveResumeFuse, OpenZfsReadsTheTokenTheResumedStreamAndThePool) {
+  UZFS_REQUIRE_FUSE();
+  ASSERT_NO_FATAL_FAILURE(MakeSource());
+  ASSERT_EQ(env_.Zfs("send -c tank/src@s1 > " + File("full.zs")).rc, 0);
+  ASSERT_NO_FATAL_FAILURE(Cut("full.zs", "half.zs", 0.5));
+  Ran r = env_.Zfs("receive -s tank/dst < " + File("half.zs"));
+  ASSERT_EQ(r.rc, 1);
+  const std::string token = TokenIn(r.err);
+  ASSERT_FALSE(token.empty()) << r.err;
+  std::string out;
+  ASSERT_EQ(test::RunOpenZfsZdb("--token " + token, &out), 0) << out;
+  EXPECT_NE(out.find("toname: 'tank/src@s1'"), std::string::npos) << out;
+  EXPECT_NE(out.find("toguid: " + env_.Zfs("get -Hp -o value guid tank/src@s1").out), std::string::npos) << out;
+  EXPECT_NE(out.find("compressok"), std::string::npos) << out;
+  EXPECT_EQ(out.find("object: 0\n"), std::string::npos) << "half a stream got past its first object: " << out;
+
+  ASSERT_EQ(env_.Zfs("send -t " + token + " > " + File("rest.zs")).rc, 0);
+  ASSERT_EQ(test::RunOpenZfsZdb("--zstream dump < " + File("rest.zs"), &out), 0) << out;
+  EXPECT_EQ(out.find("invalid checksum"), std::string::npos) << out;
+  EXPECT_NE(out.find("resume_object = 0x"), std::string::npos) << out;
+  EXPECT_NE(out.find("resume_offset = 0x"), std::string::npos) << out;
+  const size_t f = out.find("features = ");
+  ASSERT_NE(f, std::string::npos) << out;
+  EXPECT_NE(std::strtoull(out.c_str() + f + 11, nullptr, 16) & 0x100000, 0u) << "DMU_BACKUP_FEATURE_RESUMING";
+
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + env_.devdir() + " -bcc tank", &out), 0) << out;
+  EXPECT_NE(out.find("No leaks"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mismatch"), std::string::npos) << out;
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
+  r = env_.Zfs("receive -s tank/dst < " + File("rest.zs"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_TRUE(Mounted("dst"));
+  EXPECT_EQ(Tree(root_ + "/dst"), Tree(root_ + "/src/.zfs/snapshot/s1"));
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  ASSERT_EQ(test::RunOpenZfsZdb("-U /dev/null -e -p " + env_.devdir() + " -bcc tank", &out), 0) << out;
+  EXPECT_NE(out.find("No leaks"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mismatch"), std::string::npos) << out;
+  ASSERT_EQ(env_.Zpool("import -d " + env_.devdir() + " tank").rc, 0);
 }
 
 TEST_F(ZfsReceiveResumeFuse, RefusalsLeaveWhatIsSaved) {

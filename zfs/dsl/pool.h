@@ -412,7 +412,8 @@ class Pool final : private TxgSyncer {
   // one txg, as OpenZFS does:
   //   full stream into a new file system FS: FS itself, created empty (no
   //     ZPL objects: the stream brings them) and marked inconsistent, which
-  //     keeps it out of ListDatasets (and so of zfs list and the mounts);
+  //     keeps it out of ListDatasets (and so of the mounts; a kept one,
+  //     below, is listed when asked for);
   //   incremental from snapshot FROM of FS: "FS/%recv", a clone of FROM
   //     (names with '%' are never listed). At the end FS's head takes the
   //     clone's tree (what FS wrote since FROM is rolled back first, with
@@ -424,7 +425,8 @@ class Pool final : private TxgSyncer {
   //     children.
   // Either way the end takes snapshot FS@SNAP with the stream's guid and
   // creation time. A crash before the end leaves FS as it was, plus the
-  // hidden dataset, which DestroyStaleReceives removes.
+  // hidden dataset, which DestroyStaleReceives removes unless the receive
+  // is resumable (SavedReceive).
   struct ReceiveTarget {
     std::string fs;              // the file system that receives
     std::string snap;            // the snapshot it gets (the part after '@')

@@ -206,9 +206,8 @@ const PropDef kDatasetProps[] = {
     // A snapshot's clones, comma-separated (OpenZFS's; zfs-fuse lacks it).
     Str("clones", A::kReadOnly, S::kComputed, kSnap, "", "CLONES", "<dataset>[,...]", 0, true),
     // OpenZFS's token of a resumable receive (zfs receive -s) that broke
-    // off. uzfs keeps no partial receive, so it never has one: "-", which
-    // is what replication scripts that ask for it expect then. Hidden, as
-    // the other OpenZFS-only ones.
+    // off (computed from the kept receive's entries, zfs_datasets.cc); "-"
+    // when none is kept. Hidden, as the other OpenZFS-only ones.
     Str("receive_resume_token", A::kReadOnly, S::kComputed, kFs | kVol, "", "RESUMETOK", "<string token>", 0,
         true),
     // OpenZFS's relatime (ZAP entry "relatime", uint64 0/1, inheritable,
