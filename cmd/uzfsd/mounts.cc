@@ -144,6 +144,11 @@ Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string&
 
 Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
                          const MountOverrides& overrides) {
+  if (auto partial = pool.BeingReceived(ds); partial.ok() && *partial) {
+    return Status::Busy("cannot mount '" + ds +
+                        "': dataset is not complete, it was made by receiving a partial send stream (finish it "
+                        "with zfs send -t, or discard it with zfs receive -A)");
+  }
   ZplMountOptions zo;
   zo.readonly = readonly;
   zo.tunables = DaemonTunables();  // zfetch_* (file read-ahead)

@@ -149,6 +149,17 @@ bool HaveSnapshot(Pool& p, const std::string& fs, const std::string& snap, uint6
   return false;
 }
 
+// A receive that cannot end: dropped, or kept (-s) to be ended later (all
+// its records arrived: a resume sends only the end; -F may be what it
+// needs).
+void Discard(Pool& p, const Pool::ReceiveState& st) {
+  if (st.resumable) {
+    p.KeepReceive(st);
+  } else {
+    (void)p.AbortReceive(st);
+  }
+}
+
 }  // namespace
 
 std::string ResumeTokenText(const Pool::SavedReceive& s) {
@@ -336,6 +347,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   if (!s.ok()) {
     if (st.resumable) {
       // -s: what arrived stays, with the token to go on from.
+      p.KeepReceive(st);
       (void)p.Sync();
       auto saved = p.SavedReceiveOf(fs);
       const int rc = c.Fail(q + std::string(s.message()));
@@ -354,12 +366,12 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   if (const DatasetMount* m = e->mounts.Find(fs)) was.emplace(m->path, m->overrides);
   if (was) {
     if (Status u = e->mounts.Unmount(fs, false); !u.ok()) {
-      (void)p.AbortReceive(st);
+      Discard(p, st);
       return c.Fail(ErrorLine(u, "receive into", fs));
     }
   }
   s = p.EndReceive(t, st, b.to_guid, b.creation_time);
-  if (!s.ok()) (void)p.AbortReceive(st);
+  if (!s.ok()) Discard(p, st);
   int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "receive", fs + "@" + snap));
   if (rc == 0 && !st.new_fs && plan == nullptr) {
     for (const auto& [k, v] : o.props) {

@@ -202,12 +202,26 @@ TEST_F(ZfsReceiveResumeFuse, RefusalsLeaveWhatIsSaved) {
   EXPECT_NE(r.err.find("'tank/other' has no partially received state to resume"), std::string::npos) << r.err;
   EXPECT_NE(env_.Zfs("list tank/other").rc, 0);
 
+  // The partial file system is neither mounted nor snapshotted.
+  r = env_.Zfs("mount tank/dst");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot mount 'tank/dst': dataset is not complete"), std::string::npos) << r.err;
+  r = env_.Zfs("snapshot tank/dst@x");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("dataset is busy (it is being received)"), std::string::npos) << r.err;
+  EXPECT_EQ(Get("receive_resume_token", "tank/dst"), token + "\n");
+
   // -A discards it; the name is free again.
   r = env_.Zfs("receive -A tank/dst");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(env_.Zfs("list tank/dst").rc, 0);
   r = env_.Zfs("receive tank/dst < " + File("s2.zs"));
   ASSERT_EQ(r.rc, 0) << r.err;
+  // zfs destroy takes a kept partial file system too, as in OpenZFS.
+  ASSERT_EQ(env_.Zfs("receive -s tank/cut < " + File("s1-cut.zs")).rc, 1);
+  r = env_.Zfs("destroy tank/cut");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(env_.Zfs("list tank/cut").rc, 0);
 
   // A pool without extensible_dataset cannot keep one.
   r = env_.Zpool("create -o version=28 -m " + root_ + "/old old " + env_.Dev("o0", 256ull << 20));

@@ -140,7 +140,8 @@ inline Status ReceiveResumable(Pool& p, const std::string& fs, std::span<const u
   uint64_t read = 0;
   Status s = send::ApplySubstream(r, b, os, txs, &read, apply);
   if (!s.ok()) {
-    // (As the command: the position of what arrived goes to disk.)
+    // (As the command: kept, the position of what arrived on disk.)
+    p.KeepReceive(st);
     (void)p.Sync();
     return s;
   }

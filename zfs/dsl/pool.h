@@ -478,6 +478,9 @@ class Pool final : private TxgSyncer {
     uint64_t object = 0, offset = 0, bytes = 0;
     bool large_blocks = false, embed = false, compressed = false, raw = false;
   };
+  // Whether file system FS is one a full receive is still filling (or
+  // kept part way): not a whole tree, never mounted.
+  Result<bool> BeingReceived(const std::string& fs) UZFS_EXCLUDES(mu_);
   // The receive saved for FS, if any (pool_receive_resume.cc).
   Result<std::optional<SavedReceive>> SavedReceiveOf(const std::string& fs) UZFS_EXCLUDES(mu_);
   // zfs receive -A: destroys it (the hidden clone, or FS itself for a
@@ -509,6 +512,10 @@ class Pool final : private TxgSyncer {
       UZFS_EXCLUDES(mu_, sync_mu_);
   // Destroys the hidden dataset of a receive that will not end.
   Status AbortReceive(const ReceiveState& st) UZFS_EXCLUDES(mu_, sync_mu_);
+  // A resumable receive that broke off is kept as it is (SavedReceive):
+  // it is no longer running, so it may be resumed, discarded or destroyed.
+  // (EndReceive and AbortReceive say the same of theirs.)
+  void KeepReceive(const ReceiveState& st) UZFS_EXCLUDES(mu_);
   // The hidden datasets of receives that never ended (a crash, a daemon
   // killed): destroyed, in one txg; how many. Call when no receive runs
   // (after import).
@@ -1264,6 +1271,10 @@ class Pool final : private TxgSyncer {
   struct ReceiveNote {
     uint64_t object = 0, offset = 0, bytes = 0;
   };
+  // The datasets receives are writing now (BeginReceive to EndReceive,
+  // AbortReceive or KeepReceive): a kept receive among them is not
+  // resumed, discarded or destroyed by anyone else.
+  std::set<std::string> receiving_ UZFS_GUARDED_BY(mu_);
   Mutex resume_mu_;
   std::map<std::string, std::map<uint64_t, ReceiveNote>> receive_notes_ UZFS_GUARDED_BY(resume_mu_);
   mutable Mutex cache_mu_;  // leaf lock (never held with mu_)

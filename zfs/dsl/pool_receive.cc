@@ -77,7 +77,12 @@ Status Pool::RefuseIfReceiving(const std::string& name, const std::string& q) {
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
   if (d.head_dataset_obj == 0) return Status::Ok();
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
-  if (hidden || (h.flags & kDsFlagInconsistent)) return Status::Busy(q + "dataset is busy (a receive is writing it)");
+  if (hidden || (h.flags & kDsFlagInconsistent)) {
+    // A kept receive no one is resuming may go (zfs destroy, as OpenZFS).
+    UZFS_ASSIGN_OR_RETURN(auto saved, ReadSavedReceive(d.head_dataset_obj));
+    if (saved && receiving_.count(name) == 0) return Status::Ok();
+    return Status::Busy(q + "dataset is busy (a receive is writing it)");
+  }
   return Status::Ok();
 }
 
@@ -203,7 +208,12 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
     if (readonly_) return Status::NotSupported("cannot receive: pool is read-only");
     UZFS_ASSIGN_OR_RETURN(ReceiveState st, check(false));
     // Going on with a saved receive changes nothing on disk to begin.
-    if (t.resume) return st;
+    if (t.resume) {
+      if (!receiving_.insert(st.into).second) {
+        return Status::Busy("cannot resume receive: another receive into '" + t.fs + "' is in progress");
+      }
+      return st;
+    }
   }
   auto out = std::make_shared<ReceiveState>();
   UZFS_RETURN_IF_ERROR(RunTask([this, t, out, check](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
@@ -230,7 +240,14 @@ Result<Pool::ReceiveState> Pool::BeginReceive(const ReceiveTarget& t) {
     *out = st;
     return Status::Ok();
   }));
+  MutexLock l(&mu_);
+  receiving_.insert(out->into);
   return *out;
+}
+
+void Pool::KeepReceive(const ReceiveState& st) {
+  MutexLock l(&mu_);
+  receiving_.erase(st.into);
 }
 
 Status Pool::CheckReceiveEnd(const ReceiveTarget& t, const ReceiveState& st) {
@@ -374,10 +391,15 @@ Status Pool::EndReceive(const ReceiveTarget& t, const ReceiveState& st, uint64_t
   }
   MutexLock l(&mu_);
   if (--zil_suspended_[t.fs] == 0) zil_suspended_.erase(t.fs);
+  if (s.ok()) receiving_.erase(st.into);
   return s;
 }
 
 Status Pool::AbortReceive(const ReceiveState& st) {
+  {
+    MutexLock l(&mu_);
+    receiving_.erase(st.into);
+  }
   return RunTask([this, st](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     auto dir = LookupDir(st.into);
     if (!dir.ok()) return Status::Ok();

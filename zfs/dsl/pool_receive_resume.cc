@@ -114,6 +114,15 @@ Result<std::optional<Pool::SavedReceive>> Pool::SavedReceiveLocked(const std::st
   return s;
 }
 
+Result<bool> Pool::BeingReceived(const std::string& fs) {
+  MutexLock l(&mu_);
+  UZFS_ASSIGN_OR_RETURN(const uint64_t dir, LookupDir(fs));
+  UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(dir));
+  if (d.head_dataset_obj == 0) return false;
+  UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
+  return (h.flags & kDsFlagInconsistent) != 0;
+}
+
 Result<std::optional<Pool::SavedReceive>> Pool::SavedReceiveOf(const std::string& fs) {
   MutexLock l(&mu_);
   return SavedReceiveLocked(fs);
@@ -182,6 +191,9 @@ Status Pool::DiscardSavedReceive(const std::string& fs) {
   auto check = [this, fs]() UZFS_NO_THREAD_SAFETY_ANALYSIS -> Result<std::string> {
     UZFS_ASSIGN_OR_RETURN(auto saved, SavedReceiveLocked(fs));
     if (!saved) return Status::NotFound("'" + fs + "' does not have any resumable receive state to abort");
+    if (receiving_.count(saved->into) != 0) {
+      return Status::Busy("cannot abort receive: a receive into '" + fs + "' is running");
+    }
     return saved->into;
   };
   {

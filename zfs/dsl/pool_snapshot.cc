@@ -82,6 +82,9 @@ Status Pool::CheckNewSnapshot(const std::string& fs, const std::string& snap, st
   UZFS_ASSIGN_OR_RETURN(DslDirPhys d, ReadDirPhys(*dir));
   UZFS_ASSIGN_OR_RETURN(DslDatasetPhys h, ReadDsPhys(d.head_dataset_obj));
   if (h.snapnames_zapobj == 0) return Status::Corruption("dataset '" + fs + "' has no snapshot name map");
+  if (h.flags & kDsFlagInconsistent) {
+    return Status::Busy("cannot create snapshot '" + full + "': dataset is busy (it is being received)");
+  }
   if (MosZapLookup(h.snapnames_zapobj, snap).ok()) {
     return Status::Exists("cannot create snapshot '" + full + "': dataset already exists");
   }
