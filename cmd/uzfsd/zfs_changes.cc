@@ -246,6 +246,7 @@ int ZfsDestroy(CmdCtx& c) {
   if (a.operands.size() > 1) return ZfsUsage(c, "destroy", "too many arguments");
   const std::string name = a.operands[0];
   if (name.find('@') != std::string::npos) return ZfsDestroySnapshots(c, a, name);
+  if (name.find('#') != std::string::npos) return ZfsDestroyBookmark(c, a, name);
   auto e = PoolFor(c, name);
   if (e == nullptr) return c.Fail("cannot open '" + name + "': dataset does not exist");
   MutexLock l(&e->mu);

@@ -50,8 +50,11 @@ std::span<const Sub> Subs() {
       {"holds", "\tholds [-rHp] <snapshot> ...\n", ZfsHolds},
       {"release", "\trelease [-r] <tag> <snapshot> ...\n", ZfsRelease},
       {"diff", "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n", ZfsDiff},
-      {"send", "\tsend [-LcenpvPRw] [-i|-I snapshot] [-X filesystem[,filesystem]...] <snapshot>\n", ZfsSend},
-      {"receive", "\treceive [-Fnuv] [-d | -e] [-o property=value] ... [-x property] ...\n"
+      {"bookmark", "\tbookmark <snapshot|bookmark> <newbookmark>\n", ZfsBookmark},
+      {"send", "\tsend [-LcenpvPRw] [-i|-I snapshot|bookmark] [-X filesystem[,filesystem]...] <snapshot>\n"
+               "\tsend [-nvP] -t <receive_resume_token>\n",
+       ZfsSend},
+      {"receive", "\treceive [-Fnsuv] [-d | -e] [-o property=value] ... [-x property] ...\n"
                   "\t    <filesystem|snapshot>\n\treceive -A <filesystem>\n",
        ZfsReceive, SubLock::kNone, "recv"},
       {"mount", "\tmount\n\tmount <-a | filesystem>\n", [](CmdCtx& c) { return ZfsMount(c, true); }},
@@ -60,7 +63,7 @@ std::span<const Sub> Subs() {
       // ZFS subcommands uzfs does not offer yet.
       {"upgrade", nullptr},
       {"userspace", nullptr}, {"groupspace", nullptr}, {"allow", nullptr}, {"unallow", nullptr},
-      {"share", nullptr}, {"unshare", nullptr}, {"bookmark", nullptr}, {"load-key", nullptr},
+      {"share", nullptr}, {"unshare", nullptr}, {"load-key", nullptr},
       {"unload-key", nullptr}, {"change-key", nullptr}, {"program", nullptr}, {"wait", nullptr},
       {"redact", nullptr}, {"project", nullptr},
   };

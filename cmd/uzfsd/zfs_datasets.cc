@@ -70,7 +70,9 @@ PropZap ZapFromLocal(const std::map<std::string, std::string>& local) {
 Result<std::vector<DslPropLevel>> DatasetPropChain(Pool& p, const std::string& ds) {
   std::vector<DslPropLevel> chain;
   const size_t at = ds.find('@');
-  // A snapshot: its own user properties, then its file system's chain.
+  // A bookmark has its file system's; a snapshot its own user
+  // properties, then its file system's chain.
+  if (const size_t hash = ds.find('#'); hash != std::string::npos) return DatasetPropChain(p, ds.substr(0, hash));
   if (at != std::string::npos) {
     UZFS_ASSIGN_OR_RETURN(auto local, p.LocalProps(ds));
     chain.push_back(DslPropLevel{ds, ZapFromLocal(local)});
@@ -96,6 +98,14 @@ PropZap ComputedProps(const DsRow& r) {
   // referenced bytes less what this one no longer references of them: its
   // deadlist).
   const uint64_t written = s.referenced_bytes + r.info.deadlist_bytes - std::min(s.referenced_bytes + r.info.deadlist_bytes, r.info.prev_referenced);
+  if (r.bookmark) {
+    return {
+        {"type", PropValue::String("bookmark")},
+        {"creation", PropValue::Number(s.creation_time)},
+        {"createtxg", PropValue::Number(s.creation_txg)},
+        {"guid", PropValue::Number(s.guid)},
+    };
+  }
   if (r.info.snapshot) {
     std::string clones;
     for (const std::string& c : r.info.clones) clones += (clones.empty() ? "" : ",") + c;
@@ -230,6 +240,15 @@ json DatasetSourceJson(const ResolvedProp& p) {
 }
 
 json DatasetJsonHead(const DsRow& r) {
+  if (r.bookmark) {
+    const size_t hash = r.name.find('#');
+    return {{"name", r.name},
+            {"type", "BOOKMARK"},
+            {"pool", PoolOfDataset(r.name)},
+            {"createtxg", std::to_string(r.info.ds.creation_txg)},
+            {"dataset", r.name.substr(0, hash)},
+            {"bookmark_name", r.name.substr(hash + 1)}};
+  }
   if (r.info.snapshot) {
     const size_t at = r.name.find('@');
     return {{"name", r.name},
@@ -261,12 +280,39 @@ std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& 
     }
     bool found = false;
     // `zfs list -t snapshot fs`: the snapshots of fs (OpenZFS's rule for a
-    // file system named with only snapshots wanted).
-    if (!rec && types.snapshot && !types.filesystem && top.find('@') == std::string::npos) {
+    // file system named with only snapshots wanted); the same for bookmarks.
+    if (!rec && (types.snapshot || types.bookmark) && !types.filesystem && top.find_first_of("@#") == std::string::npos) {
       rec = true;
       depth = 1;
     }
+    // Bookmarks, after their file system's snapshots: each file system's
+    // are held back until the next file system's row.
+    const bool named_bookmark = top.find('#') != std::string::npos;
+    std::vector<DsRow> held;
+    auto flush = [&]() {
+      for (DsRow& b : held) out.push_back(Selected{e, std::move(b)});
+      held.clear();
+    };
+    auto bookmarks_of = [&](const std::string& fs, bool in_scope) UZFS_REQUIRES(e->mu) {
+      if (!(types.bookmark && in_scope) && !(named_bookmark && fs == top.substr(0, top.find('#')))) return;
+      auto bms = e->pool->Bookmarks(fs);
+      if (!bms.ok()) return;
+      for (const Pool::Bookmark& b : *bms) {
+        if (named_bookmark && b.name != top) continue;
+        if (!named_bookmark && depth >= 0 && DatasetDepth(fs) - DatasetDepth(top) + 1 > depth) continue;
+        DsRow r;
+        r.name = b.name;
+        r.bookmark = true;
+        r.info.name = b.name;
+        r.info.ds.guid = b.guid;
+        r.info.ds.creation_txg = b.creation_txg;
+        r.info.ds.creation_time = b.creation_time;
+        if (b.name == top) found = true;
+        held.push_back(std::move(r));
+      }
+    };
     for (DsRow& r : *rows) {
+      if (!r.info.snapshot) flush();
       r.mounted = !r.info.snapshot && e->mounts.Find(r.name) != nullptr;
       const bool self = r.name == top;
       const std::string fs = r.name.substr(0, r.name.find('@'));
@@ -274,9 +320,11 @@ std::vector<Selected> SelectDatasets(CmdCtx& c, const std::vector<std::string>& 
       const bool below = rec && (fs == top || IsDescendant(fs, top)) && !self && (depth < 0 || levels <= depth);
       if (self) found = true;
       const bool wanted = r.info.snapshot ? types.snapshot || (self && named) : types.filesystem;
+      if (!r.info.snapshot) bookmarks_of(r.name, (rec && (r.name == top || IsDescendant(r.name, top))) || self);
       if (!wanted) continue;
       if (self || below) out.push_back(Selected{e, std::move(r)});
     }
+    flush();
     return found;
   };
   if (names.empty()) {
@@ -319,9 +367,11 @@ DatasetTypes ParseDatasetTypes(CmdCtx& c, const ParsedArgs& a, const std::string
         t.filesystem = true;
       } else if (w == "snapshot" || w == "snap") {
         t.snapshot = true;
+      } else if (w == "bookmark") {
+        t.bookmark = true;
       } else if (w == "all") {
-        t.filesystem = t.snapshot = true;
-      } else if (w != "volume" && w != "vol" && w != "bookmark") {
+        t.filesystem = t.snapshot = t.bookmark = true;
+      } else if (w != "volume" && w != "vol") {
         *rc = ZfsUsage(c, sub, "invalid type '" + w + "'");
         return DatasetTypes{false, false};
       }

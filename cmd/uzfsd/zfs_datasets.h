@@ -58,6 +58,8 @@ struct DsRow {
   DatasetSpace space;
   bool mounted = false;
   std::string resume_token;  // of a receive saved for it (zfs receive -s)
+  // A bookmark "fs#name" (info.ds holds its guid, creation txg and time).
+  bool bookmark = false;
 };
 
 // The props ZAPs from `ds` up to its pool's root dataset, nearest first.
@@ -99,6 +101,7 @@ struct Selected {
 struct DatasetTypes {
   bool filesystem = true;
   bool snapshot = false;
+  bool bookmark = false;
 };
 
 // Operands may name snapshots ("fs@snap"); rows come in ZFS's order (a

@@ -18,6 +18,8 @@ int ZfsList(CmdCtx& c);      // zfs_list_get.cc
 int ZfsGet(CmdCtx& c);       // zfs_list_get.cc
 int ZfsCreate(CmdCtx& c);    // zfs_changes.cc
 int ZfsDestroy(CmdCtx& c);   // zfs_changes.cc
+int ZfsBookmark(CmdCtx& c);  // zfs_bookmark.cc
+int ZfsDestroyBookmark(CmdCtx& c, const ParsedArgs& a, const std::string& name);  // zfs_bookmark.cc
 int ZfsDestroySnapshots(CmdCtx& c, const ParsedArgs& a, const std::string& name);  // zfs_changes.cc
 int ZfsSet(CmdCtx& c);       // zfs_changes.cc
 int ZfsInherit(CmdCtx& c);   // zfs_changes.cc

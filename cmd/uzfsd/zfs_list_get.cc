@@ -17,6 +17,7 @@ namespace {
 // Whether property p exists for the row's kind of dataset (a snapshot has
 // no mountpoint, quota, ...): "-" where it does not.
 bool AppliesTo(const std::string& p, const DsRow& r) {
+  if (r.bookmark) return p == "type" || p == "creation" || p == "createtxg" || p == "guid" || p == "name";
   const PropDef* d = FindDatasetProp(p);
   if (d == nullptr) return true;  // user properties
   return (d->types & (r.info.snapshot ? kPropSnapshot : kPropFilesystem)) != 0;
@@ -80,7 +81,7 @@ int ZfsList(CmdCtx& c) {
       continue;
     }
     const PropZap computed = ComputedProps(s.row);
-    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find('@')));
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find_first_of("@#")));
     const std::string altroot = s.entry->rec.altroot;
     Pool& pool = *s.entry->pool;
     Row r;
@@ -223,7 +224,7 @@ int ZfsGet(CmdCtx& c) {
       continue;
     }
     const PropZap computed = ComputedProps(s.row);
-    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find('@')));
+    const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find_first_of("@#")));
     std::vector<ResolvedProp> props;
     if (all) {
       auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, s.row.info.snapshot ? kPropSnapshot : kPropFilesystem,
@@ -233,6 +234,13 @@ int ZfsGet(CmdCtx& c) {
         continue;
       }
       props = std::move(*r);
+      // (A bookmark has four, two of them hidden from a file system's.)
+      if (s.row.bookmark) {
+        props.clear();
+        for (const char* n : {"type", "creation", "createtxg", "guid"}) {
+          if (auto v = ResolveDatasetProp(n, *chain, &zpl, &computed); v.ok()) props.push_back(*v);
+        }
+      }
     }
     for (const std::string& w : wanted) {
       if (w == "name") {

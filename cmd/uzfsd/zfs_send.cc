@@ -94,8 +94,9 @@ int ZfsSend(CmdCtx& c) {
   const std::vector<std::string> is = a.Values('i'), big_is = a.Values('I');
   if (is.size() + big_is.size() > 1) return ZfsUsage(c, "send", "give one incremental source, with -i or -I");
   std::string from = !is.empty() ? is[0] : !big_is.empty() ? big_is[0] : "";
-  if (!from.empty() && from.find('@') == std::string::npos) from = "@" + from;  // OpenZFS takes a bare name too
-  if (!from.empty() && from[0] == '@') from = name.substr(0, at) + from;
+  // (OpenZFS takes a bare name too, and "#mark" for a bookmark.)
+  if (!from.empty() && from.find_first_of("@#") == std::string::npos) from = "@" + from;
+  if (!from.empty() && (from[0] == '@' || from[0] == '#')) from = name.substr(0, at) + from;
   const bool replicate = a.Has('R'), props = a.Has('p');
   // -w (--raw): blocks as stored. uzfs encrypts nothing, so as OpenZFS
   // does for an unencrypted dataset it is -Lec.
@@ -151,6 +152,15 @@ int ZfsSend(CmdCtx& c) {
           if (i.snapshot && token->from_guid != 0 && i.ds.guid == token->from_guid) from = i.name;
         }
         if (!to_found) return c.Fail("cannot resume send: '" + name + "' used in the initial send no longer exists");
+        if (token->from_guid != 0 && from.empty()) {
+          // (A stream from a bookmark: the snapshot may be gone.)
+          auto marks = p.Bookmarks(name.substr(0, at));
+          if (marks.ok()) {
+            for (const Pool::Bookmark& b : *marks) {
+              if (b.guid == token->from_guid) from = b.name;
+            }
+          }
+        }
         if (token->from_guid != 0 && from.empty()) {
           char hex[24];
           std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(token->from_guid));
@@ -209,12 +219,12 @@ int ZfsSend(CmdCtx& c) {
       total += st.estimate;
       if (parsable) {
         c.out.ErrLine(st.from.empty() ? "full\t" + st.to + "\t" + std::to_string(st.estimate)
-                                      : "incremental\t" + st.from.substr(st.from.find('@') + 1) + "\t" + st.to +
+                                      : "incremental\t" + st.from.substr(st.from.find_first_of("@#") + 1) + "\t" + st.to +
                                             "\t" + std::to_string(st.estimate));
       } else if (st.from.empty()) {
         c.out.ErrLine("full send of " + st.to + " estimated size is " + HumanSize(st.estimate));
       } else {
-        c.out.ErrLine("send from " + st.from.substr(st.from.find('@')) + " to " + st.to + " estimated size is " +
+        c.out.ErrLine("send from " + st.from.substr(st.from.find_first_of("@#")) + " to " + st.to + " estimated size is " +
                       HumanSize(st.estimate));
       }
     }

@@ -45,8 +45,10 @@ Result<SendStep> Step(Pool& p, const DatasetInfo& to, const DatasetInfo* from, b
     st.from_guid = from->ds.guid;
     st.from_txg = from->ds.creation_txg;
     // What `zfs get written@from` says of it.
+    // (From a bookmark, whose snapshot may be gone: at most what it
+    // references.)
     auto w = p.SpaceWritten(from->name, to.name);
-    st.estimate = w.ok() ? *w : 0;
+    st.estimate = w.ok() ? *w : to.ds.uncompressed_bytes;
   } else {
     // What the snapshot references, uncompressed: the size of its writes.
     st.estimate = to.ds.uncompressed_bytes;
@@ -77,12 +79,24 @@ Result<std::vector<SendStep>> PlanSendIn(Pool& p, const std::vector<DatasetInfo>
   if (to_info == nullptr) return Status::NotFound("cannot open '" + to + "': dataset does not exist");
   std::vector<const DatasetInfo*> chain;  // the snapshots sent, oldest first, after `from`
   const DatasetInfo* from_info = nullptr;
+  DatasetInfo from_bookmark;
   if (!from.empty()) {
-    from_info = find(from);
+    if (from.find('#') != std::string::npos) {
+      // A bookmark stands for its snapshot: its guid and creation txg.
+      UZFS_ASSIGN_OR_RETURN(Pool::Bookmark b, p.FindBookmark(from));
+      from_bookmark.name = b.name;
+      from_bookmark.snapshot = true;
+      from_bookmark.ds.guid = b.guid;
+      from_bookmark.ds.creation_txg = b.creation_txg;
+      from_bookmark.ds.creation_time = b.creation_time;
+      from_info = &from_bookmark;
+    } else {
+      from_info = find(from);
+    }
     if (from_info == nullptr) return Status::NotFound("cannot open '" + from + "': dataset does not exist");
-    if (from.substr(0, from.find('@')) != fs) {
+    if (from.substr(0, from.find_first_of("@#")) != fs) {
       return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +
-                                     ") must be a snapshot of the same file system");
+                                     ") must be a snapshot or bookmark of the same file system");
     }
     if (from_info->ds.creation_txg >= to_info->ds.creation_txg) {
       return Status::InvalidArgument("cannot send '" + to + "': incremental source (" + from +

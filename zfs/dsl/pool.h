@@ -478,6 +478,22 @@ class Pool final : private TxgSyncer {
     uint64_t object = 0, offset = 0, bytes = 0;
     bool large_blocks = false, embed = false, compressed = false, raw = false;
   };
+  // Bookmarks (pool_bookmarks.cc; feature bookmarks, version 5000): what
+  // an incremental send needs of a snapshot that may be gone.
+  struct Bookmark {
+    std::string name;  // "fs#name"
+    uint64_t guid = 0, creation_txg = 0, creation_time = 0;
+  };
+  // zfs bookmark SOURCE fs#name: SOURCE is a snapshot or a bookmark of the
+  // same file system. NotSupported without the feature; Exists "... bookmark
+  // exists"; NotFound for no such source.
+  Status CreateBookmark(const std::string& source, const std::string& bookmark) UZFS_EXCLUDES(mu_, sync_mu_);
+  // The bookmarks of file system FS, oldest first.
+  Result<std::vector<Bookmark>> Bookmarks(const std::string& fs) UZFS_EXCLUDES(mu_);
+  // "fs#name"; NotFound "cannot open 'NAME': bookmark does not exist".
+  Result<Bookmark> FindBookmark(const std::string& name) UZFS_EXCLUDES(mu_);
+  // All in one txg, or none (each checked first).
+  Status DestroyBookmarks(const std::vector<std::string>& names) UZFS_EXCLUDES(mu_, sync_mu_);
   // Whether file system FS is one a full receive is still filling (or
   // kept part way): not a whole tree, never mounted.
   Result<bool> BeingReceived(const std::string& fs) UZFS_EXCLUDES(mu_);
@@ -1051,6 +1067,11 @@ class Pool final : private TxgSyncer {
   Result<std::optional<SavedReceive>> SavedReceiveLocked(const std::string& fs) UZFS_REQUIRES(mu_);
   Result<std::optional<SavedReceive>> ReadSavedReceive(uint64_t ds_obj) UZFS_REQUIRES(mu_);
   Result<ReceiveState> CheckResume(const ReceiveTarget& t) UZFS_REQUIRES(mu_);
+  // Bookmarks (pool_bookmarks.cc): a head's bookmark ZAP (0: none), its
+  // entries, and freeing them with the head.
+  Result<uint64_t> BookmarksObject(uint64_t head_obj) UZFS_REQUIRES(mu_);
+  Result<std::vector<Bookmark>> BookmarksOfLocked(const std::string& fs) UZFS_REQUIRES(mu_);
+  Status DropBookmarks(uint64_t head_obj, Txg txg) UZFS_REQUIRES(mu_);
   Status SaveReceiveFields(uint64_t ds_obj, const ReceiveTarget& t, Txg txg) UZFS_REQUIRES(mu_);
   Status ClearReceiveFields(uint64_t ds_obj, Txg txg) UZFS_REQUIRES(mu_);
   Status WriteReceiveProgress(Txg txg) UZFS_REQUIRES(mu_);

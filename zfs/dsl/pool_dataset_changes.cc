@@ -321,6 +321,7 @@ Status Pool::DestroyDatasetSync(const std::string& name, Txg txg) {
   const std::string leaf = SplitParent(name).second;
   UZFS_RETURN_IF_ERROR(MosZapRemove(parent.child_dir_zapobj, leaf, txg));
   if (p.prev_snap_obj != 0) UZFS_RETURN_IF_ERROR(UnlinkCloneFromOrigin(d.head_dataset_obj, p.prev_snap_obj, txg));
+  UZFS_RETURN_IF_ERROR(DropBookmarks(d.head_dataset_obj, txg));
   UZFS_RETURN_IF_ERROR(DropDatasetFeatures(d.head_dataset_obj, txg));
   if (p.deadlist_obj != 0) UZFS_RETURN_IF_ERROR(FreeDeadlistObjects(p.deadlist_obj, txg));
   for (uint64_t obj : {p.snapnames_zapobj, d.head_dataset_obj, d.props_zapobj, d.child_dir_zapobj, d.clones, *dir}) {

@@ -29,6 +29,8 @@
 //   com.delphix:async_destroy       write  refcount = 1 while destroyed file
 //                                          systems' trees are queued
 //                                          (pool_async_destroy.cc)
+//   com.delphix:bookmarks           write  refcount = file systems that have
+//                                          bookmarks (pool_bookmarks.cc)
 // A per-dataset feature is recorded in the dataset object itself: the first
 // time a dataset needs one, its MOS object (bonus: the dataset record)
 // becomes a micro ZAP of type DMU_OTN_ZAP_METADATA (extensible_dataset +1)
@@ -81,6 +83,9 @@ constexpr KnownFeature kKnownFeatures[] = {
     {kZstdCompressGuid, "zstd compression algorithm support.", true, true, 0},
     {"com.delphix:empty_bpobj", "Snapshots use less space.", false, false, 0},
     {"com.delphix:async_destroy", "Destroy filesystems asynchronously.", false, false, 0},
+    // (Counted per file system with bookmarks, pool_bookmarks.cc; needs
+    // extensible_dataset.)
+    {"com.delphix:bookmarks", "\"zfs bookmark\" command", false, false, 0},
 };
 
 const KnownFeature* Known(const std::string& guid) {
