@@ -322,14 +322,14 @@ TEST(ZpoolCli, BadInputExitCodesAndMessages) {
   r = env.Zpool("split tank newtank");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "zpool split is not available in uzfs yet\n");
-  r = env.Zfs("bookmark tank@a tank#b");
+  r = env.Zfs("redact tank@a book tank@b");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "zfs bookmark is not available in uzfs yet\n");
+  EXPECT_EQ(r.err, "zfs redact is not available in uzfs yet\n");
   r = env.Zfs("recv tank/x < /dev/null");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot receive: input is not a send stream (it is empty)\n");
   r = env.Zfs("help");
-  EXPECT_TRUE(Contains(r.out + r.err, "\treceive [-Fnuv] [-d | -e]")) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out + r.err, "\treceive [-Fnsuv] [-d | -e]")) << r.out << r.err;
   r = env.Zfs("bogus");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(Contains(r.err, "unrecognized command 'bogus'\nusage: zfs command args ...")) << r.err;

@@ -30,6 +30,24 @@ inline uint64_t SnapshotGuid(Pool& p, const std::string& name) {
   return 0;
 }
 
+// A stream reader's source over `bytes`, *pos the next byte.
+inline send::StreamReader::Source FromBytes(std::span<const uint8_t> bytes, size_t* pos) {
+  return [bytes, pos](std::span<uint8_t> out) -> Result<size_t> {
+    const size_t n = std::min(out.size(), bytes.size() - *pos);
+    std::copy_n(bytes.begin() + static_cast<long>(*pos), n, out.begin());
+    *pos += n;
+    return n;
+  };
+}
+
+// The stream's first record, which must be a begin record.
+inline Result<send::BeginRecord> ReadBegin(send::StreamReader& r) {
+  std::vector<uint8_t> payload;
+  UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
+  if (first.type() != send::RecordType::kBegin) return Status::Corruption("no begin record");
+  return std::get<send::BeginRecord>(first.body);
+}
+
 // The stream of snapshot `to`, incremental from `from` when given;
 // resumed at (resume_object, resume_offset) when resume_object is set (what
 // zfs send -t sends).
@@ -64,16 +82,8 @@ inline Result<std::vector<uint8_t>> SnapshotStream(Pool& p, const std::string& t
 inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8_t> bytes, bool force = false,
                            const std::function<void()>& before_end = {}, const std::string& origin = "") {
   size_t pos = 0;
-  send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
-    const size_t n = std::min(out.size(), bytes.size() - pos);
-    std::copy_n(bytes.begin() + static_cast<long>(pos), n, out.begin());
-    pos += n;
-    return n;
-  });
-  std::vector<uint8_t> payload;
-  UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
-  if (first.type() != send::RecordType::kBegin) return Status::Corruption("no begin record");
-  const auto b = std::get<send::BeginRecord>(first.body);
+  send::StreamReader r(FromBytes(bytes, &pos));
+  UZFS_ASSIGN_OR_RETURN(const send::BeginRecord b, ReadBegin(r));
   Pool::ReceiveTarget t;
   t.fs = fs;
   t.snap = b.to_name.substr(b.to_name.find('@') + 1);
@@ -105,16 +115,8 @@ inline Status ReceiveBytes(Pool& p, const std::string& fs, std::span<const uint8
 inline Status ReceiveResumable(Pool& p, const std::string& fs, std::span<const uint8_t> bytes,
                                const std::function<void(uint64_t)>& after_write = {}) {
   size_t pos = 0;
-  send::StreamReader r([&](std::span<uint8_t> out) -> Result<size_t> {
-    const size_t n = std::min(out.size(), bytes.size() - pos);
-    std::copy_n(bytes.begin() + static_cast<long>(pos), n, out.begin());
-    pos += n;
-    return n;
-  });
-  std::vector<uint8_t> payload;
-  UZFS_ASSIGN_OR_RETURN(send::Record first, r.Next(&payload));
-  if (first.type() != send::RecordType::kBegin) return Status::Corruption("no begin record");
-  const auto b = std::get<send::BeginRecord>(first.body);
+  send::StreamReader r(FromBytes(bytes, &pos));
+  UZFS_ASSIGN_OR_RETURN(const send::BeginRecord b, ReadBegin(r));
   Pool::ReceiveTarget t;
   t.fs = fs;
   t.snap = b.to_name.substr(b.to_name.find('@') + 1);

@@ -33,7 +33,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
       return Status::InvalidArgument("cannot create '" + name + "': feature properties need version 5000");
     }
     if (g != kZilSaXattrGuid && g != "org.open-zfs:large_blocks" && g != kZstdCompressGuid &&
-        g != "com.delphix:empty_bpobj" && g != "com.delphix:async_destroy") {
+        g != "com.delphix:empty_bpobj" && g != "com.delphix:async_destroy" && g != "com.delphix:bookmarks") {
       return Status::NotSupported("cannot create '" + name + "': uzfs cannot create a pool without feature " + g);
     }
   }
