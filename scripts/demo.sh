@@ -13,7 +13,8 @@
 # checked once more; a disk that died replaced by a new one with zpool
 # replace (the resilver rebuilds it), checked again; the tree replicated
 # to a second pool with zfs send -R | zfs receive, then an incremental
-# with what changed since, the backup compared with the source; uzfs's zdb
+# with what changed since, cut half way and resumed (zfs receive -s), the
+# backup compared with the source; uzfs's zdb
 # over the exported pool. It cleans up after
 # itself (also when interrupted) and can be run again.
 #
@@ -148,7 +149,7 @@ run zpool replace -w demo "$D/d4" "$D/d6"
 run zpool status demo
 verify
 
-step "a backup: the whole tree replicated to a second pool with zfs send -R | zfs receive, then only what changed"
+step "a backup: the whole tree replicated to a second pool with zfs send -R | zfs receive, then only what changed, resumed after a break"
 truncate -s 1G "$D/b0"
 run zpool create -m "$work/backup" backup "$D/b0"
 # demo's root has a local mountpoint (zpool create -m), which a -R stream
@@ -158,8 +159,16 @@ echo "\$ zfs send -R demo@safe | zfs receive -x mountpoint -e backup"
 zfs send -R demo@safe | zfs receive -x mountpoint -e backup
 run cp -a /usr/share/common-licenses "$work/mnt/gzip/licenses"
 run zfs snapshot -r demo@later
-echo "\$ zfs send -R -i @safe demo@later | zfs receive -F -x mountpoint -e backup"
-zfs send -R -i @safe demo@later | zfs receive -F -x mountpoint -e backup
+# The increment travels as a file that breaks off half way: zfs receive
+# -s keeps what arrived and says so; the same file again goes on from
+# there (what arrived whole is passed over).
+echo "\$ zfs send -R -i @safe demo@later > later.zs"
+zfs send -R -i @safe demo@later >"$work/later.zs"
+head -c $(($(stat -c %s "$work/later.zs") / 2)) "$work/later.zs" >"$work/cut.zs"
+echo "\$ zfs receive -s -F -x mountpoint -e backup < (the first half of later.zs)"
+zfs receive -s -F -x mountpoint -e backup <"$work/cut.zs" 2>&1 | cut -c1-160 || true
+echo "\$ zfs receive -s -v -F -x mountpoint -e backup < later.zs"
+zfs receive -s -v -F -x mountpoint -e backup <"$work/later.zs"
 run zfs list -t all -o name,used,referenced,compression -r backup
 for ds in lz4 gzip; do
   diff -r --no-dereference "$work/mnt/$ds" "$work/backup/demo/$ds" >/dev/null ||
