@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,37 @@ inline std::string ReadRest(int fd, std::string text) {
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
   return text;
+}
+
+// One round of a crash test: forks a child that runs child(report_fd)
+// (a loop that never returns; it _exits on failure), waits for report
+// `wait_for` first when it is not empty, kills the child after delay_ms
+// and reaps it. *text: everything it reported; *last: its last report.
+inline void RunAndKill(const std::function<void(int)>& child, int delay_ms, const std::string& wait_for,
+                       std::string* text, std::string* last) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1]);
+    _exit(2);
+  }
+  ::close(fds[1]);
+  text->clear();
+  if (!wait_for.empty()) {
+    EXPECT_TRUE(WaitForReport(fds[0], wait_for, text)) << "the child never reported " << wait_for;
+  }
+  KillAfter(pid, delay_ms);
+  *text = ReadRest(fds[0], *text);
+  ::close(fds[0]);
+  last->clear();
+  size_t end = text->find_last_not_of('\n');
+  if (end != std::string::npos) {
+    const size_t start = text->rfind('\n', end);
+    *last = text->substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  }
 }
 
 }  // namespace uzfs::crashtest

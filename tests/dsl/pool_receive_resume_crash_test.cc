@@ -73,37 +73,26 @@ TEST(PoolReceiveResumeCrash, KilledWhileReceivingResumably) {
   for (int iter = 0; iter < Iterations(); iter++) {
     SCOPED_TRACE("iteration " + std::to_string(iter) + ", seed " + std::to_string(base));
     std::mt19937_64 rng(base + static_cast<uint64_t>(iter));
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(fds[0]);
+    auto child = [&](int report) {
       auto p = pooltest::ImportFrom(dir.path(), "rp");
       if (!p.ok() || !(*p)->DestroyStaleReceives().ok()) _exit(2);
       Pool& pool = **p;
       while (true) {
         if (receivetest::SnapshotGuid(pool, "rp/dst@s1") != 0) {
-          crashtest::Report(fds[1], "D");
+          crashtest::Report(report, "D");
           if (!pool.DestroySnapshots({"rp/dst@s1"}).ok() || !pool.DestroyDataset("rp/dst").ok()) _exit(2);
-          crashtest::Report(fds[1], "D+");
+          crashtest::Report(report, "D+");
         } else if (auto saved = pool.SavedReceiveOf("rp/dst"); saved.ok() && !*saved && pool.LocalProps("rp/dst").ok()) {
           // (A kill between the two destroys left it without its snapshot.)
           if (!pool.DestroyDataset("rp/dst").ok()) _exit(2);
         }
-        crashtest::Report(fds[1], "R");
+        crashtest::Report(report, "R");
         if (!receivetest::ReceiveResumable(pool, "rp/dst", full).ok()) _exit(2);
-        crashtest::Report(fds[1], "E+");
+        crashtest::Report(report, "E+");
       }
-    }
-    ::close(fds[1]);
-    std::string text;
-    ASSERT_NO_FATAL_FAILURE(crashtest::KillAfter(pid, 20 + static_cast<int>(rng() % 500)));
-    text = crashtest::ReadRest(fds[0], text);
-    ::close(fds[0]);
-    std::istringstream in(text);
-    std::string last, what;
-    while (in >> what) last = what;
+    };
+    std::string text, last;
+    ASSERT_NO_FATAL_FAILURE(crashtest::RunAndKill(child, 20 + static_cast<int>(rng() % 500), "", &text, &last));
 
     ASSERT_NO_FATAL_FAILURE(pooltest::ExpectConsistent(dir.path(), "rp"));
     auto p = pooltest::ImportFrom(dir.path(), "rp");
