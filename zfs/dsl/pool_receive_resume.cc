@@ -32,7 +32,6 @@ namespace uzfs {
 namespace {
 
 constexpr const char* kRecvLeaf = "%recv";
-constexpr const char* kExtensibleGuid = "com.delphix:extensible_dataset";
 
 constexpr const char* kToGuid = "com.delphix:resume_toguid";
 constexpr const char* kToName = "com.delphix:resume_toname";
@@ -129,8 +128,7 @@ Result<std::optional<Pool::SavedReceive>> Pool::SavedReceiveOf(const std::string
 }
 
 Status Pool::SaveReceiveFields(uint64_t ds_obj, const ReceiveTarget& t, Txg txg) {
-  UZFS_ASSIGN_OR_RETURN(bool ext, FeatureEnabled(kExtensibleGuid));
-  if (!ext) return Status::NotSupported("resumable receive (-s) needs feature extensible_dataset (pool version 5000)");
+  // (BeginReceive checked extensible_dataset before it changed anything.)
   UZFS_ASSIGN_OR_RETURN(Dnode dn, mos_->GetDnode(ds_obj));
   if (dn.type != dmu_ot::kZapMetadata) {
     // (ActivateDatasetFeature's way: the object becomes a micro ZAP.)
