@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,6 +70,19 @@ Status StreamFd::WriteAll(std::span<const uint8_t> data, const std::atomic<bool>
 StreamInput::StreamInput(int fd) : fd_(fd), buf_(kBatch) {
   struct stat st {};
   poll_ = ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
+  if (poll_) wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+StreamInput::~StreamInput() {
+  if (wake_ >= 0) ::close(wake_);
+}
+
+void StreamInput::Abandon() {
+  abandoned_.store(true);
+  if (wake_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_, &one, sizeof(one));
+  }
 }
 
 Result<size_t> StreamInput::Read(std::span<uint8_t> out, const std::atomic<bool>& stopping) {
@@ -83,10 +97,11 @@ Result<size_t> StreamInput::Read(std::span<uint8_t> out, const std::atomic<bool>
     }
     if (eof_ || got > 0) break;  // hand over what there is before waiting again
     if (stopping.load()) return Status::Busy("the daemon is shutting down");
+    if (abandoned_.load()) return Status::Busy("the receive is over");
     if (poll_) {
-      pollfd p{fd_, POLLIN, 0};
-      const int r = ::poll(&p, 1, 1000);
-      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      pollfd p[2] = {{fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
+      const int r = ::poll(p, wake_ >= 0 ? 2 : 1, 1000);
+      if (r == 0 || (r < 0 && errno == EINTR) || (p[1].revents & POLLIN) != 0) continue;
     }
     const ssize_t n = ::read(fd_, buf_.data(), buf_.size());
     if (n < 0) {

@@ -48,21 +48,29 @@ class StreamFd {
 };
 
 // The client's standard input, read a megabyte at a time; a pipe or socket
-// is polled a second at a time before each read.
+// is polled a second at a time before each read. Read runs on one thread
+// (a stream reader's read-ahead thread); Abandon may come from another.
 class StreamInput {
  public:
   static constexpr size_t kBatch = 1 << 20;
 
   explicit StreamInput(int fd);
+  ~StreamInput();
   StreamInput(const StreamInput&) = delete;
   StreamInput& operator=(const StreamInput&) = delete;
 
   // Up to out.size() bytes; 0 at the end of the input. IoError, Busy when
-  // the daemon stops.
+  // the daemon stops or the input was abandoned.
   Result<size_t> Read(std::span<uint8_t> out, const std::atomic<bool>& stopping);
+
+  // The receive is over: a Read waiting for the client returns Busy now,
+  // and every later one at once.
+  void Abandon();
 
  private:
   int fd_;
+  int wake_ = -1;  // eventfd Abandon signals (a poll waits on it too)
+  std::atomic<bool> abandoned_{false};
   bool poll_ = false;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0, end_ = 0;

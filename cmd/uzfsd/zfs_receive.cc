@@ -59,6 +59,10 @@ namespace uzfs::cmd {
 namespace {
 
 constexpr uint32_t kObjsetTypeZfs = 2;  // DMU_OST_ZFS
+// How much of the stream may wait, read and checked, ahead of the records
+// being applied: enough to ride out a txg sync's stall without holding
+// more than a few large blocks.
+constexpr size_t kReceiveReadAhead = 32u << 20;
 // Stream features a receive here can apply: compressed and embedded
 // blocks are stored decompressed and compressed again as the file system
 // says. The rest (dedup, raw, redacted, resuming streams, and large
@@ -456,6 +460,10 @@ int ZfsReceive(CmdCtx& c) {
 
   StreamInput in(c.in_fd);
   send::StreamReader r([&](std::span<uint8_t> out) { return in.Read(out, c.stopping); });
+  // The stream is read and checked on a thread of its own while records
+  // are applied (a 128 KiB write each): reading, the stream checksum and
+  // the copy into the object set overlap.
+  r.ReadAhead(kReceiveReadAhead, [&in] { in.Abandon(); });
   std::vector<uint8_t> payload;
   Result<send::Record> first = r.Next(&payload);
   if (!first.ok()) {

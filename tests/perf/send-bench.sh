@@ -17,10 +17,13 @@
 #          ending when its data is on disk (bar: at least 70% of the write).
 #
 #   tests/perf/send-bench.sh   (needs root and /dev/fuse; UZFS_BIN: one
-#                               directory holding zpool and zfs, default the build tree's)
+#                               directory holding zpool and zfs, default the build tree's;
+#                               BENCH_DIR: where the device file and the stream go,
+#                               default /var/tmp; /dev/shm takes the disk out and
+#                               leaves what the daemon's CPU costs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d /var/tmp/uzfs-sendbench.XXXXXX)
+work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/uzfs-sendbench.XXXXXX")
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 mnt=$work/mnt
 mkdir -p "$mnt" "$work/devs"

@@ -41,10 +41,12 @@ struct ReadAll {
   uint64_t bytes = 0;
 };
 
-inline ReadAll Read(const std::vector<uint8_t>& bytes) {
+// read_ahead: StreamReader::ReadAhead's bound (0: none).
+inline ReadAll Read(const std::vector<uint8_t>& bytes, size_t read_ahead = 0) {
   ReadAll all;
   size_t pos = 0;
   StreamReader reader(FromBytes(bytes, &pos));
+  if (read_ahead > 0) reader.ReadAhead(read_ahead);
   std::vector<uint8_t> payload;
   for (;;) {
     Result<Record> r = reader.Next(&payload);

@@ -1,3 +1,5 @@
+// Reading and checking a send stream (contract in stream_reader.h; the
+// read-ahead thread is in stream_read_ahead.cc).
 #include "zfs/send_format/stream_reader.h"
 
 #include <array>
@@ -26,6 +28,17 @@ Status StreamReader::ReadFull(std::span<uint8_t> out, size_t* got) {
 }
 
 Result<Record> StreamReader::Next(std::vector<uint8_t>* payload) {
+  if (failed_) return *failed_;
+  Result<Record> rec = ahead_ != nullptr ? NextAhead(payload) : Parse(payload);
+  if (!rec.ok()) {
+    failed_ = rec.status();
+    return rec;
+  }
+  if (ahead_ == nullptr) seen_ = Position{swap_, offset_, records_};
+  return rec;
+}
+
+Result<Record> StreamReader::Parse(std::vector<uint8_t>* payload) {
   payload->clear();
   const uint64_t start = offset_;
   const uint64_t index = records_ + 1;
