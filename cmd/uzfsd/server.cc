@@ -16,6 +16,7 @@
 #include "cmd/common/protocol.h"
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/output.h"
+#include "zfs/util/thread_name.h"
 
 namespace uzfs::cmd {
 
@@ -48,7 +49,10 @@ void Server::Run(int stop_fd, const std::function<void()>& every_few_seconds) {
       MutexLock l(&mu_);
       active_++;
     }
-    std::thread([this, fd] { Serve(fd); }).detach();
+    std::thread([this, fd] {
+      NameThisThread("zfs_cmd");
+      Serve(fd);
+    }).detach();
   }
 }
 

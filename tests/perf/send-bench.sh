@@ -14,7 +14,8 @@
 #   recv:  the full stream, saved to a file first, received into a new
 #          file system (`zfs receive < file`), against writing the same
 #          files through the mount into another new file system, each
-#          ending when its data is on disk (bar: at least 70% of the write).
+#          ending when its data is on disk (bar: at least 70% of the write),
+#          and the CPU time each of the daemon's threads used meanwhile.
 #
 #   tests/perf/send-bench.sh   (needs root and /dev/fuse; UZFS_BIN: one
 #                               directory holding zpool and zfs, default the build tree's;
@@ -92,7 +93,10 @@ awk -v f="$full_ns" -v i="$((t1 - t0))" -v fr="$full_reads" -v ir="$((r1 - r0))"
 "$zfsb" create sendbench/w
 t0=$(now); fill "$mnt/w" "$size"; sync -f "$mnt/w/fill0"; t1=$(now)
 write_ns=$((t1 - t0))
+threads_start "$(cat "$UZFS_RUNDIR/uzfsd.pid")"
 t0=$(now); "$zfsb" receive sendbench/r < "$work/full.zs"; t1=$(now)
 awk -v w="$write_ns" -v r="$((t1 - t0))" -v m="$size" 'BEGIN {
   printf "recv:    full stream from a file: %.0f MiB/s; writing the files: %.0f MiB/s (%.0f%%)\n",
          m / (r / 1e9), m / (w / 1e9), 100 * w / r }'
+echo "recv:    the daemon's threads' CPU time during the receive:"
+threads_stop

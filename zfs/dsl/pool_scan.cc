@@ -26,6 +26,7 @@
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dmu/objset_traverse.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/util/thread_name.h"
 #include "zfs/zap/dmu_zap_object.h"
 #include "zfs/zap/zap_writer.h"
 
@@ -284,7 +285,10 @@ void Pool::StartScanThread() {
   if (!scan_workers_) scan_workers_ = std::make_unique<ThreadPool>(kScanWorkers);
   scan_stop_ = false;
   scan_interrupt_.store(false);  // set by a StopScanThread before (a failed export)
-  scan_thread_ = std::thread([this] { ScanThreadMain(); });
+  scan_thread_ = std::thread([this] {
+    NameThisThread("scan");
+    ScanThreadMain();
+  });
 }
 
 void Pool::StopScanThread() {

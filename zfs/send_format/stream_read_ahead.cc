@@ -16,6 +16,7 @@
 
 #include "zfs/send_format/stream_reader.h"
 #include "zfs/util/mutex.h"
+#include "zfs/util/thread_name.h"
 
 namespace uzfs::send {
 
@@ -65,6 +66,7 @@ void StreamReader::ReadAhead(size_t max_bytes, std::function<void()> abandon) {
   a.max_bytes = max_bytes;
   a.abandon = std::move(abandon);
   a.thread = std::thread([this, &a] {
+    NameThisThread("recv_read");
     while (true) {
       std::vector<uint8_t> buf;
       {

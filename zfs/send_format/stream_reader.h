@@ -18,7 +18,7 @@
 // ReadAhead moves the reading and checking onto a thread of the reader's
 // own, a bounded queue of records ahead of the caller, so that a receive
 // reads and checks the stream while it applies what came before (the
-// overlap OpenZFS's receive lacks, its issue 2746). Records, errors and
+// overlap OpenZFS's receive lacks: OpenZFS issue #2746). Records, errors and
 // counters reach the caller exactly as without it.
 #pragma once
 

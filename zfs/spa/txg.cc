@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "zfs/util/thread_name.h"
+
 namespace uzfs {
 
 using std::chrono::nanoseconds;
@@ -93,7 +95,10 @@ Result<std::unique_ptr<TxgEngine>> TxgEngine::Create(TxgSyncer& syncer, Txg firs
   {
     MutexLock l(&e->join_mu_);
     TxgEngine* raw = e.get();
-    e->thread_ = std::thread([raw] { raw->SyncLoop(); });
+    e->thread_ = std::thread([raw] {
+      NameThisThread("txg_sync");
+      raw->SyncLoop();
+    });
   }
   return e;
 }

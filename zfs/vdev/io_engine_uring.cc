@@ -30,6 +30,7 @@
 #include <cstring>
 #include <thread>
 
+#include "zfs/util/thread_name.h"
 #include "zfs/vdev/io_engine_impl.h"
 
 namespace uzfs::vdev_internal {
@@ -88,7 +89,10 @@ class UringEngine final : public IoEngine {
         pool_(this, std::max<uint32_t>(1, opts.threads),
               [this](IoRequest& r, Status s) { Complete(r, std::move(s)); },
               [this](IoRequest& r) { Cancel(r); }) {
-    reaper_ = std::thread([this] { Reap(); });
+    reaper_ = std::thread([this] {
+      NameThisThread("uring_reap");
+      Reap();
+    });
   }
   ~UringEngine() override {
     Shutdown(ShutdownMode::kDrain);
