@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "cache/arc_impl.h"
+#include "zfs/util/probes.h"
 #include "zfs/util/tunables.h"
 
 namespace uzfs {
@@ -112,6 +113,7 @@ struct Arc::Impl {
   // --- hit/miss accounting (REQUIRES sh.mu) -------------------------------
   static void CountMiss(ArcShard& sh, uint64_t hash, const ArcReadFlags& f) UZFS_REQUIRES(sh.mu) {
     sh.ctr.misses++;
+    UZFS_PROBE(arc_miss, f.bp != nullptr ? f.bp->psize : uint64_t{0});
     sh.sketch.Increment(hash);
     const bool meta = f.kind == ArcBufKind::kMetadata;
     if (f.prefetch) {
@@ -124,6 +126,7 @@ struct Arc::Impl {
   // A hit on cached header h (REQUIRES sh.mu): counters, use count, list move.
   void Access(ArcShard& sh, ArcHeader* h, const ArcReadFlags& f, uint64_t now) UZFS_REQUIRES(sh.mu) {
     sh.ctr.hits++;
+    UZFS_PROBE(arc_hit, h->size);
     sh.sketch.Increment(h->hash);
     const bool meta = h->kind == ArcBufKind::kMetadata;
     bool promote = false;
@@ -253,6 +256,7 @@ struct Arc::Impl {
         return n;
       }
       (st == ArcState::kMru ? sh.ctr.evicted_mru : sh.ctr.evicted_mfu) += n;
+      UZFS_PROBE(arc_evict, n);
       DropPlain(sh, h);
       cached_lsize.fetch_sub(h->lsize, std::memory_order_relaxed);
       if (ArcL2Hook* l2 = arc->l2()) {

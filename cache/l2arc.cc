@@ -7,6 +7,7 @@
 
 #include "zfs/spa/label.h"
 #include "zfs/util/aligned_bytes.h"
+#include "zfs/util/probes.h"
 
 namespace uzfs {
 
@@ -487,6 +488,7 @@ void L2Arc::CommitFeed(Dev* d, const Status& st, uint64_t total, const FeedWrite
   }
   ctr_.writes_done++;
   ctr_.write_bytes += total;
+  UZFS_PROBE(l2arc_feed, total, static_cast<uint64_t>(w.entries.size()));
   for (const auto& [k, e] : w.entries) {
     if (map_.count(k)) continue;
     map_.emplace(k, e);
@@ -578,6 +580,7 @@ Result<ArcBlock> L2Arc::ReadL2(const ArcKey& key, const BlockPtr& bp) {
     } else {
       ctr_.hits++;
       ctr_.read_bytes += e.size;
+      UZFS_PROBE(l2arc_hit, e.size);
     }
     if (--e.dev->users == 0) users_cv_.SignalAll();
   }

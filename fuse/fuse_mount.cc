@@ -3,6 +3,7 @@
 
 #include "fuse/fuse_killpriv.h"
 #include "fuse/fuse_loop.h"
+#include "fuse/fuse_probe.h"
 #include "fuse/fuse_snapdir.h"
 #include "zfs/util/mutex.h"
 #include "zfs/zpl/zpl_path.h"
@@ -268,9 +269,12 @@ void KillSuidSgid(fuse_req_t req, uint64_t ino) {
 }
 
 ssize_t IoRead(int fd, void* buf, size_t len, void* userdata) {
-  return KillPrivRead(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, buf, len);
+  const ssize_t n = KillPrivRead(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, buf, len);
+  FuseProbeNoteRequest(buf, n);
+  return n;
 }
 ssize_t IoWritev(int fd, struct iovec* iov, int count, void* userdata) {
+  FuseProbeNoteReply(iov, count);
   return KillPrivWritev(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, iov, count);
 }
 

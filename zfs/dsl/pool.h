@@ -894,6 +894,8 @@ class Pool final : private TxgSyncer {
       UZFS_EXCLUDES(mu_);
   // TxgSyncer: one txg, on the engine's sync thread (header comment).
   Status SyncTxg(Txg txg) override UZFS_EXCLUDES(mu_, sync_mu_);
+  std::string ProbeName() const override { return ident_.name; }
+  uint32_t LastSyncPasses() const override { return last_sync_passes_.load(std::memory_order_relaxed); }
   Status SyncTxgLocked(Txg txg) UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
   Status StartEngine(const TxgOptions& opts) UZFS_EXCLUDES(mu_);
   // Intent log (pool_zil.cc). Import, before the engine starts: marks
@@ -1282,6 +1284,7 @@ class Pool final : private TxgSyncer {
 
   // Configuration and devices.
   PoolIdentity ident_;
+  std::atomic<uint32_t> last_sync_passes_{0};  // SyncPasses' count, for the txg probes
   bool readonly_ = false;
   std::unique_ptr<IoEngine> io_;
   std::unique_ptr<Vdev> root_;

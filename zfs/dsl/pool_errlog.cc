@@ -16,6 +16,7 @@
 
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/util/probes.h"
 
 namespace uzfs {
 
@@ -31,6 +32,10 @@ std::function<void(uint64_t, int64_t, uint64_t, const Status&)> Pool::ReadErrorH
 }
 
 void Pool::RecordDataError(const DataErrorBookmark& b, const Status& why) {
+  if (why.code() == Code::kCorruption) {  // (an unreadable block is not a checksum error)
+    UZFS_PROBE(checksum_error, uint64_t{0}, uint64_t{0}, static_cast<int64_t>(b.objset), static_cast<int64_t>(b.object),
+               static_cast<int64_t>(b.level), static_cast<int64_t>(b.blkid));
+  }
   std::function<void(const std::string&)> log;
   {
     MutexLock l(&errlog_mu_);

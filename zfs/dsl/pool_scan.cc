@@ -26,6 +26,7 @@
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dmu/objset_traverse.h"
 #include "zfs/dsl/pool.h"
+#include "zfs/util/probes.h"
 #include "zfs/util/thread_name.h"
 #include "zfs/zap/dmu_zap_object.h"
 #include "zfs/zap/zap_writer.h"
@@ -522,6 +523,8 @@ Result<bool> Pool::ScanSlice() {
       scan_.examined += examined;
       scan_.errors += errors;
       scan_.processed += repaired;
+      UZFS_PROBE(scan_progress, ident_.name.c_str(), resilver ? "resilver" : "scrub", scan_.examined,
+                 scan_.to_examine, scan_.processed);
       if (scan_.scanning()) {
         if (advance) scan_.bookmark = *advance;
         if (finished) {

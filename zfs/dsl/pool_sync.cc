@@ -176,6 +176,7 @@ Status Pool::SyncPasses(Txg txg) {
   maps_->SetTxg(txg);
   std::string trace;  // per pass: born/killed/rewritten blocks, for the error
   for (uint64_t pass = 1;; pass++) {
+    last_sync_passes_.store(static_cast<uint32_t>(pass), std::memory_order_relaxed);
     if (pass > kMaxSyncPasses) return Status::Corruption("sync passes did not converge:" + trace);
     UZFS_RETURN_IF_ERROR(alloc_->SyncTxg(txg.number(), *maps_, /*allow_condense=*/pass == 1));
     UZFS_RETURN_IF_ERROR(LogClassSyncTxg(txg, /*allow_condense=*/pass == 1));

@@ -107,6 +107,7 @@ class PoolZilAllocator final : public ZilBlockAllocator {
     return Take(d[0]);
   }
   Status Free(const BlockPtr& bp, uint64_t txg) override { return FreeBlock(bp, txg, true); }
+  bool HasLogDevices() const override { return !logs_.empty(); }
   // A block of a log from before this run (replayed, freed on start): it
   // was never counted, and uncounting it would take other logs' bytes.
   Status FreeUncounted(const BlockPtr& bp, uint64_t txg) { return FreeBlock(bp, txg, false); }

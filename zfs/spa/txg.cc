@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "zfs/util/probes.h"
 #include "zfs/util/thread_name.h"
 
 namespace uzfs {
@@ -69,12 +70,14 @@ void Tx::Finish(uint64_t dirty) {
 TxgEngine::TxgEngine(TxgSyncer& syncer, uint64_t first_txg, const TxgOptions& options)
     : syncer_(syncer),
       opts_(options),
+      probe_name_(syncer.ProbeName()),
       dirty_sync_bytes_(std::max<uint64_t>(1, Pct(options.dirty_max, options.dirty_sync_pct))),
       delay_min_bytes_(Pct(options.dirty_max, options.delay_min_pct)),
       open_txg_(first_txg),
       synced_txg_(first_txg - 1) {
   MutexLock l(&mu_);
   Slot(first_txg) = TxgState{.txg = first_txg};
+  UZFS_PROBE(txg_open, probe_name_.c_str(), first_txg);
 }
 
 Result<std::unique_ptr<TxgEngine>> TxgEngine::Create(TxgSyncer& syncer, Txg first,
@@ -128,6 +131,8 @@ void TxgEngine::Advance() {
     if (quiescing_txg_ == 0 && Slot(open_txg_).reason != TxgCloseReason::kNone) {
       quiescing_txg_ = open_txg_++;
       Slot(open_txg_) = TxgState{.txg = open_txg_};
+      UZFS_PROBE(txg_quiesce, probe_name_.c_str(), quiescing_txg_, Slot(quiescing_txg_).dirty);
+      UZFS_PROBE(txg_open, probe_name_.c_str(), open_txg_);
       moved = true;
     }
     if (!moved) return;
@@ -148,7 +153,9 @@ Status TxgEngine::ThrottleLocked() {
       room_waiters_++;
       while (dirty_total_ >= opts_.dirty_max && failure_.ok() && !stopping_) room_cv_.Wait(&mu_);
       room_waiters_--;
-      stats_.delay_time += Clock::now() - start;
+      const nanoseconds blocked = Clock::now() - start;
+      stats_.delay_time += blocked;
+      UZFS_PROBE(throttle_delay, probe_name_.c_str(), static_cast<uint64_t>(blocked.count()), dirty_total_);
       continue;
     }
     if (delayed) return Status::Ok();  // one delay per call; only dirty_max re-blocks
@@ -164,7 +171,9 @@ Status TxgEngine::ThrottleLocked() {
     stats_.delayed_count++;
     for (Clock::time_point t = now; t < wakeup && failure_.ok() && !stopping_; t = Clock::now())
       stop_cv_.WaitFor(&mu_, wakeup - t);
-    stats_.delay_time += Clock::now() - now;
+    const nanoseconds held = Clock::now() - now;
+    stats_.delay_time += held;
+    UZFS_PROBE(throttle_delay, probe_name_.c_str(), static_cast<uint64_t>(held.count()), dirty_total_);
     delayed = true;
   }
 }
@@ -317,7 +326,7 @@ void TxgEngine::FinishSyncLocked(uint64_t txg, Status st) {
 
 void TxgEngine::SyncLoop() {
   for (;;) {
-    uint64_t txg;
+    uint64_t txg, dirty;
     {
       MutexLock l(&mu_);
       txg = WaitForWorkLocked();
@@ -327,8 +336,13 @@ void TxgEngine::SyncLoop() {
         room_cv_.SignalAll();
         return;
       }
+      dirty = Slot(txg).dirty;
     }
+    UZFS_PROBE(txg_sync_start, probe_name_.c_str(), txg, dirty);
+    const uint64_t t0 = UZFS_PROBE_ENABLED(txg_sync_done) ? probes::NowNs() : 0;
     Status st = syncer_.SyncTxg(Txg{txg});
+    UZFS_PROBE(txg_sync_done, probe_name_.c_str(), txg, probes::Since(t0), dirty, syncer_.LastSyncPasses(),
+               ErrnoOf(st));
     MutexLock l(&mu_);
     FinishSyncLocked(txg, std::move(st));
   }

@@ -73,6 +73,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "zfs/util/mutex.h"
@@ -91,6 +92,10 @@ class TxgSyncer {
  public:
   virtual ~TxgSyncer() = default;
   virtual Status SyncTxg(Txg txg) = 0;
+  // For the txg probes (zfs/util/probes.h): the pool's name, and how many
+  // passes the last SyncTxg took.
+  virtual std::string ProbeName() const { return {}; }
+  virtual uint32_t LastSyncPasses() const { return 0; }
 };
 
 struct TxgOptions {
@@ -244,6 +249,7 @@ class TxgEngine {
 
   TxgSyncer& syncer_;
   const TxgOptions opts_;
+  const std::string probe_name_;  // the pool's, for the probes
   const uint64_t dirty_sync_bytes_;
   const uint64_t delay_min_bytes_;
 

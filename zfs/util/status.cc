@@ -1,6 +1,7 @@
 // Status: formatting and construction (see status.h).
 #include "zfs/util/status.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace uzfs {
@@ -49,6 +50,20 @@ Status Status::WithContext(std::string_view context) const {
   s.rep_ = std::make_unique<Rep>(*rep_);
   s.rep_->msg = std::string(context) + ": " + rep_->msg;
   return s;
+}
+
+int ErrnoOf(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk: return 0;
+    case Code::kNotFound: return ENOENT;
+    case Code::kExists: return EEXIST;
+    case Code::kNoSpace: return ENOSPC;
+    case Code::kInvalidArgument: return EINVAL;
+    case Code::kNotSupported: return EOPNOTSUPP;
+    case Code::kBusy: return EBUSY;
+    case Code::kOverflow: return EFBIG;
+    default: return EIO;
+  }
 }
 
 }  // namespace uzfs

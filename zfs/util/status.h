@@ -46,6 +46,13 @@ enum class Code : uint8_t {
 
 std::string_view CodeName(Code c);
 
+class Status;
+// The errno a Status stands for (0 for OK): NotFound ENOENT, Exists
+// EEXIST, NoSpace ENOSPC, InvalidArgument EINVAL, NotSupported EOPNOTSUPP,
+// Busy EBUSY, Overflow EFBIG, Corruption and IoError EIO. What the FUSE
+// adapter replies and what the probes report.
+int ErrnoOf(const Status& s);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK

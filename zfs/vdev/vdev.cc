@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "zfs/util/aligned_bytes.h"
+#include "zfs/util/probes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -416,6 +417,20 @@ struct ReadRun {
   AlignedBuffer gap;
 };
 
+// The leaf probes (zfs/util/probes.h): leaf_submit as `r` is issued to
+// `leaf`, leaf_done when it completes (its `done` wrapped). Nothing while
+// neither is traced.
+void ProbeLeafIo(IoRequest& r, const Vdev* leaf) {
+  if (!UZFS_PROBE_ENABLED(leaf_submit) && !UZFS_PROBE_ENABLED(leaf_done)) return;
+  const char* type = r.op == IoOp::kRead ? "read" : r.op == IoOp::kWrite ? "write" : "flush";
+  const uint64_t guid = leaf->guid(), off = r.offset, len = r.length(), t0 = probes::NowNs();
+  UZFS_PROBE(leaf_submit, guid, type, off, len);
+  r.done = [inner = std::move(r.done), guid, type, off, len, t0](Status st) {
+    UZFS_PROBE(leaf_done, guid, type, off, len, probes::Since(t0), ErrnoOf(st));
+    if (inner) inner(std::move(st));
+  };
+}
+
 }  // namespace
 
 namespace {
@@ -570,6 +585,7 @@ void RunChildIos(std::span<ChildIo> ios) {
     r.buf = xfer[i];
     r.done = make_done({&c});
     if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
+    ProbeLeafIo(r, c.leaf);
     engines.push_back(&c.leaf->io());
     heads.push_back(&c);
     batch.push_back(std::move(r));
@@ -589,6 +605,7 @@ void RunChildIos(std::span<ChildIo> ios) {
     }
     r.done = make_done(std::move(members));
     head.leaf->CountIo(true, bytes);  // one device write
+    ProbeLeafIo(r, head.leaf);
     engines.push_back(&head.leaf->io());
     heads.push_back(&head);
     batch.push_back(std::move(r));
@@ -604,6 +621,7 @@ void RunChildIos(std::span<ChildIo> ios) {
     for (size_t i : run.members) members.push_back(&ios[i]);
     r.done = make_done(std::move(members));
     head.leaf->CountIo(false, r.length());  // one device read
+    ProbeLeafIo(r, head.leaf);
     engines.push_back(&head.leaf->io());
     heads.push_back(&head);
     batch.push_back(std::move(r));
@@ -639,6 +657,7 @@ void RunChildIos(std::span<ChildIo> ios) {
       r.buf = xfer[i];
       r.done = make_done({&c});
       c.leaf->CountIo(false, c.buf.size());
+      ProbeLeafIo(r, c.leaf);
       again_engines.push_back(&c.leaf->io());
       if (i != run.members[0]) heads.push_back(&c);
       again.push_back(std::move(r));

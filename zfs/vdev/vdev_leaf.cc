@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "zfs/util/aligned_bytes.h"
+#include "zfs/util/probes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -103,6 +104,7 @@ void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
     if (plan->scratch[i].data() != nullptr) std::memcpy(r.buf.data(), plan->scratch[i].data(), r.buf.size());
     if (const BlockVerifier* v = r.verifier(); v != nullptr && !(*v)(r.buf)) {
       dev_->errors().CountChecksumError();
+      UZFS_PROBE(checksum_error, guid(), r.offset, int64_t{-1}, int64_t{-1}, int64_t{-1}, int64_t{-1});
       r.status = Status::Corruption(name() + ": block at " + std::to_string(r.offset) +
                                     " fails its checksum and there is no other copy");
     }

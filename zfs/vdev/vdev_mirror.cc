@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "zfs/util/aligned_bytes.h"
+#include "zfs/util/probes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -142,7 +143,10 @@ Status MirrorVdev::Read(uint64_t offset, std::span<uint8_t> buf, const BlockVeri
   o.checksum_errors = static_cast<int>(wrong.size());
   // (A stale leaf's old bytes are expected, not an error of the device.)
   for (uint32_t s : wrong) {
-    if (read_from[s] != nullptr && !read_from[s]->stale()) read_from[s]->device()->errors().CountChecksumError();
+    if (read_from[s] != nullptr && !read_from[s]->stale()) {
+      read_from[s]->device()->errors().CountChecksumError();
+      UZFS_PROBE(checksum_error, read_from[s]->guid(), offset, int64_t{-1}, int64_t{-1}, int64_t{-1}, int64_t{-1});
+    }
   }
   if (!verify) return Status::Ok();
 

@@ -43,6 +43,7 @@
 #include "raidz/parity.h"
 #include "raidz/reconstruct.h"
 #include "zfs/util/aligned_bytes.h"
+#include "zfs/util/probes.h"
 #include "zfs/vdev/vdev_impl.h"
 
 namespace uzfs {
@@ -267,6 +268,7 @@ Status RaidzVdev::ReadAndRebuild(RaidzBlockRead& r, uint64_t offset, bool scrub,
   if (r.missing.size() > p) return too_many(r.missing.size());
   UZFS_RETURN_IF_ERROR(raidz::Reconstruct(r.cs.cols, p, r.missing));
   o->reconstructed = true;
+  UZFS_PROBE(raidz_reconstruct, guid(), offset, static_cast<uint32_t>(r.missing.size()));
   return Status::Ok();
 }
 
@@ -332,6 +334,9 @@ Status RaidzVdev::SearchSilentlyWrong(RaidzBlockRead& r, uint64_t offset) {
     checksum_errors_.fetch_add(1, std::memory_order_relaxed);
     return Status::Corruption(name() + ": no reconstruction of the block at " +
                               std::to_string(offset) + " verifies");
+  }
+  if (!r.missing.empty() || !r.wrong.empty()) {
+    UZFS_PROBE(raidz_reconstruct, guid(), offset, static_cast<uint32_t>(r.missing.size() + r.wrong.size()));
   }
   r.Publish();
   return Status::Ok();
@@ -412,7 +417,11 @@ void RaidzVdev::CountWrong(const RaidzBlockRead& r, ReadOutcome* o) {
   o->checksum_errors = static_cast<int>(r.wrong.size());
   // (A stale leaf's old bytes are expected, not an error of the device.)
   for (uint32_t c : r.wrong) {
-    if (r.read_from[c] != nullptr && !r.read_from[c]->stale()) r.read_from[c]->device()->errors().CountChecksumError();
+    if (r.read_from[c] != nullptr && !r.read_from[c]->stale()) {
+      r.read_from[c]->device()->errors().CountChecksumError();
+      UZFS_PROBE(checksum_error, r.read_from[c]->guid(), r.map.cols[c].offset, int64_t{-1}, int64_t{-1}, int64_t{-1},
+                 int64_t{-1});
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include "zfs/dmu/dmu_types.h"
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/compress/compress.h"
+#include "zfs/util/probes.h"
 
 namespace uzfs {
 
@@ -218,6 +219,8 @@ uint64_t ZilWriter::LastTicket() const {
 
 Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
   stats_.commits++;
+  const uint64_t t0 = UZFS_PROBE_ENABLED(zil_commit) ? probes::NowNs() : 0;
+  uint64_t probe_records = 0, probe_bytes = 0;  // what this caller wrote for everyone
   mu_.Lock();
   waiting_[oid]++;
   Status result = Status::Ok();
@@ -267,6 +270,10 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
     }
     pending_.swap(keep);
     mu_.Unlock();
+    probe_records += batch.size();
+    if (UZFS_PROBE_ENABLED(zil_commit)) {
+      for (const Pending& p : batch) probe_bytes += EncodedRecordSize(p.rec);
+    }
     Status s;
     uint64_t held = 0;
     std::function<void()> release;
@@ -304,6 +311,8 @@ Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
   }
   if (--waiting_[oid] == 0) waiting_.erase(oid);
   mu_.Unlock();
+  UZFS_PROBE(zil_commit, probe_records, probe_bytes, probes::Since(t0), ErrnoOf(result),
+             static_cast<int32_t>(alloc_.HasLogDevices()));
   return result;
 }
 

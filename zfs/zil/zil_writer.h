@@ -94,6 +94,9 @@ class ZilBlockAllocator {
   virtual Result<BlockPtr> Allocate(uint64_t size, uint64_t txg) = 0;
   // Returns every DVA of a log block, usable again once `txg` syncs.
   virtual Status Free(const BlockPtr& bp, uint64_t txg) = 0;
+  // Whether log blocks go to separate log devices first (the zil_commit
+  // probe's slog argument).
+  virtual bool HasLogDevices() const { return false; }
 };
 
 // Log blocks from the pipeline's allocator, `copies` DVAs each (zfs-fuse

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "zfs/util/probes.h"
 #include "zfs/util/zassert.h"
 #include "zfs/vdev/vdev.h"
 #include "zfs/zio/gang.h"
@@ -189,8 +190,14 @@ void Zio::WriteMany(std::span<BatchWrite> writes, uint64_t txg) {
       of.push_back(c);
     }
   }
+  const uint64_t t0 = UZFS_PROBE_ENABLED(zio_done) ? probes::NowNs() : 0;
   target_.Submit(ios);
   for (size_t k = 0; k < ios.size(); k++) {
+    if (of[k].d == 0) {
+      const Dva& d = dvas[of[k].block][0];
+      UZFS_PROBE(zio_done, "write", static_cast<uint64_t>(d.vdev), d.offset, static_cast<uint64_t>(ios[k].buf.size()),
+                 probes::Since(t0), ErrnoOf(ios[k].status));
+    }
     Status& f = failed[of[k].block];
     if (!ios[k].status.ok() && f.ok()) {
       f = ios[k].status.WithContext((rewrite[of[k].block] ? "rewriting DVA " : "writing DVA ") +
@@ -235,7 +242,12 @@ Status Zio::WritePhysical(std::span<const uint8_t> phys, int copies, uint64_t tx
   }
   for (size_t i = 0; i < dvas->size(); i++) {
     const Dva& d = (*dvas)[i];
+    const uint64_t t0 = UZFS_PROBE_ENABLED(zio_done) ? probes::NowNs() : 0;
     Status s = target_.Write(d.vdev, d.offset, phys);
+    if (i == 0) {
+      UZFS_PROBE(zio_done, "write", static_cast<uint64_t>(d.vdev), d.offset, static_cast<uint64_t>(phys.size()),
+                 probes::Since(t0), ErrnoOf(s));
+    }
     if (!s.ok()) {
       for (const Dva& undo : *dvas) alloc_.Unallocate(undo, txg).IgnoreError();
       return s.WithContext("writing DVA " + std::to_string(i));
@@ -365,6 +377,7 @@ Status Zio::ReadGangCopy(const BlockPtr& bp, int d, std::span<uint8_t> phys, int
 }
 
 Status Zio::ReadCopies(const BlockPtr& bp, int first, std::span<uint8_t> phys, int depth) {
+  const uint64_t t0 = depth == 0 && UZFS_PROBE_ENABLED(zio_done) ? probes::NowNs() : 0;
   std::vector<int> failed;
   Status last = Status::Corruption("block pointer has no copies");
   std::array<uint8_t, kGangHeaderSize> header;
@@ -376,12 +389,29 @@ Status Zio::ReadCopies(const BlockPtr& bp, int first, std::span<uint8_t> phys, i
     if (last.ok()) {
       good = true;
       have_header = bp.dva[d].gang;
+      if (depth == 0) {
+        UZFS_PROBE(zio_done, "read", static_cast<uint64_t>(bp.dva[d].vdev), bp.dva[d].offset, bp.psize,
+                   probes::Since(t0), 0);
+        if (!failed.empty()) {
+          UZFS_PROBE(zio_retry, static_cast<uint64_t>(bp.dva[d].vdev), bp.dva[d].offset, bp.psize,
+                     static_cast<uint32_t>(failed.size()));
+        }
+      }
     } else {
       failed.push_back(d);
       stats_.copies_failed++;
     }
   }
-  if (!good) return last;
+  if (!good) {
+    if (depth == 0) {
+      UZFS_PROBE(zio_done, "read", static_cast<uint64_t>(bp.dva[first % 3].vdev), bp.dva[first % 3].offset, bp.psize,
+                 probes::Since(t0), ErrnoOf(last));
+      if (failed.size() > 1) {
+        UZFS_PROBE(zio_retry, uint64_t{0}, uint64_t{0}, bp.psize, static_cast<uint32_t>(failed.size()));
+      }
+    }
+    return last;
+  }
   // Self-healing: every copy that failed while another verified gets the
   // good bytes back — the block itself, or for a gang copy its header (the
   // members heal themselves as they are read).
@@ -459,10 +489,13 @@ std::vector<Result<AlignedBytes>> Zio::ReadPhysicalMany(std::span<const BlockPtr
     ios.push_back(BlockIo::Read(bp->dva[0].vdev, bp->dva[0].offset, std::span<uint8_t>(*out[batched[k]]),
                                 &verify[k]));
   }
+  const uint64_t t0 = UZFS_PROBE_ENABLED(zio_done) ? probes::NowNs() : 0;
   target_.Submit(ios);
   for (size_t k = 0; k < batched.size(); k++) {
     const BlockPtr& bp = bps[batched[k]];
     if (ios[k].status.ok()) {
+      UZFS_PROBE(zio_done, "read", static_cast<uint64_t>(bp.dva[0].vdev), bp.dva[0].offset, bp.psize,
+                 probes::Since(t0), 0);
       stats_.blocks_read++;
       stats_.logical_read += bp.lsize;
     } else {

@@ -22,6 +22,7 @@
 #include "zfs/zap/zap_normalize.h"
 #include "zfs/zpl/zpl_create.h"
 #include "zfs/zpl/zpl_fs_impl.h"
+#include "zfs/zpl/zpl_probed_fs.h"
 #include "zfs/zpl/zpl_tunables.h"
 
 namespace uzfs {
@@ -30,18 +31,7 @@ namespace uzfs {
 
 ZplStatus ZplStatus::FromStatus(const Status& s) {
   if (s.ok()) return ZplStatus();
-  int e = EIO;
-  switch (s.code()) {
-    case Code::kNotFound: e = ENOENT; break;
-    case Code::kExists: e = EEXIST; break;
-    case Code::kNoSpace: e = ENOSPC; break;
-    case Code::kInvalidArgument: e = EINVAL; break;
-    case Code::kNotSupported: e = EOPNOTSUPP; break;
-    case Code::kBusy: e = EBUSY; break;
-    case Code::kOverflow: e = EFBIG; break;
-    default: e = EIO; break;
-  }
-  return ZplStatus(e, s.ToString());
+  return ZplStatus(ErrnoOf(s), s.ToString());
 }
 
 std::string ZplStatus::ToString() const {
@@ -283,14 +273,18 @@ ZplStatus ZplFsImpl::SyncFs() {
 
 ZplResult<std::unique_ptr<ZplFs>> ZplFs::Mount(Pool& pool, const std::string& dataset,
                                                const ZplMountOptions& opts) {
-  return zpl_impl::ZplFsImpl::MountDataset(pool, dataset, opts);
+  auto fs = zpl_impl::ZplFsImpl::MountDataset(pool, dataset, opts);
+  if (!fs.ok()) return fs;
+  return WithZplProbes(std::move(*fs));
 }
 
 ZplResult<std::unique_ptr<ZplFs>> ZplFs::MountSnapshot(Pool& pool, const std::string& snapshot,
                                                        const ZplMountOptions& opts) {
   auto os = pool.OpenSnapshot(snapshot);
   if (!os.ok()) return ZplStatus::FromStatus(os.status());
-  return zpl_impl::ZplFsImpl::MountSnapshotObjset(pool, snapshot, std::move(*os), opts);
+  auto fs = zpl_impl::ZplFsImpl::MountSnapshotObjset(pool, snapshot, std::move(*os), opts);
+  if (!fs.ok()) return fs;
+  return WithZplProbes(std::move(*fs));
 }
 
 }  // namespace uzfs

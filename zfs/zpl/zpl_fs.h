@@ -285,6 +285,9 @@ class ZplFs {
   virtual ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags,
                                     ZplHandleUse use = ZplHandleUse::kAsOpened) = 0;
   virtual ZplStatus Release(ZplHandle h) = 0;
+  // The object handle `h` has open (0 for no such handle): what the
+  // zpl_op probe reports for operations on a handle.
+  virtual uint64_t ObjectOfHandle(ZplHandle h) = 0;
   // Short only at end of file.
   virtual ZplResult<size_t> Read(ZplHandle h, uint64_t offset, std::span<uint8_t> out) = 0;
   virtual ZplResult<size_t> Write(ZplHandle h, uint64_t offset, std::span<const uint8_t> data) = 0;

@@ -244,6 +244,7 @@ class ZplFsImpl final : public ZplFs, private ZplReplayHooks {
   ZplResult<ZplHandle> Open(const ZplCred& c, uint64_t ino, int open_flags,
                             ZplHandleUse use) override UZFS_EXCLUDES(mu_);
   ZplStatus Release(ZplHandle h) override UZFS_EXCLUDES(mu_);
+  uint64_t ObjectOfHandle(ZplHandle h) override UZFS_EXCLUDES(mu_);
 
  private:
   // ---- zpl_access.cc

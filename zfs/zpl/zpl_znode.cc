@@ -279,6 +279,12 @@ ZplStatus ZplFsImpl::Release(ZplHandle h) {
   return ReleaseLocked(h);
 }
 
+uint64_t ZplFsImpl::ObjectOfHandle(ZplHandle h) {
+  ReaderLock l(&mu_);
+  auto it = handles_.find(h);
+  return it == handles_.end() ? 0 : it->second.ino;
+}
+
 ZplResult<ZplHandle> ZplFsImpl::OpenLocked(const ZplCred& c, uint64_t ino, int flags, ZplHandleUse use) {
   ZPL_ASSIGN(Znode z, Load(ino));
   const int acc = flags & O_ACCMODE;
