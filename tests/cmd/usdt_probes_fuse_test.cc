@@ -159,21 +159,38 @@ uint64_t U(const std::string& s) { return std::stoull(s); }
 int64_t I(const std::string& s) { return std::stoll(s); }
 constexpr uint64_t kMinute = 60ull * 1000 * 1000 * 1000;
 
-class UsdtProbes : public MountingCliTest {};
+// Skips without bpftrace (as root), or fails where UZFS_REQUIRE_FUSE (CI) is set.
+#define UZFS_REQUIRE_BPFTRACE()                                                                  \
+  do {                                                                                           \
+    if (!HaveBpftrace()) {                                                                       \
+      if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) FAIL() << "bpftrace (as root) is missing"; \
+      GTEST_SKIP() << "bpftrace (as root) not available";                                        \
+    }                                                                                            \
+  } while (0)
+
+class UsdtProbes : public MountingCliTest {
+ protected:
+  // Small caches and dirty limit: evictions, L2ARC feeds and hits, and
+  // the write throttle within a short workload.
+  void SetUp() override {
+    MountingCliTest::SetUp();
+    env_.extra_env = "UZFS_ARC_MAX=48M UZFS_DIRTY_DATA_MAX=16M UZFS_L2ARC_FEED_SECS=1";
+  }
+  // tank: raidz1 over a_, b_, c_, a log and a cache device.
+  void CreateRaidzPool() {
+    a_ = env_.Dev("a", 256 << 20), b_ = env_.Dev("b", 256 << 20), c_ = env_.Dev("c", 256 << 20);
+    log_ = env_.Dev("log"), cache_ = env_.Dev("cache");
+    CreateMountedPool("raidz1 " + a_ + " " + b_ + " " + c_ + " log " + log_ + " cache " + cache_);
+  }
+  std::string a_, b_, c_, log_, cache_;
+};
 
 TEST_F(UsdtProbes, EveryProbeFiresWithPlausibleArguments) {
   UZFS_REQUIRE_FUSE();
-  if (!HaveBpftrace()) {
-    if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) FAIL() << "bpftrace (as root) is missing and UZFS_REQUIRE_FUSE is set";
-    GTEST_SKIP() << "bpftrace (as root) not available";
-  }
-  // Small caches and dirty limit: evictions, L2ARC feeds and hits, and
-  // the write throttle within a short workload.
-  env_.extra_env = "UZFS_ARC_MAX=48M UZFS_DIRTY_DATA_MAX=16M UZFS_L2ARC_FEED_SECS=1";
-  const std::string a = env_.Dev("a", 256 << 20), b = env_.Dev("b", 256 << 20), c = env_.Dev("c", 256 << 20);
-  const std::string log = env_.Dev("log"), cache = env_.Dev("cache");
+  UZFS_REQUIRE_BPFTRACE();
+  ASSERT_NO_FATAL_FAILURE(CreateRaidzPool());
+  const std::string &a = a_, &b = b_, &c = c_, &log = log_;
   const std::string s1 = env_.Dev("s1", 256 << 20), s2 = env_.Dev("s2", 256 << 20);
-  ASSERT_NO_FATAL_FAILURE(CreateMountedPool("raidz1 " + a + " " + b + " " + c + " log " + log + " cache " + cache));
   const std::string solo_root = (env_.tmp() / "solo").string();
   Ran r = env_.Zpool("create -m " + solo_root + " -O copies=2 solo " + s1 + " " + s2);
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -345,14 +362,9 @@ TEST_F(UsdtProbes, EveryProbeFiresWithPlausibleArguments) {
 // in it, and heatmap.py turns heatmap.bt's output into an SVG.
 TEST_F(UsdtProbes, ToolScriptsAttachAndReport) {
   UZFS_REQUIRE_FUSE();
-  if (!HaveBpftrace()) {
-    if (std::getenv("UZFS_REQUIRE_FUSE") != nullptr) FAIL() << "bpftrace (as root) is missing and UZFS_REQUIRE_FUSE is set";
-    GTEST_SKIP() << "bpftrace (as root) not available";
-  }
-  env_.extra_env = "UZFS_ARC_MAX=48M UZFS_DIRTY_DATA_MAX=16M UZFS_L2ARC_FEED_SECS=1";
-  const std::string a = env_.Dev("a", 256 << 20), b = env_.Dev("b", 256 << 20), c = env_.Dev("c", 256 << 20);
-  ASSERT_NO_FATAL_FAILURE(CreateMountedPool("raidz1 " + a + " " + b + " " + c + " log " + env_.Dev("log") +
-                                            " cache " + env_.Dev("cache")));
+  UZFS_REQUIRE_BPFTRACE();
+  ASSERT_NO_FATAL_FAILURE(CreateRaidzPool());
+  const std::string& a = a_;
   // What each script's output must hold once the workload ran.
   const std::map<std::string, std::vector<std::string>> expect = {
       {"fuse-latency", {"FUSE latency (us) by op:", "@us[write]:"}},
