@@ -9,7 +9,9 @@
 #include "cache/arc_tunables.h"
 #include "cache/l2arc_tunables.h"
 #include "cache/prefetch_tunables.h"
+#include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/subcommands.h"
+#include "cmd/uzfsd/zpool_handlers.h"
 #include "cmd/uzfsd/txg_tunables.h"
 #include "zfs/dmu/dmu_tunables.h"
 #include "zfs/zpl/zpl_tunables.h"
@@ -91,18 +93,27 @@ ZplMountSet* DaemonMountSet() { return DaemonCachePart(&DaemonCache::mount_set);
 // ------------------------------------------------------------ zpool arcstats
 
 int ZpoolArcstats(CmdCtx& c, const std::string& usage) {
-  bool as_json = false;
-  for (const std::string& a : c.args) {
-    if (a == "-j") {
-      as_json = true;
-    } else {
-      c.out.ErrLine(a[0] == '-' ? "invalid option '" + a.substr(1) + "'" : "too many arguments");
-      c.out.Err("usage:\n" + usage);
-      return 2;
-    }
+  const ParsedArgs a = ParseArgs(c.args, "jHp", "");
+  auto bad = [&](const std::string& why) {
+    c.out.ErrLine(why);
+    c.out.Err("usage:\n" + usage);
+    return 2;
+  };
+  if (!a.error.empty()) return bad(a.error);
+  const bool as_json = a.Has('j');
+  uint64_t interval = 0, count = 0;
+  if (a.operands.size() > 2) return bad("too many arguments");
+  if (!a.operands.empty() && (!ParseU64(a.operands[0], &interval) || interval == 0)) {
+    return bad("invalid interval '" + a.operands[0] + "': a whole number of seconds above 0");
   }
+  if (a.operands.size() == 2 && (!ParseU64(a.operands[1], &count) || count == 0)) {
+    return bad("invalid count '" + a.operands[1] + "': a whole number above 0");
+  }
+  if (interval != 0 && as_json) return bad("-j cannot be combined with an interval");
+  if (interval == 0 && (a.Has('H') || a.Has('p'))) return bad("-H and -p go with an interval");
   Arc* arc = DaemonArc();
   if (!arc) return c.Fail("the ARC is not running in this daemon");
+  if (interval != 0) return ArcstatRows(c, *arc, interval, count, a.Has('p'), a.Has('H'));
   const std::string text = RenderArcStats(arc->Stats());
   if (!as_json) {
     c.out.Out(text);

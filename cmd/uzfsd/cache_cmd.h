@@ -5,6 +5,8 @@
 // subcommands that look at it at run time:
 //   zpool arcstats [-j]                the ARC's counters, as the text of
 //                                      /proc/spl/kstat/zfs/arcstats (-j: JSON)
+//   zpool arcstats [-Hp] interval [count]
+//                                      a row per interval (arcstat_rows.cc)
 //   zpool tunable [-Hj] [name[=value]] ...
 //                                      list tunables, show some, or set them
 //                                      (a set reaches the running ARC at once)
@@ -63,6 +65,9 @@ Tunables* DaemonTunables();
 ZplMountSet* DaemonMountSet();
 
 int ZpoolArcstats(CmdCtx& c, const std::string& usage);
+// The rolling rows of `zpool arcstats interval [count]` (count 0: until
+// the client goes away or the daemon stops).
+int ArcstatRows(CmdCtx& c, Arc& arc, uint64_t interval, uint64_t count, bool parsable, bool scripted);
 int ZpoolTunable(CmdCtx& c, const std::string& usage);
 
 }  // namespace uzfs::cmd

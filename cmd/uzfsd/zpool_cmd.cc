@@ -316,7 +316,7 @@ std::span<const Sub> Subs() {
       {"history", "\thistory [-il] [<pool>] ...\n", History},
       {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n", ZpoolGet},
       {"set", "\tset <property=value> <pool>\n", ZpoolSet},
-      {"arcstats", "\tarcstats [-j]\n", [](CmdCtx& c) { return ZpoolArcstats(c, UsageOf("arcstats")); }},
+      {"arcstats", "\tarcstats [-j]\n\tarcstats [-Hp] interval [count]\n", [](CmdCtx& c) { return ZpoolArcstats(c, UsageOf("arcstats")); }},
       {"tunable", "\ttunable [-Hj] [name[=value]] ...\n", [](CmdCtx& c) { return ZpoolTunable(c, UsageOf("tunable")); }},
       {"add", "\tadd [-fn] <pool> <vdev> ...\n", [](CmdCtx& c) { return ZpoolAdd(c, UsageOf("add")); }, L::kLifecycle},
       {"remove", "\tremove <pool> <device> ...\n", [](CmdCtx& c) { return ZpoolRemove(c, UsageOf("remove")); },

@@ -1,7 +1,8 @@
 // The daemon's ARC through the real binaries: `uzfsd -o name=value` and
 // UZFS_<NAME> size it, `zpool tunable` lists/shows/sets tunables (a set
 // reaches the running ARC: c_max in `zpool arcstats` follows), `zpool
-// arcstats [-j]` prints the kstat text or JSON, and bad input gets ZFS-style errors.
+// arcstats [-j]` prints the kstat text or JSON, `zpool arcstats interval
+// [count]` a row per interval, and bad input gets ZFS-style errors.
 // In a memory cgroup the RAM-sized defaults follow the cgroup's limit.
 #include <nlohmann/json.hpp>
 
@@ -9,7 +10,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -84,6 +87,60 @@ TEST(ZpoolArcCli, TunablesArcstatsAndReads) {
   ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
   ASSERT_EQ(env.Zpool("export tank").rc, 0);
   EXPECT_EQ(Stat(env.Zpool("arcstats").out, "size"), 0u);
+  env.StopDaemon();
+}
+
+// The rolling view: a header and COUNT rows, the first counting every
+// read since the daemon started (a pool's blocks read through the ARC),
+// later ones only their own interval's; -Hp: tab-separated exact numbers
+// that add up; bad intervals, counts and combinations refused.
+TEST(ZpoolArcCli, RollingRowsPerInterval) {
+  CliEnv env;
+  const std::string d = env.Dev("d0");
+  ASSERT_EQ(env.Zpool("create -m none tank " + d).rc, 0);
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " tank").rc, 0);  // its metadata read again
+  Ran r = env.Zpool("arcstats 1 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> lines = clitest::Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[0].find("time    read    hits    miss  hit%   arcsz       c  l2read"), std::string::npos) << r.out;
+
+  r = env.Zpool("arcstats -Hp 1 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  lines = clitest::Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& l : lines) {
+    std::vector<std::string> f;
+    std::istringstream in(l);
+    std::string x;
+    while (std::getline(in, x, '\t')) f.push_back(x);
+    ASSERT_EQ(f.size(), 11u) << l;
+    rows.push_back(f);
+  }
+  const uint64_t read = std::stoull(rows[0][1]), hits = std::stoull(rows[0][2]), miss = std::stoull(rows[0][3]);
+  EXPECT_GT(read, 0u) << r.out;  // the import read the pool's metadata
+  EXPECT_EQ(read, hits + miss);
+  EXPECT_EQ(rows[0][4], std::to_string(hits * 100 / read));
+  // The second row counts only its own second (an idle pool reads little
+  // or nothing; never the first row's total again).
+  const uint64_t read2 = std::stoull(rows[1][1]);
+  EXPECT_LT(read2, read) << r.out;
+  EXPECT_EQ(read2, std::stoull(rows[1][2]) + std::stoull(rows[1][3]));
+  EXPECT_EQ(rows[1][4], read2 == 0 ? std::string("-") : std::to_string(std::stoull(rows[1][2]) * 100 / read2));
+  EXPECT_GT(std::stoull(rows[0][6]), 0u);  // c
+  EXPECT_EQ(rows[0][6], rows[1][6]);
+
+  for (const char* bad : {"arcstats 0", "arcstats x", "arcstats 1 0", "arcstats 1 2 3", "arcstats -j 1", "arcstats -H",
+                          "arcstats -p"}) {
+    r = env.Zpool(bad);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.err.find("arcstats [-Hp] interval [count]"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_EQ(clitest::Lines(r.err).size(), 4u) << bad << ": " << r.err;  // one line, then the usage
+  }
+  env.Zpool("destroy tank");
   env.StopDaemon();
 }
 
