@@ -17,9 +17,9 @@
 //
 // ReadAhead moves the reading and checking onto a thread of the reader's
 // own, a bounded queue of records ahead of the caller, so that a receive
-// reads and checks the stream while it applies what came before (the
-// overlap OpenZFS's receive lacks: OpenZFS issue #2746). Records, errors and
-// counters reach the caller exactly as without it.
+// reads and checks the stream while it applies what came before (OpenZFS's
+// receive reads its stream unbuffered). Records, errors and counters reach
+// the caller exactly as without it.
 #pragma once
 
 #include <cstdint>
