@@ -10,7 +10,8 @@
 # each other or with a system zfs-fuse. The command runs inside the same
 # namespace with the daemon up (zpool/zfs/zdb from /usr/sbin work); the
 # daemon is stopped by its PID afterwards and the command's exit code is
-# returned. Needs root. ZFS_FUSE_SANDBOX_KEEP=1 keeps the temporary directory.
+# returned (a command that failed while the daemon died says so on stderr).
+# Needs root. ZFS_FUSE_SANDBOX_KEEP=1 keeps the temporary directory.
 set -euo pipefail
 if [ "${1:-}" != "--inside" ]; then
   [ $# -ge 1 ] || { echo "usage: $0 <command> [args...]" >&2; exit 2; }
@@ -50,4 +51,14 @@ set +e
 "$@"
 rc=$?
 set -e
+# A command that failed because the judge itself died says so: that run is
+# no verdict (the tests run it once more).
+[ -n "$pid" ] || pid=$(cat "$box/zfs-fuse.pid" 2>/dev/null || true)
+gone() {  # (a dead daemon is this script's unreaped child: a zombie)
+  ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
+if [ "$rc" -ne 0 ] && [ -n "$pid" ] && gone "$pid"; then
+  echo "zfs-fuse-sandbox: zfs-fuse's daemon died during the command" >&2
+  tail -n 20 "$box/zfs-fuse.log" >&2 || true
+fi
 exit $rc
