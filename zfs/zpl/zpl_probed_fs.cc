@@ -17,13 +17,17 @@ int ErrOf(const ZplResult<T>& r) {
   return r.err();
 }
 
-// Bytes an operation moved: a read's or write's count, else what the
-// caller passes.
+// Bytes an operation moved: a read's or write's count, a readdir's
+// entries, else what the caller passes.
 template <typename R>
 uint64_t BytesOf(const R&, uint64_t bytes) {
   return bytes;
 }
 uint64_t BytesOf(const ZplResult<size_t>& r, uint64_t bytes) { return r.ok() ? r.value() : bytes; }
+// A readdir's "bytes": the entries it listed.
+uint64_t BytesOf(const ZplResult<std::vector<ZplDirEntry>>& r, uint64_t bytes) {
+  return r.ok() ? r.value().size() : bytes;
+}
 
 // Runs f (one forwarded operation), firing zpl_op around it when traced.
 template <typename F>
@@ -88,12 +92,7 @@ class ProbedZplFs final : public ZplFs {
   }
   ZplResult<std::vector<ZplDirEntry>> ReadDir(const ZplCred& c, uint64_t dir, uint64_t cookie,
                                               size_t max) override {
-    if (!UZFS_PROBE_ENABLED(zpl_op)) return fs_->ReadDir(c, dir, cookie, max);
-    const uint64_t t0 = probes::NowNs();
-    auto r = fs_->ReadDir(c, dir, cookie, max);
-    UZFS_PROBE(zpl_op, "readdir", dir, static_cast<uint64_t>(r.ok() ? r.value().size() : 0), probes::Since(t0),
-               r.err());
-    return r;
+    return Timed("readdir", dir, 0, [&] { return fs_->ReadDir(c, dir, cookie, max); });
   }
   ZplResult<std::pair<ZplAttr, ZplHandle>> Create(const ZplCred& c, uint64_t dir, std::string_view name,
                                                   uint32_t mode, int open_flags, ZplHandleUse use) override {
