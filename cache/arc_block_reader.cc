@@ -8,6 +8,7 @@
 #include "cache/arc_zio.h"
 #include "zfs/util/checksum.h"
 #include "zfs/util/compress/compress.h"
+#include "zfs/vdev/vdev_io_stats.h"
 
 namespace uzfs {
 
@@ -193,6 +194,7 @@ void ArcBlockReader::PrefetchMany(std::span<const BlockPtr> bps, const BlockRead
                                 take.begin() + static_cast<std::ptrdiff_t>(i + n));
     i += n;
     zio_.Submit([this, group = std::move(group), opts] {
+      const ScopedIoClass io_class(IoClass::kAsyncRead);  // `zpool iostat`: prefetch is async
       std::vector<ArcKey> keys;
       std::vector<ArcReadFlags> flags;
       keys.reserve(group.size());

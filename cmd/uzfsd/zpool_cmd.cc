@@ -311,7 +311,7 @@ std::span<const Sub> Subs() {
                  "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id> [newpool]\n",
        [](CmdCtx& c) { return ZpoolImport(c, UsageOf("import")); }, L::kLifecycle},
       {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n", ZpoolList},
-      {"iostat", "\tiostat [-v] [pool] ... [interval [count]]\n", ZpoolIostat},
+      {"iostat", "\tiostat [[-lq]|[-rw]] [-T u|d] [-Hnpvy] [pool] ... [interval [count]]\n", ZpoolIostat},
       {"status", "\tstatus [-vx] [-j] [pool] ...\n", ZpoolStatus},
       {"history", "\thistory [-il] [<pool>] ...\n", History},
       {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n", ZpoolGet},

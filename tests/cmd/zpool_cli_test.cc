@@ -448,7 +448,7 @@ TEST(ZpoolCli, Iostat) {
   ASSERT_EQ(r.rc, 0) << r.err;
   std::vector<std::string> l = Lines(r.out);
   ASSERT_EQ(l.size(), 4u) << r.out;
-  EXPECT_EQ(l[0], "              capacity     operations     bandwidth");
+  EXPECT_EQ(l[0], "              capacity     operations     bandwidth ");  // OpenZFS pads the last label too
   EXPECT_EQ(l[1], "pool        alloc   free   read  write   read  write");
   EXPECT_EQ(l[2], "----------  -----  -----  -----  -----  -----  -----");
   EXPECT_EQ(l[3].rfind("tank  ", 0), 0u);

@@ -12,6 +12,7 @@
 #include "zfs/dmu/block_tree.h"
 #include "zfs/dmu/object_reader.h"
 #include "zfs/dmu/objset_writer_internal.h"
+#include "zfs/vdev/vdev_io_stats.h"
 
 namespace uzfs {
 namespace {
@@ -717,6 +718,7 @@ void ObjsetWriter::Prefetch(uint64_t object, std::span<const uint64_t> blkids) {
   BlockReader* reader = &reader_;
   const BlockReadOptions ropts = ReadOpts();
   reader_.Submit([reader, ropts, c = std::move(c), ids = std::move(ids)] {
+    const ScopedIoClass io_class(IoClass::kAsyncRead);  // `zpool iostat`: prefetch is async
     std::vector<BlockPtr> bps;
     for (uint64_t b : ids) {
       auto bp = LookupBlockPtr(*reader, ropts, c, 0, b);

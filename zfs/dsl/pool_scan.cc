@@ -28,6 +28,7 @@
 #include "zfs/dsl/pool.h"
 #include "zfs/util/probes.h"
 #include "zfs/util/thread_name.h"
+#include "zfs/vdev/vdev_io_stats.h"
 #include "zfs/zap/dmu_zap_object.h"
 #include "zfs/zap/zap_writer.h"
 
@@ -288,6 +289,10 @@ void Pool::StartScanThread() {
   scan_interrupt_.store(false);  // set by a StopScanThread before (a failed export)
   scan_thread_ = std::thread([this] {
     NameThisThread("scan");
+    // The traversal's reads of metadata are background reads (`zpool
+    // iostat`'s async queue, as OpenZFS issues them); the blocks it
+    // verifies are read by the workers, in the scrub queue.
+    const ScopedIoClass io_class(IoClass::kAsyncRead);
     ScanThreadMain();
   });
 }
@@ -651,6 +656,7 @@ void Pool::IssueWindow(ScanQueue& q, const std::function<bool()>& stop, const Sc
     }
     const ReadMode mode = q.resilver ? ReadMode::kResilver : ReadMode::kScrub;
     scan_workers_->Submit([this, batch, &account, tally, mode] {
+      const ScopedIoClass io_class(IoClass::kScrub);  // `zpool iostat -q/-w/-r`: the scrub queue
       std::vector<BlockPtr> bps;
       bps.reserve(batch->size());
       for (const ScanQueuedBlock& b : *batch) bps.push_back(b.bp);

@@ -172,6 +172,7 @@ void WorkerPool::Run() {
       req = std::move(queue_.front());
       queue_.pop_front();
     }
+    NoteDispatched(req.timing);
     Status s = ExecuteSync(req);
     complete_(req, std::move(s));
   }

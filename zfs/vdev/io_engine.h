@@ -44,6 +44,7 @@
 
 #include "zfs/util/status.h"
 #include "zfs/vdev/block_device.h"
+#include "zfs/vdev/vdev_io_stats.h"
 
 namespace uzfs {
 
@@ -73,6 +74,10 @@ struct IoRequest {
   // I/O (io_uring readv / preadv, or BlockDevice::ReadScatter); `buf` is
   // then unused. The pieces must stay valid until `done` runs.
   std::vector<std::span<uint8_t>> scatter = {};
+  // Optional: the engine stamps the moment it hands the request to the
+  // device (NoteDispatched), for `zpool iostat`'s queue and disk times.
+  // Must stay valid until `done` runs.
+  IoTiming* timing = nullptr;
 };
 
 enum class IoEngineKind : uint8_t { kAuto, kUring, kThreads };

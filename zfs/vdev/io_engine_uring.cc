@@ -200,6 +200,7 @@ void UringEngine::Pump() {
     Op* op = pending_.front();
     pending_.pop_front();
     const IoRequest& r = op->req;
+    NoteDispatched(r.timing);
     const uint64_t left = op->total - op->done_bytes;
     switch (r.op) {
       case IoOp::kWrite:

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 
@@ -431,6 +432,36 @@ void ProbeLeafIo(IoRequest& r, const Vdev* leaf) {
   };
 }
 
+// The class a request to a leaf counts under (vdev_io_stats.h): the
+// thread's scope when it fits the operation (a scrub's scope fits any),
+// else the operation's own.
+IoClass ClassOf(IoOp op) {
+  const bool read = op == IoOp::kRead;
+  const int cur = CurrentIoClass();
+  if (cur >= 0) {
+    const IoClass c = static_cast<IoClass>(cur);
+    const bool read_class = c == IoClass::kSyncRead || c == IoClass::kAsyncRead;
+    const bool write_class = c == IoClass::kSyncWrite || c == IoClass::kAsyncWrite;
+    if ((!read_class && !write_class) || (read_class && read) || (write_class && !read)) return c;
+  }
+  return read ? IoClass::kSyncRead : op == IoOp::kWriteDurable ? IoClass::kSyncWrite : IoClass::kAsyncWrite;
+}
+
+// The statistics record of one request to `leaf` (nullptr for a flush),
+// counted as queued; it lives in `timings` until the batch is done.
+IoTiming* StartTiming(std::deque<IoTiming>* timings, LeafVdev* leaf, const IoRequest& r, bool aggregated) {
+  if (r.op == IoOp::kFlush) return nullptr;
+  IoTiming& t = timings->emplace_back();
+  t.stats = &leaf->leaf_io_stats();
+  t.cls = ClassOf(r.op);
+  t.write = r.op != IoOp::kRead;
+  t.aggregated = aggregated;
+  t.bytes = r.length();
+  t.queued_ns = probes::NowNs();
+  t.stats->Queued(t.cls);
+  return &t;
+}
+
 }  // namespace
 
 namespace {
@@ -560,8 +591,14 @@ void RunChildIos(std::span<ChildIo> ios) {
   std::vector<IoRequest> batch;
   std::vector<IoEngine*> engines;
   std::vector<ChildIo*> heads;  // the first (or only) entry of each request
-  auto make_done = [wait](std::vector<ChildIo*> members) {
-    return [wait, members = std::move(members)](Status s) {
+  // Each request's statistics record (deque: entries never move).
+  std::deque<IoTiming> timings;
+  auto make_done = [wait](std::vector<ChildIo*> members, IoTiming* t) {
+    return [wait, members = std::move(members), t](Status s) {
+      if (t != nullptr) {
+        t->stats->Done(t->cls, t->write, t->aggregated, t->bytes, t->queued_ns,
+                       t->dispatched_ns.load(std::memory_order_relaxed), probes::NowNs());
+      }
       for (ChildIo* m : members) m->status = s;
       // Wake the waiter once, when the last request is done (not once per
       // column), after unlocking: signalled under the lock, the waiter woke
@@ -583,7 +620,8 @@ void RunChildIos(std::span<ChildIo> ios) {
     r.op = c.op;
     r.offset = c.op == IoOp::kFlush ? 0 : LeafVdev::DeviceOffset(c.offset);
     r.buf = xfer[i];
-    r.done = make_done({&c});
+    r.timing = StartTiming(&timings, c.leaf, r, false);
+    r.done = make_done({&c}, r.timing);
     if (c.op != IoOp::kFlush) c.leaf->CountIo(c.op != IoOp::kRead, c.buf.size());
     ProbeLeafIo(r, c.leaf);
     engines.push_back(&c.leaf->io());
@@ -603,7 +641,8 @@ void RunChildIos(std::span<ChildIo> ios) {
       members.push_back(&ios[i]);
       bytes += xfer[i].size();
     }
-    r.done = make_done(std::move(members));
+    r.timing = StartTiming(&timings, head.leaf, r, true);
+    r.done = make_done(std::move(members), r.timing);
     head.leaf->CountIo(true, bytes);  // one device write
     ProbeLeafIo(r, head.leaf);
     engines.push_back(&head.leaf->io());
@@ -619,7 +658,8 @@ void RunChildIos(std::span<ChildIo> ios) {
     r.scatter = run.pieces;
     std::vector<ChildIo*> members;
     for (size_t i : run.members) members.push_back(&ios[i]);
-    r.done = make_done(std::move(members));
+    r.timing = StartTiming(&timings, head.leaf, r, true);
+    r.done = make_done(std::move(members), r.timing);
     head.leaf->CountIo(false, r.length());  // one device read
     ProbeLeafIo(r, head.leaf);
     engines.push_back(&head.leaf->io());
@@ -655,7 +695,8 @@ void RunChildIos(std::span<ChildIo> ios) {
       r.op = IoOp::kRead;
       r.offset = LeafVdev::DeviceOffset(c.offset);
       r.buf = xfer[i];
-      r.done = make_done({&c});
+      r.timing = StartTiming(&timings, c.leaf, r, false);
+      r.done = make_done({&c}, r.timing);
       c.leaf->CountIo(false, c.buf.size());
       ProbeLeafIo(r, c.leaf);
       again_engines.push_back(&c.leaf->io());
@@ -679,6 +720,13 @@ void RunChildIos(std::span<ChildIo> ios) {
   for (ChildIo* h : heads) {
     if (h->status.IsIoError()) h->leaf->Probe(h->op != IoOp::kRead).IgnoreError();
   }
+}
+
+IoStatsSnapshot Vdev::io_stats() const {
+  if (kind_ == VdevKind::kLeaf) return leaf_io_stats_.Snapshot();
+  IoStatsSnapshot sum;
+  for (const Vdev* c : children()) sum.Add(c->io_stats());
+  return sum;
 }
 
 Vdev::IoCounters Vdev::io_counters() const {

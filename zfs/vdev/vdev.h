@@ -89,6 +89,7 @@
 #include "zfs/vdev/block_device.h"
 #include "zfs/vdev/block_io.h"
 #include "zfs/vdev/io_engine.h"
+#include "zfs/vdev/vdev_io_stats.h"
 
 namespace uzfs {
 
@@ -274,6 +275,11 @@ class Vdev {
     (write ? io_write_ops_ : io_read_ops_).fetch_add(1, std::memory_order_relaxed);
     (write ? io_write_bytes_ : io_read_bytes_).fetch_add(bytes, std::memory_order_relaxed);
   }
+  // `zpool iostat -l -w -r -q` (vdev_io_stats.h): a leaf's own
+  // histograms and queue depths; an interior vdev's are its leaves' summed.
+  IoStatsSnapshot io_stats() const;
+  // Leaf: where RunChildIos counts the leaf's requests.
+  VdevIoStats& leaf_io_stats() { return leaf_io_stats_; }
   // `zpool clear`: zeroes the counters of this vdev and everything below.
   void ResetCounters();
 
@@ -343,6 +349,7 @@ class Vdev {
   std::atomic<uint64_t> checksum_errors_{0};
   std::atomic<uint64_t> repaired_bytes_{0};
   std::atomic<uint64_t> io_read_ops_{0}, io_write_ops_{0}, io_read_bytes_{0}, io_write_bytes_{0};
+  VdevIoStats leaf_io_stats_;  // leaves only
   // Leaf state (interior states are derived).
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
   std::atomic<bool> stale_{false};

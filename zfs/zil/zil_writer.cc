@@ -8,6 +8,7 @@
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/compress/compress.h"
 #include "zfs/util/probes.h"
+#include "zfs/vdev/vdev_io_stats.h"
 
 namespace uzfs {
 
@@ -219,6 +220,7 @@ uint64_t ZilWriter::LastTicket() const {
 
 Status ZilWriter::Commit(uint64_t ticket, uint64_t oid) {
   stats_.commits++;
+  const ScopedIoClass io_class(IoClass::kSyncWrite);  // `zpool iostat`: an fsync waits for these
   const uint64_t t0 = UZFS_PROBE_ENABLED(zil_commit) ? probes::NowNs() : 0;
   uint64_t probe_records = 0, probe_bytes = 0;  // what this caller wrote for everyone
   mu_.Lock();
