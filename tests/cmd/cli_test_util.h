@@ -132,6 +132,26 @@ inline std::vector<std::string> Fields(const std::string& line, char sep = '\t')
   return v;
 }
 
+// The rows of one `zpool iostat -Hp -w|-r` table: the one whose name line
+// (a line without a tab) is `name`, each row's fields, until the next
+// empty line.
+inline std::vector<std::vector<std::string>> IostatTable(const std::string& text, const std::string& name) {
+  std::vector<std::vector<std::string>> rows;
+  bool in = false;
+  for (const std::string& line : Lines(text)) {
+    if (line.empty()) {
+      in = false;
+      continue;
+    }
+    if (line.find('\t') == std::string::npos) {
+      in = line == name;
+      continue;
+    }
+    if (in) rows.push_back(Fields(line));
+  }
+  return rows;
+}
+
 // The whitespace-separated fields of the `zpool status` row of `leaf`
 // (empty when there is none).
 inline std::vector<std::string> LeafRow(const std::string& status, const std::string& leaf) {

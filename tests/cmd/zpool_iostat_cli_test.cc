@@ -99,25 +99,6 @@ TEST(ZpoolIostatCli, LatencyAndQueueColumns) {
   for (size_t i = 7; i < q.size(); i++) EXPECT_EQ(q[i], "0") << r.out;
 }
 
-// The rows of one histogram table of `text` (-Hp form): the table whose
-// name line is `name`, each row's fields.
-std::vector<std::vector<std::string>> Table(const std::string& text, const std::string& name) {
-  std::vector<std::vector<std::string>> rows;
-  bool in = false;
-  for (const std::string& line : Lines(text)) {
-    if (line.empty()) {
-      in = false;
-      continue;
-    }
-    if (line.find('\t') == std::string::npos) {
-      in = line == name;
-      continue;
-    }
-    if (in) rows.push_back(Fields(line));
-  }
-  return rows;
-}
-
 TEST(ZpoolIostatCli, LatencyHistogram) {
   CliEnv env;
   MakeBusyPool(env);
@@ -139,8 +120,8 @@ TEST(ZpoolIostatCli, LatencyHistogram) {
   // -Hpv: a table per vdev; the leaves' counts add up to the mirror's.
   r = env.Zpool("iostat -Hpvw tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const auto pool = Table(r.out, "tank"), mirror = Table(r.out, "mirror-0");
-  const auto leaf0 = Table(r.out, env.devdir() + "/m0"), leaf1 = Table(r.out, env.devdir() + "/m1");
+  const auto pool = IostatTable(r.out, "tank"), mirror = IostatTable(r.out, "mirror-0");
+  const auto leaf0 = IostatTable(r.out, env.devdir() + "/m0"), leaf1 = IostatTable(r.out, env.devdir() + "/m1");
   ASSERT_EQ(pool.size(), 37u) << r.out;
   ASSERT_EQ(leaf0.size(), 37u) << r.out;
   ASSERT_EQ(leaf1.size(), 37u) << r.out;
@@ -174,7 +155,7 @@ TEST(ZpoolIostatCli, RequestSizeHistogram) {
 
   r = env.Zpool("iostat -Hpr tank");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const auto rows = Table(r.out, "tank");
+  const auto rows = IostatTable(r.out, "tank");
   ASSERT_EQ(rows.size(), 16u) << r.out;
   uint64_t async_writes = 0, sync_reads = 0, trims = 0;
   for (size_t j = 0; j < rows.size(); j++) {
@@ -193,7 +174,7 @@ TEST(ZpoolIostatCli, RequestSizeHistogram) {
   auto scrub_and_async_reads = [&] {
     Ran s = env.Zpool("iostat -Hpr tank");
     uint64_t scrub = 0, async = 0;
-    for (const auto& row : Table(s.out, "tank")) {
+    for (const auto& row : IostatTable(s.out, "tank")) {
       scrub += U(row[9]) + U(row[10]);
       async += U(row[5]) + U(row[6]);
     }
@@ -224,7 +205,7 @@ TEST(ZpoolIostatCli, IntervalReportsCountTheInterval) {
   l = Lines(r.out);
   ASSERT_FALSE(l.empty());
   EXPECT_TRUE(std::regex_match(l[0], std::regex("^[0-9]{10,}$"))) << r.out;  // -T u: the epoch's seconds
-  for (const auto& row : Table(r.out, "tank")) {
+  for (const auto& row : IostatTable(r.out, "tank")) {
     for (size_t k = 1; k < row.size(); k++) EXPECT_EQ(row[k], "0") << r.out;
   }
 }

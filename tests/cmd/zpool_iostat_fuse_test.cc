@@ -24,21 +24,10 @@ class ZpoolIostatFuse : public MountingCliTest {};
 
 uint64_t U(const std::string& s) { return s == "-" ? 0 : std::stoull(s); }
 
-// Column `col`'s total in the -Hp histogram table named `name`.
-uint64_t TableSum(const std::string& text, const std::string& name, std::vector<size_t> cols) {
+// The total of columns `cols` in the -Hp histogram table named `name`.
+uint64_t TableSum(const std::string& text, const std::string& name, const std::vector<size_t>& cols) {
   uint64_t sum = 0;
-  bool in = false;
-  for (const std::string& line : Lines(text)) {
-    if (line.empty()) {
-      in = false;
-      continue;
-    }
-    if (line.find('\t') == std::string::npos) {
-      in = line == name;
-      continue;
-    }
-    if (!in) continue;
-    const std::vector<std::string> f = Fields(line);
+  for (const std::vector<std::string>& f : IostatTable(text, name)) {
     for (size_t c : cols) sum += c < f.size() ? U(f[c]) : 0;
   }
   return sum;
