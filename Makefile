@@ -10,6 +10,7 @@
 #   make test-tsan      the concurrency tests under ThreadSanitizer
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (clang)
 #   make bench          every bench_* (Release); BENCH_FILTER=regex to narrow
+#   make bench-report   fio on uzfs, zfs-fuse and passthrough_ll: docs/bench/report.md (QUICK=1: short)
 #   make fixtures       regenerate tests/fixtures from zfs-fuse (needs root)
 #   make install        zpool, zfs, uzfsd, zdb, sizecalc and the man pages into PREFIX (/usr/local)
 
@@ -30,7 +31,7 @@ export CCACHE_NOHASHDIR := 1
 # told to trust the header's timestamps and macros.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps build test test-integration test-release test-sanitize test-tsan fuzz bench demo fixtures install clean
+.PHONY: all deps build test test-integration test-release test-sanitize test-tsan fuzz bench bench-report demo fixtures install clean
 PREFIX       ?= /usr/local
 
 all: build
@@ -100,6 +101,21 @@ fuzz:
 
 bench: build
 	bash scripts/run-benchmarks.sh $(BUILD) '$(BENCH_FILTER)'
+
+# The benchmark report (scripts/bench-report.sh; needs root): the fio suite
+# on uzfs, zfs-fuse and libfuse's passthrough_ll, then docs/bench/report.md
+# with throughput.png and sync-write-latency.png. Builds only the binaries
+# it runs. QUICK=1 (the same as BENCH_REPORT_FLAGS=--quick) is the short CI
+# run, its report in a new directory under /var/tmp; BENCH_REPORT_FLAGS
+# passes the script's other flags (--out DIR, --rows LIST, --layout, --keep).
+BENCH_REPORT_FLAGS ?=
+ifeq ($(QUICK),1)
+BENCH_REPORT_FLAGS += --quick
+endif
+bench-report: $(BUILD)/build.ninja
+	@bash scripts/deps.sh
+	cmake --build $(BUILD) -j $(JOBS) --target uzfsd zpool zfs mount.fuse.uzfs
+	bash scripts/bench-report.sh $(BENCH_REPORT_FLAGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
