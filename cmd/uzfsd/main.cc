@@ -26,10 +26,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -245,6 +247,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   uzfs::cmd::SetDaemonCache(cache->get());
+  // Freed block buffers stay resident up to dirty_data_max (at least the
+  // pool's own default), so the records a txg dirties reuse the last txg's
+  // buffers without a page fault per 4 KiB (block_buffer_pool.h); an idle
+  // daemon still gives them back (the housekeeping below).
+  {
+    auto follow = [](uint64_t dirty_max) {
+      uzfs::BlockBufferPool::Global().SetMaxWarm(std::max(dirty_max, uzfs::BlockBufferPool::kDefaultMaxWarm));
+    };
+    uzfs::Tunables& t = (*cache)->tunables();
+    if (auto v = t.Get("dirty_data_max"); v.ok()) follow(*v);
+    t.Watch([follow](std::string_view name, uint64_t v) {
+      if (name == "dirty_data_max") follow(v);
+    });
+  }
   log.Log("started in " + rundir + (foreground ? " (foreground)" : "") + ", arc_max " +
           uzfs::FormatTunableValue(uzfs::TunableKind::kSize, (*cache)->arc().MaxSize()));
   uzfs::cmd::Registry reg(rundir, &log);

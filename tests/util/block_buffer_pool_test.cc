@@ -67,6 +67,29 @@ TEST(BlockBufferPoolTest, AlignedDistinctAndReused) {
   pool.Free(big, 8 << 20);
 }
 
+// SetMaxWarm moves the limit for later frees: raised, freed buffers stay
+// resident (reused without a page fault); lowered, later frees are
+// released while what is already kept stays.
+TEST(BlockBufferPoolTest, SetMaxWarmMovesTheLimitForLaterFrees) {
+  BlockBufferPool pool(256 << 10);
+  EXPECT_EQ(pool.max_warm(), 256u << 10);
+  std::vector<void*> bufs;
+  for (int i = 0; i < 8; i++) bufs.push_back(pool.Allocate(128 << 10));
+  for (int i = 0; i < 4; i++) pool.Free(bufs[i], 128 << 10);
+  EXPECT_EQ(pool.stats().warm_free_bytes, 256u << 10);
+  EXPECT_EQ(pool.stats().released, 2u);
+  pool.SetMaxWarm(1 << 20);
+  EXPECT_EQ(pool.max_warm(), 1u << 20);
+  for (int i = 4; i < 8; i++) pool.Free(bufs[i], 128 << 10);
+  EXPECT_EQ(pool.stats().warm_free_bytes, 768u << 10);
+  EXPECT_EQ(pool.stats().released, 2u);
+  pool.SetMaxWarm(128 << 10);
+  void* p = pool.Allocate(128 << 10);
+  pool.Free(p, 128 << 10);  // over the lowered limit: released
+  EXPECT_EQ(pool.stats().released, 3u);
+  EXPECT_EQ(pool.stats().warm_free_bytes, 640u << 10);
+}
+
 // Resident memory an idle pool holds (freed buffers and the never-used rest
 // of a prefaulted chunk) goes back to the system at the second idle call,
 // and not while buffers are being handed out.

@@ -99,6 +99,16 @@ void* BlockBufferPool::Allocate(size_t bytes) {
   return base;
 }
 
+void BlockBufferPool::SetMaxWarm(uint64_t bytes) {
+  MutexLock l(&mu_);
+  max_warm_ = bytes;
+}
+
+uint64_t BlockBufferPool::max_warm() const {
+  MutexLock l(&mu_);
+  return max_warm_;
+}
+
 void BlockBufferPool::Free(void* p, size_t bytes) {
   if (p == nullptr) return;
   {

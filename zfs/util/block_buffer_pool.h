@@ -18,7 +18,12 @@
 // what its last user wrote — the same contract as malloc, callers that need
 // zeros fill them, as AlignedBytes(n, 0) does). At most `max_warm_bytes` of
 // freed buffers stay resident; beyond that a freed buffer's pages are given
-// back to the system (MADV_DONTNEED) and its address kept for reuse. The
+// back to the system (MADV_DONTNEED) and its address kept for reuse, and
+// its next user takes a page fault per 4 KiB. uzfsd raises the limit to
+// dirty_data_max (SetMaxWarm): 4 KiB random writes dirty a new 128 KiB
+// record each, a txg's worth of them, whose buffers the txg after reuses;
+// with 256 MiB kept, those page faults and the kernel's page clearing were
+// a sixth of the daemon's time. The
 // rest of a freshly prefaulted chunk is resident too (not counted in that
 // limit: at most one chunk per size). ReleaseIfIdle() gives all of them
 // back once the pool has handed nothing out for a while (the daemon calls
@@ -72,6 +77,11 @@ class BlockBufferPool {
     return bytes >= kMinPooled && bytes <= kMaxPooled && (bytes & (bytes - 1)) == 0;
   }
 
+  // The most freed-buffer bytes kept resident from now on (buffers already
+  // kept beyond a lowered limit stay until ReleaseIfIdle).
+  void SetMaxWarm(uint64_t bytes) UZFS_EXCLUDES(mu_);
+  uint64_t max_warm() const UZFS_EXCLUDES(mu_);
+
   void* Allocate(size_t bytes) UZFS_EXCLUDES(mu_);
   void Free(void* p, size_t bytes) UZFS_EXCLUDES(mu_);
   Stats stats() const UZFS_EXCLUDES(mu_);
@@ -100,8 +110,8 @@ class BlockBufferPool {
     std::vector<void*> cold;   // never touched, or pages released
   };
 
-  const uint64_t max_warm_;
   mutable Mutex mu_;
+  uint64_t max_warm_ UZFS_GUARDED_BY(mu_);
   SizeClass classes_[kClasses] UZFS_GUARDED_BY(mu_);
   std::vector<std::pair<void*, size_t>> chunks_ UZFS_GUARDED_BY(mu_);
   Stats stats_ UZFS_GUARDED_BY(mu_);
