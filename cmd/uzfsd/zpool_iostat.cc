@@ -177,6 +177,8 @@ int ZpoolIostat(CmdCtx& c) {
   std::vector<IostatGroup> groups = {IostatGroup::kDefault};
   if (f.latency) groups.push_back(IostatGroup::kLatency);
   if (f.queues) groups.push_back(IostatGroup::kQueues);
+  size_t columns = 0;  // cells a row has
+  for (IostatGroup g : groups) columns += IostatBottomLabels(g).size();
 
   std::vector<std::string> names = a.operands;
   uint64_t interval = 0, count = 0;
@@ -220,6 +222,15 @@ int ZpoolIostat(CmdCtx& c) {
     size_t w = 10;
     auto num = [&](uint64_t x) { return f.parsable ? std::to_string(x) : NiceSize(x); };
     const std::string na = f.parsable ? "0" : "-";  // a capacity a vdev below the top level lacks
+    // -l's cells of the I/O between two snapshots, -q's of the later one.
+    auto extend = [&](Line* ln, const IoStatsSnapshot& now_ex, const IoStatsSnapshot& prev_ex) {
+      if (f.latency) {
+        for (std::string& s : LatencyCells(now_ex.Since(prev_ex), f.parsable)) ln->v.push_back(std::move(s));
+      }
+      if (f.queues) {
+        for (std::string& s : QueueCells(now_ex, f.parsable)) ln->v.push_back(std::move(s));
+      }
+    };
     // Pass 1: every name's width (the histograms' tables share it too).
     for (const auto& e : pools) {
       MutexLock l(&e->mu);
@@ -269,19 +280,13 @@ int ZpoolIostat(CmdCtx& c) {
       Line pool_line{e->rec.name,
                      {num(sp->alloc), num(sp->free), rate(now.rops, prev.rops), rate(now.wops, prev.wops),
                       rate(now.rbytes, prev.rbytes), rate(now.wbytes, prev.wbytes)}};
-      const IoStatsSnapshot pool_d = now.ex.Since(prev.ex);
-      if (f.latency) {
-        for (std::string& s : LatencyCells(pool_d, f.parsable)) pool_line.v.push_back(std::move(s));
-      }
-      if (f.queues) {
-        for (std::string& s : QueueCells(now.ex, f.parsable)) pool_line.v.push_back(std::move(s));
-      }
+      extend(&pool_line, now.ex, prev.ex);
       block.push_back(std::move(pool_line));
       if (f.verbose) {
         for (const VdevRow& vr : TreeRows(*e, true)) {
           if (vr.spare) continue;  // spares have no I/O statistics
           if (vr.vdev == nullptr && vr.state.empty()) {
-            block.push_back(Line{vr.name, {}, true});
+            block.push_back(Line{vr.name, std::vector<std::string>(columns, "-"), true});
             continue;
           }
           Line ln{vr.name, {na, na, "-", "-", "-", "-"}, false, static_cast<size_t>(vr.depth) * 2};
@@ -292,8 +297,7 @@ int ZpoolIostat(CmdCtx& c) {
                 ln.v[1] = num(ci.size - std::min(ci.alloc, ci.size));
               }
             }
-            if (f.latency) ln.v.insert(ln.v.end(), IostatBottomLabels(IostatGroup::kLatency).size(), "-");
-            if (f.queues) ln.v.insert(ln.v.end(), IostatBottomLabels(IostatGroup::kQueues).size(), "-");
+            ln.v.resize(columns, "-");  // no latencies or queues of its own
             block.push_back(std::move(ln));
             continue;
           }
@@ -312,12 +316,7 @@ int ZpoolIostat(CmdCtx& c) {
               }
             }
           }
-          if (f.latency) {
-            for (std::string& s : LatencyCells(ex.Since(was.ex), f.parsable)) ln.v.push_back(std::move(s));
-          }
-          if (f.queues) {
-            for (std::string& s : QueueCells(ex, f.parsable)) ln.v.push_back(std::move(s));
-          }
+          extend(&ln, ex, was.ex);
           was.io = io;
           was.ex = ex;
           block.push_back(std::move(ln));
@@ -337,18 +336,8 @@ int ZpoolIostat(CmdCtx& c) {
       }
       for (const auto& block : blocks) {
         for (const Line& ln : block) {
-          if (ln.header) {
-            if (f.scripted) {
-              t += "\n";  // as OpenZFS: the heading's place, empty
-              continue;
-            }
-            std::string s = ln.name;
-            s.resize(std::max(w, s.size()), ' ');
-            for (IostatGroup g : groups) {
-              const unsigned cw = IostatColumnWidth(g, f.parsable);
-              for (size_t i = 0; i < IostatBottomLabels(g).size(); i++) s += IostatCell("-", cw);
-            }
-            t += s + "\n";
+          if (ln.header && f.scripted) {
+            t += "\n";  // as OpenZFS: the heading's place, empty
             continue;
           }
           if (f.scripted) {
