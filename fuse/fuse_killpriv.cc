@@ -25,8 +25,13 @@ uint32_t Field32(const uint8_t* body, size_t len, size_t off) {
 
 ssize_t KillPrivRead(KillPrivState* st, int fd, void* buf, size_t len) {
   const ssize_t n = ::read(fd, buf, len);
+  KillPrivNote(st, buf, n);
+  return n;
+}
+
+void KillPrivNote(KillPrivState* st, const void* buf, ssize_t n) {
   t_kill_suidgid = false;
-  if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return n;
+  if (n < static_cast<ssize_t>(sizeof(fuse_in_header))) return;
   fuse_in_header h;
   std::memcpy(&h, buf, sizeof(h));
   const uint8_t* body = static_cast<const uint8_t*>(buf) + sizeof(h);
@@ -51,7 +56,6 @@ ssize_t KillPrivRead(KillPrivState* st, int fd, void* buf, size_t len) {
     default:
       break;
   }
-  return n;
 }
 
 ssize_t KillPrivWritev(KillPrivState* st, int fd, struct iovec* iov, int count) {

@@ -45,6 +45,9 @@ struct KillPrivState {
 
 // read(2) of one request from /dev/fuse, noting what the hooks need.
 ssize_t KillPrivRead(KillPrivState* st, int fd, void* buf, size_t len);
+// What KillPrivRead notes, for a request of `n` bytes that came another way
+// (FUSE over io_uring: fuse_uring.h), on the thread that will handle it.
+void KillPrivNote(KillPrivState* st, const void* buf, ssize_t n);
 // writev(2) of one reply to /dev/fuse; the INIT reply gets the flag.
 ssize_t KillPrivWritev(KillPrivState* st, int fd, struct iovec* iov, int count);
 

@@ -5,6 +5,7 @@
 #include "fuse/fuse_loop.h"
 #include "fuse/fuse_probe.h"
 #include "fuse/fuse_snapdir.h"
+#include "fuse/fuse_uring.h"
 #include "zfs/util/mutex.h"
 #include "zfs/zpl/zpl_path.h"
 
@@ -51,6 +52,8 @@ struct FuseMount::Context {
   bool writeback = true;
   fuse_session* se = nullptr;
   KillPrivState killpriv;  // suid/sgid clearing done here (fuse_killpriv.h)
+  // Requests over io_uring (fuse_uring.h); null: /dev/fuse only.
+  std::unique_ptr<FuseUring> uring;
   std::string read_ahead_path;  // the mount's bdi read_ahead_kb; empty: leave it
   unsigned read_ahead_kb = 0;
   std::atomic<bool> read_ahead_set{false};
@@ -269,13 +272,22 @@ void KillSuidSgid(fuse_req_t req, uint64_t ino) {
 }
 
 ssize_t IoRead(int fd, void* buf, size_t len, void* userdata) {
-  const ssize_t n = KillPrivRead(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, buf, len);
+  auto* ctx = static_cast<FuseMount::Context*>(userdata);
+  const ssize_t n = KillPrivRead(&ctx->killpriv, fd, buf, len);
+  if (ctx->uring) ctx->uring->NoteRequest(buf, n);
   FuseProbeNoteRequest(buf, n);
   return n;
 }
 ssize_t IoWritev(int fd, struct iovec* iov, int count, void* userdata) {
+  auto* ctx = static_cast<FuseMount::Context*>(userdata);
   FuseProbeNoteReply(iov, count);
-  return KillPrivWritev(&static_cast<FuseMount::Context*>(userdata)->killpriv, fd, iov, count);
+  ssize_t n = 0;
+  // A reply to a request that came over io_uring goes back the same way.
+  if (ctx->uring && ctx->uring->TakeReply(iov, count, &n)) return n;
+  const bool init = ctx->uring && ctx->uring->PatchInitReply(iov, count);
+  n = KillPrivWritev(&ctx->killpriv, fd, iov, count);
+  if (init && n >= 0) ctx->uring->InitAnswered();
+  return n;
 }
 
 std::string_view Name(const char* s) { return std::string_view(s); }
@@ -1171,7 +1183,20 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   // failure libfuse keeps its own and the kernel keeps clearing the bits.
   static const fuse_custom_io io = {.writev = IoWritev, .read = IoRead, .splice_receive = nullptr,
                                     .splice_send = nullptr};
-  if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) m->ctx_->killpriv.want = false;
+  if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) {
+    m->ctx_->killpriv.want = false;
+  } else if (opts.fuse_uring) {
+    FuseUringOptions uo;
+    // As many entries in all as the /dev/fuse loop has workers, at least
+    // two per queue (one may block in an fsync).
+    const unsigned queues = FuseUring::PossibleCpus();
+    uo.per_queue = std::max(2u, (std::max(1u, opts.max_threads) + queues - 1) / queues);
+    uo.note_request = [ctx = m->ctx_.get()](const void* buf, size_t len) {
+      KillPrivNote(&ctx->killpriv, buf, static_cast<ssize_t>(len));
+      FuseProbeNoteRequest(buf, static_cast<ssize_t>(len));
+    };
+    m->ctx_->uring = std::make_unique<FuseUring>(se, fuse_session_fd(se), std::move(uo));
+  }
   FuseLoopOptions lo;
   lo.max_threads = std::max(1u, opts.max_threads);
   lo.poll_us = opts.poll_us;
@@ -1200,7 +1225,10 @@ Status FuseMount::Stop(bool force) {
   fuse_session_unmount(session_);  // lazy unmount: the connection ends when unused
   // The workers leave once the kernel ends the connection. When files are
   // still held open (forced), abort it so nothing waits on their close.
-  auto done = std::async(std::launch::async, [this] { loop_.join(); });
+  auto done = std::async(std::launch::async, [this] {
+    loop_.join();
+    if (ctx_->uring) ctx_->uring->Join();
+  });
   if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready && have_dev) {
     const std::string conn = "/sys/fs/fuse/connections/" + std::to_string(minor(st.st_dev));
     // The fusectl file system is not mounted everywhere (containers, some
@@ -1250,6 +1278,8 @@ FuseMount::~FuseMount() {
 uint64_t FuseMount::open_handles() const { return ctx_->open.load(); }
 
 FuseLoopStats FuseMount::loop_stats() const { return workers_ ? workers_->stats() : FuseLoopStats{}; }
+
+FuseUringStats FuseMount::uring_stats() const { return ctx_->uring ? ctx_->uring->stats() : FuseUringStats{}; }
 
 bool FuseMount::handles_killpriv() const { return ctx_->killpriv.granted.load(); }
 

@@ -65,6 +65,7 @@
 #include <thread>
 
 #include "fuse/fuse_loop.h"
+#include "fuse/fuse_uring.h"
 #include "zfs/util/status.h"
 #include "zfs/zpl/zpl_fs.h"
 #include "zfs/zpl/zpl_snapshot_trees.h"
@@ -114,6 +115,9 @@ struct FuseMountOptions {
   // mount (its bdi's max_bytes), at least 256 MiB.
   uint64_t write_reserve = 0;
   bool debug = false;           // libfuse's request trace on stderr
+  // Take requests over io_uring when the kernel offers it (fuse_uring.h);
+  // /dev/fuse otherwise.
+  bool fuse_uring = false;
   // The file system's snapshots, served under .zfs/snapshot
   // (fuse_snapdir.h); null: no .zfs. Must outlive the mount.
   ZplSnapshotTrees* snapshots = nullptr;
@@ -156,6 +160,8 @@ class FuseMount {
   bool mounted() const { return session_ != nullptr; }
   // What the worker loop has done so far (requests, polls that caught one).
   FuseLoopStats loop_stats() const;
+  // What the io_uring transport has done (all zero when not asked for).
+  FuseUringStats uring_stats() const;
 
   // Drops the kernel's cached attributes/data of ino, or the entry `name`
   // of directory `dir` (after a change made outside the mount).

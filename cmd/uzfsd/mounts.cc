@@ -185,6 +185,16 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
       log_("UZFS_FUSE_WRITEBACK='" + v + "' is not 0 or 1: mounting " + ds + " with the writeback cache");
     }
   }
+  // FUSE over io_uring where the kernel offers it (fuse/fuse_uring.h): the
+  // user property uzfs:fuse_uring (on/off, inherited) decides, else
+  // UZFS_FUSE_URING (1/0) for the whole daemon.
+  bool uring = false;
+  if (const char* u = std::getenv("UZFS_FUSE_URING"); u != nullptr && *u != '\0') {
+    const std::string v = u;
+    uring = v == "1";
+    if (v != "0" && v != "1" && log_) log_("UZFS_FUSE_URING='" + v + "' is not 0 or 1: taken as 0");
+  }
+  fo.fuse_uring = EffectiveOnOff(pool, ds, "uzfs:fuse_uring", uring);
   auto fuse = FuseMount::Start(**zpl, path, fo);
   if (!fuse.ok()) {
     (void)(*zpl)->Unmount();
@@ -237,6 +247,15 @@ bool StillOpen(const DatasetMount& m) {
   return m.fuse->open_handles() > 0;
 }
 
+// What the unmount log line says of the io_uring transport, if it was asked for.
+std::string UringSummary(const FuseUringStats& u) {
+  if (!u.asked) return "";
+  if (!u.offered) return "; io_uring not offered by the kernel (fuse module parameter enable_uring)";
+  std::string s = "; io_uring: " + std::to_string(u.requests) + " requests";
+  if (u.error != 0) s += ", stopped by error " + std::to_string(-u.error);
+  return s;
+}
+
 }  // namespace
 
 Status PoolMounts::Unmount(const std::string& ds, bool force) {
@@ -254,7 +273,8 @@ Status PoolMounts::Unmount(const std::string& ds, bool force) {
     const FuseLoopStats st = m.fuse->loop_stats();
     log_("unmounted " + ds + " from " + m.path + ": " + std::to_string(st.requests) + " requests, " +
          std::to_string(st.spins) + " spins (" + std::to_string(st.spin_hits) + " hits), " +
-         std::to_string(st.crowded) + " crowded, " + std::to_string(st.threads) + " workers");
+         std::to_string(st.crowded) + " crowded, " + std::to_string(st.threads) + " workers" +
+         UringSummary(m.fuse->uring_stats()));
   }
   ZplStatus z = m.zpl->Unmount();
   mounts_.erase(it);

@@ -288,6 +288,55 @@ TEST_F(MountCli, WritebackCacheGathersTinyWritesAndCanBeTurnedOff) {
   EXPECT_NE(log.find("UZFS_FUSE_WRITEBACK='off' is not 0 or 1"), std::string::npos) << log;
 }
 
+// The unmount log line of the mount at `path`, or "" when none.
+std::string UnmountLine(const std::string& log, const std::string& path) {
+  const size_t at = log.rfind(" from " + path + ": ");
+  if (at == std::string::npos) return "";
+  const size_t end = log.find('\n', at);
+  return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+// FUSE over io_uring is asked for by the user property uzfs:fuse_uring
+// (inherited) or, without it, by UZFS_FUSE_URING; a mount that asked says
+// in its unmount line how many requests came over the ring, or that the
+// kernel did not offer it (the fuse module's enable_uring is off here
+// unless a test turned it on: either answer shows the request reached the
+// mount). Files read back the same either way.
+TEST_F(MountCli, FuseUringIsAskedForByPropertyOrVariable) {
+  UZFS_REQUIRE_FUSE();
+  Ran r = env_.Zpool("create -m " + root_ + " tank " + env_.Dev("a", 256ull << 20));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("create -o uzfs:fuse_uring=on tank/ring").rc, 0);
+  ASSERT_EQ(env_.Zfs("create tank/ring/child").rc, 0);  // inherits on
+  for (const std::string d : {"", "/ring", "/ring/child"}) WriteText(root_ + d + "/f", "data" + d);
+  ASSERT_EQ(env_.Zfs("unmount -a").rc, 0);
+  std::string log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  EXPECT_EQ(UnmountLine(log, root_).find("io_uring"), std::string::npos) << log;
+  EXPECT_NE(UnmountLine(log, root_ + "/ring").find("io_uring"), std::string::npos) << log;
+  EXPECT_NE(UnmountLine(log, root_ + "/ring/child").find("io_uring"), std::string::npos) << log;
+
+  // The variable asks for every mount; the property, set off, wins (from
+  // the next mount on: the restarted daemon's import mounts them).
+  ASSERT_EQ(env_.Zfs("set uzfs:fuse_uring=off tank/ring/child").rc, 0);
+  ASSERT_TRUE(env_.StopDaemon());
+  env_.extra_env = "UZFS_FUSE_URING=1";
+  ASSERT_EQ(env_.Zfs("mount -a").rc, 0);
+  for (const std::string d : {"", "/ring", "/ring/child"}) EXPECT_EQ(ReadText(root_ + d + "/f"), "data" + d);
+  ASSERT_EQ(env_.Zfs("unmount -a").rc, 0);
+  log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  EXPECT_NE(UnmountLine(log, root_).find("io_uring"), std::string::npos) << log;
+  EXPECT_EQ(UnmountLine(log, root_ + "/ring/child").find("io_uring"), std::string::npos) << log;
+
+  // Any other value is said in the log and taken as 0.
+  ASSERT_TRUE(env_.StopDaemon());
+  env_.extra_env = "UZFS_FUSE_URING=yes";
+  ASSERT_EQ(env_.Zfs("mount -a").rc, 0);
+  ASSERT_EQ(env_.Zfs("unmount -a").rc, 0);
+  log = test::ReadText(env_.rundir() + "/uzfsd.log");
+  EXPECT_NE(log.find("UZFS_FUSE_URING='yes' is not 0 or 1"), std::string::npos) << log;
+  EXPECT_EQ(UnmountLine(log, root_).find("io_uring"), std::string::npos) << log;
+}
+
 // After an export no cache of the daemon's holds the pool's blocks: a file
 // read (into the ARC, and fed to a cache device) before the export, whose
 // data is then damaged on the only data disk while exported, reads as EIO

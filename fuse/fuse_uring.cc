@@ -1,0 +1,361 @@
+// FuseUring (see fuse_uring.h). Debian's <linux/fuse.h> predates the
+// protocol, so its few constants and the two layouts it shares with the
+// kernel (the entry header and the SQE command area) are written out here
+// from the kernel's FUSE ABI, version 7.42; sizes are checked below.
+#define FUSE_USE_VERSION 312
+#include "fuse/fuse_uring.h"
+
+#include <fuse3/fuse_lowlevel.h>
+#include <linux/fuse.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace uzfs {
+namespace {
+
+// FUSE_OVER_IO_URING: bit 41 of the 64-bit INIT flags, i.e. bit 9 of flags2.
+constexpr uint32_t kOverIoUringFlags2 = 1u << (41 - 32);
+constexpr uint32_t kCmdRegister = 1;         // FUSE_IO_URING_CMD_REGISTER
+constexpr uint32_t kCmdCommitAndFetch = 2;   // FUSE_IO_URING_CMD_COMMIT_AND_FETCH
+constexpr size_t kInOutSize = 128;           // FUSE_URING_IN_OUT_HEADER_SZ
+constexpr size_t kOpInSize = 128;            // FUSE_URING_OP_IN_OUT_SZ
+constexpr unsigned kDefaultMaxPages = 32;    // the kernel's without FUSE_MAX_PAGES
+constexpr size_t kMinPayload = 8192;         // FUSE_MIN_READ_BUFFER
+// Room in front of the payload for the request's two headers.
+constexpr size_t kRoom = 4096;
+static_assert(kRoom >= sizeof(fuse_in_header) + kOpInSize);
+
+// struct fuse_uring_ent_in_out: written by the kernel with a request, by
+// us with a reply (payload_sz: bytes used in the payload buffer).
+struct EntInOut {
+  uint64_t flags;
+  uint64_t commit_id;  // the request's unique, echoed by the commit
+  uint32_t payload_sz;
+  uint32_t padding;
+  uint64_t reserved;
+};
+static_assert(sizeof(EntInOut) == 32);
+
+// struct fuse_uring_req_header: the header buffer of an entry.
+struct ReqHeader {
+  uint8_t in_out[kInOutSize];  // fuse_in_header / fuse_out_header
+  uint8_t op_in[kOpInSize];    // the per-opcode request header
+  EntInOut ent;
+};
+static_assert(sizeof(ReqHeader) == 288);
+
+// struct fuse_uring_cmd_req, in the SQE's command area.
+struct CmdReq {
+  uint64_t flags;
+  uint64_t commit_id;
+  uint16_t qid;
+  uint8_t padding[6];
+};
+static_assert(sizeof(CmdReq) == 24);
+
+void PrepCmd(io_uring_sqe* sqe, int fd, uint32_t op, unsigned qid, uint64_t commit_id) {
+  // A 128-byte SQE: the 80-byte command area starts at byte 48 and runs
+  // past the 64-byte struct, so it is cleared through an opaque pointer.
+  auto* raw = reinterpret_cast<unsigned char*>(sqe);
+  asm("" : "+r"(raw));
+  std::memset(raw, 0, 128);
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = fd;
+  sqe->cmd_op = op;
+  CmdReq req{};
+  req.commit_id = commit_id;
+  req.qid = static_cast<uint16_t>(qid);
+  std::memcpy(sqe->cmd, &req, sizeof(req));
+}
+
+// The end of a connection (unmount, abort), as the entries' commands see it.
+bool ConnectionEnded(int err) {
+  return err == -ENOTCONN || err == -ECONNABORTED || err == -ECANCELED || err == -ENODEV;
+}
+
+}  // namespace
+
+struct FuseUring::Entry {
+  ReqHeader hdr{};
+  uint8_t* mem = nullptr;      // kRoom + payload_size bytes, mapped
+  uint8_t* payload = nullptr;  // mem + kRoom
+  uint32_t payload_size = 0;
+  iovec iov[2]{};
+  uint64_t unique = 0;     // the request being handled
+  uint64_t commit_id = 0;
+  bool replied = false;
+
+  explicit Entry(uint32_t size) : payload_size(size) {
+    void* m = ::mmap(nullptr, kRoom + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    mem = static_cast<uint8_t*>(m);
+    payload = mem + kRoom;
+    iov[0] = {&hdr, sizeof(hdr)};
+    iov[1] = {payload, size};
+  }
+  ~Entry() {
+    if (mem != nullptr) ::munmap(mem, kRoom + payload_size);
+  }
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+
+  void SetReply(const fuse_out_header& oh, uint32_t payload_bytes) {
+    std::memcpy(hdr.in_out, &oh, sizeof(oh));
+    EntInOut e{};
+    e.commit_id = commit_id;
+    e.payload_sz = payload_bytes;
+    hdr.ent = e;
+    replied = true;
+  }
+};
+
+namespace {
+thread_local FuseUring::Entry* t_entry = nullptr;
+}  // namespace
+
+FuseUring::FuseUring(fuse_session* se, int fd, FuseUringOptions opts) : se_(se), fd_(fd), opts_(std::move(opts)) {}
+
+FuseUring::~FuseUring() { Join(); }
+
+unsigned FuseUring::PossibleCpus() {
+  // "0-1", "0-3,8-11", "0": the highest CPU number plus one.
+  std::ifstream f("/sys/devices/system/cpu/possible");
+  std::string s;
+  long highest = -1;
+  if (f >> s) {
+    std::stringstream ss(s);
+    std::string range;
+    while (std::getline(ss, range, ',')) {
+      const size_t dash = range.find('-');
+      highest = std::max(highest, std::strtol(range.c_str() + (dash == std::string::npos ? 0 : dash + 1), nullptr, 10));
+    }
+  }
+  if (highest < 0) highest = std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)) - 1;
+  return static_cast<unsigned>(highest + 1);
+}
+
+void FuseUring::NoteRequest(const void* buf, ssize_t n) {
+  if (n < static_cast<ssize_t>(sizeof(fuse_in_header) + offsetof(fuse_init_in, flags2) + sizeof(uint32_t))) return;
+  fuse_in_header h;
+  std::memcpy(&h, buf, sizeof(h));
+  if (h.opcode != FUSE_INIT) return;
+  const auto* body = static_cast<const uint8_t*>(buf) + sizeof(h);
+  uint32_t flags, flags2;
+  std::memcpy(&flags, body + offsetof(fuse_init_in, flags), sizeof(flags));
+  std::memcpy(&flags2, body + offsetof(fuse_init_in, flags2), sizeof(flags2));
+  init_unique_.store(h.unique);
+  offered_.store((flags & FUSE_INIT_EXT) != 0 && (flags2 & kOverIoUringFlags2) != 0);
+}
+
+bool FuseUring::PatchInitReply(struct iovec* iov, int count) {
+  if (!offered_.load() || count < 2 || iov[0].iov_len < sizeof(fuse_out_header)) return false;
+  fuse_out_header oh;
+  std::memcpy(&oh, iov[0].iov_base, sizeof(oh));
+  constexpr size_t kNeed = offsetof(fuse_init_out, flags2) + sizeof(uint32_t);
+  if (oh.error != 0 || oh.unique != init_unique_.load() || iov[1].iov_len < kNeed) return false;
+  auto* out = static_cast<uint8_t*>(iov[1].iov_base);
+  uint32_t flags, flags2, max_write;
+  uint16_t max_pages;
+  std::memcpy(&flags, out + offsetof(fuse_init_out, flags), sizeof(flags));
+  std::memcpy(&flags2, out + offsetof(fuse_init_out, flags2), sizeof(flags2));
+  std::memcpy(&max_write, out + offsetof(fuse_init_out, max_write), sizeof(max_write));
+  std::memcpy(&max_pages, out + offsetof(fuse_init_out, max_pages), sizeof(max_pages));
+  flags |= FUSE_INIT_EXT;  // flags2 is read only with it
+  flags2 |= kOverIoUringFlags2;
+  std::memcpy(out + offsetof(fuse_init_out, flags), &flags, sizeof(flags));
+  std::memcpy(out + offsetof(fuse_init_out, flags2), &flags2, sizeof(flags2));
+  // The kernel refuses an entry whose payload buffer is smaller than the
+  // largest request or reply it may carry.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const unsigned pages = (flags & FUSE_MAX_PAGES) != 0 ? std::max<unsigned>(1, max_pages) : kDefaultMaxPages;
+  const size_t payload = std::max({kMinPayload, size_t{max_write}, size_t{4096}, pages * page});
+  payload_size_.store(static_cast<uint32_t>((payload + page - 1) / page * page));
+  accepted_.store(true);
+  return true;
+}
+
+void FuseUring::InitAnswered() {
+  if (!accepted_.load() || started_.exchange(true)) return;
+  const unsigned queues = PossibleCpus();
+  const unsigned per = std::max(1u, opts_.per_queue);
+  MutexLock l(&mu_);
+  for (unsigned q = 0; q < queues; ++q) {
+    for (unsigned i = 0; i < per; ++i) threads_.emplace_back([this, q] { Worker(q); });
+  }
+}
+
+void FuseUring::NoteError(int err) {
+  int none = 0;
+  (void)error_.compare_exchange_strong(none, err);
+}
+
+void FuseUring::Worker(unsigned qid) {
+  (void)::pthread_setname_np(::pthread_self(), "uzfs-fuse-ring");
+  Entry e(payload_size_.load());
+  if (e.mem == nullptr) return NoteError(-ENOMEM);
+  io_uring ring{};
+  io_uring_params p{};
+  // One thread submits and reaps; task work (the kernel copying a request
+  // into the buffers) runs when it waits, not as an interrupt.
+  p.flags = IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  int r = io_uring_queue_init_params(4, &ring, &p);
+  if (r < 0) {
+    p = io_uring_params{};
+    p.flags = IORING_SETUP_SQE128;
+    r = io_uring_queue_init_params(4, &ring, &p);
+  }
+  if (r < 0) return NoteError(r);
+
+  auto submit_register = [&] {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    PrepCmd(sqe, fd_, kCmdRegister, qid, 0);
+    sqe->addr = reinterpret_cast<uintptr_t>(e.iov);
+    sqe->len = 2;  // header and payload
+    return io_uring_submit(&ring);
+  };
+  bool registered = false, commit = false;
+  int again = 0;
+  r = submit_register();
+  if (r < 0) {
+    NoteError(r);
+  } else {
+    for (;;) {
+      io_uring_cqe* cqe = nullptr;
+      __kernel_timespec ts{};
+      ts.tv_nsec = 200'000'000;  // wakes to see whether the session has exited
+      // The commit of the last reply goes with the wait for the next request.
+      const int w = commit ? io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr)
+                           : io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+      commit = false;
+      if (cqe == nullptr && io_uring_peek_cqe(&ring, &cqe) != 0) cqe = nullptr;
+      if (cqe == nullptr) {
+        if (w < 0 && w != -ETIME && w != -EINTR && w != -EAGAIN && w != -EBUSY) {
+          NoteError(w);
+          break;
+        }
+        if (fuse_session_exited(se_)) break;
+        continue;
+      }
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring, cqe);
+      if (res == -EAGAIN && !registered && ++again < 1000) {  // INIT not processed yet
+        ::usleep(1000);
+        if (submit_register() < 0) break;
+        continue;
+      }
+      if (res < 0) {
+        if (!ConnectionEnded(res)) NoteError(res);
+        break;
+      }
+      if (!registered) {
+        registered = true;
+        entries_.fetch_add(1);
+      }
+      Handle(e);
+      PrepCmd(io_uring_get_sqe(&ring), fd_, kCmdCommitAndFetch, qid, e.commit_id);
+      commit = true;
+    }
+  }
+  if (registered) entries_.fetch_sub(1);
+  io_uring_queue_exit(&ring);  // cancels the entry's command if still registered
+}
+
+void FuseUring::Handle(Entry& e) {
+  fuse_in_header ih;
+  std::memcpy(&ih, e.hdr.in_out, sizeof(ih));
+  const EntInOut in = e.hdr.ent;
+  e.commit_id = in.commit_id;
+  e.unique = ih.unique;
+  e.replied = false;
+  const size_t pay = in.payload_sz;
+  if (ih.len >= sizeof(ih) + pay && ih.len - sizeof(ih) - pay <= kOpInSize && pay <= e.payload_size) {
+    // As /dev/fuse would have delivered it: header, per-opcode header,
+    // payload, contiguous; the payload stays where the kernel put it.
+    const size_t op = ih.len - sizeof(ih) - pay;
+    uint8_t* start = e.payload - op - sizeof(ih);
+    std::memcpy(start, &ih, sizeof(ih));
+    std::memcpy(start + sizeof(ih), e.hdr.op_in, op);
+    if (opts_.note_request) opts_.note_request(start, ih.len);
+    fuse_buf b{};
+    b.mem = start;
+    b.size = ih.len;
+    t_entry = &e;
+    fuse_session_process_buf(se_, &b);
+    t_entry = nullptr;
+    requests_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!e.replied) {  // malformed, or left unanswered: the entry must go back
+    fuse_out_header oh{};
+    oh.len = sizeof(oh);
+    oh.error = -EIO;
+    oh.unique = ih.unique;
+    e.SetReply(oh, 0);
+  }
+}
+
+bool FuseUring::TakeReply(const struct iovec* iov, int count, ssize_t* written) {
+  Entry* e = t_entry;
+  if (e == nullptr || e->replied || count < 1 || iov[0].iov_len < sizeof(fuse_out_header)) return false;
+  fuse_out_header oh;
+  std::memcpy(&oh, iov[0].iov_base, sizeof(oh));
+  if (oh.unique != e->unique) return false;
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  const size_t body = total - sizeof(oh);
+  if (body > e->payload_size) {  // cannot happen within max_write/max_pages
+    oh.len = sizeof(oh);
+    oh.error = -EIO;
+    e->SetReply(oh, 0);
+    *written = static_cast<ssize_t>(total);
+    return true;
+  }
+  // The header, then the rest into the payload (memmove: a reply may point
+  // into the request it answers).
+  size_t at = 0;
+  for (int i = 0; i < count; ++i) {
+    const auto* src = static_cast<const uint8_t*>(iov[i].iov_base);
+    size_t len = iov[i].iov_len;
+    if (at < sizeof(oh)) {
+      const size_t skip = std::min(len, sizeof(oh) - at);
+      src += skip;
+      len -= skip;
+      at += skip;
+    }
+    if (len > 0) std::memmove(e->payload + (at - sizeof(oh)), src, len);
+    at += len;
+  }
+  e->SetReply(oh, static_cast<uint32_t>(body));
+  *written = static_cast<ssize_t>(total);
+  return true;
+}
+
+void FuseUring::Join() {
+  std::vector<std::thread> ts;
+  {
+    MutexLock l(&mu_);
+    ts.swap(threads_);
+  }
+  for (std::thread& t : ts) t.join();
+}
+
+FuseUringStats FuseUring::stats() const {
+  FuseUringStats s;
+  s.asked = true;
+  s.offered = offered_.load();
+  s.accepted = accepted_.load();
+  s.entries = entries_.load();
+  s.requests = requests_.load(std::memory_order_relaxed);
+  s.error = error_.load();
+  return s;
+}
+
+}  // namespace uzfs
