@@ -3,7 +3,6 @@
 #include "fuse/fuse_loop.h"
 
 #include <fuse3/fuse_lowlevel.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -19,49 +18,9 @@ FuseLoop::FuseLoop(fuse_session* se, const FuseLoopOptions& opts)
     : se_(se),
       fd_(fuse_session_fd(se)),
       opts_(opts),
-      cpus_(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))),
-      loadavg_(opts.poll_us > 0 ? ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC) : -1) {}
+      crowding_(opts.poll_us > 0) {}
 
-FuseLoop::~FuseLoop() {
-  if (loadavg_ >= 0) ::close(loadavg_);
-}
-
-namespace {
-constexpr int64_t kCrowdedTtlNs = 500'000;
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
-bool FuseLoop::Crowded() const {
-  if (loadavg_ < 0) return false;
-  const int64_t now = SteadyNs();
-  int64_t at = crowded_read_at_.load(std::memory_order_relaxed);
-  // One worker reads again when the verdict is stale; the others use it.
-  if (now - at < kCrowdedTtlNs ||
-      !crowded_read_at_.compare_exchange_strong(at, now, std::memory_order_relaxed)) {
-    return crowded_verdict_.load(std::memory_order_relaxed);
-  }
-  const bool v = ReadCrowded();
-  crowded_verdict_.store(v, std::memory_order_relaxed);
-  return v;
-}
-
-// /proc/loadavg is "1.00 0.50 0.25 R/T last-pid": R, the tasks running or
-// waiting for a CPU right now (the caller among them).
-bool FuseLoop::ReadCrowded() const {
-  char b[128];
-  const ssize_t n = ::pread(loadavg_, b, sizeof(b) - 1, 0);
-  if (n <= 0) return false;
-  b[n] = '\0';
-  const char* p = b;
-  for (int field = 0; field < 3 && p != nullptr; ++field) {
-    p = std::strchr(p, ' ');
-    if (p != nullptr) ++p;
-  }
-  return p != nullptr && std::strtol(p, nullptr, 10) > cpus_;
-}
+FuseLoop::~FuseLoop() = default;
 
 FuseLoopStats FuseLoop::stats() const {
   FuseLoopStats s;
@@ -96,7 +55,7 @@ void FuseLoop::StartWorker() {
 
 bool FuseLoop::Spin() {
   if (spinning_.exchange(true, std::memory_order_acquire)) return false;  // one spinner at a time
-  if (Crowded()) {
+  if (crowding_.Crowded()) {
     spinning_.store(false, std::memory_order_release);
     crowded_.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -114,7 +73,7 @@ bool FuseLoop::Spin() {
       ready = true;
       break;
     }
-    if ((++polls & 15) == 0 && Crowded()) break;
+    if ((++polls & 15) == 0 && crowding_.Crowded()) break;
   } while (std::chrono::steady_clock::now() < deadline && !fuse_session_exited(se_));
   spinning_.store(false, std::memory_order_release);
   if (ready) spin_hits_.fetch_add(1, std::memory_order_relaxed);

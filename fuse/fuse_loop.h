@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "fuse/cpu_crowding.h"
 #include "zfs/util/mutex.h"
 
 struct fuse_session;
@@ -75,24 +76,13 @@ class FuseLoop {
   // Watches the descriptor for up to poll_us; true when a request (or an
   // error) is there to read.
   bool Spin();
-  // More tasks runnable than CPUs (/proc/loadavg): a spinner would keep
-  // one of them (often the client the reply just woke) off a CPU. The
-  // verdict is shared by the workers and read again at most every
-  // kCrowdedTtl: formatting /proc/loadavg costs microseconds, and reading
-  // it for every request was 9 % of the daemon's CPU in a file-create run.
-  bool Crowded() const;
-  bool ReadCrowded() const;
-
   fuse_session* const se_;
   const int fd_;
   const FuseLoopOptions opts_;
   std::atomic<bool> spinning_{false};
   std::atomic<unsigned> idle_{0};  // workers not handling a request
   std::atomic<int> error_{0};
-  const long cpus_;
-  const int loadavg_;  // /proc/loadavg, open while polling is on
-  mutable std::atomic<int64_t> crowded_read_at_{INT64_MIN / 2};  // steady clock, ns
-  mutable std::atomic<bool> crowded_verdict_{false};
+  const CpuCrowding crowding_;  // no spinning while the CPUs are taken
   std::atomic<uint64_t> requests_{0}, spins_{0}, spin_hits_{0}, started_{0}, crowded_{0};
   Mutex mu_;
   CondVar all_left_;

@@ -1191,6 +1191,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
     // two per queue (one may block in an fsync).
     const unsigned queues = FuseUring::PossibleCpus();
     uo.per_queue = std::max(2u, (std::max(1u, opts.max_threads) + queues - 1) / queues);
+    uo.poll_us = opts.poll_us;
     uo.note_request = [ctx = m->ctx_.get()](const void* buf, size_t len) {
       KillPrivNote(&ctx->killpriv, buf, static_cast<ssize_t>(len));
       FuseProbeNoteRequest(buf, static_cast<ssize_t>(len));

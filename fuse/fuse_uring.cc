@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -122,7 +123,8 @@ namespace {
 thread_local FuseUring::Entry* t_entry = nullptr;
 }  // namespace
 
-FuseUring::FuseUring(fuse_session* se, int fd, FuseUringOptions opts) : se_(se), fd_(fd), opts_(std::move(opts)) {}
+FuseUring::FuseUring(fuse_session* se, int fd, FuseUringOptions opts)
+    : se_(se), fd_(fd), opts_(std::move(opts)), crowding_(opts_.poll_us > 0) {}
 
 FuseUring::~FuseUring() { Join(); }
 
@@ -232,9 +234,15 @@ void FuseUring::Worker(unsigned qid) {
       io_uring_cqe* cqe = nullptr;
       __kernel_timespec ts{};
       ts.tv_nsec = 200'000'000;  // wakes to see whether the session has exited
-      // The commit of the last reply goes with the wait for the next request.
-      const int w = commit ? io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr)
-                           : io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+      // The commit of the last reply goes with the wait for the next
+      // request; after a reply, a worker may watch for the next one first.
+      int w = 0;
+      if (commit && Watch(&ring, &cqe)) {
+        if (cqe == nullptr) w = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+      } else {
+        w = commit ? io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr)
+                   : io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+      }
       commit = false;
       if (cqe == nullptr && io_uring_peek_cqe(&ring, &cqe) != 0) cqe = nullptr;
       if (cqe == nullptr) {
@@ -267,6 +275,27 @@ void FuseUring::Worker(unsigned qid) {
   }
   if (registered) entries_.fetch_sub(1);
   io_uring_queue_exit(&ring);  // cancels the entry's command if still registered
+}
+
+bool FuseUring::Watch(io_uring* ring, io_uring_cqe** cqe) {
+  *cqe = nullptr;
+  if (opts_.poll_us == 0 || spinning_.exchange(true, std::memory_order_acquire)) return false;
+  if (crowding_.Crowded()) {
+    spinning_.store(false, std::memory_order_release);
+    return false;
+  }
+  (void)io_uring_submit(ring);  // the commit: the next request may come while we watch
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(opts_.poll_us);
+  unsigned polls = 0;
+  do {
+    // Runs the task work that copies a request in and posts its CQE.
+    (void)io_uring_get_events(ring);
+    if (io_uring_peek_cqe(ring, cqe) == 0) break;
+    *cqe = nullptr;
+    if ((++polls & 15) == 0 && crowding_.Crowded()) break;
+  } while (std::chrono::steady_clock::now() < deadline);
+  spinning_.store(false, std::memory_order_release);
+  return true;
 }
 
 void FuseUring::Handle(Entry& e) {

@@ -60,9 +60,12 @@
 #include <thread>
 #include <vector>
 
+#include "fuse/cpu_crowding.h"
 #include "zfs/util/mutex.h"
 
 struct fuse_session;
+struct io_uring;
+struct io_uring_cqe;
 
 namespace uzfs {
 
@@ -70,6 +73,9 @@ struct FuseUringOptions {
   // Entries (workers) on each of the kernel's queues; a request that
   // blocks (fsync) holds one.
   unsigned per_queue = 2;
+  // How long a worker that has just answered watches for the next request
+  // before it sleeps, microseconds (as FuseLoopOptions::poll_us); 0: never.
+  unsigned poll_us = 0;
   // Called with each request as /dev/fuse would have delivered it, before
   // libfuse handles it (the read hook's bookkeeping: killpriv, probes).
   std::function<void(const void* buf, size_t len)> note_request;
@@ -116,13 +122,20 @@ class FuseUring {
  private:
   void Worker(unsigned qid);
   void Handle(Entry& e);
+  // After a reply, when no other worker watches and the CPUs are not all
+  // taken: submits the commit and watches up to poll_us for the next
+  // request (*cqe, or null). False when it did not watch (nothing
+  // submitted).
+  bool Watch(struct io_uring* ring, struct io_uring_cqe** cqe);
   void NoteError(int err);
 
   fuse_session* const se_;
   const int fd_;
   const FuseUringOptions opts_;
+  const CpuCrowding crowding_;
   std::atomic<uint64_t> init_unique_{UINT64_MAX};
   std::atomic<bool> offered_{false}, accepted_{false}, started_{false};
+  std::atomic<bool> spinning_{false};  // one worker watches at a time
   std::atomic<uint32_t> payload_size_{0};
   std::atomic<unsigned> entries_{0};
   std::atomic<uint64_t> requests_{0};
