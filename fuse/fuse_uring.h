@@ -26,7 +26,10 @@
 // reply to the request this thread is handling goes into the entry's
 // buffers, anything else (notifications, replies to requests read from
 // /dev/fuse) to /dev/fuse. Then COMMIT_AND_FETCH sends the reply and waits
-// for the next request, in the same io_uring_enter(2).
+// for the next request, in the same io_uring_enter(2); or, when no other
+// worker is watching and the CPUs are not all taken, the worker submits the
+// commit and watches its ring for `poll_us` (as FuseLoop watches
+// /dev/fuse), so that the next request of a chain finds it running.
 //
 // The protocol is switched on at INIT: NoteRequest (the read hook) sees
 // whether the kernel offers FUSE_OVER_IO_URING, PatchInitReply (the
