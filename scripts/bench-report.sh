@@ -15,7 +15,7 @@
 #   --keep    keep the work directory (its path is printed)
 #   --layout  the pools' vdevs, as in fio-compare.sh (default raidz2)
 # Environment: FIO_SIZE, FIO_RUNTIME, FIO_NRFILES, FIO_STAT_LOOPS,
-# FIO_SETTLE, DEV_SIZE, FIO_WARM_RAM as in scripts/fio-compare.sh (same
+# FIO_SETTLE, DEV_SIZE, DEV_FILL, FIO_WARM_RAM as in scripts/fio-compare.sh (same
 # defaults; --quick makes them small), UZFS_BIN (directory holding zpool,
 # default build/cmd/zpool, uzfsd found next to it), WORKDIR (a new or empty
 # directory to work in; default a new one under /var/tmp). Needs root
@@ -57,6 +57,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs_dir=$here/tests/perf/fio
+# shellcheck source=scripts/dev-file.sh
+source "$here/scripts/dev-file.sh"  # make_dev_file, DEV_FILL
 all_rows=seq-write,seq-read,rand-write-1,rand-read-1,rand-read-4,rand-write-4,rand-write-4-files,sync-write-1,sync-write-4,small-files
 quick_rows=seq-write,rand-read-1,sync-write-1,small-files
 pt_src_c=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
@@ -70,7 +72,7 @@ die() { echo "bench-report: $*" >&2; failed=1; exit 1; }
 # The command as typed, with the settings that change the figures, for
 # the report.
 cmd_env=()
-for v in FIO_SIZE FIO_RUNTIME FIO_NRFILES FIO_STAT_LOOPS FIO_SETTLE DEV_SIZE FIO_WARM_RAM; do
+for v in FIO_SIZE FIO_RUNTIME FIO_NRFILES FIO_STAT_LOOPS FIO_SETTLE DEV_SIZE DEV_FILL FIO_WARM_RAM; do
   if [ -n "${!v+set}" ]; then cmd_env+=("$v=${!v}"); fi
 done
 cmdline="${cmd_env[*]:+${cmd_env[*]} }bash scripts/bench-report.sh${*:+ $*}"
@@ -309,13 +311,13 @@ for slog in no yes; do
   mkdir -p "$devdir" "$mnt"
   devs=()
   case $layout in raidz2) ndev=6 ;; mirror) ndev=2 ;; 2mirror) ndev=4 ;; esac
-  for i in $(seq 0 $((ndev - 1))); do truncate -s "$DEV_SIZE" "$devdir/d$i"; devs+=("$devdir/d$i"); done
+  for i in $(seq 0 $((ndev - 1))); do make_dev_file "$devdir/d$i" "$DEV_SIZE"; devs+=("$devdir/d$i"); done
   case $layout in
     raidz2) vdevs=(raidz2 "${devs[@]}") ;;
     mirror) vdevs=(mirror "${devs[@]}") ;;
     2mirror) vdevs=(mirror "${devs[0]}" "${devs[1]}" mirror "${devs[2]}" "${devs[3]}") ;;
   esac
-  if [ $slog = yes ]; then truncate -s "$slog_size" "$devdir/slog"; vdevs+=(log "$devdir/slog"); fi
+  if [ $slog = yes ]; then make_dev_file "$devdir/slog" "$slog_size"; vdevs+=(log "$devdir/slog"); fi
   uzpool create -f -m "$mnt" uzfsslog "${vdevs[@]}" || die "zpool create failed for the slog=$slog pool"
   for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
   mountpoint -q "$mnt" || die "the slog=$slog pool did not mount at $mnt"
@@ -336,7 +338,7 @@ if [ "$rev" != unknown ] && [ -n "$(git -C "$here" status --porcelain --untracke
 fi
 rev="checkout at $rev$bin_note"
 settings="layout $layout; FIO_SIZE=$FIO_SIZE FIO_RUNTIME=$FIO_RUNTIME FIO_NRFILES=$FIO_NRFILES"
-settings+=" FIO_STAT_LOOPS=$FIO_STAT_LOOPS FIO_SETTLE=$FIO_SETTLE DEV_SIZE=$DEV_SIZE FIO_WARM_RAM=$FIO_WARM_RAM"
+settings+=" FIO_STAT_LOOPS=$FIO_STAT_LOOPS FIO_SETTLE=$FIO_SETTLE DEV_SIZE=$DEV_SIZE DEV_FILL=${DEV_FILL:-0} FIO_WARM_RAM=$FIO_WARM_RAM"
 "$py" "$here/tools/bench-report/render.py" --results "$results" --slog "$slog_out" --out "$out" \
   --rows "$rows" --command "$cmdline" --settings "$settings" --revision "$rev" --note "$nrfiles_note" \
   --load "$load at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" --hostfs "$hostfs" --slog-size "$slog_size" ||

@@ -24,7 +24,9 @@
 # 5000 unlinks take, to be compared at all; a row whose phase ran under
 # 2 s is marked "short"; FIO_SETTLE: seconds of idle before the timed
 # small-file phases, default 6, after a sync; FIO_STAT_LOOPS: passes of the
-# stat phase over the files, default 20), DEV_SIZE (per device file, default 4G), WORKDIR (default a
+# stat phase over the files, default 20), DEV_SIZE (per device file, default 4G), DEV_FILL (1:
+# device files written full of zeros first, as disks are; default 0: sparse;
+# scripts/dev-file.sh says why it matters to fsync'd writes), WORKDIR (default a
 # new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
 # default build/cmd/*), FIO_WARM_RAM (1: touch most free RAM once first, a
 # new VM's first-touch cost; 0: skip). Needs root (FUSE, zfs-fuse's sandbox,
@@ -35,6 +37,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs_dir=$here/tests/perf/fio
+# shellcheck source=scripts/dev-file.sh
+source "$here/scripts/dev-file.sh"  # make_dev_file, DEV_FILL
 
 if [ "${1:-}" = "--side" ]; then
   # Internal: run the suite for one side. $2 = uzfs|zfs-fuse, $3 = work dir.
@@ -55,7 +59,7 @@ if [ "${1:-}" = "--side" ]; then
     *) echo "fio-compare: unknown layout $FIO_LAYOUT" >&2; exit 2 ;;
   esac
   for i in $(seq 0 $((ndev - 1))); do
-    truncate -s "$DEV_SIZE" "$devdir/d$i"
+    make_dev_file "$devdir/d$i" "$DEV_SIZE"
     devs+=("$devdir/d$i")
   done
   case ${FIO_LAYOUT:-raidz2} in
