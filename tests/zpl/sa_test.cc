@@ -165,6 +165,50 @@ TEST_F(SaBufferTest, RejectsMalformedBuffers) {
   EXPECT_TRUE(e->values.empty());
 }
 
+// SaFixedOffsets finds fixed attributes where DecodeSaBuffer reads them,
+// past variable ones too (the symlink before atime), and refuses what it
+// cannot patch in place: a variable attribute, one the layout lacks, a
+// byte-swapped or malformed buffer.
+TEST_F(SaBufferTest, FixedOffsetsAreWhereTheDecoderReads) {
+  auto good = EncodeSaBuffer(reg_, 2, values_);
+  ASSERT_TRUE(good.ok());
+  const uint16_t want[2] = {sa_attr::kAtime, sa_attr::kMode};
+  size_t off[2] = {0, 0};
+  ASSERT_TRUE(SaFixedOffsets(reg_, *good, want, off));
+  EXPECT_EQ(off[0], 32u);  // header 16, mode 8, symlink 5 rounded to 8
+  EXPECT_EQ(off[1], 16u);
+  // Patched there, the decoder sees the new values and nothing else moved.
+  std::vector<uint8_t> b = *good;
+  StoreLE64(b.data() + off[0], 1800000000);
+  StoreLE64(b.data() + off[1], 0100644);
+  auto d = DecodeSaBuffer(reg_, b);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(LoadLE64(d->values[2].bytes.data()), 1800000000u);
+  EXPECT_EQ(LoadLE64(d->values[2].bytes.data() + 8), 5u);
+  EXPECT_EQ(LoadLE64(d->values[0].bytes.data()), 0100644u);
+  EXPECT_EQ(d->values[1].bytes, values_[1].bytes);
+  EXPECT_EQ(d->values[3].bytes, values_[3].bytes);
+
+  const uint16_t var[1] = {sa_attr::kSymlink};
+  const uint16_t absent[1] = {sa_attr::kSize};
+  size_t one[1];
+  EXPECT_FALSE(SaFixedOffsets(reg_, *good, var, one));
+  EXPECT_FALSE(SaFixedOffsets(reg_, *good, absent, one));
+  b = *good;
+  StoreBE32(b.data(), kSaMagic);  // byte-swapped: the caller must unpack it
+  EXPECT_FALSE(SaFixedOffsets(reg_, b, want, off));
+  b = *good;
+  StoreLE16(b.data() + 4, 2 | (1 << 10));  // header size
+  EXPECT_FALSE(SaFixedOffsets(reg_, b, want, off));
+  b = *good;
+  StoreLE16(b.data() + 6, 4000);  // the symlink's length runs past the end
+  EXPECT_FALSE(SaFixedOffsets(reg_, b, want, off));
+  b = *good;
+  b.resize(40);  // atime cut short
+  EXPECT_FALSE(SaFixedOffsets(reg_, b, want, off));
+  EXPECT_FALSE(SaFixedOffsets(reg_, std::vector<uint8_t>(4), want, off));
+}
+
 TEST(SaRegistryBuild, FromZapEntries) {
   std::vector<std::pair<std::string, uint64_t>> reg;
   for (const SaAttrDef& d : ZplSaAttrTable()) reg.emplace_back(d.name, EncodeSaRegistryValue(d));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,8 @@ class ZplWriteTest : public ::testing::TestWithParam<bool> {
   static std::span<const uint8_t> Bytes(const std::string& s) {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
   }
+
+  void CheckWritesChangeOnlySizeAndTimes();
 
   Tunables tunables_{{ZplTunableDefs()}};
   zpltest::ZplTestPool tp_;
@@ -116,6 +119,73 @@ TEST_P(ZplWriteTest, WriteThroughAFifoHandleIsEinval) {
   auto a = fs().GetAttr(f->ino);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->size, 0u);
+}
+
+// A write changes the file's size (when it ends past it), mtime and ctime,
+// and nothing else: the other attributes, an SA xattr beside them and the
+// data stay, whether the write patches the attributes in place (a file of
+// several blocks) or decodes and stores them (a one-block file growing),
+// and after a remount.
+TEST_P(ZplWriteTest, WritesChangeOnlySizeAndTimes) {
+  for (uint64_t version : {uint64_t{23}, uint64_t{5000}}) {  // znode_phys, then SA (patched in place)
+    SCOPED_TRACE("pool version " + std::to_string(version));
+    tp_.Close();
+    PoolCreateOptions o = pooltest::V23();
+    o.version = version;
+    tp_.Open("wt" + std::to_string(version), 256ull << 20, o);
+    ASSERT_FALSE(HasFatalFailure());
+    CheckWritesChangeOnlySizeAndTimes();
+  }
+}
+
+void ZplWriteTest::CheckWritesChangeOnlySizeAndTimes() {
+  const uint64_t ino = NewFile("attrs");
+  ZplSetAttr set;
+  set.mode = 0640;
+  set.uid = 1234;
+  set.gid = 5678;
+  ASSERT_TRUE(fs().SetAttr(cred_, ino, set).ok());
+  ASSERT_TRUE(fs().SetXattr(cred_, ino, "user.kept", Bytes("beside"), 0).ok());
+  auto h = fs().Open(cred_, ino, O_RDWR);
+  ASSERT_TRUE(h.ok());
+  std::string want(300 << 10, 'a');  // grows past one block: stored whole
+  ASSERT_TRUE(fs().Write(*h, 0, Bytes(want)).ok());
+  auto before = fs().GetAttr(ino);
+  ASSERT_TRUE(before.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs().Write(*h, 4096, Bytes("inside")).ok());  // within: size stays
+  want.replace(4096, 6, "inside");
+  auto mid = fs().GetAttr(ino);
+  ASSERT_TRUE(mid.ok());
+  EXPECT_EQ(mid->size, want.size());
+  const auto later = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+  };
+  EXPECT_TRUE(later(mid->mtime, before->mtime));
+  EXPECT_EQ(mid->ctime.tv_sec, mid->mtime.tv_sec);
+  EXPECT_EQ(mid->ctime.tv_nsec, mid->mtime.tv_nsec);
+  ASSERT_TRUE(fs().Write(*h, 400 << 10, Bytes("tail")).ok());  // past the end: size grows
+  want.resize(400 << 10, '\0');
+  want += "tail";
+  ASSERT_TRUE(fs().Release(*h).ok());
+  for (int round = 0; round < 2; round++) {
+    auto a = fs().GetAttr(ino);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->size, want.size()) << round;
+    EXPECT_EQ(a->mode & 07777, 0640u) << round;
+    EXPECT_EQ(a->uid, 1234u) << round;
+    EXPECT_EQ(a->gid, 5678u) << round;
+    EXPECT_EQ(a->nlink, 1u) << round;
+    EXPECT_EQ(a->crtime.tv_sec, before->crtime.tv_sec) << round;
+    EXPECT_EQ(a->crtime.tv_nsec, before->crtime.tv_nsec) << round;
+    EXPECT_FALSE(later(mid->mtime, a->mtime)) << round;
+    EXPECT_TRUE(Contents(ino) == want) << round;
+    auto x = fs().GetXattr(cred_, ino, "user.kept");
+    ASSERT_TRUE(x.ok()) << round;
+    EXPECT_EQ(std::string(x->begin(), x->end()), "beside") << round;
+    tp_.Remount();
+    ASSERT_FALSE(HasFatalFailure());
+  }
 }
 
 TEST_P(ZplWriteTest, OneBlockFileGrownByParallelWritersKeepsEveryByte) {

@@ -270,4 +270,32 @@ Result<DecodedSa> DecodeSaBuffer(const SaRegistry& reg, std::span<const uint8_t>
   return out;
 }
 
+bool SaFixedOffsets(const SaRegistry& reg, std::span<const uint8_t> buf, std::span<const uint16_t> attrs,
+                    std::span<size_t> offsets) {
+  if (buf.size() < 8 || attrs.size() != offsets.size() || LoadLE32(buf.data()) != kSaMagic) return false;
+  const uint16_t info = LoadLE16(buf.data() + 4);
+  const size_t hdr = size_t{static_cast<uint16_t>(info >> 10)} * 8;
+  auto it = reg.layouts().find(info & 0x3ff);
+  if (it == reg.layouts().end()) return false;
+  size_t vars = 0;
+  for (uint16_t a : it->second) vars += reg.Attr(a)->length == 0;
+  if (hdr != SaHeaderSize(vars) || hdr > buf.size()) return false;
+  size_t found = 0, li = 0, off = hdr;
+  for (uint16_t a : it->second) {
+    const SaAttrDef* d = reg.Attr(a);
+    size_t len = d->length;
+    if (len == 0) len = LoadLE16(buf.data() + 6 + 2 * li++);
+    off = Round8(off);
+    if (off + len > buf.size()) return false;
+    for (size_t i = 0; i < attrs.size(); i++) {
+      if (attrs[i] != a) continue;
+      if (d->length == 0) return false;
+      offsets[i] = off;
+      found++;
+    }
+    off += len;
+  }
+  return found == attrs.size();
+}
+
 }  // namespace uzfs

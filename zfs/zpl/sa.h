@@ -151,4 +151,15 @@ struct DecodedSa {
 // layout, or attributes past the buffer's end.
 Result<DecodedSa> DecodeSaBuffer(const SaRegistry& reg, std::span<const uint8_t> buf);
 
+// Where attributes sit in an SA buffer written little-endian, without
+// unpacking it: offsets[i] receives the byte offset of attrs[i], which must
+// be a fixed-length attribute of the buffer's layout. False (offsets
+// unspecified) when the buffer is byte-swapped or not an SA buffer, its
+// layout is unknown, its header does not match the layout, an attribute
+// is missing or variable-length, or the data runs past the buffer: what
+// DecodeSaBuffer would refuse, or a buffer the caller must unpack instead.
+// For changing a few fixed attributes in place (a write's size and times).
+bool SaFixedOffsets(const SaRegistry& reg, std::span<const uint8_t> buf, std::span<const uint16_t> attrs,
+                    std::span<size_t> offsets);
+
 }  // namespace uzfs

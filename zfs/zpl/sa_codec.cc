@@ -465,6 +465,26 @@ Status WriteSaRegistryObject(ObjsetWriter& os, SaObjects* objs, const SaRegistry
   return Status::Ok();
 }
 
+bool SaCodec::UpdateForWrite(uint8_t bonustype, std::span<uint8_t> bonus, uint64_t end,
+                             const ZplTimespec& now) const {
+  if (bonustype != kBonusTypeSa) return false;
+  const Ids& id = *ids_;
+  const uint16_t attrs[3] = {static_cast<uint16_t>(id.size), static_cast<uint16_t>(id.mtime),
+                             static_cast<uint16_t>(id.ctime)};
+  size_t off[3];
+  {
+    MutexLock l(&mu_);  // the registry may gain layouts meanwhile
+    if (!SaFixedOffsets(*reg_, bonus, attrs, off)) return false;
+  }
+  uint8_t* b = bonus.data();
+  StoreLE64(b + off[0], std::max(LoadLE64(b + off[0]), end));
+  for (size_t t : {off[1], off[2]}) {
+    StoreLE64(b + t, now.sec);
+    StoreLE64(b + t + 8, now.nsec);
+  }
+  return true;
+}
+
 Result<EncodedZnode> EncodeZnodeIn(const ZnodeCodec& codec, ObjsetWriter& os, const ZnodeAttrs& a,
                                    size_t bonus_room, Txg txg) {
   if (const auto* sa = dynamic_cast<const SaCodec*>(&codec)) return sa->EncodeIn(os, a, bonus_room, txg);

@@ -99,6 +99,10 @@ class SaCodec final : public ZnodeCodec {
   // a 512-byte dnode; OpenZFS spills a buffer that would fill the bonus
   // exactly).
   size_t max_inline_symlink(size_t bonus_room) const override;
+  // The size and times of an SA bonus written little-endian whose layout
+  // holds them (SaFixedOffsets), patched where they are.
+  bool UpdateForWrite(uint8_t bonustype, std::span<uint8_t> bonus, uint64_t end,
+                      const ZplTimespec& now) const override;
 
   // Encode after adding, in `txg`, every layout it needs that is missing
   // (the LAYOUTS ZAP is created and linked into the SA master if absent).

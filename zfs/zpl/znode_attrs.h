@@ -74,6 +74,15 @@ class ZnodeCodec {
   // Longest symlink target kept in the bonus (ZPL <= 4) / SA (ZPL 5);
   // longer ones are data block 0 (ZPL <= 4) or go to the spill (ZPL 5).
   virtual size_t max_inline_symlink(size_t bonus_room) const = 0;
+  // What a data write ending at `end` changes, in place in `bonus` (a
+  // dnode's bonus in this codec's format): size = max(size, end), mtime
+  // and ctime = now. False, nothing changed, when the codec cannot do it
+  // without unpacking the attributes (the caller then decodes, changes
+  // and encodes them). The default never can.
+  virtual bool UpdateForWrite(uint8_t bonustype, std::span<uint8_t> bonus, uint64_t end,
+                              const ZplTimespec& now) const {
+    return false;
+  }
 };
 
 // ZPL 1..4: znode_phys_t in the bonus.

@@ -184,10 +184,27 @@ ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const u
   reserved.Release();
   {
     MutexLock zl(&znode_mu_);
-    ZPL_ASSIGN(z, Load(obj));
-    z.a.size = std::max(z.a.size, end);
-    z.a.mtime = z.a.ctime = Now();
-    ZPL_TRY(Store(z, txg));
+    // The size and times change in place in the bonus where the codec
+    // can (an SA bonus whose layout holds them, no spill): decoding and
+    // encoding every attribute for each WRITE was a sixth of the daemon's
+    // time in 4 KiB random writes.
+    bool patched = false;
+    if (!whole) {
+      auto dn = os_->GetDnode(obj);
+      if (dn.ok() && !dn->byteswapped && dn->type == dmu_ot::kPlainFileContents &&
+          (dn->flags & kDnodeFlagSpillBlkptr) == 0 && codec_->UpdateForWrite(dn->bonustype, dn->bonus, end, Now())) {
+        ZPL_TRY_S(os_->SetBonus(obj, dn->bonustype, dn->bonus, txg));
+        z.obj = obj;
+        z.dn = std::move(*dn);
+        patched = true;
+      }
+    }
+    if (!patched) {
+      ZPL_ASSIGN(z, Load(obj));
+      z.a.size = std::max(z.a.size, end);
+      z.a.mtime = z.a.ctime = Now();
+      ZPL_TRY(Store(z, txg));
+    }
   }
   LogWriteData(z, offset, data, txg);
   tx.Commit(WriteDirtyBytes(data.size(), held));
