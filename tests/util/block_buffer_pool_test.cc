@@ -18,7 +18,10 @@ namespace {
 
 TEST(BlockBufferPoolTest, PooledSizes) {
   EXPECT_FALSE(BlockBufferPool::Pooled(0));
-  EXPECT_FALSE(BlockBufferPool::Pooled(32 << 10));
+  EXPECT_FALSE(BlockBufferPool::Pooled(2 << 10));
+  EXPECT_TRUE(BlockBufferPool::Pooled(4 << 10));
+  EXPECT_TRUE(BlockBufferPool::Pooled(16 << 10));
+  EXPECT_FALSE(BlockBufferPool::Pooled(24 << 10));
   EXPECT_TRUE(BlockBufferPool::Pooled(64 << 10));
   EXPECT_TRUE(BlockBufferPool::Pooled(128 << 10));
   EXPECT_FALSE(BlockBufferPool::Pooled((128 << 10) + 512));
@@ -28,7 +31,7 @@ TEST(BlockBufferPoolTest, PooledSizes) {
 
 TEST(BlockBufferPoolTest, AlignedDistinctAndReused) {
   BlockBufferPool pool(1 << 20);
-  EXPECT_EQ(pool.Allocate(4096), nullptr);  // not pooled
+  EXPECT_EQ(pool.Allocate(2048), nullptr);  // not pooled
   std::vector<void*> bufs;
   std::set<uintptr_t> seen;
   for (int i = 0; i < 40; i++) {  // more than one 2 MiB chunk

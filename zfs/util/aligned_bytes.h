@@ -14,7 +14,7 @@
 // uninitialized (they are about to be overwritten: a read, a whole-block
 // write); AlignedBytes(n, 0) and resize(n, 0) zero-fill. The allocator is
 // stateless and always equal, so moves and swaps never copy.
-// Buffers of 64 KiB to 16 MiB whose size is a power of two (the block sizes)
+// Buffers of 4 KiB to 16 MiB whose size is a power of two (the block sizes)
 // come from BlockBufferPool::Global(): recycled, huge-page-backed memory, so
 // a fresh dirty record does not fault in a page per 4 KiB. Their contents
 // are unspecified like malloc's (never assume fresh memory is zero). Under
@@ -71,7 +71,7 @@ struct DirectIoAllocator {
 
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes >= BlockBufferPool::kMinPooled && BlockBufferPool::TakeInjectedFailure()) throw std::bad_alloc();
+    if (bytes >= BlockBufferPool::kMinInjected && BlockBufferPool::TakeInjectedFailure()) throw std::bad_alloc();
     if (kPoolBlockBuffers && BlockBufferPool::Pooled(bytes) && BlockBufferPool::Enabled()) {
       void* p = BlockBufferPool::Global().Allocate(bytes);
       if (p == nullptr) throw std::bad_alloc();

@@ -1,5 +1,5 @@
 // BlockBufferPool: recycled, huge-page-backed memory for the large block
-// buffers (AlignedBytes of 64 KiB to 16 MiB whose size is a power of two:
+// buffers (AlignedBytes of 4 KiB to 16 MiB whose size is a power of two:
 // dirty records, blocks read, compression output).
 //
 // Why: a sequential write dirties a fresh 128 KiB buffer per record, and
@@ -13,7 +13,7 @@
 // MADV_HUGEPAGE were measured slower: UZFS_BUFFER_POOL=huge.)
 //
 // What it promises: Allocate(n) for Pooled(n) sizes returns n bytes aligned
-// to n (so at least 64 KiB, enough for direct I/O), or nullptr when the
+// to n (so at least 4 KiB, enough for direct I/O), or nullptr when the
 // system has no memory; contents are unspecified (a recycled buffer holds
 // what its last user wrote — the same contract as malloc, callers that need
 // zeros fill them, as AlignedBytes(n, 0) does). At most `max_warm_bytes` of
@@ -23,7 +23,10 @@
 // dirty_data_max (SetMaxWarm): 4 KiB random writes dirty a new 128 KiB
 // record each, a txg's worth of them, whose buffers the txg after reuses;
 // with 256 MiB kept, those page faults and the kernel's page clearing were
-// a sixth of the daemon's time. The
+// a sixth of the daemon's time. Sizes below 64 KiB are pooled too: with
+// recordsize=16K the same writes dirty 16 KiB records, which malloc served
+// from memory it had given back, and page faults were a quarter of the
+// daemon's time. The
 // rest of a freshly prefaulted chunk is resident too (not counted in that
 // limit: at most one chunk per size). ReleaseIfIdle() gives all of them
 // back once the pool has handed nothing out for a while (the daemon calls
@@ -44,7 +47,7 @@ namespace uzfs {
 
 class BlockBufferPool {
  public:
-  static constexpr size_t kMinPooled = size_t{64} << 10;
+  static constexpr size_t kMinPooled = size_t{4} << 10;
   static constexpr size_t kMaxPooled = size_t{16} << 20;
   static constexpr size_t kChunk = size_t{2} << 20;  // one huge page
   // Freed buffers kept resident by the process-wide pool.
@@ -91,9 +94,10 @@ class BlockBufferPool {
   // returns 0. Called periodically, a busy pool never pays for it.
   uint64_t ReleaseIfIdle() UZFS_EXCLUDES(mu_);
   // Fault injection for tests: the next `n` block buffers (AlignedBytes of
-  // kMinPooled bytes or more, pooled or not) fail to allocate, as when the
+  // kMinInjected bytes or more, pooled or not) fail to allocate, as when the
   // system has no memory: AlignedBytes throws std::bad_alloc. One relaxed
   // load per such allocation when unused.
+  static constexpr size_t kMinInjected = size_t{64} << 10;
   static void InjectFailures(int n) { injected_failures_.store(n, std::memory_order_relaxed); }
   static bool TakeInjectedFailure() {
     return injected_failures_.load(std::memory_order_relaxed) > 0 &&
@@ -101,7 +105,7 @@ class BlockBufferPool {
   }
 
  private:
-  static constexpr int kClasses = 9;  // 64 KiB .. 16 MiB
+  static constexpr int kClasses = 13;  // 4 KiB .. 16 MiB
   static int ClassOf(size_t bytes);
 
   struct SizeClass {
