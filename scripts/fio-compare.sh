@@ -26,7 +26,8 @@
 # small-file phases, default 6, after a sync; FIO_STAT_LOOPS: passes of the
 # stat phase over the files, default 20), DEV_SIZE (per device file, default 4G), DEV_FILL (1:
 # device files written full of zeros first, as disks are; default 0: sparse;
-# scripts/dev-file.sh says why it matters to fsync'd writes), WORKDIR (default a
+# scripts/dev-file.sh says why it matters to fsync'd writes), FIO_RECORDSIZE
+# (the pools' recordsize, e.g. 16K; default the file systems' 128K), WORKDIR (default a
 # new directory under /var/tmp), UZFS_BIN (directory holding zpool/zfs,
 # default build/cmd/*), FIO_WARM_RAM (1: touch most free RAM once first, a
 # new VM's first-touch cost; 0: skip). Needs root (FUSE, zfs-fuse's sandbox,
@@ -67,7 +68,9 @@ if [ "${1:-}" = "--side" ]; then
     mirror) vdevs=(mirror "${devs[@]}") ;;
     2mirror) vdevs=(mirror "${devs[0]}" "${devs[1]}" mirror "${devs[2]}" "${devs[3]}") ;;
   esac
-  zpool create -f -m "$mnt" "$pool" "${vdevs[@]}"
+  props=()
+  if [ -n "${FIO_RECORDSIZE:-}" ]; then props=(-O "recordsize=$FIO_RECORDSIZE"); fi
+  zpool create -f "${props[@]}" -m "$mnt" "$pool" "${vdevs[@]}"
   for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
   mountpoint -q "$mnt" || { echo "fio-compare: $side pool did not mount at $mnt" >&2; exit 1; }
   cold() {
