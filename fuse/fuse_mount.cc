@@ -1188,9 +1188,12 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   } else if (opts.fuse_uring) {
     FuseUringOptions uo;
     // As many entries in all as the /dev/fuse loop has workers, at least
-    // two per queue (one may block in an fsync).
+    // two per queue (one may block in an fsync) while the queues are
+    // fewer than the workers, one each beyond (a thread and a ring each:
+    // machines may list many more possible CPUs than they have).
     const unsigned queues = FuseUring::PossibleCpus();
-    uo.per_queue = std::max(2u, (std::max(1u, opts.max_threads) + queues - 1) / queues);
+    const unsigned workers = std::max(1u, opts.max_threads);
+    uo.per_queue = queues >= workers ? 1u : std::max(2u, (workers + queues - 1) / queues);
     uo.poll_us = opts.poll_us;
     uo.note_request = [ctx = m->ctx_.get()](const void* buf, size_t len) {
       KillPrivNote(&ctx->killpriv, buf, static_cast<ssize_t>(len));

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace uzfs {
 namespace {
@@ -129,20 +130,23 @@ FuseUring::FuseUring(fuse_session* se, int fd, FuseUringOptions opts)
 FuseUring::~FuseUring() { Join(); }
 
 unsigned FuseUring::PossibleCpus() {
-  // "0-1", "0-3,8-11", "0": the highest CPU number plus one.
+  // The kernel makes num_possible_cpus() queues: the CPUs in the mask
+  // "0-1", "0-3,8-11", "0".
   std::ifstream f("/sys/devices/system/cpu/possible");
   std::string s;
-  long highest = -1;
+  long count = 0;
   if (f >> s) {
     std::stringstream ss(s);
     std::string range;
     while (std::getline(ss, range, ',')) {
       const size_t dash = range.find('-');
-      highest = std::max(highest, std::strtol(range.c_str() + (dash == std::string::npos ? 0 : dash + 1), nullptr, 10));
+      const long lo = std::strtol(range.c_str(), nullptr, 10);
+      const long hi = dash == std::string::npos ? lo : std::strtol(range.c_str() + dash + 1, nullptr, 10);
+      if (hi >= lo) count += hi - lo + 1;
     }
   }
-  if (highest < 0) highest = std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)) - 1;
-  return static_cast<unsigned>(highest + 1);
+  if (count <= 0) count = std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF));
+  return static_cast<unsigned>(count);
 }
 
 void FuseUring::NoteRequest(const void* buf, ssize_t n) {
@@ -190,8 +194,14 @@ void FuseUring::InitAnswered() {
   const unsigned queues = PossibleCpus();
   const unsigned per = std::max(1u, opts_.per_queue);
   MutexLock l(&mu_);
-  for (unsigned q = 0; q < queues; ++q) {
-    for (unsigned i = 0; i < per; ++i) threads_.emplace_back([this, q] { Worker(q); });
+  try {
+    for (unsigned q = 0; q < queues; ++q) {
+      for (unsigned i = 0; i < per; ++i) threads_.emplace_back([this, q] { Worker(q); });
+    }
+  } catch (const std::system_error& e) {
+    // Called from libfuse's writev hook: no exception may leave. Without an
+    // entry on every queue the kernel keeps using /dev/fuse.
+    NoteError(-e.code().value());
   }
 }
 
@@ -217,64 +227,82 @@ void FuseUring::Worker(unsigned qid) {
   }
   if (r < 0) return NoteError(r);
 
-  auto submit_register = [&] {
+  // REGISTER fails at once (a CQE right after the submit) or stays with the
+  // kernel until a request comes: then the entry is registered.
+  auto do_register = [&]() -> int {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     PrepCmd(sqe, fd_, kCmdRegister, qid, 0);
     sqe->addr = reinterpret_cast<uintptr_t>(e.iov);
     sqe->len = 2;  // header and payload
-    return io_uring_submit(&ring);
+    const int n = io_uring_submit(&ring);
+    if (n < 0) return n;
+    (void)io_uring_get_events(&ring);
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_peek_cqe(&ring, &cqe) != 0 || cqe->res >= 0) return 0;
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring, cqe);
+    return res;
   };
-  bool registered = false, commit = false;
-  int again = 0;
-  r = submit_register();
-  if (r < 0) {
-    NoteError(r);
-  } else {
-    for (;;) {
-      io_uring_cqe* cqe = nullptr;
-      __kernel_timespec ts{};
-      ts.tv_nsec = 200'000'000;  // wakes to see whether the session has exited
-      // The commit of the last reply goes with the wait for the next
-      // request; after a reply, a worker may watch for the next one first.
-      int w = 0;
-      if (commit && Watch(&ring, &cqe)) {
-        if (cqe == nullptr) w = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-      } else {
-        w = commit ? io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr)
-                   : io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-      }
-      commit = false;
-      if (cqe == nullptr && io_uring_peek_cqe(&ring, &cqe) != 0) cqe = nullptr;
-      if (cqe == nullptr) {
-        if (w < 0 && w != -ETIME && w != -EINTR && w != -EAGAIN && w != -EBUSY) {
-          NoteError(w);
-          break;
-        }
-        if (fuse_session_exited(se_)) break;
-        continue;
-      }
-      const int res = cqe->res;
-      io_uring_cqe_seen(&ring, cqe);
-      if (res == -EAGAIN && !registered && ++again < 1000) {  // INIT not processed yet
+  // Registers, retrying while INIT is not processed yet (EAGAIN) and after
+  // an error the entry did not survive, so that its queue keeps an entry;
+  // false when it gives up or the connection has ended.
+  int failures = 0;
+  auto register_entry = [&]() -> bool {
+    for (int eagain = 0;;) {
+      const int res = do_register();
+      if (res == 0) return true;
+      if (ConnectionEnded(res)) return false;
+      if (res == -EAGAIN && ++eagain < 1000) {
         ::usleep(1000);
-        if (submit_register() < 0) break;
         continue;
       }
-      if (res < 0) {
-        if (!ConnectionEnded(res)) NoteError(res);
-        break;
-      }
-      if (!registered) {
-        registered = true;
-        entries_.fetch_add(1);
-      }
-      Handle(e);
-      PrepCmd(io_uring_get_sqe(&ring), fd_, kCmdCommitAndFetch, qid, e.commit_id);
-      commit = true;
+      NoteError(res);
+      if (++failures > 20) return false;
+      ::usleep(10'000);
     }
+  };
+  bool registered = register_entry();
+  if (registered) entries_.fetch_add(1);
+  while (registered) {
+    io_uring_cqe* cqe = nullptr;
+    __kernel_timespec ts{};
+    ts.tv_nsec = 200'000'000;
+    // A commit in the submission queue (the last reply) goes with the wait
+    // for the next request; after a reply, a worker may watch for the next
+    // one first. Left unsubmitted by an interrupted call, it goes with the
+    // next one.
+    const bool pending = io_uring_sq_ready(&ring) > 0;
+    int w = 0;
+    if (pending && Watch(&ring, &cqe)) {
+      if (cqe == nullptr) w = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+    } else {
+      w = pending ? io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr)
+                  : io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+    }
+    if (cqe == nullptr && io_uring_peek_cqe(&ring, &cqe) != 0) cqe = nullptr;
+    if (cqe == nullptr) {
+      if (w < 0 && w != -ETIME && w != -EINTR && w != -EAGAIN && w != -EBUSY) {
+        NoteError(w);
+        ::usleep(1000);  // not a busy loop if the ring keeps failing
+      }
+      // No leaving while registered: a request the kernel hands the entry
+      // would wait for ever. The kernel ends the command when the
+      // connection ends (unmount, or FuseMount::Stop's abort).
+      continue;
+    }
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring, cqe);
+    if (res < 0) {
+      if (ConnectionEnded(res)) break;
+      NoteError(res);  // a commit the kernel refused: the entry is gone
+      if (!register_entry()) break;
+      continue;
+    }
+    Handle(e);
+    PrepCmd(io_uring_get_sqe(&ring), fd_, kCmdCommitAndFetch, qid, e.commit_id);
   }
   if (registered) entries_.fetch_sub(1);
-  io_uring_queue_exit(&ring);  // cancels the entry's command if still registered
+  io_uring_queue_exit(&ring);
 }
 
 bool FuseUring::Watch(io_uring* ring, io_uring_cqe** cqe) {
@@ -284,7 +312,11 @@ bool FuseUring::Watch(io_uring* ring, io_uring_cqe** cqe) {
     spinning_.store(false, std::memory_order_release);
     return false;
   }
-  (void)io_uring_submit(ring);  // the commit: the next request may come while we watch
+  // The commit: the next request may come while we watch.
+  if (io_uring_submit(ring) < 0) {
+    spinning_.store(false, std::memory_order_release);
+    return false;  // still queued: the caller submits it with its wait
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(opts_.poll_us);
   unsigned polls = 0;
   do {

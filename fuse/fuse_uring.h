@@ -45,9 +45,11 @@
 //   - Handlers must answer on the thread that handles the request (uzfs's
 //     do); a request left unanswered when libfuse returns gets EIO, so an
 //     entry never stays taken.
-//   - Workers leave when the kernel ends the connection (the entries'
-//     commands complete with an error) or the session has exited; Join()
-//     waits for them.
+//   - A worker whose entry is registered leaves only when the kernel ends
+//     its command (the connection ended: unmount, or FuseMount::Stop's
+//     abort), so no request handed to an entry is left unanswered; an
+//     entry the kernel refused (a failed commit) is registered again, so
+//     its queue keeps entries. Join() waits for the workers.
 //
 // Threading: the hooks run on any session thread; everything else is
 // called from the mount's owner.
@@ -88,7 +90,7 @@ struct FuseUringStats {
   bool asked = false;      // the mount asked for it
   bool offered = false;    // the kernel offered the protocol at INIT
   bool accepted = false;   // the INIT reply took it
-  unsigned entries = 0;    // entries whose worker runs
+  unsigned entries = 0;    // entries registered with the kernel
   uint64_t requests = 0;   // requests answered over the ring
   int error = 0;           // the first error that stopped a worker (-errno), 0 if none
 };
@@ -116,7 +118,7 @@ class FuseUring {
   void Join();
   FuseUringStats stats() const;
 
-  // The kernel's queue count: one per possible CPU
+  // The kernel's queue count: the number of possible CPUs
   // (/sys/devices/system/cpu/possible).
   static unsigned PossibleCpus();
 

@@ -15,7 +15,7 @@
 #   --keep    keep the work directory (its path is printed)
 #   --layout  the pools' vdevs, as in fio-compare.sh (default raidz2)
 # Environment: FIO_SIZE, FIO_RUNTIME, FIO_NRFILES, FIO_STAT_LOOPS,
-# FIO_SETTLE, DEV_SIZE, DEV_FILL, FIO_WARM_RAM as in scripts/fio-compare.sh (same
+# FIO_SETTLE, DEV_SIZE, DEV_FILL, FIO_RECORDSIZE, FIO_WARM_RAM as in scripts/fio-compare.sh (same
 # defaults; --quick makes them small), UZFS_BIN (directory holding zpool,
 # default build/cmd/zpool, uzfsd found next to it), WORKDIR (a new or empty
 # directory to work in; default a new one under /var/tmp). Needs root
@@ -72,7 +72,7 @@ die() { echo "bench-report: $*" >&2; failed=1; exit 1; }
 # The command as typed, with the settings that change the figures, for
 # the report.
 cmd_env=()
-for v in FIO_SIZE FIO_RUNTIME FIO_NRFILES FIO_STAT_LOOPS FIO_SETTLE DEV_SIZE DEV_FILL FIO_WARM_RAM; do
+for v in FIO_SIZE FIO_RUNTIME FIO_NRFILES FIO_STAT_LOOPS FIO_SETTLE DEV_SIZE DEV_FILL FIO_RECORDSIZE FIO_WARM_RAM; do
   if [ -n "${!v+set}" ]; then cmd_env+=("$v=${!v}"); fi
 done
 cmdline="${cmd_env[*]:+${cmd_env[*]} }bash scripts/bench-report.sh${*:+ $*}"
@@ -318,7 +318,9 @@ for slog in no yes; do
     2mirror) vdevs=(mirror "${devs[0]}" "${devs[1]}" mirror "${devs[2]}" "${devs[3]}") ;;
   esac
   if [ $slog = yes ]; then make_dev_file "$devdir/slog" "$slog_size"; vdevs+=(log "$devdir/slog"); fi
-  uzpool create -f -m "$mnt" uzfsslog "${vdevs[@]}" || die "zpool create failed for the slog=$slog pool"
+  props=()
+  if [ -n "${FIO_RECORDSIZE:-}" ]; then props=(-O "recordsize=$FIO_RECORDSIZE"); fi
+  uzpool create -f "${props[@]}" -m "$mnt" uzfsslog "${vdevs[@]}" || die "zpool create failed for the slog=$slog pool"
   for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
   mountpoint -q "$mnt" || die "the slog=$slog pool did not mount at $mnt"
   FIO_DIR=$mnt FIO_JOBS=1 fio --output-format=json+ --output="$slog_out/sync-write-1-slog-$slog.json" \
@@ -338,7 +340,7 @@ if [ "$rev" != unknown ] && [ -n "$(git -C "$here" status --porcelain --untracke
 fi
 rev="checkout at $rev$bin_note"
 settings="layout $layout; FIO_SIZE=$FIO_SIZE FIO_RUNTIME=$FIO_RUNTIME FIO_NRFILES=$FIO_NRFILES"
-settings+=" FIO_STAT_LOOPS=$FIO_STAT_LOOPS FIO_SETTLE=$FIO_SETTLE DEV_SIZE=$DEV_SIZE DEV_FILL=${DEV_FILL:-0} FIO_WARM_RAM=$FIO_WARM_RAM"
+settings+=" FIO_STAT_LOOPS=$FIO_STAT_LOOPS FIO_SETTLE=$FIO_SETTLE DEV_SIZE=$DEV_SIZE DEV_FILL=${DEV_FILL:-0} FIO_RECORDSIZE=${FIO_RECORDSIZE:-128K} FIO_WARM_RAM=$FIO_WARM_RAM"
 "$py" "$here/tools/bench-report/render.py" --results "$results" --slog "$slog_out" --out "$out" \
   --rows "$rows" --command "$cmdline" --settings "$settings" --revision "$rev" --note "$nrfiles_note" \
   --load "$load at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" --hostfs "$hostfs" --slog-size "$slog_size" ||

@@ -12,6 +12,7 @@ make_dev_file() {
   truncate -s "$2" "$1"
   if [ "${DEV_FILL:-0}" = 1 ]; then
     local mib=$(( $(stat -c %s "$1") / 1048576 ))
-    dd if=/dev/zero of="$1" bs=1M count="$mib" conv=notrunc status=none
+    # fsync: its writeback must not run into the first timed rows.
+    dd if=/dev/zero of="$1" bs=1M count="$mib" conv=notrunc,fsync status=none
   fi
 }

@@ -19,11 +19,19 @@ mkdir -p "$mnt" "$work/devs"
 devs=()
 for i in 0 1 2 3 4 5; do truncate -s 1G "$work/devs/d$i"; devs+=("$work/devs/d$i"); done
 zp=${UZFS_BIN:-$here/build/cmd/zpool}/zpool
-cleanup() {
+stop() {  # destroy the pool, stop the daemon and wait for it
   "$zp" destroy -f readlat 2>/dev/null || true
-  if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true; fi
-  sleep 1
-  rm -rf "$work"
+  if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
+    local pid
+    pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+}
+cleanup() {
+  stop
+  if mountpoint -q "$mnt"; then umount -l "$mnt"; fi
+  rm -rf --one-file-system -- "${work:?}"
 }
 trap cleanup EXIT
 "$zp" create -f -m "$mnt" readlat raidz2 "${devs[@]}"
@@ -40,4 +48,5 @@ p = c["percentile"]
 print("4K O_DIRECT reads from the ARC: %.0f IOPS, p50 %.1f us, p99 %.1f us, mean %.1f us"
       % (r["iops"], p["50.000000"] / 1e3, p["99.000000"] / 1e3, c["mean"] / 1e3))
 PY
-grep -h "unmounted\|io_uring" "$UZFS_RUNDIR/uzfsd.log" 2>/dev/null | sed 's/^.*: unmounted/uzfsd: unmounted/' || true
+stop  # the unmount's log line tells the requests and the transport
+grep -h "unmounted" "$UZFS_RUNDIR/uzfsd.log" 2>/dev/null | sed 's/^.*: unmounted/uzfsd: unmounted/' || true
