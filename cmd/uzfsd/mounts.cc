@@ -186,8 +186,8 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
     }
   }
   // FUSE over io_uring where the kernel offers it (fuse/fuse_uring.h): the
-  // user property uzfs:fuse_uring (on/off, inherited) decides, else
-  // UZFS_FUSE_URING (1/0) for the whole daemon.
+  // user property uzfs:fuse_uring (on/off, checked when set; inherited)
+  // decides, else UZFS_FUSE_URING (1/0) for the whole daemon.
   bool uring = false;
   if (const char* u = std::getenv("UZFS_FUSE_URING"); u != nullptr && *u != '\0') {
     const std::string v = u;

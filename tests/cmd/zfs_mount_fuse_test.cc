@@ -308,6 +308,16 @@ TEST_F(MountCli, FuseUringIsAskedForByPropertyOrVariable) {
   ASSERT_EQ(r.rc, 0) << r.err;
   ASSERT_EQ(env_.Zfs("create -o uzfs:fuse_uring=on tank/ring").rc, 0);
   ASSERT_EQ(env_.Zfs("create tank/ring/child").rc, 0);  // inherits on
+  // Only on and off: anything else is refused, one line, nothing changed.
+  r = env_.Zfs("set uzfs:fuse_uring=yes tank/ring");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot set property for 'tank/ring': 'uzfs:fuse_uring' must be one of 'on | off'\n");
+  r = env_.Zfs("create -o uzfs:fuse_uring=1 tank/bad");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("'uzfs:fuse_uring' must be one of 'on | off'"), std::string::npos) << r.err;
+  EXPECT_NE(env_.Zfs("list tank/bad").rc, 0);
+  r = env_.Zfs("get -H -o value uzfs:fuse_uring tank/ring tank/ring/child");
+  EXPECT_EQ(r.out, "on\non\n");
   for (const std::string d : {"", "/ring", "/ring/child"}) WriteText(root_ + d + "/f", "data" + d);
   ASSERT_EQ(env_.Zfs("unmount -a").rc, 0);
   std::string log = test::ReadText(env_.rundir() + "/uzfsd.log");

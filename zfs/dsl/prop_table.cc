@@ -464,6 +464,11 @@ Result<PropValue> ParseDatasetValue(const PropDef* d, std::string_view name, std
     if (text.size() >= kUserPropValueMax) {
       return Fail(ctx, "property value " + Quoted(text) + " is too long");
     }
+    // The user property uzfs reads itself (zfs(8)): checked like a native
+    // on/off property, so a typo fails here instead of being taken as on.
+    if (name == "uzfs:fuse_uring" && text != "on" && text != "off") {
+      return Fail(ctx, "'uzfs:fuse_uring' must be one of 'on | off'");
+    }
     return PropValue::String(std::string(text));
   }
   if (ctx.type == kPropSnapshot) {
