@@ -3,7 +3,11 @@
 // replication checks -f overrides) before anything is written, prints the
 // layout for -n, then creates the pool, records it in the daemon's
 // registry and mounts its file systems.
+#include <dirent.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
@@ -19,6 +23,34 @@ namespace uzfs::cmd {
 namespace {
 
 constexpr uint64_t kDefaultCreateVersion = 5000;  // DESIGN.md §3
+
+// The root file system's mount point must not hide files: the default
+// (/POOL) or -m's (or -O mountpoint=), under the altroot, may be missing
+// or empty (OpenZFS refuses the same way, before anything is written).
+std::string MountpointNotEmpty(const std::string& pool, const std::string& altroot,
+                               const std::vector<std::pair<std::string, std::string>>& fs_props) {
+  std::string mp = "/" + pool;
+  for (const auto& [k, v] : fs_props) {
+    if (k == "mountpoint") mp = v;
+  }
+  if (mp == "none" || mp == "legacy") return "";
+  const std::string dir = altroot.empty() ? mp : (altroot == "/" ? "" : altroot) + mp;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT || errno == ENOTDIR) return "";  // made at mount; a file there fails the mount
+    return "mountpoint '" + dir + "' : " + std::strerror(errno);
+  }
+  bool empty = true;
+  while (const dirent* ent = ::readdir(d)) {
+    if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  if (empty) return "";
+  return "mountpoint '" + dir + "' exists and is not empty\nuse '-m' option to provide a different default";
+}
 
 }  // namespace
 
@@ -57,7 +89,7 @@ int ZpoolCreate(CmdCtx& c) {
       }
       o.ashift = static_cast<uint32_t>(n);
     } else if (k == "altroot") {
-      rec.altroot = AbsPath(c.cwd, v);
+      rec.altroot = v;
     } else if (k.starts_with("feature@")) {
       // Every feature uzfs knows is enabled unless -o feature@NAME=disabled.
       const std::optional<std::string> g = KnownFeatureGuid(k.substr(8));
@@ -79,7 +111,12 @@ int ZpoolCreate(CmdCtx& c) {
       rec.props[k] = v;
     }
   }
-  if (!a.Values('R').empty()) rec.altroot = AbsPath(c.cwd, a.Values('R').back());
+  if (!a.Values('R').empty()) rec.altroot = a.Values('R').back();
+  // Relative to what? The daemon's directory is not the caller's, and a
+  // pool imported later from elsewhere would mount somewhere else.
+  if (!rec.altroot.empty() && rec.altroot[0] != '/') {
+    return c.Fail("invalid alternate root '" + rec.altroot + "': must be an absolute path");
+  }
   for (const std::string& kv : a.Values('O')) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return ZpoolUsage(c, "create", "missing '=' for -O option");
@@ -109,12 +146,8 @@ int ZpoolCreate(CmdCtx& c) {
   auto layout = ParseVdevGrammar(vdevs);
   if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
   const std::vector<std::string> paths = AllPaths(*layout);
-  for (size_t i = 0; i < paths.size(); i++) {
-    for (size_t j = 0; j < i; j++) {
-      if (paths[i] == paths[j]) {
-        return c.Fail("invalid vdev specification: " + paths[i] + " is listed more than once");
-      }
-    }
+  if (std::string twice = SameDeviceTwice(paths); !twice.empty()) {
+    return c.Fail("invalid vdev specification: " + twice);
   }
   if (std::string busy = DevicesInUse(c.reg, paths); !busy.empty()) return c.Fail(busy);
   if (!o.force) {
@@ -126,6 +159,7 @@ int ZpoolCreate(CmdCtx& c) {
     }
   }
   if (c.reg.Find(name) != nullptr) return c.Fail("cannot create '" + name + "': pool already exists");
+  if (std::string busy = MountpointNotEmpty(name, rec.altroot, o.fs_props); !busy.empty()) return c.Fail(busy);
   if (a.Has('n')) {
     std::string t = "would create '" + name + "' with the following layout:\n\n\t" + name + "\n";
     DryRunTree(layout->data, &t);

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "cmd/uzfsd/zpool_layout.h"
 #include "cmd/uzfsd/pool_info.h"
+#include "zfs/vdev/device_claims.h"
 
 namespace uzfs::cmd {
 
@@ -129,15 +131,37 @@ void ExpandShorthandDevices(std::vector<std::string>* words) {
   }
 }
 
+std::string SameDeviceTwice(const std::vector<std::string>& paths) {
+  std::vector<std::optional<DeviceIdentity>> ids;
+  for (const std::string& p : paths) ids.push_back(IdentifyDevice(p));
+  for (size_t i = 0; i < paths.size(); i++) {
+    for (size_t j = 0; j < i; j++) {
+      if (paths[i] == paths[j]) return paths[i] + " is listed more than once";
+      if (ids[i] && ids[j] && *ids[i] == *ids[j]) return paths[j] + " and " + paths[i] + " are the same device";
+    }
+  }
+  return "";
+}
+
 std::string DevicesInUse(Registry& reg, const std::vector<std::string>& paths) {
+  std::vector<std::optional<DeviceIdentity>> ids;
+  for (const std::string& p : paths) ids.push_back(IdentifyDevice(p));
   for (const auto& e : reg.All()) {
     MutexLock l(&e->mu);
     // The live tree's devices (a detached or replaced one is free again),
     // else the record's.
     const std::vector<std::string> in_use =
         e->pool != nullptr ? PoolDevicePaths(*e->pool, ShapeFromPool(*e->pool)) : e->rec.devices;
-    for (const std::string& p : paths) {
-      if (std::find(in_use.begin(), in_use.end(), p) != in_use.end()) {
+    // Under the same name or another one (a loop device over a pool's
+    // file, a second loop device over the same file).
+    std::vector<DeviceIdentity> in_use_ids;
+    for (const std::string& u : in_use) {
+      if (auto id = IdentifyDevice(u)) in_use_ids.push_back(*id);
+    }
+    for (size_t i = 0; i < paths.size(); i++) {
+      const std::string& p = paths[i];
+      if (std::find(in_use.begin(), in_use.end(), p) != in_use.end() ||
+          (ids[i] && std::find(in_use_ids.begin(), in_use_ids.end(), *ids[i]) != in_use_ids.end())) {
         return "invalid vdev specification\nthe following errors must be manually repaired:\n" + p +
                " is part of active pool '" + e->rec.name + "'";
       }

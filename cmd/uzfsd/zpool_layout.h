@@ -25,7 +25,12 @@ void DryRunTree(const std::vector<VdevSpec>& list, std::string* out);
 std::vector<std::string> AllPaths(const PoolLayout& l);
 // "sdb" -> "/dev/sdb" when that exists (keywords and paths stay).
 void ExpandShorthandDevices(std::vector<std::string>* words);
-// zpool's error for the first of `paths` an imported pool holds (each
+// The first device named twice in `paths`, under one name or two (a loop
+// device and a second one over the same file): the end of zpool's
+// "invalid vdev specification: ..." line; empty when none is.
+std::string SameDeviceTwice(const std::vector<std::string>& paths);
+// zpool's error for the first of `paths` an imported pool holds, under
+// the name the pool knows or another name for the same storage (each
 // pool's lock taken in turn); empty when none is.
 std::string DevicesInUse(Registry& reg, const std::vector<std::string>& paths);
 

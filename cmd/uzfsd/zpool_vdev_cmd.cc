@@ -87,6 +87,9 @@ int ZpoolAdd(CmdCtx& c, const std::string& usage) {
   auto layout = ParseVdevGrammar(words, /*require_data=*/false);
   if (!layout.ok()) return c.Fail(std::string(layout.status().message()));
   const std::vector<std::string> paths = AllPaths(*layout);
+  if (std::string twice = SameDeviceTwice(paths); !twice.empty()) {
+    return c.Fail("invalid vdev specification: " + twice);
+  }
   if (std::string busy = DevicesInUse(c.reg, paths); !busy.empty()) return c.Fail(busy);
 
   MutexLock l(&e->mu);

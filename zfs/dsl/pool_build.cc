@@ -8,13 +8,14 @@
 
 #include "zfs/dsl/pool.h"  // kInitialTxg
 #include "zfs/spa/label_io.h"
+#include "zfs/vdev/device_claims.h"
 #include "zfs/vdev/fault_device.h"
 
 namespace uzfs {
 
 
 // Opens a leaf for a new pool: exclusive, big enough, not part of another
-// pool unless forced.
+// pool and holding no other file system or partition table unless forced.
 Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
                                                 bool force) {
   auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = false, .exclusive = true});
@@ -35,6 +36,12 @@ Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const s
           "invalid vdev specification\nuse '-f' to override the following errors:\n" + path +
           " is part of " + (state == kPoolStateExported ? "exported " : "active ") + "pool '" +
           std::string(*other) + "'");
+    }
+  }
+  if (!force) {
+    if (const std::string other = ForeignContent(path); !other.empty()) {
+      return Status::InvalidArgument("invalid vdev specification\nuse '-f' to override the following errors:\n" +
+                                     path + " contains " + other);
     }
   }
   return dev;

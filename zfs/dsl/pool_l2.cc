@@ -11,6 +11,7 @@
 #include "cache/l2arc.h"
 #include "zfs/dsl/pool.h"
 #include "zfs/spa/label_io.h"
+#include "zfs/vdev/device_claims.h"
 #include "zfs/vdev/file_device.h"
 
 namespace uzfs {
@@ -140,6 +141,11 @@ Status Pool::AttachCacheDevice(const std::string& path, bool force) {
     auto other = labels->config.GetString("name");
     if (state != kPoolStateDestroyed && state != kPoolStateL2cache && state != kPoolStateSpare && other.ok()) {
       return Status::InvalidArgument(quoted + path + " is part of pool '" + std::string(*other) + "'");
+    }
+  }
+  if (!force) {
+    if (const std::string other = ForeignContent(path); !other.empty()) {
+      return Status::InvalidArgument(quoted + path + " contains " + other + " (use '-f' to override)");
     }
   }
   VdevNode n;
