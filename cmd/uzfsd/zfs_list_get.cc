@@ -2,6 +2,9 @@
 // zfs/dsl/prop_table.h's inheritance walk over the dataset's chain of DSL
 // props ZAPs, with the computed properties from the DSL records; a pool
 // imported with an altroot shows mountpoints below it, as ZFS does.
+// `zfs get all` lists zfs-fuse's properties on a pool of version <= 28 and
+// OpenZFS 2.x's (sync, relatime, written, ... at their places) on a
+// feature-flag pool.
 // Layouts: ../shared/CLI.md §3 (NAME USED AVAIL REFER MOUNTPOINT; get's
 // NAME PROPERTY VALUE SOURCE), -H/-p/-o/-s/-S/-j as in output.h.
 #include <algorithm>
@@ -198,8 +201,10 @@ int ZfsGet(CmdCtx& c) {
   }
   std::vector<std::string> wanted;
   bool all = false;
-  for (const std::string& p : SplitComma(a.operands[0])) {
+  const std::vector<std::string> asked = SplitComma(a.operands[0]);
+  for (const std::string& p : asked) {
     if (p == "all") {
+      if (asked.size() > 1) return ZfsUsage(c, "get", "bad property list: 'all' can only be used by itself");
       all = true;
       continue;
     }
@@ -227,8 +232,9 @@ int ZfsGet(CmdCtx& c) {
     const PropZap zpl = ZplMasterZap(*s.entry->pool, s.row.name.substr(0, s.row.name.find_first_of("@#")));
     std::vector<ResolvedProp> props;
     if (all) {
+      // zfs-fuse's listing on a legacy pool, OpenZFS 2.x's on a feature-flag one.
       auto r = ResolveAllDatasetProps(*chain, &zpl, &computed, s.row.info.snapshot ? kPropSnapshot : kPropFilesystem,
-                                      &user_order);
+                                      &user_order, s.entry->pool->version());
       if (!r.ok()) {
         rc = c.Fail(ErrorLine(r.status(), "open", s.row.name));
         continue;

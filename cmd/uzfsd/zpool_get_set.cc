@@ -1,9 +1,14 @@
 // zpool get and zpool set (man/zpool.8). get: the fields and properties
 // asked for (aliases as zpool takes them, feature@ and unsupported@ too)
-// of the pools named, as a table or OpenZFS's JSON. set: the value is
-// checked against the property table first; pool properties go into the
-// pool's props ZAP, cachefile (this host's) into the cache record, and
-// feature@NAME=enabled enables a feature.
+// of the pools named, as a table or OpenZFS's JSON; `all` is the pool's
+// listing (zfs-fuse's below version 5000, OpenZFS 2.x's at 5000), a name
+// any property uzfs answers. set: the value is checked against the
+// property table first; pool properties go into the pool (Pool::
+// SetPoolProps: the props ZAP, or the config for comment and
+// compatibility), cachefile (this host's) into the cache record, and
+// feature@NAME=enabled enables a feature. OpenZFS's properties are set on
+// feature-flag pools only, and there dedupditto is taken and ignored with
+// OpenZFS's note, as OpenZFS 2.x does.
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/zpool_handlers.h"
 #include "cmd/uzfsd/zpool_report.h"
@@ -35,8 +40,10 @@ int ZpoolGet(CmdCtx& c) {
   }
   std::vector<std::string> wanted;
   bool all = false;
-  for (const std::string& p : SplitComma(a.operands[0])) {
+  const std::vector<std::string> asked = SplitComma(a.operands[0]);
+  for (const std::string& p : asked) {
     if (p == "all") {
+      if (asked.size() > 1) return ZpoolUsage(c, "get", "bad property list: 'all' can only be used by itself");
       all = true;
     } else {
       wanted.push_back(CanonicalPoolProp(p));
@@ -59,12 +66,14 @@ int ZpoolGet(CmdCtx& c) {
     }
     std::vector<PoolPropRow> sel;
     if (all) {
-      sel = *pr;
+      for (const PoolPropRow& r : *pr) {
+        if (r.listed) sel.push_back(r);
+      }
     } else {
       for (const std::string& w : wanted) {
         bool found = false;
         for (const PoolPropRow& r : *pr) {
-          if (r.name == w) {
+          if (r.name == w && !found) {
             sel.push_back(r);
             found = true;
           }
@@ -136,7 +145,15 @@ int ZpoolSet(CmdCtx& c) {
     return c.Fail("cannot set property for '" + name + "': property 'readonly' can only be set at import time");
   }
   if (e->pool->readonly()) return c.Fail("cannot set property for '" + name + "': pool is read-only");
+  if (Status s = CheckPoolPropSettable(k, name, e->pool->version()); !s.ok()) {
+    return c.Fail(std::string(s.message()));
+  }
   const PropDef* d = FindPoolProp(k);
+  if (d != nullptr && d->feature_listing == FeatureListing::kUnlisted && e->pool->version() >= kFeatureVersion) {
+    // OpenZFS 2.x says so and drops it: dedup ditto copies are gone.
+    c.out.Out("Note: property '" + k + "' no longer has any effect\n");
+    return 0;
+  }
   if (d != nullptr && d->storage == PropStorage::kPoolZap) {
     // In the pool itself: it moves with the pool (zfs-fuse reads it too).
     e->pool->LogHistory(c.cmdline);

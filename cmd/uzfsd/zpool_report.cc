@@ -2,9 +2,16 @@
 // (zpool_report.h): the property rows with their sources, column names and
 // aliases, the JSON heads, the vdev tree's rows. Callers hold the entry's
 // lock; nothing here changes a pool.
+//
+// load_guid is OpenZFS's: a random guid the pool gets each time it is
+// loaded (imported or created), the same until it is exported. It is kept
+// here, by pool guid, with the entry's import time (PoolEntry::since): a
+// new import has a new time, so it gets a new guid.
 #include <unistd.h>
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "cmd/uzfsd/zpool_report.h"
@@ -34,6 +41,23 @@ Result<Pool::StoredPoolProps> PoolZapOf(PoolEntry& e) UZFS_REQUIRES(e.mu) {
   return stored;
 }
 
+struct LoadGuids {
+  struct Loaded {
+    std::chrono::steady_clock::time_point since;
+    uint64_t guid = 0;
+  };
+  Mutex mu;
+  std::map<uint64_t, Loaded> by_pool UZFS_GUARDED_BY(mu);  // pool guid ->
+};
+
+uint64_t LoadGuidOf(PoolEntry& e) UZFS_REQUIRES(e.mu) {
+  static LoadGuids* const g = new LoadGuids;  // never destroyed: no exit-order trouble
+  MutexLock l(&g->mu);
+  LoadGuids::Loaded& x = g->by_pool[e.pool->guid()];
+  if (x.guid == 0 || x.since != e.since) x = LoadGuids::Loaded{e.since, NewGuid()};
+  return x.guid;
+}
+
 PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp, const std::string& bootfs_name)
     UZFS_REQUIRES(e.mu) {
   PoolPropState st;
@@ -47,43 +71,87 @@ PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp, const std::string
   if (auto it = e.rec.props.find("cachefile"); it != e.rec.props.end()) st.cachefile = it->second;
   st.bootfs_name = bootfs_name;
   if (e.pool->root_vdev().children().size() > 0) st.ashift = e.pool->root_vdev().child(0)->ashift();
+  st.load_guid = LoadGuidOf(e);
   return st;
 }
 
+// What uzfs adds to the table's rows, as legacy pools list them after it.
+constexpr const char* kLegacyExtras[] = {"fragmentation", "expandsize", "checkpoint", "freeing",
+                                         "leaked",        "usable",     "available",  "readonly"};
+
+// `zpool get all` of a feature-flag pool: OpenZFS 2.x's property order
+// (its zpool_prop_t enumeration, hidden ones out), then uzfs's usable and
+// available. dedupditto is not there: OpenZFS 2.x hides it.
+constexpr const char* kOpenZfsListing[] = {
+    "size",          "capacity",    "altroot",     "health",           "guid",     "version",
+    "bootfs",        "delegation",  "autoreplace", "cachefile",        "failmode", "listsnapshots",
+    "autoexpand",    "dedupratio",  "free",        "allocated",        "readonly", "ashift",
+    "comment",       "expandsize",  "freeing",     "fragmentation",    "leaked",   "multihost",
+    "checkpoint",    "load_guid",   "autotrim",    "compatibility",    "bcloneused", "bclonesaved",
+    "bcloneratio",   "dedup_table_size", "usable", "available"};
+
 }  // namespace
 
-// Every property `zpool get all` shows, in order: the table's, then the
-// OpenZFS additions uzfs can answer (capacity sits in the table).
+// Every property uzfs answers: those `get all` lists, in its order, then
+// the others (zpool_report.h).
 Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_REQUIRES(e.mu) {
   UZFS_ASSIGN_OR_RETURN(PoolSpaceReport sp, PoolListSpace(*e.pool));
   UZFS_ASSIGN_OR_RETURN(Pool::StoredPoolProps stored, PoolZapOf(e));
   const PoolPropState st = StateOf(e, sp, stored.bootfs_name);
-  UZFS_ASSIGN_OR_RETURN(std::vector<ResolvedProp> all, ResolveAllPoolProps(stored.zap, st));
-  std::vector<PoolPropRow> rows;
-  for (const ResolvedProp& p : all) {
+  const uint64_t version = e.pool->version();
+  // Every row by name: the table's, then the pool's figures uzfs adds.
+  std::vector<PoolPropRow> all;
+  for (const PropDef& d : PoolProps()) {
+    if (d.name == "name") continue;
+    UZFS_ASSIGN_OR_RETURN(ResolvedProp p, ResolvePoolProp(d.name, stored.zap, st));
     std::string v = FormatPoolProp(p.name, p.value, parsable);
     if (!parsable && (p.name == "size" || p.name == "free" || p.name == "allocated")) {
       v = HumanSize(p.value.number);
     }
-    if (parsable && p.name == "dedupratio" && !v.empty() && v.back() == 'x') v.pop_back();
+    if (parsable && (p.name == "dedupratio" || p.name == "bcloneratio") && !v.empty() && v.back() == 'x') v.pop_back();
     std::string src = p.SourceText();
-    if (p.name == "version" && e.pool->version() == 5000) {
+    if (p.name == "version" && version == kFeatureVersion) {
       v = "-";  // feature flags: no version number (OpenZFS prints "-")
       src = "default";
     }
     if (p.name == "guid") src = "-";
-    rows.push_back(PoolPropRow{p.name, v, src});
+    all.push_back(PoolPropRow{p.name, v, src});
   }
   const uint64_t usable = sp.dspace > sp.slop ? sp.dspace - sp.slop : 0;
-  rows.push_back(PoolPropRow{"fragmentation", "-", "-"});
-  rows.push_back(PoolPropRow{"expandsize", "-", "-"});
-  rows.push_back(PoolPropRow{"checkpoint", "-", "-"});
   UZFS_ASSIGN_OR_RETURN(const Pool::AsyncDestroyState freeing, e.pool->AsyncDestroy());
-  rows.push_back(PoolPropRow{"freeing", SizeText(freeing.freeing, parsable), "-"});
-  rows.push_back(PoolPropRow{"leaked", SizeText(freeing.leaked, parsable), "-"});
-  rows.push_back(PoolPropRow{"usable", SizeText(sp.dspace, parsable), "-"});
-  rows.push_back(PoolPropRow{"available", SizeText(usable, parsable), "-"});
-  rows.push_back(PoolPropRow{"readonly", e.rec.readonly ? "on" : "off", "-"});
+  all.push_back(PoolPropRow{"fragmentation", "-", "-"});
+  all.push_back(PoolPropRow{"expandsize", "-", "-"});
+  all.push_back(PoolPropRow{"checkpoint", "-", "-"});
+  all.push_back(PoolPropRow{"freeing", SizeText(freeing.freeing, parsable), "-"});
+  all.push_back(PoolPropRow{"leaked", SizeText(freeing.leaked, parsable), "-"});
+  all.push_back(PoolPropRow{"usable", SizeText(sp.dspace, parsable), "-"});
+  all.push_back(PoolPropRow{"available", SizeText(usable, parsable), "-"});
+  all.push_back(PoolPropRow{"readonly", e.rec.readonly ? "on" : "off", "-"});
+
+  // The listing's names, in order.
+  std::vector<std::string> order;
+  if (version < kFeatureVersion) {
+    for (const PropDef& d : PoolProps()) {
+      if (ListedByGetAll(d, version)) order.emplace_back(d.name);
+    }
+    for (const char* n : kLegacyExtras) order.emplace_back(n);
+  } else {
+    for (const char* n : kOpenZfsListing) order.emplace_back(n);
+  }
+  std::vector<PoolPropRow> rows;
+  std::vector<bool> taken(all.size(), false);
+  for (const std::string& n : order) {
+    for (size_t i = 0; i < all.size(); i++) {
+      if (all[i].name != n || taken[i]) continue;
+      rows.push_back(all[i]);
+      taken[i] = true;
+    }
+  }
+  for (size_t i = 0; i < all.size(); i++) {
+    if (taken[i]) continue;
+    rows.push_back(all[i]);
+    rows.back().listed = false;  // by name only
+  }
   // Feature-flag pools: feature@NAME as OpenZFS shows them; a feature
   // uzfs does not know as unsupported@GUID (inactive: enabled only).
   // Legacy versions list none, as zfs-fuse.
@@ -100,7 +168,7 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
   return rows;
 }
 
-// Properties PoolPropRows answers besides the table's.
+// Properties PoolPropRows answers: the table's and these.
 bool KnownPoolProp(const std::string& p) {
   static const std::set<std::string> kExtra = {"name", "fragmentation", "expandsize", "checkpoint", "freeing",
                                                "leaked", "usable", "available", "readonly"};
@@ -128,7 +196,8 @@ std::string CanonicalPoolProp(const std::string& n) {
 bool RightAligned(const std::string& prop) {
   static const std::set<std::string> kNum = {"size", "allocated", "free", "checkpoint", "expandsize",
                                             "fragmentation", "capacity", "dedupratio", "freeing", "leaked", "usable",
-                                            "available", "guid", "version", "ashift"};
+                                            "available", "guid", "version", "ashift", "load_guid",
+                                            "bcloneused", "bclonesaved", "bcloneratio", "dedup_table_size"};
   return kNum.count(prop) != 0;
 }
 

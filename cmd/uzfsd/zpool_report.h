@@ -18,10 +18,17 @@ std::string HealthOf(Pool& p);
 
 struct PoolPropRow {
   std::string name, value, source;
+  bool listed = true;  // shown by `zpool get all` (else by name only)
 };
 
-// Every property `zpool get all` shows, in order: the table's, then the
-// OpenZFS additions uzfs can answer (capacity sits in the table).
+// Every pool property uzfs answers, those `zpool get all` lists first and
+// in its order, then the rest (gettable by name) with listed false.
+// Version <= 28 (zfs-fuse's pools): zfs-fuse's listing, then fragmentation,
+// expandsize, checkpoint, freeing, leaked, usable, available, readonly, as
+// before. Version 5000: OpenZFS 2.x's listing in its order (comment,
+// multihost, load_guid, autotrim, compatibility, bcloneused, bclonesaved,
+// bcloneratio, dedup_table_size among them; dedupditto not), usable and
+// available last, then the feature@ / unsupported@ rows.
 Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_REQUIRES(e.mu);
 // Properties PoolPropRows answers, the table's and the others.
 bool KnownPoolProp(const std::string& p);

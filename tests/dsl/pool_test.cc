@@ -237,6 +237,34 @@ TEST(Pool, BadInput) {
   EXPECT_FALSE(ParseVdevGrammar(args2).ok());
 }
 
+// The grammar read as OpenZFS reads it: cache and spare take plain devices
+// up to the next keyword, after which a group is a data vdev again; log
+// stays in force; log, cache and spare each appear once.
+TEST(Pool, VdevGrammarEndsSpareAndCacheListsAtTheNextGroup) {
+  std::vector<std::string> a{"mirror", "/a", "/b", "spare", "/c", "/d", "mirror", "/e", "/f"};
+  auto g = ParseVdevGrammar(a);
+  ASSERT_UZFS_OK(g.status());
+  ASSERT_EQ(g->data.size(), 2u);
+  EXPECT_EQ(g->data[1].type, VdevSpec::Type::kMirror);
+  EXPECT_EQ(g->data[1].children[0].path, "/e");
+  ASSERT_EQ(g->spares.size(), 2u);
+  EXPECT_EQ(g->spares[1].path, "/d");
+  std::vector<std::string> b{"/a", "cache", "/c", "raidz", "/d", "/e", "/f", "log", "mirror", "/g", "/h",
+                             "mirror", "/i", "/j"};
+  g = ParseVdevGrammar(b);
+  ASSERT_UZFS_OK(g.status());
+  EXPECT_EQ(g->data.size(), 2u);
+  EXPECT_EQ(g->cache.size(), 1u);
+  EXPECT_EQ(g->logs.size(), 2u);
+  for (const char* kw : {"spare", "cache", "log"}) {
+    std::vector<std::string> twice{"/a", kw, "/b", kw, "/c"};
+    auto t = ParseVdevGrammar(twice);
+    ASSERT_FALSE(t.ok()) << kw;
+    EXPECT_EQ(t.status().message(),
+              std::string("invalid vdev specification: '") + kw + "' can be specified only once");
+  }
+}
+
 // A torn newest uberblock: import falls back to the txg before.
 TEST(Pool, ImportFallsBackPastDamagedUberblock) {
   test::TempDir d;

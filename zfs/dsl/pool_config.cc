@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <random>
+#include <set>
 
 namespace uzfs {
 namespace {
@@ -38,6 +39,7 @@ bool IsKeyword(const std::string& w) {
 Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool require_data) {
   PoolLayout out;
   enum class Section { kData, kLog, kCache, kSpare } section = Section::kData;
+  std::set<std::string> seen;  // log, cache, spare: each at most once
   size_t i = 0;
   auto section_list = [&]() -> std::vector<VdevSpec>& {
     switch (section) {
@@ -51,6 +53,7 @@ Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool requ
     const std::string& w = args[i];
     if (w == "log" || w == "cache" || w == "spare") {
       section = w == "log" ? Section::kLog : w == "cache" ? Section::kCache : Section::kSpare;
+      if (!seen.insert(w).second) return Bad("'" + w + "' can be specified only once");
       i++;
       if (i == args.size() || (args[i] != "mirror" && IsKeyword(args[i])))
         return Bad("'" + w + "' must be followed by at least one device");
@@ -67,9 +70,10 @@ Result<PoolLayout> ParseVdevGrammar(std::span<const std::string> args, bool requ
         min = g.nparity + 1;
         if (section == Section::kLog) return Bad("raidz is not supported for log devices");
       }
-      if (section == Section::kCache || section == Section::kSpare)
-        return Bad(w + " is not supported for " + (section == Section::kCache ? "cache" : "spare") +
-                   " devices");
+      // Cache and spare lists are plain devices, ending at the next
+      // keyword: a group after them is a data vdev again (as OpenZFS
+      // reads "mirror a b spare c mirror d e"); only log stays in force.
+      if (section == Section::kCache || section == Section::kSpare) section = Section::kData;
       i++;
       while (i < args.size() && !IsKeyword(args[i])) {
         UZFS_ASSIGN_OR_RETURN(VdevSpec leaf, Leaf(args[i]));
@@ -136,6 +140,8 @@ void AddHeader(NvList* nv, const PoolIdentity& id, uint64_t state, Txg txg) {
   Must(nv->AddUint64("state", state));
   Must(nv->AddUint64("txg", txg.number()));
   Must(nv->AddUint64("pool_guid", id.pool_guid));
+  if (!id.comment.empty()) Must(nv->AddString("comment", id.comment));
+  if (!id.compatibility.empty()) Must(nv->AddString("compatibility", id.compatibility));
   Must(nv->AddUint64("hostid", id.hostid));
   Must(nv->AddString("hostname", id.hostname));
 }
@@ -230,6 +236,11 @@ std::vector<uint64_t> HoleIds(const VdevNode& root) {
     if (root.children[i].IsHole()) out.push_back(i);
   }
   return out;
+}
+
+void ReadIdentityStrings(const NvList& config, PoolIdentity* id) {
+  if (auto c = config.GetString("comment"); c.ok()) id->comment = std::string(*c);
+  if (auto c = config.GetString("compatibility"); c.ok()) id->compatibility = std::string(*c);
 }
 
 Result<VdevNode> ParseVdevNode(const NvList& tree) {

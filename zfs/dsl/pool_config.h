@@ -108,6 +108,11 @@ struct PoolIdentity {
   uint64_t pool_guid = 0;
   uint64_t hostid = 0;
   std::string hostname;
+  // OpenZFS's pool properties that live in the config nvlist ("comment",
+  // "compatibility", after pool_guid as OpenZFS writes them); empty: not
+  // written (zfs-fuse's pools never have them).
+  std::string comment;
+  std::string compatibility;
 };
 
 // The object-directory "spares" / "l2cache" object's contents (a packed
@@ -128,6 +133,10 @@ NvList LeafLabelConfig(const PoolIdentity& id, uint64_t state, Txg txg, const Vd
                        uint64_t leaf_guid, uint64_t vdev_children, std::span<const uint64_t> holes = {});
 // The label of a spare (state 3) or cache (state 4) device.
 NvList AuxLabelConfig(uint64_t version, uint64_t state, uint64_t guid);
+
+// The config's OpenZFS string properties ("comment", "compatibility") into
+// id: an import must take them over, or its first config write drops them.
+void ReadIdentityStrings(const NvList& config, PoolIdentity* id);
 
 // Parses a vdev_tree nvlist back (the inverse of VdevNodeConfig).
 Result<VdevNode> ParseVdevNode(const NvList& tree);

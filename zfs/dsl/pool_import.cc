@@ -176,6 +176,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
     std::vector<uint8_t> packed(size);
     UZFS_RETURN_IF_ERROR(r.Read(cdn, 0, packed));
     UZFS_ASSIGN_OR_RETURN(NvList cfg, NvList::DecodeXdr(packed));
+    ReadIdentityStrings(cfg, &p->ident_);  // comment, compatibility
     UZFS_ASSIGN_OR_RETURN(const NvList* vt, cfg.GetNvList("vdev_tree"));
     UZFS_ASSIGN_OR_RETURN(p->tree_, ParseVdevNode(*vt));
     if (auto sp = cfg.GetNvListArray("spares"); sp.ok()) {

@@ -12,8 +12,18 @@
 // cachefile, altroot and readonly never go in the ZAP: version lives in
 // the config, cachefile in the cache file, the others only while imported.
 // Reading also accepts string entries (int_size 1), which OpenZFS writes
-// for properties uzfs does not know (comment): they are kept as strings
-// and ignored by the table.
+// for pool user properties (module:name): they are kept as strings and
+// ignored by the table.
+//
+// OpenZFS's pool properties (OpenZFS 2.x's spa_sync_props, read back with
+// its `zpool get`): autotrim and multihost are uint64 ZAP entries like the
+// others; comment and compatibility are NOT in the ZAP but strings in the
+// config nvlist ("comment", "compatibility"), so they are in every label
+// and the MOS config (PoolIdentity, pool_config.h). PoolProps hands them
+// to the property table as string entries of those names. zfs-fuse knows
+// none of the four: they are set on feature-flag pools (5000) only, so a
+// legacy pool stays as zfs-fuse reads it. dedupditto, which OpenZFS 2.x
+// drops from a set, is not stored on a feature-flag pool either.
 //
 // Promises: SetPoolProps validates every pair before it changes anything
 // and writes them all in one txg; the props live in the pool, so they move
@@ -51,20 +61,26 @@ Result<Pool::StoredPoolProps> Pool::PoolProps() {
   {
     MutexLock l(&mu_);
     auto obj = MosZapLookup(1, "pool_props");
-    if (!obj.ok()) {
-      if (obj.status().code() == Code::kNotFound) return out;
+    if (obj.ok()) {
+      DmuZapObject zo(*mos_, *obj, open_txg_);
+      UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
+      UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
+      for (const ZapEntry& e : entries) {
+        // The config's comment and compatibility are the ones that count.
+        if (e.name == "comment" || e.name == "compatibility") continue;
+        if (e.int_size == 1) {
+          out.zap.push_back(PropZapEntry{e.name, PropValue::String(e.text())});
+          continue;
+        }
+        out.zap.push_back(PropZapEntry{e.name, PropValue::Number(e.value())});
+        if (e.name == "bootfs") bootfs_obj = e.value();
+      }
+    } else if (obj.status().code() != Code::kNotFound) {
       return obj.status();
     }
-    DmuZapObject zo(*mos_, *obj, open_txg_);
-    UZFS_ASSIGN_OR_RETURN(ZapWriter zw, ZapWriter::Open(zo));
-    UZFS_ASSIGN_OR_RETURN(std::vector<ZapEntry> entries, zw.List());
-    for (const ZapEntry& e : entries) {
-      if (e.int_size == 1) {
-        out.zap.push_back(PropZapEntry{e.name, PropValue::String(e.text())});
-        continue;
-      }
-      out.zap.push_back(PropZapEntry{e.name, PropValue::Number(e.value())});
-      if (e.name == "bootfs") bootfs_obj = e.value();
+    if (!ident_.comment.empty()) out.zap.push_back(PropZapEntry{"comment", PropValue::String(ident_.comment)});
+    if (!ident_.compatibility.empty()) {
+      out.zap.push_back(PropZapEntry{"compatibility", PropValue::String(ident_.compatibility)});
     }
   }
   if (bootfs_obj != 0) {
@@ -83,6 +99,8 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     std::string name;
     uint64_t value;
     std::string bootfs;  // bootfs: the dataset name, resolved in the task
+    bool in_config;      // comment, compatibility: `text` goes in the config
+    std::string text;
   };
   std::vector<Encoded> enc;
   PropContext ctx;
@@ -91,17 +109,28 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
   ctx.pool_version = ident_.version;
   for (const auto& [k, v] : props) {
     UZFS_RETURN_IF_ERROR(CheckStorable(ident_.name, k));
-    UZFS_ASSIGN_OR_RETURN(PropValue pv, ParsePoolProp(k, v, ctx));
     const PropDef* d = FindPoolProp(k);
-    Encoded e{std::string(d->zap_name.empty() ? d->name : d->zap_name), pv.number, {}};
+    UZFS_RETURN_IF_ERROR(CheckPoolPropSettable(k, ident_.name, ident_.version));
+    UZFS_ASSIGN_OR_RETURN(PropValue pv, ParsePoolProp(k, v, ctx));
+    if (d->feature_listing == FeatureListing::kUnlisted && ident_.version >= kFeatureVersion) continue;
+    Encoded e{std::string(d->zap_name.empty() ? d->name : d->zap_name), pv.number, {}, false, {}};
     if (d->name == "bootfs") e.bootfs = pv.string;
+    if (d->name == "comment" || d->name == "compatibility") {
+      e.in_config = true;
+      e.text = pv.string;
+    }
     enc.push_back(std::move(e));
   }
   if (enc.empty()) return Status::Ok();
   return RunTask([this, enc](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     // Check (resolve bootfs) before anything changes.
     std::vector<std::pair<std::string, uint64_t>> entries;
+    bool config_changed = false;
     for (const Encoded& e : enc) {
+      if (e.in_config) {
+        config_changed = true;
+        continue;
+      }
       uint64_t v = e.value;
       if (e.name == "bootfs" && !e.bootfs.empty()) {
         auto dir = LookupDir(e.bootfs);
@@ -114,6 +143,17 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
       }
       entries.emplace_back(e.name, v);
     }
+    // The config's strings: the MOS config and every label carry them from
+    // this txg on.
+    for (const Encoded& e : enc) {
+      if (!e.in_config) continue;
+      (e.name == "comment" ? ident_.comment : ident_.compatibility) = e.text;
+    }
+    if (config_changed) {
+      config_dirty_ = true;
+      labels_dirty_ = true;
+    }
+    if (entries.empty()) return Status::Ok();
     uint64_t obj = 0;
     if (auto found = MosZapLookup(1, "pool_props"); found.ok()) {
       obj = *found;

@@ -1,5 +1,6 @@
 #include "zfs/dsl/prop_table.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
@@ -94,24 +95,43 @@ constexpr PropDef Num(std::string_view name, A attr, S st, uint8_t types, uint64
                       std::string_view col, std::string_view help, uint64_t minv = 0,
                       bool hidden = false) {
   return PropDef{name, K::kNumber, attr, st, types, hidden, def, {}, kNoValues, minv, col, help,
-                 name};
+                 name, FeatureListing::kAsLegacy};
 }
 constexpr PropDef Str(std::string_view name, A attr, S st, uint8_t types, std::string_view def,
                       std::string_view col, std::string_view help, uint64_t minv = 0,
                       bool hidden = false) {
   return PropDef{name, K::kString, attr, st, types, hidden, 0, def, kNoValues, minv, col, help,
-                 name};
+                 name, FeatureListing::kAsLegacy};
 }
 constexpr PropDef Idx(std::string_view name, A attr, S st, uint8_t types, uint64_t def,
                       std::span<const PropIndexValue> vals, std::string_view col,
                       std::string_view help, uint64_t minv = 0,
                       std::string_view zap_name = {}) {
   return PropDef{name,  K::kIndex, attr, st,   types, false, def, {}, vals, minv,
-                 col, help,      zap_name.empty() ? name : zap_name};
+                 col, help,      zap_name.empty() ? name : zap_name, FeatureListing::kAsLegacy};
+}
+// Out of zfs-fuse's listing (it lacks them), gettable by name everywhere.
+constexpr PropDef Hidden(PropDef d) {
+  d.hidden = true;
+  return d;
+}
+// Hidden from zfs-fuse's listing, listed on feature-flag pools where
+// OpenZFS 2.x lists it.
+constexpr PropDef Listed(PropDef d) {
+  d.hidden = true;
+  d.feature_listing = FeatureListing::kListed;
+  return d;
+}
+// In zfs-fuse's listing, not in OpenZFS 2.x's.
+constexpr PropDef Unlisted(PropDef d) {
+  d.feature_listing = FeatureListing::kUnlisted;
+  return d;
 }
 
-// The order of zfs-fuse's property enumeration, which `zfs get all` follows.
-// zfs-fuse has no shareiscsi/iscsioptions.
+// The order of OpenZFS's property enumeration (zfs_prop_t), which `zfs get
+// all` follows; zfs-fuse's is the same without the OpenZFS-only entries.
+// Neither lists shareiscsi/iscsioptions. Listed(): what OpenZFS 2.x lists
+// and zfs-fuse hides or lacks, listed on feature-flag pools only.
 const PropDef kDatasetProps[] = {
     Str("type", A::kReadOnly, S::kComputed, kAll, "", "TYPE", "filesystem | volume | snapshot"),
     Num("creation", A::kReadOnly, S::kComputed, kAll, 0, "CREATION", "<date>"),
@@ -147,7 +167,7 @@ const PropDef kDatasetProps[] = {
         "discard | groupmask | passthrough"),
     Idx("aclinherit", A::kInherit, S::kDslZap, kFs, 4, kAclInherit, "ACLINHERIT",
         "discard | noallow | restricted | passthrough | passthrough-x"),
-    Num("createtxg", A::kReadOnly, S::kComputed, kAll, 0, "CREATETXG", "<uint64>", 0, true),
+    Listed(Num("createtxg", A::kReadOnly, S::kComputed, kAll, 0, "CREATETXG", "<uint64>")),
     Str("name", A::kReadOnly, S::kComputed, kAll, "", "NAME", "", 0, true),
     Idx("canmount", A::kNoInherit, S::kDslZap, kFs, 1, kCanmount, "CANMOUNT",
         "on | off | noauto"),
@@ -169,7 +189,7 @@ const PropDef kDatasetProps[] = {
     Num("refquota", A::kNoInherit, S::kDslZap, kFs, 0, "REFQUOTA", "<size> | none", 9),
     Num("refreservation", A::kNoInherit, S::kDslZap, kFs | kVol, 0, "REFRESERV", "<size> | none",
         9),
-    Num("guid", A::kReadOnly, S::kComputed, kAll, 0, "GUID", "", 0, true),
+    Listed(Num("guid", A::kReadOnly, S::kComputed, kAll, 0, "GUID", "")),
     Idx("primarycache", A::kInherit, S::kDslZap, kFs | kVol, 2, kCache, "PRIMARYCACHE",
         "all | none | metadata", 10),
     Idx("secondarycache", A::kInherit, S::kDslZap, kFs | kVol, 2, kCache, "SECONDARYCACHE",
@@ -186,44 +206,42 @@ const PropDef kDatasetProps[] = {
     Idx("logbias", A::kInherit, S::kDslZap, kFs | kVol, 0, kLogbias, "LOGBIAS",
         "latency | throughput", 20),
     Num("unique", A::kReadOnly, S::kComputed, kAll, 0, "UNIQUE", "", 0, true),
-    Num("objsetid", A::kReadOnly, S::kComputed, kAll, 0, "OBJSETID", "", 0, true),
+    Listed(Num("objsetid", A::kReadOnly, S::kComputed, kAll, 0, "OBJSETID", "")),
     Idx("dedup", A::kInherit, S::kDslZap, kFs | kVol, 2, kDedup, "DEDUP",
         "on | off | verify | sha256[,verify]", 21),
     // Not settable in zfs-fuse ("invalid mlslabel"); `zfs get` shows it with
     // source "-" (and, by a zfs-fuse bug, the dedup value's text).
     Str("mlslabel", A::kReadOnly, S::kComputed, kAll, "none", "MLSLABEL", "<sensitivity label>"),
+    // OpenZFS's sync (ZAP entry "sync", uint64 standard 0 / always 1 /
+    // disabled 2, inheritable). zfs-fuse predates it; `zfs get/set/inherit
+    // sync` work on every pool.
+    Listed(Idx("sync", A::kInherit, S::kDslZap, kFs | kVol, 0, kSync, "SYNC",
+               "standard | always | disabled")),
     // OpenZFS's space properties that zfs-fuse lacks (computed from the
     // DSL records): the dataset's own compression ratio, what it
     // references that is newer than its previous snapshot (all of it
-    // while it has none), and the logical (uncompressed) sizes behind used
-    // and referenced. Hidden, as relatime and sync, so that `get all` keeps
-    // zfs-fuse's listing; `zfs get NAME` and `zfs list -o` show them.
-    Num("refcompressratio", A::kReadOnly, S::kComputed, kAll, 100, "REFRATIO",
-        "<1.00x or higher if compressed>", 0, true),
-    Num("written", A::kReadOnly, S::kComputed, kAll, 0, "WRITTEN", "<size>", 0, true),
-    Num("logicalused", A::kReadOnly, S::kComputed, kFs | kVol, 0, "LUSED", "<size>", 0, true),
-    Num("logicalreferenced", A::kReadOnly, S::kComputed, kAll, 0, "LREFER", "<size>", 0, true),
-    // A snapshot's clones, comma-separated (OpenZFS's; zfs-fuse lacks it).
-    Str("clones", A::kReadOnly, S::kComputed, kSnap, "", "CLONES", "<dataset>[,...]", 0, true),
-    // OpenZFS's token of a resumable receive (zfs receive -s) that broke
-    // off (computed from the kept receive's entries, zfs_datasets.cc); "-"
-    // when none is kept. Hidden, as the other OpenZFS-only ones.
-    Str("receive_resume_token", A::kReadOnly, S::kComputed, kFs | kVol, "", "RESUMETOK", "<string token>", 0,
-        true),
+    // while it has none), a snapshot's clones (comma-separated), and the
+    // logical (uncompressed) sizes behind used and referenced. `zfs get
+    // NAME` and `zfs list -o` show them on every pool.
+    Listed(Num("refcompressratio", A::kReadOnly, S::kComputed, kAll, 100, "REFRATIO",
+               "<1.00x or higher if compressed>")),
+    Listed(Num("written", A::kReadOnly, S::kComputed, kAll, 0, "WRITTEN", "<size>")),
+    Listed(Str("clones", A::kReadOnly, S::kComputed, kSnap, "", "CLONES", "<dataset>[,...]")),
+    Listed(Num("logicalused", A::kReadOnly, S::kComputed, kFs | kVol, 0, "LUSED", "<size>")),
+    Listed(Num("logicalreferenced", A::kReadOnly, S::kComputed, kAll, 0, "LREFER", "<size>")),
     // OpenZFS's relatime (ZAP entry "relatime", uint64 0/1, inheritable,
-    // file systems only; OpenZFS registers it with default off). zfs-fuse
-    // has no such property: its `zfs get all` skips a ZAP name that is
-    // neither known nor a user property (no ':'), so a set relatime is
-    // harmless on a v23 pool, as it is under OpenZFS. Hidden so that our
-    // `get all` keeps zfs-fuse's listing; `zfs get relatime`, set and
-    // inherit work. Nothing is stored unless it is set.
-    PropDef{"relatime", K::kIndex, A::kInherit, S::kDslZap, kFs, /*hidden=*/true, 0, {}, kOnOff, 0,
-            "RELATIME", "on | off", "relatime"},
-    // OpenZFS's sync (ZAP entry "sync", uint64 standard 0 / always 1 /
-    // disabled 2, inheritable). zfs-fuse predates it: hidden for the same
-    // reason as relatime; `zfs get/set/inherit sync` work.
-    PropDef{"sync", K::kIndex, A::kInherit, S::kDslZap, kFs | kVol, /*hidden=*/true, 0, {}, kSync, 0,
-            "SYNC", "standard | always | disabled", "sync"},
+    // file systems only; uzfs's default is off, as OpenZFS before 2.2).
+    // zfs-fuse has no such property: its `zfs get all` skips a ZAP name
+    // that is neither known nor a user property (no ':'), so a set
+    // relatime is harmless on a v23 pool, as it is under OpenZFS. `zfs
+    // get relatime`, set and inherit work on every pool. Nothing is stored
+    // unless it is set.
+    Listed(Idx("relatime", A::kInherit, S::kDslZap, kFs, 0, kOnOff, "RELATIME", "on | off")),
+    // OpenZFS's token of a resumable receive (zfs receive -s) that broke
+    // off (computed from the kept receive's entries, zfs_datasets.cc);
+    // listed only while one is kept, as OpenZFS does.
+    Listed(Str("receive_resume_token", A::kReadOnly, S::kComputed, kFs | kVol, "", "RESUMETOK",
+               "<string token>")),
 };
 
 const PropDef kPoolProps[] = {
@@ -242,7 +260,8 @@ const PropDef kPoolProps[] = {
         "wait | continue | panic"),
     Idx("listsnapshots", A::kNoInherit, S::kPoolZap, 0, 0, kOnOff, "LISTSNAPS", "on | off"),
     Idx("autoexpand", A::kNoInherit, S::kPoolZap, 0, 0, kOnOff, "EXPAND", "on | off"),
-    Num("dedupditto", A::kNoInherit, S::kPoolZap, 0, 0, "DEDUPDITTO", "<threshold (min 100)>", 21),
+    // OpenZFS 2.x hides it and ignores a set (dedup ditto blocks are gone).
+    Unlisted(Num("dedupditto", A::kNoInherit, S::kPoolZap, 0, 0, "DEDUPDITTO", "<threshold (min 100)>", 21)),
     Num("dedupratio", A::kReadOnly, S::kPoolConfig, 0, 100, "DEDUP",
         "<1.00x or higher if deduped>", 21),
     Num("free", A::kReadOnly, S::kPoolConfig, 0, 0, "FREE", "<size>"),
@@ -250,7 +269,54 @@ const PropDef kPoolProps[] = {
     // zfs-fuse's own: the ashift new vdevs get (0 = from the device).
     Num("ashift", A::kNoInherit, S::kPoolZap, 0, 0, "ASHIFT", "<ashift, 9-13, or 0=default>"),
     Str("name", A::kReadOnly, S::kPoolConfig, 0, "", "NAME", "", 0, true),
+    // OpenZFS's, which zfs-fuse lacks: gettable by name on every pool,
+    // settable (Pool::SetPoolProps) and listed on feature-flag pools only.
+    // comment and compatibility live in the config nvlist, autotrim and
+    // multihost in the ZAP (uint64 0/1), as OpenZFS keeps them.
+    Listed(Str("comment", A::kNoInherit, S::kPoolZap, 0, "", "COMMENT", "<comment-string>")),
+    Listed(Idx("multihost", A::kNoInherit, S::kPoolZap, 0, 0, kOnOff, "MULTIHOST", "on | off")),
+    Listed(Num("load_guid", A::kReadOnly, S::kPoolConfig, 0, 0, "LOAD_GUID", "<load_guid>")),
+    Listed(Idx("autotrim", A::kNoInherit, S::kPoolZap, 0, 0, kOnOff, "AUTOTRIM", "on | off")),
+    Listed(Str("compatibility", A::kNoInherit, S::kPoolZap, 0, "off", "COMPATIBILITY",
+               "<file[,file...]> | off | legacy")),
+    Listed(Num("bcloneused", A::kReadOnly, S::kPoolConfig, 0, 0, "BCLONE_USED", "<size>")),
+    Listed(Num("bclonesaved", A::kReadOnly, S::kPoolConfig, 0, 0, "BCLONE_SAVED", "<size>")),
+    Listed(Num("bcloneratio", A::kReadOnly, S::kPoolConfig, 0, 100, "BCLONE_RATIO",
+               "<1.00x or higher if cloned>")),
+    Listed(Num("dedup_table_size", A::kReadOnly, S::kPoolConfig, 0, 0, "DDTSIZE", "<size>")),
 };
+
+// The names OpenZFS ships in compatibility.d (files and their aliases):
+// what `compatibility` accepts besides off and legacy.
+constexpr std::string_view kCompatibilityNames[] = {
+    "compat-2018", "compat-2019", "compat-2020", "compat-2021", "2018", "2019", "2020", "2021",
+    "freebsd-11.0", "freebsd-11.1", "freebsd-11.2", "freebsd-11.3", "freebsd-11.4", "freebsd-12.0",
+    "freebsd-12.1", "freebsd-12.2", "freenas-9.10.2", "freenas-11.0", "freenas-11.1", "freenas-11.2",
+    "freenas-11.3", "grub2", "grub2-2.06", "grub2-2.12", "openzfs-2.0-freebsd", "openzfs-2.0-linux",
+    "openzfs-2.1-freebsd", "openzfs-2.1-linux", "openzfs-2.2", "openzfs-2.3", "openzfs-2.4",
+    "openzfsonosx-1.7.0", "openzfsonosx-1.8.1", "openzfsonosx-1.9.3", "openzfsonosx-1.9.4",
+    "openzfsonosx-2.1.6", "truenas-12.0", "ubuntu-18.04", "ubuntu-20.04", "zol-0.6.1", "zol-0.6.4",
+    "zol-0.6.5", "zol-0.7", "zol-0.8"};
+
+// OpenZFS's compatibility value: off, legacy, or a comma list of known
+// names (no empty element, no off/legacy inside a list). The reason, or "".
+std::string CompatibilityError(std::string_view text) {
+  if (text == "off" || text == "legacy") return "";
+  if (text.empty()) return "compatibility must be 'off', 'legacy' or a list of compatibility file names";
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view name = text.substr(start, comma - start);
+    bool known = false;
+    for (std::string_view k : kCompatibilityNames) known = known || k == name;
+    if (!known) {
+      return "compatibility file '" + std::string(name) +
+             "' is not known (use off, legacy, or names such as openzfs-2.1-linux, grub2, compat-2021)";
+    }
+    start = comma + 1;
+  }
+  return "";
+}
 
 // Built by appending: GCC 12 at -O3 warns (-Wrestrict, a false positive)
 // on "'" + std::string(...).
@@ -389,6 +455,16 @@ std::string MountpointBelow(const std::string& value, const std::string& setpoin
 
 // ------------------------------------------------------------------ tables
 
+bool ListedByGetAll(const PropDef& d, uint64_t pool_version) {
+  if (pool_version < 5000) return !d.hidden;
+  switch (d.feature_listing) {
+    case FeatureListing::kAsLegacy: return !d.hidden;
+    case FeatureListing::kListed: return true;
+    case FeatureListing::kUnlisted: return false;
+  }
+  return !d.hidden;
+}
+
 std::span<const PropDef> DatasetProps() { return kDatasetProps; }
 std::span<const PropDef> PoolProps() { return kPoolProps; }
 const PropDef* FindDatasetProp(std::string_view name) { return FindIn(kDatasetProps, name); }
@@ -520,6 +596,10 @@ Result<PropValue> ParseDatasetValue(const PropDef* d, std::string_view name, std
           return Fail(ctx, Quoted(d->name) + " must be power of 2 from 512 to " + (max > 131072 ? "1M" : "128k"));
         }
       }
+      // 0 would read back as "none": say so instead of taking it.
+      if ((d->name == "quota" || d->name == "refquota") && n == 0 && text != "none") {
+        return Fail(ctx, "use 'none' to disable quota/refquota");
+      }
       if (d->name == "volsize" && n == 0) {
         return Fail(ctx, "'volsize' must be greater than zero");
       }
@@ -571,7 +651,37 @@ Result<PropValue> ParsePoolProp(std::string_view name, std::string_view text,
     }
     return PropValue::String(std::string(text));
   }
-  if (d->kind == K::kIndex) return ParseIndex(*d, text, ctx);
+  if (pname == "comment") {
+    // OpenZFS's limits (ZPROP_MAX_COMMENT) and wording.
+    for (char c : text) {
+      if (!std::isprint(static_cast<unsigned char>(c))) return Fail(ctx, "comment may only have printable characters");
+    }
+    if (text.size() > 32) return Fail(ctx, "comment must not exceed 32 characters");
+    return PropValue::String(std::string(text));
+  }
+  if (pname == "compatibility") {
+    if (const std::string why = CompatibilityError(text); !why.empty()) return Fail(ctx, why);
+    // At creation OpenZFS enables only the features the named files list;
+    // uzfs enables its own set, so it takes only "off" there.
+    if (ctx.action == "cannot create" && text != "off") {
+      return Fail(ctx,
+                  "compatibility=" + std::string(text) +
+                      " at creation is not supported by uzfs (it does not limit a new pool's features); set "
+                      "it after creating the pool",
+                  Code::kNotSupported);
+    }
+    return PropValue::String(std::string(text));
+  }
+  if (d->kind == K::kIndex) {
+    UZFS_ASSIGN_OR_RETURN(PropValue v, ParseIndex(*d, text, ctx));
+    if (pname == "multihost" && v.number != 0) {
+      return Fail(ctx,
+                  "multihost=on is not supported by uzfs (it has no multi-modifier protection; only 'off' is "
+                  "accepted)",
+                  Code::kNotSupported);
+    }
+    return v;
+  }
   // Numbers: version, dedupditto, ashift.
   auto r = ParsePropSize(text);
   if (!r.ok()) return Fail(ctx, std::string(r.status().message()));
@@ -583,11 +693,21 @@ Result<PropValue> ParsePoolProp(std::string_view name, std::string_view text,
   } else if (pname == "dedupditto") {
     if (n != 0 && n < 100) return Fail(ctx, "invalid argument for this pool operation");
   } else if (pname == "ashift") {
-    if (n != 0 && (n < 9 || n > 13)) {
+    // zfs-fuse takes 9 to 13, OpenZFS 9 to 16 (ASHIFT_MAX).
+    const uint64_t max = ctx.pool_version >= 5000 ? 16 : 13;
+    if (n != 0 && (n < 9 || n > max)) {
       return Fail(ctx, "property 'ashift' number " + std::to_string(n) + " is invalid.");
     }
   }
   return PropValue::Number(n);
+}
+
+Status CheckPoolPropSettable(std::string_view name, const std::string& pool, uint64_t pool_version) {
+  const PropDef* d = FindPoolProp(name);
+  if (d == nullptr || d->feature_listing != FeatureListing::kListed || pool_version >= 5000) return Status::Ok();
+  return Status::NotSupported("cannot set property for " + Quoted(pool) + ": property " + Quoted(d->name) +
+                              " needs a feature-flag pool (version 5000); a version " +
+                              std::to_string(pool_version) + " pool keeps zfs-fuse's properties");
 }
 
 Status CheckInheritable(std::string_view name) {
@@ -667,9 +787,12 @@ std::string FormatPoolProp(std::string_view name, const PropValue& v, bool parsa
     auto n = IndexName(*d, v.number);
     return n ? std::string(*n) : std::to_string(v.number);
   }
-  if (d->name == "dedupratio") return FormatRatio(v.number);
+  if (d->name == "dedupratio" || d->name == "bcloneratio") return FormatRatio(v.number);
   if (d->name == "capacity") return std::to_string(v.number) + (parsable ? "" : "%");
-  if (!parsable && (d->name == "size" || d->name == "free" || d->name == "allocated")) {
+  // OpenZFS prints the block-cloning and dedup-table sizes as zfs_nicenum
+  // does, which is NiceSize ("0", "1.50K").
+  if (!parsable && (d->name == "size" || d->name == "free" || d->name == "allocated" ||
+                    d->name == "bcloneused" || d->name == "bclonesaved" || d->name == "dedup_table_size")) {
     return NiceSize(v.number);
   }
   return std::to_string(v.number);
@@ -773,10 +896,10 @@ Result<ResolvedProp> ResolveDatasetProp(std::string_view name, std::span<const D
 
 Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(
     std::span<const DslPropLevel> chain, const PropZap* zpl_master, const PropZap* computed,
-    uint8_t type, std::vector<std::string>* shared_user_order) {
+    uint8_t type, std::vector<std::string>* shared_user_order, uint64_t pool_version) {
   std::vector<ResolvedProp> out;
   for (const PropDef& d : kDatasetProps) {
-    if (d.hidden || (d.types & type) == 0) continue;
+    if (!ListedByGetAll(d, pool_version) || (d.types & type) == 0) continue;
     auto r = ResolveDatasetProp(d.name, chain, zpl_master, computed);
     if (r.ok()) {
       out.push_back(std::move(*r));
@@ -827,6 +950,7 @@ Result<ResolvedProp> ResolvePoolProp(std::string_view name, const PropZap& pool_
   const std::string n(d->name);
   const PropSourceKind version_source =
       st.version == kPropDefaultPoolVersion ? PropSourceKind::kDefault : PropSourceKind::kLocal;
+  const bool feature_pool = st.version >= 5000;
   r.kind = PropSourceKind::kNone;
   if (n == "size") {
     r.value = PropValue::Number(st.size);
@@ -860,13 +984,29 @@ Result<ResolvedProp> ResolvePoolProp(std::string_view name, const PropZap& pool_
     // Cleared (`zpool set bootfs=`, or its dataset destroyed) is stored
     // as 0, which zfs-fuse shows as the default.
     r.kind = v && v->number != 0 ? PropSourceKind::kLocal : PropSourceKind::kDefault;
-  } else if (n == "ashift" && FindInZap(pool_zap, "ashift") == nullptr) {
+  } else if (n == "ashift" && FindInZap(pool_zap, "ashift") == nullptr && !feature_pool) {
     r.value = PropValue::Number(st.ashift);
     r.kind = st.ashift ? PropSourceKind::kLocal : PropSourceKind::kDefault;
+  } else if (n == "load_guid") {
+    r.value = PropValue::Number(st.load_guid);
+  } else if (n == "bcloneused" || n == "bclonesaved" || n == "dedup_table_size") {
+    r.value = PropValue::Number(0);  // no block cloning, no dedup table
+  } else if (n == "bcloneratio") {
+    r.value = PropValue::Number(100);
+  } else if (d->kind == K::kString) {
+    // comment, compatibility: the config's strings (Pool::PoolProps).
+    const PropValue* v = FindInZap(pool_zap, d->zap_name);
+    const bool set = v != nullptr && v->is_string && !v->string.empty();
+    r.value = PropValue::String(set ? v->string : std::string(d->default_string));
+    r.kind = set ? PropSourceKind::kLocal : PropSourceKind::kDefault;
   } else {
     const PropValue* v = FindInZap(pool_zap, d->zap_name);
     r.value = v ? *v : PropValue::Number(d->default_number);
     r.kind = v ? PropSourceKind::kLocal : PropSourceKind::kDefault;
+    // OpenZFS: a number entry equal to the default reads as the default.
+    if (feature_pool && v != nullptr && !v->is_string && v->number == d->default_number) {
+      r.kind = PropSourceKind::kDefault;
+    }
   }
   return r;
 }

@@ -23,6 +23,16 @@
 //   "pool_props" (uint64 each; bootfs = the head dataset's object number).
 //   version and guid come from the config, cachefile from the cache file /
 //   config, altroot only from the import; none of those is in the ZAP.
+//   OpenZFS keeps comment and compatibility as strings in the config
+//   nvlist, not in the ZAP (pool_props.cc).
+//
+// `get all` lists two ways. A pool of version <= 28 is zfs-fuse's: the
+// listing is zfs-fuse's (the table's order, hidden ones left out). A
+// feature-flag pool (5000) lists what OpenZFS 2.x lists, where it puts
+// them: the dataset table is in OpenZFS's property order, so the hidden
+// properties OpenZFS shows (sync, relatime, written, ...) are listed at
+// their place there (PropDef::feature_listing). Every property is
+// gettable by name on every pool.
 #pragma once
 
 #include <cstdint>
@@ -66,8 +76,20 @@ enum class PropStorage : uint8_t {
   kDslZap,      // DSL directory props ZAP in the MOS
   kZplMaster,   // ZPL master node of the dataset's objset
   kComputed,    // derived from DSL/objset records (used, creation, type...)
-  kPoolZap,     // the MOS "pool_props" ZAP
+  // Stored in the pool by Pool::SetPoolProps (zpool set, create -o,
+  // import -o): the MOS "pool_props" ZAP, except comment and
+  // compatibility, which go in the config nvlist as OpenZFS keeps them.
+  kPoolZap,
   kPoolConfig,  // pool config / uberblock (version, guid) or runtime only
+};
+
+// What `get all` on a feature-flag pool (version 5000) does with a
+// property; pools of version <= 28 list exactly what zfs-fuse lists (the
+// properties that are not hidden).
+enum class FeatureListing : uint8_t {
+  kAsLegacy,  // as on legacy pools
+  kListed,    // hidden from zfs-fuse's listing, listed as OpenZFS 2.x does
+  kUnlisted,  // listed by zfs-fuse, not by OpenZFS 2.x (dedupditto)
 };
 
 // Dataset types a property applies to (bit mask).
@@ -98,7 +120,11 @@ struct PropDef {
   // The key in the ZAP / master node (equal to name except the ZPL's
   // "VERSION").
   std::string_view zap_name;
+  FeatureListing feature_listing;
 };
+
+// Whether `get all` lists property d on a pool of that version.
+bool ListedByGetAll(const PropDef& d, uint64_t pool_version);
 
 // A value: numbers and indexes as their on-disk uint64, strings as text.
 struct PropValue {
@@ -111,11 +137,15 @@ struct PropValue {
 };
 
 // ---------------------------------------------------------------- tables
-// Dataset properties in `zfs get all` order (zfs-fuse), hidden ones at their
-// place in the enumeration; then OpenZFS-only ones zfs-fuse lacks (relatime),
-// hidden so `get all` keeps zfs-fuse's listing.
+// Dataset properties in OpenZFS's enumeration order, which `zfs get all`
+// follows; zfs-fuse's order is the same with the OpenZFS-only ones
+// (relatime, sync, written, ...) left out: those are hidden, listed on
+// feature-flag pools only.
 std::span<const PropDef> DatasetProps();
-// Pool properties in `zpool get all` order (zfs-fuse).
+// Pool properties in `zpool get all` order (zfs-fuse), then OpenZFS's that
+// zfs-fuse lacks (comment, multihost, load_guid, autotrim, compatibility,
+// bcloneused, bclonesaved, bcloneratio, dedup_table_size), hidden: the
+// listing of a feature-flag pool is ordered by zpool_report.cc.
 std::span<const PropDef> PoolProps();
 // By name or by column name in lower case ("compress", "recsize", "avail",
 // "refer", "ratio", "reserv", "refreserv", "usedsnap"...). nullptr if unknown.
@@ -183,9 +213,23 @@ Result<PropValue> ParseDatasetProp(std::string_view name, std::string_view text,
 // be set during pool creation or import", "property 'cachefile' must be
 // empty, an absolute path, or 'none'", "bad numeric value 'x'", "'x' is
 // readonly", "invalid property 'x'". bootfs is kept as its dataset name
-// here; the caller maps it to an object number for the ZAP.
+// here; the caller maps it to an object number for the ZAP. ashift: 9 to
+// 13 (zfs-fuse's range) below version 5000, 9 to 16 at 5000 (OpenZFS's).
+// OpenZFS's (OpenZFS's wording where it has one): "comment may only have
+// printable characters", "comment must not exceed 32 characters";
+// compatibility is "off", "legacy" or a comma list of names of OpenZFS's
+// compatibility.d files ("compatibility file 'x' is not known (...)"), and
+// on `zpool create` only "off" (uzfs does not limit a new pool's features);
+// multihost=on is refused (NotSupported: uzfs has no multi-modifier
+// protection). Which pool versions take them: CheckPoolPropSettable.
 Result<PropValue> ParsePoolProp(std::string_view name, std::string_view text,
                                 const PropContext& ctx = {});
+// OpenZFS's settable pool properties (comment, multihost, autotrim,
+// compatibility: the Listed ones) go on feature-flag pools only, so that a
+// legacy pool stays as zfs-fuse knows it. NotSupported "cannot set
+// property for 'P': property 'comment' needs a feature-flag pool (version
+// 5000); a version 23 pool keeps zfs-fuse's properties", else OK.
+Status CheckPoolPropSettable(std::string_view name, const std::string& pool, uint64_t pool_version);
 
 // `zfs inherit` checks: "'quota' property cannot be inherited" (+ a second
 // line "use 'zfs set quota=none' to clear" for the four space limits),
@@ -267,9 +311,12 @@ Result<ResolvedProp> ResolveDatasetProp(std::string_view name, std::span<const D
 // its user properties in that list's order (zfs-fuse does this; the compat
 // test checks it). Pass the same `shared_user_order` for each dataset of a
 // command, in command order, to get that; nullptr = this dataset alone.
+// `pool_version` chooses the listing (ListedByGetAll): zfs-fuse's up to 28,
+// OpenZFS's at 5000.
 Result<std::vector<ResolvedProp>> ResolveAllDatasetProps(
     std::span<const DslPropLevel> chain, const PropZap* zpl_master, const PropZap* computed,
-    uint8_t type = kPropFilesystem, std::vector<std::string>* shared_user_order = nullptr);
+    uint8_t type = kPropFilesystem, std::vector<std::string>* shared_user_order = nullptr,
+    uint64_t pool_version = kPropDefaultPoolVersion);
 
 // What `zpool get` needs besides the pool props ZAP.
 struct PoolPropState {
@@ -281,11 +328,22 @@ struct PoolPropState {
   std::optional<std::string> altroot;    // import/create -R
   std::optional<std::string> cachefile;  // set explicitly ("none" or a path)
   std::string bootfs_name;               // the name of the ZAP's bootfs object
-  uint64_t ashift = 0;                   // zfs-fuse's pool ashift property
+  // Below version 5000 only: the ashift shown when the ZAP has none (the
+  // first top-level vdev's); a feature-flag pool shows the ZAP's or 0.
+  uint64_t ashift = 0;
+  uint64_t load_guid = 0;                // chosen at each import (OpenZFS's)
 };
 // Sources as zfs-fuse prints them: ZAP entries "local", else "default";
 // read-only "-"; version "default" at 23 else "local", and guid follows
 // version's source (a zfs-fuse quirk); altroot/cachefile "local" when set.
+// On a feature-flag pool a number ZAP entry is "local" only when it differs
+// from the default, as OpenZFS shows it (`zpool set autotrim=off` reads
+// back "default"); ashift is the ZAP's (0 "default" when never set).
+// comment and compatibility are the pool_zap's string entries of those
+// names (Pool::PoolProps puts the config's there): "local" when set, else
+// "-" / "off" "default". load_guid from state, bcloneused, bclonesaved,
+// dedup_table_size 0 and bcloneratio 1.00x (uzfs has no block cloning or
+// dedup table), all with source "-".
 Result<ResolvedProp> ResolvePoolProp(std::string_view name, const PropZap& pool_zap,
                                      const PoolPropState& state);
 Result<std::vector<ResolvedProp>> ResolveAllPoolProps(const PropZap& pool_zap,
