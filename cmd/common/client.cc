@@ -169,6 +169,7 @@ int RunClient(const char* program, int argc, char** argv) {
   for (int i = 1; i < argc; i++) req.argv.push_back(argv[i]);
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
+  req.posixly_correct = std::getenv("POSIXLY_CORRECT") != nullptr;
   // zfs send writes its stream to our stdout, zfs receive reads one from
   // our stdin: the daemon gets the descriptor itself.
   std::vector<int> fds;

@@ -16,6 +16,7 @@ using nlohmann::json;
 std::string EncodeRequest(const Request& r) {
   json j = {{"uzfs", kProtocolVersion}, {"command", r.command}, {"argv", r.argv}, {"cwd", r.cwd}};
   if (!r.fds.empty()) j["fds"] = r.fds;
+  if (r.posixly_correct) j["posixly_correct"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -37,6 +38,7 @@ std::optional<Request> DecodeRequest(const std::string& line) {
   }
   auto w = j.find("cwd");
   if (w != j.end() && w->is_string()) r.cwd = w->get<std::string>();
+  if (auto p = j.find("posixly_correct"); p != j.end() && p->is_boolean()) r.posixly_correct = p->get<bool>();
   if (auto f = j.find("fds"); f != j.end()) {
     if (!f->is_array()) return std::nullopt;
     for (const json& e : *f) {

@@ -12,6 +12,8 @@
 // as SCM_RIGHTS descriptors, and names them in "fds" in the order passed:
 //   {"uzfs":1,"command":"zfs","argv":["send","tank/fs@a"],"cwd":"/","fds":["stdout"]}
 // The daemon writes or reads the stream there; the socket carries text.
+// "posixly_correct":true says the client ran with POSIXLY_CORRECT set:
+// options end at the first operand, as getopt then parses them.
 // The daemon answers with {"started":true} once it has read the request
 // and begins to run it, then any number of JSON lines, each carrying
 // output to print, in order:
@@ -41,6 +43,8 @@ struct Request {
   // The names of the descriptors passed with the request ("stdin",
   // "stdout"), in order.
   std::vector<std::string> fds;
+  // POSIXLY_CORRECT was set: no option after the first operand.
+  bool posixly_correct = false;
   // The daemon's copies of those descriptors, in the same order (never
   // encoded: they travel as SCM_RIGHTS).
   std::vector<int> fd_values;

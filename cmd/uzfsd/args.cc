@@ -5,6 +5,13 @@
 
 namespace uzfs::cmd {
 
+namespace {
+thread_local bool tls_posixly_correct = false;
+}  // namespace
+
+PosixlyCorrectScope::PosixlyCorrectScope(bool on) : was_(tls_posixly_correct) { tls_posixly_correct = on; }
+PosixlyCorrectScope::~PosixlyCorrectScope() { tls_posixly_correct = was_; }
+
 bool ParsedArgs::Has(char f) const {
   return std::any_of(opts.begin(), opts.end(), [f](const ParsedOpt& o) { return o.flag == f; });
 }
@@ -40,6 +47,7 @@ ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::string& fl
       break;
     }
     if (a.size() < 2 || a[0] != '-') {
+      if (tls_posixly_correct) break;  // the rest are operands
       out.operands.push_back(a);
       continue;
     }

@@ -4,7 +4,9 @@
 // of the word or the next word ("-o name" / "-oname"), "--" ends options,
 // and long options are matched by exact name ("--json", "--exclude=x"). Options may follow
 // operands ("zfs list tank -r"), as glibc's getopt permutes them for
-// zfs/zpool on Linux.
+// zfs/zpool on Linux, unless the client ran with POSIXLY_CORRECT set
+// (PosixlyCorrectScope): then, as getopt does, options end at the first
+// operand and later words are operands.
 #pragma once
 
 #include <optional>
@@ -34,6 +36,20 @@ struct ParsedArgs {
 // ("--name value" or "--name=value").
 ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::string& flags,
                      const std::string& with_value, const std::vector<std::string>& longs = {});
+
+// While one lives, ParseArgs on this thread stops at the first operand
+// (the daemon runs each command on one thread; RunSubcommand sets it for
+// a client that had POSIXLY_CORRECT set).
+class PosixlyCorrectScope {
+ public:
+  explicit PosixlyCorrectScope(bool on);
+  ~PosixlyCorrectScope();
+  PosixlyCorrectScope(const PosixlyCorrectScope&) = delete;
+  PosixlyCorrectScope& operator=(const PosixlyCorrectScope&) = delete;
+
+ private:
+  bool was_;
+};
 
 // "a,b,c" -> {"a","b","c"} (empty items dropped).
 std::vector<std::string> SplitComma(const std::string& s);

@@ -126,11 +126,14 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
     return Status::InvalidArgument("cannot mount '" + ds + "': cannot create mountpoint '" + path +
                                    "': " + ec.message());
   }
-  return Start(pool, ds, path, pool.readonly(), MountOverrides{});
+  UZFS_RETURN_IF_ERROR(Start(pool, ds, path, pool.readonly(), MountOverrides{}));
+  auto local = pool.LocalProps(ds);
+  mounts_.at(ds).remove_dir = local.ok() && local->count("mountpoint") == 0;
+  return Status::Ok();
 }
 
 Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
-                           const MountOverrides& overrides) {
+                           const MountOverrides& overrides, bool remove_dir) {
   if (mounts_.count(ds) != 0) {
     return Status::Exists("cannot mount '" + ds + "': filesystem already mounted");
   }
@@ -139,7 +142,9 @@ Status PoolMounts::MountAt(Pool& pool, const std::string& ds, const std::string&
   if (!std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument("cannot mount '" + ds + "' on '" + path + "': mount point does not exist");
   }
-  return Start(pool, ds, path, readonly || pool.readonly(), overrides);
+  UZFS_RETURN_IF_ERROR(Start(pool, ds, path, readonly || pool.readonly(), overrides));
+  mounts_.at(ds).remove_dir = remove_dir;
+  return Status::Ok();
 }
 
 Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
@@ -258,7 +263,7 @@ std::string UringSummary(const FuseUringStats& u) {
 
 }  // namespace
 
-Status PoolMounts::Unmount(const std::string& ds, bool force) {
+Status PoolMounts::Unmount(const std::string& ds, bool force, bool keep_dir) {
   auto it = mounts_.find(ds);
   if (it == mounts_.end()) return Status::NotFound("cannot unmount '" + ds + "': not currently mounted");
   DatasetMount& m = it->second;
@@ -277,6 +282,8 @@ Status PoolMounts::Unmount(const std::string& ds, bool force) {
          UringSummary(m.fuse->uring_stats()));
   }
   ZplStatus z = m.zpl->Unmount();
+  // Fails, harmlessly, when the directory holds anything.
+  if (m.remove_dir && !keep_dir) (void)::rmdir(m.path.c_str());
   mounts_.erase(it);
   if (!z.ok()) return Status::IoError("unmounting '" + ds + "': " + z.message());
   return Status::Ok();

@@ -6,7 +6,9 @@
 // default "/<dataset name>" — below the pool's altroot when it has one.
 // "none" and "legacy" never mount here (legacy is mount(8)'s job);
 // `canmount=off` never mounts, `canmount=noauto` only on an explicit
-// `zfs mount`. The mountpoint directory is created when missing. A dead
+// `zfs mount`. The mountpoint directory is created when missing; at
+// unmount (zfs unmount, export, destroy) an empty one is removed again
+// unless the dataset's own mountpoint property names it. A dead
 // FUSE mount left there by a crashed daemon ("Transport endpoint is not
 // connected") is detached first, so the user never runs fusermount.
 //
@@ -53,6 +55,10 @@ struct DatasetMount {
   std::string dataset;
   std::string path;
   MountOverrides overrides;
+  // The mountpoint came from the default or a parent, not from the
+  // dataset's own property: its directory, made for the mount, is removed
+  // (when empty) at unmount, as OpenZFS does.
+  bool remove_dir = false;
   std::unique_ptr<ZplFs> zpl;
   std::unique_ptr<ZplSnapshotTrees> snapshots;  // .zfs/snapshot (outlives the FUSE session)
   std::unique_ptr<FuseMount> fuse;
@@ -95,8 +101,10 @@ class PoolMounts {
   // Mounts ds at `path` as given (mount(8) with mountpoint=legacy, through
   // mount.fuse.uzfs): the directory must exist; `readonly` mounts it
   // read-only even on a writable pool. Exists / Busy as Mount.
+  // `remove_dir`: as DatasetMount's (a mount put back in place after a
+  // rollback or receive keeps what the first mount had).
   Status MountAt(Pool& pool, const std::string& ds, const std::string& path, bool readonly,
-                 const MountOverrides& overrides = {});
+                 const MountOverrides& overrides = {}, bool remove_dir = false);
   // Every dataset that should be mounted automatically (canmount=on, a
   // mountpoint), parents first. Failures are collected, not fatal.
   // `automatic`: nothing when AutomountEnabled() is false (`zfs mount -a`
@@ -105,7 +113,9 @@ class PoolMounts {
   void MountAll(Pool& pool, const std::string& altroot, std::vector<std::string>* errors,
                 bool automatic = true, const std::string& below = "");
   // NotFound when ds is not mounted; Busy while files are open (unless force).
-  Status Unmount(const std::string& ds, bool force);
+  // `keep_dir`: the directory stays even when made for the mount (it is
+  // mounted again in place at once).
+  Status Unmount(const std::string& ds, bool force, bool keep_dir = false);
   // Children first; stops at the first busy dataset unless force.
   Status UnmountAll(bool force);
   // ds and every descendant, children first.

@@ -1,6 +1,8 @@
 // The subcommand dispatch shared by zpool and zfs (subcommands.h).
 #include "cmd/uzfsd/subcommands.h"
 
+#include "cmd/uzfsd/args.h"
+
 namespace uzfs::cmd {
 
 int RunSubcommand(const std::string& prog, std::span<const Sub> subs, const std::string& usage, Registry& reg,
@@ -17,6 +19,7 @@ int RunSubcommand(const std::string& prog, std::span<const Sub> subs, const std:
   }
   std::string cmdline = prog;
   for (const std::string& w : req.argv) cmdline += " " + w;
+  PosixlyCorrectScope posix(req.posixly_correct);
   CmdCtx c{reg, out, std::vector<std::string>(req.argv.begin() + 1, req.argv.end()), req.cwd, cmdline, stopping};
   for (size_t i = 0; i < req.fds.size() && i < req.fd_values.size(); i++) {
     if (req.fds[i] == "stdin") c.in_fd = req.fd_values[i];

@@ -160,6 +160,12 @@ int ZfsCreate(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "psunvP", "obV");
   if (!a.error.empty()) return ZfsUsage(c, "create", a.error);
   if (!a.Values('V').empty()) return c.Fail("cannot create volumes: not supported by uzfs yet");
+  if (a.Has('s') || !a.Values('b').empty()) {
+    return ZfsUsage(c, "create", "'-s' and '-b' can only be used when creating a volume");
+  }
+  // -p twice: the parents it creates are containers (canmount=off).
+  const bool parents_off =
+      std::count_if(a.opts.begin(), a.opts.end(), [](const ParsedOpt& o) { return o.flag == 'p'; }) > 1;
   if (a.operands.empty()) return ZfsUsage(c, "create", "missing filesystem argument");
   if (a.operands.size() > 1) return ZfsUsage(c, "create", "too many arguments");
   const std::string name = a.operands[0];
@@ -225,13 +231,16 @@ int ZfsCreate(CmdCtx& c) {
     if (a.Has('n')) return 0;
   }
   if (!missing.empty()) {
+    std::vector<std::pair<std::string, std::string>> parent_props;
+    if (parents_off) parent_props.emplace_back("canmount", "off");
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-      if (Status s = p.CreateDataset(*it, {}); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
+      if (Status s = p.CreateDataset(*it, parent_props); !s.ok()) return c.Fail(ErrorLine(s, "create", *it));
     }
     if (!missing.empty()) top = missing.back();
   }
   if (Status s = p.CreateDataset(name, props); !s.ok()) return c.Fail(ErrorLine(s, "create", name));
   p.LogHistory(c.cmdline);
+  if (a.Has('u')) return 0;  // -u: created, not mounted
   // A new file system mounts at once (and its new parents), as in ZFS.
   std::vector<std::string> errs;
   e->mounts.MountAll(p, e->rec.altroot, &errs, /*automatic=*/true, top);
@@ -513,7 +522,9 @@ int ZfsSet(CmdCtx& c) {
     }
     e->pool->LogHistory(c.cmdline);
     if (RefreshMounts(c, *e) != 0) rc = 1;
-    if (remount && Remount(c, *e, ds) != 0) rc = 1;
+    // -u: the new mountpoint is recorded; what is mounted stays where it
+    // is until the next mount.
+    if (remount && !a.Has('u') && Remount(c, *e, ds) != 0) rc = 1;
   }
   return rc;
 }

@@ -367,9 +367,13 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   // The file system's head changes: unmounted for the switch, mounted
   // again after.
   std::optional<std::pair<std::string, MountOverrides>> was;
-  if (const DatasetMount* m = e->mounts.Find(fs)) was.emplace(m->path, m->overrides);
+  bool was_remove_dir = false;
+  if (const DatasetMount* m = e->mounts.Find(fs)) {
+    was.emplace(m->path, m->overrides);
+    was_remove_dir = m->remove_dir;
+  }
   if (was) {
-    if (Status u = e->mounts.Unmount(fs, false); !u.ok()) {
+    if (Status u = e->mounts.Unmount(fs, false, /*keep_dir=*/true); !u.ok()) {
       Discard(p, st);
       return c.Fail(ErrorLine(u, "receive into", fs));
     }
@@ -384,7 +388,7 @@ int ReceiveOne(CmdCtx& c, const std::shared_ptr<PoolEntry>& e, send::StreamReade
   }
   if (rc == 0 && plan != nullptr && plan->after_end) plan->after_end(p);
   if (was) {
-    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
+    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second, was_remove_dir); !m.ok()) {
       rc = c.Fail(ErrorLine(m, "mount", fs));
     }
   } else if (rc == 0 && st.new_fs && !o.no_mount && plan == nullptr) {

@@ -160,9 +160,13 @@ int ZfsRollback(CmdCtx& c) {
   // Unmounted for the change (the kernel's cached pages and names of the
   // file system go with the mount), mounted again after.
   std::optional<std::pair<std::string, MountOverrides>> was;
-  if (const DatasetMount* m = e->mounts.Find(fs)) was.emplace(m->path, m->overrides);
+  bool was_remove_dir = false;
+  if (const DatasetMount* m = e->mounts.Find(fs)) {
+    was.emplace(m->path, m->overrides);
+    was_remove_dir = m->remove_dir;
+  }
   if (was) {
-    if (Status s = e->mounts.Unmount(fs, a.Has('f')); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
+    if (Status s = e->mounts.Unmount(fs, a.Has('f'), /*keep_dir=*/true); !s.ok()) return c.Fail(ErrorLine(s, "rollback to", name));
   }
   Status s;
   std::string kept;
@@ -175,7 +179,7 @@ int ZfsRollback(CmdCtx& c) {
   }
   int rc = s.ok() ? 0 : c.Fail(ErrorLine(s, "rollback to", name));
   if (was) {
-    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second); !m.ok()) {
+    if (Status m = e->mounts.MountAt(p, fs, was->first, false, was->second, was_remove_dir); !m.ok()) {
       rc = c.Fail(ErrorLine(m, "mount", fs));
     }
   }

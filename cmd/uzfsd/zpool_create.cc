@@ -117,6 +117,9 @@ int ZpoolCreate(CmdCtx& c) {
   if (!rec.altroot.empty() && rec.altroot[0] != '/') {
     return c.Fail("invalid alternate root '" + rec.altroot + "': must be an absolute path");
   }
+  // An alternate root is for a pool visiting this host: it is not
+  // recorded in a cache file unless one is named (OpenZFS's -R).
+  if (!rec.altroot.empty() && rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
   for (const std::string& kv : a.Values('O')) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return ZpoolUsage(c, "create", "missing '=' for -O option");

@@ -223,14 +223,20 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
       continue;
     }
     if (k == "altroot") {
-      rec.altroot = AbsPath(c.cwd, v);
+      rec.altroot = v;
       continue;
     }
     auto pv = ParsePoolProp(k, v);
     if (!pv.ok()) return c.Fail("cannot import: " + std::string(pv.status().message()));
     rec.props[k] = v;
   }
-  if (!a.Values('R').empty()) rec.altroot = AbsPath(c.cwd, a.Values('R').back());
+  if (!a.Values('R').empty()) rec.altroot = a.Values('R').back();
+  if (!rec.altroot.empty() && rec.altroot[0] != '/') {
+    return c.Fail("invalid alternate root '" + rec.altroot + "': must be an absolute path");
+  }
+  // An alternate root is for a pool visiting this host: it is not
+  // recorded in a cache file unless one is named (OpenZFS's -R).
+  if (!rec.altroot.empty() && rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
   if (!a.Values('T').empty()) {
     const std::string t = a.Values('T').back();
     char* end = nullptr;

@@ -85,6 +85,9 @@ Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
     return Status::InvalidArgument("cannot create '" + name + "': missing dataset name");
   }
   if (!hidden || leaf != "%recv") UZFS_RETURN_IF_ERROR(CheckComponent(name, leaf));
+  // The whole name too: ZFS names are at most 255 bytes (256 with the NUL
+  // its on-disk and ioctl buffers hold).
+  if (name.size() > 255) return Status::InvalidArgument("cannot create '" + name + "': name is too long");
   if (name.find('@') != std::string::npos) {
     return Status::NotSupported("cannot create '" + name + "': snapshots are not supported yet");
   }
@@ -124,6 +127,7 @@ Result<Pool::NewDataset> Pool::ValidateNewDataset(const std::string& name,
 }
 
 Status Pool::CheckDatasetName(const std::string& name) {
+  if (name.size() > 255) return Status::InvalidArgument("cannot create '" + name + "': name is too long");
   size_t start = 0;
   while (true) {
     const size_t slash = name.find('/', start);

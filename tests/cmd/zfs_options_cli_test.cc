@@ -1,0 +1,151 @@
+// Options of zpool and zfs that must mean what they mean in OpenZFS:
+// zfs create -s/-b only with -V (usage error), -pp (parents made as
+// containers, canmount=off), the 255-byte name limit; quota=0 and "all"
+// inside a list refused; -R meaning cachefile=none and taking absolute
+// paths only; the vdev grammar's spare lists ending at the next group;
+// POSIXLY_CORRECT ending options at the first operand, as getopt does.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using clitest::CliEnv;
+using clitest::Contains;
+using clitest::Ran;
+
+class ZfsOptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Ran r = env_.Zpool("create -m none tank " + env_.Dev("d0"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  std::string Get(const std::string& prop, const std::string& ds) {
+    Ran r = env_.Zfs("get -H -o value,source " + prop + " " + ds);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return r.out;
+  }
+  CliEnv env_;
+};
+
+TEST_F(ZfsOptionsTest, SparseAndBlockSizeAreForVolumesOnly) {
+  for (const char* args : {"create -s tank/a", "create -b 8k tank/a", "create -s -p tank/x/a"}) {
+    Ran r = env_.Zfs(args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_TRUE(Contains(r.err, "'-s' and '-b' can only be used when creating a volume")) << r.err;
+    EXPECT_TRUE(Contains(r.err, "usage:")) << r.err;
+  }
+  EXPECT_EQ(env_.Zfs("list tank/a").rc, 1);
+  EXPECT_EQ(env_.Zfs("list tank/x").rc, 1);
+}
+
+TEST_F(ZfsOptionsTest, DoubledPMakesParentsContainers) {
+  ASSERT_EQ(env_.Zfs("create -p tank/a/b/c").rc, 0);
+  EXPECT_EQ(Get("canmount", "tank/a"), "on\tdefault\n");
+  ASSERT_EQ(env_.Zfs("create -pp tank/x/y/z").rc, 0);
+  EXPECT_EQ(Get("canmount", "tank/x"), "off\tlocal\n");
+  EXPECT_EQ(Get("canmount", "tank/x/y"), "off\tlocal\n");
+  // The dataset asked for is an ordinary file system.
+  EXPECT_EQ(Get("canmount", "tank/x/y/z"), "on\tdefault\n");
+  ASSERT_EQ(env_.Zfs("create -p -p tank/x/y/w").rc, 0);  // existing parents stay as they are
+  EXPECT_EQ(Get("canmount", "tank/x/y/w"), "on\tdefault\n");
+}
+
+TEST_F(ZfsOptionsTest, NamesAreAtMost255Bytes) {
+  // "tank/" + 250 = 255 bytes: the longest name.
+  const std::string ok = "tank/" + std::string(250, 'a');
+  Ran r = env_.Zfs("create " + ok);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string longer = "tank/" + std::string(251, 'b');
+  r = env_.Zfs("create " + longer);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot create '" + longer + "': name is too long\n");
+  r = env_.Zfs("create -p " + longer + "/c");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "name is too long")) << r.err;
+  EXPECT_EQ(env_.Zfs("list " + longer).rc, 1);
+}
+
+TEST_F(ZfsOptionsTest, PosixlyCorrectEndsOptionsAtTheFirstOperand) {
+  ASSERT_EQ(env_.Zfs("create tank/a").rc, 0);
+  // Permuted as glibc's getopt does: -H after the operand still counts.
+  Ran r = env_.Zfs("list tank -H -o name");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "tank\n");
+  env_.extra_env = "POSIXLY_CORRECT=1";
+  r = env_.Zfs("list tank -H -o name");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "cannot open '-H'")) << r.err;
+  r = env_.Zfs("list -H -o name tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "tank\n");
+  // A flag after the pool name is a device then, and no device is made.
+  r = env_.Zpool("create other " + env_.Dev("d1") + " -f");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_EQ(env_.Zpool("list other").rc, 1);
+}
+
+TEST_F(ZfsOptionsTest, QuotaZeroAndAllInAListAreRefused) {
+  ASSERT_EQ(env_.Zfs("create tank/a").rc, 0);
+  for (const char* p : {"quota", "refquota"}) {
+    Ran r = env_.Zfs(std::string("set ") + p + "=0 tank/a");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err, "cannot set property for 'tank/a': use 'none' to disable quota/refquota\n");
+    r = env_.Zfs(std::string("create -o ") + p + "=0 tank/b");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err, "cannot create 'tank/b': use 'none' to disable quota/refquota\n");
+  }
+  EXPECT_EQ(env_.Zfs("set quota=none tank/a").rc, 0);
+  EXPECT_EQ(env_.Zfs("set reservation=0 tank/a").rc, 0);  // 0 is a reservation's "none"
+  EXPECT_EQ(env_.Zfs("list tank/b").rc, 1);
+
+  Ran r = env_.Zfs("get all,available tank");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "bad property list: 'all' can only be used by itself")) << r.err;
+  r = env_.Zpool("get size,all tank");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "bad property list: 'all' can only be used by itself")) << r.err;
+  EXPECT_EQ(env_.Zfs("get -H all tank").rc, 0);
+}
+
+TEST(ZpoolAltroot, ImpliesNoCacheFileAndMustBeAbsolute) {
+  CliEnv env;
+  const std::string alt = (env.tmp() / "alt").string();
+  Ran r = env.Zpool("create -m none -R " + alt + " tank " + env.Dev("d0"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("get -H -o value,source cachefile tank").out, "none\tlocal\n");
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  r = env.Zpool("import -d " + env.devdir() + " -R alt tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "invalid alternate root 'alt': must be an absolute path\n");
+  r = env.Zpool("import -d " + env.devdir() + " -R " + alt + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("get -H -o value,source cachefile tank").out, "none\tlocal\n");
+  ASSERT_EQ(env.Zpool("destroy tank").rc, 0);
+  // A cache file named with -o stays as named.
+  r = env.Zpool("create -m none -R " + alt + " -o cachefile=" + alt + "/cache tank " + env.Dev("d1"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("get -H -o value cachefile tank").out, alt + "/cache\n");
+}
+
+TEST(ZpoolGrammar, ASecondMirrorAfterSparesIsAnotherDataVdev) {
+  CliEnv env;
+  std::string devs;
+  for (int i = 0; i < 5; i++) devs += " " + env.Dev("g" + std::to_string(i));
+  const std::string d = env.devdir() + "/g";
+  Ran r = env.Zpool("create -m none tank mirror " + d + "0 " + d + "1 spare " + d + "2 mirror " + d + "3 " + d + "4");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, "mirror-0")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "mirror-1")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "spares")) << r.out;
+  r = env.Zpool("create -m none t2 " + env.Dev("h0") + " spare " + env.Dev("h1") + " spare " + env.Dev("h2"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "invalid vdev specification: 'spare' can be specified only once\n");
+}
+
+}  // namespace
+}  // namespace uzfs

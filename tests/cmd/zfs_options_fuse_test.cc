@@ -1,0 +1,108 @@
+// Mount-related options as OpenZFS has them: zfs create -u creates without
+// mounting; zfs set -u records a new mountpoint without moving the mount;
+// unmount, export and destroy remove the (empty) mount-point directories
+// that came from the default or a parent, and keep those set locally.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/cmd/cli_test_util.h"
+
+namespace uzfs {
+namespace {
+
+using clitest::Contains;
+using clitest::Ran;
+
+bool MountedAt(const std::string& path) {
+  std::ifstream m("/proc/self/mounts");
+  std::string dev, where, rest;
+  while (m >> dev >> where && std::getline(m, rest)) {
+    if (where == path) return true;
+  }
+  return false;
+}
+
+class ZfsMountOptionsTest : public clitest::MountingCliTest {};
+
+TEST_F(ZfsMountOptionsTest, CreateDashUDoesNotMount) {
+  CreateMountedPool(env_.Dev("d0"));
+  ASSERT_TRUE(Mounted(""));
+  Ran r = env_.Zfs("create -u tank/quiet");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(MountedAt(root_ + "/quiet"));
+  EXPECT_EQ(env_.Zfs("get -H -o value mounted tank/quiet").out, "no\n");
+  r = env_.Zfs("create -u -p tank/p/q");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(MountedAt(root_ + "/p"));
+  EXPECT_FALSE(MountedAt(root_ + "/p/q"));
+  // Mounted when asked.
+  ASSERT_EQ(env_.Zfs("mount tank/quiet").rc, 0);
+  EXPECT_TRUE(Mounted("quiet"));
+  // Without -u, at once.
+  ASSERT_EQ(env_.Zfs("create tank/loud").rc, 0);
+  EXPECT_TRUE(Mounted("loud"));
+}
+
+TEST_F(ZfsMountOptionsTest, SetDashURecordsTheMountpointWithoutMoving) {
+  CreateMountedPool(env_.Dev("d0"));
+  ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
+  ASSERT_TRUE(Mounted("fs"));
+  const std::string elsewhere = (env_.tmp() / "elsewhere").string();
+  Ran r = env_.Zfs("set -u mountpoint=" + elsewhere + " tank/fs");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env_.Zfs("get -H -o value mountpoint tank/fs").out, elsewhere + "\n");
+  EXPECT_TRUE(MountedAt(root_ + "/fs"));
+  EXPECT_FALSE(MountedAt(elsewhere));
+  // The next mount uses it.
+  ASSERT_EQ(env_.Zfs("unmount tank/fs").rc, 0);
+  ASSERT_EQ(env_.Zfs("mount tank/fs").rc, 0);
+  EXPECT_TRUE(MountedAt(elsewhere));
+  // Without -u the mount moves at once.
+  ASSERT_EQ(env_.Zfs("set mountpoint=" + root_ + "/back tank/fs").rc, 0);
+  EXPECT_TRUE(MountedAt(root_ + "/back"));
+  EXPECT_FALSE(MountedAt(elsewhere));
+}
+
+TEST_F(ZfsMountOptionsTest, DirectoriesMadeForMountsGoAwayWithThem) {
+  CreateMountedPool(env_.Dev("d0"));
+  ASSERT_EQ(env_.Zfs("create tank/inherited").rc, 0);
+  const std::string own = (env_.tmp() / "own").string();
+  ASSERT_EQ(env_.Zfs("create -o mountpoint=" + own + " tank/own").rc, 0);
+  ASSERT_TRUE(Mounted("inherited"));
+  ASSERT_TRUE(MountedAt(own));
+  // zfs unmount: the inherited mount point goes, the local one stays.
+  ASSERT_EQ(env_.Zfs("unmount tank/inherited").rc, 0);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/inherited"));
+  ASSERT_EQ(env_.Zfs("unmount tank/own").rc, 0);
+  EXPECT_TRUE(std::filesystem::is_directory(own));
+  // A directory holding files is never removed.
+  ASSERT_EQ(env_.Zfs("mount tank/inherited").rc, 0);
+  ASSERT_EQ(env_.Zfs("create tank/inherited/kid").rc, 0);
+  ASSERT_TRUE(Mounted("inherited/kid"));
+  // zpool destroy: every default or inherited one (the root's -m is local).
+  ASSERT_EQ(env_.Zpool("destroy tank").rc, 0);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/inherited/kid"));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/inherited"));
+  EXPECT_TRUE(std::filesystem::is_directory(root_));
+  EXPECT_TRUE(std::filesystem::is_directory(own));
+
+  // Export too; the pool's default /POOL under an altroot.
+  const std::string alt = (env_.tmp() / "alt").string();
+  Ran r = env_.Zpool("create -R " + alt + " tank " + env_.Dev("d1"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env_.Zfs("create tank/fs").rc, 0);
+  for (int i = 0; i < 100 && !MountedAt(alt + "/tank/fs"); i++) usleep(100000);
+  ASSERT_TRUE(MountedAt(alt + "/tank/fs"));
+  std::ofstream(alt + "/tank/fs/file") << "data";
+  ASSERT_EQ(env_.Zpool("export tank").rc, 0);
+  EXPECT_FALSE(std::filesystem::exists(alt + "/tank"));
+  EXPECT_TRUE(std::filesystem::is_directory(alt));
+}
+
+}  // namespace
+}  // namespace uzfs
