@@ -1100,21 +1100,6 @@ std::string MountDevice(const std::string& path) {
   return dev;
 }
 
-// Whether something is mounted exactly at `path` (/proc/self/mountinfo).
-bool IsMountPoint(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root mountpoint ...
-    size_t p = 0;
-    for (int field = 0; field < 4 && p != std::string::npos; ++field) p = line.find(' ', p + 1);
-    if (p == std::string::npos) continue;
-    size_t e = line.find(' ', p + 1);
-    if (line.substr(p + 1, e - p - 1) == path) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 FuseMount::FuseMount(std::string mountpoint, FuseMountOptions opts)
@@ -1130,9 +1115,10 @@ Result<std::unique_ptr<FuseMount>> FuseMount::Start(ZplFs& fs, const std::string
   if (realpath(mountpoint.c_str(), real) == nullptr) {
     return Status::InvalidArgument("mountpoint '" + mountpoint + "': " + std::strerror(errno));
   }
-  if (IsMountPoint(real)) {
-    return Status::Busy("'" + std::string(real) + "' is already a mount point");
-  }
+  // A mount point already in use is mounted over, as Linux file systems
+  // and OpenZFS on Linux (overlay=on, its default there) do; unmounting
+  // ours uncovers what was there. (A dead FUSE mount of a crashed daemon
+  // was detached before: see PoolMounts.)
   std::unique_ptr<FuseMount> m(new FuseMount(real, opts));
   m->ctx_ = std::make_unique<Context>();
   m->ctx_->fs = &fs;

@@ -131,6 +131,28 @@ TEST(ZpoolAltroot, ImpliesNoCacheFileAndMustBeAbsolute) {
   EXPECT_EQ(env.Zpool("get -H -o value cachefile tank").out, alt + "/cache\n");
 }
 
+// -d names a device file as well as a directory, once per device.
+TEST(ZpoolImport, DashDTakesDeviceFiles) {
+  CliEnv env;
+  const std::string a = env.Dev("a"), b = env.Dev("b");
+  env.Dev("other");  // in the same directory, not named: not searched
+  ASSERT_EQ(env.Zpool("create -m none tank mirror " + a + " " + b).rc, 0);
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  Ran r = env.Zpool("import -d " + a);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "pool: tank")) << r.out;
+  EXPECT_TRUE(Contains(r.out, a)) << r.out;
+  r = env.Zpool("import -d " + a + " -d " + b + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_EQ(clitest::LeafState(r.out, a), "ONLINE") << r.out;
+  EXPECT_EQ(clitest::LeafState(r.out, b), "ONLINE") << r.out;
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  r = env.Zpool("import -d " + env.devdir() + "/other tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "no such pool")) << r.err;
+}
+
 TEST(ZpoolGrammar, ASecondMirrorAfterSparesIsAnotherDataVdev) {
   CliEnv env;
   std::string devs;

@@ -1,7 +1,8 @@
 // Mount-related options as OpenZFS has them: zfs create -u creates without
 // mounting; zfs set -u records a new mountpoint without moving the mount;
 // unmount, export and destroy remove the (empty) mount-point directories
-// that came from the default or a parent, and keep those set locally.
+// that came from the default or a parent, and keep those set locally; a
+// mount point already in use is mounted over.
 #include <unistd.h>
 
 #include <filesystem>
@@ -102,6 +103,33 @@ TEST_F(ZfsMountOptionsTest, DirectoriesMadeForMountsGoAwayWithThem) {
   ASSERT_EQ(env_.Zpool("export tank").rc, 0);
   EXPECT_FALSE(std::filesystem::exists(alt + "/tank"));
   EXPECT_TRUE(std::filesystem::is_directory(alt));
+}
+
+// A mount point that is already a mount point is mounted over (Linux's
+// and OpenZFS's overlay=on default); unmounting uncovers it again.
+TEST_F(ZfsMountOptionsTest, AMountPointInUseIsMountedOver) {
+  CreateMountedPool(env_.Dev("d0"));
+  const std::string under = (env_.tmp() / "under").string();
+  std::filesystem::create_directories(under);
+  std::ofstream(under + "/below") << "below";
+  // A bind mount of the directory onto itself: a mount point, as a busy one.
+  const std::string err = (env_.tmp() / "bind.err").string();
+  ASSERT_EQ(clitest::RunShell("mount --bind " + under + " " + under + " 2>" + err, err).rc, 0);
+  struct Unbind {
+    std::string path;
+    ~Unbind() { std::system(("umount -l '" + path + "' 2>/dev/null").c_str()); }
+  } unbind{under};
+  Ran r = env_.Zfs("create -o mountpoint=" + under + " tank/over");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(under + "/below"));  // covered
+  std::ofstream(under + "/above") << "above";
+  ASSERT_EQ(env_.Zfs("unmount tank/over").rc, 0);
+  EXPECT_TRUE(std::filesystem::exists(under + "/below"));
+  EXPECT_FALSE(std::filesystem::exists(under + "/above"));
+  EXPECT_TRUE(MountedAt(under));  // the bind mount is still there
+  ASSERT_EQ(env_.Zfs("mount tank/over").rc, 0);
+  EXPECT_TRUE(std::filesystem::exists(under + "/above"));
+  ASSERT_EQ(env_.Zfs("unmount tank/over").rc, 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "zfs/spa/label_io.h"
@@ -143,34 +144,49 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint6
 
 }  // namespace
 
+namespace {
+
+// The labels of one file or block device (nullopt: unreadable, no label,
+// or a spare's or cache device's, which name no pool).
+std::optional<FoundDevice> ProbeDevice(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) return std::nullopt;
+  auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = true, .exclusive = false});
+  if (!dev.ok()) return std::nullopt;
+  auto labels = ReadDeviceLabels(**dev, 9);
+  if (!labels.ok()) return std::nullopt;
+  FoundDevice f;
+  f.path = path;
+  f.config = std::move(labels->config);
+  auto name = f.config.GetString("name");
+  auto pg = f.config.GetUint64("pool_guid");
+  auto g = f.config.GetUint64("guid");
+  if (!name.ok() || !pg.ok() || !g.ok()) return std::nullopt;
+  f.pool_name = std::string(*name);
+  f.pool_guid = *pg;
+  f.guid = *g;
+  f.txg = Or(f.config.GetUint64("txg"), 0);
+  f.state = Or(f.config.GetUint64("state"), 0);
+  f.ub_txg = labels->uberblock ? labels->uberblock->txg : 0;
+  return f;
+}
+
+}  // namespace
+
 Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir) {
+  std::vector<FoundDevice> out;
+  // A device or file named itself (zpool import -d FILE) is the only one.
+  struct stat self;
+  if (::stat(dir.c_str(), &self) == 0 && (S_ISREG(self.st_mode) || S_ISBLK(self.st_mode))) {
+    if (auto f = ProbeDevice(dir)) out.push_back(std::move(*f));
+    return out;
+  }
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) return Status::NotFound("cannot open '" + dir + "': " + ec.message());
-  std::vector<FoundDevice> out;
   for (const auto& entry : it) {
-    struct stat st;
-    if (::stat(entry.path().c_str(), &st) != 0) continue;
-    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) continue;
-    auto dev = FileDevice::Open(entry.path().string(),
-                                FileDeviceOptions{.read_only = true, .exclusive = false});
-    if (!dev.ok()) continue;
-    auto labels = ReadDeviceLabels(**dev, 9);
-    if (!labels.ok()) continue;
-    FoundDevice f;
-    f.path = entry.path().string();
-    f.config = std::move(labels->config);
-    auto name = f.config.GetString("name");
-    auto pg = f.config.GetUint64("pool_guid");
-    auto g = f.config.GetUint64("guid");
-    if (!name.ok() || !pg.ok() || !g.ok()) continue;  // a spare or cache device
-    f.pool_name = std::string(*name);
-    f.pool_guid = *pg;
-    f.guid = *g;
-    f.txg = Or(f.config.GetUint64("txg"), 0);
-    f.state = Or(f.config.GetUint64("state"), 0);
-    f.ub_txg = labels->uberblock ? labels->uberblock->txg : 0;
-    out.push_back(std::move(f));
+    if (auto f = ProbeDevice(entry.path().string())) out.push_back(std::move(*f));
   }
   std::sort(out.begin(), out.end(),
             [](const FoundDevice& a, const FoundDevice& b) { return a.path < b.path; });

@@ -54,7 +54,8 @@ inline constexpr uint64_t kLabelStateDestroyed = 2;
 
 // Every device in `dir` (regular files and block devices, not recursing)
 // whose labels verify; others are skipped silently. NotFound when `dir`
-// cannot be read. Sorted by path.
+// cannot be read. Sorted by path. `dir` may also name one file or block
+// device (zpool import -d FILE): that one, when its labels verify.
 Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir);
 
 struct FoundPool {
