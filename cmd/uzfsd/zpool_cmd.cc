@@ -255,7 +255,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   if (!pool->readonly()) {
     for (auto it = rec.props.begin(); it != rec.props.end();) {
       const PropDef* d = FindPoolProp(it->first);
-      if (d == nullptr || d->storage != PropStorage::kPoolZap) {
+      if (!IsUserProp(it->first) && (d == nullptr || d->storage != PropStorage::kPoolZap)) {
         ++it;
         continue;
       }

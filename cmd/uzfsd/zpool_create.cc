@@ -90,6 +90,8 @@ int ZpoolCreate(CmdCtx& c) {
       o.ashift = static_cast<uint32_t>(n);
     } else if (k == "altroot") {
       rec.altroot = v;
+    } else if (IsUserProp(k)) {
+      rec.props[k] = v;  // stored in the pool once it is made
     } else if (k.starts_with("feature@")) {
       // Every feature uzfs knows is enabled unless -o feature@NAME=disabled.
       const std::optional<std::string> g = KnownFeatureGuid(k.substr(8));
@@ -109,6 +111,11 @@ int ZpoolCreate(CmdCtx& c) {
         return c.Fail("cannot create '" + name + "': '" + v + "' is an invalid name: dataset does not exist");
       }
       rec.props[k] = v;
+    }
+  }
+  for (const auto& [k, v] : rec.props) {
+    if (IsUserProp(k) && o.version < kDefaultCreateVersion) {
+      return c.Fail("cannot create '" + name + "': user properties need a feature-flag pool (version 5000)");
     }
   }
   if (!a.Values('R').empty()) rec.altroot = a.Values('R').back();

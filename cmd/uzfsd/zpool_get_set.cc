@@ -46,8 +46,8 @@ int ZpoolGet(CmdCtx& c) {
       if (asked.size() > 1) return ZpoolUsage(c, "get", "bad property list: 'all' can only be used by itself");
       all = true;
     } else {
-      wanted.push_back(CanonicalPoolProp(p));
-      if (!KnownPoolProp(wanted.back()) && !wanted.back().starts_with("feature@") &&
+      wanted.push_back(IsUserProp(p) ? p : CanonicalPoolProp(p));
+      if (!KnownPoolProp(wanted.back()) && !IsUserProp(p) && !wanted.back().starts_with("feature@") &&
           !wanted.back().starts_with("unsupported@"))
         return ZpoolUsage(c, "get", "bad property list: invalid property '" + p + "'");
     }
@@ -80,6 +80,10 @@ int ZpoolGet(CmdCtx& c) {
         }
         if (!found && w == "name") {
           sel.push_back(PoolPropRow{"name", e->rec.name, "-"});
+          found = true;
+        }
+        if (!found && IsUserProp(w)) {  // not set: "-", as OpenZFS shows it
+          sel.push_back(PoolPropRow{w, "-", "-"});
           found = true;
         }
         if (!found) return ZpoolUsage(c, "get", "bad property list: invalid property '" + w + "'");
@@ -131,6 +135,12 @@ int ZpoolSet(CmdCtx& c) {
     if (Status s = e->pool->EnableFeature(*g); !s.ok()) {
       return c.Fail("cannot set property for '" + name + "': " + std::string(s.message()));
     }
+    return 0;
+  }
+  if (IsUserProp(k)) {
+    if (e->pool->readonly()) return c.Fail("cannot set property for '" + name + "': pool is read-only");
+    e->pool->LogHistory(c.cmdline);
+    if (Status s = e->pool->SetPoolProps({{k, v}}); !s.ok()) return c.Fail(std::string(s.message()));
     return 0;
   }
   PropContext ctx;

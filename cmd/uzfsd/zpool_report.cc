@@ -9,6 +9,7 @@
 // new import has a new time, so it gets a new guid.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -165,6 +166,13 @@ Result<std::vector<PoolPropRow>> PoolPropRows(PoolEntry& e, bool parsable) UZFS_
       rows.push_back(PoolPropRow{"unsupported@" + f.guid, f.refcount > 0 ? "readonly" : "inactive", "local"});
     }
   }
+  // User properties (module:name) last, by name.
+  std::vector<PoolPropRow> user;
+  for (const PropZapEntry& z : stored.zap) {
+    if (IsUserProp(z.name) && z.value.is_string) user.push_back(PoolPropRow{z.name, z.value.string, "local"});
+  }
+  std::sort(user.begin(), user.end(), [](const PoolPropRow& a, const PoolPropRow& b) { return a.name < b.name; });
+  rows.insert(rows.end(), user.begin(), user.end());
   return rows;
 }
 

@@ -43,6 +43,9 @@ namespace uzfs {
 namespace {
 
 // What the ZAP may hold: the table's settable properties stored there.
+// OpenZFS's ZAP_MAXVALUELEN for a user property's value (8 KiB).
+constexpr size_t kZapUserPropValueMax = 8192;
+
 Status CheckStorable(const std::string& pool, const std::string& name) {
   const PropDef* d = FindPoolProp(name);
   if (d == nullptr) return Status::InvalidArgument("cannot set property for '" + pool + "': invalid property '" + name + "'");
@@ -101,6 +104,7 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     std::string bootfs;  // bootfs: the dataset name, resolved in the task
     bool in_config;      // comment, compatibility: `text` goes in the config
     std::string text;
+    bool user = false;   // a user property: `text` in the ZAP ("" removes it)
   };
   std::vector<Encoded> enc;
   PropContext ctx;
@@ -108,12 +112,24 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
   ctx.action = "cannot set property for";
   ctx.pool_version = ident_.version;
   for (const auto& [k, v] : props) {
+    if (IsUserProp(k)) {
+      // module:name, a string in the props ZAP as OpenZFS keeps it; on
+      // feature-flag pools only (zfs-fuse's pools have none); an empty
+      // value removes it.
+      const std::string q = "cannot set property for '" + ident_.name + "': ";
+      if (ident_.version < kFeatureVersion) {
+        return Status::NotSupported(q + "user properties need a feature-flag pool (version 5000)");
+      }
+      if (v.size() >= kZapUserPropValueMax) return Status::InvalidArgument(q + "property value '" + v + "' is too long");
+      enc.push_back(Encoded{k, 0, {}, false, v, true});
+      continue;
+    }
     UZFS_RETURN_IF_ERROR(CheckStorable(ident_.name, k));
     const PropDef* d = FindPoolProp(k);
     UZFS_RETURN_IF_ERROR(CheckPoolPropSettable(k, ident_.name, ident_.version));
     UZFS_ASSIGN_OR_RETURN(PropValue pv, ParsePoolProp(k, v, ctx));
     if (d->feature_listing == FeatureListing::kUnlisted && ident_.version >= kFeatureVersion) continue;
-    Encoded e{std::string(d->zap_name.empty() ? d->name : d->zap_name), pv.number, {}, false, {}};
+    Encoded e{std::string(d->zap_name.empty() ? d->name : d->zap_name), pv.number, {}, false, {}, false};
     if (d->name == "bootfs") e.bootfs = pv.string;
     if (d->name == "comment" || d->name == "compatibility") {
       e.in_config = true;
@@ -131,6 +147,7 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
         config_changed = true;
         continue;
       }
+      if (e.user) continue;
       uint64_t v = e.value;
       if (e.name == "bootfs" && !e.bootfs.empty()) {
         auto dir = LookupDir(e.bootfs);
@@ -153,7 +170,11 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
       config_dirty_ = true;
       labels_dirty_ = true;
     }
-    if (entries.empty()) return Status::Ok();
+    std::vector<const Encoded*> users;
+    for (const Encoded& e : enc) {
+      if (e.user) users.push_back(&e);
+    }
+    if (entries.empty() && users.empty()) return Status::Ok();
     uint64_t obj = 0;
     if (auto found = MosZapLookup(1, "pool_props"); found.ok()) {
       obj = *found;
@@ -164,6 +185,13 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
       return found.status();
     }
     for (const auto& [name, v] : entries) UZFS_RETURN_IF_ERROR(MosZapAdd(obj, name, v, txg));
+    for (const Encoded* u : users) {
+      if (!u->text.empty()) {
+        UZFS_RETURN_IF_ERROR(MosZapAddString(obj, u->name, u->text, txg));
+        continue;
+      }
+      if (Status s = MosZapRemove(obj, u->name, txg); !s.ok() && !s.IsNotFound()) return s;
+    }
     return Status::Ok();
   });
 }
