@@ -57,15 +57,19 @@ Status CheckNoHolds(const std::vector<DatasetInfo>& all, const std::vector<std::
 namespace {
 
 // After a change of where datasets mount (mountpoint, canmount, rename):
-// unmount the tree below ds and mount again what should be.
-int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds) UZFS_REQUIRES(e.mu) {
+// unmount the tree below ds and mount again what should be. A busy file
+// system fails the command; mounts that fail afterwards are reported, and
+// fail it too unless `mount_errors_fail` is false (zfs set: the property
+// is set, as OpenZFS leaves it when the new place cannot be mounted, for
+// instance a legacy file system given a regular file as mountpoint).
+int Remount(CmdCtx& c, PoolEntry& e, const std::string& ds, bool mount_errors_fail = true) UZFS_REQUIRES(e.mu) {
   if (Status s = e.mounts.UnmountTree(ds, false); !s.ok() && !s.IsNotFound()) {
     return c.Fail(std::string(s.message()));
   }
   std::vector<std::string> errs;
   e.mounts.MountAll(*e.pool, e.rec.altroot, &errs, /*automatic=*/true, ds);
   for (const std::string& m : errs) c.out.ErrLine(m);
-  return errs.empty() ? 0 : 1;
+  return errs.empty() || !mount_errors_fail ? 0 : 1;
 }
 
 bool AffectsMount(const std::string& prop) { return prop == "mountpoint" || prop == "canmount"; }
@@ -524,7 +528,7 @@ int ZfsSet(CmdCtx& c) {
     if (RefreshMounts(c, *e) != 0) rc = 1;
     // -u: the new mountpoint is recorded; what is mounted stays where it
     // is until the next mount.
-    if (remount && !a.Has('u') && Remount(c, *e, ds) != 0) rc = 1;
+    if (remount && !a.Has('u') && Remount(c, *e, ds, /*mount_errors_fail=*/false) != 0) rc = 1;
   }
   return rc;
 }

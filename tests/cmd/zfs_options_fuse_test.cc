@@ -105,6 +105,31 @@ TEST_F(ZfsMountOptionsTest, DirectoriesMadeForMountsGoAwayWithThem) {
   EXPECT_TRUE(std::filesystem::is_directory(alt));
 }
 
+// zfs set mountpoint= sets the property even when the new place cannot be
+// mounted (a regular file given to an unmounted legacy file system): the
+// mount error is reported, the exit status is 0, as in OpenZFS.
+TEST_F(ZfsMountOptionsTest, SetMountpointToAFileSetsIt) {
+  CreateMountedPool(env_.Dev("d0"));
+  ASSERT_EQ(env_.Zfs("create -o mountpoint=legacy tank/leg").rc, 0);
+  const std::string file = (env_.tmp() / "afile").string();
+  std::ofstream(file) << "x";
+  Ran r = env_.Zfs("set mountpoint=" + file + " tank/leg");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env_.Zfs("get -H -o value,source mountpoint tank/leg").out, file + "\tlocal\n");
+  EXPECT_FALSE(MountedAt(file));
+  // A busy file system still stops the change.
+  ASSERT_EQ(env_.Zfs("create tank/busy").rc, 0);
+  ASSERT_TRUE(Mounted("busy"));
+  {
+    std::ofstream open_file(root_ + "/busy/held");
+    open_file << "x";
+    open_file.flush();
+    r = env_.Zfs("set mountpoint=" + root_ + "/moved tank/busy");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(Contains(r.err, "busy")) << r.err;
+  }
+}
+
 // A mount point that is already a mount point is mounted over (Linux's
 // and OpenZFS's overlay=on default); unmounting uncovers it again.
 TEST_F(ZfsMountOptionsTest, AMountPointInUseIsMountedOver) {
