@@ -109,7 +109,8 @@ void WriteBackMounts(const std::vector<std::string>& paths) {
 
 PoolMounts::~PoolMounts() { (void)UnmountAll(true); }
 
-Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& altroot) {
+Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& altroot, bool readonly,
+                         const MountOverrides& overrides) {
   if (mounts_.count(ds) != 0) {
     return Status::Exists("cannot mount '" + ds + "': filesystem already mounted");
   }
@@ -126,7 +127,7 @@ Status PoolMounts::Mount(Pool& pool, const std::string& ds, const std::string& a
     return Status::InvalidArgument("cannot mount '" + ds + "': cannot create mountpoint '" + path +
                                    "': " + ec.message());
   }
-  UZFS_RETURN_IF_ERROR(Start(pool, ds, path, pool.readonly(), MountOverrides{}));
+  UZFS_RETURN_IF_ERROR(Start(pool, ds, path, readonly || pool.readonly(), overrides));
   auto local = pool.LocalProps(ds);
   mounts_.at(ds).remove_dir = local.ok() && local->count("mountpoint") == 0;
   return Status::Ok();
@@ -210,6 +211,7 @@ Status PoolMounts::Start(Pool& pool, const std::string& ds, const std::string& p
   m.dataset = ds;
   m.path = (*fuse)->mountpoint();
   m.overrides = overrides;
+  m.readonly = readonly;
   m.zpl = std::move(*zpl);
   m.snapshots = std::move(snapshots);
   m.fuse = std::move(*fuse);
@@ -336,6 +338,29 @@ void PoolMounts::RefreshProps(Pool& pool, std::vector<std::string>* errors) {
       errors->push_back("cannot apply the mount options of '" + ds + "': " + std::string(s.message()));
     }
   }
+}
+
+Status PoolMounts::ChangeOptions(Pool& pool, const std::string& ds, std::optional<bool> readonly,
+                                 const MountOverrides& overrides) {
+  auto it = mounts_.find(ds);
+  if (it == mounts_.end()) return Status::NotFound("cannot remount '" + ds + "': not currently mounted");
+  DatasetMount& m = it->second;
+  MountOverrides merged = m.overrides;
+  if (overrides.exec) merged.exec = overrides.exec;
+  if (overrides.setuid) merged.setuid = overrides.setuid;
+  if (overrides.devices) merged.devices = overrides.devices;
+  const bool want_ro = readonly.value_or(m.readonly) || pool.readonly();
+  if (want_ro == m.readonly) {
+    UZFS_RETURN_IF_ERROR(m.fuse->SetFlags(MountFlagsFor(pool, ds, merged)));
+    m.overrides = merged;
+    return Status::Ok();
+  }
+  // ro <-> rw: the file system is opened again for the other mode.
+  if (StillOpen(m)) return Status::Busy("cannot remount '" + ds + "': filesystem is busy");
+  const std::string path = m.path;
+  const bool remove_dir = m.remove_dir;
+  UZFS_RETURN_IF_ERROR(Unmount(ds, false, /*keep_dir=*/true));
+  return MountAt(pool, ds, path, want_ro, merged, remove_dir);
 }
 
 const DatasetMount* PoolMounts::Find(const std::string& ds) const {

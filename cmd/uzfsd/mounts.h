@@ -55,6 +55,7 @@ struct DatasetMount {
   std::string dataset;
   std::string path;
   MountOverrides overrides;
+  bool readonly = false;  // mounted read-only (an option or the pool)
   // The mountpoint came from the default or a parent, not from the
   // dataset's own property: its directory, made for the mount, is removed
   // (when empty) at unmount, as OpenZFS does.
@@ -97,7 +98,16 @@ class PoolMounts {
   // Mounts ds at its effective mountpoint. Errors name the dataset:
   // InvalidArgument when it has no mountpoint (none/legacy), Exists when
   // it is mounted already, Busy when something else is mounted there.
-  Status Mount(Pool& pool, const std::string& ds, const std::string& altroot);
+  // `readonly` and `overrides`: zfs mount -o's temporary options (ro, and
+  // exec/suid/dev over the properties) for this mount only.
+  Status Mount(Pool& pool, const std::string& ds, const std::string& altroot, bool readonly = false,
+               const MountOverrides& overrides = {});
+  // zfs mount -o remount,...: new temporary options for a mounted ds.
+  // exec/suid/dev change in place (files stay open); a change between ro
+  // and rw mounts it again at the same place (Busy while files are open).
+  // NotFound when ds is not mounted.
+  Status ChangeOptions(Pool& pool, const std::string& ds, std::optional<bool> readonly,
+                       const MountOverrides& overrides);
   // Mounts ds at `path` as given (mount(8) with mountpoint=legacy, through
   // mount.fuse.uzfs): the directory must exist; `readonly` mounts it
   // read-only even on a writable pool. Exists / Busy as Mount.

@@ -1,6 +1,9 @@
 // zfs mount and zfs unmount (man/zfs.8), and the legacy mount
 // mount.fuse.uzfs asks for: mounting goes through the pool's mount set
 // (mounts.h), which serves each file system over FUSE.
+#include <optional>
+#include <set>
+
 #include "cmd/uzfsd/zfs_datasets.h"
 #include "cmd/uzfsd/zfs_handlers.h"
 
@@ -10,7 +13,8 @@ namespace {
 
 // zfs mount: no operand lists what is mounted ("dataset<TAB>path", as
 // ZFS's two columns); -a mounts every dataset that mounts automatically;
-// a dataset mounts it (also canmount=noauto). zfs unmount: -a, a dataset
+// a dataset mounts it (also canmount=noauto), with -o's temporary options
+// (ro, exec/suid/dev over the properties; remount changes a mounted one). zfs unmount: -a, a dataset
 // or a mountpoint path; -f unmounts even with files open.
 // `zfs mount --legacy [-o options] DATASET PATH`: what mount.fuse.uzfs
 // sends for `mount -t fuse.uzfs DATASET PATH` (fstab). As mount.zfs, only
@@ -18,34 +22,50 @@ namespace {
 // suid/nosuid, dev/nodev and exec/noexec override the dataset's setuid,
 // devices and exec properties for this mount (mounts.h), and the other
 // generic mount(8) ones are accepted and ignored.
-int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
-  if (a.operands.size() != 2) {
-    return c.Fail("usage: mount -t fuse.uzfs [-o options] <dataset> <mountpoint>");
-  }
-  const std::string ds = a.operands[0], path = a.operands[1];
-  bool ro = false;
+// The mount options of -o (one or more comma lists): ro/rw, the exec,
+// suid and dev overrides, remount (when `remount` may take it); the other
+// generic mount(8) options are accepted and ignored. An error message
+// naming `ds` for any other, else "".
+struct MountOptions {
+  std::optional<bool> readonly;
   MountOverrides overrides;
-  for (const std::string& list : a.Values('o')) {
+  bool remount = false;
+};
+std::string ParseMountOptions(const std::string& ds, const std::vector<std::string>& lists, bool* remount_ok,
+                              MountOptions* out) {
+  for (const std::string& list : lists) {
     for (const std::string& o : SplitComma(list)) {
       static const std::set<std::string> kIgnored = {
           "defaults", "atime",  "noatime", "relatime", "norelatime", "strictatime", "auto",    "noauto",
           "user",     "nouser", "users",   "_netdev",  "nofail",     "async",       "sync",    "dirsync",
           "lazytime", "nolazytime", "loud", "silent"};
-      if (o == "ro") {
-        ro = true;
-      } else if (o == "rw") {
-        ro = false;
+      if (o == "ro" || o == "rw") {
+        out->readonly = o == "ro";
       } else if (o == "suid" || o == "nosuid") {
-        overrides.setuid = o == "suid";
+        out->overrides.setuid = o == "suid";
       } else if (o == "dev" || o == "nodev") {
-        overrides.devices = o == "dev";
+        out->overrides.devices = o == "dev";
       } else if (o == "exec" || o == "noexec") {
-        overrides.exec = o == "exec";
+        out->overrides.exec = o == "exec";
+      } else if (o == "remount" && remount_ok != nullptr) {
+        out->remount = true;
       } else if (kIgnored.count(o) == 0 && o.rfind("x-", 0) != 0 && o.rfind("comment=", 0) != 0) {
-        return c.Fail("cannot mount '" + ds + "': unsupported mount option '" + o + "'");
+        return "cannot mount '" + ds + "': unsupported mount option '" + o + "'";
       }
     }
   }
+  return "";
+}
+
+int MountLegacy(CmdCtx& c, const ParsedArgs& a) {
+  if (a.operands.size() != 2) {
+    return c.Fail("usage: mount -t fuse.uzfs [-o options] <dataset> <mountpoint>");
+  }
+  const std::string ds = a.operands[0], path = a.operands[1];
+  MountOptions mo;
+  if (std::string err = ParseMountOptions(ds, a.Values('o'), nullptr, &mo); !err.empty()) return c.Fail(err);
+  const bool ro = mo.readonly.value_or(false);
+  const MountOverrides overrides = mo.overrides;
   auto e = PoolFor(c, ds);
   if (e == nullptr) return c.Fail("cannot open '" + ds + "': dataset does not exist");
   MutexLock l(&e->mu);
@@ -74,8 +94,8 @@ int ZfsMount(CmdCtx& c, bool mount) {
   if (mount && a.HasLong("legacy")) return MountLegacy(c, a);
   if (a.Has('a') && !a.operands.empty()) return ZfsUsage(c, sub, "the -a option cannot be used with a filesystem");
   if (a.operands.size() > 1) return ZfsUsage(c, sub, "too many arguments");
-  if (mount && !a.Values('o').empty()) {
-    return c.Fail("cannot mount: temporary mount options (-o) are not supported by uzfs yet");
+  if (mount && !a.Values('o').empty() && a.operands.empty()) {
+    return c.Fail("cannot mount: temporary mount options (-o) need a file system (zfs mount -o OPTS DATASET)");
   }
   const bool force = a.Has('f');
   int rc = 0;
@@ -122,7 +142,16 @@ int ZfsMount(CmdCtx& c, bool mount) {
   if (e->pool == nullptr || !DatasetExists(*e->pool, what)) {
     return c.Fail("cannot open '" + what + "': dataset does not exist");
   }
-  Status s = mount ? e->mounts.Mount(*e->pool, what, e->rec.altroot) : e->mounts.Unmount(what, force);
+  if (!mount) {
+    Status s = e->mounts.Unmount(what, force);
+    return s.ok() ? 0 : c.Fail(std::string(s.message()));
+  }
+  // -o: temporary options for this mount (the properties stay as they are).
+  bool remount_ok = true;
+  MountOptions mo;
+  if (std::string err = ParseMountOptions(what, a.Values('o'), &remount_ok, &mo); !err.empty()) return c.Fail(err);
+  Status s = mo.remount ? e->mounts.ChangeOptions(*e->pool, what, mo.readonly, mo.overrides)
+                        : e->mounts.Mount(*e->pool, what, e->rec.altroot, mo.readonly.value_or(false), mo.overrides);
   return s.ok() ? 0 : c.Fail(std::string(s.message()));
 }
 

@@ -2,7 +2,8 @@
 // mounting; zfs set -u records a new mountpoint without moving the mount;
 // unmount, export and destroy remove the (empty) mount-point directories
 // that came from the default or a parent, and keep those set locally; a
-// mount point already in use is mounted over.
+// mount point already in use is mounted over; zfs mount -o takes
+// temporary options, remount changes them.
 #include <unistd.h>
 
 #include <filesystem>
@@ -128,6 +129,61 @@ TEST_F(ZfsMountOptionsTest, SetMountpointToAFileSetsIt) {
     EXPECT_EQ(r.rc, 1);
     EXPECT_TRUE(Contains(r.err, "busy")) << r.err;
   }
+}
+
+// The options of the mount that /proc/self/mounts shows at `path` ("" when
+// nothing is mounted there).
+std::string MountOptionsAt(const std::string& path) {
+  std::ifstream m("/proc/self/mounts");
+  std::string dev, where, type, opts, rest, found;
+  while (m >> dev >> where >> type >> opts && std::getline(m, rest)) {
+    if (where == path) found = opts;
+  }
+  return "," + found + ",";
+}
+
+// zfs mount -o: temporary options for one mount (ro, noexec, nosuid,
+// nodev), remount changes them on a mounted file system, the properties
+// stay as they were.
+TEST_F(ZfsMountOptionsTest, TemporaryMountOptions) {
+  CreateMountedPool(env_.Dev("d0"));
+  ASSERT_EQ(env_.Zfs("create -u tank/fs").rc, 0);
+  const std::string at = root_ + "/fs";
+  Ran r = env_.Zfs("mount -o ro,noexec tank/fs");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",ro,")) << MountOptionsAt(at);
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",noexec,")) << MountOptionsAt(at);
+  EXPECT_FALSE(std::ofstream(at + "/file").good());  // read-only
+  EXPECT_EQ(env_.Zfs("get -H -o value,source readonly,exec tank/fs").out, "off\tdefault\non\tdefault\n");
+  // remount: rw again, nosuid; exec stays off (it was an option).
+  r = env_.Zfs("mount -o remount,rw,nosuid tank/fs");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",rw,")) << MountOptionsAt(at);
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",nosuid,")) << MountOptionsAt(at);
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",noexec,")) << MountOptionsAt(at);
+  {
+    std::ofstream f(at + "/file");
+    f << "written";
+    EXPECT_TRUE(f.good());
+  }
+  r = env_.Zfs("mount -o remount,exec tank/fs");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(Contains(MountOptionsAt(at), ",noexec,")) << MountOptionsAt(at);
+  // Refusals: an unknown option, remount of what is not mounted, -o
+  // without a file system.
+  r = env_.Zfs("mount -o remount,bogus tank/fs");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot mount 'tank/fs': unsupported mount option 'bogus'\n");
+  ASSERT_EQ(env_.Zfs("unmount tank/fs").rc, 0);
+  r = env_.Zfs("mount -o remount,ro tank/fs");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "not currently mounted")) << r.err;
+  r = env_.Zfs("mount -o ro");
+  EXPECT_EQ(r.rc, 1);
+  // Mounted again without options: as the properties say.
+  ASSERT_EQ(env_.Zfs("mount tank/fs").rc, 0);
+  EXPECT_TRUE(Contains(MountOptionsAt(at), ",rw,")) << MountOptionsAt(at);
+  EXPECT_EQ(test::ReadText(at + "/file"), "written");
 }
 
 // A mount point that is already a mount point is mounted over (Linux's
