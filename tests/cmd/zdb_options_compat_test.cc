@@ -25,6 +25,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -105,21 +106,31 @@ TEST_F(ZdbOptionsCompat, ConfigAndUberblockPrintAsOpenZfs) {
   ASSERT_NO_FATAL_FAILURE(MakePools());
   const std::string e = "-e -p " + env_.devdir() + " ";
   const std::string their_e = "-U /dev/null " + e;
+  // OpenZFS's zdb takes a second or two a run: each of its outputs is
+  // asked for once, and the in-between -u levels on one pool only.
+  std::map<std::string, Output> theirs_cache;
+  auto theirs_of = [&](const std::string& args) -> const Output& {
+    auto it = theirs_cache.find(args);
+    if (it == theirs_cache.end()) it = theirs_cache.emplace(args, Theirs(args)).first;
+    return it->second;
+  };
   for (const std::string p : {"s", "m", "r", "v"}) {
     SCOPED_TRACE(p);
     for (const std::string opt : {"-C", "-qC", "-CC"}) {
       SCOPED_TRACE(opt);
       const Output ours = Ours(e + opt + " " + p);
       EXPECT_EQ(ours.rc, 0);
-      const Output theirs = Theirs(their_e + (opt == "-CC" ? "-C" : opt) + " " + p);
+      const Output& theirs = theirs_of(their_e + (opt == "-CC" ? "-C" : opt) + " " + p);
       ASSERT_EQ(theirs.rc, 0) << theirs.text;
       ASSERT_TRUE(Contains(theirs.text, "\nMOS Configuration:\n        version: ")) << theirs.text;
       EXPECT_EQ(ours.text, theirs.text);
     }
-    for (const std::string opt : {"-u", "-uu", "-uuu", "-uuuu", "-Cu", "-Cuuuu"}) {
+    std::vector<std::string> levels = {"-u", "-uuuu", "-Cuuuu"};
+    if (p == "r" || p == "v") levels = {"-u", "-uu", "-uuu", "-uuuu", "-Cu", "-Cuuuu"};
+    for (const std::string& opt : levels) {
       SCOPED_TRACE(opt);
       const Output ours = Ours(e + opt + " " + p);
-      const Output theirs = Theirs(their_e + opt + " " + p);
+      const Output& theirs = theirs_of(their_e + opt + " " + p);
       ASSERT_EQ(theirs.rc, 0) << theirs.text;
       ASSERT_TRUE(Contains(theirs.text, "\nUberblock:\n\tmagic = 0000000000bab10c\n")) << theirs.text;
       EXPECT_EQ(ours.rc, 0);
