@@ -145,7 +145,7 @@ class OpenZfsLabelPrinter {
       const auto ring = std::span(lab.bytes).subspan(kUberblockRingOffset, kUberblockRingSize);
       for (uint64_t i = 0; i * slot < ring.size(); i++) {
         const auto s = ring.subspan(i * slot, slot);
-        auto ub = DecodeUberblockSlot(s);
+        auto ub = DecodeUberblockFields(s);
         if (!ub) continue;
         const size_t r = Insert(&ubs_, std::string(s.begin(), s.begin() + kUberblockFieldBytes), l);
         ub_records_[r].ub = *ub;

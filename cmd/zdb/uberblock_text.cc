@@ -37,33 +37,6 @@ std::string Timestamp(uint64_t t) {
 
 }  // namespace
 
-std::optional<Uberblock> DecodeUberblockSlot(std::span<const uint8_t> slot) {
-  const uint8_t* p = slot.data();
-  bool swap;
-  if (LoadLE64(p) == kUberblockMagic) {
-    swap = false;
-  } else if (LoadBE64(p) == kUberblockMagic) {
-    swap = true;
-  } else {
-    return std::nullopt;
-  }
-  // Field offsets: uberblock.h's slot layout.
-  const auto get = [&](size_t off) { return swap ? LoadBE64(p + off) : LoadLE64(p + off); };
-  Uberblock ub;
-  ub.byteswapped = swap;
-  ub.version = get(8);
-  ub.txg = get(16);
-  ub.guid_sum = get(24);
-  ub.timestamp = get(32);
-  ub.rootbp = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(p + 40, kBlockPtrSize), swap);
-  ub.software_version = get(168);
-  ub.mmp_magic = get(176);
-  ub.mmp_delay = get(184);
-  ub.mmp_config = get(192);
-  ub.checkpoint_txg = get(200);
-  return ub;
-}
-
 std::string UberblockText(const Uberblock& ub, OutputLayout layout, int verbosity) {
   char buf[256];
   std::snprintf(buf, sizeof buf,

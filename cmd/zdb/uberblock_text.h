@@ -11,10 +11,11 @@
 // verbosity 4 (-uuuu) in OpenZFS's block pointer form (zero-padded
 // checksum words, an encryption word), and "\tcheckpoint_txg = N" last.
 //
-// DecodeUberblockSlot reads a slot the way OpenZFS's zdb -l does: a slot is
-// shown when its magic is right, in either byte order, whatever its
-// embedded checksum says (uberblock.h's DecodeUberblock, which an import
-// uses, also demands the checksum). Pure functions; thread-compatible.
+// Slots are read the way OpenZFS's zdb -l does (uberblock.h's
+// DecodeUberblockFields): shown when the magic is right, in either byte
+// order, whatever the embedded checksum says (DecodeUberblock, which an
+// import uses, also demands the checksum). Pure functions;
+// thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +36,6 @@ inline constexpr size_t kUberblockFieldBytes = 208;
 // MMP's magic in mmp_magic (multihost pools).
 inline constexpr uint64_t kMmpMagic = 0xa11cea11;
 
-// The fields of a slot whose magic is right (either byte order), or nullopt.
-// REQUIRES: slot.size() >= kUberblockFieldBytes.
-std::optional<Uberblock> DecodeUberblockSlot(std::span<const uint8_t> slot);
 
 // The lines after a heading, each starting with a tab; `verbosity` is the
 // number of -u given.

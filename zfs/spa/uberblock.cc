@@ -34,8 +34,7 @@ void EncodeUberblock(const Uberblock& ub, uint64_t offset, std::span<uint8_t> sl
   WriteEmbeddedChecksum(ChecksumType::kLabel, slot, OffsetVerifier(offset));
 }
 
-Result<Uberblock> DecodeUberblock(std::span<const uint8_t> slot, uint64_t offset) {
-  if (slot.size() < 1024) return Status::Corruption("uberblock slot too small");
+std::optional<Uberblock> DecodeUberblockFields(std::span<const uint8_t> slot) {
   const uint8_t* p = slot.data();
   bool swap;
   if (LoadLE64(p) == kUberblockMagic) {
@@ -43,12 +42,8 @@ Result<Uberblock> DecodeUberblock(std::span<const uint8_t> slot, uint64_t offset
   } else if (LoadBE64(p) == kUberblockMagic) {
     swap = true;
   } else {
-    return Status::Corruption("no uberblock magic");
+    return std::nullopt;
   }
-  bool trailer_swapped = false;
-  UZFS_RETURN_IF_ERROR(VerifyEmbeddedChecksum(ChecksumType::kLabel, slot, OffsetVerifier(offset),
-                                              &trailer_swapped)
-                           .WithContext("uberblock"));
   auto get = [&](size_t off) { return swap ? LoadBE64(p + off) : LoadLE64(p + off); };
   Uberblock ub;
   ub.byteswapped = swap;
@@ -63,6 +58,17 @@ Result<Uberblock> DecodeUberblock(std::span<const uint8_t> slot, uint64_t offset
   ub.mmp_config = get(192);
   ub.checkpoint_txg = get(200);
   return ub;
+}
+
+Result<Uberblock> DecodeUberblock(std::span<const uint8_t> slot, uint64_t offset) {
+  if (slot.size() < 1024) return Status::Corruption("uberblock slot too small");
+  std::optional<Uberblock> ub = DecodeUberblockFields(slot);
+  if (!ub) return Status::Corruption("no uberblock magic");
+  bool trailer_swapped = false;
+  UZFS_RETURN_IF_ERROR(VerifyEmbeddedChecksum(ChecksumType::kLabel, slot, OffsetVerifier(offset),
+                                              &trailer_swapped)
+                           .WithContext("uberblock"));
+  return *ub;
 }
 
 Result<Uberblock> FindActiveUberblock(std::span<const uint8_t> ring, uint64_t ring_offset,

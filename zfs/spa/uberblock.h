@@ -57,6 +57,10 @@ void EncodeUberblock(const Uberblock& ub, uint64_t offset, std::span<uint8_t> sl
 // Decodes a slot read from device byte offset `offset`: Corruption when the
 // magic or embedded checksum is wrong.
 Result<Uberblock> DecodeUberblock(std::span<const uint8_t> slot, uint64_t offset);
+// The fields of a slot whose magic is right (either byte order), whatever
+// its embedded checksum says (what zdb -l shows), or nullopt.
+// REQUIRES: slot.size() >= 208 (the fields' bytes).
+std::optional<Uberblock> DecodeUberblockFields(std::span<const uint8_t> slot);
 
 // The active uberblock in one ring (128 KiB read from device byte offset
 // `ring_offset`), or NotFound when no slot is valid. Slots that fail their
