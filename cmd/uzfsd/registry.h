@@ -94,6 +94,9 @@ struct PoolEntry {
   // What the last automatic mount (create/import) could not mount.
   std::vector<std::string> mount_errors UZFS_GUARDED_BY(mu);
   std::chrono::steady_clock::time_point since;  // import/create time (iostat's first report)
+  // OpenZFS's load_guid: a random guid chosen each time the pool is
+  // loaded (created or imported), the same until it is exported.
+  uint64_t load_guid = 0;
   // Sends streaming from the pool now (zfs_send.cc): export and destroy
   // wait for none, they refuse ("pool is busy").
   int streams UZFS_GUARDED_BY(mu) = 0;

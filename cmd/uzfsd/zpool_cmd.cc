@@ -282,6 +282,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   e->shape = std::move(sh);
   e->rec = rec;
   e->since = std::chrono::steady_clock::now();
+  e->load_guid = NewGuid();
   e->pool = std::move(pool);
   // Mount every dataset that mounts automatically, as zpool create/import do.
   e->mount_errors.clear();

@@ -2,17 +2,10 @@
 // (zpool_report.h): the property rows with their sources, column names and
 // aliases, the JSON heads, the vdev tree's rows. Callers hold the entry's
 // lock; nothing here changes a pool.
-//
-// load_guid is OpenZFS's: a random guid the pool gets each time it is
-// loaded (imported or created), the same until it is exported. It is kept
-// here, by pool guid, with the entry's import time (PoolEntry::since): a
-// new import has a new time, so it gets a new guid.
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
-#include <map>
 #include <set>
 
 #include "cmd/uzfsd/zpool_report.h"
@@ -42,23 +35,6 @@ Result<Pool::StoredPoolProps> PoolZapOf(PoolEntry& e) UZFS_REQUIRES(e.mu) {
   return stored;
 }
 
-struct LoadGuids {
-  struct Loaded {
-    std::chrono::steady_clock::time_point since;
-    uint64_t guid = 0;
-  };
-  Mutex mu;
-  std::map<uint64_t, Loaded> by_pool UZFS_GUARDED_BY(mu);  // pool guid ->
-};
-
-uint64_t LoadGuidOf(PoolEntry& e) UZFS_REQUIRES(e.mu) {
-  static LoadGuids* const g = new LoadGuids;  // never destroyed: no exit-order trouble
-  MutexLock l(&g->mu);
-  LoadGuids::Loaded& x = g->by_pool[e.pool->guid()];
-  if (x.guid == 0 || x.since != e.since) x = LoadGuids::Loaded{e.since, NewGuid()};
-  return x.guid;
-}
-
 PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp, const std::string& bootfs_name)
     UZFS_REQUIRES(e.mu) {
   PoolPropState st;
@@ -72,7 +48,7 @@ PoolPropState StateOf(PoolEntry& e, const PoolSpaceReport& sp, const std::string
   if (auto it = e.rec.props.find("cachefile"); it != e.rec.props.end()) st.cachefile = it->second;
   st.bootfs_name = bootfs_name;
   if (e.pool->root_vdev().children().size() > 0) st.ashift = e.pool->root_vdev().child(0)->ashift();
-  st.load_guid = LoadGuidOf(e);
+  st.load_guid = e.load_guid;
   return st;
 }
 

@@ -151,6 +151,12 @@ TEST(ZpoolUserProps, SetGetListAndSurviveExport) {
   EXPECT_EQ(env.Zpool("get -H -o value com.acme:site tank").out, "lab-2\n");
   ASSERT_EQ(env.Zpool("set com.acme:site= tank").rc, 0);
   EXPECT_EQ(env.Zpool("get -H -o value,source com.acme:site tank").out, "-\t-\n");
+  // Too long a value: refused, the old one kept.
+  ASSERT_EQ(env.Zpool("set com.acme:site=lab-3 tank").rc, 0);
+  r = env.Zpool("set com.acme:site=" + std::string(8192, 'x') + " tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "is too long")) << r.err.substr(0, 200);
+  EXPECT_EQ(env.Zpool("get -H -o value com.acme:site tank").out, "lab-3\n");
   // Not a user property (no module), and a legacy pool: refused.
   r = env.Zpool("set owner=x tank");
   EXPECT_EQ(r.rc, 1);
@@ -158,6 +164,10 @@ TEST(ZpoolUserProps, SetGetListAndSurviveExport) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot create 'old': user properties need a feature-flag pool (version 5000)\n");
   ASSERT_EQ(env.Zpool("create -m none -o version=23 old " + env.Dev("d1")).rc, 0);
+  // Removing one that was never set, on a pool without a props ZAP: fine.
+  ASSERT_EQ(env.Zpool("create -m none fresh " + env.Dev("d2")).rc, 0);
+  EXPECT_EQ(env.Zpool("set com.acme:none= fresh").rc, 0);
+  EXPECT_EQ(env.Zpool("get -H -o value,source com.acme:none fresh").out, "-\t-\n");
   r = env.Zpool("set org.example:owner=ops old");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "cannot set property for 'old': user properties need a feature-flag pool (version 5000)\n");

@@ -28,6 +28,7 @@
 // Promises: SetPoolProps validates every pair before it changes anything
 // and writes them all in one txg; the props live in the pool, so they move
 // with it to another machine, to zfs-fuse and back.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -179,6 +180,10 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     if (auto found = MosZapLookup(1, "pool_props"); found.ok()) {
       obj = *found;
     } else if (found.status().code() == Code::kNotFound) {
+      // Only removals of user properties: nothing to remove them from.
+      if (entries.empty() && std::all_of(users.begin(), users.end(), [](const Encoded* u) { return u->text.empty(); })) {
+        return Status::Ok();
+      }
       UZFS_ASSIGN_OR_RETURN(obj, MosCreateZap(dmu_ot::kPoolProps, txg));
       UZFS_RETURN_IF_ERROR(MosZapAdd(1, "pool_props", obj, txg));
     } else {
