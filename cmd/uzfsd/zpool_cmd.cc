@@ -20,6 +20,7 @@
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/pool_cache_files.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "cmd/uzfsd/subcommands.h"
 #include "cmd/uzfsd/zpool_handlers.h"
@@ -98,13 +99,18 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
       continue;
     }
     if (!e->pool->readonly()) e->pool->LogHistory(c.cmdline);
+    // The cache file keeps the pool's last imported config, not the
+    // exported one; it loses the pool once the export is done.
+    UnfollowCacheFile(*e);
     Status s = destroy ? e->pool->Destroy() : e->pool->Export();
     if (!s.ok()) {
+      if (e->pool != nullptr) FollowCacheFile(*e, c.reg.log());
       rc = c.Fail(ErrorLine(s, destroy ? "destroy" : "export", n));
       continue;
     }
     e->pool.reset();
     e->ro_locks.Release();
+    LeaveCacheFile(CacheFilePath(e->rec), n, c.reg.log());
     c.reg.Remove(n, false);
     c.reg.log().Log(std::string(destroy ? "destroyed" : "exported") + " pool '" + n + "'");
   }
@@ -284,6 +290,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
   e->since = std::chrono::steady_clock::now();
   e->load_guid = NewGuid();
   e->pool = std::move(pool);
+  FollowCacheFile(*e, reg.log());
   // Mount every dataset that mounts automatically, as zpool create/import do.
   e->mount_errors.clear();
   if (mount) e->mounts.MountAll(*e->pool, rec.altroot, &e->mount_errors);
@@ -300,16 +307,17 @@ std::span<const Sub> Subs() {
   static const Sub kSubs[] = {
       {"create", "\tcreate [-fnd] [-o property=value] ... \n"
                  "\t    [-O file-system-property=value] ... \n"
-                 "\t    [-m mountpoint] [-R root] <pool> <vdev> ...\n",
+                 "\t    [-m mountpoint] [-R root] [-t tempname] <pool> <vdev> ...\n",
        ZpoolCreate, L::kLifecycle},
       {"destroy", "\tdestroy [-f] <pool>\n", [](CmdCtx& c) { return ExportOrDestroy(c, true); }, L::kLifecycle},
       {"export", "\texport [-af] <pool> ...\n", [](CmdCtx& c) { return ExportOrDestroy(c, false); },
        L::kLifecycle},
       {"import", "\timport [-d dir] [-D]\n"
                  "\timport [-o mntopts] [-o property=value] ... \n"
-                 "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
+                 "\t    [-d dir | -c cachefile] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
                  "\timport [-o mntopts] [-o property=value] ... \n"
-                 "\t    [-d dir] [-D] [-f] [-F] [-N] [-R root] [-T txg] <pool | id> [newpool]\n",
+                 "\t    [-d dir | -c cachefile] [-D] [-f] [-F] [-N] [-R root] [-T txg]\n"
+                 "\t    [-t] <pool | id> [newpool]\n",
        [](CmdCtx& c) { return ZpoolImport(c, UsageOf("import")); }, L::kLifecycle},
       {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n", ZpoolList},
       {"iostat", "\tiostat [[-lq]|[-rw]] [-T u|d] [-Hnpvy] [pool] ... [interval [count]]\n", ZpoolIostat},
@@ -333,8 +341,8 @@ std::span<const Sub> Subs() {
       {"resilver", "\tresilver <pool> ...\n", ZpoolResilver},
       {"attach", "\tattach [-fw] <pool> <device> <new-device>\n", ZpoolAttach},
       {"detach", "\tdetach <pool> <device>\n", ZpoolDetach},
+      {"upgrade", "\tupgrade\n\tupgrade -v\n\tupgrade [-V version] <-a | pool ...>\n", ZpoolUpgrade},
       // ZFS subcommands uzfs does not offer yet.
-      {"upgrade", nullptr},
       {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
       {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr},
       {"checkpoint", nullptr},

@@ -11,10 +11,13 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
+#include "cmd/uzfsd/pool_cache_files.h"
 #include "cmd/uzfsd/pool_info.h"
 #include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/zpool_handlers.h"
 #include "cmd/uzfsd/zpool_layout.h"
+#include "zfs/dsl/pool_cache_file.h"
+#include "zfs/dsl/pool_identity.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/zpl/zpl_create.h"
 
@@ -58,10 +61,15 @@ int ZpoolCreate(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "fnd", "moORt");
   if (!a.error.empty()) return ZpoolUsage(c, "create", a.error);
   if (a.operands.empty()) return ZpoolUsage(c, "create", "missing pool name");
-  const std::string name = a.operands[0];
+  // -t NAME: the pool goes by NAME here (its datasets, mountpoints, every
+  // command) while its config and labels keep the name given, for a pool
+  // made for another system whose name clashes with one of this host's.
+  const std::string disk_name = a.operands[0];
+  const std::string name = a.Values('t').empty() ? disk_name : a.Values('t').back();
   std::vector<std::string> vdevs(a.operands.begin() + 1, a.operands.end());
   if (vdevs.empty()) return ZpoolUsage(c, "create", "missing vdev specification");
-  if (!a.Values('t').empty()) return c.Fail("cannot create '" + name + "': -t is not supported yet");
+  if (Status v = ValidatePoolName(disk_name); !v.ok()) return c.Fail(std::string(v.message()));
+  if (Status v = ValidatePoolName(name); !v.ok()) return c.Fail(std::string(v.message()));
 
   PoolCreateOptions o;
   o.arc = DaemonArc();
@@ -113,6 +121,11 @@ int ZpoolCreate(CmdCtx& c) {
       rec.props[k] = v;
     }
   }
+  if (const std::string file = CacheFilePath(rec); !file.empty()) {
+    if (Status s = CheckPoolCacheFilePath(file); !s.ok()) {
+      return c.Fail("cannot create '" + name + "': cachefile: " + std::string(s.message()));
+    }
+  }
   for (const auto& [k, v] : rec.props) {
     if (IsUserProp(k) && o.version < kDefaultCreateVersion) {
       return c.Fail("cannot create '" + name + "': user properties need a feature-flag pool (version 5000)");
@@ -127,6 +140,8 @@ int ZpoolCreate(CmdCtx& c) {
   // An alternate root is for a pool visiting this host: it is not
   // recorded in a cache file unless one is named (OpenZFS's -R).
   if (!rec.altroot.empty() && rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
+  // So is a pool with a temporary name.
+  if (name != disk_name && rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
   for (const std::string& kv : a.Values('O')) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return ZpoolUsage(c, "create", "missing '=' for -O option");
@@ -188,7 +203,8 @@ int ZpoolCreate(CmdCtx& c) {
     c.out.Out(t);
     return 0;
   }
-  auto pool = Pool::Create(name, *layout, o);
+  if (name != disk_name) o.temporary_name = name;
+  auto pool = Pool::Create(disk_name, *layout, o);
   if (!pool.ok()) return c.Fail(ErrorLine(pool.status(), "create", name));
   PoolShape shape = ShapeFromLayout(*layout);
   auto entry = MakeEntry(std::move(*pool), rec, &shape, c.reg);

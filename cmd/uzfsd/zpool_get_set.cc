@@ -10,8 +10,10 @@
 // feature-flag pools only, and there dedupditto is taken and ignored with
 // OpenZFS's note, as OpenZFS 2.x does.
 #include "cmd/uzfsd/args.h"
+#include "cmd/uzfsd/pool_cache_files.h"
 #include "cmd/uzfsd/zpool_handlers.h"
 #include "cmd/uzfsd/zpool_report.h"
+#include "zfs/dsl/pool_cache_file.h"
 #include "zfs/dsl/prop_table.h"
 
 namespace uzfs::cmd {
@@ -170,8 +172,19 @@ int ZpoolSet(CmdCtx& c) {
     if (Status s = e->pool->SetPoolProps({{k, v}}); !s.ok()) return c.Fail(std::string(s.message()));
     return 0;
   }
-  e->rec.props[k] = v;  // cachefile: this host's, not the pool's
+  // cachefile: this host's, not the pool's.
+  if (k == "cachefile" && v.starts_with("/")) {
+    if (Status s = CheckPoolCacheFilePath(v); !s.ok()) {
+      return c.Fail("cannot set property for '" + name + "': " + std::string(s.message()));
+    }
+  }
+  const std::string old_file = CacheFilePath(e->rec);
+  e->rec.props[k] = v;
   c.reg.UpdateCache(e->rec);
+  if (k == "cachefile") {
+    if (old_file != CacheFilePath(e->rec)) LeaveCacheFile(old_file, name, c.reg.log());
+    FollowCacheFile(*e, c.reg.log());
+  }
   e->pool->LogHistory(c.cmdline);
   return 0;
 }

@@ -24,6 +24,7 @@ int ZpoolList(CmdCtx& c);     // zpool_list.cc
 int ZpoolStatus(CmdCtx& c);   // zpool_status.cc
 int ZpoolGet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolSet(CmdCtx& c);      // zpool_get_set.cc
+int ZpoolUpgrade(CmdCtx& c);  // zpool_upgrade.cc
 int ZpoolIostat(CmdCtx& c);   // zpool_iostat.cc
 int ZpoolScrub(CmdCtx& c);    // zpool_scrub.cc
 int ZpoolWait(CmdCtx& c);     // zpool_scrub.cc

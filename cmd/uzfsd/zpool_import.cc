@@ -1,7 +1,9 @@
 // zpool import inside the daemon (man/zpool.8), and the cache-file import
 // at daemon start / export at shutdown (registry.h).
 //
-// Where devices are searched: every -d DIR; without -d, the directories of
+// Where devices are searched: every -d DIR (or device file), and the
+// devices every -c FILE (an OpenZFS cache file, pool_cache_file.h) lists;
+// without either, the directories of
 // the devices the cache file lists (pools imported before, including those
 // a daemon shutdown exported) and /dev. Devices are matched by their labels
 // (zfs/spa/vdev_config.h), never by the paths the labels remember.
@@ -9,6 +11,8 @@
 // state of every vdev as it would be assembled (read-only, shared opens:
 // nothing is written). -F is accepted and always in effect: Pool::Import
 // already falls back to the newest uberblock whose MOS verifies.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -17,9 +21,11 @@
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
-#include "cmd/uzfsd/txg_tunables.h"
 #include "cmd/uzfsd/commands.h"
+#include "cmd/uzfsd/pool_cache_files.h"
 #include "cmd/uzfsd/pool_info.h"
+#include "cmd/uzfsd/txg_tunables.h"
+#include "zfs/dsl/pool_cache_file.h"
 #include "zfs/dsl/prop_table.h"
 #include "zfs/inspect/pool_reader.h"
 #include "zfs/vdev/file_device.h"
@@ -203,9 +209,8 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
 }  // namespace
 
 int ZpoolImport(CmdCtx& c, const std::string& usage) {
-  ParsedArgs a = ParseArgs(c.args, "aDfFnNXlsm", "dcoRT");
+  ParsedArgs a = ParseArgs(c.args, "aDfFnNXlsmt", "dcoRT");
   if (!a.error.empty()) return ImportUsage(c, usage, a.error);
-  if (!a.Values('c').empty()) return c.Fail("cannot import: -c cachefile is not supported by uzfs yet");
   if (a.Has('n')) return c.Fail("cannot import: -n (dry run of -F) is not supported by uzfs yet");
   PoolImportOptions opts;
   opts.force = a.Has('f');
@@ -234,6 +239,15 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
   if (!rec.altroot.empty() && rec.altroot[0] != '/') {
     return c.Fail("invalid alternate root '" + rec.altroot + "': must be an absolute path");
   }
+  // -t: the new name lasts until export (labels keep the pool's own), and
+  // such a pool is in no cache file unless one is named.
+  if (a.Has('t')) {
+    if (a.operands.size() != 2 || a.Has('a')) {
+      return ImportUsage(c, usage, "the -t option requires a pool and a temporary name for it");
+    }
+    opts.temporary_name = true;
+    if (rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
+  }
   // An alternate root is for a pool visiting this host: it is not
   // recorded in a cache file unless one is named (OpenZFS's -R).
   if (!rec.altroot.empty() && rec.props.count("cachefile") == 0) rec.props["cachefile"] = "none";
@@ -244,15 +258,47 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
     if (t.empty() || *end != '\0') return ImportUsage(c, usage, "invalid txg value '" + t + "'");
     opts.max_txg = txg;
   }
+  if (const std::string file = CacheFilePath(rec); !file.empty()) {
+    if (Status s = CheckPoolCacheFilePath(file); !s.ok()) {
+      return c.Fail("cannot import: cachefile: " + std::string(s.message()));
+    }
+  }
   rec.readonly = opts.readonly;
   std::vector<std::string> dirs;
   for (const std::string& d : a.Values('d')) dirs.push_back(AbsPath(c.cwd, d));
+  // -c FILE: the pools an OpenZFS cache file lists, their devices searched
+  // for in the directories it names them in (by their labels, as always:
+  // a device that moved within its directory is still found).
+  std::set<uint64_t> cached_guids;
+  for (const std::string& f : a.Values('c')) {
+    const std::string file = AbsPath(c.cwd, f);
+    auto cached = ReadPoolCacheFile(file);
+    if (!cached.ok()) {
+      return c.Fail("cannot import: cannot read cachefile '" + file + "': " +
+                    std::string(cached.status().IsNotFound() ? "no such file" : cached.status().message()));
+    }
+    std::vector<std::string> paths;
+    for (const CachedPoolConfig& p : *cached) {
+      if (auto g = p.config.GetUint64("pool_guid"); g.ok()) cached_guids.insert(*g);
+      for (const std::string& path : CachedConfigPaths(p.config)) paths.push_back(path);
+    }
+    for (const std::string& d : DeviceDirs(paths)) {
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end() && ::access(d.c_str(), F_OK) == 0) dirs.push_back(d);
+    }
+  }
+  if (!a.Values('c').empty() && cached_guids.empty()) {
+    c.out.ErrLine("no pools available to import");
+    return a.operands.empty() && !a.Has('a') ? 0 : 1;
+  }
   if (dirs.empty()) dirs = DefaultDirs(c.reg);
   auto devs = ScanDirs(dirs);
   if (!devs.ok()) {
     return c.Fail("cannot import: cannot search '" + dirs[0] + "': " + std::string(devs.status().message()));
   }
   std::vector<FoundPool> found = ListFoundPools(*devs);
+  if (!cached_guids.empty()) {
+    std::erase_if(found, [&](const FoundPool& fp) { return cached_guids.count(fp.guid) == 0; });
+  }
   auto importable = [&](const FoundPool& fp) {
     if (Imported(c.reg, fp.guid)) return false;
     const bool destroyed = fp.state == kLabelStateDestroyed;
@@ -311,13 +357,29 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
                     "' is already imported\nuse 'zpool import " + target + " <newpool>' to give it a new name");
     }
   }
-  return ImportOne(c, *devs, target, opts, rec, !a.Has('N'));  // -N: no mounts
+  std::string which = target;
+  if (!cached_guids.empty()) {
+    // Only a pool the cache file lists, by its guid: the directories
+    // searched may hold other pools of that name.
+    auto it = std::find_if(found.begin(), found.end(), [&](const FoundPool& fp) {
+      return importable(fp) && (fp.name == target || std::to_string(fp.guid) == target);
+    });
+    if (it == found.end()) return c.Fail("cannot import '" + target + "': no such pool available");
+    which = std::to_string(it->guid);
+  }
+  return ImportOne(c, *devs, which, opts, rec, !a.Has('N'));  // -N: no mounts
 }
 
 void ImportCachedPools(Registry& reg) {
   MutexLock l(&reg.lifecycle_mu);
   reg.LoadCache();
   for (const CacheRecord& r : reg.ReadCacheFile()) {
+    if (!ImportedAtDaemonStart(r)) {
+      // cachefile=none or a path of its own: imported by an admin only.
+      reg.log().Log("not importing pool '" + r.name + "': cachefile=" + r.props.at("cachefile"));
+      reg.DropFromCache(r.name);
+      continue;
+    }
     auto devs = ScanDirs(DeviceDirs(r.devices));
     if (!devs.ok()) {
       reg.log().Log("cache file pool '" + r.name + "': " + std::string(devs.status().message()));
@@ -366,6 +428,9 @@ void ExportAllForShutdown(Registry& reg) {
     if (Status u = e->mounts.UnmountAll(/*force=*/true); !u.ok()) {
       reg.log().Log("unmounting '" + name + "' at shutdown: " + std::string(u.message()));
     }
+    // A shutdown leaves the pool in its cache file, as a host going down
+    // does: another daemon may import it from there.
+    UnfollowCacheFile(*e);
     if (Status s = e->pool->Export(); !s.ok()) {
       reg.log().Log("cannot export '" + name + "' at shutdown: " + std::string(s.message()));
     } else {

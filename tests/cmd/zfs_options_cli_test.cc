@@ -3,7 +3,8 @@
 // containers, canmount=off), the 255-byte name limit; quota=0 and "all"
 // inside a list refused; -R meaning cachefile=none and taking absolute
 // paths only; the vdev grammar's spare lists ending at the next group;
-// POSIXLY_CORRECT ending options at the first operand, as getopt does.
+// POSIXLY_CORRECT ending options at the first operand, as getopt does;
+// temporary pool names (create -t, import -t) that never reach the labels.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -193,6 +194,53 @@ TEST(ZpoolImport, DashDTakesDeviceFiles) {
   r = env.Zpool("import -d " + env.devdir() + "/other tank");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "no such pool")) << r.err;
+}
+
+// The name a label of `dev` says (our zdb -l).
+std::string LabelName(const std::string& dev) {
+  const std::string out = test::Capture(clitest::Bin("zdb") + " -l " + dev + " 2>&1");
+  const size_t at = out.find("    name: '");
+  if (at == std::string::npos) return out;
+  const size_t b = at + 11;
+  return out.substr(b, out.find('\'', b) - b);
+}
+
+TEST(ZpoolTemporaryName, LastsUntilExportAndNeverReachesTheLabels) {
+  CliEnv env;
+  const std::string d0 = env.Dev("d0");
+  Ran r = env.Zpool("create -m none -t here tank " + d0);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("list -H -o name").out, "here\n");
+  ASSERT_EQ(env.Zfs("create here/fs").rc, 0);
+  EXPECT_EQ(env.Zfs("list -H -o name -r here").out, "here\nhere/fs\n");
+  EXPECT_EQ(env.Zpool("get -H -o value,source cachefile here").out, "none\tlocal\n");
+  ASSERT_EQ(env.Zpool("sync here").rc, 0);
+  EXPECT_EQ(LabelName(d0), "tank");
+  ASSERT_EQ(env.Zpool("export here").rc, 0);
+  r = env.Zpool("import -d " + env.devdir());
+  EXPECT_TRUE(Contains(r.out, "   pool: tank\n")) << r.out;
+
+  // import -t: the same for an existing pool.
+  r = env.Zpool("import -d " + env.devdir() + " -t tank visiting");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zfs("list -H -o name -r visiting").out, "visiting\nvisiting/fs\n");
+  EXPECT_EQ(env.Zpool("get -H -o value cachefile visiting").out, "none\n");
+  ASSERT_EQ(env.Zpool("sync visiting").rc, 0);
+  EXPECT_EQ(LabelName(d0), "tank");
+  ASSERT_EQ(env.Zpool("export visiting").rc, 0);
+  EXPECT_EQ(LabelName(d0), "tank");
+  // Without -t a new name is the pool's from then on.
+  ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " tank renamed").rc, 0);
+  ASSERT_EQ(env.Zpool("export renamed").rc, 0);
+  EXPECT_EQ(LabelName(d0), "renamed");
+
+  r = env.Zpool("import -d " + env.devdir() + " -t renamed");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(Contains(r.err, "the -t option requires a pool and a temporary name")) << r.err;
+  r = env.Zpool("create -m none -t 1bad tank2 " + env.Dev("d1"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "invalid")) << r.err;
+  EXPECT_EQ(env.Zpool("list -H -o name").out, "");
 }
 
 TEST(ZpoolGrammar, ASecondMirrorAfterSparesIsAnotherDataVdev) {

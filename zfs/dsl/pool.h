@@ -94,6 +94,10 @@ inline constexpr const char* kZstdCompressGuid = "org.freebsd:zstd_compress";
 // guid; nullopt for any other.
 std::optional<std::string> KnownFeatureGuid(const std::string& name);
 
+// Every feature uzfs knows: its short name and its description, in the
+// order uzfs enables them (`zpool upgrade -v`).
+std::vector<std::pair<std::string, std::string>> KnownFeatureDescriptions();
+
 // A feature of a feature-flag pool as `zpool get feature@NAME` shows it.
 struct PoolFeatureState {
   std::string guid;
@@ -124,6 +128,9 @@ struct PoolCreateOptions {
   uint32_t ashift = 0;            // 0: the largest device hint (9 for files)
   std::vector<std::pair<std::string, std::string>> fs_props;  // -O name=value
   std::string hostname;           // empty: gethostname()
+  // `zpool create -t NAME`: the pool goes by NAME until it is exported,
+  // while its config and labels say the name Create was given.
+  std::string temporary_name;
   std::optional<uint64_t> hostid; // unset: gethostid()
   bool force = false;             // -f: take devices that belong to another pool
   std::string history;            // the command line recorded in the history
@@ -156,6 +163,9 @@ struct PoolImportOptions {
   // `zpool import POOL NEWNAME`: the pool is renamed in its config and
   // labels at the import's first sync (not with readonly).
   std::string new_name;
+  // `zpool import -t POOL NEWNAME`: NEWNAME is only the name it goes by
+  // until it is exported; its config and labels keep POOL's.
+  bool temporary_name = false;
   // The scan's pace from its first slice (Pool::SetScanSlice and
   // SetScanWindow; zero: the defaults). Tests slow down a scan that an
   // import resumes so that a kill finds it part way.
@@ -665,6 +675,15 @@ class Pool final : private TxgSyncer {
   void SetLabelCheckInterval(std::chrono::seconds every) UZFS_EXCLUDES(mu_);
   // Where the pool reports events, one line each (the daemon's log).
   void SetEventLog(std::function<void(const std::string&)> log) UZFS_EXCLUDES(errlog_mu_);
+  // The pool's config as an OpenZFS cache file lists it: the MOS config
+  // nvlist (vdev tree, spares, cache devices) as of the last synced txg.
+  NvList CacheConfig() const UZFS_EXCLUDES(mu_);
+  // Told the new config (CacheConfig's shape) each time a txg that changed
+  // it is on disk (any vdev change: add, attach, replace, online, offline,
+  // a spare standing in); called from the sync thread with the pool's
+  // lock held, so it must not call back into the pool. The daemon keeps a
+  // `cachefile=PATH` file current with it. Empty: none.
+  void SetConfigListener(std::function<void(const NvList&)> listener) UZFS_EXCLUDES(mu_);
   // Async destroy (pool_async_destroy.cc). On a feature-flag pool with
   // com.delphix:async_destroy enabled, destroying a file system queues its
   // tree in the MOS (the bptree) and returns; each txg then frees a bounded
@@ -1340,6 +1359,9 @@ class Pool final : private TxgSyncer {
   Uberblock ub_ UZFS_GUARDED_BY(mu_);
   Txg open_txg_ UZFS_GUARDED_BY(mu_);
   bool config_dirty_ UZFS_GUARDED_BY(mu_) = false;
+  // The config this txg wrote, for config_listener_ once the txg is on disk.
+  std::optional<NvList> config_written_ UZFS_GUARDED_BY(mu_);
+  std::function<void(const NvList&)> config_listener_ UZFS_GUARDED_BY(mu_);
   bool labels_dirty_ UZFS_GUARDED_BY(mu_) = false;
   Status failed_ UZFS_GUARDED_BY(mu_) = Status::Ok();  // a sync failed: suspended
   bool closed_ UZFS_GUARDED_BY(mu_) = true;  // until Create/Import finish

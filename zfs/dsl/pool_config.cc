@@ -136,7 +136,7 @@ namespace {
 
 void AddHeader(NvList* nv, const PoolIdentity& id, uint64_t state, Txg txg) {
   Must(nv->AddUint64("version", id.version));
-  Must(nv->AddString("name", id.name));
+  Must(nv->AddString("name", id.disk_name.empty() ? id.name : id.disk_name));
   Must(nv->AddUint64("state", state));
   Must(nv->AddUint64("txg", txg.number()));
   Must(nv->AddUint64("pool_guid", id.pool_guid));

@@ -105,6 +105,10 @@ std::vector<uint64_t> HoleIds(const VdevNode& root);
 struct PoolIdentity {
   uint64_t version = 0;
   std::string name;
+  // A pool known by a temporary name (`zpool create -t`, `zpool import
+  // -t`): the name its configs and labels keep, while `name` is the one
+  // it goes by here until it is exported. Empty: `name` is both.
+  std::string disk_name;
   uint64_t pool_guid = 0;
   uint64_t hostid = 0;
   std::string hostname;

@@ -19,6 +19,7 @@ namespace uzfs {
 Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLayout& layout,
                                            const PoolCreateOptions& opts) {
   UZFS_RETURN_IF_ERROR(ValidatePoolName(name));
+  if (!opts.temporary_name.empty()) UZFS_RETURN_IF_ERROR(ValidatePoolName(opts.temporary_name));
   if (!PoolVersionSupported(opts.version)) {
     return Status::NotSupported("cannot create '" + name + "': pool version " +
                                 std::to_string(opts.version) + " is not supported (uzfs creates " +
@@ -41,6 +42,10 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
   p->arc_ = opts.arc;
   p->ident_.version = opts.version;
   p->ident_.name = name;
+  if (!opts.temporary_name.empty()) {
+    p->ident_.disk_name = name;
+    p->ident_.name = opts.temporary_name;
+  }
   p->ident_.pool_guid = NewGuid();
   p->ident_.hostid = opts.hostid ? *opts.hostid : PoolHostId();
   p->ident_.hostname = opts.hostname.empty() ? PoolHostName() : opts.hostname;
@@ -111,14 +116,14 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
     p->open_txg_ = txg;
     std::vector<std::pair<std::string, std::string>> fs_props = opts.fs_props;
     ZplCreateProps root_zpl;
-    UZFS_RETURN_IF_ERROR(p->TakeZplCreateProps(name, "", &fs_props, &root_zpl));
+    UZFS_RETURN_IF_ERROR(p->TakeZplCreateProps(p->ident_.name, "", &fs_props, &root_zpl));
     UZFS_RETURN_IF_ERROR(p->CreateMosLayout(txg, root_zpl, opts.disabled_features));
     if (!opts.history.empty()) p->history_.push_back(opts.history);
     p->config_dirty_ = true;
     p->labels_dirty_ = true;
     // The root dataset's properties (-O).
     for (const auto& [k, v] : fs_props) {
-      UZFS_RETURN_IF_ERROR(p->SetPropSync(name, k, v, txg));
+      UZFS_RETURN_IF_ERROR(p->SetPropSync(p->ident_.name, k, v, txg));
     }
   }
   {

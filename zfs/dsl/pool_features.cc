@@ -105,6 +105,15 @@ std::optional<std::string> KnownFeatureGuid(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<std::pair<std::string, std::string>> KnownFeatureDescriptions() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KnownFeature& f : kKnownFeatures) {
+    const std::string g = f.guid;
+    out.emplace_back(g.substr(g.find(':') + 1), f.description);
+  }
+  return out;
+}
+
 Status Pool::CreateFeatureObjects(Txg txg, const std::set<std::string>& disabled) {
   UZFS_ASSIGN_OR_RETURN(uint64_t for_read, MosCreateZap(dmu_ot::kZapOther, txg));
   UZFS_ASSIGN_OR_RETURN(uint64_t for_write, MosCreateZap(dmu_ot::kZapOther, txg));

@@ -53,12 +53,17 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   p->ident_.name = a.name;
   if (!opts.new_name.empty() && opts.new_name != a.name) {
     const std::string q = "cannot import '" + a.name + "' as '" + opts.new_name + "': ";
-    if (opts.readonly) return Status::InvalidArgument(q + "a read-only import cannot rename the pool");
+    if (opts.readonly && !opts.temporary_name) {
+      return Status::InvalidArgument(q + "a read-only import cannot rename the pool");
+    }
     if (Status v = ValidatePoolName(opts.new_name); !v.ok()) {
       std::string m(v.message());
       return Status::InvalidArgument(q + m.substr(m.find("invalid pool name")));
     }
-    p->ident_.name = opts.new_name;  // the config and labels follow at the import's sync
+    // The config and labels follow at the import's sync, unless the new
+    // name is only for here and now.
+    if (opts.temporary_name) p->ident_.disk_name = a.name;
+    p->ident_.name = opts.new_name;
   }
   p->ident_.pool_guid = a.guid;
   p->ident_.version = get("version");

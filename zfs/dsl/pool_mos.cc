@@ -140,6 +140,7 @@ Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, Txg txg) {
 Status Pool::WriteConfigObject(Txg txg) {
   const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
   UZFS_RETURN_IF_ERROR(MosWritePackedNvlist(config_obj_, nv, txg));
+  if (config_listener_) config_written_ = nv;
   UZFS_RETURN_IF_ERROR(WriteAuxObject("spares", spares_, true, txg));
   // zfs-fuse aborts an import ("Block device required") when its l2cache
   // object lists a file, so pools it can read (version <= 28) list only
@@ -151,6 +152,17 @@ Status Pool::WriteConfigObject(Txg txg) {
   UZFS_RETURN_IF_ERROR(WriteAuxObject("l2cache", l2, false, txg));
   config_dirty_ = false;
   return Status::Ok();
+}
+
+NvList Pool::CacheConfig() const {
+  MutexLock l(&mu_);
+  return MosPoolConfig(ident_, label_state_, Txg(ub_.txg), tree_, spares_, cache_);
+}
+
+void Pool::SetConfigListener(std::function<void(const NvList&)> listener) {
+  MutexLock l(&mu_);
+  config_listener_ = std::move(listener);
+  config_written_.reset();
 }
 
 // The object directory's "spares" / "l2cache" packed nvlist (16 KiB

@@ -119,6 +119,12 @@ Status Pool::SyncTxgLocked(Txg txg) {
   // The MOS's blocks of this txg are final: the cache may keep them.
   if (mos_reader_) mos_reader_->Settle(txg.number());
   AfterCommit();
+  if (config_written_) {
+    // On disk now: whoever keeps a copy of the config (a cache file) may
+    // take it.
+    if (config_listener_) config_listener_(*config_written_);
+    config_written_.reset();
+  }
   ZilSyncDone(txg);
   alloc_->SyncDone(txg.number());
   LogClassSyncDone(txg);
