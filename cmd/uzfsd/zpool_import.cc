@@ -182,8 +182,12 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
 
 // Imports one pool. On failure prints the line and returns 1.
 // Imports one pool; with `mount`, mounts its datasets (not with -N).
+// `target` (a name or guid) picks the pool; `shown` is how errors name it
+// (what the admin typed; target when empty).
 int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
-              const PoolImportOptions& base, const CacheRecord& rec_base, bool mount) {
+              const PoolImportOptions& base, const CacheRecord& rec_base, bool mount,
+              const std::string& shown = "") {
+  const std::string& said = shown.empty() ? target : shown;
   PoolImportOptions o = base;
   o.history = c.cmdline;
   o.fs_init = InitNewFilesystem;
@@ -192,16 +196,16 @@ int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& t
   o.l2arc = DaemonL2Arc();
   o.txg = DaemonTxgOptions();
   auto p = Pool::Import(devs, target, o);
-  if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", target));
+  if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", said));
   const std::string name = (*p)->name();
   if (c.reg.Find(name) != nullptr) {
     // Leave it as it was found: closing without export keeps the labels.
     p->reset();
-    return c.Fail("cannot import '" + target + "': a pool with that name already exists\n"
+    return c.Fail("cannot import '" + said + "': a pool with that name already exists\n"
                   "use the form 'zpool import <pool | id> <newpool>' to give it a new name");
   }
   auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, mount);
-  if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", target));
+  if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", said));
   c.reg.log().Log("imported pool '" + name + "'");
   return ReportMountErrors(c, **entry);
 }
@@ -367,7 +371,7 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
     if (it == found.end()) return c.Fail("cannot import '" + target + "': no such pool available");
     which = std::to_string(it->guid);
   }
-  return ImportOne(c, *devs, which, opts, rec, !a.Has('N'));  // -N: no mounts
+  return ImportOne(c, *devs, which, opts, rec, !a.Has('N'), target);  // -N: no mounts
 }
 
 void ImportCachedPools(Registry& reg) {

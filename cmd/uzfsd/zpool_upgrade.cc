@@ -52,12 +52,12 @@ constexpr const char* kLegacyVersions[] = {
 };
 
 // Supported features the pool has not enabled (none for a legacy pool).
-Result<std::vector<std::string>> DisabledFeatures(Pool& pool) {
-  std::vector<std::string> out;
+Result<std::vector<PoolFeatureState>> DisabledFeatures(Pool& pool) {
+  std::vector<PoolFeatureState> out;
   if (pool.version() != kFeatureVersion) return out;
   UZFS_ASSIGN_OR_RETURN(std::vector<PoolFeatureState> features, pool.Features());
   for (const PoolFeatureState& f : features) {
-    if (f.supported && !f.enabled) out.push_back(f.name);
+    if (f.supported && !f.enabled) out.push_back(f);
   }
   return out;
 }
@@ -86,7 +86,7 @@ int ListSupported(CmdCtx& c) {
 
 int ListUpgradable(CmdCtx& c) {
   std::vector<std::pair<std::string, uint64_t>> legacy;
-  std::vector<std::pair<std::string, std::vector<std::string>>> lacking;
+  std::vector<std::pair<std::string, std::vector<PoolFeatureState>>> lacking;
   for (const auto& e : c.reg.All()) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) continue;
@@ -129,7 +129,7 @@ int ListUpgradable(CmdCtx& c) {
          "---------------\n";
     for (const auto& [name, features] : lacking) {
       t += name + "\n";
-      for (const std::string& f : features) t += "      " + f + "\n";
+      for (const PoolFeatureState& f : features) t += "      " + f.name + "\n";
     }
   }
   c.out.Out(t);
@@ -165,14 +165,12 @@ int UpgradeOne(CmdCtx& c, const std::string& name, uint64_t to_version) {
   }
   pool.LogHistory(c.cmdline);
   std::string t;
-  for (const std::string& f : *disabled) {
-    const std::optional<std::string> guid = KnownFeatureGuid(f);
-    if (!guid) continue;
-    if (Status s = pool.EnableFeature(*guid); !s.ok()) {
+  for (const PoolFeatureState& f : *disabled) {
+    if (Status s = pool.EnableFeature(f.guid); !s.ok()) {
       if (!t.empty()) c.out.Out("Enabled the following features on '" + name + "':\n" + t);
       return c.Fail("cannot upgrade '" + name + "': " + std::string(s.message()));
     }
-    t += "  " + f + "\n";
+    t += "  " + f.name + "\n";
   }
   c.out.Out("Enabled the following features on '" + name + "':\n" + t);
   return 0;
