@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ int RunZpool(Registry& reg, Output& out, const Request& req, const std::atomic<b
 int RunZfs(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
 // zinject (zinject_cmd.cc): fault injection into the leaves of imported pools.
 int RunZinject(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping);
+// `zinject -P import|export -s SECONDS POOL`: how long the next import
+// (import=true) or export of the pool named `pool` must take at least;
+// zero when none was asked for. The injection is used up by it.
+std::chrono::seconds TakePoolDelay(const std::string& pool, bool import);
 
 // zpool import (zpool_import.cc); `usage` is its usage text.
 int ZpoolImport(CmdCtx& c, const std::string& usage);

@@ -4,6 +4,7 @@
 //   zinject                         lists the active injections
 //   zinject -d DEV -e io|checksum|nxio [-T read|write|flush|all] [-f PCT] POOL
 //   zinject -d DEV -D MS:LANES POOL
+//   zinject -P import|export -s SECONDS POOL
 //   zinject -c ID | -c all
 //
 // Every pool the daemon creates or imports is opened fault_injectable, so
@@ -17,6 +18,10 @@
 //
 // Handlers die with their pool: one whose pool was exported (or imported
 // again, with new devices) is dropped when next listed or cleared.
+// A pool delay (-P) is kept by pool name instead: an import delay is set
+// while the pool is not imported, and each is used up by the import or
+// export it slows down (TakePoolDelay), so that tests can see `zpool
+// import -a` open its pools in parallel.
 //
 // Locking: g_mu guards the handler list; it is taken after a pool entry's mu,
 // never before it.
@@ -50,9 +55,22 @@ struct Handler {
   uint32_t lanes = 0;
 };
 
+// zinject -P: the next import or export of `pool` takes at least `seconds`.
+struct PoolDelay {
+  uint64_t id = 0;
+  std::string pool;
+  bool import = false;
+  uint64_t seconds = 0;
+};
+
 Mutex g_mu;
 uint64_t g_next_id UZFS_GUARDED_BY(g_mu) = 1;
 std::vector<Handler> g_handlers UZFS_GUARDED_BY(g_mu);
+std::vector<PoolDelay> g_pool_delays UZFS_GUARDED_BY(g_mu);
+
+// The longest a pool delay may be: an import or export held for an hour
+// is a mistake, not a test.
+constexpr uint64_t kMaxPoolDelaySeconds = 3600;
 
 const char kUsage[] =
     "usage:\n"
@@ -65,6 +83,9 @@ const char kUsage[] =
     "\tzinject -d device -D latency:lanes pool\n"
     "\t\tMake every I/O of a leaf take latency milliseconds more, with at\n"
     "\t\tmost lanes I/Os served at once.\n"
+    "\tzinject -P import|export -s seconds pool\n"
+    "\t\tMake the next import or export of the pool take at least that many\n"
+    "\t\tseconds. The handler is cleared when that import or export is done.\n"
     "\tzinject -c id|all\n"
     "\t\tClear the handler with that id, or every handler.\n";
 
@@ -159,7 +180,12 @@ std::string FreqText(double f) {
 
 int List(CmdCtx& c) {
   std::vector<Handler> hs = LiveHandlers();
-  if (hs.empty()) {
+  std::vector<PoolDelay> delays;
+  {
+    MutexLock l(&g_mu);
+    delays = g_pool_delays;
+  }
+  if (hs.empty() && delays.empty()) {
     c.out.Out("No handlers registered.\n");
     return 0;
   }
@@ -170,6 +196,13 @@ int List(CmdCtx& c) {
                     delay ? "-" : FreqText(h.freq), delay ? std::to_string(h.delay_ms) : "-",
                     delay ? std::to_string(h.lanes) : "-"});
   }
+  for (const PoolDelay& d : delays) {
+    rows.push_back({std::to_string(d.id), d.pool, "-", d.import ? "import" : "export", "-", "-",
+                    std::to_string(d.seconds * 1000), "-"});
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    return std::stoull(x[0]) < std::stoull(y[0]);
+  });
   c.out.Out(RenderTable({{"ID", true},
                          {"POOL"},
                          {"DEVICE"},
@@ -193,7 +226,12 @@ int Clear(CmdCtx& c, const std::string& what) {
   std::vector<Handler> gone;
   std::vector<Handler> keep;
   for (const Handler& h : live) (id == 0 || h.id == id ? gone : keep).push_back(h);
-  if (id != 0 && gone.empty()) return c.Fail("no such handler " + what);
+  bool delay_gone = false;
+  {
+    MutexLock l(&g_mu);
+    delay_gone = std::erase_if(g_pool_delays, [id](const PoolDelay& d) { return id == 0 || d.id == id; }) > 0;
+  }
+  if (id != 0 && gone.empty() && !delay_gone) return c.Fail("no such handler " + what);
   {
     MutexLock l(&g_mu);
     std::erase_if(g_handlers, [&](const Handler& h) UZFS_NO_THREAD_SAFETY_ANALYSIS -> bool {
@@ -235,6 +273,44 @@ std::string FindLeaf(Pool& pool, const std::string& dev, const std::string& abs)
     if (ci.path == dev || ci.path == abs || base == dev || std::to_string(ci.guid) == dev) return ci.path;
   }
   return "";
+}
+
+// zinject -P import|export -s SECONDS POOL. An import delay is for a pool
+// that is not imported (it slows down its coming import); an export delay
+// for one that is.
+int InjectPoolDelay(CmdCtx& c, const ParsedArgs& a) {
+  if (a.Has('d') || a.Has('e') || a.Has('D') || a.Has('T') || a.Has('f')) {
+    return Usage(c, "-P takes only -s and a pool");
+  }
+  if (a.operands.size() != 1) return Usage(c, a.operands.empty() ? "missing pool name" : "too many arguments");
+  const std::string op = a.Values('P').back();
+  if (op != "import" && op != "export") return Usage(c, "invalid operation '" + op + "': must be 'import' or 'export'");
+  if (!a.Has('s')) return Usage(c, "-P requires -s seconds");
+  uint64_t seconds = 0;
+  const std::string v = a.Values('s').back();
+  if (!ParseUint(v, &seconds) || seconds == 0 || seconds > kMaxPoolDelaySeconds) {
+    return Usage(c, "invalid delay '" + v + "': expected whole seconds, 1 to " + std::to_string(kMaxPoolDelaySeconds));
+  }
+  PoolDelay d;
+  d.pool = a.operands[0];
+  d.import = op == "import";
+  d.seconds = seconds;
+  auto e = c.reg.Find(d.pool);
+  bool imported = false;
+  if (e) {
+    MutexLock l(&e->mu);
+    imported = e->pool != nullptr;
+  }
+  if (d.import && imported) return c.Fail("cannot inject an import delay: pool '" + d.pool + "' is already imported");
+  if (!d.import && !imported) return c.Fail("cannot open '" + d.pool + "': no such pool");
+  {
+    MutexLock g(&g_mu);
+    d.id = g_next_id++;
+    g_pool_delays.push_back(d);
+  }
+  c.out.Out("Added handler " + std::to_string(d.id) + ": " + op + " delay of " + std::to_string(seconds) +
+            " s, pool " + d.pool + "\n");
+  return 0;
 }
 
 int Inject(CmdCtx& c, const ParsedArgs& a) {
@@ -308,22 +384,35 @@ int Inject(CmdCtx& c, const ParsedArgs& a) {
 
 }  // namespace
 
+std::chrono::seconds TakePoolDelay(const std::string& pool, bool import) {
+  MutexLock l(&g_mu);
+  auto it = std::find_if(g_pool_delays.begin(), g_pool_delays.end(),
+                         [&](const PoolDelay& d) { return d.pool == pool && d.import == import; });
+  if (it == g_pool_delays.end()) return std::chrono::seconds(0);
+  const auto s = std::chrono::seconds(it->seconds);
+  g_pool_delays.erase(it);
+  return s;
+}
+
 int RunZinject(Registry& reg, Output& out, const Request& req, const std::atomic<bool>& stopping) {
   std::string cmdline = "zinject";
   for (const std::string& w : req.argv) cmdline += " " + w;
   CmdCtx c{reg, out, req.argv, req.cwd, cmdline, stopping};
-  const ParsedArgs a = ParseArgs(c.args, "cdDefTh?", "cdDefT");
+  const ParsedArgs a = ParseArgs(c.args, "cdDefTPsh?", "cdDefTPs");
   if (!a.error.empty()) return Usage(c, a.error);
   if (a.Has('h') || a.Has('?')) {
     out.Out(kUsage);
     return 0;
   }
   if (a.Has('c')) {
-    if (a.Has('d') || a.Has('e') || a.Has('D') || a.Has('T') || a.Has('f') || !a.operands.empty()) {
+    if (a.Has('d') || a.Has('e') || a.Has('D') || a.Has('T') || a.Has('f') || a.Has('P') || a.Has('s') ||
+        !a.operands.empty()) {
       return Usage(c, "-c takes no other options or arguments");
     }
     return Clear(c, a.Values('c').back());
   }
+  if (a.Has('P')) return InjectPoolDelay(c, a);
+  if (a.Has('s')) return Usage(c, "-s applies only to -P");
   if (a.Has('d')) return Inject(c, a);
   if (a.Has('e') || a.Has('D') || a.Has('T') || a.Has('f')) return Usage(c, "missing -d device");
   if (!a.operands.empty()) return Usage(c, "missing -d device");

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <thread>
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/cache_cmd.h"
@@ -78,6 +79,7 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
   if (destroy && names.size() > 1) return ZpoolUsage(c, sub, "too many arguments");
   int rc = 0;
   for (const std::string& n : names) {
+    const auto started = std::chrono::steady_clock::now();
     auto e = c.reg.Find(n);
     if (e == nullptr) {
       rc = c.Fail("cannot open '" + n + "': no such pool");
@@ -113,6 +115,7 @@ int ExportOrDestroy(CmdCtx& c, bool destroy) {
     LeaveCacheFile(CacheFilePath(e->rec), n, c.reg.log());
     c.reg.Remove(n, false);
     c.reg.log().Log(std::string(destroy ? "destroyed" : "exported") + " pool '" + n + "'");
+    if (!destroy) std::this_thread::sleep_until(started + TakePoolDelay(n, /*import=*/false));
   }
   return rc;
 }
@@ -314,9 +317,9 @@ std::span<const Sub> Subs() {
        L::kLifecycle},
       {"import", "\timport [-d dir] [-D]\n"
                  "\timport [-o mntopts] [-o property=value] ... \n"
-                 "\t    [-d dir | -c cachefile] [-D] [-f] [-F] [-N] [-R root] [-T txg] -a\n"
+                 "\t    [-d dir | -c cachefile] [-D] [-f] [-m] [-F] [-N] [-R root] [-T txg] -a\n"
                  "\timport [-o mntopts] [-o property=value] ... \n"
-                 "\t    [-d dir | -c cachefile] [-D] [-f] [-F] [-N] [-R root] [-T txg]\n"
+                 "\t    [-d dir | -c cachefile] [-D] [-f] [-m] [-F] [-N] [-R root] [-T txg]\n"
                  "\t    [-t] <pool | id> [newpool]\n",
        [](CmdCtx& c) { return ZpoolImport(c, UsageOf("import")); }, L::kLifecycle},
       {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n", ZpoolList},

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -107,6 +108,9 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
   auto a = AssemblePool(devs, std::to_string(fp.guid), io, false, DestroyedPools::kInclude);
   if (!a.ok()) {
     t += "  state: UNAVAIL\n action: The pool cannot be imported: " + std::string(a.status().message()) + "\n";
+    if (a.status().code() == Code::kIoError) {
+      t += "\tIf only log devices are missing, 'zpool import -m' imports it without them.\n";
+    }
     return t;
   }
   const std::string state(VdevStateName(a->root->state()));
@@ -180,34 +184,71 @@ std::string Describe(const FoundPool& fp, std::span<const FoundDevice> devs, IoE
   return t;
 }
 
-// Imports one pool. On failure prints the line and returns 1.
-// Imports one pool; with `mount`, mounts its datasets (not with -N).
-// `target` (a name or guid) picks the pool; `shown` is how errors name it
-// (what the admin typed; target when empty).
-int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
-              const PoolImportOptions& base, const CacheRecord& rec_base, bool mount,
-              const std::string& shown = "") {
-  const std::string& said = shown.empty() ? target : shown;
+// A pool opened for import (not registered yet): the pool, or why not,
+// with the missing log rows an import without -m stops for.
+struct Opened {
+  Result<std::unique_ptr<Pool>> pool = Status::Ok();
+  std::vector<std::string> missing_logs;
+};
+
+// Opens `target` (a name or guid) for import: Pool::Import with the
+// daemon's caches and tunables. Touches neither the registry nor the
+// output, so that `import -a` opens its pools in parallel. An import delay
+// `zinject -P` set for the pool makes it take at least that long.
+Opened OpenForImport(std::span<const FoundDevice> devs, const std::string& target, const std::string& name,
+                     const PoolImportOptions& base, const std::string& cmdline) {
+  const auto started = std::chrono::steady_clock::now();
   PoolImportOptions o = base;
-  o.history = c.cmdline;
+  o.history = cmdline;
   o.fs_init = InitNewFilesystem;
   o.fault_injectable = true;  // zinject
   o.arc = DaemonArc();
   o.l2arc = DaemonL2Arc();
   o.txg = DaemonTxgOptions();
-  auto p = Pool::Import(devs, target, o);
-  if (!p.ok()) return c.Fail(ErrorLine(p.status(), "import", said));
-  const std::string name = (*p)->name();
+  Opened out;
+  o.missing_log_rows = &out.missing_logs;
+  out.pool = Pool::Import(devs, target, o);
+  const auto delay = TakePoolDelay(name, /*import=*/true);
+  std::this_thread::sleep_until(started + delay);
+  return out;
+}
+
+// Registers and mounts (with `mount`; not with -N) a pool OpenForImport
+// opened, or prints why it could not be opened. Returns the exit status.
+// `said` is how errors name the pool (what the admin typed).
+int FinishImport(CmdCtx& c, Opened opened, const CacheRecord& rec_base, bool mount, const std::string& said) {
+  if (!opened.pool.ok()) {
+    if (!opened.missing_logs.empty()) {
+      std::string rows;
+      for (const std::string& r : opened.missing_logs) rows += r + "\n";
+      c.out.Out("The devices below are missing or corrupted, use '-m' to import the pool anyway:\n" + rows + "\n");
+    }
+    return c.Fail(ErrorLine(opened.pool.status(), "import", said));
+  }
+  std::unique_ptr<Pool> p = std::move(*opened.pool);
+  const std::string name = p->name();
   if (c.reg.Find(name) != nullptr) {
     // Leave it as it was found: closing without export keeps the labels.
-    p->reset();
+    p.reset();
     return c.Fail("cannot import '" + said + "': a pool with that name already exists\n"
                   "use the form 'zpool import <pool | id> <newpool>' to give it a new name");
   }
-  auto entry = MakeEntry(std::move(*p), rec_base, nullptr, c.reg, mount);
+  auto entry = MakeEntry(std::move(p), rec_base, nullptr, c.reg, mount);
   if (!entry.ok()) return c.Fail(ErrorLine(entry.status(), "import", said));
   c.reg.log().Log("imported pool '" + name + "'");
   return ReportMountErrors(c, **entry);
+}
+
+// Imports one pool; with `mount`, mounts its datasets (not with -N).
+// `target` (a name or guid) picks the pool; `shown` is how errors name it
+// (what the admin typed; target when empty); `name` is the name a
+// `zinject -P import` delay is looked up by.
+int ImportOne(CmdCtx& c, std::span<const FoundDevice> devs, const std::string& target,
+              const PoolImportOptions& base, const CacheRecord& rec_base, bool mount,
+              const std::string& shown = "", const std::string& name = "") {
+  const std::string& said = shown.empty() ? target : shown;
+  return FinishImport(c, OpenForImport(devs, target, name.empty() ? said : name, base, c.cmdline), rec_base, mount,
+                      said);
 }
 
 }  // namespace
@@ -219,6 +260,7 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
   PoolImportOptions opts;
   opts.force = a.Has('f');
   opts.destroyed = a.Has('D');
+  opts.missing_log = a.Has('m');
   CacheRecord rec;
   for (const std::string& kv : a.Values('o')) {
     const size_t eq = kv.find('=');
@@ -312,6 +354,9 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
   if (a.Has('a')) {
     if (!a.operands.empty()) return ImportUsage(c, usage, "the -a option cannot be used with a pool name");
     int rc = 0;
+    // The pools are opened in parallel (reading labels, the MOS, replaying
+    // nothing yet), then registered and mounted one by one, in order.
+    std::vector<std::pair<const FoundPool*, std::future<Opened>>> opening;
     for (const FoundPool& fp : found) {
       if (!importable(fp)) continue;
       if (HeldElsewhere(fp, *devs)) {
@@ -322,7 +367,12 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
         rc = c.Fail("cannot import '" + fp.name + "': a pool with that name is already imported");
         continue;
       }
-      if (ImportOne(c, *devs, std::to_string(fp.guid), opts, rec, !a.Has('N')) != 0) rc = 1;
+      opening.emplace_back(&fp, std::async(std::launch::async, [&devs, &fp, &opts, cmdline = c.cmdline] {
+                             return OpenForImport(*devs, std::to_string(fp.guid), fp.name, opts, cmdline);
+                           }));
+    }
+    for (auto& [fp, f] : opening) {
+      if (FinishImport(c, f.get(), rec, !a.Has('N'), std::to_string(fp->guid)) != 0) rc = 1;
     }
     return rc;
   }
@@ -371,7 +421,11 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
     if (it == found.end()) return c.Fail("cannot import '" + target + "': no such pool available");
     which = std::to_string(it->guid);
   }
-  return ImportOne(c, *devs, which, opts, rec, !a.Has('N'), target);  // -N: no mounts
+  std::string name = target;  // what a zinject -P delay goes by
+  for (const FoundPool& fp : found) {
+    if (std::to_string(fp.guid) == target) name = fp.name;
+  }
+  return ImportOne(c, *devs, which, opts, rec, !a.Has('N'), target, name);  // -N: no mounts
 }
 
 void ImportCachedPools(Registry& reg) {

@@ -4,7 +4,10 @@
 // inside a list refused; -R meaning cachefile=none and taking absolute
 // paths only; the vdev grammar's spare lists ending at the next group;
 // POSIXLY_CORRECT ending options at the first operand, as getopt does;
-// temporary pool names (create -t, import -t) that never reach the labels.
+// temporary pool names (create -t, import -t) that never reach the labels;
+// import -m going on without a missing log device.
+#include <unistd.h>
+
 #include <string>
 
 #include <gtest/gtest.h>
@@ -194,6 +197,36 @@ TEST(ZpoolImport, DashDTakesDeviceFiles) {
   r = env.Zpool("import -d " + env.devdir() + "/other tank");
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "no such pool")) << r.err;
+}
+
+TEST(ZpoolImport, DashMGoesOnWithoutAMissingLogDevice) {
+  CliEnv env;
+  const std::string d = env.Dev("d0"), slog = env.Dev("slog");
+  ASSERT_EQ(env.Zpool("create -m none tank " + d + " log " + slog).rc, 0);
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  ASSERT_EQ(::unlink(slog.c_str()), 0);
+  // The listing says -m is the way; the import without it names the log.
+  Ran r = env.Zpool("import -d " + env.devdir());
+  EXPECT_TRUE(Contains(r.out, "'zpool import -m'")) << r.out;
+  r = env.Zpool("import -d " + env.devdir() + " tank");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "The devices below are missing or corrupted, use '-m' to import the pool anyway:\n\t    " +
+                       slog + " [log]\n\n");
+  EXPECT_EQ(r.err, "cannot import 'tank': one or more devices is currently unavailable\n");
+  r = env.Zpool("import -m -d " + env.devdir() + " tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status tank");
+  EXPECT_TRUE(Contains(r.out, "state: DEGRADED")) << r.out;
+  EXPECT_EQ(clitest::LeafState(r.out, slog), "UNAVAIL") << r.out;
+  EXPECT_EQ(clitest::LeafState(r.out, d), "ONLINE") << r.out;
+  // The missing log leaves the pool as any log does; then -m is not needed.
+  r = env.Zpool("remove tank " + slog);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = env.Zpool("status -x tank");
+  EXPECT_EQ(r.out, "pool 'tank' is healthy\n") << r.out;
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  r = env.Zpool("import -d " + env.devdir() + " tank");
+  EXPECT_EQ(r.rc, 0) << r.err;
 }
 
 // The name a label of `dev` says (our zdb -l).

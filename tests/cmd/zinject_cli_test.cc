@@ -4,7 +4,8 @@
 // `zpool status` counts WRITE errors on that leaf only), a vanished (nxio)
 // side leaving the pool DEGRADED with that leaf UNAVAIL, latency slowing a
 // txg sync, and handlers ending with their pool's export. The read-side
-// faults (io, checksum) through a mount: zinject_fuse_test.cc.
+// faults (io, checksum) through a mount: zinject_fuse_test.cc. Pool import
+// and export delays (-P), overlapping under `zpool import -a`.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -181,6 +182,73 @@ TEST_F(ZinjectCli, LatencySlowsTheLeafsIo) {
   EXPECT_GE(took, std::chrono::milliseconds(kDelayMs));
   ASSERT_EQ(Zinject("-c all").rc, 0);
   EXPECT_EQ(env_.Zfs("create tank/fast").rc, 0);
+}
+
+}  // namespace
+}  // namespace uzfs
+
+namespace uzfs {
+namespace {
+
+using namespace clitest;
+
+// zinject -P: delays of the next import or export of a pool, used up by
+// it; `zpool import -a` opens its pools in parallel, so two pools' import
+// delays overlap instead of adding up.
+TEST(ZinjectPoolDelay, ImportDelaysOverlapUnderImportAllAndExportDelaysHold) {
+  CliEnv env;
+  for (const char* p : {"p1", "p2"}) ASSERT_EQ(env.Zpool(std::string("create -m none ") + p + " " + env.Dev(p)).rc, 0);
+  Ran r = env.Run("zinject", "-P import -s 3 p1");
+  EXPECT_EQ(r.rc, 1);  // p1 is imported
+  EXPECT_EQ(r.err, "cannot inject an import delay: pool 'p1' is already imported\n");
+  ASSERT_EQ(env.Zpool("export p1 p2").rc, 0);
+  r = env.Run("zinject", "-P import -s 3 p1");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Added handler 1: import delay of 3 s, pool p1\n");
+  ASSERT_EQ(env.Run("zinject", "-P import -s 3 p2").rc, 0);
+  r = env.Run("zinject", "");
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[1].find(" 1  p1 "), std::string::npos) << r.out;
+  EXPECT_NE(lines[1].find(" import "), std::string::npos) << r.out;
+  EXPECT_NE(lines[1].find(" 3000 "), std::string::npos) << r.out;
+
+  auto t0 = std::chrono::steady_clock::now();
+  r = env.Zpool("import -a -d " + env.devdir());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_GE(took, 3.0);
+  EXPECT_LT(took, 5.5) << "the two 3 s import delays did not overlap";
+  EXPECT_EQ(env.Run("zinject", "").out, "No handlers registered.\n");  // used up
+  EXPECT_EQ(env.Zpool("list -H -o name").out, "p1\np2\n");
+
+  r = env.Run("zinject", "-P export -s 2 p2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(env.Zpool("export p2").rc, 0);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_EQ(env.Run("zinject", "").out, "No handlers registered.\n");
+  // Cleared before use: the import is not slowed down.
+  ASSERT_EQ(env.Run("zinject", "-P import -s 30 p2").rc, 0);
+  ASSERT_EQ(env.Run("zinject", "-c all").rc, 0);
+  t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(env.Zpool("import -d " + env.devdir() + " p2").rc, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+}
+
+TEST(ZinjectPoolDelay, BadInputIsAUsageError) {
+  CliEnv env;
+  ASSERT_EQ(env.Zpool("create -m none p1 " + env.Dev("p1")).rc, 0);
+  for (const char* args : {"-P import p1", "-P scrub -s 1 p1", "-P export -s 0 p1", "-P export -s x p1",
+                           "-P export -s 3601 p1", "-P export -s 1", "-P export -s 1 -d a p1", "-s 1 p1"}) {
+    Ran r = env.Run("zinject", args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_NE(r.err.find("usage:"), std::string::npos) << args << ": " << r.err;
+  }
+  Ran r = env.Run("zinject", "-P export -s 1 nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "cannot open 'nosuch': no such pool\n");
+  EXPECT_EQ(env.Run("zinject", "").out, "No handlers registered.\n");
 }
 
 }  // namespace

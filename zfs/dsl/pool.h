@@ -171,6 +171,14 @@ struct PoolImportOptions {
   // import resumes so that a kill finds it part way.
   std::chrono::milliseconds scan_slice{0};
   size_t scan_window_blocks = 0;
+  // `zpool import -m`: log devices that are gone do not stop the import.
+  // The pool comes up DEGRADED with them UNAVAIL in its config, and every
+  // dataset's intent log is dropped: the pool is as its last txg left it.
+  bool missing_log = false;
+  // Filled when the import stops because log devices are missing (without
+  // missing_log): the missing vdevs, one row each, as zpool import lists
+  // them ("\t    NAME [log]", their leaves indented below).
+  std::vector<std::string>* missing_log_rows = nullptr;
 };
 
 // One cache (l2cache) device as `zpool status` / `zpool iostat -v` show it.
@@ -908,6 +916,15 @@ class Pool final : private TxgSyncer {
 
   Pool();
   Status OpenCommon() UZFS_REQUIRES(mu_);
+  // Import: the top-level vdevs no device was found for (AssembledPool's
+  // missing_tops) are logs, put in the tree from the MOS config's
+  // `mos_tops` with every leaf absent, when opts.missing_log allows it;
+  // else IoError (and opts.missing_log_rows).
+  Status TakeMissingTops(const PoolImportOptions& opts, const AssembledPool& a,
+                         const std::vector<NvList>& mos_tops, const std::string& quoted) UZFS_REQUIRES(mu_);
+  // After an import with log devices missing: every dataset's intent log
+  // is dropped before anything could replay it.
+  Status DropIntentLogs();
   Status LoadAfterImport(const PoolImportOptions& opts, const AssembledPool& a,
                          std::map<uint64_t, std::string> found_paths, uint64_t newest_seen)
       UZFS_EXCLUDES(mu_);
@@ -1569,6 +1586,7 @@ class Pool final : private TxgSyncer {
   // whether a log write to the log class failed (new logs use the main
   // pool until the next import).
   std::set<uint32_t> zil_avoid_ UZFS_GUARDED_BY(mu_);
+  bool drop_intent_logs_ = false;  // set by TakeMissingTops (import -m)
   std::atomic<uint64_t> zil_gen_{0};
   // File systems being snapshotted: their intent log stays closed
   // (ZilStart refuses with Busy; the ZPL waits for txg syncs instead).

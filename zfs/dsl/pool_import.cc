@@ -21,6 +21,15 @@ namespace uzfs {
 
 namespace {
 
+constexpr const char* kDevicesUnavailable = "one or more devices is currently unavailable";
+
+// zpool import's rows for a missing vdev: "\t    NAME [log]" for the
+// top-level vdev, its children two columns further in.
+void MissingRows(const Vdev& v, int indent, bool top, std::vector<std::string>* out) {
+  out->push_back("\t" + std::string(static_cast<size_t>(indent), ' ') + v.name() + (top ? " [log]" : ""));
+  for (const Vdev* c : v.children()) MissingRows(*c, indent + 2, false, out);
+}
+
 // The pre-import probe never allocates.
 class ReadOnlyAllocator final : public BlockAllocator {
  public:
@@ -42,7 +51,7 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   UZFS_ASSIGN_OR_RETURN(p->io_, IoEngine::Create(opts.io));
   auto assembled = AssemblePool(devices, name_or_guid, *p->io_, !opts.readonly,
                                 opts.destroyed ? DestroyedPools::kOnly : DestroyedPools::kSkip,
-                                opts.fault_injectable);
+                                opts.fault_injectable, /*allow_missing_tops=*/true);
   if (!assembled.ok()) return assembled.status().WithContext("cannot import '" + name_or_guid + "'");
   AssembledPool a = std::move(*assembled);
   const NvList& label = a.config;
@@ -122,6 +131,9 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
         found = true;
         break;
       }
+      // With a top-level vdev missing, an unreadable MOS says nothing about
+      // the uberblock: the pool cannot be imported without that vdev.
+      if (!a.missing_tops.empty()) return Status::IoError(quoted + kDevicesUnavailable);
       last = Status::Corruption(quoted + "no valid uberblock (txg " + std::to_string(best->txg) +
                                 ": " + std::string(mos.status().message()) + ")");
       if (best->txg == 0) break;
@@ -135,8 +147,9 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
   if (opts.scan_slice.count() > 0) p->SetScanSlice(opts.scan_slice);
   if (opts.scan_window_blocks > 0) p->SetScanWindow(opts.scan_window_blocks);
   if (!p->readonly_) {
-    UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
+    if (!p->drop_intent_logs_) UZFS_RETURN_IF_ERROR(p->ZilClaimAll());
     UZFS_RETURN_IF_ERROR(p->StartEngine(opts.txg));
+    if (p->drop_intent_logs_) UZFS_RETURN_IF_ERROR(p->DropIntentLogs());
     // As zpool import does: the labels say ACTIVE, with this host, at once
     // (and the origins list their clones: pool_clone.cc).
     bool missing = false;
@@ -161,6 +174,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   Pool* p = this;
   const std::string quoted = "cannot import '" + a.name + "': ";
   MutexLock l(&p->mu_);
+  std::vector<NvList> mos_tops;  // the MOS config's top-level vdevs
   if (p->ub_.version != p->ident_.version && p->ub_.version > p->ident_.version) {
     p->ident_.version = p->ub_.version;
   }
@@ -184,6 +198,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
     ReadIdentityStrings(cfg, &p->ident_);  // comment, compatibility
     UZFS_ASSIGN_OR_RETURN(const NvList* vt, cfg.GetNvList("vdev_tree"));
     UZFS_ASSIGN_OR_RETURN(p->tree_, ParseVdevNode(*vt));
+    if (auto kids = vt->GetNvListArray("children"); kids.ok()) mos_tops.assign(kids->begin(), kids->end());
     if (auto sp = cfg.GetNvListArray("spares"); sp.ok()) {
       for (const NvList& s : *sp) {
         UZFS_ASSIGN_OR_RETURN(VdevNode n, ParseVdevNode(s));
@@ -251,6 +266,7 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   if (p->tree_.children.size() != p->root_->children().size()) {
     return Status::Corruption(quoted + "the MOS config and the labels disagree on the vdev tree");
   }
+  UZFS_RETURN_IF_ERROR(p->TakeMissingTops(opts, a, mos_tops, quoted));
   std::function<void(VdevNode&)> fix_paths = [&](VdevNode& n) UZFS_NO_THREAD_SAFETY_ANALYSIS {
     if (n.IsLeaf()) {
       if (auto it = found_paths.find(n.guid); it != found_paths.end()) n.path = it->second;
@@ -293,5 +309,36 @@ Status Pool::LoadAfterImport(const PoolImportOptions& opts, const AssembledPool&
   return Status::Ok();
 }
 
+Status Pool::TakeMissingTops(const PoolImportOptions& opts, const AssembledPool& a,
+                             const std::vector<NvList>& mos_tops, const std::string& quoted) {
+  std::vector<uint32_t> gone;
+  for (uint32_t id : a.missing_tops) {
+    if (id >= tree_.children.size()) continue;  // an add that never landed, dropped above
+    // Only a log can be done without: every block of a data vdev is gone.
+    if (!tree_.children[id].is_log) return Status::IoError(quoted + kDevicesUnavailable);
+    gone.push_back(id);
+  }
+  if (gone.empty()) return Status::Ok();
+  std::vector<std::string> rows;
+  for (uint32_t id : gone) {
+    if (root_->child(id)->is_hole()) {
+      // No device of it was found: its shape comes from the MOS config.
+      if (id >= mos_tops.size()) return Status::Corruption(quoted + "the MOS config has no top-level vdev " + std::to_string(id));
+      UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> absent, BuildAbsentTopLevel(mos_tops[id], *io_));
+      if (readonly_) absent->SetReadOnly(true);
+      UZFS_RETURN_IF_ERROR(root_->ReplaceTopLevel(id, std::move(absent)).status());
+    }
+    MissingRows(*root_->child(id), 4, true, &rows);
+  }
+  if (!opts.missing_log) {
+    if (opts.missing_log_rows != nullptr) *opts.missing_log_rows = std::move(rows);
+    return Status::IoError(quoted + kDevicesUnavailable);
+  }
+  // -m: the logs' blocks are unreachable, so every intent log is dropped
+  // (a log chain may run through them); nothing new is logged there.
+  drop_intent_logs_ = true;
+  for (uint32_t id : gone) zil_avoid_.insert(id);
+  return Status::Ok();
+}
 
 }  // namespace uzfs

@@ -289,6 +289,7 @@ Status Pool::OpenLogClass(const AllocatorOptions& ao) {
   const bool creating = !tree_.children.empty() && tree_.children[0].metaslab_array == 0;
   for (size_t i = 0; i < tree_.children.size(); i++) {
     const VdevNode& n = tree_.children[i];
+    if (Vdev* top = root_->child(static_cast<uint32_t>(i)); top != nullptr) top->SetLog(n.is_log);
     if (!n.is_log || (!creating && n.metaslab_array == 0)) continue;
     const uint32_t id = static_cast<uint32_t>(i);
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a, Allocator::Create({SpaceOf(root_->child(id), id, n)}, ao));
@@ -311,6 +312,7 @@ Status Pool::AddLogClassVdev(uint32_t top_id) {
   UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> a,
                         Allocator::Create({SpaceOf(root_->child(top_id), top_id, n)}, ao));
   PrefillLogLeaves(root_->child(top_id));
+  root_->child(top_id)->SetLog(true);
   log_class_[top_id] = a.get();
   log_allocs_.push_back(std::move(a));
   zil_avoid_.erase(top_id);
@@ -329,6 +331,20 @@ Status Pool::LogClassSyncTxg(Txg txg, bool allow_condense) {
 
 void Pool::LogClassSyncDone(Txg txg) {
   for (const auto& a : log_allocs_) a->SyncDone(txg.number());
+}
+
+Status Pool::DropIntentLogs() {
+  UZFS_ASSIGN_OR_RETURN(std::vector<DatasetInfo> list, ListDatasets());
+  return RunTask([this, list](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    for (const DatasetInfo& info : list) {
+      if (info.ds.bp.IsHole()) continue;
+      UZFS_ASSIGN_OR_RETURN(Dataset * ds, HoldDataset(info.name));
+      if (ds->os->zil_header().log.IsHole()) continue;
+      UZFS_RETURN_IF_ERROR(ds->os->SetZilHeader(ZilHeader{}, txg));
+      ds->needs_sync = true;
+    }
+    return Status::Ok();
+  });
 }
 
 Status Pool::ZilClaimAll() {

@@ -214,7 +214,8 @@ std::vector<FoundPool> ListFoundPools(std::span<const FoundDevice> devices) {
 
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
-                                   bool writable, DestroyedPools destroyed, bool fault_injectable) {
+                                   bool writable, DestroyedPools destroyed, bool fault_injectable,
+                                   bool allow_missing_tops) {
   // Whether each pool was destroyed: its newest label says so.
   std::map<uint64_t, const FoundDevice*> newest_of;
   for (const FoundDevice& d : devices) {
@@ -277,7 +278,13 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
       continue;
     }
     auto src = top_source.find(id);
-    if (src == top_source.end()) return Status::IoError("one or more devices is currently unavailable");
+    if (src == top_source.end()) {
+      if (!allow_missing_tops) return Status::IoError("one or more devices is currently unavailable");
+      // No label describes it: the MOS config will (BuildAbsentTopLevel).
+      pool.missing_tops.push_back(static_cast<uint32_t>(id));
+      tops.push_back(MakeHoleVdev());
+      continue;
+    }
     const NvList& tree = **src->second->config.GetNvList("vdev_tree");
     auto ashift = tree.GetUint64("ashift");
     if (!ashift.ok()) return BadConfig("no ashift");
@@ -285,13 +292,26 @@ Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                  &pool.paths, &pool.missing, &pool.too_small, writable, fault_injectable};
     UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> top,
                           BuildVdev(tree, ctx, Or(tree.GetUint64("asize"), 0)));
-    if (!top->usable()) return Status::IoError("one or more devices is currently unavailable");
+    if (!top->usable()) {
+      if (!allow_missing_tops) return Status::IoError("one or more devices is currently unavailable");
+      pool.missing_tops.push_back(static_cast<uint32_t>(id));
+    }
     tops.push_back(std::move(top));
   }
   UZFS_ASSIGN_OR_RETURN(pool.root, MakeRootVdev(std::move(tops), pool_guid));
   for (const auto& [guid, dev] : by_guid) pool.leaf_ub_txg[guid] = dev->ub_txg;
   if (!writable) pool.root->SetReadOnly(true);
   return pool;
+}
+
+Result<std::unique_ptr<Vdev>> BuildAbsentTopLevel(const NvList& top_tree, IoEngine& io) {
+  const std::map<uint64_t, const FoundDevice*> none;
+  std::vector<std::string> paths, too_small;
+  std::vector<uint64_t> missing;
+  auto ashift = top_tree.GetUint64("ashift");
+  if (!ashift.ok()) return BadConfig("no ashift");
+  BuildCtx ctx{&none, &io, static_cast<uint32_t>(*ashift), 0, &paths, &missing, &too_small, false, false};
+  return BuildVdev(top_tree, ctx, Or(top_tree.GetUint64("asize"), 0));
 }
 
 }  // namespace uzfs

@@ -13,8 +13,9 @@
 // blocks past its end are gone, and its back labels would be rewritten over
 // live data), becomes an absent leaf (every I/O fails, state REMOVED), so a
 // mirror or raidz reads around it and nothing is ever written to it; a
-// whole top-level vdev that is missing, or a pool that cannot be told apart
-// from another of the same name, is an error worded like zpool import's.
+// whole top-level vdev that is missing (unless asked to go on without it),
+// or a pool that cannot be told apart from another of the same name, is an
+// error worded like zpool import's.
 // The tree is read-only (SetReadOnly) unless assembled for writing.
 //
 // Nothing here writes to a device. Threading: plain functions; the returned
@@ -81,6 +82,11 @@ struct AssembledPool {
   std::vector<std::string> too_small;  // found, but smaller than their vdev's
                                        // config asize needs: left closed and
                                        // absent (also in `missing`)
+  // With allow_missing_tops: ids of the top-level vdevs that cannot be
+  // used (too few devices), in id order. One that no label describes at
+  // all is a hole placeholder in `root` until the MOS config says what it
+  // was (BuildAbsentTopLevel).
+  std::vector<uint32_t> missing_tops;
 };
 
 // Which pools a name or guid may match. A pool is destroyed when its newest
@@ -104,11 +110,20 @@ enum class DestroyedPools : uint8_t { kSkip, kOnly, kInclude };
 // writable: open the devices read-write and exclusively (an import), else
 // read-only and shared (zdb) with the tree marked read-only.
 // fault_injectable: each present leaf's device is wrapped in a FaultDevice
-// (Pool::LeafFaults). REQUIRES: io outlives the tree.
+// (Pool::LeafFaults). allow_missing_tops: a top-level vdev that cannot be
+// used is no error but listed in missing_tops (an import that may go on
+// without a log device decides once it has read the MOS config).
+// REQUIRES: io outlives the tree.
 Result<AssembledPool> AssemblePool(std::span<const FoundDevice> devices,
                                    const std::string& name_or_guid, IoEngine& io,
                                    bool writable = false,
                                    DestroyedPools destroyed = DestroyedPools::kSkip,
-                                   bool fault_injectable = false);
+                                   bool fault_injectable = false, bool allow_missing_tops = false);
+
+// The top-level vdev `top_tree` (a vdev_tree child of the MOS config) with
+// every leaf absent (UNAVAIL, all I/O fails): a log device that is gone
+// from the system, kept in the tree so that the pool's config still names
+// it. REQUIRES: io outlives the vdev.
+Result<std::unique_ptr<Vdev>> BuildAbsentTopLevel(const NvList& top_tree, IoEngine& io);
 
 }  // namespace uzfs

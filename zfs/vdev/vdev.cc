@@ -809,8 +809,8 @@ VdevState RootVdev::state() const {
   for (const Vdev* c : children()) {
     if (c->is_hole()) continue;
     const VdevState s = c->state();
-    if (!VdevStateUsable(s)) return VdevState::kUnavail;
-    degraded = degraded || s == VdevState::kDegraded;
+    if (!VdevStateUsable(s) && !c->is_log()) return VdevState::kUnavail;
+    degraded = degraded || s != VdevState::kOnline;
   }
   return degraded ? VdevState::kDegraded : VdevState::kOnline;
 }

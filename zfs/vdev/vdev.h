@@ -231,6 +231,11 @@ class Vdev {
     return i < nchildren_.load(std::memory_order_acquire) ? child_ptrs_[i] : nullptr;
   }
   bool is_hole() const { return kind_ == VdevKind::kHole; }
+  // A top-level vdev of the log class (the pool marks it when it learns
+  // its config). A log that cannot be used leaves the root DEGRADED, not
+  // UNAVAIL: the intent log falls back to the main pool.
+  void SetLog(bool log) { log_.store(log, std::memory_order_release); }
+  bool is_log() const { return log_.load(std::memory_order_acquire); }
 
   // Root only (InvalidArgument otherwise) — `zpool add` / `zpool remove`
   // while I/O runs: children()/child() of the root may be read by any
@@ -353,6 +358,7 @@ class Vdev {
   // Leaf state (interior states are derived).
   std::atomic<VdevState> leaf_state_{VdevState::kOnline};
   std::atomic<bool> stale_{false};
+  std::atomic<bool> log_{false};
   std::atomic<bool> missed_write_{false};
   Mutex admin_mu_;  // a top-level vdev's: serializes Offline() checks below it
 
