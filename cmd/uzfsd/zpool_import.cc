@@ -10,7 +10,10 @@
 // Without a pool argument or -a, the importable pools are listed with the
 // state of every vdev as it would be assembled (read-only, shared opens:
 // nothing is written). -F is accepted and always in effect: Pool::Import
-// already falls back to the newest uberblock whose MOS verifies.
+// already falls back to the newest uberblock whose MOS verifies. -m lets
+// an import go on without missing log devices (PoolImportOptions). With
+// -a, the pools are opened in parallel (OpenForImport), then registered
+// and mounted one by one.
 #include <unistd.h>
 
 #include <algorithm>
