@@ -311,10 +311,12 @@ Status Pool::RemoveVdev(const std::string& name) {
     }
     const uint32_t id = static_cast<uint32_t>(top.id);
     UZFS_RETURN_IF_ERROR(PrepareLogRemoval(id));
-    UZFS_RETURN_IF_ERROR(RunTask([this, id](Txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+    UZFS_RETURN_IF_ERROR(RunTask([this, id](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
       if (id >= tree_.children.size() || !tree_.children[id].is_log) {
         return Status::NotFound("log vdev " + std::to_string(id) + " is gone");
       }
+      // Its metaslab array and maps go with it (a hole names none).
+      UZFS_RETURN_IF_ERROR(maps_->DestroyArray(id, tree_.children[id].metaslab_array, txg));
       UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> old, root_->ReplaceTopLevel(id, MakeHoleVdev()));
       retired_vdevs_.push_back(std::move(old));
       tree_.children[id] = HoleNode(id);

@@ -179,6 +179,34 @@ Result<std::unique_ptr<DmuSpaceMapStorage>> DmuSpaceMapProvider::OpenLoneMap(uin
   return DmuSpaceMapStorage::Open(mos_, object, &txg_);
 }
 
+Status DmuSpaceMapProvider::DestroyArray(uint32_t vdev, uint64_t array_object, Txg txg) {
+  if (array_object == 0) return Status::Ok();
+  bool known = false;
+  {
+    MutexLock l(&mu_);
+    known = arrays_.count(vdev) != 0;
+  }
+  if (!known) UZFS_RETURN_IF_ERROR(OpenArray(vdev, array_object));
+  std::vector<uint64_t> maps;
+  {
+    MutexLock l(&mu_);
+    const Array& a = arrays_.at(vdev);
+    if (a.object != array_object) {
+      return Status::Corruption("vdev " + std::to_string(vdev) + " has metaslab array " + std::to_string(a.object) +
+                                ", not " + std::to_string(array_object));
+    }
+    for (uint64_t m : a.entries) {
+      if (m != 0) maps.push_back(m);
+    }
+  }
+  for (uint64_t m : maps) UZFS_RETURN_IF_ERROR(mos_.FreeObject(m, txg));
+  UZFS_RETURN_IF_ERROR(mos_.FreeObject(array_object, txg));
+  MutexLock l(&mu_);
+  arrays_.erase(vdev);
+  std::erase_if(maps_, [vdev](const auto& kv) { return kv.first.first == vdev; });
+  return Status::Ok();
+}
+
 uint64_t DmuSpaceMapProvider::ArrayObject(uint32_t vdev) const {
   MutexLock l(&mu_);
   auto it = arrays_.find(vdev);

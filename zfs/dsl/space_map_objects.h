@@ -127,6 +127,10 @@ class DmuSpaceMapProvider final : public SpaceMapProvider {
   // The existing array `array_object` of `vdev` (import): read whole now.
   // Corruption if it is not an object array; Exists if the vdev has one.
   Status OpenArray(uint32_t vdev, uint64_t array_object);
+  // A removed top-level vdev's array `array_object` and every map it
+  // names, freed in `txg`; the provider forgets the vdev (its id may stay
+  // a hole for good). The array is read first when it was never opened.
+  Status DestroyArray(uint32_t vdev, uint64_t array_object, Txg txg);
   // The txg maps are created in and written into from now on.
   void SetTxg(Txg txg) { txg_.store(txg.number(), std::memory_order_relaxed); }
   Txg txg() const { return Txg{txg_.load(std::memory_order_relaxed)}; }
