@@ -140,7 +140,8 @@ std::string HistogramTable(const std::string& name, size_t namewidth, const IoSt
   return t;
 }
 
-// `-T u`: seconds since the epoch; `-T d`: the date as date(1) prints it.
+}  // namespace
+
 std::string TimestampLine(char fmt) {
   const std::time_t now = std::time(nullptr);
   if (fmt == 'u') return std::to_string(static_cast<long long>(now)) + "\n";
@@ -150,8 +151,6 @@ std::string TimestampLine(char fmt) {
   if (std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Z %Y", &tm) == 0) return "\n";
   return std::string(buf) + "\n";
 }
-
-}  // namespace
 
 int ZpoolIostat(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "vHpynlqwr", "T");

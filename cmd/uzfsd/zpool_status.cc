@@ -1,10 +1,12 @@
 // zpool status (man/zpool.8): health, the trouble paragraph, the config
 // tree with error counters ("\t%*s%-*s  %-8s %5s %5s %5s" rows) and the
-// errors section; -x only pools with trouble, -j in OpenZFS's JSON shape.
+// errors section; -x only pools with trouble, -j in OpenZFS's JSON shape;
+// -g names devices by guid, -L by the path their links resolve to.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cmd/uzfsd/args.h"
 #include "cmd/uzfsd/pool_errors.h"
@@ -76,7 +78,40 @@ std::string DeviceParagraph(Vdev& root, bool resilvering) {
   return "";
 }
 
-std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) UZFS_REQUIRES(e.mu) {
+// How status names the devices: -g by guid, -L by the path a leaf's
+// symbolic links resolve to; -P (full paths) is what uzfs always shows.
+struct DeviceNaming {
+  bool guids = false;
+  bool resolve_links = false;
+};
+
+void RenameRows(PoolEntry& e, const DeviceNaming& how, std::vector<VdevRow>* rows) UZFS_REQUIRES(e.mu) {
+  if (!how.guids && !how.resolve_links) return;
+  const Pool::ConfigView config = e.pool->Config();
+  for (VdevRow& r : *rows) {
+    const bool header = r.vdev == nullptr && r.state.empty();
+    if (header) continue;
+    if (how.guids) {
+      if (r.vdev != nullptr) {
+        r.name = std::to_string(r.vdev->guid());
+        continue;
+      }
+      for (const auto* list : {&config.spares, &config.cache}) {
+        for (const VdevNode& n : *list) {
+          if (n.path == r.name) r.name = std::to_string(n.guid);
+        }
+      }
+      continue;
+    }
+    if (r.vdev != nullptr && !r.vdev->children().empty()) continue;
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::canonical(r.name, ec);
+    if (!ec) r.name = real.string();
+  }
+}
+
+std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose, const DeviceNaming& naming)
+    UZFS_REQUIRES(e.mu) {
   const std::string health = HealthOf(*e.pool);
   std::string t = "  pool: " + e.rec.name + "\n state: " + health + "\n";
   const ScanPhys scan = e.pool->scan_progress().phys;
@@ -84,6 +119,7 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose) U
   if (t.find("status:") == std::string::npos) t += TroubleParagraph(trouble);
   t += ScanStatusLines(e.pool->scan_progress()) + "config:\n\n";
   std::vector<VdevRow> rows = TreeRows(e, true);
+  RenameRows(e, naming, &rows);
   size_t w = std::max<size_t>(10, e.rec.name.size());
   for (const VdevRow& r : rows) w = std::max(w, r.name.size() + static_cast<size_t>(r.depth) * 2);
   char line[1024];
@@ -185,6 +221,12 @@ json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
 int ZpoolStatus(CmdCtx& c) {
   ParsedArgs a = ParseArgs(c.args, "vxjLPgD", "T", {"json"});
   if (!a.error.empty()) return ZpoolUsage(c, "status", a.error);
+  char stamp = 0;
+  if (a.Has('T')) {
+    const std::string t = a.Values('T').back();
+    if (t != "u" && t != "d") return ZpoolUsage(c, "status", "invalid timestamp format '" + t + "'");
+    stamp = t[0];
+  }
   const bool as_json = a.Has('j') || a.HasLong("json");
   int rc = 0;
   auto pools = SelectPools(c, a.operands, &rc);
@@ -197,7 +239,7 @@ int ZpoolStatus(CmdCtx& c) {
     return rc;
   }
   json jpools = json::object();
-  std::string text;
+  std::string text = stamp != 0 && !as_json ? TimestampLine(stamp) : "";
   bool shown = false;
   for (const auto& e : pools) {
     MutexLock l(&e->mu);
@@ -212,7 +254,7 @@ int ZpoolStatus(CmdCtx& c) {
       continue;
     }
     if (shown) text += "\n";
-    text += StatusText(*e, trouble, a.Has('v'));
+    text += StatusText(*e, trouble, a.Has('v'), DeviceNaming{a.Has('g'), a.Has('L')});
     shown = true;
   }
   if (as_json) {
