@@ -43,6 +43,8 @@ int ZpoolGet(CmdCtx& c) {
   std::vector<std::string> wanted;
   bool all = false;
   const std::vector<std::string> asked = SplitComma(a.operands[0]);
+  const std::vector<std::string> targets(a.operands.begin() + 1, a.operands.end());
+  if (NamesVdevs(c, targets)) return ZpoolGetVdevs(c, asked, targets, fields, scripted, parsable, as_json);
   for (const std::string& p : asked) {
     if (p == "all") {
       if (asked.size() > 1) return ZpoolUsage(c, "get", "bad property list: 'all' can only be used by itself");
@@ -55,7 +57,7 @@ int ZpoolGet(CmdCtx& c) {
     }
   }
   int rc = 0;
-  auto pools = SelectPools(c, std::vector<std::string>(a.operands.begin() + 1, a.operands.end()), &rc);
+  auto pools = SelectPools(c, targets, &rc);
   std::vector<std::vector<std::string>> rows;
   json jpools = json::object();
   for (const auto& e : pools) {
@@ -119,10 +121,11 @@ int ZpoolSet(CmdCtx& c) {
   if (!a.error.empty()) return ZpoolUsage(c, "set", a.error);
   if (a.operands.empty()) return ZpoolUsage(c, "set", "missing property=value argument");
   if (a.operands.size() < 2) return ZpoolUsage(c, "set", "missing pool name");
-  if (a.operands.size() > 2) return ZpoolUsage(c, "set", "too many pool names");
+  if (a.operands.size() > 3) return ZpoolUsage(c, "set", "too many pool names");
   const std::string kv = a.operands[0], name = a.operands[1];
   const size_t eq = kv.find('=');
   if (eq == std::string::npos) return ZpoolUsage(c, "set", "missing '=' for property=value argument");
+  if (a.operands.size() == 3) return ZpoolSetVdev(c, kv.substr(0, eq), kv.substr(eq + 1), name, a.operands[2]);
   const std::string k = CanonicalPoolProp(kv.substr(0, eq)), v = kv.substr(eq + 1);
   auto e = c.reg.Find(name);
   if (e == nullptr) return c.Fail("cannot open '" + name + "': no such pool");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cmd/uzfsd/commands.h"
 #include "cmd/uzfsd/output.h"
@@ -25,7 +26,19 @@ int ZpoolStatus(CmdCtx& c);   // zpool_status.cc
 int ZpoolGet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolSet(CmdCtx& c);      // zpool_get_set.cc
 int ZpoolUpgrade(CmdCtx& c);  // zpool_upgrade.cc
+// zpool get/set on vdevs (zpool_vdev_props.cc). NamesVdevs: whether
+// `operands` are "POOL all-vdevs|VDEV ..." of an imported pool (else they
+// name pools). ZpoolGetVdevs: `asked` is the property list ("all" alone,
+// or names), `operands` POOL then vdevs.
+bool NamesVdevs(CmdCtx& c, const std::vector<std::string>& operands);
+int ZpoolGetVdevs(CmdCtx& c, const std::vector<std::string>& asked, const std::vector<std::string>& operands,
+                  const std::vector<std::string>& fields, bool scripted, bool parsable, bool as_json);
+int ZpoolSetVdev(CmdCtx& c, const std::string& key, const std::string& value, const std::string& pool,
+                 const std::string& vdev);
 int ZpoolIostat(CmdCtx& c);   // zpool_iostat.cc
+// The line `-T u` (seconds since the epoch) or `-T d` (the date as
+// date(1) prints it) puts before a report (zpool_iostat.cc).
+std::string TimestampLine(char fmt);
 int ZpoolScrub(CmdCtx& c);    // zpool_scrub.cc
 int ZpoolWait(CmdCtx& c);     // zpool_scrub.cc
 int ZpoolEvents(CmdCtx& c);   // zpool_events.cc

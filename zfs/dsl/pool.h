@@ -847,6 +847,24 @@ class Pool final : private TxgSyncer {
   Status SetPoolProps(const std::vector<std::pair<std::string, std::string>>& props)
       UZFS_EXCLUDES(mu_, sync_mu_);
 
+  // --- vdev properties (pool_vdev_props.cc) ---
+  // The properties stored for the leaf or top-level vdev `guid` (its top
+  // ZAP when it is top-level, else its leaf ZAP): comment and user
+  // properties, name -> value, sorted. Empty when it has none; NotFound
+  // for a guid the pool's vdev tree does not hold.
+  Result<std::vector<std::pair<std::string, std::string>>> VdevProps(uint64_t guid) UZFS_EXCLUDES(mu_);
+  // `zpool set PROP=VALUE pool vdev`: comment (at most 8192 bytes) and user
+  // properties (module:name), all in one txg; an empty value removes
+  // one. The first one a pool gets makes its vdev ZAPs as OpenZFS keeps
+  // them: the MOS "com.delphix:vdev_zap_map" and a ZAP for every leaf and
+  // top-level vdev, kept in step with the tree at each config write.
+  // Errors (nothing changes): NotSupported below version 5000, NotFound
+  // for an unknown guid, InvalidArgument for a vdev that takes no
+  // properties (a replacing or spare group), a property uzfs does not
+  // store, a bad user-property name, a value too long.
+  Status SetVdevProps(uint64_t guid, const std::string& shown,
+                      const std::vector<std::pair<std::string, std::string>>& props) UZFS_EXCLUDES(mu_, sync_mu_);
+
   // --- intent log (pool_zil.cc; the ZPL drives it) ---
   // Starts dataset `ds`'s intent log writer if none runs: frees the log
   // the header names (replayed already by the caller, or empty), creates
@@ -1024,6 +1042,11 @@ class Pool final : private TxgSyncer {
   Result<DslDirPhys> ReadDirPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Result<DslDatasetPhys> ReadDsPhys(uint64_t obj) UZFS_REQUIRES(mu_);
   Status WriteConfigObject(Txg txg) UZFS_REQUIRES(mu_);
+  // Before the config is written, once the pool has vdev ZAPs: every
+  // leaf and top-level vdev has its own (a top-level vdev's moves with
+  // its id when attach or detach reshapes it), and those of vdevs that
+  // left the tree are destroyed (pool_vdev_props.cc).
+  Status SyncVdevZaps(Txg txg) UZFS_REQUIRES(mu_);
   Result<uint64_t> MosCreatePackedNvlist(Txg txg) UZFS_REQUIRES(mu_);
   Status MosWritePackedNvlist(uint64_t obj, const NvList& nv, Txg txg) UZFS_REQUIRES(mu_);
   Status WriteAuxObject(const std::string& key, const std::vector<VdevNode>& devs, bool spare,

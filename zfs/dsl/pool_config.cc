@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -124,6 +125,8 @@ NvList VdevNodeConfig(const VdevNode& v, bool top_level) {
   if (v.IsLeaf() && v.faulted) Must(nv.AddUint64("faulted", 1));
   if (v.IsLeaf() && v.is_spare) Must(nv.AddUint64("is_spare", 1));
   if (v.IsLeaf() && v.dtl != 0) Must(nv.AddUint64("DTL", v.dtl));
+  if (v.IsLeaf() && v.leaf_zap != 0) Must(nv.AddUint64("com.delphix:vdev_zap_leaf", v.leaf_zap));
+  if (top_level && v.top_zap != 0) Must(nv.AddUint64("com.delphix:vdev_zap_top", v.top_zap));
   if (!v.children.empty()) {
     std::vector<NvList> kids;
     for (const VdevNode& c : v.children) kids.push_back(VdevNodeConfig(c, false));
@@ -175,6 +178,13 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, Txg txg, const Vdev
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
   NvList nv;
   AddHeader(&nv, id, state, txg);
+  // OpenZFS's sentinel that the vdevs' ZAPs are kept (the AVZ lists them
+  // all): without it, it takes ZAPs in the config for orphans of an older
+  // release and refuses the pool. Only the whole pool's config has it, not
+  // the labels'.
+  if (std::any_of(root.children.begin(), root.children.end(), [](const VdevNode& c) { return c.top_zap != 0; })) {
+    Must(nv.AddBoolean("com.delphix:has_per_vdev_zaps"));
+  }
   if (std::vector<uint64_t> holes = HoleIds(root); !holes.empty()) Must(nv.AddUint64Array("hole_array", holes));
   Must(nv.AddUint64("vdev_children", root.children.size()));
   NvList tree;
@@ -182,6 +192,7 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, Txg txg, const Vdev
   Must(tree.AddUint64("id", 0));
   Must(tree.AddUint64("guid", root.guid));
   Must(tree.AddUint64("create_txg", root.create_txg));
+  if (root.root_zap != 0) Must(tree.AddUint64("com.klarasystems:vdev_zap_root", root.root_zap));
   std::vector<NvList> kids;
   for (const VdevNode& c : root.children) kids.push_back(VdevNodeConfig(c, true));
   Must(tree.AddNvListArray("children", std::move(kids)));
@@ -262,6 +273,9 @@ Result<VdevNode> ParseVdevNode(const NvList& tree) {
   v.is_spare = Or(tree.GetUint64("is_spare"), 0) != 0;
   v.faulted = Or(tree.GetUint64("faulted"), 0) != 0;
   if (v.IsLeaf()) v.dtl = Or(tree.GetUint64("DTL"), 0);
+  v.leaf_zap = Or(tree.GetUint64("com.delphix:vdev_zap_leaf"), 0);
+  v.top_zap = Or(tree.GetUint64("com.delphix:vdev_zap_top"), 0);
+  v.root_zap = Or(tree.GetUint64("com.klarasystems:vdev_zap_root"), 0);
   if (auto kids = tree.GetNvListArray("children"); kids.ok()) {
     for (const NvList& k : *kids) {
       UZFS_ASSIGN_OR_RETURN(VdevNode c, ParseVdevNode(k));

@@ -89,6 +89,14 @@ struct VdevNode {
   bool is_spare = false;
   // Leaves: the MOS object of its DTL (dtl_map.h), "DTL"; 0 = none yet.
   uint64_t dtl = 0;
+  // The vdev's own ZAPs in the MOS (its properties, `zpool set PROP pool
+  // vdev`): "com.delphix:vdev_zap_leaf" for a leaf, "com.delphix:
+  // vdev_zap_top" for a top-level vdev (a top-level leaf has both); 0 =
+  // none (pool_vdev_props.cc). The root's, "com.klarasystems:
+  // vdev_zap_root", which OpenZFS 2.2 makes, is kept as found.
+  uint64_t leaf_zap = 0;
+  uint64_t top_zap = 0;
+  uint64_t root_zap = 0;
   std::vector<VdevNode> children;
 
   bool IsLeaf() const { return type == "file" || type == "disk"; }

@@ -138,6 +138,7 @@ Status Pool::MosWritePackedNvlist(uint64_t obj, const NvList& nv, Txg txg) {
 }
 
 Status Pool::WriteConfigObject(Txg txg) {
+  UZFS_RETURN_IF_ERROR(SyncVdevZaps(txg));
   const NvList nv = MosPoolConfig(ident_, label_state_, txg, tree_, spares_, cache_);
   UZFS_RETURN_IF_ERROR(MosWritePackedNvlist(config_obj_, nv, txg));
   if (config_listener_) config_written_ = nv;

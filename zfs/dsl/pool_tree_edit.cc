@@ -31,6 +31,7 @@ void MoveTopFields(const VdevNode& from, VdevNode& to) {
   to.ashift = from.ashift;
   to.asize = from.asize;
   to.is_log = from.is_log;
+  to.top_zap = from.top_zap;
 }
 
 Result<std::unique_ptr<Vdev>> OpenJoiningLeaf(const std::string& pool, const std::string& quoted,

@@ -20,8 +20,9 @@ namespace uzfs {
 VdevNode* FindVdevNode(VdevNode& n, uint64_t guid);
 // The node whose children include the vdev with `guid`, or null.
 VdevNode* FindParentVdevNode(VdevNode& n, uint64_t guid);
-// The top-level fields (metaslab array and shift, ashift, asize, is_log)
-// from `from` to `to`: a vdev taking a top-level place takes them.
+// The top-level fields (metaslab array and shift, ashift, asize, is_log,
+// the top-level vdev ZAP) from `from` to `to`: a vdev taking a top-level
+// place takes them.
 void MoveTopFields(const VdevNode& from, VdevNode& to);
 
 // A new leaf for the tree at `path`: opened exclusively, at least
