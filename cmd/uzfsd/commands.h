@@ -65,7 +65,7 @@ Result<std::shared_ptr<PoolEntry>> MakeEntry(std::unique_ptr<Pool> pool, CacheRe
 // Prints what the automatic mount of a new or imported pool could not
 // mount (the pool stays imported); 1 when something did not mount.
 int ReportMountErrors(CmdCtx& c, PoolEntry& e);
-// Absolute path for a client-relative one.
+// Absolute path for a client-relative one; an NBD URI stays as it is.
 std::string AbsPath(const std::string& cwd, const std::string& p);
 
 }  // namespace uzfs::cmd

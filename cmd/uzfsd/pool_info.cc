@@ -7,6 +7,7 @@
 #include "zfs/inspect/pool_reader.h"
 #include "zfs/util/endian.h"
 #include "zfs/util/nvlist/nvlist.h"
+#include "zfs/vdev/nbd_device.h"
 
 namespace uzfs::cmd {
 namespace {
@@ -25,6 +26,10 @@ Result<std::unique_ptr<PoolReader>> OpenReader(const std::vector<std::string>& d
 std::vector<std::string> DeviceDirs(const std::vector<std::string>& paths) {
   std::vector<std::string> dirs;
   for (const std::string& p : paths) {
+    if (IsNbdUri(p)) {  // an export is scanned as itself
+      if (std::find(dirs.begin(), dirs.end(), p) == dirs.end()) dirs.push_back(p);
+      continue;
+    }
     const size_t slash = p.rfind('/');
     const std::string d = slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
     if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);

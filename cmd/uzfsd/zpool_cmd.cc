@@ -27,6 +27,7 @@
 #include "cmd/uzfsd/zpool_handlers.h"
 #include "cmd/uzfsd/zpool_report.h"
 #include "zfs/dsl/prop_table.h"
+#include "zfs/vdev/nbd_device.h"
 
 namespace uzfs::cmd {
 
@@ -226,7 +227,7 @@ int ReportMountErrors(CmdCtx& c, PoolEntry& e) {
 }
 
 std::string AbsPath(const std::string& cwd, const std::string& p) {
-  if (p.empty() || p[0] == '/' || cwd.empty()) return p;
+  if (p.empty() || p[0] == '/' || cwd.empty() || IsNbdUri(p)) return p;  // a URI names a device as it is
   return cwd + "/" + p;
 }
 

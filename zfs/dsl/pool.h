@@ -981,7 +981,7 @@ class Pool final : private TxgSyncer {
 
   // Cache devices (pool_l2.cc). Create hands over the devices it labeled,
   // import opens the config's; Close takes them out of the L2ARC.
-  void AdoptCacheDevices(std::vector<std::unique_ptr<FileDevice>> devs, L2Arc* l2arc, bool injectable)
+  void AdoptCacheDevices(std::vector<std::unique_ptr<BlockDevice>> devs, L2Arc* l2arc, bool injectable)
       UZFS_EXCLUDES(cache_mu_);
   void OpenCacheDevices(L2Arc* l2arc, bool injectable) UZFS_EXCLUDES(cache_mu_, mu_);
   void CloseCacheDevices() UZFS_EXCLUDES(cache_mu_);

@@ -2,23 +2,20 @@
 // (see pool_build.h): opening a new leaf with the checks `zpool create`
 // makes, turning a VdevSpec into a vdev and its config node, and the
 // allocator's view of a top-level vdev.
-#include "zfs/dsl/pool_build.h"
-
-#include <algorithm>
-
 #include "zfs/dsl/pool.h"  // kInitialTxg
+#include "zfs/dsl/pool_build.h"
 #include "zfs/spa/label_io.h"
 #include "zfs/vdev/device_claims.h"
 #include "zfs/vdev/fault_device.h"
+#include "zfs/vdev/leaf_open.h"
 
 namespace uzfs {
 
-
 // Opens a leaf for a new pool: exclusive, big enough, not part of another
 // pool and holding no other file system or partition table unless forced.
-Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
-                                                bool force) {
-  auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = false, .exclusive = true});
+Result<std::unique_ptr<BlockDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
+                                                 bool force) {
+  auto dev = OpenLeafDevice(path, FileDeviceOptions{.read_only = false, .exclusive = true});
   if (!dev.ok()) {
     return dev.status().WithContext("cannot open '" + path + "'");
   }
@@ -81,7 +78,7 @@ Result<BuiltVdev> BuildFromSpec(const std::string& pool, const VdevSpec& spec, I
 
 uint32_t LargestHint(const VdevSpec& spec) {
   if (spec.children.empty()) {
-    auto dev = FileDevice::Open(spec.path, FileDeviceOptions{.read_only = true, .exclusive = false});
+    auto dev = OpenLeafDevice(spec.path, FileDeviceOptions{.read_only = true, .exclusive = false});
     return dev.ok() ? (*dev)->AshiftHint() : 9;
   }
   uint32_t a = 9;

@@ -22,7 +22,7 @@ namespace uzfs {
 
 // Opens `path` exclusively for a new vdev: at least 64 MiB, and not part of
 // another pool (exported or active) unless `force`. Errors name `pool`.
-Result<std::unique_ptr<FileDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
+Result<std::unique_ptr<BlockDevice>> OpenNewLeaf(const std::string& pool, const std::string& path,
                                                 bool force);
 
 // Whether `path` names a block device now (false: a file, or missing).

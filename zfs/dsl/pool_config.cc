@@ -7,6 +7,9 @@
 #include <random>
 #include <set>
 
+#include "zfs/vdev/leaf_open.h"
+#include "zfs/vdev/nbd_device.h"
+
 namespace uzfs {
 namespace {
 
@@ -20,13 +23,15 @@ Status Bad(const std::string& why) {
 }
 
 Result<VdevSpec> Leaf(const std::string& path) {
-  if (path.empty() || path[0] != '/')
-    return Bad("'" + path + "' is not an absolute path (use the full path of a file or device)");
+  if (!IsLeafPath(path)) {
+    return Bad("'" + path + "' is not an absolute path (use the full path of a file or device, or an NBD URI)");
+  }
   VdevSpec v;
   v.path = path;
   struct stat st;
-  v.type = (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) ? VdevSpec::Type::kDisk
-                                                                    : VdevSpec::Type::kFile;
+  // An NBD export is a disk of another machine.
+  v.type = IsNbdUri(path) || (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) ? VdevSpec::Type::kDisk
+                                                                                      : VdevSpec::Type::kFile;
   return v;
 }
 

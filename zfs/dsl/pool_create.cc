@@ -81,7 +81,7 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& name, const PoolLa
       p->tree_.children.push_back(std::move(b.node));
     }
   }
-  std::vector<std::unique_ptr<FileDevice>> aux_devs;
+  std::vector<std::unique_ptr<BlockDevice>> aux_devs;
   for (int pass = 0; pass < 2; pass++) {
     for (const VdevSpec& s : pass == 0 ? layout.spares : layout.cache) {
       UZFS_ASSIGN_OR_RETURN(auto dev, OpenNewLeaf(name, s.path, opts.force));

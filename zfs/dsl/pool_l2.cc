@@ -13,6 +13,7 @@
 #include "zfs/spa/label_io.h"
 #include "zfs/vdev/device_claims.h"
 #include "zfs/vdev/file_device.h"
+#include "zfs/vdev/leaf_open.h"
 
 namespace uzfs {
 
@@ -35,7 +36,7 @@ void Pool::HandToL2(CacheDev& c) {
   }
 }
 
-void Pool::AdoptCacheDevices(std::vector<std::unique_ptr<FileDevice>> devs, L2Arc* l2arc, bool injectable) {
+void Pool::AdoptCacheDevices(std::vector<std::unique_ptr<BlockDevice>> devs, L2Arc* l2arc, bool injectable) {
   MutexLock l(&cache_mu_);
   l2arc_ = l2arc;
   cache_injectable_ = injectable;
@@ -62,7 +63,7 @@ void Pool::OpenCacheDevices(L2Arc* l2arc, bool injectable) {
     CacheDev c;
     c.node = n;
     c.state = "UNAVAIL";
-    auto dev = FileDevice::Open(n.path, FileDeviceOptions{.read_only = readonly_, .exclusive = true});
+    auto dev = OpenLeafDevice(n.path, FileDeviceOptions{.read_only = readonly_, .exclusive = true});
     if (dev.ok()) {
       auto labels = ReadDeviceLabels(**dev, 9);
       const bool ours = labels.ok() && labels->config.GetUint64("guid").ok() &&
@@ -131,7 +132,7 @@ Status Pool::AttachCacheDevice(const std::string& path, bool force) {
       if (n.path == path) return Status::InvalidArgument(quoted + path + " is already a cache device of the pool");
     }
   }
-  auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = false, .exclusive = true});
+  auto dev = OpenLeafDevice(path, FileDeviceOptions{.read_only = false, .exclusive = true});
   if (!dev.ok()) return dev.status().WithContext("cannot open '" + path + "'");
   if ((*dev)->Size() < kMinDeviceSize) {
     return Status::InvalidArgument(quoted + "device is less than the minimum size (64M)");

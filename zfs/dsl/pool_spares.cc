@@ -26,6 +26,7 @@
 #include "zfs/spa/label_io.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
+#include "zfs/vdev/leaf_open.h"
 
 namespace uzfs {
 namespace {
@@ -100,7 +101,7 @@ void Pool::ActivateSpares() {
           continue;
         }
       } else {
-        auto dev = FileDevice::Open(spare.path, FileDeviceOptions{.read_only = false, .exclusive = true});
+        auto dev = OpenLeafDevice(spare.path, FileDeviceOptions{.read_only = false, .exclusive = true});
         Status why = dev.ok() ? Status::Ok() : dev.status();
         if (why.ok() && LeafAsize((*dev)->Size()) < leaf->asize()) why = Status::InvalidArgument("device is too small");
         if (why.ok()) why = InitDeviceLabels(**dev);
@@ -182,7 +183,7 @@ void Pool::AutoReplace() {
   const PropValue* on = FindInZap(props->zap, "autoreplace");
   if (on == nullptr || on->is_string || on->number == 0) return;
   for (const std::string& path : swapped) {
-    auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = true, .exclusive = false});
+    auto dev = OpenLeafDevice(path, FileDeviceOptions{.read_only = true, .exclusive = false});
     if (!dev.ok() || ReadDeviceLabels(**dev, 9).ok()) continue;  // nothing there, or some pool's disk
     dev->reset();
     Status s = ReplaceDevice(path, "", false);

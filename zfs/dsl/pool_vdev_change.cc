@@ -24,6 +24,7 @@
 #include "zfs/spa/label_io.h"
 #include "zfs/spa/metaslab.h"
 #include "zfs/vdev/fault_device.h"
+#include "zfs/vdev/leaf_open.h"
 
 namespace uzfs {
 
@@ -65,7 +66,7 @@ struct NewTop {
   bool log = false;
 };
 struct NewAux {
-  std::unique_ptr<FileDevice> dev;
+  std::unique_ptr<BlockDevice> dev;
   VdevNode node;
   bool spare = false;
 };
@@ -286,7 +287,7 @@ Status Pool::RemoveVdev(const std::string& name) {
         return Status::Ok();
       }));
       // Its short label goes, so the device is free for any use.
-      if (auto dev = FileDevice::Open(a.path, FileDeviceOptions{.read_only = false, .exclusive = true}); dev.ok()) {
+      if (auto dev = OpenLeafDevice(a.path, FileDeviceOptions{.read_only = false, .exclusive = true}); dev.ok()) {
         InitDeviceLabels(**dev).IgnoreError();
       }
       return Status::Ok();

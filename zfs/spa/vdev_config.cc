@@ -12,6 +12,8 @@
 #include "zfs/spa/label_io.h"
 #include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
+#include "zfs/vdev/leaf_open.h"
+#include "zfs/vdev/nbd_device.h"
 
 namespace uzfs {
 namespace {
@@ -93,8 +95,8 @@ Result<std::unique_ptr<Vdev>> BuildVdev(const NvList& tree, BuildCtx& ctx, uint6
   if (type == "file" || type == "disk") {
     auto it = ctx.by_guid->find(guid);
     if (it != ctx.by_guid->end()) {
-      auto dev = FileDevice::Open(it->second->path, FileDeviceOptions{.read_only = !ctx.writable,
-                                                                      .exclusive = ctx.writable});
+      auto dev = OpenLeafDevice(it->second->path, FileDeviceOptions{.read_only = !ctx.writable,
+                                                                    .exclusive = ctx.writable});
       if (!dev.ok() && dev.status().code() == Code::kBusy) {
         return Status::Busy("device '" + it->second->path + "' is in use by another process");
       }
@@ -150,9 +152,11 @@ namespace {
 // or a spare's or cache device's, which name no pool).
 std::optional<FoundDevice> ProbeDevice(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) return std::nullopt;
-  auto dev = FileDevice::Open(path, FileDeviceOptions{.read_only = true, .exclusive = false});
+  if (!IsNbdUri(path)) {
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) return std::nullopt;
+  }
+  auto dev = OpenLeafDevice(path, FileDeviceOptions{.read_only = true, .exclusive = false});
   if (!dev.ok()) return std::nullopt;
   auto labels = ReadDeviceLabels(**dev, 9);
   if (!labels.ok()) return std::nullopt;
@@ -176,7 +180,12 @@ std::optional<FoundDevice> ProbeDevice(const std::string& path) {
 
 Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir) {
   std::vector<FoundDevice> out;
-  // A device or file named itself (zpool import -d FILE) is the only one.
+  // A device or file named itself (zpool import -d FILE), or an NBD
+  // export (-d nbd://host/export), is the only one.
+  if (IsNbdUri(dir)) {
+    if (auto f = ProbeDevice(dir)) out.push_back(std::move(*f));
+    return out;
+  }
   struct stat self;
   if (::stat(dir.c_str(), &self) == 0 && (S_ISREG(self.st_mode) || S_ISBLK(self.st_mode))) {
     if (auto f = ProbeDevice(dir)) out.push_back(std::move(*f));

@@ -1,0 +1,384 @@
+// NbdDevice (nbd_device.h): libnbd's asynchronous calls on the callers'
+// threads, one I/O thread per connection that drives the socket, and the
+// reconnection rules.
+//
+// Locks: NbdDevice::mu_ (the current connection, the backoff) is taken
+// before Conn::mu (its requests in flight), which is taken before a
+// Pending's mu. No lock of ours is held while a libnbd call runs, except
+// that libnbd holds its handle lock while it runs a completion callback,
+// which takes only the Pending's mu. So no cycle.
+#include "zfs/vdev/nbd_device.h"
+
+#include <libnbd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace uzfs {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The largest request sent at once (NBD servers refuse more than 32 MiB).
+constexpr uint64_t kMaxRequest = 32ull << 20;
+
+std::string LastNbdError() {
+  const char* e = nbd_get_error();
+  return e != nullptr && *e != '\0' ? std::string(e) : std::string("unknown libnbd error");
+}
+
+int MillisLeft(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
+}
+
+}  // namespace
+
+bool IsNbdUri(std::string_view path) {
+  for (std::string_view s : {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", "nbd+vsock://", "nbds+vsock://"}) {
+    if (path.substr(0, s.size()) == s) return true;
+  }
+  return false;
+}
+
+NbdDeviceOptions DefaultNbdDeviceOptions() {
+  NbdDeviceOptions o;
+  if (const char* e = std::getenv("UZFS_NBD_TIMEOUT_S"); e != nullptr && *e != '\0') {
+    char* end = nullptr;
+    const long s = std::strtol(e, &end, 10);
+    if (end != nullptr && *end == '\0' && s >= 1 && s <= 3600) o.timeout = std::chrono::seconds(s);
+  }
+  return o;
+}
+
+// One request in flight: its own copy of the bytes (a late reply lands
+// here, never in a buffer its caller took back), and its outcome.
+struct NbdDevice::Pending {
+  Mutex mu;
+  CondVar cv;
+  bool done UZFS_GUARDED_BY(mu) = false;
+  int err UZFS_GUARDED_BY(mu) = 0;
+  std::string why UZFS_GUARDED_BY(mu);
+  std::vector<uint8_t> data;
+  Clock::time_point start = Clock::now();
+
+  void Finish(int e, const std::string& w) {
+    MutexLock l(&mu);
+    if (done) return;
+    done = true;
+    err = e;
+    why = w;
+    cv.SignalAll();
+  }
+};
+
+// One connection: the libnbd handle and the thread that polls its socket.
+struct NbdDevice::Conn {
+  nbd_handle* h = nullptr;
+  int wake = -1;  // eventfd: a request was queued, or stop
+  std::chrono::milliseconds timeout{30000};
+  std::thread io;
+  std::atomic<bool> dead{false};
+  std::atomic<bool> stop{false};
+  Mutex mu;
+  std::set<std::shared_ptr<Pending>> inflight UZFS_GUARDED_BY(mu);
+  std::string why UZFS_GUARDED_BY(mu);
+
+  ~Conn() {
+    stop.store(true);
+    Wake();
+    if (io.joinable()) io.join();
+    if (h != nullptr) nbd_close(h);  // runs the free callbacks of what is still queued
+    if (wake >= 0) ::close(wake);
+  }
+  void Wake() const {
+    const uint64_t one = 1;
+    if (wake >= 0) (void)!::write(wake, &one, sizeof one);
+  }
+  // Marks the connection dead and fails every request in flight.
+  void Die(const std::string& reason) UZFS_EXCLUDES(mu) {
+    std::vector<std::shared_ptr<Pending>> failed;
+    {
+      MutexLock l(&mu);
+      if (dead.exchange(true)) return;
+      why = reason;
+      failed.assign(inflight.begin(), inflight.end());
+    }
+    for (const auto& p : failed) p->Finish(EIO, reason);
+  }
+  std::string Why() UZFS_EXCLUDES(mu) {
+    MutexLock l(&mu);
+    return why;
+  }
+  // The I/O thread: replies are read (and completion callbacks run) here
+  // only; a request overdue, or a socket error, ends the connection.
+  void Run() {
+    while (!stop.load() && !dead.load()) {
+      const int fd = nbd_aio_get_fd(h);
+      const unsigned dir = nbd_aio_get_direction(h);
+      pollfd fds[2] = {{fd, 0, 0}, {wake, POLLIN, 0}};
+      if (dir & LIBNBD_AIO_DIRECTION_READ) fds[0].events |= POLLIN;
+      if (dir & LIBNBD_AIO_DIRECTION_WRITE) fds[0].events |= POLLOUT;
+      const int n = ::poll(fds, 2, 200);
+      if (n < 0 && errno != EINTR) {
+        Die(std::string("poll: ") + std::strerror(errno));
+        break;
+      }
+      if (fds[1].revents & POLLIN) {
+        uint64_t v;
+        (void)!::read(wake, &v, sizeof v);
+      }
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (nbd_aio_notify_read(h) == -1) {
+          Die(LastNbdError());
+          break;
+        }
+      } else if (fds[0].revents & POLLOUT) {
+        if (nbd_aio_notify_write(h) == -1) {
+          Die(LastNbdError());
+          break;
+        }
+      }
+      if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
+        Die("connection lost");
+        break;
+      }
+      bool overdue = false;
+      {
+        MutexLock l(&mu);
+        const Clock::time_point now = Clock::now();
+        for (const auto& p : inflight) overdue = overdue || now - p->start > timeout;
+      }
+      if (overdue) {
+        Die("no reply within " + std::to_string(timeout.count() / 1000) + " s");
+        break;
+      }
+    }
+  }
+};
+
+namespace {
+
+int OnComplete(void* user_data, int* error) {
+  auto* p = static_cast<std::shared_ptr<NbdDevice::Pending>*>(user_data);
+  (*p)->Finish(*error, *error != 0 ? std::strerror(*error) : "");
+  return 1;  // retire the command
+}
+
+void OnFree(void* user_data) { delete static_cast<std::shared_ptr<NbdDevice::Pending>*>(user_data); }
+
+}  // namespace
+
+NbdDevice::NbdDevice(std::string uri, const NbdDeviceOptions& opts)
+    : uri_(std::move(uri)), opts_(opts), backoff_(opts.backoff_min) {}
+
+NbdDevice::~NbdDevice() {
+  std::shared_ptr<Conn> c;
+  {
+    MutexLock l(&mu_);
+    c = std::move(conn_);
+  }
+  c.reset();  // joins its thread outside mu_
+}
+
+Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Connect() const {
+  auto c = std::make_shared<Conn>();
+  c->timeout = opts_.timeout;
+  c->h = nbd_create();
+  if (c->h == nullptr) return Status::IoError("cannot open '" + uri_ + "': " + LastNbdError());
+  if (nbd_aio_connect_uri(c->h, uri_.c_str()) == -1) {
+    const int e = nbd_get_errno();
+    const std::string m = "cannot open '" + uri_ + "': " + LastNbdError();
+    return e == EINVAL ? Status::InvalidArgument(m) : Status::IoError(m);
+  }
+  // Connect and negotiate, within the timeout.
+  const Clock::time_point deadline = Clock::now() + opts_.timeout;
+  while (nbd_aio_is_connecting(c->h)) {
+    if (Clock::now() >= deadline) {
+      return Status::IoError("cannot open '" + uri_ + "': no answer within " +
+                             std::to_string(opts_.timeout.count() / 1000) + " s");
+    }
+    const unsigned dir = nbd_aio_get_direction(c->h);
+    pollfd fd{nbd_aio_get_fd(c->h), 0, 0};
+    if (dir & LIBNBD_AIO_DIRECTION_READ) fd.events |= POLLIN;
+    if (dir & LIBNBD_AIO_DIRECTION_WRITE) fd.events |= POLLOUT;
+    if (::poll(&fd, 1, MillisLeft(deadline)) < 0 && errno != EINTR) {
+      return Status::IoError("cannot open '" + uri_ + "': poll: " + std::strerror(errno));
+    }
+    int rc = 0;
+    if (fd.revents & (POLLIN | POLLHUP | POLLERR)) {
+      rc = nbd_aio_notify_read(c->h);
+    } else if (fd.revents & POLLOUT) {
+      rc = nbd_aio_notify_write(c->h);
+    }
+    if (rc == -1) return Status::IoError("cannot open '" + uri_ + "': " + LastNbdError());
+  }
+  if (!nbd_aio_is_ready(c->h)) return Status::IoError("cannot open '" + uri_ + "': " + LastNbdError());
+  c->wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (c->wake < 0) return Status::IoError("cannot open '" + uri_ + "': eventfd: " + std::strerror(errno));
+  Conn* raw = c.get();
+  c->io = std::thread([raw] { raw->Run(); });
+  return c;
+}
+
+Result<std::unique_ptr<NbdDevice>> NbdDevice::Open(const std::string& uri, const NbdDeviceOptions& opts) {
+  if (!IsNbdUri(uri)) return Status::InvalidArgument("'" + uri + "' is not an NBD URI");
+  std::unique_ptr<NbdDevice> d(new NbdDevice(uri, opts));
+  UZFS_ASSIGN_OR_RETURN(std::shared_ptr<Conn> c, d->Connect());
+  const int64_t size = nbd_get_size(c->h);
+  if (size < 0) return Status::IoError("cannot open '" + uri + "': " + LastNbdError());
+  if (!opts.read_only && nbd_is_read_only(c->h) == 1) {
+    return Status::NotSupported("cannot open '" + uri + "': the export is read-only");
+  }
+  d->size_ = static_cast<uint64_t>(size);
+  const int64_t pref = nbd_get_block_size(c->h, LIBNBD_SIZE_PREFERRED);
+  if (pref >= 512 && pref <= 65536 && (pref & (pref - 1)) == 0) {
+    d->ashift_hint_ = static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(pref)));
+  }
+  d->can_flush_.store(nbd_can_flush(c->h) == 1);
+  d->can_fua_.store(nbd_can_fua(c->h) == 1);
+  d->connects_.store(1);
+  MutexLock l(&d->mu_);
+  d->conn_ = std::move(c);
+  return d;
+}
+
+Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Live() {
+  std::shared_ptr<Conn> old;  // a dead connection, closed outside mu_
+  std::shared_ptr<Conn> live;
+  std::string err;
+  {
+    MutexLock l(&mu_);
+    if (conn_ != nullptr && !conn_->dead.load()) return conn_;
+    if (conn_ != nullptr) {
+      last_error_ = conn_->Why();
+      old = std::move(conn_);
+    }
+    const Clock::time_point now = Clock::now();
+    if (changed_) {
+      err = "the export changed size; it is not used again";
+    } else if (now < next_try_) {
+      err = last_error_;
+    } else if (auto c = Connect(); !c.ok()) {
+      last_error_ = std::string(c.status().message());
+      next_try_ = now + backoff_;
+      backoff_ = std::min(backoff_ * 2, opts_.backoff_max);
+      err = last_error_;
+    } else if (static_cast<uint64_t>(nbd_get_size((*c)->h)) != size_) {
+      changed_ = true;
+      old = std::move(*c);
+      err = "the export changed size; it is not used again";
+    } else {
+      can_flush_.store(nbd_can_flush((*c)->h) == 1);
+      can_fua_.store(nbd_can_fua((*c)->h) == 1);
+      connects_.fetch_add(1);
+      backoff_ = opts_.backoff_min;
+      conn_ = std::move(*c);
+      live = conn_;
+    }
+  }
+  old.reset();
+  if (live != nullptr) return live;
+  return Status::IoError(err.starts_with("cannot open") ? err : uri_ + ": " + err);
+}
+
+Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua) {
+  const IoOp op = cmd == Cmd::kRead ? IoOp::kRead : cmd == Cmd::kFlush ? IoOp::kFlush : IoOp::kWrite;
+  const uint64_t len = cmd == Cmd::kRead ? in.size() : out.size();
+  auto conn = Live();
+  if (!conn.ok()) return DeviceIoError(op, uri_, offset, len, 0, conn.status().message());
+  Conn& c = **conn;
+  auto p = std::make_shared<Pending>();
+  if (cmd == Cmd::kWrite) p->data.assign(out.begin(), out.end());
+  if (cmd == Cmd::kRead) p->data.resize(in.size());
+  {
+    MutexLock l(&c.mu);
+    if (c.dead.load()) return DeviceIoError(op, uri_, offset, len, 0, c.why);
+    c.inflight.insert(p);
+  }
+  nbd_completion_callback cb{OnComplete, new std::shared_ptr<Pending>(p), OnFree};
+  int64_t cookie = -1;
+  switch (cmd) {
+    case Cmd::kRead: cookie = nbd_aio_pread(c.h, p->data.data(), p->data.size(), offset, cb, 0); break;
+    case Cmd::kWrite:
+      cookie = nbd_aio_pwrite(c.h, p->data.data(), p->data.size(), offset, cb, fua ? LIBNBD_CMD_FLAG_FUA : 0);
+      break;
+    case Cmd::kFlush: cookie = nbd_aio_flush(c.h, cb, 0); break;
+  }
+  if (cookie == -1) {
+    const std::string why = LastNbdError();
+    {
+      MutexLock l(&c.mu);
+      c.inflight.erase(p);
+    }
+    if (nbd_aio_is_dead(c.h) || nbd_aio_is_closed(c.h)) c.Die(why);
+    return DeviceIoError(op, uri_, offset, len, 0, why);
+  }
+  c.Wake();
+  int err = 0;
+  std::string why;
+  {
+    MutexLock l(&p->mu);
+    while (!p->done) p->cv.Wait(&p->mu);
+    err = p->err;
+    why = p->why;
+  }
+  {
+    MutexLock l(&c.mu);
+    c.inflight.erase(p);
+  }
+  if (err != 0) return DeviceIoError(op, uri_, offset, len, 0, why.empty() ? std::strerror(err) : why);
+  if (cmd == Cmd::kRead) std::memcpy(in.data(), p->data.data(), in.size());
+  return Status::Ok();
+}
+
+Status NbdDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
+  for (uint64_t done = 0; done < buf.size();) {
+    const uint64_t n = std::min<uint64_t>(kMaxRequest, buf.size() - done);
+    UZFS_RETURN_IF_ERROR(Issue(Cmd::kRead, offset + done, buf.subspan(done, n), {}, false));
+    done += n;
+  }
+  return Status::Ok();
+}
+
+Status NbdDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
+  for (uint64_t done = 0; done < buf.size();) {
+    const uint64_t n = std::min<uint64_t>(kMaxRequest, buf.size() - done);
+    UZFS_RETURN_IF_ERROR(Issue(Cmd::kWrite, offset + done, {}, buf.subspan(done, n), false));
+    done += n;
+  }
+  return Status::Ok();
+}
+
+Status NbdDevice::DoFlush() {
+  // A server that offers no flush has no volatile cache to flush; the
+  // connection still has to be there for the flush to mean anything.
+  if (!can_flush()) return Live().status().ok() ? Status::Ok() : DeviceIoError(IoOp::kFlush, uri_, 0, 0, 0, "connection lost");
+  return Issue(Cmd::kFlush, 0, {}, {}, false);
+}
+
+Status NbdDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
+  if (!can_fua() || buf.size() > kMaxRequest) {
+    UZFS_RETURN_IF_ERROR(DoWrite(offset, buf));
+    return DoFlush();
+  }
+  return Issue(Cmd::kWrite, offset, {}, buf, true);
+}
+
+Status NbdDevice::CheckIdentity() const {
+  auto c = const_cast<NbdDevice*>(this)->Live();
+  if (!c.ok()) return Status::IoError(std::string(c.status().message()));
+  return Status::Ok();
+}
+
+}  // namespace uzfs
