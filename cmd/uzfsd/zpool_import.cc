@@ -21,6 +21,7 @@
 #include <functional>
 #include <future>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "cmd/uzfsd/args.h"
@@ -370,9 +371,17 @@ int ZpoolImport(CmdCtx& c, const std::string& usage) {
         rc = c.Fail("cannot import '" + fp.name + "': a pool with that name is already imported");
         continue;
       }
-      opening.emplace_back(&fp, std::async(std::launch::async, [&devs, &fp, &opts, cmdline = c.cmdline] {
-                             return OpenForImport(*devs, std::to_string(fp.guid), fp.name, opts, cmdline);
-                           }));
+      auto open = [&devs, &fp, &opts, cmdline = c.cmdline] {
+        return OpenForImport(*devs, std::to_string(fp.guid), fp.name, opts, cmdline);
+      };
+      // At most eight at once; a thread that cannot be started leaves the
+      // pool to be opened when its turn to finish comes.
+      const auto how = opening.size() < 8 ? std::launch::async : std::launch::deferred;
+      try {
+        opening.emplace_back(&fp, std::async(how, open));
+      } catch (const std::system_error&) {
+        opening.emplace_back(&fp, std::async(std::launch::deferred, open));
+      }
     }
     for (auto& [fp, f] : opening) {
       if (FinishImport(c, f.get(), rec, !a.Has('N'), std::to_string(fp->guid)) != 0) rc = 1;

@@ -228,18 +228,20 @@ int ZpoolStatus(CmdCtx& c) {
     stamp = t[0];
   }
   const bool as_json = a.Has('j') || a.HasLong("json");
+  const std::string stamp_line = stamp != 0 && !as_json ? TimestampLine(stamp) : "";
   int rc = 0;
   auto pools = SelectPools(c, a.operands, &rc);
   if (pools.empty() && a.operands.empty()) {
     if (as_json) {
       c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", json::object()}}));
     } else {
+      c.out.Out(stamp_line);
       c.out.ErrLine("no pools available");
     }
     return rc;
   }
   json jpools = json::object();
-  std::string text = stamp != 0 && !as_json ? TimestampLine(stamp) : "";
+  std::string text = stamp_line;
   bool shown = false;
   for (const auto& e : pools) {
     MutexLock l(&e->mu);
@@ -260,7 +262,7 @@ int ZpoolStatus(CmdCtx& c) {
   if (as_json) {
     c.out.Out(Dump(json{{"output_version", OutputVersion("zpool status")}, {"pools", jpools}}));
   } else {
-    if (a.Has('x') && !shown && a.operands.empty()) text = "all pools are healthy\n";
+    if (a.Has('x') && !shown && a.operands.empty()) text = stamp_line + "all pools are healthy\n";
     c.out.Out(text);
   }
   return rc;

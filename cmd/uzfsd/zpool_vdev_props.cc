@@ -190,7 +190,12 @@ bool NamesVdevs(CmdCtx& c, const std::vector<std::string>& operands) {
   if (e == nullptr) return false;
   MutexLock l(&e->mu);
   if (e->pool == nullptr) return false;
-  return !MatchVdevs(TreeRows(*e, false), operands[1]).empty();
+  // As OpenZFS decides: vdevs when every operand after the pool is one.
+  const std::vector<VdevRow> rows = TreeRows(*e, false);
+  for (size_t i = 1; i < operands.size(); i++) {
+    if (MatchVdevs(rows, operands[i]).empty()) return false;
+  }
+  return true;
 }
 
 int ZpoolGetVdevs(CmdCtx& c, const std::vector<std::string>& asked, const std::vector<std::string>& operands,

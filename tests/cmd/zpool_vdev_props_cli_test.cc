@@ -78,7 +78,10 @@ TEST(ZpoolVdevProps, GetListsOpenZfsPropertiesForEveryVdev) {
   r = env.Zpool("get -H -o name,value health tank");
   EXPECT_EQ(r.out, "tank\tONLINE\n");
   // Bad names.
-  ExpectOneLineRefusal(env.Zpool("get state tank mirror-0 nosuchdev"), "no such device in pool 'tank'");
+  // A name that is not a vdev makes the operands pools, as in OpenZFS.
+  r = env.Zpool("get guid tank mirror-0 nosuchdev");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "cannot open 'nosuchdev': no such pool")) << r.err;
   EXPECT_EQ(env.Zpool("get nosuchprop tank mirror-0").rc, 2);
   EXPECT_EQ(env.Zpool("get all,state tank mirror-0").rc, 2);
 }

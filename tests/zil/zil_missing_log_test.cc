@@ -126,6 +126,24 @@ TEST_F(ZilMissingLogTest, AKillRightAfterTheImportLeavesItImportableAgain) {
   ASSERT_UZFS_OK((*p)->Export());
 }
 
+TEST_F(ZilMissingLogTest, ALogMirroredByAttachStaysALog) {
+  // Attach reshapes the log top-level vdev into a mirror: the mirror is
+  // still a log (so losing it leaves the pool DEGRADED, not UNAVAIL).
+  auto p = Import(false);
+  ASSERT_UZFS_OK(p.status());
+  const uint32_t log_id = 1;
+  ASSERT_TRUE((*p)->root_vdev().child(log_id)->is_log());
+  const std::string slog = (dir_.path() / "slog").string();
+  const std::string second = pooltest::MakeFile(dir_.path(), "slog2");
+  ASSERT_UZFS_OK((*p)->AttachDevice(slog, second, false));
+  Vdev* top = (*p)->root_vdev().child(log_id);
+  ASSERT_EQ(top->kind(), VdevKind::kMirror);
+  EXPECT_TRUE(top->is_log());
+  ASSERT_UZFS_OK((*p)->DetachDevice(second));
+  EXPECT_TRUE((*p)->root_vdev().child(log_id)->is_log());
+  ASSERT_UZFS_OK((*p)->Export());
+}
+
 TEST_F(ZilMissingLogTest, AMissingDataDeviceStopsTheImportEvenWithLeave) {
   // A second copy of the pool's state would be needed to lose d0 and keep
   // the log; losing the only data device must fail, with -m too.
@@ -133,6 +151,9 @@ TEST_F(ZilMissingLogTest, AMissingDataDeviceStopsTheImportEvenWithLeave) {
   std::vector<std::string> rows;
   auto p = Import(true, &rows);
   ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), Code::kIoError) << p.status().ToString();
+  EXPECT_NE(p.status().message().find("one or more devices is currently unavailable"), std::string::npos)
+      << p.status().ToString();
   EXPECT_TRUE(rows.empty());
 }
 

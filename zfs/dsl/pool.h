@@ -853,7 +853,7 @@ class Pool final : private TxgSyncer {
   // properties, name -> value, sorted. Empty when it has none; NotFound
   // for a guid the pool's vdev tree does not hold.
   Result<std::vector<std::pair<std::string, std::string>>> VdevProps(uint64_t guid) UZFS_EXCLUDES(mu_);
-  // `zpool set PROP=VALUE pool vdev`: comment (at most 8192 bytes) and user
+  // `zpool set PROP=VALUE pool vdev`: comment (at most 8191 bytes) and user
   // properties (module:name), all in one txg; an empty value removes
   // one. The first one a pool gets makes its vdev ZAPs as OpenZFS keeps
   // them: the MOS "com.delphix:vdev_zap_map" and a ZAP for every leaf and
@@ -1373,6 +1373,9 @@ class Pool final : private TxgSyncer {
   // the pool.
   std::vector<std::unique_ptr<Allocator>> log_allocs_ UZFS_GUARDED_BY(mu_);
   std::map<uint32_t, Allocator*> log_class_ UZFS_GUARDED_BY(mu_);  // top id -> its allocator
+  // Allocators of removed log vdevs: out of the class and of every sync,
+  // alive while an intent log started before the removal may name them.
+  std::vector<std::unique_ptr<Allocator>> retired_log_allocs_ UZFS_GUARDED_BY(mu_);
   std::unique_ptr<VdevTreeTarget> target_;
   std::unique_ptr<Zio> zio_;
   Arc* arc_ = nullptr;                      // not owned; may be null

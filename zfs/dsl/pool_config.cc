@@ -183,9 +183,12 @@ NvList MosPoolConfig(const PoolIdentity& id, uint64_t state, Txg txg, const Vdev
                      std::span<const VdevNode> spares, std::span<const VdevNode> cache) {
   NvList nv;
   AddHeader(&nv, id, state, txg);
-  // OpenZFS's sentinel that the vdevs' ZAPs are kept (the AVZ lists them
-  // all): without it, it takes ZAPs in the config for orphans of an older
-  // release and refuses the pool. Only the whole pool's config has it, not
+  // OpenZFS's sentinel that the vdevs' ZAPs are kept and the AVZ lists
+  // them all: where it finds an AVZ without it, it takes the ZAPs for
+  // orphans of an older release and destroys them (the properties with
+  // them); the sentinel without an AVZ stops it on an assertion. So it is
+  // written exactly when the tree names ZAPs, which SyncVdevZaps gives
+  // only a pool that has an AVZ. Only the whole pool's config has it, not
   // the labels'.
   if (std::any_of(root.children.begin(), root.children.end(), [](const VdevNode& c) { return c.top_zap != 0; })) {
     Must(nv.AddBoolean("com.delphix:has_per_vdev_zaps"));

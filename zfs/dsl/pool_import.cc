@@ -131,11 +131,14 @@ Result<std::unique_ptr<Pool>> Pool::Import(std::span<const FoundDevice> devices,
         found = true;
         break;
       }
-      // With a top-level vdev missing, an unreadable MOS says nothing about
-      // the uberblock: the pool cannot be imported without that vdev.
-      if (!a.missing_tops.empty()) return Status::IoError(quoted + kDevicesUnavailable);
-      last = Status::Corruption(quoted + "no valid uberblock (txg " + std::to_string(best->txg) +
-                                ": " + std::string(mos.status().message()) + ")");
+      // With a top-level vdev missing, an unreadable MOS may be on it: if
+      // no older uberblock helps either, the vdev is what is wanting. (A
+      // missing log holds no MOS block, so rewinding still helps there;
+      // TakeMissingTops judges the missing vdevs once a MOS is read.)
+      last = !a.missing_tops.empty()
+                 ? Status::IoError(quoted + kDevicesUnavailable)
+                 : Status::Corruption(quoted + "no valid uberblock (txg " + std::to_string(best->txg) + ": " +
+                                      std::string(mos.status().message()) + ")");
       if (best->txg == 0) break;
       max_txg = best->txg - 1;
     }

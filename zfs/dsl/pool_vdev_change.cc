@@ -316,8 +316,20 @@ Status Pool::RemoveVdev(const std::string& name) {
       if (id >= tree_.children.size() || !tree_.children[id].is_log) {
         return Status::NotFound("log vdev " + std::to_string(id) + " is gone");
       }
-      // Its metaslab array and maps go with it (a hole names none).
+      // Its metaslab array and maps go with it (a hole names none), and
+      // its allocator leaves the log class; intent logs started before may
+      // still hold a pointer to it, so it is kept, but no sync touches it.
       UZFS_RETURN_IF_ERROR(maps_->DestroyArray(id, tree_.children[id].metaslab_array, txg));
+      if (auto it = log_class_.find(id); it != log_class_.end()) {
+        Allocator* gone = it->second;
+        log_class_.erase(it);
+        for (auto a = log_allocs_.begin(); a != log_allocs_.end(); ++a) {
+          if (a->get() != gone) continue;
+          retired_log_allocs_.push_back(std::move(*a));
+          log_allocs_.erase(a);
+          break;
+        }
+      }
       UZFS_ASSIGN_OR_RETURN(std::unique_ptr<Vdev> old, root_->ReplaceTopLevel(id, MakeHoleVdev()));
       retired_vdevs_.push_back(std::move(old));
       tree_.children[id] = HoleNode(id);

@@ -23,8 +23,9 @@
 // no leaked MOS object.
 //
 // Promises: SetVdevProps checks every pair before anything changes and
-// writes them in one txg; nothing is stored on a legacy (version < 5000)
-// pool, which zfs-fuse must still read.
+// writes them in one txg; no vdev ZAPs are made on a legacy (version <
+// 5000) pool, which zfs-fuse must still read (one OpenZFS gave them keeps
+// them in step).
 #include <set>
 #include <string>
 #include <utility>
@@ -42,7 +43,8 @@ namespace uzfs {
 namespace {
 
 constexpr const char* kAvzName = "com.delphix:vdev_zap_map";
-// OpenZFS's ZAP_MAXVALUELEN: the longest comment or user property value.
+// OpenZFS's ZAP_MAXVALUELEN, the terminating NUL included: values are at
+// most 8191 bytes.
 constexpr size_t kVdevPropValueMax = 8192;
 
 std::string AvzKey(uint64_t obj) {
@@ -118,7 +120,10 @@ Status Pool::SetVdevProps(uint64_t guid, const std::string& shown,
   }
   for (const auto& [k, v] : props) {
     if (k == "comment" || IsUserProp(k)) {
-      if (v.size() >= kVdevPropValueMax) return Status::InvalidArgument(q + "property value '" + v + "' is too long");
+      if (v.size() >= kVdevPropValueMax) {
+        return Status::InvalidArgument(q + "property value is too long (at most " + std::to_string(kVdevPropValueMax - 1) +
+                                       " bytes)");
+      }
       continue;
     }
     if (k.find(':') != std::string::npos) return Status::InvalidArgument(q + "invalid property '" + k + "'");
@@ -134,10 +139,10 @@ Status Pool::SetVdevProps(uint64_t guid, const std::string& shown,
     }
   }
   if (props.empty()) return Status::Ok();
-  return RunTask([this, guid, props](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  return RunTask([this, guid, props, q](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     // The tree may have changed since the check: look again.
     VdevNode* n = FindVdevNode(tree_, guid);
-    if (n == nullptr) return Status::NotFound("vdev " + std::to_string(guid) + " left the pool");
+    if (n == nullptr) return Status::NotFound(q + "the device left the pool");
     const bool top = FindParentVdevNode(tree_, guid) == &tree_;
     if (PropsZapOf(*n, top) == 0) {
       // The pool's first vdev property: its AVZ and every vdev's ZAPs.
@@ -151,7 +156,7 @@ Status Pool::SetVdevProps(uint64_t guid, const std::string& shown,
       config_dirty_ = true;
     }
     const uint64_t obj = PropsZapOf(*n, top);
-    if (obj == 0) return Status::Corruption("vdev " + std::to_string(guid) + " has no property ZAP");
+    if (obj == 0) return Status::Corruption(q + "the device has no property ZAP");
     for (const auto& [k, v] : props) {
       if (!v.empty()) {
         UZFS_RETURN_IF_ERROR(MosZapAddString(obj, k, v, txg));
@@ -164,7 +169,9 @@ Status Pool::SetVdevProps(uint64_t guid, const std::string& shown,
 }
 
 Status Pool::SyncVdevZaps(Txg txg) {
-  if (ident_.version < kFeatureVersion) return Status::Ok();
+  // Any pool that has an AVZ, legacy versions too: OpenZFS makes one on
+  // every pool it writes, and its zdb counts a ZAP the AVZ lists that no
+  // vdev names as leaked.
   auto avz = MosZapLookup(1, kAvzName);
   if (avz.status().IsNotFound()) return Status::Ok();
   UZFS_RETURN_IF_ERROR(avz.status());

@@ -337,7 +337,13 @@ Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::sp
     MutexLock l(&c.mu);
     c.inflight.erase(p);
   }
-  if (err != 0) return DeviceIoError(op, uri_, offset, len, 0, why.empty() ? std::strerror(err) : why);
+  if (err != 0) {
+    // libnbd fails what is in flight when the socket closes, before the
+    // I/O thread sees the handle dead: mark it now, so the next request or
+    // CheckIdentity does not take it for alive.
+    if (nbd_aio_is_dead(c.h) || nbd_aio_is_closed(c.h)) c.Die(why.empty() ? "connection lost" : why);
+    return DeviceIoError(op, uri_, offset, len, 0, why.empty() ? std::strerror(err) : why);
+  }
   if (cmd == Cmd::kRead) std::memcpy(in.data(), p->data.data(), in.size());
   return Status::Ok();
 }

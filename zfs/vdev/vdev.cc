@@ -119,6 +119,10 @@ Result<std::unique_ptr<Vdev>> Vdev::ReplaceChild(uint32_t id, std::unique_ptr<Vd
   by->id_ = id;
   by->parent_ = this;
   by->SetReadOnly(read_only());
+  // A top-level vdev that attach or replace reshapes stays in its class.
+  // (The slot's vdev may have been released into the new one already:
+  // child_ptrs_ still names it.)
+  if (kind_ == VdevKind::kRoot && child_ptrs_[id] != nullptr) by->SetLog(child_ptrs_[id]->is_log());
   std::unique_ptr<Vdev> old = std::move(children_[id]);
   child_ptrs_[id] = by.get();
   children_[id] = std::move(by);
