@@ -26,6 +26,7 @@
 // writes them in one txg; no vdev ZAPs are made on a legacy (version <
 // 5000) pool, which zfs-fuse must still read (one OpenZFS gave them keeps
 // them in step).
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>

@@ -255,7 +255,6 @@ Result<std::unique_ptr<NbdDevice>> NbdDevice::Open(const std::string& uri, const
 
 Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Live() {
   std::shared_ptr<Conn> old;  // a dead connection, closed outside mu_
-  std::shared_ptr<Conn> live;
   std::string err;
   {
     MutexLock l(&mu_);
@@ -264,14 +263,28 @@ Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Live() {
       last_error_ = conn_->Why();
       old = std::move(conn_);
     }
-    const Clock::time_point now = Clock::now();
     if (changed_) {
       err = "the export changed size; it is not used again";
-    } else if (now < next_try_) {
-      err = last_error_;
-    } else if (auto c = Connect(); !c.ok()) {
+    } else if (connecting_ || Clock::now() < next_try_) {
+      // One caller reconnects; the others fail at once rather than wait
+      // for a server that may take the whole timeout to answer.
+      err = last_error_.empty() ? std::string("connection lost") : last_error_;
+    } else {
+      connecting_ = true;
+    }
+  }
+  old.reset();
+  if (!err.empty()) return Status::IoError(err.starts_with("cannot open") ? err : uri_ + ": " + err);
+  // Connecting may take up to the timeout: without mu_, so CheckIdentity
+  // and the other requests are not held up by it.
+  auto c = Connect();
+  std::shared_ptr<Conn> live;
+  {
+    MutexLock l(&mu_);
+    connecting_ = false;
+    if (!c.ok()) {
       last_error_ = std::string(c.status().message());
-      next_try_ = now + backoff_;
+      next_try_ = Clock::now() + backoff_;
       backoff_ = std::min(backoff_ * 2, opts_.backoff_max);
       err = last_error_;
     } else if (static_cast<uint64_t>(nbd_get_size((*c)->h)) != size_) {

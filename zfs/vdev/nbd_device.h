@@ -24,9 +24,10 @@
 // default 30 seconds), or a connection that drops, fails every request in
 // flight with IoError and closes the connection. A later request
 // reconnects, at most once per backoff period (1 s, doubling to 30 s while
-// attempts fail); until then requests fail at once instead of hanging the
-// caller. A server that comes back with an export of another size is not
-// used again ("export changed size"). The pool above sees I/O errors and
+// attempts fail), without holding up the others; until then, and while it
+// connects, requests fail at once instead of hanging the caller. A server
+// that comes back with an export of another size is not used again
+// ("export changed size"). The pool above sees I/O errors and
 // does what it does for a failing disk; CheckIdentity says the device is
 // gone while it cannot be reached.
 //
@@ -117,6 +118,7 @@ class NbdDevice final : public BlockDevice {
   std::chrono::milliseconds backoff_ UZFS_GUARDED_BY(mu_);
   std::string last_error_ UZFS_GUARDED_BY(mu_);
   bool changed_ UZFS_GUARDED_BY(mu_) = false;  // came back as another export
+  bool connecting_ UZFS_GUARDED_BY(mu_) = false;  // one caller is reconnecting
 };
 
 }  // namespace uzfs
