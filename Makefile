@@ -91,13 +91,17 @@ test-tsan:
 	cd $(BUILD_TSAN) && UZFS_STRESS_OPS=$(TSAN_OPS) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 
+# Built at -O1 with line tables only (-g1): a short run finds what it finds
+# at nearly the same speed, and the build takes far less time than at -O2
+# with full debug information. The targets run JOBS at a time.
 fuzz:
 	@bash scripts/deps.sh
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1' '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1' \
 	  -DUZFS_FUZZ=ON -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_TESTS=OFF \
 	  -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
-	bash scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	bash scripts/run-fuzzers.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(JOBS)
 
 bench: build
 	bash scripts/run-benchmarks.sh $(BUILD) '$(BENCH_FILTER)'
