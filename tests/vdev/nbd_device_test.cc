@@ -3,7 +3,10 @@
 // that goes away (requests fail at once instead of hanging, and the
 // device reconnects when it is back, data intact), one that stops
 // answering (the timeout fails the request), an export that comes back
-// with another size (not used again), and bad URIs.
+// with another size (not used again), and bad URIs; the asynchronous path
+// the I/O engine takes (StartAsync: pieces, completions on the device's
+// thread, failures when the server dies or stops answering, the engine
+// draining such requests at shutdown).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +16,8 @@
 
 #include "tests/testutil/nbdkit_server.h"
 #include "tests/testutil/testutil.h"
+#include "zfs/util/mutex.h"
+#include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/leaf_open.h"
 #include "zfs/vdev/nbd_device.h"
 
@@ -34,6 +39,39 @@ NbdDeviceOptions Quick() {
   o.backoff_min = std::chrono::milliseconds(100);
   o.backoff_max = std::chrono::milliseconds(400);
   return o;
+}
+
+// StartAsync, waited for: the status, and the thread `done` ran on.
+struct AsyncResult {
+  bool started = false;
+  Status status;
+  std::thread::id thread;
+};
+AsyncResult RunAsync(BlockDevice& d, IoOp op, uint64_t offset, std::vector<std::span<uint8_t>> pieces) {
+  struct Wait {
+    Mutex mu;
+    CondVar cv;
+    bool done UZFS_GUARDED_BY(mu) = false;
+    AsyncResult r UZFS_GUARDED_BY(mu);
+  };
+  auto w = std::make_shared<Wait>();
+  AsyncIo io;
+  io.op = op;
+  io.offset = offset;
+  io.pieces = std::move(pieces);
+  io.done = [w](Status s) {
+    MutexLock l(&w->mu);
+    w->r.status = std::move(s);
+    w->r.thread = std::this_thread::get_id();
+    w->done = true;
+    w->cv.SignalAll();
+  };
+  if (!d.StartAsync(io)) return AsyncResult{};
+  MutexLock l(&w->mu);
+  while (!w->done) w->cv.Wait(&w->mu);
+  AsyncResult r = w->r;
+  r.started = true;
+  return r;
 }
 
 TEST(NbdDevice, ReadsWhatItWroteAndFlushes) {
@@ -155,6 +193,130 @@ TEST(NbdDevice, AnExportThatChangedSizeIsNotUsedAgain) {
   }
   EXPECT_NE(s.message().find("the export changed size"), std::string::npos) << s.ToString();
   EXPECT_FALSE((*d)->CheckIdentity().ok());
+}
+
+TEST(NbdDevice, AsyncRequestsMoveTheCallersBytesAndCompleteOnTheDevicesThread) {
+  test::TempDir dir;
+  test::NbdkitServer srv((dir.path() / "s").string(), {"memory", "128M"});
+  auto d = NbdDevice::Open(srv.uri(), Quick());
+  ASSERT_UZFS_OK(d.status());
+  // A gathered write of three pieces, one longer than an NBD request may be.
+  std::vector<uint8_t> a = test::RandomBytes(4096, 4), b = test::RandomBytes(40ull << 20, 5),
+                       c = test::RandomBytes(12288, 6);
+  AsyncResult w = RunAsync(**d, IoOp::kWrite, 1 << 20, {a, b, c});
+  ASSERT_TRUE(w.started);
+  ASSERT_UZFS_OK(w.status);
+  EXPECT_NE(w.thread, std::this_thread::get_id());
+  ASSERT_TRUE(RunAsync(**d, IoOp::kFlush, 0, {}).status.ok());
+  // A scattered read of the same range, cut differently.
+  std::vector<uint8_t> x(8192), y(b.size() - 4096), z(c.size());
+  AsyncResult r = RunAsync(**d, IoOp::kRead, 1 << 20, {x, y, z});
+  ASSERT_TRUE(r.started);
+  ASSERT_UZFS_OK(r.status);
+  std::vector<uint8_t> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  all.insert(all.end(), c.begin(), c.end());
+  std::vector<uint8_t> got = x;
+  got.insert(got.end(), y.begin(), y.end());
+  got.insert(got.end(), z.begin(), z.end());
+  EXPECT_TRUE(got == all);
+  // A durable write, read back synchronously.
+  std::vector<uint8_t> e = test::RandomBytes(4096, 7), back(4096);
+  ASSERT_UZFS_OK(RunAsync(**d, IoOp::kWriteDurable, 100 << 20, {e}).status);
+  ASSERT_UZFS_OK((*d)->Read(100 << 20, back));
+  EXPECT_EQ(back, e);
+  // A bad range is not taken: the synchronous path reports it.
+  std::vector<uint8_t> past(8192);
+  EXPECT_FALSE(RunAsync(**d, IoOp::kRead, (128ull << 20) - 4096, {past}).started);
+}
+
+TEST(NbdDevice, AsyncRequestsFailWhenTheServerDiesOrStopsAnswering) {
+  test::TempDir dir;
+  test::NbdkitServer srv((dir.path() / "s").string(), {"--filter=delay", "memory", "64M", "rdelay=5"});
+  auto d = NbdDevice::Open(srv.uri(), Quick());
+  ASSERT_UZFS_OK(d.status());
+  std::vector<uint8_t> buf(4096);
+  const Clock::time_point t0 = Clock::now();
+  AsyncResult r = RunAsync(**d, IoOp::kRead, 0, {buf});
+  ASSERT_TRUE(r.started);
+  EXPECT_EQ(r.status.code(), Code::kIoError) << r.status.ToString();
+  EXPECT_NE(r.status.message().find("no reply within"), std::string::npos) << r.status.ToString();
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(4));
+  EXPECT_EQ((*d)->errors().Snapshot().read, 1u);
+  // The connection is down: requests go the synchronous way, which
+  // reconnects (writes are not delayed).
+  EXPECT_FALSE(RunAsync(**d, IoOp::kWrite, 0, {buf}).started);
+  Status w = Status::IoError("not tried");
+  for (int i = 0; i < 20 && !w.ok(); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    w = (*d)->Write(0, buf);
+  }
+  ASSERT_UZFS_OK(w);
+  // Many writes in flight when the server is killed: each completes once,
+  // failed or done, and none hangs.
+  std::atomic<int> left{64}, failed{0};
+  std::vector<std::vector<uint8_t>> bufs(64, std::vector<uint8_t>(65536, 1));
+  for (int i = 0; i < 64; i++) {
+    AsyncIo io;
+    io.op = IoOp::kWrite;
+    io.offset = static_cast<uint64_t>(i) << 16;
+    io.pieces = {bufs[static_cast<size_t>(i)]};
+    io.done = [&](Status s) {
+      if (!s.ok()) failed++;
+      left--;
+    };
+    if (!(*d)->StartAsync(io)) {
+      failed++;
+      left--;
+    }
+    if (i == 8) srv.Stop();
+  }
+  for (int i = 0; i < 100 && left.load() > 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(left.load(), 0);
+  EXPECT_GT(failed.load(), 0);
+}
+
+TEST(NbdDevice, TheIoEngineHandsRequestsOverAndDrainsThemAtShutdown) {
+  test::TempDir dir;
+  test::NbdkitServer srv((dir.path() / "s").string(), {"--filter=delay", "memory", "64M", "wdelay=300ms"});
+  auto d = NbdDevice::Open(srv.uri(), Quick());
+  ASSERT_UZFS_OK(d.status());
+  for (IoEngineKind kind : {IoEngineKind::kThreads, IoEngineKind::kUring}) {
+    auto engine = IoEngine::Create(IoEngineOptions{.kind = kind, .queue_depth = 8, .threads = 1});
+    if (!engine.ok()) continue;  // no io_uring here: the threads engine was tested
+    // With one worker thread, 32 writes of 0.3 s each finish in about that
+    // long only if none of them holds the thread while it waits.
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<IoRequest> batch;
+    for (int i = 0; i < 32; i++) bufs.push_back(test::RandomBytes(16384, static_cast<uint64_t>(i) + 10));
+    for (int i = 0; i < 32; i++) {
+      IoRequest r;
+      r.device = d->get();
+      r.op = IoOp::kWrite;
+      r.offset = static_cast<uint64_t>(i) * 16384;
+      r.buf = bufs[static_cast<size_t>(i)];
+      batch.push_back(std::move(r));
+    }
+    const Clock::time_point t0 = Clock::now();
+    ASSERT_UZFS_OK(SubmitAndWait(**engine, std::move(batch)));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(3)) << IoEngineKindName(kind);
+    // Requests in flight at shutdown are waited for, not dropped.
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 8; i++) {
+      IoRequest r;
+      r.device = d->get();
+      r.op = IoOp::kWrite;
+      r.offset = static_cast<uint64_t>(i) * 16384;
+      r.buf = bufs[static_cast<size_t>(i)];
+      r.done = [&ok](Status s) { ok += s.ok() ? 1 : 0; };
+      (*engine)->Submit(std::move(r));
+    }
+    (*engine)->Shutdown(ShutdownMode::kCancel);
+    EXPECT_EQ(ok.load(), 8) << IoEngineKindName(kind);
+    std::vector<uint8_t> back(16384);
+    ASSERT_UZFS_OK((*d)->Read(31 * 16384, back));
+    EXPECT_EQ(back, bufs[31]);
+  }
 }
 
 TEST(NbdDevice, BadUrisAndMissingServers) {

@@ -122,6 +122,24 @@ Status BlockDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf
   return DoFlush();
 }
 
+bool BlockDevice::StartAsync(AsyncIo& io) {
+  if (!HasAsync()) return false;
+  uint64_t len = 0;
+  for (const auto& p : io.pieces) len += p.size();
+  if (!CheckRange(io.op, io.offset, len, io.pieces.empty() ? nullptr : io.pieces[0].data()).ok()) {
+    return false;
+  }
+  std::function<void(Status)> caller = std::move(io.done);
+  const IoOp op = io.op;
+  io.done = [this, op, caller](Status s) mutable {
+    if (s.IsIoError()) errors_.CountIoError(op == IoOp::kRead ? IoOp::kRead : IoOp::kWrite);
+    caller(std::move(s));
+  };
+  if (DoStartAsync(io)) return true;
+  io.done = std::move(caller);
+  return false;
+}
+
 Status BlockDevice::Flush() {
   Status s = DoFlush();
   if (s.IsIoError()) errors_.CountIoError(IoOp::kFlush);

@@ -31,9 +31,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "zfs/util/status.h"
 
@@ -73,6 +75,17 @@ struct DeviceErrorCounters {
     write.store(0, std::memory_order_relaxed);
     checksum.store(0, std::memory_order_relaxed);
   }
+};
+
+// One request for BlockDevice::StartAsync: `pieces` lie back to back from
+// `offset` (one piece for a plain read or write, several for a gathered
+// write or scattered read, none for a flush); a write does not modify them.
+// They stay valid until `done` has run.
+struct AsyncIo {
+  IoOp op = IoOp::kRead;
+  uint64_t offset = 0;
+  std::vector<std::span<uint8_t>> pieces;
+  std::function<void(Status)> done;
 };
 
 class BlockDevice {
@@ -151,6 +164,20 @@ class BlockDevice {
   // stays for devices that would.
   virtual uint32_t RequiredAlignment() const { return 1; }
 
+  // Asynchronous I/O, for devices that keep requests in flight on their own
+  // (an NBD connection): the IoEngine hands them the request instead of
+  // blocking one of its threads on the synchronous method. Returns false,
+  // leaving `io` as it was, when the device does not take this request that
+  // way now (then the caller runs the synchronous method). Returns true
+  // when it started: `io.done` has been taken and is called exactly once,
+  // from the device's own thread, with OK or the error the synchronous
+  // method would have returned (counted the same way). The range is checked
+  // first; a bad range returns false, so the synchronous method reports it.
+  bool StartAsync(AsyncIo& io);
+  // Whether StartAsync may ever take a request (a cheap test the engine
+  // makes before building an AsyncIo).
+  virtual bool HasAsync() const { return false; }
+
   DeviceErrorCounters& errors() { return errors_; }
   const DeviceErrorCounters& errors() const { return errors_; }
 
@@ -171,6 +198,12 @@ class BlockDevice {
   virtual Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
   // Default: one DoRead into an aligned buffer, copied out to the pieces.
   virtual Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces);
+  // StartAsync's implementation, after the range check; `io.done` already
+  // counts errors. Default: false (not taken).
+  virtual bool DoStartAsync(AsyncIo& io) {
+    (void)io;
+    return false;
+  }
 
  private:
   // s, after counting it when it is an I/O error of this kind.

@@ -139,7 +139,60 @@ WorkerPool::WorkerPool(const IoEngine* owner, uint32_t threads, CompleteFn compl
 
 WorkerPool::~WorkerPool() { Shutdown(ShutdownMode::kDrain); }
 
+bool WorkerPool::StartAsync(IoRequest& req) {
+  AsyncIo io;
+  io.op = req.op;
+  io.offset = req.offset;
+  if (!req.gather.empty()) {
+    for (const auto& p : req.gather) io.pieces.emplace_back(const_cast<uint8_t*>(p.data()), p.size());
+  } else if (!req.scatter.empty()) {
+    io.pieces.assign(req.scatter.begin(), req.scatter.end());
+  } else if (req.op != IoOp::kFlush) {
+    io.pieces.push_back(req.buf);
+  }
+  // The request lives here until the device completes it.
+  auto held = std::make_shared<IoRequest>();
+  io.done = [this, held](Status s) {
+    complete_(*held, std::move(s));
+    MutexLock l(&mu_);
+    if (--async_inflight_ == 0) async_cv_.SignalAll();
+  };
+  BlockDevice* dev = req.device;
+  IoTiming* timing = req.timing;
+  *held = std::move(req);
+  NoteDispatched(timing);
+  if (dev->StartAsync(io)) return true;
+  req = std::move(*held);
+  return false;
+}
+
 bool WorkerPool::Enqueue(std::vector<IoRequest>* reqs) {
+  size_t async = 0;
+  for (const IoRequest& r : *reqs) async += r.device != nullptr && r.device->HasAsync() ? 1 : 0;
+  if (async > 0) {
+    {
+      MutexLock l(&mu_);
+      if (stopping_) return false;
+      async_inflight_ += async;
+    }
+    std::vector<IoRequest> rest;
+    size_t refused = 0;
+    for (IoRequest& r : *reqs) {
+      if (r.device == nullptr || !r.device->HasAsync()) {
+        rest.push_back(std::move(r));
+      } else if (!StartAsync(r)) {
+        refused++;
+        rest.push_back(std::move(r));
+      }
+    }
+    *reqs = std::move(rest);
+    if (refused > 0) {
+      MutexLock l(&mu_);
+      async_inflight_ -= refused;
+      if (async_inflight_ == 0) async_cv_.SignalAll();
+    }
+    if (reqs->empty()) return true;
+  }
   {
     MutexLock l(&mu_);
     if (stopping_) return false;
@@ -192,6 +245,10 @@ void WorkerPool::Shutdown(ShutdownMode mode) {
   cv_.SignalAll();
   for (IoRequest& r : cancelled) cancel_(r);
   threads_.JoinAll(&mu_);
+  {
+    MutexLock l(&mu_);
+    while (async_inflight_ > 0) async_cv_.Wait(&mu_);
+  }
   joined_ = true;
 }
 

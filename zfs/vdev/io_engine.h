@@ -8,7 +8,9 @@
 //    Short transfers are resubmitted for the remainder; -EINTR/-EAGAIN are
 //    retried. Requests for other devices (MemDevice, FaultDevice, anything
 //    that wraps) run the device's synchronous Read/Write/Flush on a small
-//    worker pool, so every device works through every engine.
+//    worker pool, so every device works through every engine; a device
+//    that does its own asynchronous I/O (BlockDevice::StartAsync: an NBD
+//    connection) is handed the request instead, with no worker waiting.
 //  - "threads": a pool of worker threads calling Read/Write/Flush (pread/
 //    pwrite/fdatasync for files). Always available.
 // kAuto picks io_uring when the kernel allows it (io_uring_queue_init and an
@@ -27,7 +29,8 @@
 //
 // Threading contract: Submit may be called from any thread, including from
 // inside a `done` callback (that is how a pipeline chains stages). `done`
-// runs on an engine thread, except for a request refused or cancelled by a
+// runs on an engine thread (or the device's own thread, for a request a
+// device took with StartAsync), except for a request refused or cancelled by a
 // shutdown, whose `done` may run on the thread calling Submit or Shutdown. It
 // must not block for long and must not call Shutdown. The request's device and buffer must stay
 // valid until its `done` has been called. Shutdown and the destructor must

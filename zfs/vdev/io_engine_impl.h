@@ -2,7 +2,10 @@
 //
 // WorkerPool runs requests synchronously (device->Read/Write/Flush) on its
 // own threads; it is the whole "threads" engine and the uring engine's path
-// for devices without a NativeFd(). Locks: WorkerPool::mu_ guards its queue
+// for devices without a NativeFd(). A request whose device does its own
+// asynchronous I/O (BlockDevice::StartAsync: an NBD connection) is handed
+// to the device instead, without a worker waiting on it; the pool counts
+// such requests until their completion so that Shutdown drains them too. Locks: WorkerPool::mu_ guards its queue
 // and state; UringEngine::mu_ guards the ring's submission side, the pending
 // queue and the in-flight count (the completion side belongs to the reaper
 // thread alone). A pool's mu_ and the uring mu_ are never held together, and
@@ -38,12 +41,16 @@ class WorkerPool {
   WorkerPool(const IoEngine* owner, uint32_t threads, CompleteFn complete, CancelFn cancel);
   ~WorkerPool();  // REQUIRES: Shutdown() has returned
 
-  // Queues the requests; false (and nothing queued) once shutdown began.
+  // Starts the requests a device takes asynchronously and queues the
+  // others; false (and nothing started or queued) once shutdown began.
   bool Enqueue(std::vector<IoRequest>* reqs) UZFS_EXCLUDES(mu_);
   void Shutdown(ShutdownMode mode) UZFS_EXCLUDES(mu_);
 
  private:
   void Run() UZFS_EXCLUDES(mu_);
+  // Hands `req` to its device's StartAsync; false when the device did not
+  // take it (req is left as it was).
+  bool StartAsync(IoRequest& req) UZFS_EXCLUDES(mu_);
 
   const IoEngine* const owner_;
   const CompleteFn complete_;
@@ -52,6 +59,9 @@ class WorkerPool {
   CondVar cv_;
   std::deque<IoRequest> queue_ UZFS_GUARDED_BY(mu_);
   bool stopping_ UZFS_GUARDED_BY(mu_) = false;
+  // Requests handed to a device's StartAsync whose completion has not run.
+  uint64_t async_inflight_ UZFS_GUARDED_BY(mu_) = 0;
+  CondVar async_cv_;  // signalled when async_inflight_ drops to zero
   // Started on demand up to the engine's thread count; an idle one leaves
   // (elastic_threads.h). Under mu_ (JoinAll takes it itself).
   ElasticThreads threads_;

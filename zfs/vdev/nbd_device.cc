@@ -61,8 +61,35 @@ NbdDeviceOptions DefaultNbdDeviceOptions() {
   return o;
 }
 
-// One request in flight: its own copy of the bytes (a late reply lands
-// here, never in a buffer its caller took back), and its outcome.
+// Requests of one StartAsync call (a request longer than kMaxRequest, or a
+// gathered write or scattered read, is several NBD commands): the caller's
+// `done` runs when the last of them is resolved, with the first error.
+struct NbdDevice::AsyncBatch {
+  std::function<void(Status)> done;
+  IoOp op = IoOp::kRead;
+  uint64_t offset = 0;
+  uint64_t len = 0;
+  std::string uri;
+  int left = 0;  // commands not yet resolved; touched by the I/O thread only
+  int err = 0;
+  std::string why;
+
+  void PieceDone(int e, const std::string& w) {
+    if (e != 0 && err == 0) {
+      err = e;
+      why = w;
+    }
+    if (--left > 0) return;
+    done(err == 0 ? Status::Ok()
+                  : DeviceIoError(op, uri, offset, len, 0, why.empty() ? std::strerror(err) : why));
+  }
+};
+
+// One command in flight. A synchronous one has its own copy of the bytes (a
+// late reply lands here, never in a buffer its caller took back) and a
+// waiter; an asynchronous one transfers straight from or into the caller's
+// buffer, which its caller keeps until `done`, and belongs to a batch. Each
+// is resolved exactly once (`resolved`), on the connection's I/O thread.
 struct NbdDevice::Pending {
   Mutex mu;
   CondVar cv;
@@ -71,6 +98,9 @@ struct NbdDevice::Pending {
   std::string why UZFS_GUARDED_BY(mu);
   std::vector<uint8_t> data;
   Clock::time_point start = Clock::now();
+  Conn* conn = nullptr;
+  std::shared_ptr<AsyncBatch> batch;  // null for a synchronous command
+  std::atomic<bool> resolved{false};
 
   void Finish(int e, const std::string& w) {
     MutexLock l(&mu);
@@ -83,9 +113,20 @@ struct NbdDevice::Pending {
 };
 
 // One connection: the libnbd handle and the thread that polls its socket.
+//
+// Commands are issued under `mu` (so none starts on a connection already
+// declared dead) and answered by libnbd's completion callback, which only
+// queues the answer (`finished`, under fin_mu: libnbd holds its handle lock
+// while it runs the callback, and the caller's `done` may issue more
+// commands on this handle). The I/O thread resolves what is queued after
+// each turn of the socket; when the connection ends (an error, a request
+// overdue, or the device closing it) it stops driving the handle, so libnbd
+// touches no buffer again, and resolves everything still in flight as
+// failed. So `done` and a waiter's wake-up come from that thread alone.
 struct NbdDevice::Conn {
+  using Cmd = NbdDevice::Cmd;
   nbd_handle* h = nullptr;
-  int wake = -1;  // eventfd: a request was queued, or stop
+  int wake = -1;  // eventfd: a request was queued, a reply resolved, or stop
   std::chrono::milliseconds timeout{30000};
   std::thread io;
   std::atomic<bool> dead{false};
@@ -93,6 +134,8 @@ struct NbdDevice::Conn {
   Mutex mu;
   std::set<std::shared_ptr<Pending>> inflight UZFS_GUARDED_BY(mu);
   std::string why UZFS_GUARDED_BY(mu);
+  Mutex fin_mu;
+  std::vector<std::pair<std::shared_ptr<Pending>, int>> finished UZFS_GUARDED_BY(fin_mu);
 
   ~Conn() {
     stop.store(true);
@@ -105,24 +148,72 @@ struct NbdDevice::Conn {
     const uint64_t one = 1;
     if (wake >= 0) (void)!::write(wake, &one, sizeof one);
   }
-  // Marks the connection dead and fails every request in flight.
+  // Marks the connection dead; the I/O thread fails what is in flight.
   void Die(const std::string& reason) UZFS_EXCLUDES(mu) {
-    std::vector<std::shared_ptr<Pending>> failed;
     {
       MutexLock l(&mu);
-      if (dead.exchange(true)) return;
-      why = reason;
-      failed.assign(inflight.begin(), inflight.end());
+      DieLocked(reason);
     }
-    for (const auto& p : failed) p->Finish(EIO, reason);
+    Wake();
   }
+  void DieLocked(const std::string& reason) UZFS_REQUIRES(mu) {
+    if (dead.exchange(true)) return;
+    why = reason;
+  }
+  // Puts p in flight and issues it: the cookie, or -1 (not issued; a handle
+  // that died doing so is declared dead).
+  int64_t Send(const std::shared_ptr<Pending>& p, Cmd cmd, uint64_t offset, uint8_t* buf, size_t len, bool fua)
+      UZFS_REQUIRES(mu);
   std::string Why() UZFS_EXCLUDES(mu) {
     MutexLock l(&mu);
     return why;
   }
+  // libnbd answered (or gave up on) a command; called with its handle lock
+  // held, on whichever thread drove the handle.
+  void Answered(std::shared_ptr<Pending> p, int err) UZFS_EXCLUDES(fin_mu) {
+    MutexLock l(&fin_mu);
+    finished.emplace_back(std::move(p), err);
+  }
+  // Resolves one command, once: the waiter wakes or the batch counts it.
+  // On the I/O thread only.
+  void Resolve(const std::shared_ptr<Pending>& p, int err, const std::string& w) UZFS_EXCLUDES(mu) {
+    if (p->resolved.exchange(true)) return;
+    {
+      MutexLock l(&mu);
+      inflight.erase(p);
+    }
+    if (p->batch != nullptr) {
+      p->batch->PieceDone(err, w);
+    } else {
+      p->Finish(err, w);
+    }
+  }
+  void ResolveAnswered() UZFS_EXCLUDES(fin_mu) {
+    std::vector<std::pair<std::shared_ptr<Pending>, int>> got;
+    {
+      MutexLock l(&fin_mu);
+      got.swap(finished);
+    }
+    for (auto& [p, err] : got) Resolve(p, err, err != 0 ? std::strerror(err) : "");
+  }
   // The I/O thread: replies are read (and completion callbacks run) here
   // only; a request overdue, or a socket error, ends the connection.
   void Run() {
+    Drive();
+    // The handle is not driven again: answer what was answered, then fail
+    // the rest.
+    ResolveAnswered();
+    std::vector<std::shared_ptr<Pending>> left;
+    std::string reason;
+    {
+      MutexLock l(&mu);
+      DieLocked("connection closed");
+      reason = why;
+      left.assign(inflight.begin(), inflight.end());
+    }
+    for (const auto& p : left) Resolve(p, EIO, reason);
+  }
+  void Drive() {
     while (!stop.load() && !dead.load()) {
       const int fd = nbd_aio_get_fd(h);
       const unsigned dir = nbd_aio_get_direction(h);
@@ -132,7 +223,7 @@ struct NbdDevice::Conn {
       const int n = ::poll(fds, 2, 200);
       if (n < 0 && errno != EINTR) {
         Die(std::string("poll: ") + std::strerror(errno));
-        break;
+        return;
       }
       if (fds[1].revents & POLLIN) {
         uint64_t v;
@@ -141,18 +232,19 @@ struct NbdDevice::Conn {
       if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         if (nbd_aio_notify_read(h) == -1) {
           Die(LastNbdError());
-          break;
+          return;
         }
       } else if (fds[0].revents & POLLOUT) {
         if (nbd_aio_notify_write(h) == -1) {
           Die(LastNbdError());
-          break;
+          return;
         }
       }
       if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
         Die("connection lost");
-        break;
+        return;
       }
+      ResolveAnswered();
       bool overdue = false;
       {
         MutexLock l(&mu);
@@ -161,7 +253,7 @@ struct NbdDevice::Conn {
       }
       if (overdue) {
         Die("no reply within " + std::to_string(timeout.count() / 1000) + " s");
-        break;
+        return;
       }
     }
   }
@@ -171,7 +263,7 @@ namespace {
 
 int OnComplete(void* user_data, int* error) {
   auto* p = static_cast<std::shared_ptr<NbdDevice::Pending>*>(user_data);
-  (*p)->Finish(*error, *error != 0 ? std::strerror(*error) : "");
+  (*p)->conn->Answered(*p, *error);
   return 1;  // retire the command
 }
 
@@ -305,6 +397,21 @@ Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Live() {
   return Status::IoError(err.starts_with("cannot open") ? err : uri_ + ": " + err);
 }
 
+int64_t NbdDevice::Conn::Send(const std::shared_ptr<Pending>& p, Cmd cmd, uint64_t offset, uint8_t* buf, size_t len,
+                              bool fua) {
+  inflight.insert(p);
+  nbd_completion_callback cb{OnComplete, new std::shared_ptr<Pending>(p), OnFree};
+  int64_t cookie = -1;
+  switch (cmd) {
+    case Cmd::kRead: cookie = nbd_aio_pread(h, buf, len, offset, cb, 0); break;
+    case Cmd::kWrite: cookie = nbd_aio_pwrite(h, buf, len, offset, cb, fua ? LIBNBD_CMD_FLAG_FUA : 0); break;
+    case Cmd::kFlush: cookie = nbd_aio_flush(h, cb, 0); break;
+  }
+  // On failure libnbd has run the free callback and will not call back.
+  if (cookie == -1 && (nbd_aio_is_dead(h) || nbd_aio_is_closed(h))) DieLocked(LastNbdError());
+  return cookie;
+}
+
 Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua) {
   const IoOp op = cmd == Cmd::kRead ? IoOp::kRead : cmd == Cmd::kFlush ? IoOp::kFlush : IoOp::kWrite;
   const uint64_t len = cmd == Cmd::kRead ? in.size() : out.size();
@@ -312,30 +419,19 @@ Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::sp
   if (!conn.ok()) return DeviceIoError(op, uri_, offset, len, 0, conn.status().message());
   Conn& c = **conn;
   auto p = std::make_shared<Pending>();
+  p->conn = &c;
   if (cmd == Cmd::kWrite) p->data.assign(out.begin(), out.end());
   if (cmd == Cmd::kRead) p->data.resize(in.size());
   {
     MutexLock l(&c.mu);
     if (c.dead.load()) return DeviceIoError(op, uri_, offset, len, 0, c.why);
-    c.inflight.insert(p);
-  }
-  nbd_completion_callback cb{OnComplete, new std::shared_ptr<Pending>(p), OnFree};
-  int64_t cookie = -1;
-  switch (cmd) {
-    case Cmd::kRead: cookie = nbd_aio_pread(c.h, p->data.data(), p->data.size(), offset, cb, 0); break;
-    case Cmd::kWrite:
-      cookie = nbd_aio_pwrite(c.h, p->data.data(), p->data.size(), offset, cb, fua ? LIBNBD_CMD_FLAG_FUA : 0);
-      break;
-    case Cmd::kFlush: cookie = nbd_aio_flush(c.h, cb, 0); break;
-  }
-  if (cookie == -1) {
-    const std::string why = LastNbdError();
-    {
-      MutexLock l(&c.mu);
+    if (c.Send(p, cmd, offset, p->data.data(), p->data.size(), fua) == -1) {
+      const std::string why = LastNbdError();
+      p->resolved.store(true);
       c.inflight.erase(p);
+      c.Wake();
+      return DeviceIoError(op, uri_, offset, len, 0, why);
     }
-    if (nbd_aio_is_dead(c.h) || nbd_aio_is_closed(c.h)) c.Die(why);
-    return DeviceIoError(op, uri_, offset, len, 0, why);
   }
   c.Wake();
   int err = 0;
@@ -346,10 +442,6 @@ Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::sp
     err = p->err;
     why = p->why;
   }
-  {
-    MutexLock l(&c.mu);
-    c.inflight.erase(p);
-  }
   if (err != 0) {
     // libnbd fails what is in flight when the socket closes, before the
     // I/O thread sees the handle dead: mark it now, so the next request or
@@ -359,6 +451,65 @@ Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::sp
   }
   if (cmd == Cmd::kRead) std::memcpy(in.data(), p->data.data(), in.size());
   return Status::Ok();
+}
+
+bool NbdDevice::DoStartAsync(AsyncIo& io) {
+  // What the synchronous path does in more than one step (a durable write
+  // without FUA, a flush the server does not offer), or after reconnecting,
+  // stays there.
+  if (io.op == IoOp::kWriteDurable && !can_fua()) return false;
+  if (io.op == IoOp::kFlush && !can_flush()) return false;
+  std::shared_ptr<Conn> conn;
+  {
+    MutexLock l(&mu_);
+    if (conn_ == nullptr || conn_->dead.load()) return false;
+    conn = conn_;
+  }
+  Conn& c = *conn;
+  struct Piece {
+    uint64_t offset;
+    uint8_t* buf;
+    size_t len;
+  };
+  std::vector<Piece> cmds;
+  uint64_t at = io.offset;
+  for (const auto& piece : io.pieces) {
+    for (size_t done = 0; done < piece.size();) {
+      const size_t n = std::min<size_t>(kMaxRequest, piece.size() - done);
+      cmds.push_back({at, piece.data() + done, n});
+      at += n;
+      done += n;
+    }
+  }
+  if (io.op == IoOp::kFlush) {
+    cmds.push_back({0, nullptr, 0});
+  } else if (cmds.empty() || (io.op == IoOp::kWriteDurable && cmds.size() != 1)) {
+    return false;
+  }
+  auto batch = std::make_shared<AsyncBatch>();
+  batch->op = io.op;
+  batch->offset = io.offset;
+  batch->len = at - io.offset;
+  batch->uri = uri_;
+  batch->left = static_cast<int>(cmds.size());
+  const Cmd cmd = io.op == IoOp::kRead ? Cmd::kRead : io.op == IoOp::kFlush ? Cmd::kFlush : Cmd::kWrite;
+  {
+    MutexLock l(&c.mu);
+    if (c.dead.load()) return false;
+    batch->done = std::move(io.done);
+    for (const Piece& piece : cmds) {
+      auto p = std::make_shared<Pending>();
+      p->conn = &c;
+      p->batch = batch;
+      if (c.Send(p, cmd, piece.offset, piece.buf, piece.len, io.op == IoOp::kWriteDurable) == -1) {
+        // Resolved as failed by the I/O thread, with the rest.
+        const int e = nbd_get_errno();
+        c.Answered(p, e != 0 ? e : EIO);
+      }
+    }
+  }
+  c.Wake();
+  return true;
 }
 
 Status NbdDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {

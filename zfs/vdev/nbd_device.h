@@ -8,13 +8,16 @@
 // libnbd was built with it). IsNbdUri tells such a path from a file's.
 //
 // What it does: one connection per device, many requests in flight on it.
-// Each Read/Write/Flush is issued with libnbd's asynchronous calls on the
-// calling thread and answered by the device's own I/O thread, which drives
-// the connection (poll on its socket and on a wake-up eventfd); so every
-// I/O engine worker that calls the device has a request on the wire at
-// once, over one socket. Transfers go through a buffer the request owns,
-// so a reply that arrives after its request gave up writes nowhere the
-// caller still uses. Flush is NBD FLUSH (when the server offers it;
+// Requests are issued with libnbd's asynchronous calls on the calling
+// thread and answered by the device's own I/O thread, which drives the
+// connection (poll on its socket and on a wake-up eventfd). The I/O engine
+// hands requests over with StartAsync: nothing waits for the reply, the
+// bytes go straight from and into the engine's buffers, and the request's
+// completion runs on the I/O thread. The synchronous Read/Write/Flush
+// (other callers, and the requests StartAsync leaves: while the connection
+// is down, a durable write without FUA) issue the same way and wait; their
+// bytes go through a buffer of their own, so a reply that arrives after
+// the request gave up writes nowhere the caller still uses. Flush is NBD FLUSH (when the server offers it;
 // without it the server promises writes are stable when answered).
 // WriteDurable is one write with FUA where the server offers FUA, else a
 // write and a flush. Size and the ashift hint (the server's preferred
@@ -37,7 +40,8 @@
 //
 // Threading contract: thread-safe; any method may be called from many
 // threads at once, except from the device's own I/O thread (callbacks of
-// this device run nowhere else).
+// this device run nowhere else). StartAsync's completions run on the I/O
+// thread and may issue more requests to the device.
 #pragma once
 
 #include <atomic>
@@ -87,14 +91,19 @@ class NbdDevice final : public BlockDevice {
   // Connections made (1 after Open), for tests and the daemon's log.
   uint64_t connects() const { return connects_.load(std::memory_order_relaxed); }
 
-  struct Conn;      // one connection and its I/O thread (nbd_device.cc)
-  struct Pending;   // one request in flight
+  bool HasAsync() const override { return true; }
+
+  enum class Cmd : uint8_t { kRead, kWrite, kFlush };
+  struct Conn;        // one connection and its I/O thread (nbd_device.cc)
+  struct Pending;     // one command in flight
+  struct AsyncBatch;  // the commands of one StartAsync
 
  protected:
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
+  bool DoStartAsync(AsyncIo& io) override;
 
  private:
   NbdDevice(std::string uri, const NbdDeviceOptions& opts);
@@ -103,7 +112,6 @@ class NbdDevice final : public BlockDevice {
   Result<std::shared_ptr<Conn>> Live() UZFS_EXCLUDES(mu_);
   // Connects a new Conn and checks the export (size, read-only).
   Result<std::shared_ptr<Conn>> Connect() const;
-  enum class Cmd : uint8_t { kRead, kWrite, kFlush };
   Status Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua);
 
   const std::string uri_;
