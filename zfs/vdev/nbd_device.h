@@ -41,7 +41,9 @@
 // Threading contract: thread-safe; any method may be called from many
 // threads at once, except from the device's own I/O thread (callbacks of
 // this device run nowhere else). StartAsync's completions run on the I/O
-// thread and may issue more requests to the device.
+// thread; they may start more requests with StartAsync (or submit them to
+// the engine) but must not call the synchronous methods, which would wait
+// for this same thread.
 #pragma once
 
 #include <atomic>
