@@ -36,6 +36,12 @@ constexpr size_t kMinPayload = 8192;         // FUSE_MIN_READ_BUFFER
 constexpr size_t kRoom = 4096;
 static_assert(kRoom >= sizeof(fuse_in_header) + kOpInSize);
 
+}  // namespace
+
+// The kernel's structures an entry holds, outside the anonymous namespace
+// because FuseUring::Entry has one as a member.
+namespace fuse_uring_abi {
+
 // struct fuse_uring_ent_in_out: written by the kernel with a request, by
 // us with a reply (payload_sz: bytes used in the payload buffer).
 struct EntInOut {
@@ -54,6 +60,13 @@ struct ReqHeader {
   EntInOut ent;
 };
 static_assert(sizeof(ReqHeader) == 288);
+
+}  // namespace fuse_uring_abi
+
+namespace {
+
+using fuse_uring_abi::EntInOut;
+using fuse_uring_abi::ReqHeader;
 
 // struct fuse_uring_cmd_req, in the SQE's command area.
 struct CmdReq {

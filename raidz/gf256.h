@@ -18,6 +18,10 @@ namespace uzfs::gf256 {
 
 inline constexpr unsigned kPoly = 0x11D;
 
+// The generators of RAID-Z's parity columns P, Q and R: 1, 2 and 4 (2^0,
+// 2^1, 2^2), so that column c of parity r weighs g_r^(n-1-c).
+inline constexpr uint8_t kParityGen[3] = {1, 2, 4};
+
 namespace detail {
 struct Tables {
   std::array<uint8_t, 512> exp{};  // exp[i] = 2^i, doubled so exp[log a + log b] needs no mod

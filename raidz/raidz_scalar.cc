@@ -8,8 +8,6 @@
 namespace uzfs::raidz {
 namespace {
 
-constexpr uint8_t kGen[3] = {1, 2, 4};
-
 // out = sum_i g^(n-1-i) D_i by Horner's rule, missing bytes as zero.
 void Row(const KernelArgs& a, uint8_t g, uint8_t* out) {
   for (size_t o = 0; o < a.len; o++) out[o] = 0;
@@ -29,7 +27,7 @@ void Gen(const KernelArgs& a) {
   int k = 0;
   for (int r = 0; r < 3; r++) {
     if (!(a.rows & (1u << r))) continue;
-    Row(a, kGen[r], tmp.data());
+    Row(a, gf256::kParityGen[r], tmp.data());
     for (size_t o = 0; o < a.outlen[k] && o < a.len; o++) a.out[k][o] = tmp[o];
     k++;
   }
@@ -40,7 +38,7 @@ void Rec(const KernelArgs& a) {
   for (int r = 0; r < 3; r++) {
     if (!(a.rows & (1u << r))) continue;
     s.emplace_back(a.len);
-    Row(a, kGen[r], s.back().data());
+    Row(a, gf256::kParityGen[r], s.back().data());
     const uint8_t* p = a.par[s.size() - 1];
     for (size_t o = 0; o < a.len; o++) s.back()[o] ^= p[o];
   }

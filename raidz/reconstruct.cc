@@ -11,8 +11,6 @@
 namespace uzfs::raidz {
 namespace {
 
-constexpr uint8_t kGen[3] = {1, 2, 4};
-
 using internal::RegenParity;
 
 }  // namespace
@@ -48,7 +46,7 @@ Status Reconstruct(std::span<const Column> cols, uint32_t nparity,
       if (lost_rows & (1u << j)) continue;
       rows |= 1u << j;
       a.par[got] = cols[j].data;
-      g[got++] = kGen[j];
+      g[got++] = gf256::kParityGen[j];
     }
     if (got < k) return Status::InvalidArgument("not enough parity left to reconstruct");
     uint8_t m[9];

@@ -17,7 +17,9 @@
 
 namespace uzfs::cmd {
 
-using nlohmann::json;
+// The registry file keeps nlohmann's sorted keys (the commands' own
+// output uses ordered_json, subcommands.h).
+using RegistryJson = nlohmann::json;
 
 bool Logger::Open(const std::string& path, bool also_stderr) {
   MutexLock l(&mu_);
@@ -114,18 +116,18 @@ std::vector<CacheRecord> Registry::ReadCacheFile() {
   if (!in) return out;
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  RegistryJson j = RegistryJson::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("pools") || !j["pools"].is_array()) {
     log_->Log("ignoring unreadable cache file " + CachePath(rundir_));
     return out;
   }
-  for (const json& p : j["pools"]) {
+  for (const RegistryJson& p : j["pools"]) {
     if (!p.is_object() || !p.contains("name") || !p["name"].is_string()) continue;
     CacheRecord r;
     r.name = p["name"].get<std::string>();
     if (p.contains("guid") && p["guid"].is_string()) r.guid = std::strtoull(p["guid"].get<std::string>().c_str(), nullptr, 10);
     if (p.contains("devices") && p["devices"].is_array()) {
-      for (const json& d : p["devices"]) {
+      for (const RegistryJson& d : p["devices"]) {
         if (d.is_string()) r.devices.push_back(d.get<std::string>());
       }
     }
@@ -148,13 +150,13 @@ void Registry::LoadCache() {
 }
 
 void Registry::WriteCacheFile() {
-  json pools = json::array();
+  RegistryJson pools = RegistryJson::array();
   for (const auto& [name, r] : cache_) {
-    json p = {{"name", r.name},     {"guid", std::to_string(r.guid)}, {"devices", r.devices},
+    RegistryJson p = {{"name", r.name},     {"guid", std::to_string(r.guid)}, {"devices", r.devices},
               {"readonly", r.readonly}, {"altroot", r.altroot},       {"props", r.props}};
     pools.push_back(p);
   }
-  json j = {{"version", 1}, {"pools", pools}};
+  RegistryJson j = {{"version", 1}, {"pools", pools}};
   const std::string path = CachePath(rundir_);
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -162,7 +164,7 @@ void Registry::WriteCacheFile() {
     log_->Log("cannot write " + tmp);
     return;
   }
-  const std::string text = j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string text = j.dump(1, ' ', false, RegistryJson::error_handler_t::replace) + "\n";
   const bool ok = WriteAll(fd, text) && ::fsync(fd) == 0;
   ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) log_->Log("cannot write " + path);

@@ -39,9 +39,9 @@ Canonical Canon(uint64_t dbss, int ibs, const TreeBookmark& z) {
   return {z.object, l0, static_cast<uint64_t>(z.level)};
 }
 
-class Walker {
+class DestroyedTreeWalker {
  public:
-  Walker(Zio& zio, const DestroyedTreeWalkOptions& o) : zio_(zio), o_(o), resume_(o.resume), last_point_(o.resume) {}
+  DestroyedTreeWalker(Zio& zio, const DestroyedTreeWalkOptions& o) : zio_(zio), o_(o), resume_(o.resume), last_point_(o.resume) {}
 
   Result<DestroyedTreeWalkResult> Run(const BlockPtr& root) {
     if (!resume_.IsZero() && (resume_.objset != kDestroyedObjset || resume_.level != 0)) {
@@ -209,7 +209,7 @@ int CompareTreeBookmarks(uint64_t dbss1, int ibs1, const TreeBookmark& a, uint64
 
 Result<DestroyedTreeWalkResult> WalkDestroyedTree(Zio& zio, const BlockPtr& root,
                                                   const DestroyedTreeWalkOptions& opts) {
-  return Walker(zio, opts).Run(root);
+  return DestroyedTreeWalker(zio, opts).Run(root);
 }
 
 }  // namespace uzfs

@@ -10,9 +10,6 @@
 namespace uzfs {
 namespace {
 
-uint16_t Get16(const uint8_t* p, bool swap) { return swap ? LoadBE16(p) : LoadLE16(p); }
-uint64_t Get64(const uint8_t* p, bool swap) { return swap ? LoadBE64(p) : LoadLE64(p); }
-
 size_t BonusSpace(size_t size, uint8_t nblkptr, bool spill) {
   const size_t used = kDnodeCoreSize + size_t{nblkptr} * kBlockPtrSize + (spill ? kBlockPtrSize : 0);
   return used > size ? 0 : size - used;
@@ -37,11 +34,11 @@ Result<Dnode> DecodeDnode(std::span<const uint8_t> raw, bool swap) {
   dn.checksum = p[5];
   dn.compress = p[6];
   dn.flags = p[7];
-  dn.datablkszsec = Get16(p + 8, swap);
-  dn.bonuslen = Get16(p + 10, swap);
+  dn.datablkszsec = Load16(p + 8, swap);
+  dn.bonuslen = Load16(p + 10, swap);
   dn.extra_slots = p[12];
-  dn.maxblkid = Get64(p + 16, swap);
-  dn.used = Get64(p + 24, swap);
+  dn.maxblkid = Load64(p + 16, swap);
+  dn.used = Load64(p + 24, swap);
   if (dn.IsFree()) return dn;  // a free slot's other bytes mean nothing
   if (dn.Slots() > kDnodeMaxSlots || dn.Size() > raw.size())
     return Status::Corruption("dnode extra_slots " + std::to_string(dn.extra_slots) +

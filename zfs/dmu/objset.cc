@@ -10,8 +10,6 @@
 namespace uzfs {
 namespace {
 
-uint64_t Get64(const uint8_t* p, bool swap) { return swap ? LoadBE64(p) : LoadLE64(p); }
-
 Result<Dnode> SubDnode(std::span<const uint8_t> raw, size_t off, bool swap, const char* what) {
   auto dn = DecodeDnode(raw.subspan(off, kDnodeSlotSize), swap);
   if (!dn.ok()) return dn.status().WithContext(what);
@@ -32,14 +30,14 @@ Result<Objset> DecodeObjset(std::span<const uint8_t> raw, bool swap) {
   if (os.meta_dnode.type != dmu_ot::kDnode)
     return Status::Corruption("meta-dnode has type " + DmuTypeName(os.meta_dnode.type));
   const uint8_t* z = raw.data() + 512;
-  os.zil.claim_txg = Get64(z, swap);
-  os.zil.replay_seq = Get64(z + 8, swap);
+  os.zil.claim_txg = Load64(z, swap);
+  os.zil.replay_seq = Load64(z + 8, swap);
   os.zil.log = DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize>(z + 16, kBlockPtrSize), swap);
-  os.zil.claim_blk_seq = Get64(z + 144, swap);
-  os.zil.flags = Get64(z + 152, swap);
-  os.zil.claim_lr_seq = Get64(z + 160, swap);
-  os.type = Get64(raw.data() + 704, swap);
-  os.flags = Get64(raw.data() + 712, swap);
+  os.zil.claim_blk_seq = Load64(z + 144, swap);
+  os.zil.flags = Load64(z + 152, swap);
+  os.zil.claim_lr_seq = Load64(z + 160, swap);
+  os.type = Load64(raw.data() + 704, swap);
+  os.flags = Load64(raw.data() + 712, swap);
   if (raw.size() >= kObjsetPhysSizeV2) {
     UZFS_ASSIGN_OR_RETURN(os.userused, SubDnode(raw, 1024, swap, "userused dnode"));
     UZFS_ASSIGN_OR_RETURN(os.groupused, SubDnode(raw, 1536, swap, "groupused dnode"));

@@ -18,11 +18,11 @@ uint64_t Span(int epbs, int level) {
 
 uint64_t MulSat(uint64_t a, uint64_t b) { return (b != 0 && a > UINT64_MAX / b) ? UINT64_MAX : a * b; }
 
-class Walker {
+class TraverseWalker {
  public:
   // Positions up to `from` are where the walk starts: the first stop check
   // comes once it has gone past, so every call makes progress.
-  Walker(Zio& zio, const ObjsetTraverseOptions& o) : zio_(zio), o_(o), last_(o.from) {}
+  TraverseWalker(Zio& zio, const ObjsetTraverseOptions& o) : zio_(zio), o_(o), last_(o.from) {}
 
   // False when should_stop said so; out_.next then holds where.
   bool Enter(TraversePosition p) {
@@ -182,7 +182,7 @@ class Walker {
 }  // namespace
 
 Result<TraverseOutcome> TraverseObjset(Zio& zio, const BlockPtr& root, const ObjsetTraverseOptions& opts) {
-  Walker w(zio, opts);
+  TraverseWalker w(zio, opts);
   return w.Run(root);
 }
 

@@ -917,6 +917,10 @@ class Pool final : private TxgSyncer {
   Result<std::shared_ptr<ZilWriter>> ZilRestart(const std::string& ds) UZFS_EXCLUDES(mu_, sync_mu_);
 
  private:
+  // The hidden child a receive into an existing filesystem writes to
+  // ("fs/%recv"), swapped in when the stream ends, kept for a resume.
+  static constexpr const char* kRecvLeaf = "%recv";
+
   struct Dataset {
     std::string name;
     uint64_t dir_obj = 0;

@@ -32,13 +32,18 @@ Status CheckComponent(const std::string& full, const std::string& c) {
   return Status::Ok();
 }
 
-// A property value as the DSL props ZAP stores it.
+}  // namespace
+
+// A property value as the DSL props ZAP stores it. Outside the anonymous
+// namespace: Pool::NewDataset holds these.
 struct StoredProp {
   bool is_string = false;
   uint64_t number = 0;
   std::string text;
   std::string zap_name;
 };
+
+namespace {
 
 // Parses and encodes `value` of dataset property `prop` with the property
 // table (zfs get/set wording in errors; ctx from Pool::PropContextFor);

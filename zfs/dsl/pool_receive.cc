@@ -46,8 +46,6 @@ namespace uzfs {
 
 namespace {
 
-constexpr const char* kRecvLeaf = "%recv";
-
 // "cannot create 'X': why" -> "cannot receive new filesystem stream: why".
 Status AsReceiveError(const Status& s, const std::string& prefix) {
   std::string m(s.message());

@@ -31,8 +31,6 @@ namespace uzfs {
 
 namespace {
 
-constexpr const char* kRecvLeaf = "%recv";
-
 constexpr const char* kToGuid = "com.delphix:resume_toguid";
 constexpr const char* kToName = "com.delphix:resume_toname";
 constexpr const char* kFromGuid = "com.delphix:resume_fromguid";

@@ -4,17 +4,11 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "zfs/util/bitfield.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {
 namespace {
-
-constexpr uint64_t Bits(uint64_t word, int shift, int len) {
-  return (word >> shift) & ((len == 64) ? ~0ull : ((1ull << len) - 1));
-}
-constexpr uint64_t Put(uint64_t value, int shift, int len) {
-  return (value & ((1ull << len) - 1)) << shift;
-}
 
 // Word indices holding embedded payload, in payload order.
 constexpr int kPayloadWords[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14, 15};
@@ -42,37 +36,37 @@ BlockPtr DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize> raw, bool swap) 
   for (int i = 0; i < 16; i++) w[i] = swap ? LoadBE64(&raw[8 * i]) : LoadLE64(&raw[8 * i]);
   BlockPtr bp;
   const uint64_t prop = w[6];
-  bp.embedded = Bits(prop, 39, 1);
-  bp.compression = static_cast<uint8_t>(Bits(prop, 32, 7));
-  bp.type = static_cast<uint8_t>(Bits(prop, 48, 8));
-  bp.level = static_cast<uint8_t>(Bits(prop, 56, 5));
-  bp.encrypted = Bits(prop, 61, 1);
-  bp.dedup = Bits(prop, 62, 1);
-  bp.little_endian = Bits(prop, 63, 1);
+  bp.embedded = GetBits(prop, 39, 1);
+  bp.compression = static_cast<uint8_t>(GetBits(prop, 32, 7));
+  bp.type = static_cast<uint8_t>(GetBits(prop, 48, 8));
+  bp.level = static_cast<uint8_t>(GetBits(prop, 56, 5));
+  bp.encrypted = GetBits(prop, 61, 1);
+  bp.dedup = GetBits(prop, 62, 1);
+  bp.little_endian = GetBits(prop, 63, 1);
   bp.birth = w[10];
   if (bp.embedded) {
-    bp.etype = static_cast<uint8_t>(Bits(prop, 40, 8));
-    bp.lsize = Bits(prop, 0, 25) + 1;
-    bp.psize = Bits(prop, 25, 7) + 1;
+    bp.etype = static_cast<uint8_t>(GetBits(prop, 40, 8));
+    bp.lsize = GetBits(prop, 0, 25) + 1;
+    bp.psize = GetBits(prop, 25, 7) + 1;
     for (size_t i = 0; i < kEmbeddedPayloadMax / 8; i++)
       StoreLE64(&bp.payload[8 * i], w[kPayloadWords[i]]);
     return bp;
   }
   for (int i = 0; i < 3; i++) {
     const uint64_t a = w[2 * i], b = w[2 * i + 1];
-    bp.dva[i].asize = Bits(a, 0, 24) << kSectorShift;
-    bp.dva[i].grid = static_cast<uint8_t>(Bits(a, 24, 8));
-    bp.dva[i].vdev = static_cast<uint32_t>(Bits(a, 32, 32));
+    bp.dva[i].asize = GetBits(a, 0, 24) << kSectorShift;
+    bp.dva[i].grid = static_cast<uint8_t>(GetBits(a, 24, 8));
+    bp.dva[i].vdev = static_cast<uint32_t>(GetBits(a, 32, 32));
     // Offsets of 2^64 bytes or more cannot be real; keep them impossible
     // (all ones) rather than wrapping, so Validate refuses them.
-    const uint64_t sectors = Bits(b, 0, 63);
+    const uint64_t sectors = GetBits(b, 0, 63);
     bp.dva[i].offset = (sectors >> (64 - kSectorShift)) ? kImpossibleOffset
                                                         : sectors << kSectorShift;
-    bp.dva[i].gang = Bits(b, 63, 1);
+    bp.dva[i].gang = GetBits(b, 63, 1);
   }
-  bp.checksum = static_cast<uint8_t>(Bits(prop, 40, 8));
-  bp.lsize = (Bits(prop, 0, 16) + 1) << kSectorShift;
-  bp.psize = (Bits(prop, 16, 16) + 1) << kSectorShift;
+  bp.checksum = static_cast<uint8_t>(GetBits(prop, 40, 8));
+  bp.lsize = (GetBits(prop, 0, 16) + 1) << kSectorShift;
+  bp.psize = (GetBits(prop, 16, 16) + 1) << kSectorShift;
   bp.pad[0] = w[7];
   bp.pad[1] = w[8];
   bp.phys_birth = w[9];
@@ -83,21 +77,21 @@ BlockPtr DecodeBlockPtr(std::span<const uint8_t, kBlockPtrSize> raw, bool swap) 
 
 void EncodeBlockPtr(const BlockPtr& bp, std::span<uint8_t, kBlockPtrSize> out) {
   uint64_t w[16] = {};
-  uint64_t prop = Put(bp.compression, 32, 7) | Put(bp.embedded, 39, 1) | Put(bp.type, 48, 8) |
-                  Put(bp.level, 56, 5) | Put(bp.encrypted, 61, 1) | Put(bp.dedup, 62, 1) |
-                  Put(bp.little_endian, 63, 1);
+  uint64_t prop = PutBits(bp.compression, 32, 7) | PutBits(bp.embedded, 39, 1) | PutBits(bp.type, 48, 8) |
+                  PutBits(bp.level, 56, 5) | PutBits(bp.encrypted, 61, 1) | PutBits(bp.dedup, 62, 1) |
+                  PutBits(bp.little_endian, 63, 1);
   if (bp.embedded) {
-    prop |= Put(bp.lsize - 1, 0, 25) | Put(bp.psize - 1, 25, 7) | Put(bp.etype, 40, 8);
+    prop |= PutBits(bp.lsize - 1, 0, 25) | PutBits(bp.psize - 1, 25, 7) | PutBits(bp.etype, 40, 8);
     for (size_t i = 0; i < kEmbeddedPayloadMax / 8; i++)
       w[kPayloadWords[i]] = LoadLE64(&bp.payload[8 * i]);
   } else {
     for (int i = 0; i < 3; i++) {
       const Dva& d = bp.dva[i];
-      w[2 * i] = Put(d.asize >> kSectorShift, 0, 24) | Put(d.grid, 24, 8) | Put(d.vdev, 32, 32);
-      w[2 * i + 1] = Put(d.offset >> kSectorShift, 0, 63) | Put(d.gang, 63, 1);
+      w[2 * i] = PutBits(d.asize >> kSectorShift, 0, 24) | PutBits(d.grid, 24, 8) | PutBits(d.vdev, 32, 32);
+      w[2 * i + 1] = PutBits(d.offset >> kSectorShift, 0, 63) | PutBits(d.gang, 63, 1);
     }
-    prop |= Put((bp.lsize >> kSectorShift) - 1, 0, 16) |
-            Put((bp.psize >> kSectorShift) - 1, 16, 16) | Put(bp.checksum, 40, 8);
+    prop |= PutBits((bp.lsize >> kSectorShift) - 1, 0, 16) |
+            PutBits((bp.psize >> kSectorShift) - 1, 16, 16) | PutBits(bp.checksum, 40, 8);
     w[7] = bp.pad[0];
     w[8] = bp.pad[1];
     w[9] = bp.phys_birth;

@@ -3,19 +3,10 @@
 
 #include <bit>
 
+#include "zfs/util/bitfield.h"
 #include "zfs/util/endian.h"
 
 namespace uzfs {
-namespace {
-
-constexpr uint64_t Bits(uint64_t w, int lo, int n) {
-  return (w >> lo) & ((n == 64) ? ~uint64_t{0} : ((uint64_t{1} << n) - 1));
-}
-constexpr uint64_t Field(uint64_t v, int lo, int n) {
-  return (v & ((uint64_t{1} << n) - 1)) << lo;
-}
-
-}  // namespace
 
 Status DecodeSpaceMap(std::span<const uint64_t> words,
                       const std::function<Status(const SpaceMapRecord&)>& fn) {
@@ -24,13 +15,13 @@ Status DecodeSpaceMap(std::span<const uint64_t> words,
   for (size_t i = 0; i < words.size(); i++) {
     const uint64_t w = words[i];
     SpaceMapRecord r;
-    const uint64_t prefix = Bits(w, 62, 2);
+    const uint64_t prefix = GetBits(w, 62, 2);
     if (prefix == 2) {  // debug
       r.debug = true;
-      r.type = static_cast<SpaceMapType>(Bits(w, 60, 2) & 1);
-      if (Bits(w, 60, 2) > 1) return Status::Corruption("space map: debug word with unknown action");
-      r.sync_pass = static_cast<uint32_t>(Bits(w, 50, 10));
-      r.txg = Bits(w, 0, 50);
+      r.type = static_cast<SpaceMapType>(GetBits(w, 60, 2) & 1);
+      if (GetBits(w, 60, 2) > 1) return Status::Corruption("space map: debug word with unknown action");
+      r.sync_pass = static_cast<uint32_t>(GetBits(w, 50, 10));
+      r.txg = GetBits(w, 0, 50);
       if (w != kSpaceMapPadWord) {
         txg = r.txg;
         pass = r.sync_pass;
@@ -39,16 +30,16 @@ Status DecodeSpaceMap(std::span<const uint64_t> words,
       if (i + 1 >= words.size()) return Status::Corruption("space map: two-word entry cut off");
       const uint64_t w2 = words[++i];
       r.two_word = true;
-      r.run = Bits(w, 24, 36) + 1;
-      r.vdev = static_cast<uint32_t>(Bits(w, 0, 24));
-      r.type = static_cast<SpaceMapType>(Bits(w2, 63, 1));
-      r.offset = Bits(w2, 0, 63);
+      r.run = GetBits(w, 24, 36) + 1;
+      r.vdev = static_cast<uint32_t>(GetBits(w, 0, 24));
+      r.type = static_cast<SpaceMapType>(GetBits(w2, 63, 1));
+      r.offset = GetBits(w2, 0, 63);
       r.txg = txg;
       r.sync_pass = pass;
     } else {  // one-word
-      r.offset = Bits(w, 16, 47);
-      r.type = static_cast<SpaceMapType>(Bits(w, 15, 1));
-      r.run = Bits(w, 0, 15) + 1;
+      r.offset = GetBits(w, 16, 47);
+      r.type = static_cast<SpaceMapType>(GetBits(w, 15, 1));
+      r.run = GetBits(w, 0, 15) + 1;
       r.txg = txg;
       r.sync_pass = pass;
     }
@@ -86,8 +77,8 @@ SpaceMapEncoder::SpaceMapEncoder(uint32_t shift, bool v2, uint64_t start_word,
       block_words_(block_words ? block_words : 1) {}
 
 void SpaceMapEncoder::Debug(SpaceMapType action, uint32_t sync_pass, uint64_t txg) {
-  Push(Field(2, 62, 2) | Field(static_cast<uint64_t>(action), 60, 2) |
-       Field(sync_pass, 50, 10) | Field(txg, 0, 50));
+  Push(PutBits(2, 62, 2) | PutBits(static_cast<uint64_t>(action), 60, 2) |
+       PutBits(sync_pass, 50, 10) | PutBits(txg, 0, 50));
 }
 
 Status SpaceMapEncoder::Entry(SpaceMapType type, uint64_t offset, uint64_t size,
@@ -113,15 +104,15 @@ Status SpaceMapEncoder::Entry(SpaceMapType type, uint64_t offset, uint64_t size,
     if (!v2_ || (one_word_fits && run <= kSpaceMapRunMaxV1)) {
       // One word (v1 always; v2 whenever one word can say it all).
       const uint64_t n = std::min(run, kSpaceMapRunMaxV1);
-      Push(Field(off, 16, 47) | Field(t, 15, 1) | Field(n - 1, 0, 15));
+      Push(PutBits(off, 16, 47) | PutBits(t, 15, 1) | PutBits(n - 1, 0, 15));
       off += n;
       run -= n;
       continue;
     }
     const uint64_t n = std::min(run, kSpaceMapRunMaxV2);
     if (Position() % block_words_ == block_words_ - 1) Push(kSpaceMapPadWord);
-    Push(Field(3, 62, 2) | Field(n - 1, 24, 36) | Field(vdev, 0, 24));
-    Push(Field(t, 63, 1) | Field(off, 0, 63));
+    Push(PutBits(3, 62, 2) | PutBits(n - 1, 24, 36) | PutBits(vdev, 0, 24));
+    Push(PutBits(t, 63, 1) | PutBits(off, 0, 63));
     off += n;
     run -= n;
   }

@@ -45,7 +45,7 @@
 
 namespace uzfs {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(UZFS_ASAN) || defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kPoolBlockBuffers = false;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -23,6 +23,12 @@ inline uint16_t LoadBE16(const void* p) { return ByteSwap16(LoadLE16(p)); }
 inline uint32_t LoadBE32(const void* p) { return ByteSwap32(LoadLE32(p)); }
 inline uint64_t LoadBE64(const void* p) { return ByteSwap64(LoadLE64(p)); }
 
+// A field of a structure whose byte order is known only at run time
+// (big_endian: written by a big-endian host).
+inline uint16_t Load16(const void* p, bool big_endian) { return big_endian ? LoadBE16(p) : LoadLE16(p); }
+inline uint32_t Load32(const void* p, bool big_endian) { return big_endian ? LoadBE32(p) : LoadLE32(p); }
+inline uint64_t Load64(const void* p, bool big_endian) { return big_endian ? LoadBE64(p) : LoadLE64(p); }
+
 inline void StoreLE16(void* p, uint16_t v) { std::memcpy(p, &v, 2); }
 inline void StoreLE32(void* p, uint32_t v) { std::memcpy(p, &v, 4); }
 inline void StoreLE64(void* p, uint64_t v) { std::memcpy(p, &v, 8); }

@@ -8,16 +8,17 @@
 #include <set>
 
 #include "zfs/util/endian.h"
+#include "zfs/zap/zap_leaf.h"
 #include "zfs/zap/zap_normalize.h"
 
 namespace uzfs {
 namespace {
 
 constexpr uint64_t kCrc64Poly = 0xC96C5795D7870F42ull;  // ECMA-182, reflected
-constexpr uint8_t kChunkEntry = 252;
-constexpr uint8_t kChunkArray = 251;
-constexpr uint16_t kChainEnd = 0xffff;
-constexpr size_t kLeafHeaderSize = 48;
+using zap_leaf_impl::kChainEnd;
+using zap_leaf_impl::kChunkArray;
+using zap_leaf_impl::kChunkEntry;
+constexpr size_t kLeafHeaderSize = zap_leaf_impl::kLeafHdr;
 
 constexpr std::array<uint64_t, 256> MakeCrc64Table() {
   std::array<uint64_t, 256> t{};
@@ -30,19 +31,15 @@ constexpr std::array<uint64_t, 256> MakeCrc64Table() {
 }
 constexpr std::array<uint64_t, 256> kCrc64 = MakeCrc64Table();
 
-uint16_t Get16(const uint8_t* p, bool swap) { return swap ? LoadBE16(p) : LoadLE16(p); }
-uint32_t Get32(const uint8_t* p, bool swap) { return swap ? LoadBE32(p) : LoadLE32(p); }
-uint64_t Get64(const uint8_t* p, bool swap) { return swap ? LoadBE64(p) : LoadLE64(p); }
-
 bool EntryLess(const ZapEntry& a, const ZapEntry& b) {
   return a.hash != b.hash ? a.hash < b.hash : a.cd < b.cd;
 }
 
 // One fat ZAP leaf block, bounds-checked access to its chunks.
-class Leaf {
+class LeafReader {
  public:
-  static Result<Leaf> Parse(std::vector<uint8_t> raw, uint32_t bs) {
-    Leaf l;
+  static Result<LeafReader> Parse(std::vector<uint8_t> raw, uint32_t bs) {
+    LeafReader l;
     l.raw_ = std::move(raw);
     l.bs_ = bs;
     const uint8_t* p = l.raw_.data();
@@ -53,10 +50,10 @@ class Leaf {
     } else {
       return Status::Corruption("ZAP leaf has the wrong block type");
     }
-    if (Get32(p + 24, l.swap_) != kZapLeafMagic) return Status::Corruption("ZAP leaf magic");
-    l.prefix_ = Get64(p + 16, l.swap_);
-    l.nentries_ = Get16(p + 30, l.swap_);
-    l.prefix_len_ = Get16(p + 32, l.swap_);
+    if (Load32(p + 24, l.swap_) != kZapLeafMagic) return Status::Corruption("ZAP leaf magic");
+    l.prefix_ = Load64(p + 16, l.swap_);
+    l.nentries_ = Load16(p + 30, l.swap_);
+    l.prefix_len_ = Load16(p + 32, l.swap_);
     l.hash_entries_ = 1u << (bs - 5);
     l.chunk_off_ = kLeafHeaderSize + 2 * size_t{l.hash_entries_};
     l.num_chunks_ = static_cast<uint32_t>(((size_t{1} << bs) - 2 * size_t{l.hash_entries_}) /
@@ -77,7 +74,7 @@ class Leaf {
   uint16_t ChainHead(uint64_t h) const {
     const uint32_t shift = 64 - (bs_ - 5) - prefix_len_;
     const uint64_t idx = (shift >= 64 ? 0 : h >> shift) & (hash_entries_ - 1);
-    return Get16(raw_.data() + kLeafHeaderSize + idx * 2, swap_);
+    return Load16(raw_.data() + kLeafHeaderSize + idx * 2, swap_);
   }
   bool IsEntry(uint32_t i) const { return i < num_chunks_ && Chunk(i)[0] == kChunkEntry; }
 
@@ -90,13 +87,13 @@ class Leaf {
   RawEntry Entry(uint32_t i) const {
     const uint8_t* c = Chunk(i);
     return RawEntry{c[1],
-                    Get16(c + 2, swap_),
-                    Get16(c + 4, swap_),
-                    Get16(c + 6, swap_),
-                    Get16(c + 8, swap_),
-                    Get16(c + 10, swap_),
-                    Get32(c + 12, swap_),
-                    Get64(c + 16, swap_)};
+                    Load16(c + 2, swap_),
+                    Load16(c + 4, swap_),
+                    Load16(c + 6, swap_),
+                    Load16(c + 8, swap_),
+                    Load16(c + 10, swap_),
+                    Load32(c + 12, swap_),
+                    Load64(c + 16, swap_)};
   }
 
   // `n` bytes of the array starting at chunk `first`.
@@ -112,7 +109,7 @@ class Leaf {
       if (ch[0] != kChunkArray) return Status::Corruption("ZAP array chunk of the wrong type");
       const size_t take = std::min(kZapLeafArrayBytes, n - out->size());
       out->append(reinterpret_cast<const char*>(ch + 1), take);
-      c = Get16(ch + 22, swap_);
+      c = Load16(ch + 22, swap_);
     }
     return Status::Ok();
   }
@@ -207,8 +204,8 @@ Result<ZapReader> ZapReader::Open(std::unique_ptr<ZapBlockSource> src) {
   if (le == kZbtMicro || be == kZbtMicro) {
     z.micro_ = true;
     z.swap_ = le != kZbtMicro;
-    z.salt_ = Get64(p + 8, z.swap_);
-    z.normflags_ = Get64(p + 16, z.swap_);
+    z.salt_ = Load64(p + 8, z.swap_);
+    z.normflags_ = Load64(p + 16, z.swap_);
     const size_t n = (bsize - kMzapHeaderSize) / kMzapEntSize;
     for (size_t i = 0; i < n; i++) {
       const uint8_t* e = p + kMzapHeaderSize + i * kMzapEntSize;
@@ -218,8 +215,8 @@ Result<ZapReader> ZapReader::Open(std::unique_ptr<ZapBlockSource> src) {
       if (len == kMzapNameLen) return Status::Corruption("micro ZAP name not NUL-terminated");
       ZapEntry ent;
       ent.name.assign(nm, len);
-      ent.values = {Get64(e, z.swap_)};
-      ent.cd = Get32(e + 8, z.swap_);
+      ent.values = {Load64(e, z.swap_)};
+      ent.cd = Load32(e + 8, z.swap_);
       ent.hash = ZapStoredNameHash(z.salt_, z.normflags_, ent.name);
       z.micro_entries_.push_back(std::move(ent));
     }
@@ -240,15 +237,15 @@ Status ZapReader::OpenFat(std::span<const uint8_t> b0) {
   if ((bsize & (bsize - 1)) != 0) return Status::Corruption("fat ZAP block size not a power of two");
   bs_ = 63 - static_cast<uint32_t>(__builtin_clzll(bsize));
   const uint8_t* p = b0.data();
-  if (Get64(p + 8, swap_) != kZapMagic) return Status::Corruption("fat ZAP magic");
-  ptrtbl_blk_ = Get64(p + 16, swap_);
-  ptrtbl_numblks_ = Get64(p + 24, swap_);
-  ptrtbl_shift_ = Get64(p + 32, swap_);
-  num_leafs_ = Get64(p + 64, swap_);
-  num_entries_ = Get64(p + 72, swap_);
-  salt_ = Get64(p + 80, swap_);
-  normflags_ = Get64(p + 88, swap_);
-  flags_ = Get64(p + 96, swap_);
+  if (Load64(p + 8, swap_) != kZapMagic) return Status::Corruption("fat ZAP magic");
+  ptrtbl_blk_ = Load64(p + 16, swap_);
+  ptrtbl_numblks_ = Load64(p + 24, swap_);
+  ptrtbl_shift_ = Load64(p + 32, swap_);
+  num_leafs_ = Load64(p + 64, swap_);
+  num_entries_ = Load64(p + 72, swap_);
+  salt_ = Load64(p + 80, swap_);
+  normflags_ = Load64(p + 88, swap_);
+  flags_ = Load64(p + 96, swap_);
   const uint64_t nblocks = src_->NumBlocks();
   if (ptrtbl_numblks_ == 0) {
     if (ptrtbl_shift_ > bs_ - 4) return Status::Corruption("embedded ZAP pointer table shift " +
@@ -268,12 +265,12 @@ Result<uint64_t> ZapReader::PtrTableEntry(uint64_t idx) {
   uint64_t blk = 0;
   if (ptrtbl_numblks_ == 0) {
     const size_t off = block0_.size() / 2 + idx * 8;
-    blk = Get64(block0_.data() + off, swap_);
+    blk = Load64(block0_.data() + off, swap_);
   } else {
     const uint64_t per = src_->BlockSize() / 8;
     std::vector<uint8_t> b;
     UZFS_RETURN_IF_ERROR(src_->ReadBlock(ptrtbl_blk_ + idx / per, &b));
-    blk = Get64(b.data() + (idx % per) * 8, swap_);
+    blk = Load64(b.data() + (idx % per) * 8, swap_);
   }
   if (blk == 0 || blk >= src_->NumBlocks())
     return Status::Corruption("ZAP pointer table names block " + std::to_string(blk));
@@ -296,7 +293,7 @@ Result<std::vector<uint64_t>> ZapReader::LeafBlocks() {
     for (uint64_t t = 0; t < ptrtbl_numblks_; t++) {
       UZFS_RETURN_IF_ERROR(src_->ReadBlock(ptrtbl_blk_ + t, &b));
       for (uint64_t k = 0; k < per; k++) {
-        const uint64_t blk = Get64(b.data() + k * 8, swap_);
+        const uint64_t blk = Load64(b.data() + k * 8, swap_);
         if (blk == 0 || blk >= src_->NumBlocks())
           return Status::Corruption("ZAP pointer table names block " + std::to_string(blk));
         seen.insert(blk);
@@ -315,7 +312,7 @@ Result<std::vector<ZapEntry>> ZapReader::List() {
   std::vector<uint8_t> raw;
   for (uint64_t blk : leaves) {
     UZFS_RETURN_IF_ERROR(src_->ReadBlock(blk, &raw));
-    auto leaf = Leaf::Parse(std::move(raw), bs_);
+    auto leaf = LeafReader::Parse(std::move(raw), bs_);
     if (!leaf.ok()) return leaf.status().WithContext("ZAP block " + std::to_string(blk));
     if (leaf->prefix_len() > ptrtbl_shift_)
       return Status::Corruption("ZAP leaf prefix longer than the pointer table index");
@@ -357,7 +354,7 @@ Result<ZapEntry> ZapReader::Lookup(std::string_view name) {
   UZFS_ASSIGN_OR_RETURN(uint64_t blk, PtrTableEntry(idx));
   std::vector<uint8_t> raw;
   UZFS_RETURN_IF_ERROR(src_->ReadBlock(blk, &raw));
-  UZFS_ASSIGN_OR_RETURN(Leaf leaf, Leaf::Parse(std::move(raw), bs_));
+  UZFS_ASSIGN_OR_RETURN(LeafReader leaf, LeafReader::Parse(std::move(raw), bs_));
   if (!leaf.HashMatchesPrefix(h)) return Status::Corruption("ZAP leaf prefix does not cover the hash");
   uint32_t c = leaf.ChainHead(h);
   for (uint32_t hops = 0; c != kChainEnd; hops++) {

@@ -11,8 +11,6 @@ namespace uzfs {
 
 namespace {
 
-constexpr size_t Round8(size_t n) { return (n + 7) & ~size_t{7}; }
-
 // ACE "who" kinds that carry no FUID (owner@, owning group@, everyone@).
 constexpr uint16_t kAceTypeFlags = 0x1000 | 0x2000 | 0x4000 | 0x0040;
 constexpr uint16_t kAceOwner = 0x1000, kAceOwningGroup = 0x2040, kAceEveryone = 0x4000;
@@ -172,7 +170,7 @@ Status SaRegistry::AddLayout(uint64_t num, std::vector<uint16_t> attrs) {
   return Status::Ok();
 }
 
-size_t SaHeaderSize(size_t var_count) { return Round8(6 + 2 * std::max<size_t>(var_count, 1)); }
+size_t SaHeaderSize(size_t var_count) { return SaRound8(6 + 2 * std::max<size_t>(var_count, 1)); }
 
 Result<size_t> SaBufferSize(const SaRegistry& reg, std::span<const SaValue> values) {
   size_t vars = 0, total = 0;
@@ -187,7 +185,7 @@ Result<size_t> SaBufferSize(const SaRegistry& reg, std::span<const SaValue> valu
       return Status::InvalidArgument(d->name + " of " + std::to_string(v.bytes.size()) + " bytes (registered " +
                                      std::to_string(d->length) + ")");
     }
-    total = Round8(total) + v.bytes.size();
+    total = SaRound8(total) + v.bytes.size();
   }
   return SaHeaderSize(vars) + total;
 }
@@ -217,7 +215,7 @@ Result<std::vector<uint8_t>> EncodeSaBuffer(const SaRegistry& reg, uint64_t layo
   size_t li = 0, off = hdr;
   for (const SaValue& v : values) {
     if (reg.Attr(v.attr)->length == 0) StoreLE16(out.data() + 6 + 2 * li++, static_cast<uint16_t>(v.bytes.size()));
-    off = Round8(off);
+    off = SaRound8(off);
     if (!v.bytes.empty()) std::memcpy(out.data() + off, v.bytes.data(), v.bytes.size());
     off += v.bytes.size();
   }
@@ -258,7 +256,7 @@ Result<DecodedSa> DecodeSaBuffer(const SaRegistry& reg, std::span<const uint8_t>
     const SaAttrDef* d = reg.Attr(a);
     size_t len = d->length;
     if (len == 0) len = u16(6 + 2 * li++);
-    off = Round8(off);
+    off = SaRound8(off);
     if (off + len > buf.size())
       return Status::Corruption(d->name + " at " + std::to_string(off) + "+" + std::to_string(len) +
                                 " past the SA buffer's " + std::to_string(buf.size()) + " bytes");
@@ -285,7 +283,7 @@ bool SaFixedOffsets(const SaRegistry& reg, std::span<const uint8_t> buf, std::sp
     const SaAttrDef* d = reg.Attr(a);
     size_t len = d->length;
     if (len == 0) len = LoadLE16(buf.data() + 6 + 2 * li++);
-    off = Round8(off);
+    off = SaRound8(off);
     if (off + len > buf.size()) return false;
     for (size_t i = 0; i < attrs.size(); i++) {
       if (attrs[i] != a) continue;

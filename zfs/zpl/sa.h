@@ -63,6 +63,9 @@ inline constexpr uint64_t kSaMaxLayout = 1023;     // 10 bits
 inline constexpr size_t kSaSpillBlkptrSize = 128;  // what a spill pointer takes from the bonus
 inline constexpr size_t kSaMaxBufferSize = 128 * 1024;  // spill blocks: 512 B .. 128 KiB
 
+// The header and every variable-length attribute start on 8-byte bounds.
+constexpr size_t SaRound8(size_t n) { return (n + 7) & ~size_t{7}; }
+
 // The ZPL's attribute numbers on a file system uzfs (or OpenZFS) created.
 namespace sa_attr {
 inline constexpr uint16_t kAtime = 0, kMtime = 1, kCtime = 2, kCrtime = 3, kGen = 4, kMode = 5;

@@ -15,8 +15,6 @@ namespace uzfs {
 
 namespace {
 
-constexpr size_t Round8(size_t n) { return (n + 7) & ~size_t{7}; }
-constexpr uint64_t kSIfMt = 0170000, kSIfChr = 0020000, kSIfBlk = 0060000;
 constexpr uint8_t kSaIndBlkShift = 17;   // OpenZFS 2.x: 128 KiB indirect blocks
 constexpr size_t kAceSize = 8;
 
@@ -167,8 +165,8 @@ Result<std::vector<SaValue>> SaCodec::Values(const ZnodeAttrs& a) const {
   v.push_back({u16(id.ctime), U64s({a.ctime.sec, a.ctime.nsec})});
   v.push_back({u16(id.crtime), U64s({a.crtime.sec, a.crtime.nsec})});
   v.push_back({u16(id.links), U64s({a.links})});
-  const uint64_t fmt = a.mode & kSIfMt;
-  if (fmt == kSIfChr || fmt == kSIfBlk || a.rdev != 0) {
+  const uint64_t fmt = a.mode & kModeTypeMask;
+  if (fmt == kModeCharDev || fmt == kModeBlockDev || a.rdev != 0) {
     UZFS_RETURN_IF_ERROR(need(id.rdev, "ZPL_RDEV"));
     v.push_back({u16(id.rdev), U64s({a.rdev})});
   }
@@ -213,17 +211,17 @@ Result<SaCodec::Split> SaCodec::SplitValues(const SaRegistry& reg, std::vector<S
   size_t total = 0, hdr = 8, var = 0;
   bool spill = false;
   for (const SaValue& v : values) {
-    total = Round8(total) + v.bytes.size();
+    total = SaRound8(total) + v.bytes.size();
     if (spill) continue;
     if (is_var(v) && ++var > 1) {
-      if (Round8(hdr + 2) + total < bonus_room) {
+      if (SaRound8(hdr + 2) + total < bonus_room) {
         hdr += 2;
       } else {
         spill = true;
         continue;
       }
     }
-    if (total + Round8(hdr) > bonus_room) spill = true;
+    if (total + SaRound8(hdr) > bonus_room) spill = true;
   }
   if (!spill) {
     out.bonus = std::move(values);

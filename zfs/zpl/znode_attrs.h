@@ -31,6 +31,10 @@ namespace uzfs {
 inline constexpr uint8_t kBonusTypeZnode = 17;   // DMU_OT_ZNODE
 inline constexpr uint8_t kBonusTypeSa = 44;      // DMU_OT_SA
 
+// The file type bits of a stored mode (the POSIX values, fixed on disk).
+inline constexpr uint64_t kModeTypeMask = 0170000, kModeSymlink = 0120000,
+                          kModeCharDev = 0020000, kModeBlockDev = 0060000;
+
 struct ZnodeAttrs {
   uint64_t mode = 0;       // S_IFMT | permission bits
   uint64_t size = 0;       // bytes; a directory: entries + 2

@@ -15,9 +15,6 @@ namespace uzfs {
 
 namespace {
 
-constexpr uint64_t kSIfMt = 0170000;
-constexpr uint64_t kSIfLnk = 0120000;
-
 class ZnodePhysCodec final : public ZnodeCodec {
  public:
   explicit ZnodePhysCodec(uint64_t version) : version_(version) {}
@@ -81,7 +78,7 @@ class ZnodePhysCodec final : public ZnodeCodec {
       auto aces = z.Aces();
       if (aces.ok()) a.acl = std::move(*aces);
     }
-    if ((z.mode & kSIfMt) == kSIfLnk && bonus.size() >= kZnodePhysSize + z.size && z.size > 0) {
+    if ((z.mode & kModeTypeMask) == kModeSymlink && bonus.size() >= kZnodePhysSize + z.size && z.size > 0) {
       a.symlink = std::string(reinterpret_cast<const char*>(bonus.data()) + kZnodePhysSize, z.size);
     }
     return a;
