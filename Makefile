@@ -72,7 +72,7 @@ test-release: build
 test-sanitize:
 	@bash scripts/deps.sh
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DUZFS_UNIT_TESTS_ONLY=ON \
-	  '-DCMAKE_C_FLAGS_DEBUG=-g1 -O1' '-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1' \
+	  '-DCMAKE_C_FLAGS_DEBUG=-g1 -O1' '-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1' '-DUZFS_TEST_OPTIMIZE=-O0;-g0' \
 	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit

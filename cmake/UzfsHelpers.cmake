@@ -28,6 +28,18 @@ function(uzfs_simd_sources target)
   endforeach()
 endfunction()
 
+# uzfs_unity(<target>)
+# Compiles the target's sources in batches of UZFS_UNITY_BATCH when
+# UZFS_UNITY_BUILD is on. Files with their own instruction-set flags
+# (uzfs_simd_sources) stay out of the batches (CMake leaves out files with
+# per-file compile options). Names private to a file (anonymous namespace)
+# must therefore be unique within the target.
+function(uzfs_unity target)
+  if(UZFS_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${UZFS_UNITY_BATCH})
+  endif()
+endfunction()
+
 # uzfs_layer_library(<target> <dir>)
 # A layer library made of every .cc below <dir> (excluding tests), with SIMD
 # flags set per file name. New files are picked up at configure time.
@@ -41,4 +53,5 @@ function(uzfs_layer_library target dir)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   uzfs_simd_sources(${target} ${srcs})
+  uzfs_unity(${target})
 endfunction()

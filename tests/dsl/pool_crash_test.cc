@@ -78,7 +78,7 @@
 #include "zfs/inspect/block_traverse.h"
 #include "zfs/inspect/pool_reader.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(UZFS_ASAN) || defined(__SANITIZE_ADDRESS__)
 #define UZFS_CRASH_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)

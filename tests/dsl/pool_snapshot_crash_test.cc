@@ -62,7 +62,7 @@
 #include "zfs/inspect/pool_reader.h"
 #include "zfs/zap/zap.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(UZFS_ASAN) || defined(__SANITIZE_ADDRESS__)
 #define UZFS_SNAP_CRASH_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
