@@ -1,7 +1,11 @@
 // zpool on NBD exports, through the real commands: a raidz1 over three
 // nbdkit servers is created by URI, shown by URI, exported and imported
-// with one -d per export; a URI nobody serves, and one that is not a
-// path at all, are refused in one line with nothing created.
+// with one -d per export; a raidz1 over three exports of one server is
+// found by `zpool import -d` naming only the server, as a directory; a URI
+// nobody serves, and one that is not a path at all, are refused in one
+// line with nothing created.
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +45,38 @@ TEST(ZpoolNbd, CreateStatusExportImportByUri) {
   ASSERT_EQ(env.Zpool("scrub -w tank").rc, 0);
   EXPECT_TRUE(Contains(env.Zpool("status tank").out, "errors: No known data errors"));
   ASSERT_EQ(env.Zpool("destroy tank").rc, 0);
+}
+
+TEST(ZpoolNbd, ImportSearchesEveryExportOfAServer) {
+  CliEnv env;
+  const std::filesystem::path dir = env.tmp() / "exports";
+  std::filesystem::create_directory(dir);
+  for (const char* name : {"d0", "d1", "d2", "other"}) {
+    std::ofstream(dir / name).close();
+    std::filesystem::resize_file(dir / name, 128 << 20);
+  }
+  test::NbdkitServer server((env.tmp() / "s").string(), {"file", "dir=" + dir.string()});
+  const std::string server_uri = server.uri();  // no export name: the server itself
+  std::string devs;
+  for (const char* name : {"d0", "d1", "d2"}) {
+    devs += " 'nbd+unix:///" + std::string(name) + "?socket=" + (env.tmp() / "s").string() + "'";
+  }
+  Ran r = env.Zpool("create -m none tank raidz1" + devs);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env.Zpool("export tank").rc, 0);
+  r = env.Zpool("import -d '" + server_uri + "'");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "pool: tank")) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "nbd+unix:///d1?socket=")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "/other?")) << r.out;  // no label: not a device of any pool
+  r = env.Zpool("import -d '" + server_uri + "' tank");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env.Zpool("get -H -o value health tank").out, "ONLINE\n");
+  ASSERT_EQ(env.Zpool("destroy tank").rc, 0);
+  // A server nobody runs: one line, and the search fails.
+  r = env.Zpool("import -d 'nbd+unix:///?socket=" + (env.tmp() / "nobody").string() + "'");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
 }
 
 TEST(ZpoolNbd, UnreachableExportsAreRefused) {

@@ -6,7 +6,8 @@
 // with another size (not used again), and bad URIs; the asynchronous path
 // the I/O engine takes (StartAsync: pieces, completions on the device's
 // thread, failures when the server dies or stops answering, the engine
-// draining such requests at shutdown).
+// draining such requests at shutdown); RetryNow (what `zpool online` does)
+// reconnects at once instead of after the backoff.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -150,6 +151,25 @@ TEST(NbdDevice, AServerThatGoesAwayFailsFastAndIsTakenBackWhenItReturns) {
   EXPECT_EQ(got, a);
   EXPECT_UZFS_OK((*d)->CheckIdentity());
   EXPECT_EQ((*d)->connects(), 2u);
+}
+
+TEST(NbdDevice, RetryNowSkipsTheBackoff) {
+  test::TempDir dir;
+  const std::string backing = MakeBacking(dir.path(), "d0", 64ull << 20);
+  test::NbdkitServer srv((dir.path() / "s").string(), {"file", backing});
+  NbdDeviceOptions o = Quick();
+  o.backoff_min = std::chrono::seconds(60);  // longer than the test
+  o.backoff_max = std::chrono::seconds(60);
+  auto d = NbdDevice::Open(srv.uri(), o);
+  ASSERT_UZFS_OK(d.status());
+  std::vector<uint8_t> got(4096);
+  srv.Stop();
+  EXPECT_FALSE((*d)->Read(0, got).ok());  // the connection drops
+  EXPECT_FALSE((*d)->Read(0, got).ok());  // a reconnection fails: a minute's backoff
+  srv.Restart();
+  EXPECT_FALSE((*d)->Read(0, got).ok());  // still waiting
+  (*d)->RetryNow();                        // `zpool online`: it is back
+  EXPECT_UZFS_OK((*d)->Read(0, got));
 }
 
 TEST(NbdDevice, ARequestWithoutAnAnswerTimesOut) {

@@ -14,6 +14,7 @@
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/leaf_open.h"
 #include "zfs/vdev/nbd_device.h"
+#include "zfs/vdev/nbd_exports.h"
 
 namespace uzfs {
 namespace {
@@ -181,9 +182,22 @@ std::optional<FoundDevice> ProbeDevice(const std::string& path) {
 Result<std::vector<FoundDevice>> ScanDeviceDir(const std::string& dir) {
   std::vector<FoundDevice> out;
   // A device or file named itself (zpool import -d FILE), or an NBD
-  // export (-d nbd://host/export), is the only one.
+  // export (-d nbd://host/export), is the only one. A server named without
+  // an export (-d nbd://host/) is searched as a directory: every export it
+  // lists, or the one it serves when it lists none.
   if (IsNbdUri(dir)) {
-    if (auto f = ProbeDevice(dir)) out.push_back(std::move(*f));
+    std::vector<std::string> uris{dir};
+    if (NbdUriNamesServer(dir)) {
+      auto listed = ListNbdExports(dir, DefaultNbdDeviceOptions().timeout);
+      if (listed.ok()) {
+        uris = std::move(*listed);
+      } else if (listed.status().code() != Code::kNotSupported) {
+        return listed.status();
+      }
+    }
+    for (const std::string& u : uris) {
+      if (auto f = ProbeDevice(u)) out.push_back(std::move(*f));
+    }
     return out;
   }
   struct stat self;

@@ -159,6 +159,11 @@ class BlockDevice {
   // checks before each txg, so a device changed under it is taken out of
   // use instead of being written to.
   virtual Status CheckIdentity() const { return Status::Ok(); }
+  // Someone says the device is back (`zpool online`, `zpool clear`): a
+  // device that spaces out its reconnection attempts (NbdDevice) lets one
+  // already under way finish and makes the next at the next request
+  // instead of after its backoff.
+  virtual void RetryNow() {}
   // Alignment (bytes) that buffers, offsets and lengths must have, 1 if none.
   // No device in the tree requires any today (FileDevice bounces); the check
   // stays for devices that would.

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "zfs/vdev/nbd_negotiate.h"
+
 namespace uzfs {
 
 namespace {
@@ -31,16 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 // The largest request sent at once (NBD servers refuse more than 32 MiB).
 constexpr uint64_t kMaxRequest = 32ull << 20;
-
-std::string LastNbdError() {
-  const char* e = nbd_get_error();
-  return e != nullptr && *e != '\0' ? std::string(e) : std::string("unknown libnbd error");
-}
-
-int MillisLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
-}
 
 }  // namespace
 
@@ -294,27 +286,8 @@ Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Connect() const {
     return e == EINVAL ? Status::InvalidArgument(m) : Status::IoError(m);
   }
   // Connect and negotiate, within the timeout.
-  const Clock::time_point deadline = Clock::now() + opts_.timeout;
-  while (nbd_aio_is_connecting(c->h)) {
-    if (Clock::now() >= deadline) {
-      return Status::IoError("cannot open '" + uri_ + "': no answer within " +
-                             std::to_string(opts_.timeout.count() / 1000) + " s");
-    }
-    const unsigned dir = nbd_aio_get_direction(c->h);
-    pollfd fd{nbd_aio_get_fd(c->h), 0, 0};
-    if (dir & LIBNBD_AIO_DIRECTION_READ) fd.events |= POLLIN;
-    if (dir & LIBNBD_AIO_DIRECTION_WRITE) fd.events |= POLLOUT;
-    if (::poll(&fd, 1, MillisLeft(deadline)) < 0 && errno != EINTR) {
-      return Status::IoError("cannot open '" + uri_ + "': poll: " + std::strerror(errno));
-    }
-    int rc = 0;
-    if (fd.revents & (POLLIN | POLLHUP | POLLERR)) {
-      rc = nbd_aio_notify_read(c->h);
-    } else if (fd.revents & POLLOUT) {
-      rc = nbd_aio_notify_write(c->h);
-    }
-    if (rc == -1) return Status::IoError("cannot open '" + uri_ + "': " + LastNbdError());
-  }
+  UZFS_RETURN_IF_ERROR(DriveNbdUntil(c->h, Clock::now() + opts_.timeout, opts_.timeout, uri_,
+                                     [&] { return !nbd_aio_is_connecting(c->h); }));
   if (!nbd_aio_is_ready(c->h)) return Status::IoError("cannot open '" + uri_ + "': " + LastNbdError());
   c->wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (c->wake < 0) return Status::IoError("cannot open '" + uri_ + "': eventfd: " + std::strerror(errno));
@@ -543,6 +516,24 @@ Status NbdDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) 
     return DoFlush();
   }
   return Issue(Cmd::kWrite, offset, {}, buf, true);
+}
+
+void NbdDevice::RetryNow() {
+  // A reconnection already under way (begun by another request while the
+  // server was unreachable) ends first, within the timeout: until then a
+  // request would fail at once with the last error.
+  const Clock::time_point deadline = Clock::now() + opts_.timeout;
+  for (;;) {
+    {
+      MutexLock l(&mu_);
+      if (!connecting_ || Clock::now() >= deadline) {
+        next_try_ = Clock::now();
+        backoff_ = opts_.backoff_min;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Status NbdDevice::CheckIdentity() const {

@@ -86,6 +86,7 @@ class NbdDevice final : public BlockDevice {
   uint32_t AshiftHint() const override { return ashift_hint_; }
   const std::string& path() const override { return uri_; }
   Status CheckIdentity() const override;
+  void RetryNow() override;
 
   // What the server offered at the last (re)connection.
   bool can_flush() const { return can_flush_.load(std::memory_order_relaxed); }
