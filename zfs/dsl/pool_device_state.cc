@@ -103,6 +103,10 @@ Status Pool::OnlineDevice(const std::string& dev) {
     // Stale before it serves again: no read may meet what it missed.
     if (missed) MarkStale(leaf, from);
   }
+  // The admin says it is back: a device waiting between reconnection
+  // attempts tries at once (not in Vdev::Online, which the hot-spare
+  // path also calls from the sync, where no wait belongs).
+  if (leaf->device() != nullptr) leaf->device()->RetryNow();
   if (Status s = leaf->Online(); !s.ok()) {
     leaf->SetStale(was_stale);
     return Status::IoError(quoted + std::string(s.message()));

@@ -215,8 +215,6 @@ Status Vdev::Online() {
   if (kind_ != VdevKind::kLeaf) return Status::InvalidArgument("only a leaf vdev can be onlined");
   auto* leaf = static_cast<LeafVdev*>(this);
   // Probe first: a device that still cannot be read stays out of service.
-  // The probe reconnects at once to a device that was waiting to.
-  device()->RetryNow();
   AlignedBuffer probe(8192, std::max<uint32_t>(4096, device()->RequiredAlignment()));
   Status s = device()->Read(0, probe.span());
   if (!s.ok()) {
