@@ -3,7 +3,8 @@
 // with one -d per export; a raidz1 over three exports of one server is
 // found by `zpool import -d` naming only the server, as a directory; a URI
 // nobody serves, and one that is not a path at all, are refused in one
-// line with nothing created.
+// line with nothing created; a leaf whose server went away and came back
+// is onlined at once, without waiting out the reconnection backoff.
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -77,6 +78,34 @@ TEST(ZpoolNbd, ImportSearchesEveryExportOfAServer) {
   r = env.Zpool("import -d 'nbd+unix:///?socket=" + (env.tmp() / "nobody").string() + "'");
   EXPECT_NE(r.rc, 0);
   EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
+}
+
+TEST(ZpoolNbd, OnlineReconnectsAtOnceWhenTheServerIsBack) {
+  CliEnv env;
+  std::vector<std::unique_ptr<test::NbdkitServer>> servers;
+  std::string devs;
+  for (int i = 0; i < 3; i++) {
+    const std::string file = env.Dev("b" + std::to_string(i));
+    servers.push_back(std::make_unique<test::NbdkitServer>((env.tmp() / ("s" + std::to_string(i))).string(),
+                                                           std::vector<std::string>{"file", file}));
+    devs += " '" + servers.back()->uri() + "'";
+  }
+  ASSERT_EQ(env.Zpool("create -m none tank raidz1" + devs).rc, 0);
+  // The server goes; the next sync's writes to it fail, and the leaf
+  // waits a backoff before it tries again by itself.
+  servers[1]->Stop();
+  ASSERT_EQ(env.Zfs("create tank/a").rc, 0);
+  env.Zpool("sync tank");
+  EXPECT_EQ(env.Zpool("get -H -o value health tank").out, "DEGRADED\n") << env.Zpool("status tank").out;
+  // Back, and the admin says so: online connects now, within the backoff.
+  servers[1]->Restart();
+  Ran r = env.Zpool("online tank '" + servers[1]->uri() + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(env.Zpool("wait -t resilver tank").rc, 0);
+  EXPECT_EQ(env.Zpool("get -H -o value health tank").out, "ONLINE\n") << env.Zpool("status tank").out;
+  ASSERT_EQ(env.Zpool("scrub -w tank").rc, 0);
+  EXPECT_TRUE(Contains(env.Zpool("status tank").out, "errors: No known data errors"));
+  ASSERT_EQ(env.Zpool("destroy tank").rc, 0);
 }
 
 TEST(ZpoolNbd, UnreachableExportsAreRefused) {

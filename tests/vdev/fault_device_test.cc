@@ -329,5 +329,72 @@ TEST(FaultDeviceTest, SettingsChangeWhileIoIsInFlight) {
   EXPECT_EQ(e.read + e.write, static_cast<uint64_t>(failed.load()));
 }
 
+// A device with an asynchronous path and a reconnection (as an NBD leaf
+// has): a read taken asynchronously is served from memory on the spot.
+class AsyncMem final : public BlockDevice {
+ public:
+  uint64_t Size() const override { return kSize; }
+  uint32_t AshiftHint() const override { return 9; }
+  const std::string& path() const override { return path_; }
+  bool HasAsync() const override { return true; }
+  void RetryNow() override { retries++; }
+  int started = 0;
+  int retries = 0;
+
+ protected:
+  Status DoRead(uint64_t, std::span<uint8_t> buf) override {
+    std::memset(buf.data(), 's', buf.size());
+    return Status::Ok();
+  }
+  Status DoWrite(uint64_t, std::span<const uint8_t>) override { return Status::Ok(); }
+  Status DoFlush() override { return Status::Ok(); }
+  bool DoStartAsync(AsyncIo& io) override {
+    started++;
+    for (auto& p : io.pieces) std::memset(p.data(), 'a', p.size());
+    io.done(Status::Ok());
+    return true;
+  }
+
+ private:
+  std::string path_ = "async";
+};
+
+TEST(FaultDeviceTest, KeepsTheInnerDevicesAsyncPathAndReconnectionWhileIdle) {
+  auto inner = std::make_unique<AsyncMem>();
+  AsyncMem* raw = inner.get();
+  FaultDevice dev(std::move(inner), FaultDeviceOptions{.volatile_cache = false});  // as pools wrap leaves
+  EXPECT_TRUE(dev.HasAsync());
+  dev.RetryNow();
+  EXPECT_EQ(raw->retries, 1);
+
+  std::vector<uint8_t> buf(4096);
+  bool done = false;
+  AsyncIo io;
+  io.op = IoOp::kRead;
+  io.pieces = {std::span<uint8_t>(buf)};
+  io.done = [&](Status s) {
+    EXPECT_UZFS_OK(s);
+    done = true;
+  };
+  ASSERT_TRUE(dev.StartAsync(io));
+  EXPECT_TRUE(done);
+  EXPECT_EQ(raw->started, 1);
+  EXPECT_EQ(buf[0], 'a');
+
+  // A fault set: the request is not taken, so the caller's synchronous
+  // read goes through the fault logic.
+  dev.FailReads(FaultTrigger::Always());
+  AsyncIo io2;
+  io2.op = IoOp::kRead;
+  io2.pieces = {std::span<uint8_t>(buf)};
+  io2.done = [](Status) { ADD_FAILURE() << "taken while a fault is set"; };
+  EXPECT_FALSE(dev.StartAsync(io2));
+  EXPECT_EQ(raw->started, 1);
+  EXPECT_FALSE(dev.Read(0, buf).ok());
+  dev.ClearFaults();
+  ASSERT_UZFS_OK(dev.Read(0, buf));
+  EXPECT_EQ(buf[0], 's');
+}
+
 }  // namespace
 }  // namespace uzfs

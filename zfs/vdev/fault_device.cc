@@ -183,6 +183,12 @@ Status FaultDevice::DoReadScatter(uint64_t offset, std::span<const std::span<uin
   return inner_->ReadScatter(offset, pieces);
 }
 
+bool FaultDevice::DoStartAsync(AsyncIo& io) {
+  if (!Idle() || !inner_->StartAsync(io)) return false;
+  ios_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 Status FaultDevice::DoRead(uint64_t offset, std::span<uint8_t> buf) {
   ios_.fetch_add(1, std::memory_order_relaxed);
   if (Idle()) return inner_->Read(offset, buf);

@@ -27,7 +27,8 @@
 // without volatile_cache, an I/O goes straight to the inner device (one
 // relaxed atomic load, no lock) and NativeFd() is the inner device's, so an
 // io_uring engine keeps its native path (such I/Os bypass this wrapper and
-// are not counted in stats().ios); pools opened fault-injectable
+// are not counted in stats().ios), and a device with an asynchronous path
+// (NBD) keeps it; pools opened fault-injectable
 // (PoolCreateOptions::fault_injectable) wrap every leaf this way.
 //
 // Threading contract: thread-safe. Locks: mu_ guards the fault settings and
@@ -104,6 +105,11 @@ class FaultDevice final : public BlockDevice {
   BlockDevice& inner() { return *inner_; }
   void PrefillHoles(uint64_t chunk) override { inner_->PrefillHoles(chunk); }
   void ReleaseExclusive() override { inner_->ReleaseExclusive(); }
+  // The inner device's reconnection (an NBD leaf's `zpool online`) and its
+  // asynchronous path: taken while idle, as NativeFd is; with a fault set
+  // every request goes through the fault logic, synchronously.
+  void RetryNow() override { inner_->RetryNow(); }
+  bool HasAsync() const override { return inner_->HasAsync(); }
 
   void FailReads(FaultTrigger t, FaultRange r = {}) UZFS_EXCLUDES(mu_);
   void FailWrites(FaultTrigger t, FaultRange r = {}) UZFS_EXCLUDES(mu_);
@@ -137,6 +143,7 @@ class FaultDevice final : public BlockDevice {
   // One I/O (one lane, one latency) that both a write fault and a flush
   // fault can fail; durable in the cache model for its own bytes only.
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
+  bool DoStartAsync(AsyncIo& io) override;
 
  private:
   struct Rule {
