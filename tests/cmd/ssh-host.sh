@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # A second "host" on this machine for the replication tests: its own
-# network namespace, reached over a veth pair that carries loopback
-# addresses only (127.77.N.1 here, 127.77.N.2 there; route_localnet is set
-# on the pair's two interfaces, nothing else), and an OpenSSH server there
+# network namespace behind a veth pair with loopback addresses 127.77.x.y
+# (scripts/netns-link.sh), and an OpenSSH server there
 # with keys made here. sshd runs in a private mount namespace too (a
 # tmpfs on its /run for its privilege separation directory), so whatever
 # runs through it (a uzfsd, its FUSE mounts) is that host's alone.
@@ -17,15 +16,12 @@ cmd=${1:?usage: ssh-host.sh up|down DIR}
 dir=${2:?usage: ssh-host.sh up|down DIR}
 [ -d "$dir" ] || { echo "ssh-host.sh: $dir is not a directory" >&2; exit 1; }
 dir=$(cd "$dir" && pwd)
+# shellcheck source=scripts/netns-link.sh
+source "$(dirname "$0")/../../scripts/netns-link.sh"
 
 if [ "$cmd" = down ]; then
   if [ -f "$dir/sshd.pid" ]; then kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true; fi
-  if [ -f "$dir/names" ]; then
-    # shellcheck disable=SC1091
-    source "$dir/names"
-    ip link del "$veth_here" 2>/dev/null || true
-    ip netns del "$ns" 2>/dev/null || true
-  fi
+  netns_link_down "$dir"
   exit 0
 fi
 [ "$cmd" = up ] || { echo "ssh-host.sh: unknown command '$cmd'" >&2; exit 2; }
@@ -34,21 +30,7 @@ for tool in ip sshd ssh ssh-keygen unshare; do
     { echo "ssh-host.sh: $tool is missing (make deps installs it)" >&2; exit 1; }
 done
 
-# Names and a subnet of our own: the PID keeps parallel runs apart.
-n=$(( $$ % 250 + 1 ))
-ns="uzfs-ssh-$$"
-veth_here="uzs$$a" veth_there="uzs$$b"
-here_ip="127.77.$n.1" there_ip="127.77.$n.2"
-printf 'ns=%s\nveth_here=%s\nveth_there=%s\nthere_ip=%s\n' "$ns" "$veth_here" "$veth_there" "$there_ip" > "$dir/names"
-
-ip netns add "$ns"
-ip link add "$veth_here" type veth peer name "$veth_there"
-ip link set "$veth_there" netns "$ns"
-ip addr add "$here_ip/30" dev "$veth_here"
-sysctl -qw "net.ipv4.conf.$veth_here.route_localnet=1"
-ip link set "$veth_here" up
-ip netns exec "$ns" sh -c "ip link set lo up && ip addr add $there_ip/30 dev $veth_there &&
-  sysctl -qw net.ipv4.conf.$veth_there.route_localnet=1 && ip link set $veth_there up"
+netns_link_up "$dir" 77 ssh
 
 ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" -C uzfs-test-host
 ssh-keygen -q -t ed25519 -N '' -f "$dir/id" -C uzfs-test-client
