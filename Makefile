@@ -2,6 +2,7 @@
 # needs first (scripts/deps.sh), so each works on a fresh Debian 12 machine.
 #
 #   make demo           the main job (README's first command)
+#   make demo-nbd       a pool on three NBD "machines", one of them lost and back
 #   make test           the whole suite, each test once (README's second command):
 #                       test-sanitize, then test-integration
 #   make test-sanitize  the unit tests (ctest label unit) under AddressSanitizer + UBSan
@@ -35,7 +36,7 @@ export CCACHE_NOHASHDIR := 1
 # told to trust the header's timestamps and macros.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps build test test-integration test-release test-sanitize test-tsan fuzz bench bench-report demo fixtures install clean
+.PHONY: all deps build test test-integration test-release test-sanitize test-tsan fuzz bench bench-report demo demo-nbd fixtures install clean
 PREFIX       ?= /usr/local
 
 all: build
@@ -131,6 +132,12 @@ install: build
 # The demo installs and builds only what it runs, its output in a log.
 demo:
 	@BUILD=$(BUILD) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/demo.sh --prepare $(BUILD)
+
+# A raidz2 pool over six NBD exports on three "machines" (network
+# namespaces, scripts/nbd-host.sh), one of them lost during writes and
+# resilvered when it returns (scripts/demo-nbd.sh; needs root).
+demo-nbd:
+	@BUILD=$(BUILD) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/demo-nbd.sh --prepare $(BUILD)
 
 fixtures: deps
 	for f in tests/fixtures/*/make-*.sh; do scripts/zfs-fuse-sandbox.sh "$$f" || exit 1; done

@@ -31,32 +31,9 @@ build=${1:-build}
 cmd=$build/cmd
 programs=(uzfsd zpool zfs zdb)
 
-if [ "$prepare" -eq 1 ]; then
-  mkdir -p "$build"
-  log=$build/demo-prepare.log
-  : >"$log"
-  # One line per step; the step's own output goes to the log, and its
-  # last lines come back here if it fails.
-  prep() {
-    local what=$1; shift
-    printf '%-62s' "$what"
-    local t0=$SECONDS
-    if "$@" >>"$log" 2>&1; then
-      echo "done ($((SECONDS - t0)) s)"
-    else
-      echo "FAILED"
-      tail -n 30 "$log" >&2
-      echo "demo: '$what' failed; the whole output is in $log" >&2
-      exit 1
-    fi
-  }
-  echo "preparing the demo (output in $log)"
-  prep "  installing the Debian packages that are missing" bash "$here/scripts/deps.sh" --packages
-  prep "  configuring the build (CMake, Ninja, Release)" \
-    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_FLAGS:-}
-  prep "  building ${programs[*]}" \
-    cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${programs[@]}"
-fi
+# shellcheck source=scripts/demo-lib.sh
+source "$here/scripts/demo-lib.sh"
+if [ "$prepare" -eq 1 ]; then demo_prepare demo "$build" "${programs[@]}"; fi
 work=$(mktemp -d /tmp/uzfs-demo.XXXXXX)
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 zpool() { "$cmd/zpool/zpool" "$@"; }
@@ -64,19 +41,10 @@ zfs() { "$cmd/zfs/zfs" "$@"; }
 cleanup() {
   zpool destroy -f backup >/dev/null 2>&1 || true
   zpool destroy -f demo >/dev/null 2>&1 || true
-  if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then
-    pid=$(cat "$UZFS_RUNDIR/uzfsd.pid")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  for m in $(awk -v w="$work" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r); do
-    umount -l "$m" 2>/dev/null || true
-  done
+  demo_stop "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
-step() { printf '\n== %s\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
 
 src=/usr/share/doc
 mkdir -p "$work/disks"
