@@ -325,7 +325,7 @@ std::span<const Sub> Subs() {
        [](CmdCtx& c) { return ZpoolImport(c, UsageOf("import")); }, L::kLifecycle},
       {"list", "\tlist [-Hpv] [-j] [-o property[,...]] [pool] ...\n", ZpoolList},
       {"iostat", "\tiostat [[-lq]|[-rw]] [-T u|d] [-Hnpvy] [pool] ... [interval [count]]\n", ZpoolIostat},
-      {"status", "\tstatus [-gLPvx] [-j] [-T d|u] [pool] ...\n", ZpoolStatus},
+      {"status", "\tstatus [-gLPtvx] [-j] [-T d|u] [pool] ...\n", ZpoolStatus},
       {"history", "\thistory [-il] [<pool>] ...\n", History},
       {"get", "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> [pool] ...\n"
               "\tget [-Hp] [-j] [-o \"all\" | field[,...]] <\"all\" | property[,...]> <pool> <all-vdevs | vdev> ...\n",
@@ -339,6 +339,7 @@ std::span<const Sub> Subs() {
       {"sync", "\tsync [pool] ...\n", Sync},
       {"scrub", "\tscrub [-s | -p] [-w] <pool> ...\n", ZpoolScrub},
       {"wait", "\twait [-t <activity>[,...]] <pool>\n", ZpoolWait},
+      {"trim", "\ttrim [-w] [-r <rate>] [-c] <pool> [<device> ...]\n", ZpoolTrim},
       {"events", "\tevents [-vHf [pool] | -c]\n", ZpoolEvents},
       {"clear", "\tclear <pool> [device]\n", ZpoolClear},
       {"offline", "\toffline [-f] [-t] <pool> <device> ...\n", ZpoolOffline},
@@ -350,7 +351,7 @@ std::span<const Sub> Subs() {
       {"upgrade", "\tupgrade\n\tupgrade -v\n\tupgrade [-V version] <-a | pool ...>\n", ZpoolUpgrade},
       // ZFS subcommands uzfs does not offer yet.
       {"split", nullptr}, {"reguid", nullptr}, {"reopen", nullptr},
-      {"labelclear", nullptr}, {"initialize", nullptr}, {"trim", nullptr},
+      {"labelclear", nullptr}, {"initialize", nullptr},
       {"checkpoint", nullptr},
   };
   return kSubs;

@@ -57,6 +57,15 @@ void RefreshPoolRecord(CmdCtx& c, PoolEntry& e) UZFS_REQUIRES(e.mu);
 // Polls until no scan of kind `func` (kNone: any) runs on the pools named
 // (zpool_scrub.cc); never holds a pool's lock between polls.
 void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func);
+// "Sat Nov 28 17:30:00 2026", as zpool status prints dates (ctime).
+std::string DateText(uint64_t epoch);
+int ZpoolTrim(CmdCtx& c);  // zpool_trim.cc
+// Polls until no leaf of the pools named is being trimmed (zpool_trim.cc).
+void WaitForTrims(CmdCtx& c, const std::vector<std::string>& names);
+// What `zpool status -t` puts after a leaf's line: "(100% trimmed,
+// completed at ...)", "(untrimmed)", "(trim unsupported)" (zpool_trim.cc).
+std::string TrimNote(const Pool::TrimProgress* p);
+json TrimJson(const Pool::TrimProgress* p);
 // zpool status's "  scan:" lines and -j's scan_stats (zpool_scrub.cc).
 std::string ScanStatusLines(const Pool::ScanProgress& p);
 json ScanStatsJson(const Pool::ScanProgress& p);

@@ -19,16 +19,6 @@ namespace uzfs::cmd {
 
 namespace {
 
-// "Sat Nov 28 17:30:00 2026", as zpool status prints dates (ctime).
-std::string DateText(uint64_t epoch) {
-  const time_t t = static_cast<time_t>(epoch);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Y", &tm);
-  return buf;
-}
-
 std::string Duration(uint64_t secs) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%02llu:%02llu:%02llu", static_cast<unsigned long long>(secs / 3600),
@@ -61,6 +51,16 @@ bool Freeing(Registry& reg, const std::string& name) {
 }
 
 }  // namespace
+
+// "Sat Nov 28 17:30:00 2026", as zpool status prints dates (ctime).
+std::string DateText(uint64_t epoch) {
+  const time_t t = static_cast<time_t>(epoch);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Y", &tm);
+  return buf;
+}
 
 void WaitForScans(CmdCtx& c, const std::vector<std::string>& names, ScanFunc func) {
   for (const std::string& n : names) {
@@ -163,7 +163,7 @@ int ZpoolWait(CmdCtx& c) {
   static const char* const kActivities[] = {"discard", "free", "initialize", "replace", "remove",
                                             "resilver", "scrub", "trim"};
   bool any = a.Values('t').empty();
-  bool scrub = false, resilver = false, free = false;
+  bool scrub = false, resilver = false, free = false, trim = false;
   for (const std::string& list : a.Values('t')) {
     size_t start = 0;
     while (start <= list.size()) {
@@ -175,6 +175,7 @@ int ZpoolWait(CmdCtx& c) {
       // The others do not exist in uzfs yet: none is ever running. A
       // replace is its resilver; free: the async destroy queue.
       if (act == "scrub") scrub = true;
+      if (act == "trim") trim = true;
       if (act == "free") free = true;
       if (act == "resilver" || act == "replace") resilver = true;
       start = comma + 1;
@@ -189,6 +190,7 @@ int ZpoolWait(CmdCtx& c) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  if (any || trim) WaitForTrims(c, a.operands);
   if (any || (scrub && resilver)) {
     WaitForScans(c, a.operands, ScanFunc::kNone);
   } else if (scrub || resilver) {

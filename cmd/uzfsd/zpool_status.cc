@@ -110,8 +110,10 @@ void RenameRows(PoolEntry& e, const DeviceNaming& how, std::vector<VdevRow>* row
   }
 }
 
-std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose, const DeviceNaming& naming)
-    UZFS_REQUIRES(e.mu) {
+std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose, const DeviceNaming& naming,
+                       bool trim) UZFS_REQUIRES(e.mu) {
+  const std::map<uint64_t, Pool::TrimProgress> trims = trim ? e.pool->trim_progress()
+                                                              : std::map<uint64_t, Pool::TrimProgress>{};
   const std::string health = HealthOf(*e.pool);
   std::string t = "  pool: " + e.rec.name + "\n state: " + health + "\n";
   const ScanPhys scan = e.pool->scan_progress().phys;
@@ -154,6 +156,11 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose, c
       if (r.vdev->kind() == VdevKind::kLeaf && st != "ONLINE" && st != "OFFLINE") note = "cannot open";
       if (r.vdev->kind() == VdevKind::kLeaf && r.vdev->stale() && r.vdev->usable()) note = "(resilvering)";
       if (r.vdev->kind() != VdevKind::kLeaf && st == "UNAVAIL") note = "insufficient replicas";
+      if (trim && r.vdev->kind() == VdevKind::kLeaf) {
+        auto it = trims.find(r.vdev->guid());
+        const std::string tn = TrimNote(it == trims.end() ? nullptr : &it->second);
+        note = note.empty() ? tn : note + " " + tn;
+      }
       row(r.name, r.depth, st, counters(r.vdev, 0), counters(r.vdev, 1), counters(r.vdev, 2), note);
     }
   }
@@ -161,7 +168,9 @@ std::string StatusText(PoolEntry& e, const PoolTrouble& trouble, bool verbose, c
   return t;
 }
 
-json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu) {
+// trims: with -t, each leaf's trim progress (its trim_* fields).
+json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls,
+              const std::map<uint64_t, Pool::TrimProgress>* trims = nullptr) UZFS_REQUIRES(e.mu) {
   const Vdev::Counters k = v->counters();
   std::string type = v->kind() == VdevKind::kLeaf ? "file" : v->kind() == VdevKind::kMirror ? "mirror"
                      : v->kind() == VdevKind::kRaidz ? "raidz" : v->is_group() ? std::string(VdevKindName(v->kind()))
@@ -180,25 +189,32 @@ json VdevJson(PoolEntry& e, Vdev* v, const std::string& cls) UZFS_REQUIRES(e.mu)
             {"write_errors", std::to_string(k.write_errors)},
             {"checksum_errors", std::to_string(k.checksum_errors)}};
   if (v->device() != nullptr) j["path"] = v->device()->path();
+  if (trims != nullptr && v->kind() == VdevKind::kLeaf) {
+    auto it = trims->find(v->guid());
+    j.update(TrimJson(it == trims->end() ? nullptr : &it->second));
+  }
   if (!v->children().empty()) {
     json kids = json::object();
-    for (Vdev* ch : v->children()) kids[ch->name()] = VdevJson(e, ch, cls);
+    for (Vdev* ch : v->children()) kids[ch->name()] = VdevJson(e, ch, cls, trims);
     j["vdevs"] = kids;
   }
   return j;
 }
 
-json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
+json StatusJson(PoolEntry& e, bool trim) UZFS_REQUIRES(e.mu) {
+  std::map<uint64_t, Pool::TrimProgress> trim_map;
+  if (trim) trim_map = e.pool->trim_progress();
+  const auto* trims = trim ? &trim_map : nullptr;
   json j = PoolJsonHead(e);
   j["error_count"] = std::to_string(TroubleOf(e).data_errors.size());
   j["scan_stats"] = ScanStatsJson(e.pool->scan_progress());
   Vdev& root = e.pool->root_vdev();
-  json rootj = VdevJson(e, &root, "normal");
+  json rootj = VdevJson(e, &root, "normal", trims);
   json data = json::object(), logs = json::object();
   for (Vdev* t : root.children()) {
     if (t->is_hole()) continue;
     const bool log = t->id() < e.shape.top_is_log.size() && e.shape.top_is_log[t->id()];
-    (log ? logs : data)[t->name()] = VdevJson(e, t, log ? "log" : "normal");
+    (log ? logs : data)[t->name()] = VdevJson(e, t, log ? "log" : "normal", trims);
   }
   rootj["vdevs"] = data;
   j["vdevs"] = json{{e.rec.name, rootj}};
@@ -219,7 +235,7 @@ json StatusJson(PoolEntry& e) UZFS_REQUIRES(e.mu) {
 }  // namespace
 
 int ZpoolStatus(CmdCtx& c) {
-  ParsedArgs a = ParseArgs(c.args, "vxjLPgD", "T", {"json"});
+  ParsedArgs a = ParseArgs(c.args, "vxjLPgDt", "T", {"json"});
   if (!a.error.empty()) return ZpoolUsage(c, "status", a.error);
   char stamp = 0;
   if (a.Has('T')) {
@@ -247,7 +263,7 @@ int ZpoolStatus(CmdCtx& c) {
     MutexLock l(&e->mu);
     if (e->pool == nullptr) continue;
     if (as_json) {
-      jpools[e->rec.name] = StatusJson(*e);
+      jpools[e->rec.name] = StatusJson(*e, a.Has('t'));
       continue;
     }
     const PoolTrouble trouble = TroubleOf(*e);
@@ -256,7 +272,7 @@ int ZpoolStatus(CmdCtx& c) {
       continue;
     }
     if (shown) text += "\n";
-    text += StatusText(*e, trouble, a.Has('v'), DeviceNaming{a.Has('g'), a.Has('L')});
+    text += StatusText(*e, trouble, a.Has('v'), DeviceNaming{a.Has('g'), a.Has('L')}, a.Has('t'));
     shown = true;
   }
   if (as_json) {

@@ -95,6 +95,54 @@ TEST(MetaslabTest, UnallocateAndClaim) {
   }
 }
 
+// Trim: lent space is neither allocatable nor free nor a double free's
+// target, the map still calls it free (a condense in the middle of a trim
+// writes it as free), and it is allocatable again once returned.
+TEST(MetaslabTest, LendForTrimKeepsWritesAwayAndTheMapTrue) {
+  Metaslab ms(0, 0, 0, 1 << 20, Opts(0));
+  // Allocated: [0, 64K) and [96K, 100K); free: [64K, 96K), [100K, 1M).
+  ASSERT_UZFS_OK(ms.Claim(0, 65536, 1));
+  ASSERT_UZFS_OK(ms.Claim(98304, 4096, 1));
+  MemSpaceMapStorage sm;
+  ASSERT_UZFS_OK(ms.Sync(1, &sm));
+  ms.SyncDone(1);
+  const uint64_t free_before = ms.free_space();
+  uint64_t next = 0;
+  // Extents under 40K are skipped; a batch stops at max_bytes.
+  RangeTree lent = ms.LendForTrim(0, 256 * 1024, 40 * 1024, &next);
+  EXPECT_EQ(lent.space(), 256u * 1024);
+  EXPECT_TRUE(lent.Contains(102400, 256 * 1024));
+  EXPECT_EQ(next, 102400u + 256 * 1024);
+  EXPECT_EQ(ms.free_space(), free_before - 256 * 1024);
+  EXPECT_EQ(ms.allocated(), 65536u + 4096);  // lent space is not in use
+  EXPECT_EQ(ms.Free(102400, 4096, 2).code(), Code::kInvalidArgument);
+  for (int i = 0; i < 64; i++) {
+    auto a = ms.Allocate(4096, 2);
+    ASSERT_TRUE(a.ok());
+    EXPECT_FALSE(lent.Intersects(*a, 4096)) << *a;
+  }
+  // A condense now writes the lent space as free.
+  MetaslabOptions condense = Opts(0);
+  condense.condense_min_bytes = 0;
+  condense.condense_pct = 1;
+  Metaslab reloaded(0, 0, 0, 1 << 20, condense);
+  ASSERT_UZFS_OK(ms.Sync(2, &sm));
+  ASSERT_UZFS_OK(reloaded.Load(&sm));
+  EXPECT_TRUE(reloaded.FreeTree().Contains(102400, 256 * 1024));
+  // The rest of the metaslab, from where the first batch stopped.
+  RangeTree rest = ms.LendForTrim(next, 1 << 20, 40 * 1024, &next);
+  EXPECT_EQ(next, 1u << 20);
+  EXPECT_FALSE(rest.Intersects(0, 102400 + 256 * 1024));
+  ms.ReturnTrimmed(lent);
+  ms.ReturnTrimmed(rest);
+  EXPECT_TRUE(ms.FreeTree().Contains(102400 + 64 * 4096, 256 * 1024 - 64 * 4096));
+  EXPECT_EQ(ms.deferred(), 0u);
+  // Load refuses while space is lent.
+  RangeTree again = ms.LendForTrim(0, 4096, 0, &next);
+  EXPECT_FALSE(ms.Load(&sm).ok());
+  ms.ReturnTrimmed(again);
+}
+
 TEST(MetaslabTest, NoSpaceWhenFull) {
   Metaslab ms(0, 0, 0, 64 * 1024, Opts(0));
   for (int i = 0; i < 16; i++) ASSERT_TRUE(ms.Allocate(4096, 1).ok());

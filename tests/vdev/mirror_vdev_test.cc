@@ -73,6 +73,25 @@ TEST(MirrorVdev, RoundTripsTwoToFourWays) {
   }
 }
 
+// Trim: a free range of the mirror is the same range (past the front
+// reserve) on every usable side; an offline side gets none.
+TEST(MirrorVdev, TrimRangesAreTheRangeOnEveryUsableSide) {
+  Mirror m(3, 12);
+  std::vector<LeafTrim> ranges;
+  m.vdev->TrimRanges(1 << 20, 256 << 10, &ranges);
+  ASSERT_EQ(ranges.size(), 3u);
+  for (uint32_t s = 0; s < 3; s++) {
+    EXPECT_EQ(ranges[s].leaf, m.vdev->child(s));
+    EXPECT_EQ(ranges[s].offset, kLeafFrontReserve + (1 << 20));
+    EXPECT_EQ(ranges[s].len, 256u << 10);
+  }
+  ASSERT_UZFS_OK(m.vdev->child(1)->Offline());
+  ranges.clear();
+  m.vdev->TrimRanges(0, 4096, &ranges);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[1].leaf, m.vdev->child(2));
+}
+
 TEST(MirrorVdev, ReadsSpreadOverTheSides) {
   Mirror m(3, 12);
   std::vector<uint8_t> b(128 * 1024, 7);

@@ -92,6 +92,47 @@ TEST(RaidzVdev, RoundTripsEveryWidthAndParity) {
   }
 }
 
+// Trim: the leaf ranges of the raidz vdev's free space (everything between
+// blocks) cover exactly its free sectors, once each, and discarding them
+// touches no sector of any block, data, parity or skip: every block reads
+// back (every column, in scrub mode) with nothing to repair.
+TEST(RaidzVdev, TrimRangesCoverTheFreeSectorsAndNoBlock) {
+  for (uint32_t ashift : {9u, 12u}) {
+    for (auto [n, p] : SomeGeometries()) {
+      SCOPED_TRACE("raidz" + std::to_string(p) + " width " + std::to_string(n) + " ashift " +
+                   std::to_string(ashift));
+      Raidz r(n, p, ashift);
+      const auto blocks = test::WriteRandomBlocks(*r.vdev, 40, n * 7 + p + ashift, 9);
+      ASSERT_GE(blocks.size(), 10u);
+      const uint64_t end = r.vdev->asize() / 2;  // the tail too: one free run to `end`
+      std::vector<LeafTrim> ranges;
+      uint64_t pos = 0, free_bytes = 0;
+      auto trim = [&](uint64_t a, uint64_t b) {
+        if (b <= a) return;
+        r.vdev->TrimRanges(a, b - a, &ranges);
+        free_bytes += b - a;
+      };
+      for (const Block& b : blocks) {
+        trim(pos, b.offset);
+        pos = b.offset + r.vdev->AllocatedSize(b.data.size());
+      }
+      trim(pos, end);
+      uint64_t trimmed = 0;
+      for (const LeafTrim& t : ranges) {
+        ASSERT_NE(t.leaf->device(), nullptr);
+        EXPECT_EQ(t.offset % (1u << ashift), 0u);
+        EXPECT_EQ(t.len % (1u << ashift), 0u);
+        EXPECT_GE(t.offset, kLeafFrontReserve);
+        ASSERT_UZFS_OK(t.leaf->device()->Trim(t.offset, t.len));
+        trimmed += t.len;
+      }
+      EXPECT_EQ(trimmed, free_bytes);  // each free sector of the vdev is one leaf sector
+      ExpectReadsClean(*r.vdev, blocks, ReadMode::kScrub);
+      ExpectReadsClean(*r.vdev, blocks, ReadMode::kNormal);
+    }
+  }
+}
+
 // The columns land where raidz::MapBlock says, data in block order, so the
 // layout is OpenZFS's (the compat test checks the same against zfs-fuse).
 TEST(RaidzVdev, ColumnsLandWhereTheMapSays) {

@@ -20,6 +20,7 @@ namespace uzfs {
 Pool::Pool() = default;
 
 Pool::~Pool() {
+  StopTrimThread();
   StopScanThread();
   // A scrub's place is kept: the record of its last slice goes to disk too.
   bool scan_dirty = false;
@@ -148,7 +149,9 @@ Status Pool::CloseWithState(uint64_t state) {
     labels_dirty_ = true;
     config_dirty_ = true;
   }
-  // A scrub stops where it is; the final sync stores its place.
+  // A scrub stops where it is; the final sync stores its place. A trim
+  // just stops.
+  StopTrimThread();
   StopScanThread();
   Status s = Sync();
   if (s.ok() && txg_) s = txg_->Shutdown();

@@ -764,7 +764,48 @@ class Pool final : private TxgSyncer {
   // and reuse the window's blocks there).
   void SetScanWindowHook(std::function<void()> hook) UZFS_EXCLUDES(scan_mu_);
 
-  // --- device states, replace and resilver (pool_device_state.cc) ---
+  // --- manual trim (pool_trim.cc, `zpool trim`) ---
+  // A trim discards the space no block uses on the leaves named (every
+  // leaf of the tree when none is), so thin-provisioned storage (a sparse
+  // file, an SSD, an NBD export, a Ceph image) gets it back. It runs on a
+  // thread of its own, one top-level vdev after another, metaslab by
+  // metaslab, in batches of at most kTrimBatch bytes: a batch's free ranges
+  // are lent out of the allocator (Metaslab::LendForTrim), so no block is
+  // written there while it is discarded, and discarded while the batch
+  // holds sync_mu_, so the tree cannot change under it (a leaf detached
+  // meanwhile gets no discard after it left). Free ranges shorter than
+  // kTrimMinExtent are left alone, as OpenZFS does. Space freed in the
+  // last few txgs is deferred (metaslab.h) and not trimmed yet, so a
+  // rewind to those txgs still finds its blocks. Progress lives in memory
+  // only: an export or a crash ends a trim, and `zpool trim` starts it
+  // again from the beginning.
+  static constexpr uint64_t kTrimBatch = 64ull << 20;
+  static constexpr uint64_t kTrimMinExtent = 32 * 1024;
+  enum class TrimState : uint8_t { kNone, kActive, kCanceled, kComplete, kFailed };
+  struct TrimProgress {
+    TrimState state = TrimState::kNone;
+    uint64_t examined = 0;  // bytes of its top-level vdev's space looked at
+    uint64_t total = 0;     // bytes of its top-level vdev's space
+    uint64_t trimmed = 0;   // bytes discarded on the leaf
+    uint64_t start_time = 0, end_time = 0;  // epoch seconds
+    bool unsupported = false;  // kFailed because the device cannot discard
+    std::string error;         // kFailed: why
+  };
+  // StartTrim: the leaves named (path or guid) start trimming; `rate`
+  // limits each leaf to that many bytes discarded per second (0: no
+  // limit). NotFound "no such device in pool" for a name that is not a
+  // leaf of the tree; Busy "currently trimming" when one of them already
+  // is (then none starts); NotSupported on a read-only pool.
+  Status StartTrim(const std::vector<std::string>& devs, uint64_t rate = 0)
+      UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  // CancelTrim: the leaves named (every one, with none named) stop
+  // trimming; NotFound "there is no active trim" when none of them was.
+  Status CancelTrim(const std::vector<std::string>& devs) UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  // Every leaf trimmed since import, by guid.
+  std::map<uint64_t, TrimProgress> trim_progress() const UZFS_EXCLUDES(trim_mu_);
+  bool TrimRunning() const UZFS_EXCLUDES(trim_mu_);
+
+
   // A device is named by its path or guid, as zpool status shows it.
   // `zpool offline [-t]`: the leaf takes no more I/O (Busy "no valid
   // replicas" when the pool could not serve every block without it);
@@ -1483,6 +1524,20 @@ class Pool final : private TxgSyncer {
   // When each leaf's labels were last checked (CheckLeaves), by guid.
   std::map<uint64_t, std::chrono::steady_clock::time_point> label_checked_ UZFS_GUARDED_BY(mu_);
   std::chrono::seconds label_check_interval_ UZFS_GUARDED_BY(mu_){60};
+  // The trim (pool_trim.cc). Lock order: trim_thread_mu_, sync_mu_, mu_,
+  // trim_mu_.
+  void StopTrimThread() UZFS_EXCLUDES(trim_mu_, trim_thread_mu_);
+  void TrimThreadMain() UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  // One pass over top-level vdev `top_id` for the leaves `guids`.
+  void TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  Mutex trim_thread_mu_;  // held while the thread is started or joined
+  std::thread trim_thread_ UZFS_GUARDED_BY(trim_thread_mu_);
+  mutable Mutex trim_mu_;
+  CondVar trim_cv_;
+  std::map<uint64_t, TrimProgress> trim_ UZFS_GUARDED_BY(trim_mu_);
+  uint64_t trim_rate_ UZFS_GUARDED_BY(trim_mu_) = 0;
+  bool trim_stop_ UZFS_GUARDED_BY(trim_mu_) = false;
+  bool trim_busy_ UZFS_GUARDED_BY(trim_mu_) = false;  // the thread works or is about to
   // The scrub (pool_scan.cc). Lock order: sync_mu_, mu_, scan_mu_.
   void StartScanThread() UZFS_EXCLUDES(scan_mu_);
   void StopScanThread() UZFS_EXCLUDES(scan_mu_);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "zfs/util/zassert.h"
+
 namespace uzfs {
 
 // The metaslabs of one top-level vdev and which of them is active.
@@ -384,6 +386,27 @@ uint64_t Allocator::allocated() const {
 uint32_t Allocator::metaslab_shift(uint32_t vdev_id) const {
   MetaslabGroup* g = Group(vdev_id);
   return g ? g->ms_shift() : 0;
+}
+
+uint64_t Allocator::metaslab_count(uint32_t vdev_id) const {
+  MetaslabGroup* g = Group(vdev_id);
+  return g ? g->metaslabs().size() : 0;
+}
+
+RangeTree Allocator::LendForTrim(uint32_t vdev_id, uint64_t ms, uint64_t from, uint64_t max_bytes,
+                                 uint64_t min_extent, uint64_t* next) {
+  MetaslabGroup* g = Group(vdev_id);
+  if (g == nullptr || ms >= g->metaslabs().size()) {
+    *next = UINT64_MAX;
+    return {};
+  }
+  return g->metaslabs()[ms]->LendForTrim(from, max_bytes, min_extent, next);
+}
+
+void Allocator::ReturnTrimmed(uint32_t vdev_id, uint64_t ms, const RangeTree& lent) {
+  MetaslabGroup* g = Group(vdev_id);
+  ZVERIFY(g != nullptr && ms < g->metaslabs().size());
+  g->metaslabs()[ms]->ReturnTrimmed(lent);
 }
 
 }  // namespace uzfs

@@ -156,6 +156,14 @@ class Allocator {
   std::vector<VdevSpaceStats> VdevStats() const;
   // The metaslab_shift in use for a vdev (0 if unknown): goes into the config.
   uint32_t metaslab_shift(uint32_t vdev_id) const;
+  // How many metaslabs a vdev has (0 if unknown).
+  uint64_t metaslab_count(uint32_t vdev_id) const;
+  // Trim (`zpool trim`): Metaslab::LendForTrim and ReturnTrimmed on
+  // metaslab `ms` of a vdev. An unknown vdev or metaslab lends nothing and
+  // says it is done (*next = UINT64_MAX).
+  RangeTree LendForTrim(uint32_t vdev_id, uint64_t ms, uint64_t from, uint64_t max_bytes,
+                        uint64_t min_extent, uint64_t* next);
+  void ReturnTrimmed(uint32_t vdev_id, uint64_t ms, const RangeTree& lent);
 
  private:
   Allocator(std::vector<std::unique_ptr<MetaslabGroup>> groups, const AllocatorOptions& options);

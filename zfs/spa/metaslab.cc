@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 namespace uzfs {
 namespace {
@@ -56,6 +57,7 @@ void Metaslab::UpdateStatsLocked() {
   uint64_t deferred = 0;
   for (const auto& [t, tree] : frees_) deferred += tree.space();
   for (const auto& [t, tree] : defer_) deferred += tree.space();
+  deferred += trimming_.space();
   free_bytes_.store(free_.space(), std::memory_order_relaxed);
   deferred_bytes_.store(deferred, std::memory_order_relaxed);
   max_segment_.store(free_.largest_size(), std::memory_order_relaxed);
@@ -73,8 +75,8 @@ RangeTree Metaslab::FreeTree() const {
 
 Status Metaslab::Load(SpaceMapStorage* sm) {
   MutexLock l(&mu_);
-  if (!allocs_.empty() || !frees_.empty()) {
-    return Status::InvalidArgument("metaslab load with unsynced changes");
+  if (!allocs_.empty() || !frees_.empty() || !trimming_.empty()) {
+    return Status::InvalidArgument("metaslab load with unsynced changes or a trim under way");
   }
   RangeTree free;
   VerifyOk(free.Add(start_, size_), "load");
@@ -121,7 +123,9 @@ Status Metaslab::Free(uint64_t offset, uint64_t size, uint64_t txg) {
     return Status::InvalidArgument("free outside its metaslab");
   }
   MutexLock l(&mu_);
-  if (free_.Intersects(offset, size)) return Status::InvalidArgument("double free: space is free");
+  if (free_.Intersects(offset, size) || trimming_.Intersects(offset, size)) {
+    return Status::InvalidArgument("double free: space is free");
+  }
   for (const auto& [t, tree] : frees_) {
     if (tree.Intersects(offset, size)) return Status::InvalidArgument("double free: already being freed");
   }
@@ -160,6 +164,45 @@ Status Metaslab::Claim(uint64_t offset, uint64_t size, uint64_t txg) {
   return Status::Ok();
 }
 
+RangeTree Metaslab::LendForTrim(uint64_t from, uint64_t max_bytes, uint64_t min_extent,
+                                uint64_t* next) {
+  MutexLock l(&mu_);
+  RangeTree lent;
+  uint64_t pos = std::max(from, start_);
+  const uint64_t end = start_ + size_;
+  const auto& segs = free_.segments();
+  // The segment holding `pos`, if any, then the ones after it.
+  auto it = segs.upper_bound(pos);
+  if (it != segs.begin() && std::prev(it)->second > pos) --it;
+  while (it != segs.end() && lent.space() < max_bytes) {
+    const uint64_t s = std::max(it->first, pos);
+    const uint64_t e = it->second;
+    ++it;
+    pos = e;
+    if (e - s < std::max<uint64_t>(min_extent, 1)) continue;
+    const uint64_t take = std::min(e - s, max_bytes - lent.space());
+    VerifyOk(lent.Add(s, take), "lend for trim");
+    pos = s + take;
+  }
+  if (it == segs.end() && lent.space() < max_bytes) pos = end;
+  for (const auto& [s, e] : lent.segments()) {
+    VerifyOk(free_.Remove(s, e - s), "lend for trim: free");
+    VerifyOk(trimming_.Add(s, e - s), "lend for trim: trimming");
+  }
+  if (!lent.empty()) UpdateStatsLocked();
+  *next = std::min(pos, end);
+  return lent;
+}
+
+void Metaslab::ReturnTrimmed(const RangeTree& lent) {
+  MutexLock l(&mu_);
+  for (const auto& [s, e] : lent.segments()) {
+    VerifyOk(trimming_.Remove(s, e - s), "return trimmed");
+    VerifyOk(free_.Add(s, e - s), "return trimmed: free");
+  }
+  if (!lent.empty()) UpdateStatsLocked();
+}
+
 bool Metaslab::Dirty(uint64_t txg) const {
   MutexLock l(&mu_);
   return allocs_.count(txg) || frees_.count(txg);
@@ -167,6 +210,7 @@ bool Metaslab::Dirty(uint64_t txg) const {
 
 RangeTree Metaslab::MapFreeLocked(uint64_t txg) const {
   RangeTree out = free_;
+  for (const auto& [s, e] : trimming_.segments()) VerifyOk(out.Add(s, e - s), "map view: trimming");
   for (const auto& [t, tree] : defer_) {
     for (const auto& [s, e] : tree.segments()) VerifyOk(out.Add(s, e - s), "map view: defer");
   }
@@ -208,7 +252,7 @@ Status Metaslab::Sync(uint64_t txg, SpaceMapStorage* sm, bool allow_condense) {
 
   const uint64_t have_words = sm->Length() / 8;
   const uint64_t add_words = a.num_segments() + f.num_segments() + 2;
-  uint64_t optimal = free_.num_segments() + 2;
+  uint64_t optimal = free_.num_segments() + trimming_.num_segments() + 2;
   for (const auto& [t, tree] : defer_) optimal += tree.num_segments();
   const uint64_t after = have_words + add_words;
   const bool condense = allow_condense && after * 8 >= opts_.condense_min_bytes &&

@@ -11,7 +11,9 @@
 //   free_       allocatable space (a RangeTree), loaded from the space map;
 //   allocs_[t]  space allocated in txg t and not yet written to the map;
 //   frees_[t]   space freed in txg t and not yet written to the map;
-//   defer_[t]   space freed in txg t, already FREE in the map, waiting.
+//   defer_[t]   space freed in txg t, already FREE in the map, waiting;
+//   trimming_   free space lent to a trim (`zpool trim`): FREE in the map,
+//               not allocatable until the trim gives it back.
 // Life of a byte range: Allocate/Claim move it free_ -> allocs_[t];
 // Sync(t) appends allocs_[t] as ALLOC and frees_[t] as FREE entries to
 // the map and moves frees_[t] into defer_[t]; SyncDone(t), called once
@@ -107,6 +109,17 @@ class Metaslab {
   // import). InvalidArgument unless all of it is free.
   Status Claim(uint64_t offset, uint64_t size, uint64_t txg);
 
+  // Trim (`zpool trim`): lends out up to `max_bytes` of free space, whole
+  // free segments of at least `min_extent` bytes (cut at max_bytes) from
+  // the first at or after `from`, and sets *next to where the next call
+  // should look (start_ + size_ when the metaslab is done). Lent space is
+  // neither allocatable nor counted free (deferred() counts it), so no
+  // write can land where a discard is in flight; the space map still
+  // calls it free. Every lent range must come back through ReturnTrimmed.
+  RangeTree LendForTrim(uint64_t from, uint64_t max_bytes, uint64_t min_extent, uint64_t* next);
+  // Makes space lent by LendForTrim allocatable again.
+  void ReturnTrimmed(const RangeTree& lent);
+
   // True if txg has allocations or frees not yet written.
   bool Dirty(uint64_t txg) const;
   // Writes txg's changes to `sm` (appending, or condensing) and its header.
@@ -148,6 +161,7 @@ class Metaslab {
   std::map<uint64_t, RangeTree> allocs_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, RangeTree> frees_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, RangeTree> defer_ UZFS_GUARDED_BY(mu_);
+  RangeTree trimming_ UZFS_GUARDED_BY(mu_);
   std::array<uint64_t, 64> cursor_ UZFS_GUARDED_BY(mu_){};
   int64_t map_alloc_ UZFS_GUARDED_BY(mu_) = 0;
   bool sync_broken_ UZFS_GUARDED_BY(mu_) = false;  // a Sync failed part way

@@ -16,6 +16,7 @@ std::string_view IoOpName(IoOp op) {
     case IoOp::kWrite:
     case IoOp::kWriteDurable: return "write";
     case IoOp::kFlush: return "flush";
+    case IoOp::kTrim: return "trim";
   }
   return "io";
 }
@@ -138,6 +139,17 @@ bool BlockDevice::StartAsync(AsyncIo& io) {
   if (DoStartAsync(io)) return true;
   io.done = std::move(caller);
   return false;
+}
+
+Status BlockDevice::Trim(uint64_t offset, uint64_t len) {
+  UZFS_RETURN_IF_ERROR(CheckRange(IoOp::kTrim, offset, len, nullptr));
+  if (len == 0) return Status::Ok();
+  return DoTrim(offset, len);
+}
+
+Status BlockDevice::DoTrim(uint64_t offset, uint64_t len) {
+  (void)offset, (void)len;
+  return Status::NotSupported(path() + " cannot discard");
 }
 
 Status BlockDevice::Flush() {

@@ -43,7 +43,9 @@ namespace uzfs {
 
 // kWriteDurable: a write that is durable when it completes
 // (BlockDevice::WriteDurable); counted and reported as a write.
-enum class IoOp : uint8_t { kRead, kWrite, kFlush, kWriteDurable };
+// kTrim: a discard (BlockDevice::Trim); it names errors and never goes
+// through the IoEngine.
+enum class IoOp : uint8_t { kRead, kWrite, kFlush, kWriteDurable, kTrim };
 std::string_view IoOpName(IoOp op);
 
 // A plain copy of the counters, for reporting.
@@ -122,6 +124,15 @@ class BlockDevice {
   // nearby reads, zfs/vdev/vdev.cc): the range is checked and an error
   // counted once, as for one Read of their total length.
   Status ReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces);
+
+  // Discards [offset, offset+len) (`zpool trim`): the device may forget
+  // those bytes and give their space back (a hole punched in a file,
+  // BLKDISCARD on a block device, NBD TRIM); a later read returns zeros or
+  // whatever the device keeps, so only space no block uses is trimmed.
+  // NotSupported when the device cannot discard (then nothing changed);
+  // IoError when it failed. Failures are not counted in errors(): a
+  // discard is advice, and losing one costs no data.
+  Status Trim(uint64_t offset, uint64_t len);
 
   // Size in bytes, fixed for the life of the object.
   virtual uint64_t Size() const = 0;
@@ -203,6 +214,8 @@ class BlockDevice {
   virtual Status DoWriteGather(uint64_t offset, std::span<const std::span<const uint8_t>> pieces);
   // Default: one DoRead into an aligned buffer, copied out to the pieces.
   virtual Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces);
+  // Trim's implementation, after the range check. Default: NotSupported.
+  virtual Status DoTrim(uint64_t offset, uint64_t len);
   // StartAsync's implementation, after the range check; `io.done` already
   // counts errors. Default: false (not taken).
   virtual bool DoStartAsync(AsyncIo& io) {

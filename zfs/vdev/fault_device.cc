@@ -148,6 +148,7 @@ FaultDevice::Decision FaultDevice::Decide(IoOp op, uint64_t offset, uint64_t len
     case IoOp::kWrite:
     case IoOp::kWriteDurable: d.fail = Fires(&write_fail_, offset, len); break;
     case IoOp::kFlush: d.fail = Fires(&flush_fail_, 0, 0); break;
+    case IoOp::kTrim: break;
   }
   return d;
 }

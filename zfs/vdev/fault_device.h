@@ -140,6 +140,8 @@ class FaultDevice final : public BlockDevice {
   Status DoReadScatter(uint64_t offset, std::span<const std::span<uint8_t>> pieces) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
+  // Trims are passed on untouched: no fault is injected into them.
+  Status DoTrim(uint64_t offset, uint64_t len) override { return inner_->Trim(offset, len); }
   // One I/O (one lane, one latency) that both a write fault and a flush
   // fault can fail; durable in the cache model for its own bytes only.
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;

@@ -426,6 +426,25 @@ Status FileDevice::DoFlush() {
   return Status::Ok();
 }
 
+Status FileDevice::DoTrim(uint64_t offset, uint64_t len) {
+  for (;;) {
+    int rc;
+    if (is_block_) {
+      uint64_t range[2] = {offset, len};
+      rc = ioctl(fd_, BLKDISCARD, range);
+    } else {
+      rc = fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                     static_cast<off_t>(len));
+    }
+    if (rc == 0) return Status::Ok();
+    if (errno == EINTR) continue;
+    if (errno == EOPNOTSUPP || errno == ENOTTY || errno == ENOSYS) {
+      return Status::NotSupported(path_ + " cannot discard: " + std::strerror(errno));
+    }
+    return DeviceIoError(IoOp::kTrim, path_, offset, len, errno);
+  }
+}
+
 Status FileDevice::CheckIdentity() const {
   struct stat st;
   if (fstat(fd_, &st) != 0) return Status::IoError(path_ + ": " + std::strerror(errno));

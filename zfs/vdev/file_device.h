@@ -141,6 +141,10 @@ class FileDevice final : public BlockDevice {
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override;
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
+  // A file: a hole punched (fallocate, the size kept); a block device:
+  // BLKDISCARD. NotSupported where the file system or the device has no
+  // such operation.
+  Status DoTrim(uint64_t offset, uint64_t len) override;
   // pwritev2 with RWF_DSYNC (aligned requests on a direct descriptor, any
   // on a buffered one); where the kernel refuses the flag, or a direct
   // request needs a bounce, DoWrite then DoFlush.

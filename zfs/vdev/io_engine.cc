@@ -128,6 +128,7 @@ Status ExecuteSync(const IoRequest& req) {
     case IoOp::kFlush: return req.device->Flush();
     case IoOp::kWriteDurable:
       return req.device->WriteDurable(req.offset, std::span<const uint8_t>(req.buf.data(), req.buf.size()));
+    case IoOp::kTrim: return Status::InvalidArgument("a trim goes to its device, not through the I/O engine");
   }
   return Status::InvalidArgument("unknown I/O op");
 }

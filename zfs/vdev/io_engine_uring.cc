@@ -138,7 +138,7 @@ void UringEngine::Submit(std::vector<IoRequest>&& batch) {
     const uint64_t total = r.length();
     const void* first = gathered ? r.gather[0].data() : scattered ? r.scatter[0].data() : r.buf.data();
     // Bad ranges go the synchronous way too: the device's own check answers.
-    if (fd < 0 || !r.device->CheckRange(r.op, r.offset, total, first).ok()) {
+    if (fd < 0 || r.op == IoOp::kTrim || !r.device->CheckRange(r.op, r.offset, total, first).ok()) {
       sync.push_back(std::move(r));
       continue;
     }
@@ -229,6 +229,7 @@ void UringEngine::Pump() {
                             static_cast<unsigned>(left), r.offset + op->done_bytes);
         sqe->rw_flags = RWF_DSYNC;
         break;
+      case IoOp::kTrim: break;  // never here: trims take the synchronous way above
     }
     io_uring_sqe_set_data(sqe, op);
     inflight_++;

@@ -46,6 +46,27 @@ Status MemDevice::DoWrite(uint64_t offset, std::span<const uint8_t> buf) {
   return Status::Ok();
 }
 
+Status MemDevice::DoTrim(uint64_t offset, uint64_t len) {
+  MutexLock l(&mu_);
+  if (opts_.volatile_cache) {
+    Status s = cache_.BeforeWrite(offset, len,
+                                  [this](uint64_t off, std::span<uint8_t> out)
+                                      UZFS_NO_THREAD_SAFETY_ANALYSIS {
+                                        std::memcpy(out.data(), data_ + off, out.size());
+                                        return Status::Ok();
+                                      });
+    s.IgnoreError();  // the memcpy reader cannot fail
+  }
+  std::memset(data_ + offset, 0, len);
+  trimmed_ += len;
+  return Status::Ok();
+}
+
+uint64_t MemDevice::trimmed_bytes() {
+  MutexLock l(&mu_);
+  return trimmed_;
+}
+
 Status MemDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {
   MutexLock l(&mu_);
   std::memcpy(data_ + offset, buf.data(), buf.size());

@@ -53,6 +53,8 @@ class MemDevice final : public BlockDevice {
   size_t UnflushedGranules() UZFS_EXCLUDES(mu_);
   // Counts of completed operations (for tests that check I/O happened).
   uint64_t flush_count() UZFS_EXCLUDES(mu_);
+  // Bytes discarded by Trim since creation.
+  uint64_t trimmed_bytes() UZFS_EXCLUDES(mu_);
 
  protected:
   Status DoRead(uint64_t offset, std::span<uint8_t> buf) override UZFS_EXCLUDES(mu_);
@@ -60,6 +62,8 @@ class MemDevice final : public BlockDevice {
   Status DoFlush() override UZFS_EXCLUDES(mu_);
   // The write, durable at once (only its own bytes; flush_count unchanged).
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override UZFS_EXCLUDES(mu_);
+  // A discard reads back as zeros (a write of zeros, under the cache model).
+  Status DoTrim(uint64_t offset, uint64_t len) override UZFS_EXCLUDES(mu_);
 
  private:
   MemDevice(uint8_t* data, uint64_t size, const MemDeviceOptions& opts);
@@ -70,6 +74,7 @@ class MemDevice final : public BlockDevice {
   uint8_t* const data_ UZFS_PT_GUARDED_BY(mu_);     // size_ bytes, mmap'd
   VolatileCacheModel cache_ UZFS_GUARDED_BY(mu_);  // pre-images since last flush
   uint64_t flushes_ UZFS_GUARDED_BY(mu_) = 0;
+  uint64_t trimmed_ UZFS_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace uzfs

@@ -312,6 +312,7 @@ Result<std::unique_ptr<NbdDevice>> NbdDevice::Open(const std::string& uri, const
   }
   d->can_flush_.store(nbd_can_flush(c->h) == 1);
   d->can_fua_.store(nbd_can_fua(c->h) == 1);
+  d->can_trim_.store(nbd_can_trim(c->h) == 1);
   d->connects_.store(1);
   MutexLock l(&d->mu_);
   d->conn_ = std::move(c);
@@ -359,6 +360,7 @@ Result<std::shared_ptr<NbdDevice::Conn>> NbdDevice::Live() {
     } else {
       can_flush_.store(nbd_can_flush((*c)->h) == 1);
       can_fua_.store(nbd_can_fua((*c)->h) == 1);
+      can_trim_.store(nbd_can_trim((*c)->h) == 1);
       connects_.fetch_add(1);
       backoff_ = opts_.backoff_min;
       conn_ = std::move(*c);
@@ -379,15 +381,20 @@ int64_t NbdDevice::Conn::Send(const std::shared_ptr<Pending>& p, Cmd cmd, uint64
     case Cmd::kRead: cookie = nbd_aio_pread(h, buf, len, offset, cb, 0); break;
     case Cmd::kWrite: cookie = nbd_aio_pwrite(h, buf, len, offset, cb, fua ? LIBNBD_CMD_FLAG_FUA : 0); break;
     case Cmd::kFlush: cookie = nbd_aio_flush(h, cb, 0); break;
+    case Cmd::kTrim: cookie = nbd_aio_trim(h, len, offset, cb, 0); break;
   }
   // On failure libnbd has run the free callback and will not call back.
   if (cookie == -1 && (nbd_aio_is_dead(h) || nbd_aio_is_closed(h))) DieLocked(LastNbdError());
   return cookie;
 }
 
-Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua) {
-  const IoOp op = cmd == Cmd::kRead ? IoOp::kRead : cmd == Cmd::kFlush ? IoOp::kFlush : IoOp::kWrite;
-  const uint64_t len = cmd == Cmd::kRead ? in.size() : out.size();
+Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua,
+                        uint64_t trim_len) {
+  const IoOp op = cmd == Cmd::kRead    ? IoOp::kRead
+                  : cmd == Cmd::kFlush ? IoOp::kFlush
+                  : cmd == Cmd::kTrim  ? IoOp::kTrim
+                                       : IoOp::kWrite;
+  const uint64_t len = cmd == Cmd::kRead ? in.size() : cmd == Cmd::kTrim ? trim_len : out.size();
   auto conn = Live();
   if (!conn.ok()) return DeviceIoError(op, uri_, offset, len, 0, conn.status().message());
   Conn& c = **conn;
@@ -398,7 +405,7 @@ Status NbdDevice::Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::sp
   {
     MutexLock l(&c.mu);
     if (c.dead.load()) return DeviceIoError(op, uri_, offset, len, 0, c.why);
-    if (c.Send(p, cmd, offset, p->data.data(), p->data.size(), fua) == -1) {
+    if (c.Send(p, cmd, offset, p->data.data(), cmd == Cmd::kTrim ? trim_len : p->data.size(), fua) == -1) {
       const std::string why = LastNbdError();
       p->resolved.store(true);
       c.inflight.erase(p);
@@ -508,6 +515,16 @@ Status NbdDevice::DoFlush() {
   // connection still has to be there for the flush to mean anything.
   if (!can_flush()) return Live().status().ok() ? Status::Ok() : DeviceIoError(IoOp::kFlush, uri_, 0, 0, 0, "connection lost");
   return Issue(Cmd::kFlush, 0, {}, {}, false);
+}
+
+Status NbdDevice::DoTrim(uint64_t offset, uint64_t len) {
+  if (!can_trim()) return Status::NotSupported(uri_ + " cannot discard: the server offers no trim");
+  for (uint64_t done = 0; done < len;) {
+    const uint64_t n = std::min<uint64_t>(kMaxRequest, len - done);
+    UZFS_RETURN_IF_ERROR(Issue(Cmd::kTrim, offset + done, {}, {}, false, n));
+    done += n;
+  }
+  return Status::Ok();
 }
 
 Status NbdDevice::DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) {

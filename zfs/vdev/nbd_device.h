@@ -91,12 +91,13 @@ class NbdDevice final : public BlockDevice {
   // What the server offered at the last (re)connection.
   bool can_flush() const { return can_flush_.load(std::memory_order_relaxed); }
   bool can_fua() const { return can_fua_.load(std::memory_order_relaxed); }
+  bool can_trim() const { return can_trim_.load(std::memory_order_relaxed); }
   // Connections made (1 after Open), for tests and the daemon's log.
   uint64_t connects() const { return connects_.load(std::memory_order_relaxed); }
 
   bool HasAsync() const override { return true; }
 
-  enum class Cmd : uint8_t { kRead, kWrite, kFlush };
+  enum class Cmd : uint8_t { kRead, kWrite, kFlush, kTrim };
   struct Conn;        // one connection and its I/O thread (nbd_device.cc)
   struct Pending;     // one command in flight
   struct AsyncBatch;  // the commands of one StartAsync
@@ -106,6 +107,9 @@ class NbdDevice final : public BlockDevice {
   Status DoWrite(uint64_t offset, std::span<const uint8_t> buf) override;
   Status DoFlush() override;
   Status DoWriteDurable(uint64_t offset, std::span<const uint8_t> buf) override;
+  // NBD TRIM, in commands of at most 32 MiB; NotSupported when the server
+  // did not offer it.
+  Status DoTrim(uint64_t offset, uint64_t len) override;
   bool DoStartAsync(AsyncIo& io) override;
 
  private:
@@ -115,13 +119,15 @@ class NbdDevice final : public BlockDevice {
   Result<std::shared_ptr<Conn>> Live() UZFS_EXCLUDES(mu_);
   // Connects a new Conn and checks the export (size, read-only).
   Result<std::shared_ptr<Conn>> Connect() const;
-  Status Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua);
+  // One command, waited for. A trim carries no data: its length is trim_len.
+  Status Issue(Cmd cmd, uint64_t offset, std::span<uint8_t> in, std::span<const uint8_t> out, bool fua,
+               uint64_t trim_len = 0);
 
   const std::string uri_;
   const NbdDeviceOptions opts_;
   uint64_t size_ = 0;
   uint32_t ashift_hint_ = kDefaultAshift;
-  std::atomic<bool> can_flush_{false}, can_fua_{false};
+  std::atomic<bool> can_flush_{false}, can_fua_{false}, can_trim_{false};
   std::atomic<uint64_t> connects_{0};
   mutable Mutex mu_;
   std::shared_ptr<Conn> conn_ UZFS_GUARDED_BY(mu_);

@@ -108,6 +108,16 @@ constexpr uint64_t LeafAsize(uint64_t device_size) {
              : 0;
 }
 
+class Vdev;
+
+// One discard of a leaf's device range (Vdev::TrimRanges): device byte
+// offsets, whole sectors.
+struct LeafTrim {
+  Vdev* leaf = nullptr;
+  uint64_t offset = 0;
+  uint64_t len = 0;
+};
+
 // kHole: the place of a removed top-level (log) vdev, kept so the ids of
 // the ones after it never change (ZFS's "hole" vdev, pool version >= 19).
 // kReplacing / kSpare: a replace or a hot spare in progress (see above).
@@ -265,6 +275,17 @@ class Vdev {
   // The leaves this vdev still owns: a child given away by ReleaseChild is
   // not walked, though children() still names it.
   void CollectOwnedLeaves(std::vector<Vdev*>* out);
+
+  // Trim (`zpool trim`, vdev_trim.cc): appends the device ranges of the
+  // usable leaves below that hold nothing but bytes of [offset,
+  // offset+size) of this vdev's allocatable space (sector aligned): on a
+  // leaf, a mirror side, a replacing or spare member the range itself
+  // (after the leaf's front reserve); on a raidz child the sectors of the
+  // range that lie on that child (raidz stripes sector by sector: byte b
+  // of the raidz vdev is on child (b >> ashift) % n). A range the raidz
+  // vdev calls free therefore holds no sector of any block, data or
+  // parity. Nothing for a root or a hole.
+  void TrimRanges(uint64_t offset, uint64_t size, std::vector<LeafTrim>* out);
 
   // Leaf: its device's counters plus repaired_bytes; interior: its own.
   Counters counters() const;
