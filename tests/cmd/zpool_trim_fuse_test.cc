@@ -10,6 +10,7 @@
 //    returns once nothing is trimmed;
 //  - a daemon killed in the middle of a trim leaves a pool that imports,
 //    reads back everything and scrubs clean;
+//  - with autotrim=on a deleted file's space goes back by itself;
 //  - bad pools, devices and flags are refused in one line.
 //
 // Needs /dev/fuse: skips without it unless UZFS_REQUIRE_FUSE=1 (CI).
@@ -185,6 +186,27 @@ TEST_F(ZpoolTrimFuse, ADaemonKilledMidTrimLeavesAnIntactPool) {
   EXPECT_TRUE(Contains(r.out, "(untrimmed)")) << r.out;
   ASSERT_EQ(env_.Zpool("trim -w tank").rc, 0);
   ExpectIntact();
+}
+
+TEST_F(ZpoolTrimFuse, AutotrimGivesADeletedFilesSpaceBack) {
+  UZFS_REQUIRE_FUSE();
+  const std::vector<std::string> devs = Devs(3);
+  Ran r = env_.Zpool("create -o autotrim=on -m " + root_ + " tank raidz1" + Join(devs));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(env_.Zpool("get -H -o value autotrim tank").out, "on\n");
+  WriteBytes(root_ + "/big", test::RandomBytes(32u << 20, 14));
+  ASSERT_EQ(env_.Zpool("sync tank").rc, 0);
+  const uint64_t before = AllocatedBytes(devs);
+  ASSERT_EQ(::unlink((root_ + "/big").c_str()), 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(env_.Zpool("sync tank").rc, 0);
+  uint64_t after = before;
+  for (int i = 0; i < 100 && before < after + (32ull << 20); i++) {
+    usleep(100000);
+    after = AllocatedBytes(devs);
+  }
+  EXPECT_GT(before, after + (32ull << 20)) << before << " -> " << after;
+  ASSERT_EQ(env_.Zpool("scrub -w tank").rc, 0);
+  EXPECT_EQ(env_.Zpool("status -x tank").out, "pool 'tank' is healthy\n");
 }
 
 TEST_F(ZpoolTrimFuse, BadInputIsRefusedInOneLine) {

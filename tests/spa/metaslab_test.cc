@@ -143,6 +143,60 @@ TEST(MetaslabTest, LendForTrimKeepsWritesAwayAndTheMapTrue) {
   ms.ReturnTrimmed(again);
 }
 
+// Autotrim: space released by the deferral becomes a candidate; what was
+// allocated again meanwhile, and runs too short, are not lent; the
+// candidates are looked at once; off drops them.
+TEST(MetaslabTest, AutotrimLendsWhatTheDeferralReleasedAndIsStillFree) {
+  Metaslab ms(0, 0, 0, 1 << 20, Opts(1));
+  MemSpaceMapStorage sm;
+  ms.SetAutotrim(true);
+  auto a = ms.Allocate(256 * 1024, 1);
+  auto b = ms.Allocate(8192, 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_UZFS_OK(ms.Sync(1, &sm));
+  ms.SyncDone(1);
+  ASSERT_UZFS_OK(ms.Free(*a, 256 * 1024, 2));
+  ASSERT_UZFS_OK(ms.Free(*b, 8192, 2));
+  ASSERT_UZFS_OK(ms.Sync(2, &sm));
+  ms.SyncDone(2);
+  EXPECT_EQ(ms.autotrim_pending(), 0u) << "still deferred";
+  ASSERT_UZFS_OK(ms.Sync(3, &sm));
+  ms.SyncDone(3);
+  EXPECT_EQ(ms.autotrim_pending(), 256u * 1024 + 8192);
+  // 64K of the released space is taken again before the pass.
+  auto again = ms.Allocate(65536, 4);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(*again, *a);  // first fit: the start of the freed run
+  RangeTree lent = ms.LendAutotrim(1 << 20, 32 * 1024);
+  // The rest of the released run (b's 8K lies right after a's 256K), not
+  // the reallocated 64K.
+  EXPECT_EQ(lent.space(), 200u * 1024);
+  EXPECT_TRUE(lent.Contains(*a + 65536, 200 * 1024));
+  EXPECT_EQ(ms.autotrim_pending(), 0u);
+  EXPECT_TRUE(ms.LendAutotrim(1 << 20, 0).empty());
+  ms.ReturnTrimmed(lent);
+  EXPECT_TRUE(ms.FreeTree().Contains(*a + 65536, 200 * 1024));
+  // A released run shorter than the least extent is not lent.
+  auto c = ms.Allocate(8192, 4);
+  ASSERT_TRUE(c.ok());
+  ASSERT_UZFS_OK(ms.Free(*c, 8192, 4));
+  for (uint64_t t = 4; t <= 5; t++) {
+    ASSERT_UZFS_OK(ms.Sync(t, &sm));
+    ms.SyncDone(t);
+  }
+  EXPECT_EQ(ms.autotrim_pending(), 8192u);
+  EXPECT_TRUE(ms.LendAutotrim(1 << 20, 32 * 1024).empty());
+  EXPECT_EQ(ms.autotrim_pending(), 0u);
+  // Off: candidates dropped, none gathered.
+  ms.SetAutotrim(false);
+  ASSERT_UZFS_OK(ms.Free(*again, 65536, 6));
+  for (uint64_t t = 6; t <= 8; t++) {
+    ASSERT_UZFS_OK(ms.Sync(t, &sm));
+    ms.SyncDone(t);
+  }
+  EXPECT_EQ(ms.autotrim_pending(), 0u);
+}
+
 TEST(MetaslabTest, NoSpaceWhenFull) {
   Metaslab ms(0, 0, 0, 64 * 1024, Opts(0));
   for (int i = 0; i < 16; i++) ASSERT_TRUE(ms.Allocate(4096, 1).ok());

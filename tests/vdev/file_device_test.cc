@@ -1,9 +1,10 @@
 // FileDevice on temporary files: round trips across reopen, geometry,
 // exclusive open (Busy), open errors, O_DIRECT alignment, and I/O errors
-// that carry the path and offset and are counted.
+// that carry the path and offset and are counted; Trim punches a hole.
 #include "zfs/vdev/file_device.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -46,6 +47,32 @@ TEST(FileDeviceTest, RoundTripSurvivesReopen) {
   std::vector<uint8_t> back(data.size());
   ASSERT_UZFS_OK((*dev)->Read(12345, back));
   EXPECT_EQ(back, data);
+}
+
+// Trim of a file: a hole (the blocks go, the size stays, the range reads
+// as zeros), the bytes around it untouched; outside the file it is
+// InvalidArgument.
+TEST(FileDeviceTest, TrimPunchesAHole) {
+  test::TempDir dir;
+  const std::string path = test::FileIn(dir, "disk0");
+  auto dev = FileDevice::Open(path, Create());
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  const auto data = test::RandomBytes(kSize, 6);
+  ASSERT_UZFS_OK((*dev)->Write(0, data));
+  ASSERT_UZFS_OK((*dev)->Flush());
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const uint64_t before = static_cast<uint64_t>(st.st_blocks) * 512;
+  ASSERT_UZFS_OK((*dev)->Trim(1 << 20, 2 << 20));
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), kSize);
+  EXPECT_GE(before, static_cast<uint64_t>(st.st_blocks) * 512 + (2 << 20));
+  std::vector<uint8_t> back(kSize);
+  ASSERT_UZFS_OK((*dev)->Read(0, back));
+  std::vector<uint8_t> want = data;
+  std::fill(want.begin() + (1 << 20), want.begin() + (3 << 20), 0);
+  EXPECT_TRUE(back == want);
+  EXPECT_EQ((*dev)->Trim(kSize - 4096, 8192).code(), Code::kInvalidArgument);
 }
 
 TEST(FileDeviceTest, GeometryOfAPlainFile) {

@@ -7,8 +7,10 @@
 // the I/O engine takes (StartAsync: pieces, completions on the device's
 // thread, failures when the server dies or stops answering, the engine
 // draining such requests at shutdown); RetryNow (what `zpool online` does)
-// reconnects at once instead of after the backoff.
+// reconnects at once instead of after the backoff; Trim as NBD TRIM.
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -97,6 +99,45 @@ TEST(NbdDevice, ReadsWhatItWroteAndFlushes) {
   // Outside the export: refused before anything is sent.
   EXPECT_EQ((*d)->Read((64ull << 20) - 100, got).code(), Code::kInvalidArgument);
   EXPECT_EQ((*d)->connects(), 1u);
+}
+
+// Trim is NBD TRIM: the file behind nbdkit's file plugin gets a hole (its
+// blocks go, the range reads as zeros); a trim the server fails is an
+// IoError that counts no device error.
+TEST(NbdDevice, TrimReachesTheServerAndItsFailureCountsNoError) {
+  test::TempDir dir;
+  const std::string file = (dir.path() / "f").string();
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::vector<uint8_t> bytes = test::RandomBytes(8 << 20, 3);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto blocks = [&] {
+    struct stat st;
+    EXPECT_EQ(::stat(file.c_str(), &st), 0);
+    return static_cast<uint64_t>(st.st_blocks) * 512;
+  };
+  const uint64_t before = blocks();
+  {
+    test::NbdkitServer srv((dir.path() / "s").string(), {"file", file});
+    auto d = NbdDevice::Open(srv.uri(), Quick());
+    ASSERT_UZFS_OK(d.status());
+    ASSERT_TRUE((*d)->can_trim());
+    ASSERT_UZFS_OK((*d)->Trim(1 << 20, 4 << 20));
+    std::vector<uint8_t> got(4096);
+    ASSERT_UZFS_OK((*d)->Read(2 << 20, got));
+    EXPECT_EQ(got, std::vector<uint8_t>(4096, 0));
+    EXPECT_EQ((*d)->Trim(8 << 20, 4096).code(), Code::kInvalidArgument);  // past the end
+  }
+  EXPECT_GE(before, blocks() + (4 << 20));
+  test::NbdkitServer failing((dir.path() / "e").string(),
+                             {"--filter=error", "file", file, "error-trim=EIO", "error-trim-rate=1"});
+  auto d = NbdDevice::Open(failing.uri(), Quick());
+  ASSERT_UZFS_OK(d.status());
+  EXPECT_EQ((*d)->Trim(0, 65536).code(), Code::kIoError);
+  EXPECT_EQ((*d)->errors().Snapshot(), DeviceErrorCounts{});
+  std::vector<uint8_t> got(4096);
+  ASSERT_UZFS_OK((*d)->Read(0, got));  // the connection is still good
 }
 
 TEST(NbdDevice, ManyThreadsShareOneConnection) {

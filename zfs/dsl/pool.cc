@@ -11,6 +11,7 @@
 
 #include "cache/arc_block_reader.h"
 #include "zfs/dsl/pool_build.h"
+#include "zfs/dsl/prop_table.h"
 #include "zfs/dsl/space_map_objects.h"
 #include "zfs/zio/spa_allocator.h"
 #include "zfs/zio/vdev_target.h"
@@ -65,6 +66,11 @@ Status Pool::StartEngine(const TxgOptions& opts) {
   }
   UZFS_ASSIGN_OR_RETURN(txg_, TxgEngine::Create(*this, first, opts));
   StartScanThread();
+  // autotrim=on from the pool's properties (a new pool has none yet).
+  if (auto props = PoolProps(); props.ok()) {
+    const PropValue* on = FindInZap(props->zap, "autotrim");
+    if (on != nullptr && !on->is_string && on->number != 0) SetAutotrim(true);
+  }
   return Status::Ok();
 }
 

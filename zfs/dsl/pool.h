@@ -804,6 +804,16 @@ class Pool final : private TxgSyncer {
   // Every leaf trimmed since import, by guid.
   std::map<uint64_t, TrimProgress> trim_progress() const UZFS_EXCLUDES(trim_mu_);
   bool TrimRunning() const UZFS_EXCLUDES(trim_mu_);
+  // autotrim=on (pool property, read at import and on `zpool set`): the
+  // trim thread stays up and every kAutotrimEvery discards, on every
+  // usable leaf, the runs of at least kTrimMinExtent that the deferral of
+  // frees released since its last pass (Metaslab::SetAutotrim), lent out
+  // of the allocator as a manual trim's are. Counted in autotrimmed_bytes
+  // (bytes of top-level vdev space), shown nowhere else, as OpenZFS shows
+  // no autotrim progress.
+  static constexpr std::chrono::milliseconds kAutotrimEvery{1000};
+  bool autotrim() const { return autotrim_on_.load(std::memory_order_acquire); }
+  uint64_t autotrimmed_bytes() const { return autotrimmed_bytes_.load(std::memory_order_relaxed); }
 
 
   // A device is named by its path or guid, as zpool status shows it.
@@ -1528,6 +1538,16 @@ class Pool final : private TxgSyncer {
   // trim_mu_.
   void StopTrimThread() UZFS_EXCLUDES(trim_mu_, trim_thread_mu_);
   void TrimThreadMain() UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  // Turns autotrim on or off (allocators, thread).
+  void SetAutotrim(bool on) UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_, trim_thread_mu_);
+  // Starts the trim thread unless it runs (trim_busy_ was false and is now
+  // set by the caller).
+  void StartTrimThread() UZFS_EXCLUDES(trim_mu_, trim_thread_mu_);
+  // One autotrim pass over every top-level vdev.
+  void AutotrimPass() UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
+  // The allocator of top-level vdev `top_id` (the log class's for a log
+  // vdev), nullptr for a hole or an unknown id.
+  Allocator* TrimAllocator(uint32_t top_id, Vdev** top) UZFS_EXCLUDES(mu_);
   // One pass over top-level vdev `top_id` for the leaves `guids`.
   void TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
   Mutex trim_thread_mu_;  // held while the thread is started or joined
@@ -1538,6 +1558,9 @@ class Pool final : private TxgSyncer {
   uint64_t trim_rate_ UZFS_GUARDED_BY(trim_mu_) = 0;
   bool trim_stop_ UZFS_GUARDED_BY(trim_mu_) = false;
   bool trim_busy_ UZFS_GUARDED_BY(trim_mu_) = false;  // the thread works or is about to
+  std::atomic<bool> autotrim_on_{false};
+  std::atomic<uint64_t> autotrimmed_bytes_{0};
+  std::set<uint64_t> autotrim_unsupported_ UZFS_GUARDED_BY(trim_mu_);  // leaves that cannot discard
   // The scrub (pool_scan.cc). Lock order: sync_mu_, mu_, scan_mu_.
   void StartScanThread() UZFS_EXCLUDES(scan_mu_);
   void StopScanThread() UZFS_EXCLUDES(scan_mu_);

@@ -29,6 +29,7 @@
 // and writes them all in one txg; the props live in the pool, so they move
 // with it to another machine, to zfs-fuse and back.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,7 +140,12 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     enc.push_back(std::move(e));
   }
   if (enc.empty()) return Status::Ok();
-  return RunTask([this, enc](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
+  // autotrim takes effect once it is stored.
+  std::optional<bool> autotrim;
+  for (const Encoded& e : enc) {
+    if (e.name == "autotrim" && !e.user) autotrim = e.value != 0;
+  }
+  Status stored = RunTask([this, enc](Txg txg) UZFS_NO_THREAD_SAFETY_ANALYSIS -> Status {
     // Check (resolve bootfs) before anything changes.
     std::vector<std::pair<std::string, uint64_t>> entries;
     bool config_changed = false;
@@ -199,6 +205,8 @@ Status Pool::SetPoolProps(const std::vector<std::pair<std::string, std::string>>
     }
     return Status::Ok();
   });
+  if (stored.ok() && autotrim) SetAutotrim(*autotrim);
+  return stored;
 }
 
 }  // namespace uzfs

@@ -56,16 +56,43 @@ Status Pool::StartTrim(const std::vector<std::string>& devs, uint64_t rate) {
     }
     trim_rate_ = rate;
     if (!trim_busy_) start = trim_busy_ = true;
+    trim_cv_.SignalAll();  // a thread idle between autotrim passes
   }
-  if (start) {
-    MutexLock k(&trim_thread_mu_);
-    if (trim_thread_.joinable()) trim_thread_.join();  // one that found nothing more and is ending
-    trim_thread_ = std::thread([this] {
-      NameThisThread("trim");
-      TrimThreadMain();
-    });
-  }
+  if (start) StartTrimThread();
   return Status::Ok();
+}
+
+void Pool::StartTrimThread() {
+  MutexLock k(&trim_thread_mu_);
+  if (trim_thread_.joinable()) trim_thread_.join();  // one that found nothing more and is ending
+  trim_thread_ = std::thread([this] {
+    NameThisThread("trim");
+    TrimThreadMain();
+  });
+}
+
+void Pool::SetAutotrim(bool on) {
+  if (readonly_) return;
+  {
+    MutexLock l(&mu_);
+    autotrim_on_.store(on, std::memory_order_release);
+    if (alloc_) alloc_->SetAutotrim(on);
+    for (const auto& a : log_allocs_) a->SetAutotrim(on);
+  }
+  bool start = false;
+  {
+    MutexLock t(&trim_mu_);
+    if (on && !trim_busy_ && !trim_stop_) start = trim_busy_ = true;
+    trim_cv_.SignalAll();
+  }
+  if (start) StartTrimThread();
+}
+
+Allocator* Pool::TrimAllocator(uint32_t top_id, Vdev** top) {
+  MutexLock l(&mu_);
+  *top = root_->child(top_id);
+  if (*top == nullptr || (*top)->is_hole()) return nullptr;
+  return (*top)->is_log() ? LogClassFor(top_id) : alloc_.get();
 }
 
 Status Pool::CancelTrim(const std::vector<std::string>& devs) {
@@ -151,13 +178,80 @@ void Pool::TrimThreadMain() {
       if (stop) return;
       if (!guids.empty()) TrimTopLevel(id, guids);
     }
-    MutexLock t(&trim_mu_);
-    if (trim_stop_) return;
-    bool more = false;
-    for (const auto& [g, p] : trim_) more = more || p.state == TrimState::kActive;
-    if (!more) {
-      trim_busy_ = false;
-      return;
+    {
+      MutexLock t(&trim_mu_);
+      if (trim_stop_) return;
+      bool more = false;
+      for (const auto& [g, p] : trim_) more = more || p.state == TrimState::kActive;
+      if (more) continue;
+      if (!autotrim_on_.load(std::memory_order_acquire)) {
+        trim_busy_ = false;
+        return;
+      }
+      // Autotrim: a pass every kAutotrimEvery, unless a manual trim (or a
+      // stop) comes first.
+      const auto until = std::chrono::steady_clock::now() + kAutotrimEvery;
+      auto idle = [&]() UZFS_REQUIRES(trim_mu_) {
+        if (trim_stop_ || !autotrim_on_.load(std::memory_order_acquire)) return false;
+        for (const auto& [g, p] : trim_) {
+          if (p.state == TrimState::kActive) return false;
+        }
+        return std::chrono::steady_clock::now() < until;
+      };
+      while (idle()) trim_cv_.WaitFor(&trim_mu_, until - std::chrono::steady_clock::now());
+      if (trim_stop_) return;
+    }
+    if (autotrim_on_.load(std::memory_order_acquire)) AutotrimPass();
+  }
+}
+
+void Pool::AutotrimPass() {
+  for (uint32_t id = 0; id < root_->children().size(); id++) {
+    Vdev* top = nullptr;
+    Allocator* alloc = TrimAllocator(id, &top);
+    if (alloc == nullptr || alloc->autotrim_pending() == 0) continue;
+    const uint64_t count = alloc->metaslab_count(id);
+    for (uint64_t ms = 0; ms < count; ms++) {
+      for (;;) {
+        {
+          MutexLock t(&trim_mu_);
+          if (trim_stop_) return;
+        }
+        RangeTree lent = alloc->LendAutotrim(id, ms, kTrimBatch, kTrimMinExtent);
+        if (lent.empty()) break;
+        std::vector<std::pair<uint64_t, Status>> failed;
+        {
+          MutexLock s(&sync_mu_);
+          if (root_->child(id) == top) {
+            std::vector<LeafTrim> ranges;
+            for (const auto& [a, b] : lent.segments()) top->TrimRanges(a, b - a, &ranges);
+            std::set<uint64_t> skip;
+            {
+              MutexLock t(&trim_mu_);
+              skip = autotrim_unsupported_;
+            }
+            for (const LeafTrim& r : ranges) {
+              const uint64_t g = r.leaf->guid();
+              if (skip.count(g)) continue;
+              Status st = r.leaf->device()->Trim(r.offset, r.len);
+              // A device that cannot discard is not asked again; other
+              // failures cost only this discard.
+              if (st.code() == Code::kNotSupported) skip.insert(g);
+              if (!st.ok()) failed.emplace_back(g, std::move(st));
+            }
+          }
+        }
+        alloc->ReturnTrimmed(id, ms, lent);
+        autotrimmed_bytes_.fetch_add(lent.space(), std::memory_order_relaxed);
+        for (auto& [g, st] : failed) {
+          if (st.code() == Code::kNotSupported) {
+            MutexLock t(&trim_mu_);
+            autotrim_unsupported_.insert(g);
+          } else {
+            LogEvent("pool '" + ident_.name + "': autotrim: " + std::string(st.message()));
+          }
+        }
+      }
     }
   }
 }
@@ -165,12 +259,7 @@ void Pool::TrimThreadMain() {
 void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
   using Clock = std::chrono::steady_clock;
   Vdev* top = nullptr;
-  Allocator* alloc = nullptr;
-  {
-    MutexLock l(&mu_);
-    top = root_->child(top_id);
-    if (top != nullptr && !top->is_hole()) alloc = top->is_log() ? LogClassFor(top_id) : alloc_.get();
-  }
+  Allocator* alloc = TrimAllocator(top_id, &top);
   const uint64_t count = alloc == nullptr ? 0 : alloc->metaslab_count(top_id);
   const uint32_t shift = alloc == nullptr ? 0 : alloc->metaslab_shift(top_id);
   const uint64_t total = count << shift;

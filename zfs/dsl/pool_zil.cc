@@ -313,6 +313,7 @@ Status Pool::AddLogClassVdev(uint32_t top_id) {
                         Allocator::Create({SpaceOf(root_->child(top_id), top_id, n)}, ao));
   PrefillLogLeaves(root_->child(top_id));
   root_->child(top_id)->SetLog(true);
+  if (autotrim_on_.load(std::memory_order_acquire)) a->SetAutotrim(true);
   log_class_[top_id] = a.get();
   log_allocs_.push_back(std::move(a));
   zil_avoid_.erase(top_id);

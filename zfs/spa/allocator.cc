@@ -193,6 +193,9 @@ Status Allocator::AddVdev(const TopVdevSpace& v) {
   }
   groups_.push_back(std::move(g));  // within the reserve
   ngroups_.store(groups_.size(), std::memory_order_release);
+  if (autotrim_.load(std::memory_order_acquire)) {
+    for (const auto& m : groups_.back()->metaslabs()) m->SetAutotrim(true);
+  }
   return Status::Ok();
 }
 
@@ -401,6 +404,29 @@ RangeTree Allocator::LendForTrim(uint32_t vdev_id, uint64_t ms, uint64_t from, u
     return {};
   }
   return g->metaslabs()[ms]->LendForTrim(from, max_bytes, min_extent, next);
+}
+
+void Allocator::SetAutotrim(bool on) {
+  autotrim_.store(on, std::memory_order_release);
+  for (const auto& g : Groups()) {
+    for (const auto& m : g->metaslabs()) m->SetAutotrim(on);
+  }
+}
+
+RangeTree Allocator::LendAutotrim(uint32_t vdev_id, uint64_t ms, uint64_t max_bytes, uint64_t min_extent) {
+  MetaslabGroup* g = Group(vdev_id);
+  if (g == nullptr || ms >= g->metaslabs().size()) return {};
+  Metaslab& m = *g->metaslabs()[ms];
+  if (m.autotrim_pending() == 0) return {};
+  return m.LendAutotrim(max_bytes, min_extent);
+}
+
+uint64_t Allocator::autotrim_pending() const {
+  uint64_t sum = 0;
+  for (const auto& g : Groups()) {
+    for (const auto& m : g->metaslabs()) sum += m->autotrim_pending();
+  }
+  return sum;
 }
 
 void Allocator::ReturnTrimmed(uint32_t vdev_id, uint64_t ms, const RangeTree& lent) {

@@ -164,6 +164,12 @@ class Allocator {
   RangeTree LendForTrim(uint32_t vdev_id, uint64_t ms, uint64_t from, uint64_t max_bytes,
                         uint64_t min_extent, uint64_t* next);
   void ReturnTrimmed(uint32_t vdev_id, uint64_t ms, const RangeTree& lent);
+  // Autotrim: Metaslab::SetAutotrim on every metaslab, now and of vdevs
+  // added later; LendAutotrim on metaslab `ms` of a vdev (nothing for an
+  // unknown one); the candidates' bytes over all metaslabs.
+  void SetAutotrim(bool on);
+  RangeTree LendAutotrim(uint32_t vdev_id, uint64_t ms, uint64_t max_bytes, uint64_t min_extent);
+  uint64_t autotrim_pending() const;
 
  private:
   Allocator(std::vector<std::unique_ptr<MetaslabGroup>> groups, const AllocatorOptions& options);
@@ -183,6 +189,7 @@ class Allocator {
   // never change (AddVdev appends one, then publishes).
   std::vector<std::unique_ptr<MetaslabGroup>> groups_;
   std::atomic<size_t> ngroups_{0};
+  std::atomic<bool> autotrim_{false};
 
   Mutex rotor_mu_;
   size_t rotor_ UZFS_GUARDED_BY(rotor_mu_) = 0;

@@ -94,6 +94,8 @@ Status Metaslab::Load(SpaceMapStorage* sm) {
   }
   free_ = std::move(free);
   defer_.clear();
+  autotrim_candidates_.Clear();
+  autotrim_bytes_.store(0, std::memory_order_relaxed);
   map_alloc_ = alloc;
   cursor_.fill(start_);
   UpdateStatsLocked();
@@ -203,6 +205,44 @@ void Metaslab::ReturnTrimmed(const RangeTree& lent) {
   if (!lent.empty()) UpdateStatsLocked();
 }
 
+void Metaslab::SetAutotrim(bool on) {
+  MutexLock l(&mu_);
+  autotrim_ = on;
+  if (!on) autotrim_candidates_.Clear();
+  autotrim_bytes_.store(autotrim_candidates_.space(), std::memory_order_relaxed);
+}
+
+RangeTree Metaslab::LendAutotrim(uint64_t max_bytes, uint64_t min_extent) {
+  MutexLock l(&mu_);
+  RangeTree lent;
+  const auto& free_segs = free_.segments();
+  while (!autotrim_candidates_.empty() && lent.space() < max_bytes) {
+    const auto [cs, ce] = *autotrim_candidates_.segments().begin();
+    uint64_t stop = ce;  // the candidates up to here are looked at
+    auto it = free_segs.upper_bound(cs);
+    if (it != free_segs.begin() && std::prev(it)->second > cs) --it;
+    for (; it != free_segs.end() && it->first < ce; ++it) {
+      const uint64_t s = std::max(it->first, cs);
+      const uint64_t e = std::min(it->second, ce);
+      if (e - s < std::max<uint64_t>(min_extent, 1)) continue;
+      const uint64_t take = std::min(e - s, max_bytes - lent.space());
+      VerifyOk(lent.Add(s, take), "lend for autotrim");
+      if (lent.space() >= max_bytes) {
+        stop = s + take;
+        break;
+      }
+    }
+    VerifyOk(autotrim_candidates_.Remove(cs, stop - cs), "autotrim candidates");
+  }
+  for (const auto& [s, e] : lent.segments()) {
+    VerifyOk(free_.Remove(s, e - s), "lend for autotrim: free");
+    VerifyOk(trimming_.Add(s, e - s), "lend for autotrim: trimming");
+  }
+  autotrim_bytes_.store(autotrim_candidates_.space(), std::memory_order_relaxed);
+  if (!lent.empty()) UpdateStatsLocked();
+  return lent;
+}
+
 bool Metaslab::Dirty(uint64_t txg) const {
   MutexLock l(&mu_);
   return allocs_.count(txg) || frees_.count(txg);
@@ -304,6 +344,10 @@ void Metaslab::SyncDone(uint64_t txg) {
   MutexLock l(&mu_);
   bool changed = false;
   while (!defer_.empty() && defer_.begin()->first + opts_.defer_txgs <= txg) {
+    if (autotrim_) {
+      for (const auto& [a, b] : defer_.begin()->second.segments()) autotrim_candidates_.AddOverlapping(a, b - a);
+      autotrim_bytes_.store(autotrim_candidates_.space(), std::memory_order_relaxed);
+    }
     VerifyOk(defer_.begin()->second.MoveTo(&free_), "release deferred frees");
     defer_.erase(defer_.begin());
     changed = true;

@@ -117,8 +117,18 @@ class Metaslab {
   // write can land where a discard is in flight; the space map still
   // calls it free. Every lent range must come back through ReturnTrimmed.
   RangeTree LendForTrim(uint64_t from, uint64_t max_bytes, uint64_t min_extent, uint64_t* next);
-  // Makes space lent by LendForTrim allocatable again.
+  // Makes space lent by LendForTrim or LendAutotrim allocatable again.
   void ReturnTrimmed(const RangeTree& lent);
+  // Autotrim (pool property autotrim=on): while on, the space SyncDone
+  // makes allocatable again is also kept as a candidate for a discard.
+  // Off drops the candidates.
+  void SetAutotrim(bool on);
+  // Lends (as LendForTrim) the candidates' runs of at least `min_extent`
+  // bytes that are still free, up to `max_bytes`, and forgets the
+  // candidates it looked at (what was allocated meanwhile is not trimmed).
+  RangeTree LendAutotrim(uint64_t max_bytes, uint64_t min_extent);
+  // Bytes of autotrim candidates (a cheap look, without the lock).
+  uint64_t autotrim_pending() const { return autotrim_bytes_.load(std::memory_order_relaxed); }
 
   // True if txg has allocations or frees not yet written.
   bool Dirty(uint64_t txg) const;
@@ -162,6 +172,9 @@ class Metaslab {
   std::map<uint64_t, RangeTree> frees_ UZFS_GUARDED_BY(mu_);
   std::map<uint64_t, RangeTree> defer_ UZFS_GUARDED_BY(mu_);
   RangeTree trimming_ UZFS_GUARDED_BY(mu_);
+  bool autotrim_ UZFS_GUARDED_BY(mu_) = false;
+  RangeTree autotrim_candidates_ UZFS_GUARDED_BY(mu_);
+  std::atomic<uint64_t> autotrim_bytes_{0};
   std::array<uint64_t, 64> cursor_ UZFS_GUARDED_BY(mu_){};
   int64_t map_alloc_ UZFS_GUARDED_BY(mu_) = 0;
   bool sync_broken_ UZFS_GUARDED_BY(mu_) = false;  // a Sync failed part way
