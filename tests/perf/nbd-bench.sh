@@ -10,7 +10,10 @@
 #
 # Environment: FIO_SIZE (default 1G), FIO_RUNTIME (seconds of random reads,
 # default 20), FIO_JOBS (random readers, default 4), DEV_SIZE (per file,
-# default 2G), UZFS_BIN (directory holding zpool, default build/cmd/zpool).
+# default 2G), UZFS_BIN (directory holding zpool, default build/cmd/zpool),
+# NBD_SERVER (nbdkit, the default, or qemu-nbd: O_DIRECT reads and writes
+# of its file through io_uring, --cache=none --aio=io_uring, so the server
+# copies nothing through the page cache).
 # Root (FUSE, drop_caches). Everything lives in a new directory under
 # /var/tmp, removed at the end; the daemon and the servers it starts are
 # stopped by their PIDs.
@@ -21,12 +24,13 @@ zpool_bin=${UZFS_BIN:-$here/build/cmd/zpool}/zpool
 [ -x "$zpool_bin" ] || zpool_bin=$here/build/cmd/zpool/zpool
 export FIO_SIZE=${FIO_SIZE:-1G} FIO_RUNTIME=${FIO_RUNTIME:-20} FIO_JOBS=${FIO_JOBS:-4}
 dev_size=${DEV_SIZE:-2G}
+server=${NBD_SERVER:-nbdkit}
 work=$(mktemp -d /var/tmp/uzfs-nbd-bench.XXXXXX)
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 servers=()
 cleanup() {
   "$zpool_bin" destroy nbdbench >/dev/null 2>&1 || true
-  for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${servers[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
   if [ -f "$UZFS_RUNDIR/uzfsd.pid" ]; then kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true; fi
   sleep 1
   case $work in /var/tmp/uzfs-nbd-bench.*) rm -rf "$work" ;; esac
@@ -58,7 +62,12 @@ side() {  # files|nbd -> "seqwrite seqread randread"
   for i in 0 1 2 3 4 5; do
     truncate -s "$dev_size" "$work/$kind/d$i"
     if [ "$kind" = nbd ]; then
-      nbdkit --foreground -U "$work/$kind/s$i" file "$work/$kind/d$i" &
+      if [ "$server" = qemu-nbd ]; then
+        qemu-nbd --persistent --shared=16 --cache=none --aio=io_uring --discard=unmap -f raw \
+          -k "$work/$kind/s$i" "$work/$kind/d$i" > "$work/$kind/server$i.log" 2>&1 &
+      else
+        nbdkit --foreground -U "$work/$kind/s$i" file "$work/$kind/d$i" > "$work/$kind/server$i.log" 2>&1 &
+      fi
       servers+=($!)
       devs+=("nbd+unix:///?socket=$work/$kind/s$i")
     else
@@ -81,8 +90,10 @@ side() {  # files|nbd -> "seqwrite seqread randread"
   echo "$w $r $rr"
 }
 
-read -r fw fr frr < <(side files)
-read -r nw nr nrr < <(side nbd)
+# Both sides in this shell (not a subshell), so the servers side() starts
+# are in `servers` for cleanup to stop.
+side files > "$work/row"; read -r fw fr frr < "$work/row"
+side nbd > "$work/row"; read -r nw nr nrr < "$work/row"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 printf '| row | files | nbd | nbd / files |\n|---|---:|---:|---:|\n'
 printf '| seq write 1M, MiB/s | %s | %s | %s |\n' "$fw" "$nw" "$(ratio "$nw" "$fw")"

@@ -24,7 +24,7 @@ mnt=$work/mnt
 servers=()
 cleanup() {
   "$zp" destroy -f trimbench 2>/dev/null || true
-  for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${servers[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
   [ -f "$UZFS_RUNDIR/uzfsd.pid" ] && kill "$(cat "$UZFS_RUNDIR/uzfsd.pid")" 2>/dev/null || true
   sleep 1
   case $work in /var/tmp/uzfs-trimbench.*) rm -rf "$work" ;; esac
@@ -40,7 +40,7 @@ new_pool() {
   local kind=$1 devs=()
   shift
   if "$zp" list trimbench >/dev/null 2>&1; then "$zp" destroy -f trimbench; fi
-  for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for p in "${servers[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
   servers=()
   rm -rf "$work/devs"
   mkdir -p "$work/devs" "$mnt"
