@@ -25,6 +25,11 @@ zpool_bin=${UZFS_BIN:-$here/build/cmd/zpool}/zpool
 export FIO_SIZE=${FIO_SIZE:-1G} FIO_RUNTIME=${FIO_RUNTIME:-20} FIO_JOBS=${FIO_JOBS:-4}
 dev_size=${DEV_SIZE:-2G}
 server=${NBD_SERVER:-nbdkit}
+case $server in
+  nbdkit) ;;
+  qemu-nbd) command -v qemu-nbd >/dev/null || { echo "NBD_SERVER=qemu-nbd needs qemu-nbd (Debian's qemu-utils)" >&2; exit 1; } ;;
+  *) echo "NBD_SERVER must be nbdkit or qemu-nbd, not '$server'" >&2; exit 2 ;;
+esac
 work=$(mktemp -d /var/tmp/uzfs-nbd-bench.XXXXXX)
 export UZFS_RUNDIR=$work/run UZFS_AUTOMOUNT=1
 servers=()
