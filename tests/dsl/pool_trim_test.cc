@@ -29,6 +29,16 @@ uint64_t AllocatedBytes(const VdevSpec& group) {
   return sum;
 }
 
+// Frees objects of dataset "sp" in one transaction.
+void FreeObjects(Pool& pool, const std::vector<uint64_t>& objs) {
+  auto os = pool.Objset("sp");
+  ASSERT_UZFS_OK(os.status());
+  auto tx = pool.Begin(0);
+  ASSERT_UZFS_OK(tx.status());
+  for (uint64_t o : objs) ASSERT_UZFS_OK((*os)->FreeObject(o, tx->txg()));
+  tx->Commit();
+}
+
 // Waits (up to a minute) until no leaf is being trimmed.
 bool WaitTrimmed(Pool& p) {
   for (int i = 0; i < 6000 && p.TrimRunning(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -46,14 +56,7 @@ TEST(PoolTrim, DiscardsFreeSpaceWhileWritesGoOn) {
   pooltest::WriteObjects(pool, "sp", 8, 256 << 10, 100, &keep);
   pooltest::WriteObjects(pool, "sp", 24, 1 << 20, 500, &gone);
   ASSERT_UZFS_OK(pool.Sync());
-  {
-    auto os = pool.Objset("sp");
-    ASSERT_UZFS_OK(os.status());
-    auto tx = pool.Begin(0);
-    ASSERT_UZFS_OK(tx.status());
-    for (uint64_t o : gone) ASSERT_UZFS_OK((*os)->FreeObject(o, tx->txg()));
-    tx->Commit();
-  }
+  ASSERT_NO_FATAL_FAILURE(FreeObjects(pool, gone));
   for (int i = 0; i < 4; i++) ASSERT_UZFS_OK(pool.Sync());  // past the deferral of frees
   const uint64_t before = AllocatedBytes(layout.data[0]);
 
@@ -158,14 +161,7 @@ TEST(PoolTrim, AutotrimGivesFreedSpaceBackByItself) {
   pooltest::WriteObjects(pool, "sp", 16, 1 << 20, 500, &gone);
   ASSERT_UZFS_OK(pool.Sync());
   const uint64_t before = AllocatedBytes(layout.data[0]);
-  {
-    auto os = pool.Objset("sp");
-    ASSERT_UZFS_OK(os.status());
-    auto tx = pool.Begin(0);
-    ASSERT_UZFS_OK(tx.status());
-    for (uint64_t obj : gone) ASSERT_UZFS_OK((*os)->FreeObject(obj, tx->txg()));
-    tx->Commit();
-  }
+  ASSERT_NO_FATAL_FAILURE(FreeObjects(pool, gone));
   // The frees reach the space maps, wait out the deferral, and a pass
   // (once a second) discards them.
   for (int i = 0; i < 4; i++) ASSERT_UZFS_OK(pool.Sync());
