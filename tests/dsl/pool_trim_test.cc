@@ -139,6 +139,41 @@ TEST(PoolTrim, CancelsAndRefusesWhatMakesNoSense) {
   EXPECT_EQ((*r)->StartTrim({}).code(), Code::kNotSupported);
 }
 
+// A device offline is not trimmed (named: refused); one detached while its
+// trim waits ends that trim as failed, and the thread ends too.
+TEST(PoolTrim, UnavailableAndDepartedDevices) {
+  test::TempDir dir;
+  PoolLayout layout;
+  layout.data.push_back(pooltest::Group(dir.path(), "m", VdevSpec::Type::kMirror, 3));
+  const std::string side0 = layout.data[0].children[0].path;
+  const std::string side1 = layout.data[0].children[1].path;
+  auto p = Pool::Create("sp", layout, pooltest::V23());
+  ASSERT_UZFS_OK(p.status());
+  Pool& pool = **p;
+  ASSERT_UZFS_OK(pool.OfflineDevice(side1, /*temporary=*/true));
+  Status s = pool.StartTrim({side1});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "cannot trim '" + side1 + "': device is unavailable");
+  ASSERT_UZFS_OK(pool.StartTrim({}));
+  ASSERT_TRUE(WaitTrimmed(pool));
+  EXPECT_EQ(pool.trim_progress().size(), 2u) << "the offline side is left out";
+  ASSERT_UZFS_OK(pool.OnlineDevice(side1));
+  // Slowly (one batch, then a wait of seconds), then the side leaves.
+  ASSERT_UZFS_OK(pool.StartTrim({side0}, 4096));
+  ASSERT_UZFS_OK(pool.DetachDevice(side0));
+  ASSERT_TRUE(WaitTrimmed(pool));
+  bool found = false;
+  for (const auto& [guid, t] : pool.trim_progress()) {
+    if (t.state != Pool::TrimState::kFailed) continue;
+    EXPECT_EQ(t.error, "the device left the pool");
+    found = true;
+  }
+  EXPECT_TRUE(found);
+  ASSERT_UZFS_OK(pool.Export());
+  p->reset();
+  pooltest::ExpectConsistent(dir.path(), "sp");
+}
+
 TEST(PoolTrim, AutotrimGivesFreedSpaceBackByItself) {
   test::TempDir dir;
   PoolLayout layout;

@@ -162,8 +162,10 @@ Status Pool::CloseWithState(uint64_t state) {
   Status s = Sync();
   if (s.ok() && txg_) s = txg_->Shutdown();
   if (s.ok()) CloseCacheDevices();
-  // The pool stays open after a failed close: so does its scrub.
+  // The pool stays open after a failed close: so does its scrub, and its
+  // autotrim (a manual trim stays ended).
   if (!s.ok() && txg_) StartScanThread();
+  if (!s.ok() && autotrim_on_.load(std::memory_order_acquire)) SetAutotrim(true);
   MutexLock l(&mu_);
   if (s.ok()) closed_ = true;
   return s;

@@ -769,11 +769,13 @@ class Pool final : private TxgSyncer {
   // leaf of the tree when none is), so thin-provisioned storage (a sparse
   // file, an SSD, an NBD export, a Ceph image) gets it back. It runs on a
   // thread of its own, one top-level vdev after another, metaslab by
-  // metaslab, in batches of at most kTrimBatch bytes: a batch's free ranges
-  // are lent out of the allocator (Metaslab::LendForTrim), so no block is
-  // written there while it is discarded, and discarded while the batch
-  // holds sync_mu_, so the tree cannot change under it (a leaf detached
-  // meanwhile gets no discard after it left). Free ranges shorter than
+  // metaslab, in batches of at most kTrimBatch bytes. A batch holds
+  // sync_mu_ from start to end, so the tree cannot change under it (a leaf
+  // detached meanwhile gets no discard after it left, and its trim ends as
+  // failed) and no txg sync meets the space it lends: its free ranges are
+  // lent out of the allocator (Metaslab::LendForTrim), so no block is
+  // written there while they are discarded, then returned. An offline or
+  // missing leaf is not trimmed. Free ranges shorter than
   // kTrimMinExtent are left alone, as OpenZFS does. Space freed in the
   // last few txgs is deferred (metaslab.h) and not trimmed yet, so a
   // rewind to those txgs still finds its blocks. Progress lives in memory
@@ -1543,6 +1545,11 @@ class Pool final : private TxgSyncer {
   // Starts the trim thread unless it runs (trim_busy_ was false and is now
   // set by the caller).
   void StartTrimThread() UZFS_EXCLUDES(trim_mu_, trim_thread_mu_);
+  // Whether top-level vdev `top_id` is still `top` with allocator `alloc`
+  // (checked under sync_mu_ before each batch: a removed log vdev's place
+  // holds a hole, and its allocator is retired).
+  bool StillTrimmable(uint32_t top_id, const Vdev* top, const Allocator* alloc)
+      UZFS_REQUIRES(sync_mu_) UZFS_EXCLUDES(mu_);
   // One autotrim pass over every top-level vdev.
   void AutotrimPass() UZFS_EXCLUDES(mu_, sync_mu_, trim_mu_);
   // The allocator of top-level vdev `top_id` (the log class's for a log
@@ -1561,6 +1568,8 @@ class Pool final : private TxgSyncer {
   std::atomic<bool> autotrim_on_{false};
   std::atomic<uint64_t> autotrimmed_bytes_{0};
   std::set<uint64_t> autotrim_unsupported_ UZFS_GUARDED_BY(trim_mu_);  // leaves that cannot discard
+  // Leaves started since the trim thread's round began (not yet looked for).
+  std::set<uint64_t> trim_started_ UZFS_GUARDED_BY(trim_mu_);
   // The scrub (pool_scan.cc). Lock order: sync_mu_, mu_, scan_mu_.
   void StartScanThread() UZFS_EXCLUDES(scan_mu_);
   void StopScanThread() UZFS_EXCLUDES(scan_mu_);

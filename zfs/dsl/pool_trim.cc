@@ -3,10 +3,12 @@
 // discards their free space on those leaves.
 //
 // What it promises: only space that no block of the pool, nor of the
-// last few txgs, uses is ever discarded. The allocator lends a batch of
-// free ranges (they cannot be allocated meanwhile, Metaslab::LendForTrim)
-// and gets them back after the discards; the discards run while the batch
-// holds sync_mu_, so no txg sync changes the vdev tree under them. A
+// last few txgs, uses is ever discarded. Each batch holds sync_mu_: the
+// vdev is checked to be still in its place, the allocator lends a batch
+// of free ranges (they cannot be allocated meanwhile,
+// Metaslab::LendForTrim), the leaves discard them and the allocator gets
+// them back, with no txg sync in between to change the tree or to meet
+// the lent space. A leaf that left the pool ends its trim as failed. A
 // failing leaf ends its own trim only (state kFailed with the reason), and
 // a device that cannot discard is said to be so ("trim unsupported").
 #include <chrono>
@@ -29,11 +31,17 @@ Status Pool::StartTrim(const std::vector<std::string>& devs, uint64_t rate) {
   {
     MutexLock l(&mu_);
     if (devs.empty()) {
-      root_->CollectLeaves(&leaves);
+      // Every leaf that can take I/O (an offline or missing one is left).
+      std::vector<Vdev*> all;
+      root_->CollectLeaves(&all);
+      for (Vdev* leaf : all) {
+        if (leaf->usable()) leaves.push_back(leaf);
+      }
     } else {
       for (const std::string& d : devs) {
         Vdev* leaf = FindLeaf(d);
         if (leaf == nullptr) return Status::NotFound("cannot trim '" + d + "': no such device in pool");
+        if (!leaf->usable()) return Status::InvalidArgument("cannot trim '" + d + "': device is unavailable");
         leaves.push_back(leaf);
       }
     }
@@ -53,6 +61,7 @@ Status Pool::StartTrim(const std::vector<std::string>& devs, uint64_t rate) {
       p.state = TrimState::kActive;
       p.start_time = now;
       trim_[leaf->guid()] = p;
+      trim_started_.insert(leaf->guid());
     }
     trim_rate_ = rate;
     if (!trim_busy_) start = trim_busy_ = true;
@@ -82,6 +91,7 @@ void Pool::SetAutotrim(bool on) {
   bool start = false;
   {
     MutexLock t(&trim_mu_);
+    autotrim_unsupported_.clear();  // set anew: every device is asked again
     if (on && !trim_busy_ && !trim_stop_) start = trim_busy_ = true;
     trim_cv_.SignalAll();
   }
@@ -160,29 +170,52 @@ void Pool::TrimThreadMain() {
     // One round: each top-level vdev in turn, for the leaves below it that
     // are to be trimmed when its turn comes. A leaf started after its
     // vdev's turn waits for the next round.
-    bool stop = false;
+    {
+      MutexLock t(&trim_mu_);
+      trim_started_.clear();
+    }
+    std::set<uint64_t> seen;  // every leaf of the tree, this round
     for (uint32_t id = 0;; id++) {
-      Vdev* top = id < root_->children().size() ? root_->child(id) : nullptr;
-      if (top == nullptr) break;
-      std::vector<Vdev*> leaves;
-      top->CollectLeaves(&leaves);
+      std::vector<uint64_t> leaf_guids;
+      {
+        // The tree changes only under sync_mu_, and a top-level vdev taken
+        // out of it may be freed once that is done: its leaves are read
+        // while no change can run.
+        MutexLock s(&sync_mu_);
+        Vdev* top = id < root_->children().size() ? root_->child(id) : nullptr;
+        if (top == nullptr) break;
+        std::vector<Vdev*> leaves;
+        top->CollectLeaves(&leaves);
+        for (Vdev* leaf : leaves) leaf_guids.push_back(leaf->guid());
+      }
       std::set<uint64_t> guids;
       {
         MutexLock t(&trim_mu_);
-        stop = trim_stop_;
-        for (Vdev* leaf : leaves) {
-          auto it = trim_.find(leaf->guid());
-          if (it != trim_.end() && it->second.state == TrimState::kActive) guids.insert(leaf->guid());
+        if (trim_stop_) return;
+        for (uint64_t g : leaf_guids) {
+          seen.insert(g);
+          auto it = trim_.find(g);
+          if (it != trim_.end() && it->second.state == TrimState::kActive) guids.insert(g);
         }
       }
-      if (stop) return;
       if (!guids.empty()) TrimTopLevel(id, guids);
     }
     {
       MutexLock t(&trim_mu_);
       if (trim_stop_) return;
+      // A leaf still to trim that no top-level vdev held (and that was not
+      // started during the round, after its vdev's turn) left the pool.
       bool more = false;
-      for (const auto& [g, p] : trim_) more = more || p.state == TrimState::kActive;
+      for (auto& [g, p] : trim_) {
+        if (p.state != TrimState::kActive) continue;
+        if (!seen.count(g) && !trim_started_.count(g)) {
+          p.state = TrimState::kFailed;
+          p.error = "the device left the pool";
+          p.end_time = EpochNow();
+          continue;
+        }
+        more = true;
+      }
       if (more) continue;
       if (!autotrim_on_.load(std::memory_order_acquire)) {
         trim_busy_ = false;
@@ -205,46 +238,62 @@ void Pool::TrimThreadMain() {
   }
 }
 
+bool Pool::StillTrimmable(uint32_t top_id, const Vdev* top, const Allocator* alloc) {
+  Vdev* now_top = nullptr;
+  const Allocator* now = TrimAllocator(top_id, &now_top);
+  return now != nullptr && now == alloc && now_top == top;
+}
+
 void Pool::AutotrimPass() {
   for (uint32_t id = 0; id < root_->children().size(); id++) {
     Vdev* top = nullptr;
     Allocator* alloc = TrimAllocator(id, &top);
     if (alloc == nullptr || alloc->autotrim_pending() == 0) continue;
     const uint64_t count = alloc->metaslab_count(id);
+    std::set<uint64_t> skip;
+    {
+      MutexLock t(&trim_mu_);
+      skip = autotrim_unsupported_;
+    }
     for (uint64_t ms = 0; ms < count; ms++) {
       for (;;) {
         {
           MutexLock t(&trim_mu_);
           if (trim_stop_) return;
         }
-        RangeTree lent = alloc->LendAutotrim(id, ms, kTrimBatch, kTrimMinExtent);
-        if (lent.empty()) break;
         std::vector<std::pair<uint64_t, Status>> failed;
+        uint64_t lent_bytes = 0;
+        bool discarded = false;
         {
+          // Lent, discarded and returned while no txg syncs: the sync never
+          // meets lent space, and the tree stays as it was checked.
           MutexLock s(&sync_mu_);
-          if (root_->child(id) == top) {
-            std::vector<LeafTrim> ranges;
-            for (const auto& [a, b] : lent.segments()) top->TrimRanges(a, b - a, &ranges);
-            std::set<uint64_t> skip;
-            {
-              MutexLock t(&trim_mu_);
-              skip = autotrim_unsupported_;
+          if (!StillTrimmable(id, top, alloc)) break;
+          RangeTree lent = alloc->LendAutotrim(id, ms, kTrimBatch, kTrimMinExtent);
+          if (lent.empty()) break;
+          lent_bytes = lent.space();
+          std::vector<LeafTrim> ranges;
+          for (const auto& [a, b] : lent.segments()) top->TrimRanges(a, b - a, &ranges);
+          std::set<uint64_t> failing = skip;  // asked no more in this batch
+          for (const LeafTrim& r : ranges) {
+            const uint64_t g = r.leaf->guid();
+            if (failing.count(g)) continue;
+            Status st = r.leaf->device()->Trim(r.offset, r.len);
+            if (st.ok()) {
+              discarded = true;
+              continue;
             }
-            for (const LeafTrim& r : ranges) {
-              const uint64_t g = r.leaf->guid();
-              if (skip.count(g)) continue;
-              Status st = r.leaf->device()->Trim(r.offset, r.len);
-              // A device that cannot discard is not asked again; other
-              // failures cost only this discard.
-              if (st.code() == Code::kNotSupported) skip.insert(g);
-              if (!st.ok()) failed.emplace_back(g, std::move(st));
-            }
+            failing.insert(g);
+            failed.emplace_back(g, std::move(st));
           }
+          alloc->ReturnTrimmed(id, ms, lent);
         }
-        alloc->ReturnTrimmed(id, ms, lent);
-        autotrimmed_bytes_.fetch_add(lent.space(), std::memory_order_relaxed);
+        if (discarded) autotrimmed_bytes_.fetch_add(lent_bytes, std::memory_order_relaxed);
         for (auto& [g, st] : failed) {
+          // A device that cannot discard is not asked again (until autotrim
+          // is set anew); other failures cost that device this batch.
           if (st.code() == Code::kNotSupported) {
+            skip.insert(g);
             MutexLock t(&trim_mu_);
             autotrim_unsupported_.insert(g);
           } else {
@@ -264,6 +313,22 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
   const uint32_t shift = alloc == nullptr ? 0 : alloc->metaslab_shift(top_id);
   const uint64_t total = count << shift;
   std::set<uint64_t> active = guids;
+  // Ends the trim of every leaf still in `active` with `why`.
+  auto fail_all = [&](const std::string& why) {
+    MutexLock t(&trim_mu_);
+    for (uint64_t g : active) {
+      TrimProgress& p = trim_[g];
+      if (p.state != TrimState::kActive) continue;
+      p.state = TrimState::kFailed;
+      p.error = why;
+      p.end_time = EpochNow();
+    }
+    active.clear();
+  };
+  if (alloc == nullptr) {
+    fail_all("the device has no allocatable space to trim");
+    return;
+  }
   // Which of `active` are still to be trimmed (a cancel or a stop ends
   // them); sets each one's examined bytes.
   auto refresh = [&](uint64_t examined) {
@@ -291,30 +356,32 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
     const uint64_t end = (ms + 1) << shift;
     for (uint64_t pos = ms << shift; pos < end && !active.empty();) {
       uint64_t next = end;
-      RangeTree lent = alloc->LendForTrim(top_id, ms, pos, kTrimBatch, kTrimMinExtent, &next);
       struct Outcome {
         uint64_t guid;
         uint64_t bytes;
         Status status;
       };
       std::vector<Outcome> outcomes;
-      bool gone = false;
-      if (!lent.empty()) {
+      {
+        // Lent, discarded and returned while no txg syncs: the sync never
+        // meets lent space, and no leaf leaves the tree under a discard.
         MutexLock s(&sync_mu_);
-        if (root_->child(top_id) != top) {
-          gone = true;  // the vdev left the tree (a log device removed)
-        } else {
-          std::vector<LeafTrim> ranges;
-          for (const auto& [a, b] : lent.segments()) top->TrimRanges(a, b - a, &ranges);
-          for (const LeafTrim& r : ranges) {
-            const uint64_t g = r.leaf->guid();
-            if (!active.count(g)) continue;
-            outcomes.push_back({g, r.len, r.leaf->device()->Trim(r.offset, r.len)});
-            if (!outcomes.back().status.ok()) active.erase(g);  // no more discards this batch
-          }
+        if (!StillTrimmable(top_id, top, alloc)) {
+          fail_all("the device left the pool");
+          break;
         }
+        RangeTree lent = alloc->LendForTrim(top_id, ms, pos, kTrimBatch, kTrimMinExtent, &next);
+        std::vector<LeafTrim> ranges;
+        for (const auto& [a, b] : lent.segments()) top->TrimRanges(a, b - a, &ranges);
+        std::set<uint64_t> failing;  // asked no more in this batch
+        for (const LeafTrim& r : ranges) {
+          const uint64_t g = r.leaf->guid();
+          if (!active.count(g) || failing.count(g)) continue;
+          outcomes.push_back({g, r.len, r.leaf->device()->Trim(r.offset, r.len)});
+          if (!outcomes.back().status.ok()) failing.insert(g);
+        }
+        alloc->ReturnTrimmed(top_id, ms, lent);
       }
-      alloc->ReturnTrimmed(top_id, ms, lent);
       pos = std::max(next, pos + 1);
       {
         MutexLock t(&trim_mu_);
@@ -329,17 +396,6 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
             p.error = std::string(o.status.message());
             p.end_time = EpochNow();
           }
-        }
-        if (gone) {
-          for (uint64_t g : active) {
-            TrimProgress& p = trim_[g];
-            if (p.state == TrimState::kActive) {
-              p.state = TrimState::kFailed;
-              p.error = "the device left the pool";
-              p.end_time = EpochNow();
-            }
-          }
-          active.clear();
         }
       }
       refresh(pos);

@@ -436,7 +436,19 @@ Status FileDevice::DoTrim(uint64_t offset, uint64_t len) {
       rc = fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                      static_cast<off_t>(len));
     }
-    if (rc == 0) return Status::Ok();
+    if (rc == 0) {
+      // A hole prefilled chunk (a log device) wholly inside the range is a
+      // hole again: its next write fills it anew. A chunk only partly
+      // inside keeps its mark (the fill would zero the rest of it, which
+      // may hold data); it merely has a hole the log's syncs pay for.
+      const uint64_t chunk = prefill_chunk_.load(std::memory_order_acquire);
+      if (chunk != 0 && !is_block_) {
+        for (uint64_t c = (offset + chunk - 1) / chunk; (c + 1) * chunk <= offset + len; c++) {
+          chunk_written_[c].store(0, std::memory_order_release);
+        }
+      }
+      return Status::Ok();
+    }
     if (errno == EINTR) continue;
     if (errno == EOPNOTSUPP || errno == ENOTTY || errno == ENOSYS) {
       return Status::NotSupported(path_ + " cannot discard: " + std::strerror(errno));
