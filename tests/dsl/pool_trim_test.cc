@@ -158,8 +158,17 @@ TEST(PoolTrim, UnavailableAndDepartedDevices) {
   ASSERT_TRUE(WaitTrimmed(pool));
   EXPECT_EQ(pool.trim_progress().size(), 2u) << "the offline side is left out";
   ASSERT_UZFS_OK(pool.OnlineDevice(side1));
-  // Slowly (one batch, then a wait of seconds), then the side leaves.
+  // Slowly (one batch, then a wait of minutes); once its first batch is
+  // done the side leaves, and the wait ends.
   ASSERT_UZFS_OK(pool.StartTrim({side0}, 4096));
+  auto first_batch_done = [&] {
+    for (const auto& [guid, t] : pool.trim_progress()) {
+      if (t.state == Pool::TrimState::kActive && t.trimmed > 0) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 3000 && !first_batch_done(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(first_batch_done());
   ASSERT_UZFS_OK(pool.DetachDevice(side0));
   ASSERT_TRUE(WaitTrimmed(pool));
   bool found = false;

@@ -23,6 +23,10 @@ namespace {
 
 uint64_t EpochNow() { return static_cast<uint64_t>(std::time(nullptr)); }
 
+// How often a trim waiting out its rate looks whether its leaves are
+// still in the pool.
+constexpr std::chrono::milliseconds kTrimCheckEvery{200};
+
 }  // namespace
 
 Status Pool::StartTrim(const std::vector<std::string>& devs, uint64_t rate) {
@@ -348,6 +352,25 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
       ++it;
     }
   };
+  // Leaves of `active` no longer below `top` leave this pass (the round
+  // after it finds them elsewhere or ends their trim); all of them when
+  // the vdev itself changed.
+  auto drop_departed = [&] {
+    std::set<uint64_t> present;
+    bool same = false;
+    {
+      MutexLock s(&sync_mu_);
+      same = StillTrimmable(top_id, top, alloc);
+      if (same) {
+        std::vector<Vdev*> leaves;
+        top->CollectLeaves(&leaves);
+        for (Vdev* leaf : leaves) present.insert(leaf->guid());
+      }
+    }
+    for (auto it = active.begin(); it != active.end();) {
+      it = same && present.count(*it) ? std::next(it) : active.erase(it);
+    }
+  };
   refresh(0);
   auto started = Clock::now();
   uint64_t paced = 0;  // most bytes any one leaf discarded since `started`
@@ -367,7 +390,10 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
         // meets lent space, and no leaf leaves the tree under a discard.
         MutexLock s(&sync_mu_);
         if (!StillTrimmable(top_id, top, alloc)) {
-          fail_all("the device left the pool");
+          // The vdev changed (a side detached, a log removed): its leaves
+          // still in the pool are trimmed under its new shape in the next
+          // round, the others end there as failed.
+          active.clear();
           break;
         }
         RangeTree lent = alloc->LendForTrim(top_id, ms, pos, kTrimBatch, kTrimMinExtent, &next);
@@ -408,16 +434,19 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
       if (rate > 0 && !active.empty()) {
         const auto due = started + std::chrono::duration_cast<Clock::duration>(
                                        std::chrono::duration<double>(static_cast<double>(paced) / rate));
-        MutexLock t(&trim_mu_);
-        // A cancel of every leaf of this pass, or a stop, ends the wait.
-        auto waiting = [&]() UZFS_REQUIRES(trim_mu_) {
-          if (trim_stop_ || Clock::now() >= due) return false;
-          for (uint64_t g : active) {
-            if (trim_[g].state == TrimState::kActive) return true;
+        // A cancel of every leaf of this pass, a stop, or every leaf
+        // leaving the vdev ends the wait (looked at every kTrimCheckEvery).
+        for (;;) {
+          {
+            MutexLock t(&trim_mu_);
+            bool any = false;
+            for (uint64_t g : active) any = any || trim_[g].state == TrimState::kActive;
+            if (trim_stop_ || !any || Clock::now() >= due) break;
+            trim_cv_.WaitFor(&trim_mu_, std::min<Clock::duration>(due - Clock::now(), kTrimCheckEvery));
           }
-          return false;
-        };
-        while (waiting()) trim_cv_.WaitFor(&trim_mu_, due - Clock::now());
+          drop_departed();
+          if (active.empty()) break;
+        }
       }
     }
   }
