@@ -115,7 +115,7 @@ TEST(PoolTrim, CancelsAndRefusesWhatMakesNoSense) {
   EXPECT_EQ(s.message(), "cannot trim '/no/such/dev': no such device in pool");
   s = pool.CancelTrim({});
   EXPECT_EQ(s.code(), Code::kNotFound);
-  EXPECT_EQ(s.message(), "there is no active trim");
+  EXPECT_EQ(s.message(), "cannot cancel trimming 'sp': there is no active trim");
   // One side, slowly (one batch, then a wait of seconds): cancel ends it.
   ASSERT_UZFS_OK(pool.StartTrim({side0}, 4096));
   s = pool.StartTrim({});

@@ -131,7 +131,10 @@ Status Pool::CancelTrim(const std::vector<std::string>& devs) {
     it->second.end_time = EpochNow();
     any = true;
   }
-  if (!any) return Status::NotFound("there is no active trim");
+  if (!any) {
+    return Status::NotFound("cannot cancel trimming '" + (devs.empty() ? ident_.name : devs[0]) +
+                            "': there is no active trim");
+  }
   trim_cv_.SignalAll();
   return Status::Ok();
 }
@@ -317,20 +320,15 @@ void Pool::TrimTopLevel(uint32_t top_id, const std::set<uint64_t>& guids) {
   const uint32_t shift = alloc == nullptr ? 0 : alloc->metaslab_shift(top_id);
   const uint64_t total = count << shift;
   std::set<uint64_t> active = guids;
-  // Ends the trim of every leaf still in `active` with `why`.
-  auto fail_all = [&](const std::string& why) {
+  if (alloc == nullptr) {  // a hole, or a log vdev outside the log class
     MutexLock t(&trim_mu_);
-    for (uint64_t g : active) {
+    for (uint64_t g : guids) {
       TrimProgress& p = trim_[g];
       if (p.state != TrimState::kActive) continue;
       p.state = TrimState::kFailed;
-      p.error = why;
+      p.error = "the device has no allocatable space to trim";
       p.end_time = EpochNow();
     }
-    active.clear();
-  };
-  if (alloc == nullptr) {
-    fail_all("the device has no allocatable space to trim");
     return;
   }
   // Which of `active` are still to be trimmed (a cancel or a stop ends
