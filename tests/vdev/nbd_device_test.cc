@@ -7,7 +7,8 @@
 // the I/O engine takes (StartAsync: pieces, completions on the device's
 // thread, failures when the server dies or stops answering, the engine
 // draining such requests at shutdown); RetryNow (what `zpool online` does)
-// reconnects at once instead of after the backoff; Trim as NBD TRIM.
+// reconnects at once instead of after the backoff; Trim as NBD TRIM;
+// pieces of one request that fit one NBD command go as one.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -289,6 +290,62 @@ TEST(NbdDevice, AsyncRequestsMoveTheCallersBytesAndCompleteOnTheDevicesThread) {
   // A bad range is not taken: the synchronous path reports it.
   std::vector<uint8_t> past(8192);
   EXPECT_FALSE(RunAsync(**d, IoOp::kRead, (128ull << 20) - 4096, {past}).started);
+}
+
+// The lines of nbdkit's log filter that record a request of `kind`
+// ("Read", "Write") at `offset` (hex, as the filter prints it).
+std::vector<std::string> LoggedRequests(const std::filesystem::path& log, const std::string& kind) {
+  std::vector<std::string> got;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" " + kind + " ") != std::string::npos && line.find("..." + kind) == std::string::npos)
+      got.push_back(line);
+  }
+  return got;
+}
+
+std::string LogText(const std::filesystem::path& log) {
+  const std::vector<uint8_t> b = test::ReadFile(log);
+  return std::string(b.begin(), b.end());
+}
+
+TEST(NbdDevice, PiecesThatFitOneRequestGoAsOneCommand) {
+  test::TempDir dir;
+  const std::filesystem::path log = dir.path() / "log", trigger = dir.path() / "fail-reads";
+  test::NbdkitServer srv((dir.path() / "s").string(),
+                         {"--filter=log", "--filter=error", "memory", "64M", "logfile=" + log.string(),
+                          "error-pread=EIO", "error-pread-rate=1", "error-pread-file=" + trigger.string()});
+  auto d = NbdDevice::Open(srv.uri(), Quick());
+  ASSERT_UZFS_OK(d.status());
+  // A gathered write of three pieces is one NBD write of their sum.
+  std::vector<uint8_t> a = test::RandomBytes(4096, 14), b = test::RandomBytes(8192, 15),
+                       c = test::RandomBytes(12288, 16);
+  ASSERT_UZFS_OK(RunAsync(**d, IoOp::kWrite, 1 << 20, {a, b, c}).status);
+  std::vector<std::string> writes = LoggedRequests(log, "Write");
+  ASSERT_EQ(writes.size(), 1u) << LogText(log);
+  EXPECT_NE(writes[0].find("offset=0x100000 count=0x6000"), std::string::npos) << writes[0];
+  // A scattered read, cut differently, is one NBD read, and each piece gets
+  // its bytes.
+  std::vector<uint8_t> x(16384), y(8192);
+  ASSERT_UZFS_OK(RunAsync(**d, IoOp::kRead, 1 << 20, {x, y}).status);
+  std::vector<std::string> reads = LoggedRequests(log, "Read");
+  ASSERT_EQ(reads.size(), 1u) << LogText(log);
+  EXPECT_NE(reads[0].find("offset=0x100000 count=0x6000"), std::string::npos) << reads[0];
+  std::vector<uint8_t> all = a, got = x;
+  all.insert(all.end(), b.begin(), b.end());
+  all.insert(all.end(), c.begin(), c.end());
+  got.insert(got.end(), y.begin(), y.end());
+  EXPECT_TRUE(got == all);
+  // A read the server fails fails whole, counts one read error, and leaves
+  // the caller's buffers as they were.
+  std::ofstream(trigger).close();
+  std::vector<uint8_t> p(4096, 0xA5), q(4096, 0x5A);
+  AsyncResult bad = RunAsync(**d, IoOp::kRead, 1 << 20, {p, q});
+  ASSERT_TRUE(bad.started);
+  EXPECT_EQ(bad.status.code(), Code::kIoError) << bad.status.ToString();
+  EXPECT_EQ((*d)->errors().Snapshot().read, 1u);
+  EXPECT_EQ(p, std::vector<uint8_t>(4096, 0xA5));
+  EXPECT_EQ(q, std::vector<uint8_t>(4096, 0x5A));
 }
 
 TEST(NbdDevice, AsyncRequestsFailWhenTheServerDiesOrStopsAnswering) {

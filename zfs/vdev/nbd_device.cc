@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <thread>
 #include <vector>
@@ -53,9 +54,12 @@ NbdDeviceOptions DefaultNbdDeviceOptions() {
   return o;
 }
 
-// Requests of one StartAsync call (a request longer than kMaxRequest, or a
-// gathered write or scattered read, is several NBD commands): the caller's
-// `done` runs when the last of them is resolved, with the first error.
+// Requests of one StartAsync call (a request longer than kMaxRequest is
+// several NBD commands): the caller's `done` runs when the last of them is
+// resolved, with the first error. A gathered write or scattered read of up
+// to kMaxRequest bytes is one command through `joined`, the batch's own
+// contiguous copy: the bytes are copied in before a write is sent, and out
+// to `scatter` when a read succeeded.
 struct NbdDevice::AsyncBatch {
   std::function<void(Status)> done;
   IoOp op = IoOp::kRead;
@@ -65,6 +69,8 @@ struct NbdDevice::AsyncBatch {
   int left = 0;  // commands not yet resolved; touched by the I/O thread only
   int err = 0;
   std::string why;
+  std::unique_ptr<uint8_t[]> joined;
+  std::vector<std::span<uint8_t>> scatter;  // a joined read's destinations
 
   void PieceDone(int e, const std::string& w) {
     if (e != 0 && err == 0) {
@@ -72,6 +78,13 @@ struct NbdDevice::AsyncBatch {
       why = w;
     }
     if (--left > 0) return;
+    if (err == 0 && joined != nullptr && op == IoOp::kRead) {
+      size_t at = 0;
+      for (auto piece : scatter) {
+        std::memcpy(piece.data(), joined.get() + at, piece.size());
+        at += piece.size();
+      }
+    }
     done(err == 0 ? Status::Ok()
                   : DeviceIoError(op, uri, offset, len, 0, why.empty() ? std::strerror(err) : why));
   }
@@ -458,13 +471,32 @@ bool NbdDevice::DoStartAsync(AsyncIo& io) {
     size_t len;
   };
   std::vector<Piece> cmds;
+  auto batch = std::make_shared<AsyncBatch>();
   uint64_t at = io.offset;
-  for (const auto& piece : io.pieces) {
-    for (size_t done = 0; done < piece.size();) {
-      const size_t n = std::min<size_t>(kMaxRequest, piece.size() - done);
-      cmds.push_back({at, piece.data() + done, n});
-      at += n;
-      done += n;
+  uint64_t total = 0;
+  for (const auto& piece : io.pieces) total += piece.size();
+  // Several pieces that fit one command go as one: a server answers each
+  // command on its own (qemu-nbd keeps 16 in flight per connection, and
+  // reads or writes its file once per command), so one 1 MiB command
+  // costs far less than 32 of 32 KiB, and a copy of the bytes is cheap.
+  if (io.pieces.size() > 1 && total <= kMaxRequest && (io.op == IoOp::kRead || io.op == IoOp::kWrite)) {
+    batch->joined = std::make_unique_for_overwrite<uint8_t[]>(total);
+    size_t off = 0;
+    for (const auto& piece : io.pieces) {
+      if (io.op == IoOp::kWrite) std::memcpy(batch->joined.get() + off, piece.data(), piece.size());
+      off += piece.size();
+    }
+    if (io.op == IoOp::kRead) batch->scatter = io.pieces;
+    cmds.push_back({io.offset, batch->joined.get(), total});
+    at += total;
+  } else {
+    for (const auto& piece : io.pieces) {
+      for (size_t done = 0; done < piece.size();) {
+        const size_t n = std::min<size_t>(kMaxRequest, piece.size() - done);
+        cmds.push_back({at, piece.data() + done, n});
+        at += n;
+        done += n;
+      }
     }
   }
   if (io.op == IoOp::kFlush) {
@@ -472,7 +504,6 @@ bool NbdDevice::DoStartAsync(AsyncIo& io) {
   } else if (cmds.empty() || (io.op == IoOp::kWriteDurable && cmds.size() != 1)) {
     return false;
   }
-  auto batch = std::make_shared<AsyncBatch>();
   batch->op = io.op;
   batch->offset = io.offset;
   batch->len = at - io.offset;

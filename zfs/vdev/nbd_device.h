@@ -13,7 +13,10 @@
 // connection (poll on its socket and on a wake-up eventfd). The I/O engine
 // hands requests over with StartAsync: nothing waits for the reply, the
 // bytes go straight from and into the engine's buffers, and the request's
-// completion runs on the I/O thread. The synchronous Read/Write/Flush
+// completion runs on the I/O thread. A request in several pieces (an
+// aggregated write or read) that fits one NBD command is sent as one,
+// through a contiguous copy: the server pays one command, not one per
+// piece. The synchronous Read/Write/Flush
 // (other callers, and the requests StartAsync leaves: while the connection
 // is down, a durable write without FUA) issue the same way and wait; their
 // bytes go through a buffer of their own, so a reply that arrives after
