@@ -2,9 +2,11 @@
 # uzfs over NBD against uzfs over files, same machine, same run: a raidz2
 # pool of six sparse files, then a raidz2 pool of six NBD exports of such
 # files (nbdkit's file plugin, one server per export on a Unix socket), each
-# put through fio's sequential write, cold sequential read and 4 KiB random
-# reads (tests/perf/fio/). Prints each row's figure on both sides and the
-# ratio nbd / files: what the NBD leaf costs when the network is no limit.
+# put through fio's sequential write, cold sequential read, 4 KiB random
+# reads, and one reader's 128 KiB random record reads for their latency
+# (tests/perf/fio/). Prints each row's figure on both sides and the ratio
+# nbd / files, and the latency the NBD leaf adds per read: what the NBD
+# leaf costs when the network is no limit.
 #
 #   tests/perf/nbd-bench.sh
 #
@@ -42,15 +44,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# fio's figure for one job: MiB/s (bw) or IOPS, summed over its jobs.
-run_fio() {  # job-file field
+# fio's figure for one job: MiB/s (bw) or IOPS, summed over its jobs, or
+# the mean completion latency in microseconds (lat).
+run_fio() {  # job-file bw|iops|lat
   FIO_DIR=$work/mnt fio --output-format=json "$jobs/$1" > "$work/out.json"
   python3 -c "
 import json,sys
 j=json.load(open('$work/out.json'))
 side='write' if '$1'.startswith('seq-write') else 'read'
-v=sum(x[side]['$2'] for x in j['jobs'])
-print(round(v/1024) if '$2'=='bw' else round(v))"
+if '$2'=='lat':
+    print(round(j['jobs'][0][side]['clat_ns']['mean']/1000))
+else:
+    v=sum(x[side]['$2'] for x in j['jobs'])
+    print(round(v/1024) if '$2'=='bw' else round(v))"
 }
 
 cold() {  # export, drop the page cache, import: reads start from the leaves
@@ -61,7 +67,7 @@ cold() {  # export, drop the page cache, import: reads start from the leaves
   "$zpool_bin" import "${d[@]}" nbdbench
 }
 
-side() {  # files|nbd -> "seqwrite seqread randread"
+side() {  # files|nbd -> "seqwrite seqread randread latency"
   local kind=$1 devs=()
   mkdir -p "$work/$kind"
   for i in 0 1 2 3 4 5; do
@@ -91,16 +97,24 @@ side() {  # files|nbd -> "seqwrite seqread randread"
   FIO_RUNTIME=1 run_fio rand-read.fio iops > /dev/null  # lays the file out
   cold "${devs[@]}"
   rr=$(run_fio rand-read.fio iops)
+  # One reader, one read at a time, each a record no read asked for
+  # before: the time of a read that misses every cache (FUSE, the daemon,
+  # a 128 KiB record from four leaves at once); nbd minus files is what
+  # the NBD leaf adds to each.
+  cold "${devs[@]}"
+  lat=$(run_fio rand-read-record.fio lat)
   "$zpool_bin" destroy nbdbench
-  echo "$w $r $rr"
+  echo "$w $r $rr $lat"
 }
 
 # Both sides in this shell (not a subshell), so the servers side() starts
 # are in `servers` for cleanup to stop.
-side files > "$work/row"; read -r fw fr frr < "$work/row"
-side nbd > "$work/row"; read -r nw nr nrr < "$work/row"
+side files > "$work/row"; read -r fw fr frr fl < "$work/row"
+side nbd > "$work/row"; read -r nw nr nrr nl < "$work/row"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 printf '| row | files | nbd | nbd / files |\n|---|---:|---:|---:|\n'
 printf '| seq write 1M, MiB/s | %s | %s | %s |\n' "$fw" "$nw" "$(ratio "$nw" "$fw")"
 printf '| seq read 1M cold, MiB/s | %s | %s | %s |\n' "$fr" "$nr" "$(ratio "$nr" "$fr")"
 printf '| rand read 4K, %s jobs cold, IOPS | %s | %s | %s |\n' "$FIO_JOBS" "$frr" "$nrr" "$(ratio "$nrr" "$frr")"
+printf '| rand read 128K records, 1 job cold, mean latency us | %s | %s | %s |\n' "$fl" "$nl" "$(ratio "$nl" "$fl")"
+printf 'latency the NBD leaf adds to a read from the leaves: %s us\n' "$((nl - fl))"

@@ -391,6 +391,49 @@ TEST_P(IoEngineTest, SubmitAfterShutdownIsRefusedWithBusy) {
   EXPECT_EQ(engine->stats().cancelled, 2u);
 }
 
+TEST_P(IoEngineTest, RunOnCallerCompletesOnTheCallingThreadAndStopsAtShutdown) {
+  NEW_ENGINE_OR_SKIP(engine);
+  auto file = NewFile(1 << 20);
+  const std::vector<uint8_t> data = test::RandomBytes(8192, 41);
+  std::vector<uint8_t> back(8192);
+  // A durable write, a write, a flush and a read: each done before
+  // RunOnCaller returns, on this thread, and counted.
+  std::vector<std::thread::id> ran;
+  std::vector<Status> got;
+  auto done = [&](Status s) {
+    ran.push_back(std::this_thread::get_id());
+    got.push_back(std::move(s));
+  };
+  engine->RunOnCaller({file.get(), IoOp::kWriteDurable, 0, std::span<uint8_t>(const_cast<uint8_t*>(data.data()), 4096), done});
+  engine->RunOnCaller({file.get(), IoOp::kWrite, 4096, std::span<uint8_t>(const_cast<uint8_t*>(data.data()) + 4096, 4096), done});
+  engine->RunOnCaller({file.get(), IoOp::kFlush, 0, {}, done});
+  engine->RunOnCaller({file.get(), IoOp::kRead, 0, back, done});
+  ASSERT_EQ(got.size(), 4u);
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_UZFS_OK(got[i]);
+    EXPECT_EQ(ran[i], std::this_thread::get_id());
+  }
+  EXPECT_EQ(back, data);
+  // A bad range is the device's error, counted as the engine's.
+  std::vector<uint8_t> past(4096);
+  engine->RunOnCaller({file.get(), IoOp::kRead, 1 << 20, past, done});
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_FALSE(got[4].ok());
+  EXPECT_EQ(engine->stats().submitted, 5u);
+  EXPECT_EQ(engine->stats().completed, 5u);
+  EXPECT_EQ(engine->stats().errors, 1u);
+  // After Shutdown: Busy, and the device is not touched.
+  engine->Shutdown(ShutdownMode::kDrain);
+  const std::vector<uint8_t> other = test::RandomBytes(4096, 42);
+  engine->RunOnCaller({file.get(), IoOp::kWrite, 0, std::span<uint8_t>(const_cast<uint8_t*>(other.data()), 4096), done});
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[5].code(), Code::kBusy) << got[5].ToString();
+  EXPECT_EQ(engine->stats().cancelled, 1u);
+  std::vector<uint8_t> still(4096);
+  ASSERT_UZFS_OK(file->Read(0, still));
+  EXPECT_TRUE(std::equal(still.begin(), still.end(), data.begin()));
+}
+
 TEST_P(IoEngineTest, DestroyingTheEngineWithRequestsInFlightIsSafe) {
   // Callbacks touch state owned by the test; ASan/TSan catch any callback
   // that runs after the engine (or this state) is gone.

@@ -52,6 +52,31 @@ void IoEngine::Submit(IoRequest req) {
   Submit(std::move(batch));
 }
 
+void IoEngine::RunOnCaller(IoRequest req) {
+  vdev_internal::CheckNotEngineThread(this, "IoEngine::RunOnCaller");
+  NoteSubmitted(1);
+  bool refused = false;
+  {
+    MutexLock l(&caller_mu_);
+    refused = caller_stopped_;
+    if (!refused) caller_running_++;
+  }
+  if (refused) {
+    Cancel(req);
+    return;
+  }
+  NoteDispatched(req.timing);
+  Complete(req, vdev_internal::ExecuteSync(req));
+  MutexLock l(&caller_mu_);
+  if (--caller_running_ == 0) caller_cv_.SignalAll();
+}
+
+void IoEngine::StopCallerRuns() {
+  MutexLock l(&caller_mu_);
+  caller_stopped_ = true;
+  while (caller_running_ > 0) caller_cv_.Wait(&caller_mu_);
+}
+
 IoEngineStats IoEngine::stats() const {
   IoEngineStats s;
   s.submitted = submitted_.load(std::memory_order_acquire);

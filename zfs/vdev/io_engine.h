@@ -45,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zfs/util/mutex.h"
 #include "zfs/util/status.h"
 #include "zfs/vdev/block_device.h"
 #include "zfs/vdev/vdev_io_stats.h"
@@ -123,6 +124,14 @@ class IoEngine {
   // Starts every request of the batch; returns without waiting.
   virtual void Submit(std::vector<IoRequest>&& batch) = 0;
   void Submit(IoRequest req);
+  // Runs one request on the calling thread through the device's
+  // synchronous call, counted and completed (`done` before returning) as
+  // any other; Busy, without touching the device, once Shutdown began.
+  // For a lone request its caller waits for anyway (the intent log's
+  // durable write of one block to a file or disk): the hand-offs to an
+  // engine thread and back cost more than the I/O's own wait. The caller
+  // must not be an engine thread.
+  void RunOnCaller(IoRequest req) UZFS_EXCLUDES(caller_mu_);
   // Stops accepting requests (later ones complete at once with Busy), then
   // drains or cancels what is queued and waits until every accepted request
   // has completed and the engine's threads have exited. Idempotent.
@@ -140,8 +149,15 @@ class IoEngine {
   void Complete(IoRequest& req, Status s);
   // Completes with Busy "I/O engine is shut down".
   void Cancel(IoRequest& req);
+  // Every Shutdown calls this first: RunOnCaller refuses from then on, and
+  // this returns once the requests running on callers' threads are done.
+  void StopCallerRuns() UZFS_EXCLUDES(caller_mu_);
 
  private:
+  Mutex caller_mu_;
+  CondVar caller_cv_;
+  bool caller_stopped_ UZFS_GUARDED_BY(caller_mu_) = false;
+  uint64_t caller_running_ UZFS_GUARDED_BY(caller_mu_) = 0;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> cancelled_{0};

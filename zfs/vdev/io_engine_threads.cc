@@ -21,7 +21,10 @@ class ThreadsEngine final : public IoEngine {
       for (IoRequest& r : batch) Cancel(r);
     }
   }
-  void Shutdown(ShutdownMode mode) override { pool_.Shutdown(mode); }
+  void Shutdown(ShutdownMode mode) override {
+    StopCallerRuns();
+    pool_.Shutdown(mode);
+  }
   IoEngineKind kind() const override { return IoEngineKind::kThreads; }
 
  private:

@@ -310,6 +310,7 @@ void UringEngine::Reap() {
 
 void UringEngine::Shutdown(ShutdownMode mode) {
   CheckNotEngineThread(this, "IoEngine::Shutdown");
+  StopCallerRuns();
   MutexLock s(&shutdown_mu_);
   if (joined_) return;
   std::deque<Op*> cancelled;

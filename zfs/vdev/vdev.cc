@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/probes.h"
@@ -482,6 +484,19 @@ void SetVdevAggregationLimit(uint64_t bytes) {
   AggregationLimit().store(std::min(bytes, kMaxAggregationLimit), std::memory_order_relaxed);
 }
 
+namespace {
+
+// UZFS_SYNC_WRITE_INLINE (default on), read once.
+bool SyncWriteInline() {
+  static const bool on = [] {
+    const char* e = std::getenv("UZFS_SYNC_WRITE_INLINE");
+    return e == nullptr || std::string_view(e) != "0";
+  }();
+  return on;
+}
+
+}  // namespace
+
 void RunChildIos(std::span<ChildIo> ios) {
   std::vector<AlignedBuffer> bounce(ios.size());
   auto wait = std::make_shared<BatchWait>();
@@ -685,7 +700,25 @@ void RunChildIos(std::span<ChildIo> ios) {
     MutexLock lock(&wait->mu);
     while (wait->remaining > 0) wait->cv.Wait(&wait->mu);
   };
-  submit_and_wait(batch, engines);
+  // A lone request an fsync waits for (the intent log's block write and
+  // flush on a one-device log vdev, or a durable write) to a file or disk
+  // runs here, on the waiting thread: the engine's hand-offs (to the
+  // kernel's worker for a synchronous write, to the reaper, back here)
+  // were most of a sync write's context switches (14 per fsync, 6 here).
+  // UZFS_SYNC_WRITE_INLINE=0 sends them through the engine, for
+  // comparisons.
+  if (SyncWriteInline() && batch.size() == 1 && batch[0].device->NativeFd() >= 0 &&
+      (batch[0].op == IoOp::kWriteDurable ||
+       ((batch[0].op == IoOp::kWrite || batch[0].op == IoOp::kFlush) &&
+        CurrentIoClass() == static_cast<int>(IoClass::kSyncWrite)))) {
+    {
+      MutexLock lock(&wait->mu);
+      wait->remaining = 1;
+    }
+    engines[0]->RunOnCaller(std::move(batch[0]));
+  } else {
+    submit_and_wait(batch, engines);
+  }
   // 4. A merged read that failed is read again member by member, so one
   //    bad sector fails only the reads that cover it.
   std::vector<IoRequest> again;

@@ -110,15 +110,14 @@ void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
     }
   }
   if (!flush) return;
-  // The durable writes that landed, then one flush of this leaf through the
-  // engine, not one O_DSYNC write each. Measured for a log device that is
-  // one file (docs/PERFORMANCE.md, "Intent log, log devices and sync
-  // writes"): an O_DSYNC write on the calling thread costs the fewest
-  // context switches (7 per fsync against 11), but on this loaded machine
-  // fsync latency was several times worse, inline or through the ring;
-  // the plain write + fdatasync path was the fastest in every same-moment
-  // comparison. Mirrors and raidz still write each side or column durable
-  // (only the children the block touches are synced).
+  // The durable writes that landed, then one flush of this leaf, not one
+  // O_DSYNC write each: for a log device that is one file
+  // (docs/PERFORMANCE.md, "Intent log, log devices and sync writes"), an
+  // O_DSYNC write measured several times worse fsync latency on a loaded
+  // machine than a plain write and fdatasync. Under a sync write both run
+  // on the calling thread (RunChildIos), with no engine hand-off. Mirrors
+  // and raidz still write each side or column durable (only the children
+  // the block touches are synced).
   const Status flushed = Flush();
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& r = *reqs[i];
