@@ -3,16 +3,20 @@
 // calling thread, and everything else through the engine's threads. Both
 // engines; a device over a real file records which threads its
 // synchronous calls ran on (the io_uring engine uses the file's descriptor
-// directly, so there an engine-run request makes no call at all).
+// directly, so there an engine-run request makes no call at all); a leaf
+// with a fault armed, and a batch of several requests, stay on the engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/testutil/testutil.h"
 #include "zfs/util/aligned_bytes.h"
 #include "zfs/util/mutex.h"
+#include "zfs/vdev/fault_device.h"
 #include "zfs/vdev/file_device.h"
 #include "zfs/vdev/io_engine.h"
 #include "zfs/vdev/vdev.h"
@@ -84,6 +88,10 @@ TEST_P(VdevSyncInline, AnFsyncsWriteAndFlushRunOnTheWaitingThread) {
   std::copy(ra.begin(), ra.end(), a.data());
   std::copy(rb.begin(), rb.end(), b.data());
   const std::thread::id me = std::this_thread::get_id();
+  // UZFS_SYNC_WRITE_INLINE=0 in the environment sends everything through
+  // the engine.
+  const char* env = std::getenv("UZFS_SYNC_WRITE_INLINE");
+  const bool inline_on = env == nullptr || std::string(env) != "0";
   auto on_me = [&] {
     size_t n = 0;
     for (std::thread::id t : rec->threads()) n += t == me ? 1 : 0;
@@ -98,7 +106,7 @@ TEST_P(VdevSyncInline, AnFsyncsWriteAndFlushRunOnTheWaitingThread) {
     const ScopedIoClass sync(IoClass::kSyncWrite);
     ASSERT_UZFS_OK(leaf->WriteDurable(8192, b));
   }
-  EXPECT_EQ(on_me(), 2u);
+  EXPECT_EQ(on_me(), inline_on ? 2u : 0u);
   // Everything landed, and is counted as the leaf's I/O.
   std::vector<uint8_t> back(16384);
   ASSERT_UZFS_OK(leaf->Read(0, back, BlockVerifier{}));
@@ -108,6 +116,56 @@ TEST_P(VdevSyncInline, AnFsyncsWriteAndFlushRunOnTheWaitingThread) {
   uint64_t sync_writes = 0;
   for (uint64_t n : s.size_ind[static_cast<size_t>(IoClass::kSyncWrite)]) sync_writes += n;
   EXPECT_EQ(sync_writes, 1u);
+  EXPECT_EQ((*engine)->stats().completed, (*engine)->stats().submitted);
+}
+
+// The same fsync's write and flush go through the engine when the leaf has
+// a fault armed (every I/O must pass the fault logic), and when the batch
+// is not one request (a two-sided mirror: both sides at once).
+TEST_P(VdevSyncInline, ArmedFaultsAndSeveralRequestsStayOnTheEngine) {
+  auto engine = IoEngine::Create({GetParam(), 32, 4});
+  if (!engine.ok() && engine.status().code() == Code::kNotSupported) GTEST_SKIP() << "no io_uring here";
+  ASSERT_UZFS_OK(engine.status());
+  test::TempDir dir;
+  std::vector<RecordingDevice*> recs;
+  std::vector<FaultDevice*> faults;
+  auto leaf_on = [&](const std::string& name) {
+    FileDeviceOptions fo;
+    fo.create_size = 64ull << 20;
+    auto file = FileDevice::Open((dir.path() / name).string(), fo);
+    EXPECT_UZFS_OK(file.status());
+    auto dev = std::make_unique<RecordingDevice>(std::move(file).value());
+    recs.push_back(dev.get());
+    FaultDeviceOptions o;
+    o.volatile_cache = false;  // as the daemon wraps its leaves
+    auto f = std::make_unique<FaultDevice>(std::move(dev), o);
+    faults.push_back(f.get());
+    return MakeLeafVdev(std::move(f), **engine, 10 + recs.size(), 12);
+  };
+  AlignedBytes a(8192);
+  const std::vector<uint8_t> ra = test::RandomBytes(8192, 3);
+  std::copy(ra.begin(), ra.end(), a.data());
+  const std::thread::id me = std::this_thread::get_id();
+  auto on_me = [&](RecordingDevice* rec) {
+    size_t n = 0;
+    for (std::thread::id t : rec->threads()) n += t == me ? 1 : 0;
+    return n;
+  };
+  const ScopedIoClass sync(IoClass::kSyncWrite);
+  // A fault armed (reads that never fail still arm it).
+  std::unique_ptr<Vdev> armed = leaf_on("armed");
+  faults[0]->FailReads(FaultTrigger::NextN(1000), FaultRange{60ull << 20, 4096});
+  ASSERT_UZFS_OK(armed->WriteDurable(0, a));
+  EXPECT_EQ(recs[0]->threads().size(), 2u);  // the write and the flush, on the engine
+  EXPECT_EQ(on_me(recs[0]), 0u);
+  // A mirror of two such leaves, no fault armed: two writes per batch.
+  std::vector<std::unique_ptr<Vdev>> sides;
+  sides.push_back(leaf_on("m0"));
+  sides.push_back(leaf_on("m1"));
+  auto mirror = MakeMirrorVdev(std::move(sides), 20, 12);
+  ASSERT_UZFS_OK(mirror.status());
+  ASSERT_UZFS_OK((*mirror)->WriteDurable(0, a));
+  EXPECT_EQ(on_me(recs[1]) + on_me(recs[2]), 0u);
   EXPECT_EQ((*engine)->stats().completed, (*engine)->stats().submitted);
 }
 

@@ -1,7 +1,8 @@
 // IoEngine: asynchronous I/O on BlockDevices, the bottom of the ZIO pipeline.
 //
 // What it does: takes batches of requests (device, read/write/flush, offset,
-// buffer, completion callback) and completes each on its own threads. Two
+// buffer, completion callback) and completes each on its own threads
+// (RunOnCaller: one request on the caller's thread instead). Two
 // implementations, chosen at run time by Create():
 //  - "uring": io_uring (liburing). Requests for devices with a NativeFd()
 //    (FileDevice) go to the kernel ring; one reaper thread completes them.
@@ -30,8 +31,9 @@
 // Threading contract: Submit may be called from any thread, including from
 // inside a `done` callback (that is how a pipeline chains stages). `done`
 // runs on an engine thread (or the device's own thread, for a request a
-// device took with StartAsync), except for a request refused or cancelled by a
-// shutdown, whose `done` may run on the thread calling Submit or Shutdown. It
+// device took with StartAsync; the caller's, for RunOnCaller), except for a
+// request refused or cancelled by a shutdown, whose `done` may run on the
+// thread calling Submit or Shutdown. It
 // must not block for long and must not call Shutdown. The request's device and buffer must stay
 // valid until its `done` has been called. Shutdown and the destructor must
 // not be called from an engine thread (this aborts).
@@ -103,7 +105,7 @@ enum class ShutdownMode : uint8_t {
 };
 
 struct IoEngineStats {
-  uint64_t submitted = 0;  // requests passed to Submit (refused ones too)
+  uint64_t submitted = 0;  // requests passed to Submit or RunOnCaller (refused ones too)
   uint64_t completed = 0;  // done called, any status; == submitted when idle
   uint64_t cancelled = 0;  // done called with Busy at shutdown (incl. refused)
   uint64_t errors = 0;     // done called with a non-OK status other than cancel

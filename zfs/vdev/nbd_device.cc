@@ -93,7 +93,8 @@ struct NbdDevice::AsyncBatch {
 // One command in flight. A synchronous one has its own copy of the bytes (a
 // late reply lands here, never in a buffer its caller took back) and a
 // waiter; an asynchronous one transfers straight from or into the caller's
-// buffer, which its caller keeps until `done`, and belongs to a batch. Each
+// buffer, which its caller keeps until `done` (or, joined, from or into
+// its batch's own copy), and belongs to a batch. Each
 // is resolved exactly once (`resolved`), on the connection's I/O thread.
 struct NbdDevice::Pending {
   Mutex mu;

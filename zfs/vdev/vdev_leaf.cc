@@ -114,8 +114,10 @@ void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
   // O_DSYNC write each: for a log device that is one file
   // (docs/PERFORMANCE.md, "Intent log, log devices and sync writes"), an
   // O_DSYNC write measured several times worse fsync latency on a loaded
-  // machine than a plain write and fdatasync. Under a sync write both run
-  // on the calling thread (RunChildIos), with no engine hand-off. Mirrors
+  // machine than a plain write and fdatasync. Under a sync write, on a file
+  // or disk with no fault armed, both run on the calling thread
+  // (RunChildIos, unless UZFS_SYNC_WRITE_INLINE=0); other leaves (NBD)
+  // go through the engine. Mirrors
   // and raidz still write each side or column durable (only the children
   // the block touches are synced).
   const Status flushed = Flush();
