@@ -130,9 +130,11 @@ class IoEngine {
   // synchronous call, counted and completed (`done` before returning) as
   // any other; Busy, without touching the device, once Shutdown began.
   // For a lone request its caller waits for anyway (the intent log's
-  // durable write of one block to a file or disk): the hand-offs to an
-  // engine thread and back cost more than the I/O's own wait. The caller
-  // must not be an engine thread.
+  // write of one block to a file or disk): the hand-offs to an engine
+  // thread and back cost more than the I/O's own wait. Not for a flush: a
+  // caller blocked in fdatasync waited ten times as long as the engine's
+  // worker did while other processes kept the CPUs busy. The caller must
+  // not be an engine thread.
   void RunOnCaller(IoRequest req) UZFS_EXCLUDES(caller_mu_);
   // Stops accepting requests (later ones complete at once with Busy), then
   // drains or cancels what is queued and waits until every accepted request

@@ -25,10 +25,11 @@
 // between batches (data, then labels and uberblocks, each after a wait)
 // is as before. Writes with a bounce buffer merge like any other.
 //
-// A batch that is one request to a file or disk (NativeFd) that is a
-// durable write, or a write or flush issued under a sync write
-// (IoClass::kSyncWrite: an fsync waits for it), runs on the calling thread
-// (IoEngine::RunOnCaller) instead of through the engine's threads;
+// A batch that is one write to a file or disk (NativeFd) issued under a
+// sync write (IoClass::kSyncWrite: an fsync waits for it) runs on the
+// calling thread (IoEngine::RunOnCaller) instead of through the engine's
+// threads; flushes never do (an fdatasync on the calling thread was ten
+// times slower on a machine whose CPUs were busy).
 // UZFS_SYNC_WRITE_INLINE=0 turns that off.
 //
 // Threading: RunChildIos blocks the caller (never an engine thread); the

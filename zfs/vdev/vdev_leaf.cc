@@ -115,9 +115,9 @@ void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
   // (docs/PERFORMANCE.md, "Intent log, log devices and sync writes"), an
   // O_DSYNC write measured several times worse fsync latency on a loaded
   // machine than a plain write and fdatasync. Under a sync write, on a file
-  // or disk with no fault armed, both run on the calling thread
-  // (RunChildIos, unless UZFS_SYNC_WRITE_INLINE=0); other leaves (NBD)
-  // go through the engine. Mirrors
+  // or disk with no fault armed, the write runs on the calling thread
+  // (RunChildIos, unless UZFS_SYNC_WRITE_INLINE=0) and the flush through
+  // the engine. Mirrors
   // and raidz still write each side or column durable (only the children
   // the block touches are synced).
   const Status flushed = Flush();
