@@ -26,7 +26,14 @@ source "$(dirname "$0")/netns-link.sh"
 
 case "$cmd" in
   down)
-    if [ -f "$dir/nbdkit.pid" ]; then kill "$(cat "$dir/nbdkit.pid")" 2>/dev/null || true; fi
+    if [ -f "$dir/nbdkit.pid" ]; then
+      pid=$(cat "$dir/nbdkit.pid")
+      kill "$pid" 2>/dev/null || true
+      # A server still holding a connection whose peer went silent (a cut
+      # link) does not finish on SIGTERM: give it two seconds, then SIGKILL.
+      for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
     netns_link_down "$dir"
     exit 0 ;;
   cut)
