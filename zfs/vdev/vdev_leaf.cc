@@ -117,9 +117,8 @@ void LeafVdev::FinishBatch(VdevBatchPlan* plan, std::span<BlockIo* const> reqs,
   // machine than a plain write and fdatasync. Under a sync write, on a file
   // or disk with no fault armed, the write runs on the calling thread
   // (RunChildIos, unless UZFS_SYNC_WRITE_INLINE=0) and the flush through
-  // the engine. Mirrors
-  // and raidz still write each side or column durable (only the children
-  // the block touches are synced).
+  // the engine. Mirrors and raidz still write each side or column durable
+  // (only the children the block touches are synced).
   const Status flushed = Flush();
   for (size_t i = 0; i < reqs.size(); i++) {
     BlockIo& r = *reqs[i];
