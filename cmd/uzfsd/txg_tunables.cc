@@ -20,7 +20,8 @@ const TunableDef kTxgTunables[] = {
     {"dirty_data_max", TunableKind::kSize, 0, &TenthOfRamUpTo4G, 1ull << 20, kMaxBytes,
      "Dirty bytes (open, quiescing and syncing txgs) at which writers wait for a txg sync; read at import."},
     {"dirty_data_sync_percent", TunableKind::kPercent, TxgOptions{}.dirty_sync_pct, nullptr, 1, 100,
-     "The open txg closes when its dirty bytes reach this share of dirty_data_max; read at import."},
+     "The open txg closes when the bytes its writes changed reach this share of dirty_data_max (or the "
+     "memory its records hold half of delay_min_dirty_percent); read at import."},
     {"delay_min_dirty_percent", TunableKind::kPercent, TxgOptions{}.delay_min_pct, nullptr, 0, 100,
      "Writers are delayed once dirty bytes pass this share of dirty_data_max; read at import."},
     {"txg_timeout", TunableKind::kCount, 5, nullptr, 1, 600,

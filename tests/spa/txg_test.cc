@@ -306,6 +306,55 @@ TEST(TxgEngine, DirtyLimitTriggersSyncWithoutTimeout) {
   EXPECT_EQ(e->stats().closed_by_timeout, 0u);
 }
 
+// Tx::Commit(dirty, changed): the dirty trigger counts the changed bytes
+// (what scattered small writes added), and the dirty bytes (the memory
+// their records hold) only from half of delay_min_pct on.
+TEST(TxgEngine, ChangedBytesCloseTheTxgAndHeldMemoryOnlyFromHalfTheDelayMark) {
+  TestSyncer s(1);
+  TxgOptions o = NoTimerOptions();
+  o.dirty_max = 1000;
+  o.dirty_sync_pct = 20;  // 200 changed bytes
+  o.delay_min_pct = 60;   // 300 dirty bytes
+  auto e = MakeEngine(s, 1, o);
+  ASSERT_NE(e, nullptr);
+  auto a = e->Assign(10);
+  ASSERT_TRUE(a.ok());
+  a->Commit(250, 20);  // holds more than 200, changed little: stays open
+  EXPECT_EQ(e->open_txg().number(), 1u);
+  EXPECT_EQ(e->stats().open_dirty_bytes, 250u);
+  EXPECT_EQ(e->stats().open_changed_bytes, 20u);
+  auto b = e->Assign(10);
+  ASSERT_TRUE(b.ok());
+  b->Commit(0, 190);  // held nothing new; 210 changed bytes close it
+  EXPECT_EQ(e->open_txg().number(), 2u);
+  ASSERT_TRUE(s.WaitSynced(1));
+  EXPECT_UZFS_OK(e->WaitSynced(1));
+  auto c = e->Assign(10);
+  ASSERT_TRUE(c.ok());
+  c->Commit(299, 10);  // just under the memory trigger
+  EXPECT_EQ(e->open_txg().number(), 2u);
+  auto d = e->Assign(10);
+  ASSERT_TRUE(d.ok());
+  d->Commit(1, 1);  // 300 dirty bytes: the memory closes it
+  EXPECT_EQ(e->open_txg().number(), 3u);
+  ASSERT_TRUE(s.WaitSynced(2));
+  EXPECT_UZFS_OK(e->WaitSynced(2));
+  EXPECT_EQ(e->stats().closed_by_dirty, 2u);
+  // The memory trigger is never below the changed-bytes one.
+  TestSyncer s2(1);
+  o.delay_min_pct = 10;  // half of it, 50, is below 200
+  auto e2 = MakeEngine(s2, 1, o);
+  ASSERT_NE(e2, nullptr);
+  auto f = e2->Assign(1);
+  ASSERT_TRUE(f.ok());
+  f->Commit(199, 1);
+  EXPECT_EQ(e2->open_txg().number(), 1u);
+  auto g = e2->Assign(1);
+  ASSERT_TRUE(g.ok());
+  g->Commit(1, 1);
+  EXPECT_EQ(e2->open_txg().number(), 2u);
+}
+
 TEST(TxgEngine, TimeoutTriggersSync) {
   TestSyncer s(1);
   TxgOptions o;

@@ -483,9 +483,11 @@ Result<AlignedBytes*> ObjsetWriter::DirtyBlock(Object* obj, TxgRecord* rec, uint
     dirty_bytes_[txg] += taken->size();
     return rec->blocks.emplace(blkid, std::move(taken)).first->second.get();
   }
-  // A block about to be overwritten whole needs no zero fill.
-  auto buf = whole ? std::make_shared<AlignedBytes>(rec->fields.DataBlockSize())
-                   : std::make_shared<AlignedBytes>(rec->fields.DataBlockSize(), 0);
+  // No zero fill: a block about to be overwritten whole needs none, and
+  // ReadBlock writes every byte of the others (the block, or zeros where
+  // there is none); a failed read drops the buffer. The fill was a tenth of
+  // the daemon's time in 4 KiB random writes into 16 KiB records.
+  auto buf = std::make_shared<AlignedBytes>(rec->fields.DataBlockSize());
   if (!whole) UZFS_RETURN_IF_ERROR(ReadBlock(obj, blkid, *buf));
   dirty_bytes_[txg] += buf->size();
   return rec->blocks.emplace(blkid, std::move(buf)).first->second.get();

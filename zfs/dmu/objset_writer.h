@@ -445,7 +445,8 @@ class ObjsetWriter {
   // Applies fn to the fields of record txg and of every newer record.
   template <typename Fn>
   Status ChangeFields(Object* obj, uint64_t txg, Fn fn) UZFS_REQUIRES(mu_);
-  // The current bytes of L0 block blkid (newest record, else committed).
+  // The current bytes of L0 block blkid (newest record, else committed),
+  // into every byte of `out` (zeros where the file has none).
   Status ReadBlock(Object* obj, uint64_t blkid, std::span<uint8_t> out) UZFS_REQUIRES(mu_);
   // opts_.on_read_error for a failed read of level-0 block `blkid` of
   // `object` (Corruption and IoError only).

@@ -38,7 +38,7 @@ Tx::Tx(Tx&& o) noexcept
 
 Tx& Tx::operator=(Tx&& o) noexcept {
   if (this != &o) {
-    if (engine_ != nullptr) Finish(estimate_);
+    if (engine_ != nullptr) Finish(estimate_, estimate_);
     engine_ = std::exchange(o.engine_, nullptr);
     txg_ = o.txg_;
     estimate_ = o.estimate_;
@@ -47,22 +47,25 @@ Tx& Tx::operator=(Tx&& o) noexcept {
 }
 
 Tx::~Tx() {
-  if (engine_ != nullptr) Finish(estimate_);
+  if (engine_ != nullptr) Finish(estimate_, estimate_);
 }
 
 void Tx::Commit(uint64_t actual_dirty_bytes) {
-  if (engine_ != nullptr) Finish(actual_dirty_bytes);
+  if (engine_ != nullptr) Finish(actual_dirty_bytes, actual_dirty_bytes);
+}
+void Tx::Commit(uint64_t actual_dirty_bytes, uint64_t changed_bytes) {
+  if (engine_ != nullptr) Finish(actual_dirty_bytes, changed_bytes);
 }
 void Tx::Commit() {
-  if (engine_ != nullptr) Finish(estimate_);
+  if (engine_ != nullptr) Finish(estimate_, estimate_);
 }
 void Tx::Abort() {
-  if (engine_ != nullptr) Finish(0);
+  if (engine_ != nullptr) Finish(0, 0);
 }
 
-void Tx::Finish(uint64_t dirty) {
+void Tx::Finish(uint64_t dirty, uint64_t changed) {
   TxgEngine* e = std::exchange(engine_, nullptr);
-  e->Release(txg_, estimate_, dirty);
+  e->Release(txg_, estimate_, dirty, changed);
 }
 
 // ---- TxgEngine ----
@@ -72,6 +75,7 @@ TxgEngine::TxgEngine(TxgSyncer& syncer, uint64_t first_txg, const TxgOptions& op
       opts_(options),
       probe_name_(syncer.ProbeName()),
       dirty_sync_bytes_(std::max<uint64_t>(1, Pct(options.dirty_max, options.dirty_sync_pct))),
+      memory_sync_bytes_(std::max(dirty_sync_bytes_, Pct(options.dirty_max, options.delay_min_pct / 2))),
       delay_min_bytes_(Pct(options.dirty_max, options.delay_min_pct)),
       open_txg_(first_txg),
       synced_txg_(first_txg - 1) {
@@ -194,9 +198,10 @@ Result<Tx> TxgEngine::Assign(uint64_t bytes_estimate, TxgWait mode) {
     sync_cv_.Signal();  // the timer starts now
   }
   s.dirty += bytes_estimate;
+  s.changed += bytes_estimate;
   dirty_total_ += bytes_estimate;
   stats_.tx_assigned++;
-  if (s.dirty >= dirty_sync_bytes_) {
+  if (DirtyTriggerLocked(s)) {
     RequestClose(TxgCloseReason::kDirty);
     Advance();
   }
@@ -208,14 +213,19 @@ Status TxgEngine::Throttle() {
   return ThrottleLocked();
 }
 
-void TxgEngine::Release(uint64_t txg, uint64_t estimate, uint64_t dirty) {
+bool TxgEngine::DirtyTriggerLocked(const TxgState& s) const {
+  return s.changed >= dirty_sync_bytes_ || s.dirty >= memory_sync_bytes_;
+}
+
+void TxgEngine::Release(uint64_t txg, uint64_t estimate, uint64_t dirty, uint64_t changed) {
   MutexLock l(&mu_);
   TxgState& s = Slot(txg);
   s.holds--;
   s.dirty = s.dirty - estimate + dirty;
+  s.changed = s.changed - estimate + changed;
   dirty_total_ = dirty_total_ - estimate + dirty;
   if (dirty < estimate && room_waiters_ > 0) room_cv_.SignalAll();
-  if (txg == open_txg_ && s.dirty >= dirty_sync_bytes_) RequestClose(TxgCloseReason::kDirty);
+  if (txg == open_txg_ && DirtyTriggerLocked(s)) RequestClose(TxgCloseReason::kDirty);
   Advance();
 }
 
@@ -367,6 +377,7 @@ TxgStats TxgEngine::stats() const {
   s.synced_txg = synced_txg_;
   s.dirty_bytes = dirty_total_;
   s.open_dirty_bytes = Slot(open_txg_).dirty;
+  s.open_changed_bytes = Slot(open_txg_).changed;
   return s;
 }
 

@@ -20,8 +20,11 @@
 //   - timeout:   `timeout` after its first transaction was assigned (an
 //                open txg with no transaction never times out, so an idle
 //                pool writes no uberblocks);
-//   - dirty:     its dirty bytes reach dirty_sync_pct % of dirty_max, or a
-//                writer is blocked by the throttle at dirty_max;
+//   - dirty:     the bytes its transactions changed reach dirty_sync_pct %
+//                of dirty_max, or its dirty bytes (the memory its records
+//                hold) reach half of delay_min_pct % (never less than the
+//                first figure), or a writer is blocked by the throttle at
+//                dirty_max;
 //   - requested: SyncNow(), WaitOpenSynced() or Shutdown() while it has a
 //                transaction, or WaitSynced(txg) naming it (this one syncs
 //                it even with no transaction: the caller asked for it).
@@ -29,7 +32,17 @@
 // Transactions and dirty bytes. Assign(estimate) takes a hold on the open
 // txg and adds `estimate` to its dirty bytes at once, so the throttle and
 // the dirty trigger see work in flight. Tx::Commit(actual) replaces the
-// estimate with the actual count; Tx::Abort() drops it (the caller changed
+// estimate with the actual count; Tx::Commit(actual, changed) also says how
+// many bytes the transaction changed, apart from the memory it made its
+// txg hold: a 4 KiB write that dirties a 128 KiB record holds the record
+// but changes 4 KiB, and a later write into the same record in the same
+// txg holds nothing new and costs the sync nothing more. The throttle
+// counts the memory; the dirty trigger counts the changed bytes, so
+// scattered small writes share a txg that writes each record once, until
+// the memory its records hold calls for a sync (an open txg and a syncing
+// one at that size together stay below the throttle's delays). Changed
+// bytes equal dirty bytes unless the caller says otherwise. Tx::Abort()
+// drops the estimate (the caller changed
 // nothing); a Tx destroyed while still active keeps its estimate (it is
 // committed as is: the hold must go either way, and whatever the caller
 // dirtied will be synced with the txg, so the estimate is the safe count).
@@ -103,7 +116,8 @@ struct TxgOptions {
   std::chrono::nanoseconds timeout = std::chrono::seconds(5);
   // Dirty bytes (open + quiescing + syncing) at which writers block.
   uint64_t dirty_max = uint64_t{256} << 20;
-  // The open txg closes when its dirty bytes reach this % of dirty_max.
+  // The open txg closes when the bytes its transactions changed reach this
+  // % of dirty_max (or its dirty bytes half of delay_min_pct %: see top).
   uint32_t dirty_sync_pct = 20;
   // Writers are delayed above this % of dirty_max.
   uint32_t delay_min_pct = 60;
@@ -139,6 +153,7 @@ struct TxgStats {
   uint64_t tx_assigned = 0;
   uint64_t dirty_bytes = 0;       // open + quiescing + syncing
   uint64_t open_dirty_bytes = 0;
+  uint64_t open_changed_bytes = 0;  // what the open txg's dirty trigger counts
   uint64_t delayed_count = 0;     // Assigns/Throttles that slept a delay
   uint64_t blocked_count = 0;     // ... that blocked at dirty_max
   std::chrono::nanoseconds delay_time{0};  // total slept (delays + blocks)
@@ -159,8 +174,13 @@ class Tx {
 
   Txg txg() const { return Txg{txg_}; }
   bool active() const { return engine_ != nullptr; }
-  // The txg's dirty bytes count `actual_dirty_bytes` for this transaction.
+  // The txg's dirty bytes count `actual_dirty_bytes` for this transaction,
+  // all of them changed bytes.
   void Commit(uint64_t actual_dirty_bytes);
+  // As above for the throttle (the memory the transaction's dirty records
+  // newly hold); the dirty trigger counts `changed_bytes`, the bytes it
+  // changed, instead (see top).
+  void Commit(uint64_t actual_dirty_bytes, uint64_t changed_bytes);
   // Commit with the estimate given to Assign.
   void Commit();
   // The caller dirtied nothing in this txg: its estimate is dropped.
@@ -169,7 +189,7 @@ class Tx {
  private:
   friend class TxgEngine;
   Tx(TxgEngine* e, uint64_t txg, uint64_t estimate) : engine_(e), txg_(txg), estimate_(estimate) {}
-  void Finish(uint64_t dirty);
+  void Finish(uint64_t dirty, uint64_t changed);
   TxgEngine* engine_ = nullptr;
   uint64_t txg_ = 0;
   uint64_t estimate_ = 0;
@@ -225,6 +245,7 @@ class TxgEngine {
     uint64_t holds = 0;     // active Tx in this txg
     uint64_t tx_count = 0;  // Tx ever assigned to it
     uint64_t dirty = 0;
+    uint64_t changed = 0;  // what dirty_sync_bytes_ is compared with
     Clock::time_point first_assign{};
     TxgCloseReason reason = TxgCloseReason::kNone;
   };
@@ -240,7 +261,9 @@ class TxgEngine {
   void RequestClose(TxgCloseReason why) UZFS_REQUIRES(mu_);
   // Moves txgs along the stages as far as the state allows.
   void Advance() UZFS_REQUIRES(mu_);
-  void Release(uint64_t txg, uint64_t estimate, uint64_t dirty) UZFS_EXCLUDES(mu_);
+  void Release(uint64_t txg, uint64_t estimate, uint64_t dirty, uint64_t changed) UZFS_EXCLUDES(mu_);
+  // Whether the open txg `s` has reached a dirty trigger.
+  bool DirtyTriggerLocked(const TxgState& s) const UZFS_REQUIRES(mu_);
   Status WaitSyncedLocked(uint64_t txg) UZFS_REQUIRES(mu_);
   void SyncLoop() UZFS_EXCLUDES(mu_);
   // The txg to sync next, or 0 when the thread should exit.
@@ -250,7 +273,8 @@ class TxgEngine {
   TxgSyncer& syncer_;
   const TxgOptions opts_;
   const std::string probe_name_;  // the pool's, for the probes
-  const uint64_t dirty_sync_bytes_;
+  const uint64_t dirty_sync_bytes_;   // changed bytes that close the open txg
+  const uint64_t memory_sync_bytes_;  // dirty bytes that close it
   const uint64_t delay_min_bytes_;
 
   mutable Mutex mu_;

@@ -207,7 +207,7 @@ ZplStatus ZplFsImpl::WritePiece(uint64_t obj, uint64_t offset, std::span<const u
     }
   }
   LogWriteData(z, offset, data, txg);
-  tx.Commit(WriteDirtyBytes(data.size(), held));
+  tx.Commit(WriteDirtyBytes(data.size(), held), WriteChangedBytes(data.size()));
   return ZplStatus::Ok();
 }
 

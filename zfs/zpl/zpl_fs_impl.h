@@ -126,13 +126,19 @@ inline constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata
 // (the dirty trigger is a share of dirty_max). A metadata change dirties a
 // dnode and a directory block or two; a write its data blocks.
 inline constexpr uint64_t kMetaDirtyBytes = 2048;
-// `held`: the record buffers the write newly dirtied (a 4 KiB write into a
-// 128 KiB record holds the whole record until its txg syncs). A write
-// counts its bytes, as OpenZFS counts them (so scattered small writes into
-// a file share one txg, which writes each record once), but at least half
-// of what it holds: memory for dirty buffers stays within 2 x dirty_max.
-inline uint64_t WriteDirtyBytes(uint64_t len, uint64_t held = 0) {
-  return std::max(((len + 4095) / 4096) * 4096 + kMetaDirtyBytes, held / 2);
+// What a write changed: its bytes, as OpenZFS counts them, in 4 KiB pages,
+// and its metadata. This is what closes a txg (Tx::Commit(dirty, changed)):
+// scattered small writes into a file share one txg, which writes each
+// record once however often it was written.
+inline uint64_t WriteChangedBytes(uint64_t len) { return ((len + 4095) / 4096) * 4096 + kMetaDirtyBytes; }
+// What a write counts as dirty, for the throttle and the memory trigger.
+// `held`: the record buffers the write newly dirtied (a 4 KiB write into
+// a 128 KiB record holds the whole record until its txg syncs). At least
+// half of what it holds, so memory for dirty buffers stays within 2 x
+// dirty_max; a write into records already dirty in its txg holds no new
+// memory and adds no work to the sync, so it counts its metadata only.
+inline uint64_t WriteDirtyBytes(uint64_t len, uint64_t held) {
+  return held == 0 ? kMetaDirtyBytes : std::max(WriteChangedBytes(len), held / 2);
 }
 
 inline bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }
