@@ -126,11 +126,12 @@ inline constexpr uint64_t kMetaTxBytes = 16 * 1024;    // estimate of a metadata
 // (the dirty trigger is a share of dirty_max). A metadata change dirties a
 // dnode and a directory block or two; a write its data blocks.
 inline constexpr uint64_t kMetaDirtyBytes = 2048;
-// What a write changed: its bytes, as OpenZFS counts them, in 4 KiB pages,
-// and its metadata. This is what closes a txg (Tx::Commit(dirty, changed)):
-// scattered small writes into a file share one txg, which writes each
-// record once however often it was written.
-inline uint64_t WriteChangedBytes(uint64_t len) { return ((len + 4095) / 4096) * 4096 + kMetaDirtyBytes; }
+// What a write changed: its bytes, as OpenZFS counts them, in 4 KiB pages.
+// This is what closes a txg (Tx::Commit(dirty, changed)): scattered small
+// writes into a file share one txg, which writes each record once however
+// often it was written. (The size and times a write changes sit in a dnode
+// that the file's first write in the txg already dirtied.)
+inline uint64_t WriteChangedBytes(uint64_t len) { return ((len + 4095) / 4096) * 4096; }
 // What a write counts as dirty, for the throttle and the memory trigger.
 // `held`: the record buffers the write newly dirtied (a 4 KiB write into
 // a 128 KiB record holds the whole record until its txg syncs). At least
@@ -138,7 +139,7 @@ inline uint64_t WriteChangedBytes(uint64_t len) { return ((len + 4095) / 4096) *
 // dirty_max; a write into records already dirty in its txg holds no new
 // memory and adds no work to the sync, so it counts its metadata only.
 inline uint64_t WriteDirtyBytes(uint64_t len, uint64_t held) {
-  return held == 0 ? kMetaDirtyBytes : std::max(WriteChangedBytes(len), held / 2);
+  return held == 0 ? kMetaDirtyBytes : std::max(WriteChangedBytes(len) + kMetaDirtyBytes, held / 2);
 }
 
 inline bool IsDir(uint64_t mode) { return (mode & kSIfMt) == S_IFDIR; }

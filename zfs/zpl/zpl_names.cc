@@ -430,7 +430,7 @@ ZplResult<Znode> ZplFsImpl::CreateNodeIn(const ZplCred& c, Znode& d, bool exists
                 z.a.mode, z.a.uid, z.a.gid, z.a.gen, now.sec, now.nsec, z.a.rdev, name,
                 target ? std::string_view(*target) : std::string_view()),
       txg);
-  tx.Commit(target ? WriteChangedBytes(target->size()) : kMetaDirtyBytes);
+  tx.Commit(kMetaDirtyBytes + (target ? WriteChangedBytes(target->size()) : 0));
   // The attributes are the ones just stored; the dnode is read again for
   // what storing them (and a symlink's target) changed in it.
   ZPL_ASSIGN_S(z.dn, os_->GetDnode(z.obj));

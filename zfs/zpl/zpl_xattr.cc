@@ -133,7 +133,7 @@ ZplStatus ZplFsImpl::SetXattr(const ZplCred& c, uint64_t ino, std::string_view n
   ZPL_TRY(Store(f, txg));
   z.a.ctime = now;
   ZPL_TRY(Store(z, txg));
-  tx.Commit(WriteChangedBytes(value.size()));
+  tx.Commit(kMetaDirtyBytes + WriteChangedBytes(value.size()));
   return ZplStatus::Ok();
 }
 
