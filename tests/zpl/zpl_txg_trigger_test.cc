@@ -38,7 +38,9 @@ class ZplTxgTriggerTest : public ::testing::Test {
     h_ = c->second;
   }
   void TearDown() override {
-    if (h_ != 0) EXPECT_TRUE(fs().Release(h_).ok());
+    if (h_ != 0) {
+      EXPECT_TRUE(fs().Release(h_).ok());
+    }
   }
   ZplFs& fs() { return tp_.fs(); }
   void WritePage(uint64_t offset, uint8_t fill) {
