@@ -171,10 +171,15 @@ constexpr uint64_t kMinute = 60ull * 1000 * 1000 * 1000;
 class UsdtProbes : public MountingCliTest {
  protected:
   // Small caches and dirty limit: evictions, L2ARC feeds and hits, and
-  // the write throttle within a short workload.
+  // the write throttle within a short workload. The throttle starts at 10%
+  // of the dirty limit, below the 20% at which a txg closes: a fast sync
+  // keeps the dirty bytes under the default 60%, so writers would be held
+  // only on a machine slow enough, and the throttle's probe must fire on
+  // every one.
   void SetUp() override {
     MountingCliTest::SetUp();
-    env_.extra_env = "UZFS_ARC_MAX=48M UZFS_DIRTY_DATA_MAX=16M UZFS_L2ARC_FEED_SECS=1";
+    env_.extra_env =
+        "UZFS_ARC_MAX=48M UZFS_DIRTY_DATA_MAX=16M UZFS_DELAY_MIN_DIRTY_PERCENT=10 UZFS_L2ARC_FEED_SECS=1";
   }
   // tank: raidz1 over a_, b_, c_, a log and a cache device.
   void CreateRaidzPool() {
