@@ -59,11 +59,14 @@ build: $(BUILD)/build.ninja
 # the kill loops spend minutes repeating code paths the unit tests take).
 # The labels are named, not `-LE unit`: the unit tests are not built in
 # build/ by this target, and ctest lists each as an unlabelled NOT_BUILT.
+# ctest starts the slowest tests first, from their times in earlier runs
+# (scripts/ctest-costs.sh), so none of a minute or two runs alone at the end.
 test: test-sanitize test-integration
 
 test-integration: $(BUILD)/build.ninja
 	@bash scripts/deps.sh
 	cmake --build $(BUILD) -j $(JOBS) --target integration_tests
+	@bash scripts/ctest-costs.sh seed $(BUILD)
 	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) -L '^(compat|fuse|crash)$$'
 
 test-release: build
@@ -80,6 +83,7 @@ test-sanitize:
 	  '-DCMAKE_C_FLAGS_DEBUG=-g1 -O1' '-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1' '-DUZFS_TEST_OPTIMIZE=-O0;-g0' \
 	  -DUZFS_SANITIZE=address,undefined -DUZFS_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	@bash scripts/ctest-costs.sh seed $(BUILD_ASAN)
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # The tests that run the data path from many threads, under ThreadSanitizer
